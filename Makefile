@@ -1,0 +1,94 @@
+# ncclwatch — top-level Makefile.
+#
+# Each part of the data's path has its own fragment (`<part>/part.mk`) that
+# adds its targets to the lists below; this file holds what they share.
+#
+#   make            build everything into $(BUILD)
+#   make test       install deps, build, run every test; ends "N passed, N failed"
+#   make demo       a simulated 8-rank job that hangs and gets diagnosed
+#   make bench      benchmarks (figures and ratios, never pass/fail on time)
+#   make deps       install the Debian packages (root) or print the line
+#   make install    PREFIX=/usr/local DESTDIR=
+#   make test SAN=address,undefined   (or SAN=thread) sanitizer build+run
+
+CUDA_HOME ?= /usr/local/cuda
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+CC        ?= gcc
+SAN       ?=
+
+ifeq ($(SAN),)
+BUILD ?= build
+else
+BUILD ?= build/san-$(subst $(comma),-,$(SAN))
+endif
+comma := ,
+
+ifeq ($(wildcard $(CUDA_HOME)/include/nccl.h),)
+$(error nccl.h not found under CUDA_HOME=$(CUDA_HOME) (set CUDA_HOME to the CUDA toolkit with NCCL))
+endif
+ifeq ($(wildcard $(CUDA_HOME)/include/cuda.h),)
+$(error cuda.h not found under CUDA_HOME=$(CUDA_HOME) (set CUDA_HOME to the CUDA toolkit))
+endif
+
+OPT      ?= -O2
+CPPFLAGS += -Iinclude -isystem $(CUDA_HOME)/include -D_GNU_SOURCE
+CFLAGS   += -std=gnu11 -Wall -Wextra -Werror $(OPT) -g -pthread
+LDFLAGS  += -pthread
+ifneq ($(SAN),)
+CFLAGS  += -fsanitize=$(SAN) -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=$(SAN)
+endif
+# Flags for objects that go into shared libraries: a fragment adds them with
+# a target-specific `$(OBJS): CFLAGS += $(LIB_CFLAGS)`. Only what a version
+# script or an explicit visibility attribute marks is exported.
+LIB_CFLAGS = -fPIC -fvisibility=hidden
+
+# Lists the fragments append to.
+LIBS      :=
+BINS      :=
+TEST_BINS :=
+BENCHES   :=
+
+.PHONY: all test demo bench deps install clean
+all:
+
+include tests/sim/part.mk
+include examples/part.mk
+include interpose/part.mk
+include report/part.mk
+include tests/part.mk
+
+all: $(LIBS) $(BINS) $(TEST_BINS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# Packages the build and the tests need on Debian 12. Launchers and real
+# NCCL wheels are fetched by the tests' own deps step (see tests/deps.sh).
+DEB_PKGS = build-essential libunwind-dev uthash-dev valgrind procps psmisc
+deps:
+	@sh tests/deps.sh $(DEB_PKGS)
+
+test: deps
+	@$(MAKE) --no-print-directory all
+	@NW_BUILD=$(BUILD) NW_SAN=$(SAN) CUDA_HOME=$(CUDA_HOME) sh tests/run.sh $(T)
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@NW_BUILD=$(BUILD) sh examples/demo.sh
+
+bench: all
+	@NW_BUILD=$(BUILD) sh tests/bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/ncclwatch
+	install -m 0755 $(INSTALL_LIBS) $(DESTDIR)$(PREFIX)/lib/
+	install -m 0755 $(INSTALL_BINS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 include/ncclwatch/*.h $(DESTDIR)$(PREFIX)/include/ncclwatch/
+
+clean:
+	rm -rf build

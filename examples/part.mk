@@ -1,0 +1,1 @@
+# examples: filled in by its owner

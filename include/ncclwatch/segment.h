@@ -1,0 +1,294 @@
+/* ncclwatch segment format, version 1.
+ *
+ * One segment per process: a file mapped MAP_SHARED by libncclwatch.so
+ * (default /dev/shm/ncclwatch-$UID/<job>/<host>.<pid>.seg). The live file
+ * and a dump are the same bytes, so a reader in another process, or after
+ * the process died, sees everything that was recorded. docs/FORMAT.md
+ * describes every field and the rules for changing this file.
+ *
+ * Layout: [header][comm table][peer table][op ring][stack area], each area
+ * at the offset the header gives, 64-byte aligned. Every field has a fixed
+ * width; padding is explicit; new fields go at the end of a struct (within
+ * its reserved tail) and bump NW_SEG_VERSION_MINOR; any other change bumps
+ * NW_SEG_VERSION_MAJOR, which readers of an older major refuse.
+ *
+ * All integers are little-endian native (the endian field lets a reader
+ * refuse a foreign byte order). Sequence numbers are 1-based; 0 means none.
+ * Times are nanoseconds of CLOCK_MONOTONIC unless the name says realtime.
+ */
+#ifndef NCCLWATCH_SEGMENT_H
+#define NCCLWATCH_SEGMENT_H
+
+#include <stdint.h>
+#include <stddef.h>
+#ifdef __cplusplus
+#include <atomic>
+#define NW_ATOMIC(t) std::atomic<t>
+#else
+#include <stdatomic.h>
+#define NW_ATOMIC(t) _Atomic t
+#endif
+
+#define NW_SEG_MAGIC "NCCLWSEG"           /* 8 bytes, no terminator */
+#define NW_SEG_ENDIAN 0x01020304u
+#define NW_SEG_VERSION_MAJOR 1
+#define NW_SEG_VERSION_MINOR 0
+#define NW_SEG_ALIGN 64
+
+/* ---- header.flags ---- */
+#define NW_SEG_F_RECORDING   0x1u  /* the process is recording into this file */
+#define NW_SEG_F_STOPPED     0x2u  /* recording stopped after an internal error (see error[]) */
+#define NW_SEG_F_EXITED      0x4u  /* the process ran its exit handler */
+#define NW_SEG_F_DUMP        0x8u  /* this file is a dump (a copy), not the live segment */
+#define NW_SEG_F_STALL_SEEN  0x10u /* the watchdog saw a stall in this process */
+#define NW_SEG_F_PEERS_FULL  0x20u /* the peer table overflowed: some per-peer positions are ring-only */
+#define NW_SEG_F_COMMS_FULL  0x40u /* the comm table overflowed: ops on untracked comms are not recorded */
+
+#define NW_SEG_HOST_LEN 64
+#define NW_SEG_JOB_LEN 64
+#define NW_SEG_ENV_LEN 3072     /* "NAME=value\0NAME=value\0\0", allowlisted names only */
+#define NW_SEG_ERROR_LEN 128
+#define NW_SEG_LIBPATH_LEN 256
+#define NW_SEG_GPU_NAME_LEN 64
+
+/* The header: 8 KiB, fixed. */
+struct nw_seg_header {
+	char     magic[8];            /* NW_SEG_MAGIC */
+	uint32_t endian;              /* NW_SEG_ENDIAN as written by the producer */
+	uint16_t version_major;       /* NW_SEG_VERSION_MAJOR */
+	uint16_t version_minor;       /* NW_SEG_VERSION_MINOR */
+	uint32_t header_size;         /* sizeof(struct nw_seg_header) */
+	NW_ATOMIC(uint32_t) flags;    /* NW_SEG_F_* */
+	uint64_t segment_size;        /* total bytes of the file */
+
+	/* Areas. Each *_offset is from the start of the file, NW_SEG_ALIGN aligned. */
+	uint64_t comm_offset;
+	uint32_t comm_capacity;       /* slots in the comm table (NCCLWATCH_COMMS) */
+	uint32_t comm_record_size;    /* sizeof(struct nw_seg_comm) */
+	uint64_t peer_offset;
+	uint32_t peer_capacity;       /* slots in the peer table (NCCLWATCH_PEERS) */
+	uint32_t peer_record_size;    /* sizeof(struct nw_seg_peer) */
+	uint64_t ring_offset;
+	uint32_t ring_capacity;       /* records in the op ring, a power of two (NCCLWATCH_RING) */
+	uint32_t op_record_size;      /* sizeof(struct nw_seg_op) */
+	uint64_t stack_offset;        /* stack area (format defined by the watchdog; 0 = none) */
+	uint64_t stack_size;
+
+	/* Identity of the process. */
+	int64_t  pid;
+	int64_t  ppid;
+	uint64_t start_realtime_ns;   /* CLOCK_REALTIME when the segment was created */
+	uint64_t start_monotonic_ns;  /* CLOCK_MONOTONIC at the same moment */
+	int32_t  global_rank;         /* from the launcher (RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMI_RANK); -1 unknown */
+	int32_t  local_rank;          /* LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID; -1 unknown */
+	int32_t  world_size;          /* WORLD_SIZE, OMPI_COMM_WORLD_SIZE, SLURM_NTASKS; -1 unknown */
+	uint32_t uid;
+	char     host[NW_SEG_HOST_LEN];   /* gethostname(), NUL-terminated */
+	char     job[NW_SEG_JOB_LEN];     /* job id this process belongs to (see README), NUL-terminated */
+
+	/* Live counters, written by the producer while it runs. */
+	NW_ATOMIC(uint64_t) ring_head;    /* records ever reserved; record t lives in slot t % ring_capacity */
+	NW_ATOMIC(uint32_t) comm_count;   /* comm slots in use (published in order) */
+	NW_ATOMIC(uint32_t) peer_count;   /* peer slots in use (published in order) */
+	NW_ATOMIC(uint64_t) heartbeat_ns; /* last time the watchdog ran (0 before it starts) */
+	NW_ATOMIC(uint64_t) ops_dropped;  /* ops not recorded (comm table full, recording stopped) */
+
+	/* Environment fingerprint. */
+	int32_t  nccl_version;        /* ncclGetVersion() of the real library; 0 unknown */
+	int32_t  cuda_driver_version; /* cuDriverGetVersion(); 0 unknown */
+	char     nccl_lib[NW_SEG_LIBPATH_LEN];    /* path of the real NCCL library resolved */
+	char     gpu_name[NW_SEG_GPU_NAME_LEN];   /* first device's name, if known */
+	char     env[NW_SEG_ENV_LEN];             /* allowlisted variables, see docs/FORMAT.md */
+	char     error[NW_SEG_ERROR_LEN];         /* why recording stopped (NW_SEG_F_STOPPED) */
+
+	uint8_t  reserved[8192 - 3832];           /* zero; future fields take from here */
+};
+
+/* ---- comm.state ---- */
+enum nw_comm_state {
+	NW_COMM_FREE = 0,         /* slot unused */
+	NW_COMM_INIT_ENTERED = 1, /* inside ncclCommInit*, Split or Shrink */
+	NW_COMM_INIT_DONE = 2,    /* created */
+	NW_COMM_INIT_FAILED = 3,  /* creation returned an error (init_result) */
+	NW_COMM_INIT_ASYNC = 4,   /* non-blocking init returned ncclInProgress, not finished */
+	NW_COMM_FINALIZED = 5,    /* ncclCommFinalize returned */
+	NW_COMM_DESTROYED = 6,    /* ncclCommDestroy returned */
+	NW_COMM_ABORTED = 7,      /* ncclCommAbort called */
+	NW_COMM_REVOKED = 8,      /* ncclCommRevoke called */
+};
+
+/* ---- comm.origin: how the communicator was made (and its id derived) ---- */
+enum nw_comm_origin {
+	NW_ORIGIN_INIT_RANK = 1,      /* id = hash(ncclUniqueId) */
+	NW_ORIGIN_INIT_CONFIG = 2,    /* id = hash(ncclUniqueId) */
+	NW_ORIGIN_INIT_SCALABLE = 3,  /* id = hash(all nId ids, in order) */
+	NW_ORIGIN_INIT_ALL = 4,       /* id = one random id per ncclCommInitAll call */
+	NW_ORIGIN_SPLIT = 5,          /* id = hash(parent id, n-th split of parent, color) */
+	NW_ORIGIN_SHRINK = 6,         /* id = hash(parent id, n-th shrink of parent, excluded ranks) */
+};
+
+#define NW_COMM_NAME_LEN 64
+#define NW_BUSID_LEN 16
+
+/* A communicator: 512 bytes. Published by writing every field, then a
+ * release store of `state` != FREE and of header.comm_count. */
+struct nw_seg_comm {
+	uint64_t comm_id;             /* cross-rank identity (see origin) */
+	uint64_t parent_id;           /* comm_id of the parent for SPLIT/SHRINK, else 0 */
+	uint64_t handle;              /* the ncclComm_t value in this process */
+	int32_t  rank;                /* rank in this communicator */
+	int32_t  nranks;
+	int32_t  cuda_device;         /* CUDA device ordinal (ncclCommCuDevice), -1 unknown */
+	uint32_t origin;              /* enum nw_comm_origin */
+	NW_ATOMIC(uint32_t) state;    /* enum nw_comm_state */
+	int32_t  init_result;         /* ncclResult_t of the init/split/shrink call */
+	int32_t  split_color;         /* SPLIT: color; SHRINK: excluded count; else 0 */
+	int32_t  split_key;           /* SPLIT: key; else 0 */
+	uint32_t blocking;            /* config.blocking as passed (1 default, 0 non-blocking) */
+	uint32_t pad0;
+	uint64_t init_enter_ns;
+	uint64_t init_done_ns;
+	uint64_t end_ns;              /* when finalize/destroy/abort/revoke was called */
+	char     name[NW_COMM_NAME_LEN];   /* config.commName, if set */
+	char     bus_id[NW_BUSID_LEN];     /* PCI bus id of cuda_device, if known */
+	uint8_t  uuid[16];                 /* device UUID, if known */
+
+	/* Positions of the collective stream: the last sequence number that
+	 * reached each state, and when. Survive ring wrap-around. */
+	NW_ATOMIC(uint64_t) coll_enqueued;
+	NW_ATOMIC(uint64_t) coll_started;
+	NW_ATOMIC(uint64_t) coll_completed;
+	NW_ATOMIC(uint64_t) coll_enqueued_ns;
+	NW_ATOMIC(uint64_t) coll_started_ns;
+	NW_ATOMIC(uint64_t) coll_completed_ns;
+	/* Point-to-point totals on this comm (per-peer positions: peer table). */
+	NW_ATOMIC(uint64_t) p2p_enqueued;
+	NW_ATOMIC(uint64_t) p2p_completed;
+	NW_ATOMIC(uint64_t) p2p_enqueued_ns;
+	NW_ATOMIC(uint64_t) p2p_completed_ns;
+	/* Last async error seen (ncclCommGetAsyncError), 0 none. */
+	NW_ATOMIC(int32_t)  async_error;
+	uint32_t pad1;
+	uint64_t splits;              /* ncclCommSplit calls made on this comm (derives child ids) */
+	uint64_t shrinks;             /* ncclCommShrink calls made on this comm */
+
+	uint8_t  reserved[512 - 288]; /* zero; future fields */
+};
+
+/* Per (comm, peer) positions of sends and receives: 64 bytes. Send #k from
+ * A to B matches receive #k on B from A. */
+struct nw_seg_peer {
+	uint32_t comm_slot;           /* index into the comm table */
+	int32_t  peer;                /* peer rank in that comm */
+	NW_ATOMIC(uint64_t) send_enqueued;
+	NW_ATOMIC(uint64_t) send_completed;
+	NW_ATOMIC(uint64_t) recv_enqueued;
+	NW_ATOMIC(uint64_t) recv_completed;
+	NW_ATOMIC(uint64_t) last_ns;  /* last change */
+	NW_ATOMIC(uint32_t) used;     /* 1 once published */
+	uint32_t pad0;
+	uint64_t reserved;
+};
+
+/* ---- op.kind ---- */
+enum nw_op_kind {
+	NW_OP_NONE = 0,
+	/* collectives: numbered by comm.coll_* */
+	NW_OP_ALLREDUCE = 1,
+	NW_OP_BROADCAST = 2,
+	NW_OP_BCAST = 3,
+	NW_OP_REDUCE = 4,
+	NW_OP_ALLGATHER = 5,
+	NW_OP_REDUCESCATTER = 6,
+	NW_OP_ALLTOALL = 7,
+	NW_OP_GATHER = 8,
+	NW_OP_SCATTER = 9,
+	/* point to point: numbered per (comm, peer, direction) */
+	NW_OP_SEND = 16,
+	NW_OP_RECV = 17,
+	/* groups: seq = group id */
+	NW_OP_GROUP_START = 24,       /* outermost ncclGroupStart */
+	NW_OP_GROUP_END = 25,         /* outermost ncclGroupEnd: the group's launch */
+	/* communicator life cycle: seq = 0 */
+	NW_OP_COMM_INIT = 32,         /* any ncclCommInit*; comm.origin tells which */
+	NW_OP_COMM_SPLIT = 33,
+	NW_OP_COMM_SHRINK = 34,
+	NW_OP_COMM_FINALIZE = 35,
+	NW_OP_COMM_DESTROY = 36,
+	NW_OP_COMM_ABORT = 37,
+	NW_OP_COMM_REVOKE = 38,
+	NW_OP_ASYNC_ERROR = 39,       /* ncclCommGetAsyncError reported an error */
+};
+#define NW_OP_IS_COLL(k) ((k) >= NW_OP_ALLREDUCE && (k) <= NW_OP_SCATTER)
+#define NW_OP_IS_P2P(k)  ((k) == NW_OP_SEND || (k) == NW_OP_RECV)
+
+/* ---- op.state ---- */
+enum nw_op_state {
+	NW_ST_ENQUEUED = 1,     /* API called (and returned, see result) */
+	NW_ST_STARTED = 2,      /* the GPU reached the op (start event complete) */
+	NW_ST_COMPLETED = 3,    /* end event complete */
+	NW_ST_FAILED = 4,       /* event error or async error (cuda_error / result) */
+	NW_ST_CAPTURED = 5,     /* issued during CUDA graph capture: counted, not timed */
+	NW_ST_INIT_ENTERED = 6, /* life-cycle call entered, not returned */
+	NW_ST_INIT_DONE = 7,    /* life-cycle call returned ncclSuccess */
+	NW_ST_INIT_FAILED = 8,  /* life-cycle call returned an error (result) */
+	NW_ST_UNTRACKED = 9,    /* no CUDA driver: completion cannot be known */
+};
+
+/* ---- op.flags ---- */
+#define NW_OPF_IN_GROUP   0x1u  /* issued inside ncclGroupStart/End */
+#define NW_OPF_INPLACE    0x2u  /* sendbuff == recvbuff */
+#define NW_OPF_NONBLOCKING 0x4u /* the comm is non-blocking; result may be ncclInProgress */
+
+/* One operation: 128 bytes.
+ *
+ * Publication protocol (multi-producer, read by other processes): the
+ * writer reserves ticket t = fetch_add(header.ring_head, 1), slot
+ * t % ring_capacity; stores commit = 0, release fence, writes the fields,
+ * then stores commit = t + 1 with release. A reader loads commit (acquire),
+ * copies the record, acquire fence, loads commit again: the copy is valid
+ * only if both loads are equal, nonzero, and name the ticket it expects.
+ * state, start_ns, end_ns, result and cuda_error are updated in place
+ * afterwards (single atomic stores) and may be read at any time. */
+struct nw_seg_op {
+	NW_ATOMIC(uint64_t) commit;   /* ticket + 1 when published, 0 while written */
+	uint64_t comm_id;             /* comm.comm_id (denormalized: readable after the comm slot is reused) */
+	uint64_t seq;                 /* collective seq, per-peer seq (SEND/RECV), group id, or 0 */
+	uint64_t count;               /* element count as passed (AllGather: sendcount; ReduceScatter: recvcount) */
+	uint64_t stream;              /* cudaStream_t value */
+	uint64_t group_id;            /* per-thread group number, 0 if not in a group */
+	uint64_t caller;              /* return address of the wrapped call */
+	uint64_t enqueue_ns;          /* when the API was called */
+	NW_ATOMIC(uint64_t) start_ns; /* when STARTED was observed */
+	NW_ATOMIC(uint64_t) end_ns;   /* when COMPLETED/FAILED was observed, or the life-cycle call returned */
+	uint32_t comm_slot;           /* index into the comm table, UINT32_MAX if none */
+	uint16_t kind;                /* enum nw_op_kind */
+	uint8_t  datatype;            /* ncclDataType_t */
+	uint8_t  group_depth;         /* nesting depth at the call, 0 outside groups */
+	int32_t  redop;               /* ncclRedOp_t (>= ncclNumOps: a PreMulSum op), -1 n/a */
+	int32_t  root;                /* root (Reduce/Bcast/Broadcast/Gather/Scatter) or peer (Send/Recv), -1 n/a */
+	int32_t  rank;                /* comm rank (denormalized) */
+	int32_t  nranks;              /* comm size (denormalized) */
+	uint32_t tid;                 /* gettid() of the calling thread */
+	uint32_t flags;               /* NW_OPF_* */
+	NW_ATOMIC(uint32_t) state;    /* enum nw_op_state */
+	NW_ATOMIC(int32_t) result;    /* ncclResult_t the call returned (or async error) */
+	NW_ATOMIC(int32_t) cuda_error;/* CUresult of a failed event, 0 none */
+};
+
+#ifndef __cplusplus
+_Static_assert(sizeof(struct nw_seg_header) == 8192, "header size");
+_Static_assert(sizeof(struct nw_seg_comm) == 512, "comm size");
+_Static_assert(sizeof(struct nw_seg_peer) == 64, "peer size");
+_Static_assert(sizeof(struct nw_seg_op) == 128, "op size");
+_Static_assert(offsetof(struct nw_seg_header, ring_head) % 8 == 0, "ring_head aligned");
+_Static_assert(offsetof(struct nw_seg_op, commit) == 0, "commit first");
+#endif
+
+/* Bounds a reader enforces (a larger value is a malformed segment). */
+#define NW_SEG_MAX_COMMS (1u << 16)
+#define NW_SEG_MAX_PEERS (1u << 20)
+#define NW_SEG_MAX_RING  (1u << 24)
+#define NW_SEG_MAX_STACK (64ull << 20)
+
+#endif /* NCCLWATCH_SEGMENT_H */

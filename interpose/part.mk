@@ -1,0 +1,1 @@
+# interpose: filled in by its owner

@@ -1,0 +1,85 @@
+# Shared helpers for test scripts: `. "$NW_ROOT/tests/lib.sh"` (the runner
+# exports NW_ROOT and NW_BUILD; a script run by hand finds them itself).
+# Every test gets a private temp dir, and every process it started with
+# nw_spawn / nw_bounded is killed when it ends, pass or fail.
+set -u
+: "${NW_ROOT:=$(cd "$(dirname "$0")" && git rev-parse --show-toplevel)}"
+: "${NW_BUILD:=$NW_ROOT/build}"
+: "${NW_SAN:=}"
+: "${CUDA_HOME:=/usr/local/cuda}"
+export NW_ROOT NW_BUILD
+NW_SIM="$NW_BUILD/sim"              # libcuda.so.1 and libnccl.so.2, simulated
+NW_LIB="$NW_BUILD/lib/libncclwatch.so"
+NW_CLI="$NW_BUILD/bin/ncclwatch"
+NW_TRAINER="$NW_BUILD/bin/trainer"
+NW_REAL_NCCL="$CUDA_HOME/lib64"
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/nwtest.XXXXXX")
+export NCCLWATCH_DIR="$T/shm"        # never touch the user's real segments
+export NCCLSIM_DIR="$T/sim"          # the simulation's shared files
+mkdir -p "$NCCLSIM_DIR"
+_nw_pgids=""
+_nw_cleanup() {
+	for g in $_nw_pgids; do kill -KILL -- "-$g" 2>/dev/null; done
+	[ -n "${NW_KEEP_TMP:-}" ] || rm -rf "$T"
+}
+trap _nw_cleanup EXIT
+trap 'exit 130' INT TERM
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "skipped: $*"; exit 77; }
+note() { echo "--- $*"; }
+
+# The value of LD_PRELOAD for ncclwatch; a sanitizer build needs its
+# runtime loaded before anything else.
+nw_preload() {
+	case "$NW_SAN" in
+		*address*) printf '%s:%s' "$(${CC:-gcc} -print-file-name=libasan.so)" "$NW_LIB" ;;
+		*thread*)  printf '%s:%s' "$(${CC:-gcc} -print-file-name=libtsan.so)" "$NW_LIB" ;;
+		*)         printf '%s' "$NW_LIB" ;;
+	esac
+}
+
+# Put the simulated CUDA driver and NCCL first on the library path.
+nw_use_sim() { export LD_LIBRARY_PATH="$NW_SIM${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; }
+
+# nw_spawn CMD...: start CMD in its own process group in the background;
+# sets NW_PID. The group is killed when the test ends.
+nw_spawn() {
+	setsid "$@" &
+	NW_PID=$!
+	_nw_pgids="$_nw_pgids $NW_PID"
+}
+
+# nw_wait PID SECS: wait for PID to exit within SECS; its status is returned,
+# or 124 (and the whole group is killed) when it did not end in time.
+nw_wait() {
+	_p=$1; _n=$(( $2 * 10 ))
+	while kill -0 "$_p" 2>/dev/null; do
+		if ! ps -o stat= -p "$_p" 2>/dev/null | grep -qv Z; then break; fi
+		_n=$(( _n - 1 ))
+		if [ $_n -le 0 ]; then kill -KILL -- "-$_p" 2>/dev/null; wait "$_p" 2>/dev/null; return 124; fi
+		sleep 0.1
+	done
+	wait "$_p"
+}
+
+# nw_bounded SECS CMD...: run CMD (own process group) for at most SECS.
+nw_bounded() {
+	_s=$1; shift
+	nw_spawn "$@"
+	nw_wait "$NW_PID" "$_s"
+}
+
+# nw_until SECS CMD...: poll CMD every 0.1 s until it succeeds; fail after SECS.
+nw_until() {
+	_n=$(( $1 * 10 )); shift
+	until "$@" >/dev/null 2>&1; do
+		_n=$(( _n - 1 )); [ $_n -le 0 ] && return 1
+		sleep 0.1
+	done
+}
+
+assert_eq() { [ "$1" = "$2" ] || fail "${3:-values differ}: expected '$2', got '$1'"; }
+assert_grep() { grep -Eq -- "$1" "$2" || { sed 's/^/    /' "$2" | tail -n 30 >&2; fail "no line matching /$1/ in $2"; }; }
+assert_no_grep() { ! grep -Eq -- "$1" "$2" || { grep -E -- "$1" "$2" | head >&2; fail "unexpected /$1/ in $2"; }; }

@@ -1,0 +1,53 @@
+#!/bin/sh
+# The test runner: runs every tests/**/test-*.sh script and every
+# $NW_BUILD/tests/test-* binary, each with its own log and a hard time limit,
+# NW_TEST_JOBS at once. A test's exit status: 0 pass, 77 skip, else fail.
+# Arguments, if any, keep only the tests whose path contains one of them.
+# The last line is "N passed, N failed, N skipped".
+root=$(cd "$(dirname "$0")/.." && pwd)
+: "${NW_BUILD:=build}"
+case "$NW_BUILD" in /*) ;; *) NW_BUILD="$root/$NW_BUILD" ;; esac
+: "${NW_TEST_JOBS:=2}" "${NW_TEST_LIMIT:=300}"
+export NW_BUILD NW_ROOT="$root" NW_TEST_LIMIT
+logdir="$NW_BUILD/test-logs"
+
+if [ "$1" = --one ]; then
+	t=$2
+	name=${t#"$root/"}; name=${name#"$NW_BUILD/"}
+	log="$logdir/$(echo "$name" | tr / _).log"
+	start=$(date +%s)
+	case "$t" in
+		*.sh) timeout -k 5 "$NW_TEST_LIMIT" sh "$t" > "$log" 2>&1 ;;
+		*)    timeout -k 5 "$NW_TEST_LIMIT" "$t" > "$log" 2>&1 ;;
+	esac
+	rc=$?
+	secs=$(( $(date +%s) - start ))
+	# One printf per result so parallel results never interleave.
+	case $rc in
+		0)  printf 'PASS %s (%ss)\n' "$name" "$secs" ;;
+		77) printf 'SKIP %s: %s\n' "$name" "$(tail -n 1 "$log")" ;;
+		*)  printf 'FAIL %s (exit %s, %ss), last lines of %s:\n%s\n' "$name" "$rc" "$secs" "$log" \
+		        "$(tail -n 20 "$log" | sed 's/^/    | /')" ;;
+	esac
+	exit 0
+fi
+
+rm -rf "$logdir"; mkdir -p "$logdir"
+list="$logdir/list"
+{ find "$root/tests" -name 'test-*.sh' -type f | sort
+  [ -d "$NW_BUILD/tests" ] && find "$NW_BUILD/tests" -maxdepth 1 -name 'test-*' -type f -perm -u+x | sort
+} > "$list.all"
+if [ $# -gt 0 ]; then
+	for f in "$@"; do grep -F -- "$f" "$list.all"; done | sort -u > "$list"
+else
+	cp "$list.all" "$list"
+fi
+echo "running $(wc -l < "$list") tests, $NW_TEST_JOBS at a time (logs in $logdir)"
+xargs -P "$NW_TEST_JOBS" -n 1 sh "$0" --one < "$list" | tee "$logdir/results"
+
+passed=$(grep -c '^PASS ' "$logdir/results")
+failed=$(grep -c '^FAIL ' "$logdir/results")
+skipped=$(grep -c '^SKIP ' "$logdir/results")
+echo "$passed $failed $skipped" > "$logdir/counts"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

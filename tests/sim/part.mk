@@ -1,0 +1,1 @@
+# tests/sim: filled in by its owner

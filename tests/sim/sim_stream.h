@@ -1,0 +1,36 @@
+/* The simulated CUDA driver's extension for the simulated NCCL: how NCCL
+ * puts work on a stream. Exported by tests/sim/libcuda.so.1 only (the real
+ * driver has nothing like it); libnccl.so.2 (simulated) links against it.
+ *
+ * A stream is an in-order queue executed by its own worker thread, like a
+ * GPU executes kernels. A work item may block (a collective waiting for its
+ * peers): everything queued behind it on the same stream waits too, exactly
+ * as on a GPU, and events recorded behind it stay CUDA_ERROR_NOT_READY.
+ */
+#ifndef NCCLSIM_SIM_STREAM_H
+#define NCCLSIM_SIM_STREAM_H
+
+#include <cuda.h>
+
+/* A work item. It returns CUDA_SUCCESS, or an error that becomes the
+ * context's sticky error (as after an illegal address on a GPU): from then
+ * on every event query/sync, stream query/sync and event record in that
+ * context returns it, and later work items on its streams are dropped. */
+typedef CUresult (*simWorkFn)(void *arg);
+
+/* Queue fn(arg) at the end of `stream` (NULL: the current context's default
+ * stream). Returns at once. While the stream is being captured
+ * (cuStreamBeginCapture), the item is not run: it is handed to `drop(arg)`
+ * when the capture ends, so the caller can free it; drop may be NULL.
+ * Returns CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE for a destroyed stream, or
+ * the sticky error of a faulted context. */
+CUresult simStreamEnqueue(CUstream stream, simWorkFn fn, void (*drop)(void *arg), void *arg);
+
+/* 1 if `stream` is being captured right now, else 0. */
+int simStreamCapturing(CUstream stream);
+
+/* The CUDA device ordinal of the context that owns `stream` (NULL: current
+ * context), or -1. */
+int simStreamDevice(CUstream stream);
+
+#endif /* NCCLSIM_SIM_STREAM_H */
