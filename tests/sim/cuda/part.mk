@@ -1,0 +1,1 @@
+# tests/sim/cuda: the simulated CUDA driver (owner: sim-cuda)

@@ -1,0 +1,1 @@
+# tests/sim/nccl: the simulated NCCL (owner: sim-nccl)
