@@ -233,6 +233,8 @@ enum nw_op_state {
 	NW_ST_INIT_DONE = 7,    /* life-cycle call returned ncclSuccess */
 	NW_ST_INIT_FAILED = 8,  /* life-cycle call returned an error (result) */
 	NW_ST_UNTRACKED = 9,    /* no CUDA driver: completion cannot be known */
+	NW_ST_DISCARDED = 10,   /* in a group ended by ncclGroupSimulateEnd: never launched;
+	                         * its sequence number was given back */
 };
 
 /* ---- op.flags ---- */
