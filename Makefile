@@ -67,15 +67,17 @@ $(BUILD)/%.o: %.c
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
-# Packages the build and the tests need on Debian 12. Launchers and real
-# NCCL wheels are fetched by the tests' own deps step (see tests/deps.sh).
-DEB_PKGS = build-essential libunwind-dev uthash-dev valgrind procps psmisc
+# Packages the build and the tests need on Debian 12, and real NCCL
+# libraries of other versions (PyPI wheels) for the compatibility tests.
+DEB_PKGS = build-essential libunwind-dev uthash-dev valgrind strace procps psmisc clang
+NCCL_WHEELS = $(CURDIR)/build/nccl-wheels
 deps:
 	@sh tests/deps.sh $(DEB_PKGS)
+	@sh tests/compat/fetch-nccl.sh $(NCCL_WHEELS)
 
 test: deps
 	@$(MAKE) --no-print-directory all
-	@NW_BUILD=$(BUILD) NW_SAN=$(SAN) CUDA_HOME=$(CUDA_HOME) sh tests/run.sh $(T)
+	@NW_BUILD=$(BUILD) NW_SAN=$(SAN) NW_NCCL_WHEELS=$(NCCL_WHEELS) CUDA_HOME=$(CUDA_HOME) sh tests/run.sh $(T)
 
 demo: deps
 	@$(MAKE) --no-print-directory all

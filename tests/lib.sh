@@ -12,7 +12,8 @@ NW_SIM="$NW_BUILD/sim"              # libcuda.so.1 and libnccl.so.2, simulated
 NW_LIB="$NW_BUILD/lib/libncclwatch.so"
 NW_CLI="$NW_BUILD/bin/ncclwatch"
 NW_TRAINER="$NW_BUILD/bin/trainer"
-NW_REAL_NCCL="$CUDA_HOME/lib64"
+NW_REAL_NCCL="$CUDA_HOME/lib64"                 # the real NCCL of the toolkit
+NW_WHEELS="${NW_NCCL_WHEELS:-$NW_ROOT/build/nccl-wheels}"  # <version>/libnccl.so.2: other real NCCLs
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/nwtest.XXXXXX")
 export NCCLWATCH_DIR="$T/shm"        # never touch the user's real segments
