@@ -23,7 +23,9 @@ typedef CUresult (*simWorkFn)(void *arg);
  * (cuStreamBeginCapture), the item is not run: it is handed to `drop(arg)`
  * when the capture ends, so the caller can free it; drop may be NULL.
  * Returns CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE for a destroyed stream, or
- * the sticky error of a faulted context. */
+ * the sticky error of a faulted context. On an error return nothing was
+ * queued and drop is not called: arg stays the caller's. An item queued
+ * before a fault but not yet run when it happens is handed to drop(arg). */
 CUresult simStreamEnqueue(CUstream stream, simWorkFn fn, void (*drop)(void *arg), void *arg);
 
 /* 1 if `stream` is being captured right now, else 0. */

@@ -1,0 +1,500 @@
+/* Streams of the simulated CUDA driver, and the sim_stream.h extension the
+ * simulated NCCL uses to put work on them.
+ *
+ * A stream is an in-order queue of work items run by its own worker thread,
+ * started at the first item, the way a GPU runs kernels. Each context's
+ * NULL (default) stream is an ordinary stream here: it does not synchronise
+ * with the context's other streams as the legacy default stream does.
+ *
+ * A work item may block forever (a hung collective). The process can still
+ * exit: workers are detached and nothing ever joins or waits for them at
+ * exit. cuStreamDestroy returns at once; the worker finishes what is queued
+ * and then frees the stream.
+ *
+ * Capture: while a stream is captured its work items are kept, not run, and
+ * handed to their drop() at cuStreamEndCapture, which returns a graph
+ * handle. Graphs cannot be launched (no cuGraphLaunch); cuGraphDestroy
+ * frees them.
+ */
+#include <stdlib.h>
+
+#include "sim_cuda.h"
+
+static int is_default_handle(CUstream h)
+{
+	return h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD;
+}
+
+static struct sim_stream *stream_new(struct sim_ctx *ctx, unsigned flags, int is_default)
+{
+	struct sim_stream *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	s->ctx = ctx;
+	s->flags = flags;
+	s->is_default = is_default;
+	pthread_cond_init(&s->wake, NULL);
+	return s;
+}
+
+static void stream_free(struct sim_stream *s)
+{
+	pthread_cond_destroy(&s->wake);
+	free(s);
+}
+
+/* A destroyed stream is freed by whoever last lets go of it: its worker,
+ * a sleeping caller, or cuStreamDestroy itself when nothing is queued. */
+static int stream_can_free_locked(const struct sim_stream *s)
+{
+	return s->destroyed && !s->worker_running && s->users == 0 && !s->head;
+}
+
+CUresult sim_stream_lock_registry_held(CUstream handle, struct sim_stream **out)
+{
+	if (is_default_handle(handle)) {
+		struct sim_ctx *ctx = sim_ctx_current();
+		if (!ctx)
+			return CUDA_ERROR_INVALID_CONTEXT;
+		pthread_mutex_lock(&ctx->lock);
+		if (!ctx->default_stream && !(ctx->default_stream = stream_new(ctx, 0, 1))) {
+			pthread_mutex_unlock(&ctx->lock);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		*out = ctx->default_stream;
+		return CUDA_SUCCESS;
+	}
+	if (!sim_registry_has(SIM_KIND_STREAM, handle))
+		return CUDA_ERROR_INVALID_HANDLE;
+	struct sim_stream *s = (struct sim_stream *)handle;
+	pthread_mutex_lock(&s->ctx->lock);
+	*out = s;
+	return CUDA_SUCCESS;
+}
+
+CUresult sim_stream_lock(CUstream handle, struct sim_stream **out)
+{
+	sim_registry_lock();
+	CUresult r = sim_stream_lock_registry_held(handle, out);
+	sim_registry_unlock();
+	return r;
+}
+
+void sim_stream_unlock(struct sim_stream *s)
+{
+	int free_it = stream_can_free_locked(s);
+	pthread_mutex_unlock(&s->ctx->lock);
+	if (free_it)
+		stream_free(s);
+}
+
+static void *stream_worker(void *arg)
+{
+	struct sim_stream *s = arg;
+	struct sim_ctx *ctx = s->ctx;
+	pthread_setname_np(pthread_self(), "ncclsim-stream");
+	pthread_mutex_lock(&ctx->lock);
+	for (;;) {
+		while (!s->head && !s->destroyed)
+			pthread_cond_wait(&s->wake, &ctx->lock);
+		if (!s->head)
+			break; /* destroyed and drained */
+		struct sim_item *item = s->head;
+		s->head = item->next;
+		if (!s->head)
+			s->tail = NULL;
+		CUresult sticky = ctx->sticky;
+		CUresult r = CUDA_SUCCESS;
+		if (item->reached_locked) {
+			item->reached_locked(item->arg, sticky == CUDA_SUCCESS);
+		} else {
+			pthread_mutex_unlock(&ctx->lock);
+			if (sticky != CUDA_SUCCESS) {
+				/* a faulted context drops its queued work */
+				if (item->drop)
+					item->drop(item->arg);
+			} else {
+				r = item->fn(item->arg);
+			}
+			pthread_mutex_lock(&ctx->lock);
+		}
+		free(item);
+		if (r != CUDA_SUCCESS && ctx->sticky == CUDA_SUCCESS)
+			ctx->sticky = r;
+		s->finished++;
+		ctx->pending--;
+		pthread_cond_broadcast(&ctx->progress);
+	}
+	s->worker_running = 0;
+	sim_stream_unlock(s);
+	return NULL;
+}
+
+static CUresult start_worker_locked(struct sim_stream *s)
+{
+	pthread_attr_t attr;
+	pthread_t tid;
+	if (pthread_attr_init(&attr) != 0)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	int rc = pthread_create(&tid, &attr, stream_worker, s);
+	pthread_attr_destroy(&attr);
+	if (rc != 0) {
+		sim_warn("cannot start a stream worker thread (error %d)", rc);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	s->worker_running = 1;
+	return CUDA_SUCCESS;
+}
+
+static CUresult enqueue_item_locked(struct sim_stream *s, struct sim_item *item)
+{
+	if (s->capturing) {
+		item->next = s->captured;
+		s->captured = item;
+		s->captured_count++;
+		return CUDA_SUCCESS;
+	}
+	if (!s->worker_running) {
+		CUresult r = start_worker_locked(s);
+		if (r != CUDA_SUCCESS)
+			return r;
+	}
+	if (s->tail)
+		s->tail->next = item;
+	else
+		s->head = item;
+	s->tail = item;
+	s->queued++;
+	s->ctx->pending++;
+	pthread_cond_signal(&s->wake);
+	return CUDA_SUCCESS;
+}
+
+CUresult sim_stream_enqueue_locked(struct sim_stream *s, simWorkFn fn,
+                                   void (*drop)(void *), void *arg)
+{
+	if (s->ctx->sticky != CUDA_SUCCESS)
+		return s->ctx->sticky;
+	struct sim_item *item = calloc(1, sizeof *item);
+	if (!item)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	item->fn = fn;
+	item->drop = drop;
+	item->arg = arg;
+	CUresult r = enqueue_item_locked(s, item);
+	if (r != CUDA_SUCCESS)
+		free(item);
+	return r;
+}
+
+/* Markers are never captured: cuEventRecord does not queue one then. */
+CUresult sim_stream_enqueue_marker_locked(struct sim_stream *s,
+                                          void (*reached_locked)(void *arg, int ran), void *arg)
+{
+	if (s->ctx->sticky != CUDA_SUCCESS)
+		return s->ctx->sticky;
+	struct sim_item *item = calloc(1, sizeof *item);
+	if (!item)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	item->reached_locked = reached_locked;
+	item->arg = arg;
+	CUresult r = enqueue_item_locked(s, item);
+	if (r != CUDA_SUCCESS)
+		free(item);
+	return r;
+}
+
+CUresult sim_stream_wait_locked(struct sim_stream *s)
+{
+	struct sim_ctx *ctx = s->ctx;
+	if (ctx->sticky != CUDA_SUCCESS)
+		return ctx->sticky;
+	if (s->capturing) { /* illegal during capture; invalidates it */
+		s->capture_invalidated = 1;
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	}
+	uint64_t target = s->queued;
+	s->users++;
+	while (s->finished < target && ctx->sticky == CUDA_SUCCESS)
+		pthread_cond_wait(&ctx->progress, &ctx->lock);
+	s->users--;
+	return ctx->sticky;
+}
+
+/* Hands captured items to their drop(), outside any lock: drop belongs to
+ * the caller and may call back into the driver. */
+static void drop_items(struct sim_item *item)
+{
+	while (item) {
+		struct sim_item *next = item->next;
+		if (item->drop)
+			item->drop(item->arg);
+		free(item);
+		item = next;
+	}
+}
+
+/* The captured list is kept newest first; drop in issue order. */
+static struct sim_item *reverse(struct sim_item *item)
+{
+	struct sim_item *out = NULL;
+	while (item) {
+		struct sim_item *next = item->next;
+		item->next = out;
+		out = item;
+		item = next;
+	}
+	return out;
+}
+
+/* ---- sim_stream.h ----------------------------------------------------- */
+
+SIM_API CUresult simStreamEnqueue(CUstream stream, simWorkFn fn, void (*drop)(void *arg), void *arg)
+{
+	SIM_REQUIRE_INIT();
+	if (!fn)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct sim_stream *s;
+	CUresult r = sim_stream_lock(stream, &s);
+	if (r != CUDA_SUCCESS)
+		return r;
+	r = sim_stream_enqueue_locked(s, fn, drop, arg);
+	sim_stream_unlock(s);
+	return r;
+}
+
+SIM_API int simStreamCapturing(CUstream stream)
+{
+	if (!atomic_load(&sim_initialized) || is_default_handle(stream))
+		return 0; /* the default stream cannot be captured */
+	struct sim_stream *s;
+	if (sim_stream_lock(stream, &s) != CUDA_SUCCESS)
+		return 0;
+	int capturing = s->capturing;
+	sim_stream_unlock(s);
+	return capturing;
+}
+
+SIM_API int simStreamDevice(CUstream stream)
+{
+	if (!atomic_load(&sim_initialized))
+		return -1;
+	if (is_default_handle(stream)) {
+		struct sim_ctx *ctx = sim_ctx_current();
+		return ctx ? ctx->device : -1;
+	}
+	struct sim_stream *s;
+	if (sim_stream_lock(stream, &s) != CUDA_SUCCESS)
+		return -1;
+	int device = s->ctx->device;
+	sim_stream_unlock(s);
+	return device;
+}
+
+/* ---- driver API --------------------------------------------------------- */
+
+SIM_API CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
+{
+	SIM_REQUIRE_INIT();
+	if (!phStream || (Flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
+		return CUDA_ERROR_INVALID_VALUE;
+	struct sim_ctx *ctx = sim_ctx_current();
+	if (!ctx)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	CUresult sticky = sim_ctx_sticky(ctx);
+	if (sticky != CUDA_SUCCESS)
+		return sticky;
+	struct sim_stream *s = stream_new(ctx, Flags, 0);
+	if (!s)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	sim_registry_lock();
+	sim_registry_add(SIM_KIND_STREAM, s);
+	sim_registry_unlock();
+	*phStream = (CUstream)s;
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuStreamDestroy(CUstream hStream)
+{
+	SIM_REQUIRE_INIT();
+	if (is_default_handle(hStream))
+		return CUDA_ERROR_INVALID_HANDLE;
+	sim_registry_lock();
+	if (!sim_registry_remove(SIM_KIND_STREAM, hStream)) {
+		sim_registry_unlock();
+		return CUDA_ERROR_INVALID_HANDLE;
+	}
+	struct sim_stream *s = (struct sim_stream *)hStream;
+	pthread_mutex_lock(&s->ctx->lock);
+	sim_registry_unlock();
+	s->destroyed = 1;
+	struct sim_item *captured = reverse(s->captured);
+	s->captured = NULL;
+	s->captured_count = 0;
+	s->capturing = 0;
+	pthread_cond_signal(&s->wake);
+	sim_stream_unlock(s); /* frees it now if nothing is queued */
+	drop_items(captured);
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuStreamQuery(CUstream hStream)
+{
+	SIM_REQUIRE_INIT();
+	struct sim_stream *s;
+	CUresult r = sim_stream_lock(hStream, &s);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (s->ctx->sticky != CUDA_SUCCESS) {
+		r = s->ctx->sticky;
+	} else if (s->capturing) {
+		s->capture_invalidated = 1;
+		r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	} else {
+		r = s->finished == s->queued ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+	}
+	sim_stream_unlock(s);
+	return r;
+}
+
+SIM_API CUresult cuStreamSynchronize(CUstream hStream)
+{
+	SIM_REQUIRE_INIT();
+	struct sim_stream *s;
+	CUresult r = sim_stream_lock(hStream, &s);
+	if (r != CUDA_SUCCESS)
+		return r;
+	r = sim_stream_wait_locked(s);
+	sim_stream_unlock(s);
+	return r;
+}
+
+static CUresult stream_get_ctx(CUstream hStream, CUcontext *pctx)
+{
+	struct sim_stream *s;
+	CUresult r = sim_stream_lock(hStream, &s);
+	if (r != CUDA_SUCCESS)
+		return r;
+	*pctx = (CUcontext)s->ctx;
+	sim_stream_unlock(s);
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
+{
+	SIM_REQUIRE_INIT();
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	return stream_get_ctx(hStream, pctx);
+}
+
+/* CUDA 12.5: also the green context, which the simulation never has. */
+SIM_API CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx)
+{
+	SIM_REQUIRE_INIT();
+	if (!pCtx && !pGreenCtx)
+		return CUDA_ERROR_INVALID_VALUE;
+	CUcontext ctx;
+	CUresult r = stream_get_ctx(hStream, &ctx);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (pCtx)
+		*pCtx = ctx;
+	if (pGreenCtx)
+		*pGreenCtx = NULL;
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
+{
+	SIM_REQUIRE_INIT();
+	if (mode != CU_STREAM_CAPTURE_MODE_GLOBAL && mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
+	    mode != CU_STREAM_CAPTURE_MODE_RELAXED)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (is_default_handle(hStream))
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* as for the legacy stream */
+	struct sim_stream *s;
+	CUresult r = sim_stream_lock(hStream, &s);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (s->ctx->sticky != CUDA_SUCCESS) {
+		r = s->ctx->sticky;
+	} else if (s->capturing) {
+		r = CUDA_ERROR_ILLEGAL_STATE;
+	} else {
+		s->capturing = 1;
+		s->capture_invalidated = 0;
+	}
+	sim_stream_unlock(s);
+	return r;
+}
+
+struct sim_graph {
+	size_t nodes; /* work items captured */
+};
+
+SIM_API CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
+{
+	SIM_REQUIRE_INIT();
+	if (!phGraph)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct sim_stream *s;
+	CUresult r = sim_stream_lock(hStream, &s);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (!s->capturing) {
+		sim_stream_unlock(s);
+		return CUDA_ERROR_ILLEGAL_STATE;
+	}
+	struct sim_item *captured = reverse(s->captured);
+	size_t nodes = s->captured_count;
+	int invalidated = s->capture_invalidated;
+	s->captured = NULL;
+	s->captured_count = 0;
+	s->capturing = 0;
+	s->capture_invalidated = 0;
+	sim_stream_unlock(s);
+	drop_items(captured);
+
+	*phGraph = NULL;
+	if (invalidated)
+		return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+	struct sim_graph *g = calloc(1, sizeof *g);
+	if (!g)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	g->nodes = nodes;
+	sim_registry_lock();
+	sim_registry_add(SIM_KIND_GRAPH, g);
+	sim_registry_unlock();
+	*phGraph = (CUgraph)g;
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
+{
+	SIM_REQUIRE_INIT();
+	if (!captureStatus)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct sim_stream *s;
+	CUresult r = sim_stream_lock(hStream, &s);
+	if (r != CUDA_SUCCESS)
+		return r;
+	*captureStatus = !s->capturing          ? CU_STREAM_CAPTURE_STATUS_NONE
+	                 : s->capture_invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+	                                          : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+	sim_stream_unlock(s);
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuGraphDestroy(CUgraph hGraph)
+{
+	SIM_REQUIRE_INIT();
+	sim_registry_lock();
+	int known = hGraph && sim_registry_remove(SIM_KIND_GRAPH, hGraph);
+	sim_registry_unlock();
+	if (!known)
+		return CUDA_ERROR_INVALID_VALUE;
+	free(hGraph);
+	return CUDA_SUCCESS;
+}

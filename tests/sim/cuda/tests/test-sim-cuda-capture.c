@@ -1,0 +1,80 @@
+/* Stream capture in the simulated CUDA driver: work queued on a captured
+ * stream is not run but handed to drop() at cuStreamEndCapture, which
+ * returns a graph; cuStreamIsCapturing and simStreamCapturing report the
+ * state; an event recorded during capture is left as it was; synchronising
+ * a capturing stream is refused and invalidates the capture; the NULL
+ * stream cannot be captured. */
+#include "check.h"
+
+int main(void)
+{
+	setup_device(0);
+	struct run_log log = RUN_LOG_INIT;
+	struct logged_item items[3] = { { &log, 1, 0 }, { &log, 2, 0 }, { &log, 3, 0 } };
+	struct logged_item real = { &log, 4, 0 };
+	CUstream s;
+	CUevent ev;
+	CUgraph graph = NULL;
+	CUstreamCaptureStatus status;
+	OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	OK(cuEventCreate(&ev, 0));
+
+	OK(cuStreamIsCapturing(s, &status));
+	CHECK(status == CU_STREAM_CAPTURE_STATUS_NONE);
+	CHECK(simStreamCapturing(s) == 0);
+	CHECK_CU(cuStreamEndCapture(s, &graph), CUDA_ERROR_ILLEGAL_STATE);
+
+	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	OK(cuStreamIsCapturing(s, &status));
+	CHECK(status == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+	CHECK(simStreamCapturing(s) == 1);
+	CHECK_CU(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_ERROR_ILLEGAL_STATE);
+	for (int i = 0; i < 3; i++)
+		OK(simStreamEnqueue(s, logged_run, logged_drop, &items[i]));
+	OK(cuEventRecord(ev, s));      /* succeeds, records nothing */
+	OK(cuEventQuery(ev));          /* still "never recorded" */
+	OK(simStreamEnqueue(NULL, logged_run, logged_drop, &real)); /* other streams run */
+	OK(cuStreamSynchronize(NULL));
+	CHECK(run_log_count(&log) == 1 && run_log_at(&log, 0) == 4);
+
+	OK(cuStreamEndCapture(s, &graph));
+	CHECK(graph != NULL);
+	CHECK(simStreamCapturing(s) == 0);
+	OK(cuStreamIsCapturing(s, &status));
+	CHECK(status == CU_STREAM_CAPTURE_STATUS_NONE);
+	/* captured items were dropped, in issue order, and never run */
+	CHECK(run_log_count(&log) == 4);
+	for (int i = 0; i < 3; i++)
+		CHECK(run_log_at(&log, 1 + i) == -(i + 1));
+	OK(cuGraphDestroy(graph));
+	CHECK_CU(cuGraphDestroy(graph), CUDA_ERROR_INVALID_VALUE);
+
+	/* after capture the stream runs work again */
+	OK(simStreamEnqueue(s, logged_run, logged_drop, &items[0]));
+	OK(cuStreamSynchronize(s));
+	CHECK(run_log_at(&log, 4) == 1);
+
+	/* synchronising during capture is refused and invalidates it */
+	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+	OK(simStreamEnqueue(s, logged_run, logged_drop, &items[1]));
+	CHECK_CU(cuStreamSynchronize(s), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	OK(cuStreamIsCapturing(s, &status));
+	CHECK(status == CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+	graph = (CUgraph)&log;
+	CHECK_CU(cuStreamEndCapture(s, &graph), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	CHECK(graph == NULL);
+	CHECK(run_log_at(&log, 5) == -2);
+
+	/* the NULL (legacy) stream cannot be captured */
+	CHECK_CU(cuStreamBeginCapture(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	CHECK_CU(cuStreamBeginCapture(s, (CUstreamCaptureMode)7), CUDA_ERROR_INVALID_VALUE);
+
+	/* destroying a capturing stream drops what it captured */
+	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+	OK(simStreamEnqueue(s, logged_run, logged_drop, &items[2]));
+	OK(cuStreamDestroy(s));
+	CHECK(run_log_count(&log) == 7 && run_log_at(&log, 6) == -3);
+	OK(cuEventDestroy(ev));
+	printf("ok\n");
+	return 0;
+}
