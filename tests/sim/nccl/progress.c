@@ -1,0 +1,305 @@
+/* Execution of the simulated NCCL's operations on a stream's worker: one
+ * work item (a "unit": the ops of one group on one stream, or a single op)
+ * advances all its ops together, like one fused NCCL kernel, and sleeps on
+ * the doorbell whenever none of them can move.
+ *
+ * Collectives. Collective #s of a communicator moves its data in steps of at
+ * most SIM_COLL_SLOT bytes through one staging slot per rank. In step k a
+ * rank writes its part into its slot and publishes phase P(s,k,0); once all
+ * ranks published it, every rank computes its output from all slots and
+ * publishes P(s,k,1); once all did, the slots may be reused. The number of
+ * steps follows from each rank's own arguments, so a count mismatch makes
+ * the rank with more data wait for phases its peers only reach in their
+ * next collective (whose data it then takes): it hangs until then, like NCCL.
+ * A different kind of collective or a different root at the same position
+ * hangs every rank of it (checked once all arrived). Different redops or
+ * datatypes of the same size are not detected: each rank reduces with its
+ * own, so results are wrong but the op completes.
+ *
+ * Send/recv. Each ordered pair (src, dst) has one slot: the sender puts a
+ * chunk when the slot is empty, the receiver takes it; a send completes only
+ * once the receiver took its last chunk (so an unmatched blocking send
+ * hangs). Messages are a byte stream: a size mismatch shifts the bytes of
+ * later messages, as a mismatched NCCL send/recv corrupts what follows.
+ */
+#include "sim_nccl.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { ST_WRITE, ST_ARRIVED, ST_COMPUTED, ST_HANG };
+#define PHASE(s, k, h) (((uint64_t)(s) << 32) | (2 * (uint64_t)(k) + (h) + 1))
+
+static uint64_t coll_bytes(const struct sim_op *op)
+{
+	size_t e = sim_dtype_size(op->dtype);
+	switch (op->kind) {
+	case OP_REDUCESCATTER: case OP_ALLTOALL: case OP_SCATTER:
+		return (uint64_t)op->comm->nranks * op->count * e;
+	default:
+		return (uint64_t)op->count * e;
+	}
+}
+
+static uint64_t nsteps(uint64_t bytes, uint64_t slot) { return bytes ? (bytes + slot - 1) / slot : 1; }
+
+static int all_phases_at_least(const struct sim_shm_view *v, int n, uint64_t phase)
+{
+	for (int r = 0; r < n; r++)
+		if (__atomic_load_n(&v->rank[r].phase, __ATOMIC_ACQUIRE) < phase) return 0;
+	return 1;
+}
+
+/* Same kind and root on every rank that posted position s? */
+static int coll_matches(const struct sim_op *op)
+{
+	const struct sim_shm_view *v = &op->comm->shm;
+	for (int r = 0; r < op->comm->nranks; r++) {
+		const struct sim_coll_desc *d = &v->rank[r].desc;
+		if (d->seq != op->seq) continue;  /* already on to a later one: cannot tell */
+		if (d->kind != (int)op->kind || d->root != op->root) return 0;
+	}
+	return 1;
+}
+
+/* The part [lo, hi) of chunk [off, off+len) that falls in block `b` of
+ * `bsize` bytes; 0 if none. */
+static int block_overlap(uint64_t off, uint64_t len, uint64_t b, uint64_t bsize, uint64_t *lo, uint64_t *hi)
+{
+	*lo = off > b * bsize ? off : b * bsize;
+	*hi = off + len < (b + 1) * bsize ? off + len : (b + 1) * bsize;
+	return *lo < *hi;
+}
+
+static void coll_compute(struct sim_op *op, uint64_t off, uint64_t len)
+{
+	ncclComm_t c = op->comm;
+	int n = c->nranks, me = c->rank;
+	size_t e = sim_dtype_size(op->dtype);
+	const void *ins[SIM_MAX_RANKS];
+	unsigned char *recv = op->recvbuff;
+	uint64_t bsize = (uint64_t)op->count * e, lo, hi;
+	switch (op->kind) {
+	case OP_ALLREDUCE:
+	case OP_REDUCE:
+		if (op->kind == OP_REDUCE && me != op->root) break;
+		for (int r = 0; r < n; r++) ins[r] = SIM_COLL_SLOT_PTR(&c->shm, r);
+		sim_reduce(&op->redop, n, op->dtype, recv + off, ins, len / e);
+		break;
+	case OP_BROADCAST:
+		memcpy(recv + off, SIM_COLL_SLOT_PTR(&c->shm, op->root), len);
+		break;
+	case OP_ALLGATHER:
+	case OP_GATHER:
+		if (op->kind == OP_GATHER && me != op->root) break;
+		for (int r = 0; r < n; r++) memcpy(recv + r * bsize + off, SIM_COLL_SLOT_PTR(&c->shm, r), len);
+		break;
+	case OP_REDUCESCATTER:
+		if (!block_overlap(off, len, me, bsize, &lo, &hi)) break;
+		for (int r = 0; r < n; r++) ins[r] = SIM_COLL_SLOT_PTR(&c->shm, r) + (lo - off);
+		sim_reduce(&op->redop, n, op->dtype, recv + (lo - me * bsize), ins, (hi - lo) / e);
+		break;
+	case OP_ALLTOALL:
+		if (!block_overlap(off, len, me, bsize, &lo, &hi)) break;
+		for (int r = 0; r < n; r++)
+			memcpy(recv + r * bsize + (lo - me * bsize), SIM_COLL_SLOT_PTR(&c->shm, r) + (lo - off), hi - lo);
+		break;
+	case OP_SCATTER:
+		if (!block_overlap(off, len, me, bsize, &lo, &hi)) break;
+		memcpy(recv + (lo - me * bsize), SIM_COLL_SLOT_PTR(&c->shm, op->root) + (lo - off), hi - lo);
+		break;
+	default:
+		break;
+	}
+}
+
+enum { BLOCKED = 0, MOVED = 1, GPU_FAULT = 2 };
+
+static int coll_step(struct sim_op *op)
+{
+	ncclComm_t c = op->comm;
+	struct sim_shm_view *v = &c->shm;
+	struct sim_rank_shared *me = &v->rank[c->rank];
+	uint64_t bytes = coll_bytes(op);
+	uint64_t off = op->step * SIM_COLL_SLOT;
+	uint64_t len = bytes - off < SIM_COLL_SLOT ? bytes - off : SIM_COLL_SLOT;
+	switch (op->state) {
+	case ST_WRITE:
+		if (op->step == 0) {
+			if (__atomic_load_n(&me->coll_done_seq, __ATOMIC_ACQUIRE) != op->seq - 1) return BLOCKED;
+			op->steps = nsteps(bytes, SIM_COLL_SLOT);
+			if (sim_fault_find(FAULT_GPUFAULT, c->key, c->rank, op->seq)) {
+				sim_debug("comm %s rank %d: injected gpufault at collective #%llu", c->keyhex, c->rank,
+				          (unsigned long long)op->seq);
+				return GPU_FAULT;
+			}
+			me->desc = (struct sim_coll_desc){ .seq = op->seq, .kind = op->kind, .dtype = op->dtype,
+			                                   .redop = op->redop_handle, .root = op->root, .count = op->count };
+		}
+		if (len && (!((op->kind == OP_BROADCAST || op->kind == OP_SCATTER) && c->rank != op->root)))
+			memcpy(SIM_COLL_SLOT_PTR(v, c->rank), (const unsigned char *)op->sendbuff + off, len);
+		__atomic_store_n(&me->phase, PHASE(op->seq, op->step, 0), __ATOMIC_RELEASE);
+		sim_bell_ring();
+		op->state = ST_ARRIVED;
+		return MOVED;
+	case ST_ARRIVED:
+		if (!all_phases_at_least(v, c->nranks, PHASE(op->seq, op->step, 0))) return BLOCKED;
+		if (op->step == 0) {
+			if (!coll_matches(op)) {
+				sim_debug("comm %s rank %d: collective #%llu does not match its peers': hanging", c->keyhex,
+				          c->rank, (unsigned long long)op->seq);
+				op->state = ST_HANG;
+				return MOVED;
+			}
+			if (sim_fault_find(FAULT_STALL, c->key, c->rank, op->seq)) {
+				sim_debug("comm %s rank %d: injected stall at collective #%llu", c->keyhex, c->rank,
+				          (unsigned long long)op->seq);
+				op->state = ST_HANG;
+				return MOVED;
+			}
+		}
+		if (len) coll_compute(op, off, len);
+		__atomic_store_n(&me->phase, PHASE(op->seq, op->step, 1), __ATOMIC_RELEASE);
+		sim_bell_ring();
+		op->state = ST_COMPUTED;
+		return MOVED;
+	case ST_COMPUTED:
+		if (!all_phases_at_least(v, c->nranks, PHASE(op->seq, op->step, 1))) return BLOCKED;
+		op->state = ST_WRITE;
+		if (++op->step == op->steps) {
+			__atomic_store_n(&me->coll_done_seq, op->seq, __ATOMIC_RELEASE);
+			sim_bell_ring();
+			op->done = 1;
+		}
+		return MOVED;
+	default:  /* ST_HANG: only an abort ends it */
+		return BLOCKED;
+	}
+}
+
+static int send_step(struct sim_op *op)
+{
+	ncclComm_t c = op->comm;
+	struct sim_p2p_shared *ch = SIM_P2P(&c->shm, c->nranks, c->rank, op->root);
+	uint64_t bytes = (uint64_t)op->count * sim_dtype_size(op->dtype);
+	if (op->step == 0 && op->state == ST_WRITE) {
+		if (__atomic_load_n(&ch->send_msgs_done, __ATOMIC_ACQUIRE) != op->seq - 1) return BLOCKED;
+		op->steps = nsteps(bytes, SIM_P2P_SLOT);
+		op->state = ST_ARRIVED;
+	}
+	uint64_t sent = __atomic_load_n(&ch->sent_chunks, __ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&ch->acked_chunks, __ATOMIC_ACQUIRE) != sent) return BLOCKED;  /* slot busy */
+	if (op->step == op->steps) {  /* the receiver took the last chunk */
+		__atomic_store_n(&ch->send_msgs_done, op->seq, __ATOMIC_RELEASE);
+		sim_bell_ring();
+		op->done = 1;
+		return MOVED;
+	}
+	uint64_t off = op->step * SIM_P2P_SLOT;
+	uint64_t len = bytes - off < SIM_P2P_SLOT ? bytes - off : SIM_P2P_SLOT;
+	if (len) memcpy(SIM_P2P_SLOT_PTR(&c->shm, c->nranks, c->rank, op->root), (const unsigned char *)op->sendbuff + off, len);
+	ch->chunk_bytes = len;
+	__atomic_store_n(&ch->sent_chunks, sent + 1, __ATOMIC_RELEASE);
+	sim_bell_ring();
+	op->step++;
+	return MOVED;
+}
+
+static int recv_step(struct sim_op *op)
+{
+	ncclComm_t c = op->comm;
+	struct sim_p2p_shared *ch = SIM_P2P(&c->shm, c->nranks, op->root, c->rank);
+	uint64_t bytes = (uint64_t)op->count * sim_dtype_size(op->dtype);
+	if (op->step == 0 && op->state == ST_WRITE) {
+		if (__atomic_load_n(&ch->recv_msgs_done, __ATOMIC_ACQUIRE) != op->seq - 1) return BLOCKED;
+		op->steps = nsteps(bytes, SIM_P2P_SLOT);
+		op->state = ST_ARRIVED;
+	}
+	uint64_t acked = __atomic_load_n(&ch->acked_chunks, __ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&ch->sent_chunks, __ATOMIC_ACQUIRE) == acked) return BLOCKED;  /* nothing there */
+	uint64_t off = op->step * SIM_P2P_SLOT;
+	uint64_t len = off < bytes ? bytes - off : 0;
+	if (len > ch->chunk_bytes) len = ch->chunk_bytes;
+	if (len) memcpy((unsigned char *)op->recvbuff + off, SIM_P2P_SLOT_PTR(&c->shm, c->nranks, op->root, c->rank), len);
+	__atomic_store_n(&ch->acked_chunks, acked + 1, __ATOMIC_RELEASE);
+	if (++op->step == op->steps) {
+		__atomic_store_n(&ch->recv_msgs_done, op->seq, __ATOMIC_RELEASE);
+		op->done = 1;
+	}
+	sim_bell_ring();
+	return MOVED;
+}
+
+/* An op may move only when no earlier unfinished op of the same unit uses
+ * the same ordered channel (the comm's collectives, or sends/receives to
+ * the same peer). */
+static int eligible(const struct sim_unit *u, int i)
+{
+	const struct sim_op *op = &u->ops[i];
+	for (int j = 0; j < i; j++) {
+		const struct sim_op *o = &u->ops[j];
+		if (o->done || o->comm != op->comm) continue;
+		int coll_a = op->kind != OP_SEND && op->kind != OP_RECV;
+		int coll_b = o->kind != OP_SEND && o->kind != OP_RECV;
+		if (coll_a && coll_b) return 0;
+		if (!coll_a && o->kind == op->kind && o->root == op->root) return 0;
+	}
+	return 1;
+}
+
+static void unit_finish(struct sim_unit *u)
+{
+	for (int i = 0; i < u->nops; i++) {
+		ncclComm_t c = u->ops[i].comm;
+		pthread_mutex_lock(&c->mu);
+		c->inflight--;
+		pthread_cond_broadcast(&c->cv);
+		pthread_mutex_unlock(&c->mu);
+		sim_comm_unref(c);
+	}
+	free(u);
+}
+
+void sim_unit_drop(void *unit) { unit_finish(unit); }
+
+CUresult sim_unit_run(void *arg)
+{
+	struct sim_unit *u = arg;
+	long slow_ms = 0;
+	for (int i = 0; i < u->nops; i++) {
+		const struct sim_fault *f = sim_fault_find(FAULT_SLOW, u->ops[i].comm->key, u->ops[i].comm->rank, 0);
+		if (f) slow_ms += f->ms;
+	}
+	if (slow_ms > 0) {
+		struct timespec ts = { slow_ms / 1000, (slow_ms % 1000) * 1000000L };
+		while (nanosleep(&ts, &ts)) {}
+	}
+	for (;;) {
+		uint32_t seen = sim_bell_read();
+		int pending = 0, moved = 0;
+		for (int i = 0; i < u->nops; i++) {
+			struct sim_op *op = &u->ops[i];
+			if (op->done) continue;
+			if (__atomic_load_n(&op->comm->aborted, __ATOMIC_ACQUIRE)) {
+				/* Like kernels of an aborted comm: they exit, the stream goes on. */
+				op->done = op->failed = 1;
+				moved = 1;
+				continue;
+			}
+			if (!eligible(u, i)) { pending = 1; continue; }
+			int r = op->kind == OP_SEND ? send_step(op) : op->kind == OP_RECV ? recv_step(op) : coll_step(op);
+			if (r == GPU_FAULT) {
+				__atomic_store_n(&op->comm->async_error, ncclUnhandledCudaError, __ATOMIC_RELEASE);
+				unit_finish(u);
+				return CUDA_ERROR_ILLEGAL_ADDRESS;
+			}
+			moved |= r == MOVED;
+			if (!op->done) pending = 1;
+		}
+		if (!pending) break;
+		if (!moved) sim_bell_wait(seen, 0);
+	}
+	unit_finish(u);
+	return CUDA_SUCCESS;
+}

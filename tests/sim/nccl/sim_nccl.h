@@ -1,0 +1,209 @@
+/* The simulated NCCL's internal interface: the communicator object, the
+ * shared-memory layout every rank of a communicator maps, the operation
+ * records the stream work items execute, and the helpers the files of
+ * tests/sim/nccl/ offer each other. Nothing here is exported.
+ */
+#ifndef NCCLSIM_SIM_NCCL_H
+#define NCCLSIM_SIM_NCCL_H
+
+/* Every nccl.h declaration gets default visibility, so the definitions in
+ * this library are exported (the library is built -fvisibility=hidden). */
+#pragma GCC visibility push(default)
+#include <nccl.h>
+#pragma GCC visibility pop
+#include <cuda.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Strong pnccl<Name> plus weak nccl<Name>, like the real library. */
+#define NCCLSIM_ALIAS(name) extern __typeof(p##name) name __attribute__((weak, alias("p" #name)))
+
+/* ---- configuration read once from the environment (env.c) ---- */
+struct sim_fault {
+	enum { FAULT_STALL, FAULT_GPUFAULT, FAULT_SLOW, FAULT_INITSTALL } kind;
+	int rank;              /* -1: any rank */
+	uint64_t seq;          /* 0: any */
+	long ms;
+	char comm_prefix[17];  /* "" : any communicator */
+};
+struct sim_env {
+	int null_mode;         /* NCCLSIM_NULL=1 */
+	int debug;             /* NCCLSIM_DEBUG=1 */
+	char dir[4096];        /* NCCLSIM_DIR */
+	int nfaults;
+	struct sim_fault faults[32];
+};
+extern struct sim_env sim_env;
+void sim_env_load(void);   /* idempotent, thread-safe */
+#define SIM_NULL() (__builtin_expect(sim_env.null_mode, 0))
+/* The first matching fault of `kind` for (comm key, rank, seq), or NULL. */
+const struct sim_fault *sim_fault_find(int kind, uint64_t key, int rank, uint64_t seq);
+
+void sim_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Remember `msg` for ncclGetLastError; returns `res` for convenience. */
+ncclResult_t sim_error(ncclResult_t res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+uint64_t sim_fnv1a(uint64_t h, const void *data, size_t len);
+#define SIM_FNV_OFFSET 0xcbf29ce484222325ull
+
+/* ---- shared memory (shm.c) ---- */
+/* Staging areas: collectives move data through one slot per rank, chunk by
+ * chunk; each ordered pair of ranks has one slot for send/recv. */
+#define SIM_COLL_SLOT (64 * 1024)
+#define SIM_P2P_SLOT  (32 * 1024)
+#define SIM_MAX_RANKS 512
+#define SIM_SHM_MAGIC 0x6e63636c73696d32ull /* "ncclsim2" */
+
+struct sim_coll_desc {          /* what a rank issued at one position */
+	uint64_t seq;
+	int32_t kind, dtype, redop, root;
+	uint64_t count;
+};
+struct sim_rank_shared {        /* written only by its rank */
+	int32_t pid;
+	int32_t joined;
+	int32_t left;
+	int32_t device;
+	uint64_t phase;         /* collective progress, see progress.c */
+	uint64_t coll_done_seq; /* last collective this rank completed */
+	struct sim_coll_desc desc;
+	uint64_t split_no;      /* last split/exchange posted */
+	int32_t split_color, split_key;
+	uint64_t split_done;
+};
+struct sim_p2p_shared {         /* channel src -> dst */
+	uint64_t sent_chunks;   /* written by src */
+	uint64_t acked_chunks;  /* written by dst */
+	uint64_t send_msgs_done;
+	uint64_t recv_msgs_done;
+	uint64_t chunk_bytes;
+};
+struct sim_comm_shared {
+	uint64_t magic;
+	uint64_t key;
+	int32_t nranks;
+	int32_t joined_count;
+	int32_t left_count;
+	int32_t pad;
+	uint64_t total_size;
+	/* then: rank[nranks], p2p[nranks*nranks], coll slots, p2p slots */
+};
+struct sim_shm_view {           /* pointers into one mapping */
+	struct sim_comm_shared *hdr;
+	struct sim_rank_shared *rank;
+	struct sim_p2p_shared *p2p;
+	unsigned char *coll_slots;
+	unsigned char *p2p_slots;
+	size_t size;
+};
+#define SIM_P2P(v, n, src, dst) (&(v)->p2p[(size_t)(src) * (n) + (dst)])
+#define SIM_COLL_SLOT_PTR(v, r) ((v)->coll_slots + (size_t)(r) * SIM_COLL_SLOT)
+#define SIM_P2P_SLOT_PTR(v, n, src, dst) ((v)->p2p_slots + ((size_t)(src) * (n) + (dst)) * SIM_P2P_SLOT)
+
+/* Map (creating or replacing a stale one) the file of communicator `key`
+ * and register `rank` in it. Does not wait for the others. */
+ncclResult_t sim_shm_join(uint64_t key, int nranks, int rank, int device, struct sim_shm_view *view);
+/* This rank leaves; the last rank to leave removes the file. Unmaps. */
+void sim_shm_leave(uint64_t key, int rank, struct sim_shm_view *view);
+
+/* The global doorbell: every state change in any shared file rings it;
+ * every waiter sleeps on it (a futex in NCCLSIM_DIR/bell). */
+uint32_t sim_bell_read(void);
+void sim_bell_ring(void);
+/* Sleep until the bell changes from `seen` (or `ms` elapse if ms > 0). */
+void sim_bell_wait(uint32_t seen, long ms);
+/* Block the calling thread for good (an injected stall nobody can undo). */
+void sim_block_forever(void) __attribute__((noreturn));
+
+/* ---- communicators (comm.c) ---- */
+#define SIM_COMM_MAGIC 0x436f6d6d53696d21ull
+struct sim_premul {
+	int used;
+	ncclDataType_t dtype;
+	ncclScalarResidence_t residence;
+	unsigned char value[8];  /* host-immediate scalar */
+	const void *devptr;      /* device scalar, read when the op runs */
+};
+struct ncclComm {
+	uint64_t magic;
+	int rank, nranks, device;
+	uint64_t key;
+	char keyhex[17];
+	int blocking;
+	int null_dummy;
+	char name[64];
+	struct sim_shm_view shm;
+	int shm_joined;
+
+	int async_error;           /* ncclResult_t, atomic */
+	int aborted;               /* atomic: pending and later work fails */
+	int revoked;               /* atomic */
+	int user_released;         /* Destroy/Abort called */
+	int refs;                  /* atomic: user + queued ops */
+
+	pthread_mutex_t mu;        /* guards what follows */
+	pthread_cond_t cv;
+	int inflight;              /* queued ops not yet finished */
+	uint64_t next_coll_seq;    /* assigned at launch */
+	uint64_t *next_send, *next_recv; /* per peer, assigned at launch */
+	uint64_t split_count, shrink_count;
+	struct sim_premul premul[64];
+	void *bg_job;              /* last non-blocking background job */
+};
+int sim_comm_valid(ncclComm_t comm);
+void sim_comm_ref(ncclComm_t comm);
+void sim_comm_unref(ncclComm_t comm);
+/* Wait (blocking) until every rank joined the comm's shared file. */
+ncclResult_t sim_comm_wait_joined(ncclComm_t comm);
+/* Wait for the previous background job of a non-blocking comm. */
+void sim_comm_wait_job(ncclComm_t comm);
+/* Run fn(arg) on a detached thread; while it runs the comms' async error
+ * is ncclInProgress, afterwards fn's result. */
+void sim_comm_start_job(ncclComm_t *comms, int ncomms, ncclResult_t (*fn)(void *), void *arg);
+
+/* ---- datatypes and reductions (datatype.c) ---- */
+size_t sim_dtype_size(ncclDataType_t t);
+double sim_load(ncclDataType_t t, const void *p, size_t i);
+void sim_store(ncclDataType_t t, void *p, size_t i, double v);
+/* A resolved reduction: a built-in op, or PreMulSum with its scalar. */
+struct sim_redop {
+	int base;                  /* ncclSum..ncclAvg, or ncclNumOps for PreMulSum */
+	ncclDataType_t dtype;
+	unsigned char scalar[8];
+	const void *scalar_devptr;
+};
+/* out[i] = reduce over r < nin of in[r][i], in rank order, for n elements. */
+void sim_reduce(const struct sim_redop *op, int nranks, ncclDataType_t t,
+                void *out, const void *const *in, size_t n);
+
+/* ---- operations, groups, launch (ops.c) and execution (progress.c) ---- */
+enum sim_op_kind {
+	OP_ALLREDUCE = 1, OP_BROADCAST, OP_REDUCE, OP_ALLGATHER, OP_REDUCESCATTER,
+	OP_ALLTOALL, OP_GATHER, OP_SCATTER, OP_SEND, OP_RECV
+};
+struct sim_op {
+	enum sim_op_kind kind;
+	ncclComm_t comm;
+	CUstream stream;
+	const void *sendbuff;
+	void *recvbuff;
+	size_t count;
+	ncclDataType_t dtype;
+	int redop_handle;          /* as the user passed it (for the desc) */
+	struct sim_redop redop;
+	int root;                  /* root, or peer for send/recv */
+	uint64_t seq;              /* collective seq, or per-peer message number */
+	/* execution state */
+	uint64_t steps, step;
+	int state;
+	int done, failed;
+};
+struct sim_unit {                  /* one stream work item: ops run as one */
+	int nops;
+	struct sim_op ops[];
+};
+CUresult sim_unit_run(void *unit);
+void sim_unit_drop(void *unit);
+
+#endif /* NCCLSIM_SIM_NCCL_H */
