@@ -1,1 +1,67 @@
-# report: filled in by its owner
+# report: the segment reader library and the `ncclwatch` CLI, plus their
+# tests (tests/unit/, tests/report/) and the reader's fuzz target.
+#
+#   $(BUILD)/lib/libncclwatch-report.a  reader + names; objects built with
+#                                       LIB_CFLAGS so libncclwatch.so may link it
+#   $(BUILD)/bin/ncclwatch              the CLI (one file per command in report/cli/)
+#   $(BUILD)/tests/test-unit-layout     offsets and sizes of every segment field
+#   $(BUILD)/tests/test-report-concurrent  reader vs. a concurrent ring writer
+#   $(BUILD)/tests/progs/mkseg          test-only segment writer (valid and corrupted)
+#   $(BUILD)/tests/progs/fuzz-segment-reader  libFuzzer target (only with clang)
+
+REPORT_LIB_SRCS := report/segment_reader.c report/names.c
+REPORT_LIB_OBJS := $(REPORT_LIB_SRCS:%.c=$(BUILD)/%.o)
+REPORT_LIB      := $(BUILD)/lib/libncclwatch-report.a
+
+$(REPORT_LIB_OBJS): CFLAGS += $(LIB_CFLAGS)
+
+$(REPORT_LIB): $(REPORT_LIB_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $(REPORT_LIB_OBJS)
+
+CLI_SRCS := $(wildcard report/cli/*.c)
+CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
+CLI      := $(BUILD)/bin/ncclwatch
+
+$(CLI): $(CLI_OBJS) $(REPORT_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(REPORT_LIB)
+
+LIBS         += $(REPORT_LIB)
+BINS         += $(CLI)
+INSTALL_BINS += $(CLI)
+
+# Tests. The segment writer is shared by mkseg and the concurrent test.
+SEGWRITER_OBJ := $(BUILD)/tests/report/segwriter.o
+MKSEG         := $(BUILD)/tests/progs/mkseg
+LAYOUT_TEST   := $(BUILD)/tests/test-unit-layout
+CONCURRENT_TEST := $(BUILD)/tests/test-report-concurrent
+
+$(MKSEG): $(BUILD)/tests/report/mkseg.o $(SEGWRITER_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^
+
+$(LAYOUT_TEST): $(BUILD)/tests/unit/test_layout.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^
+
+$(CONCURRENT_TEST): $(BUILD)/tests/report/test_concurrent.o $(SEGWRITER_OBJ) $(REPORT_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/tests/report/test_concurrent.o $(SEGWRITER_OBJ) $(REPORT_LIB)
+
+TEST_BINS += $(MKSEG) $(LAYOUT_TEST) $(CONCURRENT_TEST)
+
+# The fuzz target needs clang's libFuzzer; without it, its test skips.
+FUZZ_CC ?= clang
+HAVE_LIBFUZZER := $(shell printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return (int)(d[0] & n & 0); }\n' \
+	| $(FUZZ_CC) -x c -fsanitize=fuzzer -o /dev/null - >/dev/null 2>&1 && echo yes)
+FUZZ_TARGET := $(BUILD)/tests/progs/fuzz-segment-reader
+FUZZ_SRCS   := tests/fuzz/fuzz_segment_reader.c $(REPORT_LIB_SRCS) report/cli/show_text.c
+ifeq ($(HAVE_LIBFUZZER),yes)
+$(FUZZ_TARGET): $(FUZZ_SRCS) $(wildcard report/*.h report/cli/*.h) include/ncclwatch/segment.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 -Wall -Wextra -Werror -g -O1 \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -o $@ $(FUZZ_SRCS)
+TEST_BINS += $(FUZZ_TARGET)
+endif

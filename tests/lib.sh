@@ -21,7 +21,8 @@ export NCCLSIM_DIR="$T/sim"          # the simulation's shared files
 mkdir -p "$NCCLSIM_DIR"
 _nw_pgids=""
 _nw_cleanup() {
-	for g in $_nw_pgids; do kill -KILL -- "-$g" 2>/dev/null; done
+	# The group, and the leader itself in case it has not called setsid() yet.
+	for g in $_nw_pgids; do kill -KILL "-$g" "$g" 2>/dev/null; done
 	[ -n "${NW_KEEP_TMP:-}" ] || rm -rf "$T"
 }
 trap _nw_cleanup EXIT
@@ -59,7 +60,7 @@ nw_wait() {
 	while kill -0 "$_p" 2>/dev/null; do
 		if ! ps -o stat= -p "$_p" 2>/dev/null | grep -qv Z; then break; fi
 		_n=$(( _n - 1 ))
-		if [ $_n -le 0 ]; then kill -KILL -- "-$_p" 2>/dev/null; wait "$_p" 2>/dev/null; return 124; fi
+		if [ $_n -le 0 ]; then kill -KILL "-$_p" "$_p" 2>/dev/null; wait "$_p" 2>/dev/null; return 124; fi
 		sleep 0.1
 	done
 	wait "$_p"

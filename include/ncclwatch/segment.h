@@ -276,6 +276,7 @@ struct nw_seg_op {
 	NW_ATOMIC(uint32_t) state;    /* enum nw_op_state */
 	NW_ATOMIC(int32_t) result;    /* ncclResult_t the call returned (or async error) */
 	NW_ATOMIC(int32_t) cuda_error;/* CUresult of a failed event, 0 none */
+	uint32_t pad0;                /* zero */
 };
 
 #ifndef __cplusplus

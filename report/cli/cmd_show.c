@@ -1,0 +1,113 @@
+/* `ncclwatch show [--records N] FILE|DIR...`: the raw contents of segments
+ * (header, communicators, peers, op records), one block per segment. */
+#include "commands.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include "show_text.h"
+
+static void show_help(FILE *out)
+{
+	fprintf(out,
+	        "usage: ncclwatch show [--records N] FILE|DIR...\n"
+	        "\n"
+	        "Prints what each segment holds: a live segment or a dump, or every *.seg\n"
+	        "file under DIR and its subdirectories two levels down (DIR/<job>/<host>.<pid>.seg).\n"
+	        "\n"
+	        "  -n, --records N   show only the newest N op records (default: all valid ones)\n"
+	        "  -h, --help        this text\n"
+	        "\n"
+	        "Output, per segment (blocks separated by an empty line):\n"
+	        "  segment PATH\n"
+	        "    KEY VALUE        header fields: format host pid ppid uid rank local_rank\n"
+	        "                     world_size job start (ISO 8601, UTC) flags nccl nccl_lib\n"
+	        "                     cuda_driver gpu env (one line per variable) heartbeat\n"
+	        "                     ops_dropped stopped (no | yes: ERROR) size\n"
+	        "  comms count=N capacity=N\n"
+	        "    comm SLOT id=HEX16 origin= rank=R/N state= device= init_result= coll_enqueued=\n"
+	        "         coll_started= coll_completed= p2p_enqueued= p2p_completed= async_error=\n"
+	        "         parent=HEX16 color= key= blocking= bus_id= name=      (one line)\n"
+	        "  peers count=N capacity=N\n"
+	        "    peer SLOT comm=SLOT id=HEX16 peer=R send_enqueued= send_completed=\n"
+	        "         recv_enqueued= recv_completed=                          (one line)\n"
+	        "  records shown=N valid=N torn=N overwritten=N unpublished=N head=N capacity=N\n"
+	        "    op TICKET t=+S.US tid= KIND comm=HEX16 rank=R/N seq= count= dtype= redop=\n"
+	        "         root=|peer= group= depth= state= result= cuda_error= flags= started=\n"
+	        "         ended= stream= caller=                                  (one line)\n"
+	        "Records come oldest first; times are seconds after the segment's start; '-'\n"
+	        "means none. docs/FORMAT.md describes every field.\n"
+	        "\n"
+	        "Exit status: 0 ok; 2 usage error or a file that is not a readable segment\n"
+	        "(one line on stderr per such file; the others are still shown).\n");
+}
+
+static int show_run(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "records", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct nw_show_options opt = { .all_records = 1 };
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:n:h", options, NULL)) != -1) {
+		switch (c) {
+		case 'n': {
+			char *end;
+			errno = 0;
+			unsigned long long n = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-')
+				return nw_usage_error("show", "--records wants a number, not '%s'", optarg);
+			opt.all_records = 0;
+			opt.max_records = n;
+			break;
+		}
+		case 'h':
+			show_help(stdout);
+			return NW_EXIT_OK;
+		case ':':
+			return nw_usage_error("show", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return nw_usage_error("show", "unknown option '%s' (see ncclwatch show --help)",
+			                      argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return nw_usage_error("show", "no FILE or DIR given (see ncclwatch show --help)");
+
+	int status = NW_EXIT_OK, shown = 0;
+	for (int i = optind; i < argc; i++) {
+		struct nw_path_list list = { 0 };
+		struct nw_read_error err;
+		if (nw_segment_list(argv[i], &list, &err) != NW_READ_OK) {
+			fprintf(stderr, "ncclwatch: %s\n", err.message);
+			status = NW_EXIT_USAGE;
+		}
+		for (size_t j = 0; j < list.count; j++) {
+			struct nw_segment seg;
+			if (nw_segment_read(list.paths[j], 0, &seg, &err) != NW_READ_OK) {
+				fprintf(stderr, "ncclwatch: %s\n", err.message);
+				status = NW_EXIT_USAGE;
+				continue;
+			}
+			if (shown++)
+				fputc('\n', stdout);
+			nw_show_segment(stdout, &seg, &opt);
+			nw_segment_free(&seg);
+		}
+		nw_path_list_free(&list);
+	}
+	if (fflush(stdout) != 0)
+		status = NW_EXIT_USAGE;
+	return status;
+}
+
+const struct nw_command nw_cmd_show = {
+	.name = "show",
+	.summary = "print the header, communicators, peers and op records of segments",
+	.help = show_help,
+	.run = show_run,
+};

@@ -1,0 +1,36 @@
+/* The commands of the `ncclwatch` CLI. Each command is one file that
+ * defines a `struct nw_command`; commands.c lists them. Adding a command
+ * is adding its file and one line to that list.
+ *
+ * Exit status of every command: 0 ok, 1 problem found, 2 usage or input
+ * error (one line on stderr naming the file and the problem).
+ */
+#ifndef NCCLWATCH_REPORT_CLI_COMMANDS_H
+#define NCCLWATCH_REPORT_CLI_COMMANDS_H
+
+#include <stdio.h>
+
+#define NW_EXIT_OK 0
+#define NW_EXIT_PROBLEM 1
+#define NW_EXIT_USAGE 2
+
+#ifndef NCCLWATCH_VERSION
+#define NCCLWATCH_VERSION "0.1.0"
+#endif
+
+struct nw_command {
+	const char *name;
+	const char *summary;            /* one line for `ncclwatch --help` */
+	void (*help)(FILE *out);        /* `ncclwatch <name> --help` */
+	int (*run)(int argc, char **argv); /* argv[0] is the command's name */
+};
+
+/* NULL-terminated, in the order `ncclwatch --help` lists them. */
+extern const struct nw_command *const nw_commands[];
+
+extern const struct nw_command nw_cmd_show;
+
+/* "ncclwatch <cmd>: <message>" on stderr; returns NW_EXIT_USAGE. */
+int nw_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif /* NCCLWATCH_REPORT_CLI_COMMANDS_H */

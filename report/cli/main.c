@@ -1,0 +1,73 @@
+/* `ncclwatch`: global options (--help, --version) and dispatch to the
+ * command named by the first argument (see commands.h). */
+#include "commands.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <ncclwatch/segment.h>
+
+int nw_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "ncclwatch%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return NW_EXIT_USAGE;
+}
+
+static void help(FILE *out)
+{
+	fprintf(out,
+	        "usage: ncclwatch [--help] [--version] COMMAND [ARGS...]\n"
+	        "\n"
+	        "Reads what libncclwatch.so recorded about the NCCL calls of a job:\n"
+	        "one segment file per process, live or left behind after a crash.\n"
+	        "\n"
+	        "commands:\n");
+	for (const struct nw_command *const *c = nw_commands; *c; c++)
+		fprintf(out, "  %-10s %s\n", (*c)->name, (*c)->summary);
+	fprintf(out,
+	        "\n"
+	        "'ncclwatch COMMAND --help' describes a command.\n"
+	        "Exit status: 0 ok, 1 problem found, 2 usage or input error.\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt;
+	opterr = 0;
+	/* '+': stop at the command name; its options are its own. */
+	while ((opt = getopt_long(argc, argv, "+hV", options, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			help(stdout);
+			return NW_EXIT_OK;
+		case 'V':
+			printf("ncclwatch %s (segment format %d.%d)\n", NCCLWATCH_VERSION,
+			       NW_SEG_VERSION_MAJOR, NW_SEG_VERSION_MINOR);
+			return NW_EXIT_OK;
+		default:
+			return nw_usage_error(NULL, "unknown option '%s' (see ncclwatch --help)",
+			                      argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return nw_usage_error(NULL, "no command given (see ncclwatch --help)");
+	const int first = optind;
+	const char *name = argv[first];
+	for (const struct nw_command *const *c = nw_commands; *c; c++)
+		if (strcmp((*c)->name, name) == 0) {
+			optind = 0; /* glibc: restart getopt for the command's own options */
+			return (*c)->run(argc - first, argv + first);
+		}
+	return nw_usage_error(NULL, "unknown command '%s' (see ncclwatch --help)", name);
+}

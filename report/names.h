@@ -1,0 +1,43 @@
+/* Names for the numbers a segment holds: op kinds, op states, comm states,
+ * comm origins, header and op flags, and NCCL's ncclDataType_t, ncclRedOp_t
+ * and ncclResult_t. Shared by every renderer so that the same value always
+ * prints the same way.
+ *
+ * A value the name tables do not know is formatted into the caller's buffer
+ * (e.g. "kind#99"), so every function is thread-safe and never fails.
+ */
+#ifndef NCCLWATCH_REPORT_NAMES_H
+#define NCCLWATCH_REPORT_NAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define NW_NAME_BUF 32   /* room for any "<thing>#<number>" */
+#define NW_FLAGS_BUF 160 /* room for every flag name of any flag word */
+
+const char *nw_op_kind_name(unsigned kind, char buf[NW_NAME_BUF]);       /* "AllReduce", "Send", "CommInit" */
+const char *nw_op_state_name(unsigned state, char buf[NW_NAME_BUF]);     /* "ENQUEUED", "COMPLETED" */
+const char *nw_comm_state_name(unsigned state, char buf[NW_NAME_BUF]);   /* "INIT_DONE", "DESTROYED" */
+const char *nw_comm_origin_name(unsigned origin, char buf[NW_NAME_BUF]); /* "InitRank", "Split" */
+const char *nw_datatype_name(int datatype, char buf[NW_NAME_BUF]);       /* "float32", "bfloat16" */
+/* "sum", "prod", "max", "min", "avg"; a dynamic op (>= ncclNumOps, made by
+ * ncclRedOpCreatePreMulSum) is "premulsum#N" with N its value; -1 is "-". */
+const char *nw_redop_name(int redop, char buf[NW_NAME_BUF]);
+/* The enum name: "ncclSuccess", "ncclSystemError"; else "result#N". */
+const char *nw_nccl_result_name(int result, char buf[NW_NAME_BUF]);
+/* What the real ncclGetErrorString says, without its "(run with ...)" advice:
+ * "no error", "unhandled system error", ...; else "unknown result code". */
+const char *nw_nccl_result_string(int result);
+
+/* Comma-separated flag names ("recording,exited"), unknown bits as hex
+ * ("0x100"); "-" for no flag. */
+const char *nw_seg_flags_str(uint32_t flags, char buf[NW_FLAGS_BUF]);
+const char *nw_op_flags_str(uint32_t flags, char buf[NW_FLAGS_BUF]);
+
+/* ncclGetVersion's code as "2.28.9" (codes before 2.9 are major*1000+minor*100+patch);
+ * 0 is "unknown". */
+const char *nw_nccl_version_str(int32_t code, char buf[NW_NAME_BUF]);
+/* cuDriverGetVersion's code as "13.0"; 0 is "unknown". */
+const char *nw_cuda_version_str(int32_t code, char buf[NW_NAME_BUF]);
+
+#endif /* NCCLWATCH_REPORT_NAMES_H */

@@ -1,0 +1,191 @@
+/* mkseg: test-only writer of segment files, valid or corrupted on purpose,
+ * for the CLI tests and the fuzz corpus (contents: segwriter.h).
+ *
+ *   mkseg [options] OUT
+ *     --comms N --comm-cap N      published comm slots / capacity (2 / 4)
+ *     --peers N --peer-cap N      published peer slots / capacity (2 / 8)
+ *     --ring N --records N        ring capacity (16) / tickets written (10)
+ *     --stack N                   a stack area of N bytes (0)
+ *     --tear T                    ticket T's commit names no ticket of its slot
+ *     --unpublish T               ticket T's commit is 0 (its writer died mid-write)
+ *     --stopped MSG               flags STOPPED with error MSG
+ *     --comm-name STR             the name of comm slot 0 (any bytes)
+ *     --newer-minor               minor 1 with a larger header and records
+ *     --corrupt KIND              one defect, see the table below
+ *     --seed N                    for --corrupt random-*
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "segwriter.h"
+
+struct defect {
+	const char *name;
+	void (*apply)(struct nw_seg_header *h, char *mem, uint64_t *len, unsigned seed);
+};
+
+#define DEFECT(n, body) \
+	static void defect_##n(struct nw_seg_header *h, char *mem, uint64_t *len, unsigned seed) \
+	{ (void)h; (void)mem; (void)len; (void)seed; body; }
+
+DEFECT(empty, *len = 0)
+DEFECT(short_magic, *len = 5)
+DEFECT(short_header, *len = 100)
+DEFECT(header_only, *len = sizeof *h)
+DEFECT(truncated_ring, *len = h->segment_size - 64)
+DEFECT(zero_magic, memset(h->magic, 0, sizeof h->magic))
+DEFECT(magic, memcpy(h->magic, "NCCLWSEX", 8))
+DEFECT(endian, h->endian = __builtin_bswap32(NW_SEG_ENDIAN))
+DEFECT(endian_bad, h->endian = 0xdeadbeef)
+DEFECT(major, h->version_major = 2)
+DEFECT(major0, h->version_major = 0)
+DEFECT(header_size, h->header_size = 4096)
+DEFECT(header_size_big, h->header_size = 8192 + 64)
+DEFECT(segment_size, h->segment_size += 4096)
+DEFECT(comm_record_size, h->comm_record_size = 256)
+DEFECT(peer_record_size, h->peer_record_size = 72)
+DEFECT(op_record_size, h->op_record_size = 64)
+DEFECT(comm_offset_misaligned, h->comm_offset += 8)
+DEFECT(comm_offset_in_header, h->comm_offset = 64)
+DEFECT(ring_offset_outside, h->ring_offset = h->segment_size + 64)
+DEFECT(ring_offset_overflow, h->ring_offset = UINT64_MAX - 63)
+DEFECT(overlap, h->peer_offset = h->comm_offset)
+DEFECT(ring_not_pow2, h->ring_capacity = 12)
+DEFECT(ring_zero, h->ring_capacity = 0)
+DEFECT(ring_over_max, h->ring_capacity = NW_SEG_MAX_RING * 2)
+DEFECT(comms_over_max, h->comm_capacity = NW_SEG_MAX_COMMS + 1)
+DEFECT(peers_over_max, h->peer_capacity = NW_SEG_MAX_PEERS + 1)
+DEFECT(stack_over_max, h->stack_offset = h->segment_size; h->stack_size = NW_SEG_MAX_STACK + 1)
+DEFECT(stack_outside, h->stack_offset = h->segment_size; h->stack_size = 4096)
+DEFECT(comm_count, h->comm_count = h->comm_capacity + 1)
+DEFECT(peer_count, h->peer_count = h->peer_capacity + 1)
+DEFECT(host_unterminated, memset(h->host, 'h', sizeof h->host))
+DEFECT(job_unterminated, memset(h->job, 'j', sizeof h->job))
+DEFECT(error_unterminated, memset(h->error, 'e', sizeof h->error))
+DEFECT(env_unterminated, for (size_t i = 0; i + 4 <= sizeof h->env; i += 4) memcpy(h->env + i, "A=B", 4))
+DEFECT(comm_name_unterminated,
+       memset(((struct nw_seg_comm *)(mem + h->comm_offset))[1].name, 'n', NW_COMM_NAME_LEN))
+/* Random bytes after a valid magic, byte-order mark and version: the
+ * checks past identification must hold whatever the rest says. */
+DEFECT(random_header, srand(seed); for (size_t i = 16; i < sizeof *h; i++) mem[i] = (char)rand())
+DEFECT(random_fields, srand(seed);
+       for (size_t i = 16; i < offsetof(struct nw_seg_header, host); i++) mem[i] = (char)rand())
+
+static const struct defect defects[] = {
+#define D(n) { #n, defect_##n }
+	D(empty), D(short_magic), D(short_header), D(header_only), D(truncated_ring), D(zero_magic),
+	D(magic), D(endian), D(endian_bad), D(major), D(major0), D(header_size), D(header_size_big),
+	D(segment_size), D(comm_record_size), D(peer_record_size), D(op_record_size),
+	D(comm_offset_misaligned), D(comm_offset_in_header), D(ring_offset_outside),
+	D(ring_offset_overflow), D(overlap), D(ring_not_pow2), D(ring_zero), D(ring_over_max),
+	D(comms_over_max), D(peers_over_max), D(stack_over_max), D(stack_outside), D(comm_count),
+	D(peer_count), D(host_unterminated), D(job_unterminated), D(error_unterminated),
+	D(env_unterminated), D(comm_name_unterminated), D(random_header), D(random_fields),
+#undef D
+};
+
+static unsigned long long number(const char *opt, const char *s)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (end == s || *end) {
+		fprintf(stderr, "mkseg: %s wants a number, not '%s'\n", opt, s);
+		exit(2);
+	}
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "comms", required_argument, NULL, 'c' },   { "comm-cap", required_argument, NULL, 'C' },
+		{ "peers", required_argument, NULL, 'p' },   { "peer-cap", required_argument, NULL, 'P' },
+		{ "ring", required_argument, NULL, 'r' },    { "records", required_argument, NULL, 'n' },
+		{ "stack", required_argument, NULL, 's' },   { "tear", required_argument, NULL, 't' },
+		{ "unpublish", required_argument, NULL, 'u' }, { "stopped", required_argument, NULL, 'S' },
+		{ "newer-minor", no_argument, NULL, 'm' },   { "corrupt", required_argument, NULL, 'x' },
+		{ "seed", required_argument, NULL, 'z' },    { "comm-name", required_argument, NULL, 'N' },    { "list-defects", no_argument, NULL, 'l' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct segw_spec spec = { .comm_capacity = 4, .comms = 2, .peer_capacity = 8, .peers = 2,
+	                          .ring_capacity = 16, .records = 10 };
+	uint64_t tear[64], unpub[64];
+	size_t n_tear = 0, n_unpub = 0;
+	const char *stopped = NULL, *corrupt = NULL, *comm_name = NULL;
+	unsigned seed = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		switch (c) {
+		case 'c': spec.comms = (uint32_t)number("--comms", optarg); break;
+		case 'C': spec.comm_capacity = (uint32_t)number("--comm-cap", optarg); break;
+		case 'p': spec.peers = (uint32_t)number("--peers", optarg); break;
+		case 'P': spec.peer_capacity = (uint32_t)number("--peer-cap", optarg); break;
+		case 'r': spec.ring_capacity = (uint32_t)number("--ring", optarg); break;
+		case 'n': spec.records = number("--records", optarg); break;
+		case 's': spec.stack_size = number("--stack", optarg); break;
+		case 't': if (n_tear < 64) tear[n_tear++] = number("--tear", optarg); break;
+		case 'u': if (n_unpub < 64) unpub[n_unpub++] = number("--unpublish", optarg); break;
+		case 'S': stopped = optarg; break;
+		case 'N': comm_name = optarg; break;
+		case 'm': spec.version_minor = NW_SEG_VERSION_MINOR + 1; spec.header_extra = 128;
+		          spec.record_extra = 64; break;
+		case 'x': corrupt = optarg; break;
+		case 'z': seed = (unsigned)number("--seed", optarg); break;
+		case 'l':
+			for (size_t i = 0; i < sizeof defects / sizeof defects[0]; i++)
+				puts(defects[i].name);
+			return 0;
+		default: return 2;
+		}
+	}
+	if (optind != argc - 1 || spec.comms > spec.comm_capacity || spec.peers > spec.peer_capacity ||
+	    spec.ring_capacity == 0 || (spec.ring_capacity & (spec.ring_capacity - 1))) {
+		fprintf(stderr, "usage: mkseg [options] OUT (see the comment in tests/report/mkseg.c)\n");
+		return 2;
+	}
+
+	uint64_t len = segw_size(&spec);
+	char *mem = calloc(1, len);
+	if (!mem)
+		return 1;
+	struct nw_seg_header *h = (struct nw_seg_header *)mem;
+	segw_build(mem, &spec);
+	for (size_t i = 0; i < n_tear; i++) {
+		struct nw_seg_op *op = segw_op_slot(mem, tear[i]);
+		op->commit = tear[i] + 2;
+		op->count = 0xbadbad;
+	}
+	for (size_t i = 0; i < n_unpub; i++) {
+		struct nw_seg_op *op = segw_op_slot(mem, unpub[i]);
+		op->commit = 0;
+		op->count = 0xbadbad;
+	}
+	if (stopped) {
+		h->flags |= NW_SEG_F_STOPPED;
+		snprintf(h->error, sizeof h->error, "%s", stopped);
+	}
+	if (comm_name && spec.comms) {
+		struct nw_seg_comm *c0 = (struct nw_seg_comm *)(mem + h->comm_offset);
+		snprintf(c0->name, sizeof c0->name, "%s", comm_name);
+	}
+	if (corrupt) {
+		size_t i = 0;
+		for (; i < sizeof defects / sizeof defects[0]; i++)
+			if (strcmp(defects[i].name, corrupt) == 0)
+				break;
+		if (i == sizeof defects / sizeof defects[0]) {
+			fprintf(stderr, "mkseg: unknown defect '%s' (--list-defects)\n", corrupt);
+			return 2;
+		}
+		defects[i].apply(h, mem, &len, seed);
+	}
+
+	FILE *f = fopen(argv[optind], "wb");
+	if (!f || fwrite(mem, 1, len, f) != len || fclose(f) != 0) {
+		perror(argv[optind]);
+		return 1;
+	}
+	free(mem);
+	return 0;
+}

@@ -1,0 +1,35 @@
+#!/bin/sh
+# The op ring: after wrap-around only the newest records are shown; torn
+# and unpublished records are never shown, and every ticket is counted.
+. "$NW_ROOT/tests/lib.sh"
+. "$NW_ROOT/tests/report/report-lib.sh"
+
+tickets() { sed -n 's/^  op \([0-9]*\) .*/\1/p' "$1" | tr '\n' ' '; }
+
+# 40 records in a ring of 16: tickets 24..39.
+"$NW_MKSEG" --ring 16 --records 40 "$T/wrap.seg" || fail "mkseg"
+show_ok "$T/wrap" "$T/wrap.seg"
+assert_grep '^records shown=16 valid=16 torn=0 overwritten=24 unpublished=0 head=40 capacity=16$' "$T/wrap"
+assert_eq "$(tickets "$T/wrap")" "24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 " "wrapped tickets"
+assert_grep '^  op 24 t=\+0\.025000 tid=5000 Send .* seq=25 count=1024 ' "$T/wrap"
+assert_grep '^  op 39 t=\+0\.040000 .* seq=40 count=1039 ' "$T/wrap"
+
+# A torn record (commit names no ticket of its slot) and an unpublished one
+# (commit 0: its writer died mid-write) are dropped and counted.
+"$NW_MKSEG" --ring 16 --records 40 --tear 30 --unpublish 33 "$T/bad.seg" || fail "mkseg"
+show_ok "$T/bad" "$T/bad.seg"
+assert_grep '^records shown=14 valid=14 torn=1 overwritten=24 unpublished=1 head=40 capacity=16$' "$T/bad"
+assert_eq "$(tickets "$T/bad")" "24 25 26 27 28 29 31 32 34 35 36 37 38 39 " "tickets without 30 and 33"
+assert_no_grep 'count=12246957' "$T/bad"   # 0xbadbad: what mkseg scribbled into them
+
+# Not yet wrapped, with the newest record unpublished (the writer is in it).
+"$NW_MKSEG" --ring 16 --records 5 --unpublish 4 "$T/young.seg" || fail "mkseg"
+show_ok "$T/young" "$T/young.seg"
+assert_grep '^records shown=4 valid=4 torn=0 overwritten=0 unpublished=1 head=5 capacity=16$' "$T/young"
+assert_eq "$(tickets "$T/young")" "0 1 2 3 " "young tickets"
+
+# An empty ring.
+"$NW_MKSEG" --records 0 "$T/empty.seg" || fail "mkseg"
+show_ok "$T/empty" "$T/empty.seg"
+assert_grep '^records shown=0 valid=0 torn=0 overwritten=0 unpublished=0 head=0 capacity=16$' "$T/empty"
+echo "ok"
