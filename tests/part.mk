@@ -1,1 +1,2 @@
-# tests: filled in by its owner
+# tests: programs of the test folders that no part's fragment builds.
+include tests/compat/part.mk
