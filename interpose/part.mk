@@ -1,1 +1,22 @@
-# interpose: filled in by its owner
+# interpose: the LD_PRELOAD library $(BUILD)/lib/libncclwatch.so. It links
+# neither libnccl nor libcuda: the real NCCL is found at run time
+# (real_nccl.c), so the same library works on any NCCL and on the simulation.
+INTERPOSE_SRCS := $(addprefix interpose/,log.c thread.c libc_dl.c real_nccl.c dlsym_hook.c \
+	job.c env_fingerprint.c segment_file.c state.c ring.c comm_id.c comms.c groups.c \
+	record.c wrap_coll.c wrap_p2p.c wrap_group.c wrap_comm.c)
+INTERPOSE_OBJS := $(INTERPOSE_SRCS:%.c=$(BUILD)/%.o)
+INTERPOSE_LIB  := $(BUILD)/lib/libncclwatch.so
+
+$(INTERPOSE_OBJS): CFLAGS += $(LIB_CFLAGS)
+
+$(INTERPOSE_LIB): $(INTERPOSE_OBJS) interpose/libncclwatch.map
+	@mkdir -p $(dir $@)
+	$(CC) -shared -o $@ $(INTERPOSE_OBJS) -Wl,-soname,libncclwatch.so \
+		-Wl,--version-script=interpose/libncclwatch.map -Wl,--no-undefined -Wl,-z,now \
+		$(LDFLAGS) -ldl
+
+LIBS         += $(INTERPOSE_LIB)
+INSTALL_LIBS += $(INTERPOSE_LIB)
+
+include tests/interpose/part.mk
+include tests/bench/part.mk

@@ -18,12 +18,12 @@ static const char *const wrapped[] = {
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
-		fprintf(stderr, "usage: nccl_probe PATH-OF-libnccl.so.2\n");
+		fprintf(stderr, "usage: dlopen_probe PATH-OF-libnccl.so.2\n");
 		return 2;
 	}
 	void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
-		fprintf(stderr, "nccl_probe: %s\n", dlerror());
+		fprintf(stderr, "dlopen_probe: %s\n", dlerror());
 		return 2;
 	}
 	for (size_t i = 0; i < sizeof(wrapped) / sizeof(wrapped[0]); i++)
@@ -36,7 +36,7 @@ int main(int argc, char **argv)
 	const char *(*error_string)(ncclResult_t) =
 		(const char *(*)(ncclResult_t))dlsym(h, "ncclGetErrorString");
 	if (!get_version || !get_id || !init_rank || !error_string) {
-		fprintf(stderr, "nccl_probe: %s lacks a basic function\n", argv[1]);
+		fprintf(stderr, "dlopen_probe: %s lacks a basic function\n", argv[1]);
 		return 2;
 	}
 	int version = 0;

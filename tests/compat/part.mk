@@ -1,5 +1,5 @@
 # tests/compat: ncclwatch on real NCCL libraries of several versions.
-$(BUILD)/tests/progs/nccl_probe: $(BUILD)/tests/compat/nccl_probe.o
+$(BUILD)/tests/progs/dlopen_probe: $(BUILD)/tests/compat/dlopen_probe.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -ldl
-TEST_BINS += $(BUILD)/tests/progs/nccl_probe
+TEST_BINS += $(BUILD)/tests/progs/dlopen_probe

@@ -1,33 +1,28 @@
 #!/bin/sh
-# ncclwatch on real NCCL libraries: the toolkit's (2.28.9) and, from PyPI
-# wheels fetched by `make deps`, an old (2.18.3) and the newest (2.32.3).
-# A program that loads the library by path (as JAX does) must see exactly
-# the same thing with and without the preload: the same functions (an older
-# NCCL lacks some: they stay missing), the same version, the same results,
-# ncclCommInitRank failing with the real error (no GPU here). The segment
-# must hold the communicator's init as INIT_FAILED with that error.
+# Real NCCL loaded by path, as JAX's TSL stub does (dlopen + dlsym): the
+# toolkit's 2.28.9 and, from PyPI wheels fetched by `make deps`, 2.18.3 and
+# 2.32.3. Under the preload the program must find exactly the same functions
+# (those an older NCCL lacks stay missing: our dlsym hook never invents
+# them), versions and results, and its calls are still recorded. The linked
+# path and the segment's contents are checked by tests/interpose.
 . "$NW_ROOT/tests/lib.sh"
-probe="$NW_BUILD/tests/progs/nccl_probe"
+probe="$NW_BUILD/tests/progs/dlopen_probe"
 export NCCLWATCH_KEEP=1
 
 check() {   # check LIBRARY EXPECTED-VERSION-CODE
 	lib=$1 want=$2
 	note "$lib"
 	"$probe" "$lib" > "$T/plain.txt" 2>&1 || fail "probe without preload failed: $(cat "$T/plain.txt")"
-	rm -rf "$NCCLWATCH_DIR"
 	LD_PRELOAD=$(nw_preload) "$probe" "$lib" > "$T/watched.txt" 2>"$T/watched.err" ||
 		fail "probe under preload failed: $(cat "$T/watched.err")"
 	diff "$T/plain.txt" "$T/watched.txt" || fail "$lib: output differs under the preload"
 	[ -s "$T/watched.err" ] && { cat "$T/watched.err"; fail "$lib: the preload wrote to stderr"; }
 	assert_grep "^version $want result 0$" "$T/watched.txt"
-	assert_grep "^uniqueid result 0$" "$T/watched.txt"
 	assert_grep "^initrank result 1 \(unhandled cuda error" "$T/watched.txt"
+	# Recorded, although the program never linked NCCL.
 	"$NW_CLI" show "$NCCLWATCH_DIR" > "$T/show.txt" || fail "ncclwatch show failed"
-	nv=$(echo "$want" | awk '{ printf "%d.%d.%d", $1 / 10000, ($1 / 100) % 100, $1 % 100 }')
-	assert_grep "^  nccl +$nv$" "$T/show.txt"
-	assert_grep "^  comm 0 id=[0-9a-f]{16} origin=InitRank rank=0/1 state=INIT_FAILED .*init_result=ncclUnhandledCudaError" "$T/show.txt"
-	assert_grep "^  op 0 .* CommInit .* state=INIT_FAILED result=ncclUnhandledCudaError .* ended=\+[0-9]" "$T/show.txt"
-	[ "$(grep -c '^  op ' "$T/show.txt")" = 1 ] || fail "$lib: expected exactly one record"
+	assert_grep "^  op 0 .* CommInit .* state=INIT_FAILED result=ncclUnhandledCudaError" "$T/show.txt"
+	rm -rf "$NCCLWATCH_DIR"
 }
 
 check "$NW_REAL_NCCL/libnccl.so.2" 22809

@@ -1,0 +1,221 @@
+/* comms: see comms.h. */
+#define HASH_NONFATAL_OOM 1
+#include "comms.h"
+
+#include "log.h"
+#include "real_nccl.h"
+#include "ring.h"
+#include "state.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int nw_hash_oom;
+#undef uthash_nonfatal_oom
+#define uthash_nonfatal_oom(obj) (nw_hash_oom = 1)
+
+static pthread_mutex_t nw_comms_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct nw_comm *nw_comms_by_handle;   /* uthash head */
+atomic_uint nw_comm_generation = 1;          /* TLS caches start at 0: stale */
+
+int nw_comms_init(void)
+{
+	return 0;
+}
+
+void nw_comms_reset_after_fork(void)
+{
+	/* The parent's comms are unusable in the child; entries are left behind. */
+	nw_comms_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	nw_comms_by_handle = NULL;
+	atomic_fetch_add(&nw_comm_generation, 1);
+}
+
+static void bump_generation(void)
+{
+	atomic_fetch_add_explicit(&nw_comm_generation, 1, memory_order_release);
+}
+
+struct nw_comm *nw_comm_create(const struct nw_comm_spec *spec)
+{
+	struct nw_seg_header *h = nw_seg.hdr;
+	struct nw_comm *c = calloc(1, sizeof(*c));
+	struct nw_peer_pos *peers = spec->peer_capacity > 0
+		? calloc((size_t)spec->peer_capacity, sizeof(*peers)) : NULL;
+	if (!c || (spec->peer_capacity > 0 && !peers)) {
+		free(c);
+		free(peers);
+		nw_stop("out of memory for the comm table");
+		return NULL;
+	}
+	pthread_mutex_lock(&nw_comms_lock);
+	uint32_t slot = atomic_load_explicit(&h->comm_count, memory_order_relaxed);
+	if (slot >= nw_seg.comm_capacity) {
+		pthread_mutex_unlock(&nw_comms_lock);
+		if (!(atomic_fetch_or(&h->flags, NW_SEG_F_COMMS_FULL) & NW_SEG_F_COMMS_FULL))
+			nw_log("comm table full (NCCLWATCH_COMMS=%u): later communicators are not recorded",
+			       nw_seg.comm_capacity);
+		free(c);
+		free(peers);
+		return NULL;
+	}
+	struct nw_seg_comm *sc = &nw_seg.comms[slot];
+	c->slot = slot;
+	c->seg = sc;
+	c->id = spec->id;
+	c->rank = spec->rank;
+	c->nranks = spec->nranks;
+	c->peer_capacity = peers ? spec->peer_capacity : 0;
+	c->peers = peers;
+	c->blocking = spec->blocking;
+	sc->comm_id = spec->id;
+	sc->parent_id = spec->parent_id;
+	sc->handle = 0;
+	sc->rank = spec->rank;
+	sc->nranks = spec->nranks;
+	sc->cuda_device = -1;
+	sc->origin = spec->origin;
+	sc->split_color = spec->color;
+	sc->split_key = spec->key;
+	sc->blocking = (uint32_t)spec->blocking;
+	sc->init_enter_ns = nw_now_ns();
+	if (spec->name)
+		strncpy(sc->name, spec->name, sizeof(sc->name) - 1);
+	atomic_store_explicit(&sc->state, NW_COMM_INIT_ENTERED, memory_order_release);
+	atomic_store_explicit(&h->comm_count, slot + 1, memory_order_release);
+	pthread_mutex_unlock(&nw_comms_lock);
+	return c;
+}
+
+/* rank, nranks and device, asked of the real NCCL once (never on the hot path). */
+static void learn_identity(struct nw_comm *c)
+{
+	int v;
+	ncclComm_t h = c->handle;
+	if (c->nranks < 0 && nw_real.CommCount && NW_GUARDED(nw_real.CommCount(h, &v)) == ncclSuccess) {
+		__atomic_store_n(&c->nranks, v, __ATOMIC_RELAXED);
+		c->seg->nranks = v;
+	}
+	if (c->rank < 0 && nw_real.CommUserRank && NW_GUARDED(nw_real.CommUserRank(h, &v)) == ncclSuccess) {
+		__atomic_store_n(&c->rank, v, __ATOMIC_RELAXED);
+		c->seg->rank = v;
+	}
+	if (nw_real.CommCuDevice && NW_GUARDED(nw_real.CommCuDevice(h, &v)) == ncclSuccess)
+		c->seg->cuda_device = v;
+}
+
+void nw_comm_created(struct nw_comm *c, ncclComm_t handle, ncclResult_t r)
+{
+	struct nw_seg_comm *sc = c->seg;
+	sc->init_result = r;
+	sc->init_done_ns = nw_now_ns();
+	if (handle && (r == ncclSuccess || r == ncclInProgress)) {
+		c->handle = handle;
+		sc->handle = (uint64_t)(uintptr_t)handle;
+		pthread_mutex_lock(&nw_comms_lock);
+		struct nw_comm *old = NULL;
+		HASH_FIND_PTR(nw_comms_by_handle, &handle, old);
+		if (old)
+			HASH_DEL(nw_comms_by_handle, old);   /* a stale entry for a reused address */
+		nw_hash_oom = 0;
+		HASH_ADD_PTR(nw_comms_by_handle, handle, c);
+		int oom = nw_hash_oom;
+		bump_generation();
+		pthread_mutex_unlock(&nw_comms_lock);
+		if (oom)
+			nw_stop("out of memory for the comm table");
+	}
+	if (r == ncclSuccess) {
+		if (handle)
+			learn_identity(c);
+		atomic_store_explicit(&sc->state, NW_COMM_INIT_DONE, memory_order_release);
+	} else if (r == ncclInProgress && handle) {
+		atomic_store_explicit(&sc->state, NW_COMM_INIT_ASYNC, memory_order_release);
+	} else {
+		atomic_store_explicit(&sc->state, NW_COMM_INIT_FAILED, memory_order_release);
+	}
+}
+
+void nw_comm_async_result(struct nw_comm *c, ncclResult_t async)
+{
+	struct nw_seg_comm *sc = c->seg;
+	uint32_t expected = NW_COMM_INIT_ASYNC;
+	if (async == ncclInProgress)
+		return;
+	uint32_t next = async == ncclSuccess ? NW_COMM_INIT_DONE : NW_COMM_INIT_FAILED;
+	if (!atomic_compare_exchange_strong(&sc->state, &expected, next))
+		return;                        /* another thread saw it first */
+	sc->init_result = async;
+	sc->init_done_ns = nw_now_ns();
+	if (async == ncclSuccess)
+		learn_identity(c);
+	nw_ring_finish(c->init_ticket1, async, async == ncclSuccess ? NW_ST_INIT_DONE : NW_ST_INIT_FAILED);
+}
+
+void nw_comm_ended(struct nw_comm *c, uint32_t state, int forget)
+{
+	c->seg->end_ns = nw_now_ns();
+	atomic_store_explicit(&c->seg->state, state, memory_order_release);
+	if (!forget)
+		return;
+	pthread_mutex_lock(&nw_comms_lock);
+	struct nw_comm *cur = NULL;
+	ncclComm_t handle = c->handle;
+	HASH_FIND_PTR(nw_comms_by_handle, &handle, cur);
+	if (cur == c) {
+		HASH_DEL(nw_comms_by_handle, c);
+		bump_generation();
+	}
+	pthread_mutex_unlock(&nw_comms_lock);
+}
+
+struct nw_comm *nw_comm_lookup_slow(ncclComm_t handle, uint32_t gen)
+{
+	struct nw_thread *t = &nw_tls;
+	if (t->cache_gen != gen) {
+		memset(t->cache, 0, sizeof(t->cache));
+		t->cache_gen = gen;
+	}
+	struct nw_comm *c = NULL;
+	pthread_mutex_lock(&nw_comms_lock);
+	HASH_FIND_PTR(nw_comms_by_handle, &handle, c);
+	pthread_mutex_unlock(&nw_comms_lock);
+	/* Remember misses too: an untracked comm must not take the lock each call. */
+	unsigned i = t->cache_next++ % NW_THREAD_CACHE;
+	t->cache[i].handle = handle;
+	t->cache[i].comm = c;
+	return c;
+}
+
+uint32_t nw_peer_assign(struct nw_comm *c, struct nw_peer_pos *pp, int32_t peer)
+{
+	struct nw_seg_header *h = nw_seg.hdr;
+	uint32_t n = atomic_load_explicit(&h->peer_count, memory_order_relaxed);
+	uint32_t want;
+	for (;;) {
+		if (n >= nw_seg.peer_capacity) {
+			if (!(atomic_fetch_or(&h->flags, NW_SEG_F_PEERS_FULL) & NW_SEG_F_PEERS_FULL))
+				nw_log("peer table full (NCCLWATCH_PEERS=%u): later peers are numbered in the ring only",
+				       nw_seg.peer_capacity);
+			want = NW_PEER_NONE;
+			break;
+		}
+		if (atomic_compare_exchange_weak_explicit(&h->peer_count, &n, n + 1,
+		                                          memory_order_acq_rel, memory_order_relaxed)) {
+			struct nw_seg_peer *sp = &nw_seg.peers[n];
+			sp->comm_slot = c->slot;
+			sp->peer = peer;
+			want = n + 1;
+			break;
+		}
+	}
+	uint32_t expected = 0;
+	if (atomic_compare_exchange_strong_explicit(&pp->slot, &expected, want,
+	                                            memory_order_acq_rel, memory_order_acquire)) {
+		if (want != NW_PEER_NONE)
+			atomic_store_explicit(&nw_seg.peers[want - 1].used, 1, memory_order_release);
+		return want;
+	}
+	return expected;   /* another thread won; our slot (if any) stays unused */
+}

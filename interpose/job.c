@@ -1,0 +1,101 @@
+/* job: job id and launcher ranks (see job.h). */
+#include "job.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void nw_job_sanitize(char *s)
+{
+	for (char *p = s; *p; p++) {
+		char c = *p;
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
+		      || c == '.' || c == '_' || c == '-'))
+			*p = '_';
+	}
+	if (!s[0] || !strcmp(s, ".") || !strcmp(s, ".."))
+		strcpy(s, "job");
+}
+
+static const char *env_nonempty(const char *name)
+{
+	const char *v = getenv(name);
+	return v && *v ? v : NULL;
+}
+
+/* Field 22 of /proc/<pid>/stat: start time in clock ticks since boot. */
+static unsigned long long process_start_ticks(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');       /* the command name may hold spaces */
+	if (!p)
+		return 0;
+	unsigned long long start = 0;
+	/* after ")": state(3) ppid(4) ... starttime(22) */
+	p++;
+	for (int field = 3; field <= 22 && *p; field++) {
+		while (*p == ' ')
+			p++;
+		if (field == 22)
+			start = strtoull(p, NULL, 10);
+		while (*p && *p != ' ')
+			p++;
+	}
+	return start;
+}
+
+void nw_job_id(char *out, size_t size)
+{
+	const char *v;
+	if ((v = env_nonempty("NCCLWATCH_JOB"))) {
+		snprintf(out, size, "%s", v);
+	} else if ((v = env_nonempty("TORCHELASTIC_RUN_ID")) && strcmp(v, "none") != 0) {
+		snprintf(out, size, "%s", v);
+	} else if ((v = env_nonempty("SLURM_JOB_ID"))) {
+		const char *step = env_nonempty("SLURM_STEP_ID");
+		if (step)
+			snprintf(out, size, "%s.%s", v, step);
+		else
+			snprintf(out, size, "%s", v);
+	} else if ((v = env_nonempty("OMPI_MCA_orte_hnp_uri")) && strcspn(v, ".;") > 0) {
+		snprintf(out, size, "%.*s", (int)strcspn(v, ".;"), v);
+	} else if ((v = env_nonempty("PMIX_NAMESPACE"))) {
+		snprintf(out, size, "%s", v);
+	} else {
+		pid_t ppid = getppid();
+		snprintf(out, size, "ppid-%d-%llu", (int)ppid, process_start_ticks(ppid));
+	}
+	nw_job_sanitize(out);
+}
+
+static int32_t env_int(const char *const *names)
+{
+	for (; *names; names++) {
+		const char *v = env_nonempty(*names);
+		if (!v)
+			continue;
+		char *end;
+		long n = strtol(v, &end, 10);
+		if (*end == 0 && n >= 0 && n <= INT32_MAX)
+			return (int32_t)n;
+	}
+	return -1;
+}
+
+void nw_job_ranks(int32_t *global_rank, int32_t *local_rank, int32_t *world_size)
+{
+	static const char *const global[] = { "RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK", NULL };
+	static const char *const local[] = { "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", NULL };
+	static const char *const world[] = { "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", "PMI_SIZE", NULL };
+	*global_rank = env_int(global);
+	*local_rank = env_int(local);
+	*world_size = env_int(world);
+}

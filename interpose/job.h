@@ -1,0 +1,25 @@
+/* job: who this process is in its job, from what the launcher left in the
+ * environment: the job id (names the segment's directory) and the launcher
+ * ranks. Read once, when recording starts. */
+#ifndef NCCLWATCH_INTERPOSE_JOB_H
+#define NCCLWATCH_INTERPOSE_JOB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The job id, sanitized to [A-Za-z0-9._-], never empty. In order:
+ * NCCLWATCH_JOB; TORCHELASTIC_RUN_ID (unless "none"); SLURM_JOB_ID with
+ * ".SLURM_STEP_ID"; the job id of OMPI_MCA_orte_hnp_uri ("<jobid>.<vpid>;
+ * tcp://..."); PMIX_NAMESPACE; else "ppid-<parent pid>-<parent start time
+ * in clock ticks from /proc/<ppid>/stat>", which every process forked by
+ * the same launcher shares. */
+void nw_job_id(char *out, size_t size);
+
+/* RANK / LOCAL_RANK / WORLD_SIZE and the Open MPI, Slurm and PMI
+ * equivalents; -1 where the launcher says nothing. */
+void nw_job_ranks(int32_t *global_rank, int32_t *local_rank, int32_t *world_size);
+
+/* Keep only [A-Za-z0-9._-] (others become '_'); never "", "." or "..". */
+void nw_job_sanitize(char *s);
+
+#endif

@@ -1,0 +1,84 @@
+/* record: turns a wrapped call into op records, and the one wrapper idiom
+ * every wrapper uses (NW_WRAP_OP): resolve the real function, record unless
+ * nested or not recording, call it with the guard set, store its result.
+ *
+ * The hot path (a collective or send/recv in steady state) is: a TLS cache
+ * lookup of the comm, one fetch_add on the comm's (or peer's) counter, one
+ * ticket CAS in the ring, the record's stores, a vDSO clock read. No lock,
+ * no syscall, no allocation. */
+#ifndef NCCLWATCH_INTERPOSE_RECORD_H
+#define NCCLWATCH_INTERPOSE_RECORD_H
+
+#include "comms.h"
+#include "real_nccl.h"
+#include "ring.h"
+#include "state.h"
+#include "thread.h"
+
+#include <stdint.h>
+#include <nccl.h>
+
+#define NW_EXPORT __attribute__((visibility("default")))
+#define NW_CALLER ((uint64_t)(uintptr_t)__builtin_return_address(0))
+
+/* The arguments of an op, as the record keeps them. */
+struct nw_op_desc {
+	uint64_t count;
+	uint64_t stream;
+	uint64_t caller;
+	int32_t redop;                 /* -1 n/a */
+	int32_t root;                  /* root, or the peer of Send/Recv; -1 n/a */
+	uint16_t kind;                 /* enum nw_op_kind */
+	uint8_t datatype;
+	uint8_t pad;
+	uint32_t flags;                /* NW_OPF_* known from the arguments */
+};
+
+#define NW_OP_DESC(var, kind_, count_, dtype_, redop_, root_, stream_, inplace_) \
+	struct nw_op_desc var = { .count = (uint64_t)(count_), .stream = (uint64_t)(uintptr_t)(stream_), \
+		.redop = (int32_t)(redop_), .root = (int32_t)(root_), .kind = (kind_), \
+		.datatype = (uint8_t)(dtype_), .flags = (inplace_) ? NW_OPF_INPLACE : 0 }
+
+/* Record a collective / a send or receive on `comm`: ring ticket + 1, or 0. */
+uint64_t nw_record_coll(ncclComm_t comm, struct nw_op_desc *d);
+uint64_t nw_record_p2p(ncclComm_t comm, struct nw_op_desc *d);
+
+/* A record on comm `c` (NULL: none) of `kind` in `state`, seq 0: life-cycle
+ * calls, async errors. `d` may be NULL. */
+uint64_t nw_record_comm_event(struct nw_comm *c, uint16_t kind, uint32_t state,
+                              const struct nw_op_desc *d, uint64_t caller);
+
+/* A GROUP_START / GROUP_END record for group `gid`. */
+uint64_t nw_record_group(uint16_t kind, uint64_t gid, uint32_t depth, uint32_t state, uint64_t caller);
+
+#define NW_WRAP_OP(name, record_fn, desc, ...) do { \
+	__typeof__(nccl##name) *real_ = NW_REAL_FN(name); \
+	if (__builtin_expect(real_ == NULL, 0)) \
+		return nw_real_missing(NW_REAL_##name, "nccl" #name); \
+	if (nw_tls.inside) \
+		return real_(__VA_ARGS__); \
+	uint64_t t1_ = 0; \
+	if (__builtin_expect(nw_recording(), 1)) { \
+		(desc)->caller = NW_CALLER; \
+		t1_ = record_fn(comm, (desc)); \
+	} else { \
+		nw_count_dropped(); \
+	} \
+	nw_tls.inside = 1; \
+	ncclResult_t r_ = real_(__VA_ARGS__); \
+	nw_tls.inside = 0; \
+	nw_ring_set_result(t1_, r_); \
+	return r_; \
+} while (0)
+
+/* The start of a wrapper that is not on the hot path: the real function
+ * (or the "missing" error), and pass-through when nested or not recording.
+ * Leaves `real_` for the rest of the wrapper. */
+#define NW_WRAP_BEGIN(name, ...) \
+	__typeof__(nccl##name) *real_ = NW_REAL_FN(name); \
+	if (__builtin_expect(real_ == NULL, 0)) \
+		return nw_real_missing(NW_REAL_##name, "nccl" #name); \
+	if (nw_tls.inside || !nw_recording()) \
+		return NW_GUARDED(real_(__VA_ARGS__))
+
+#endif

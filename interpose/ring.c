@@ -1,0 +1,13 @@
+/* ring: the out-of-line part of ring.h. */
+#include "ring.h"
+
+void nw_ring_finish(uint64_t ticket1, int32_t result, uint32_t state)
+{
+	struct nw_seg_op *op = nw_ring_find(ticket1);
+	if (!op)
+		return;
+	atomic_store_explicit(&op->result, result, memory_order_relaxed);
+	atomic_store_explicit(&op->end_ns, nw_now_ns(), memory_order_relaxed);
+	if (state)
+		atomic_store_explicit(&op->state, state, memory_order_release);
+}

@@ -1,0 +1,236 @@
+/* segment_file: see segment_file.h. */
+#include "segment_file.h"
+
+#include "env_fingerprint.h"
+#include "job.h"
+#include "log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+struct nw_segment nw_seg;
+
+static uint64_t align_up(uint64_t v)
+{
+	return (v + NW_SEG_ALIGN - 1) & ~(uint64_t)(NW_SEG_ALIGN - 1);
+}
+
+/* A size from the environment, clamped to [lo, hi]. */
+static uint32_t env_size(const char *name, uint32_t dflt, uint32_t lo, uint32_t hi)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return dflt;
+	char *end;
+	unsigned long long n = strtoull(v, &end, 10);
+	if (*end != 0) {
+		nw_log("%s=%s is not a number; using %u", name, v, dflt);
+		return dflt;
+	}
+	return n < lo ? lo : n > hi ? hi : (uint32_t)n;
+}
+
+static uint32_t round_pow2(uint32_t v)
+{
+	uint32_t p = 1;
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+/* mkdir `dir` (0700) if missing; it must then be a real directory we own. */
+static int ensure_private_dir(const char *dir)
+{
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		nw_log("cannot create %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	struct stat st;
+	if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		nw_log("%s is not a directory", dir);
+		return -1;
+	}
+	if (st.st_uid != getuid()) {
+		nw_log("%s belongs to uid %u, not to us", dir, (unsigned)st.st_uid);
+		return -1;
+	}
+	return 0;
+}
+
+/* mkdir -p for the base directory (NCCLWATCH_DIR may name a new path). */
+static int ensure_base_dir(const char *dir)
+{
+	char tmp[PATH_MAX];
+	snprintf(tmp, sizeof(tmp), "%s", dir);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(tmp, 0700) != 0 && errno != EEXIST) {
+			nw_log("cannot create %s: %s", tmp, strerror(errno));
+			return -1;
+		}
+		*p = '/';
+	}
+	return ensure_private_dir(tmp);
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void fill_header(struct nw_segment *s, const char *job, int32_t nccl_version,
+                        const char *nccl_lib, uint32_t ring_cap)
+{
+	struct nw_seg_header *h = s->hdr;
+	h->endian = NW_SEG_ENDIAN;
+	h->version_major = NW_SEG_VERSION_MAJOR;
+	h->version_minor = NW_SEG_VERSION_MINOR;
+	h->header_size = sizeof(*h);
+	h->segment_size = s->size;
+	h->comm_offset = align_up(sizeof(*h));
+	h->comm_capacity = s->comm_capacity;
+	h->comm_record_size = sizeof(struct nw_seg_comm);
+	h->peer_offset = align_up(h->comm_offset + (uint64_t)s->comm_capacity * sizeof(struct nw_seg_comm));
+	h->peer_capacity = s->peer_capacity;
+	h->peer_record_size = sizeof(struct nw_seg_peer);
+	h->ring_offset = align_up(h->peer_offset + (uint64_t)s->peer_capacity * sizeof(struct nw_seg_peer));
+	h->ring_capacity = ring_cap;
+	h->op_record_size = sizeof(struct nw_seg_op);
+	h->stack_offset = 0;               /* the watchdog defines the stack area */
+	h->stack_size = 0;
+	h->pid = getpid();
+	h->ppid = getppid();
+	h->start_realtime_ns = clock_ns(CLOCK_REALTIME);
+	h->start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+	nw_job_ranks(&h->global_rank, &h->local_rank, &h->world_size);
+	h->uid = getuid();
+	if (gethostname(h->host, sizeof(h->host) - 1) != 0)
+		strcpy(h->host, "unknown");
+	snprintf(h->job, sizeof(h->job), "%s", job);
+	h->nccl_version = nccl_version;
+	h->cuda_driver_version = 0;        /* the watchdog loads libcuda; we do not */
+	snprintf(h->nccl_lib, sizeof(h->nccl_lib), "%s", nccl_lib ? nccl_lib : "");
+	nw_env_fingerprint(h->env, sizeof(h->env));
+	s->comms = (void *)((char *)s->base + h->comm_offset);
+	s->peers = (void *)((char *)s->base + h->peer_offset);
+	s->ring = (void *)((char *)s->base + h->ring_offset);
+	s->ring_mask = ring_cap - 1;
+	atomic_store_explicit(&h->flags, NW_SEG_F_RECORDING, memory_order_relaxed);
+	/* The magic last, with release: a reader never takes a half-built
+	 * header for a segment. */
+	uint64_t magic;
+	memcpy(&magic, NW_SEG_MAGIC, sizeof(magic));
+	__atomic_store_n((uint64_t *)(void *)h->magic, magic, __ATOMIC_RELEASE);
+}
+
+static int open_segment_file(struct nw_segment *s, const char *jobdir, const char *host)
+{
+	for (int attempt = 0; attempt < 10; attempt++) {
+		/* A file of the same name is a dead process's record (pid reuse): keep it. */
+		int n = attempt == 0
+			? snprintf(s->path, sizeof(s->path), "%s/%s.%d.seg", jobdir, host, (int)getpid())
+			: snprintf(s->path, sizeof(s->path), "%s/%s.%d.%d.seg", jobdir, host, (int)getpid(), attempt);
+		if (n < 0 || n >= (int)sizeof(s->path)) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		int fd = open(s->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	return -1;
+}
+
+int nw_segment_create(struct nw_segment *s, const char *job, int32_t nccl_version,
+                      const char *nccl_lib)
+{
+	memset(s, 0, sizeof(*s));
+	uint32_t ring_cap = round_pow2(env_size("NCCLWATCH_RING", 4096, 16, NW_SEG_MAX_RING));
+	s->comm_capacity = env_size("NCCLWATCH_COMMS", 64, 1, NW_SEG_MAX_COMMS);
+	s->peer_capacity = env_size("NCCLWATCH_PEERS", 1024, 1, NW_SEG_MAX_PEERS);
+	uint64_t size = align_up(sizeof(struct nw_seg_header));
+	size = align_up(size + (uint64_t)s->comm_capacity * sizeof(struct nw_seg_comm));
+	size = align_up(size + (uint64_t)s->peer_capacity * sizeof(struct nw_seg_peer));
+	size = align_up(size + (uint64_t)ring_cap * sizeof(struct nw_seg_op));
+	s->size = size;
+
+	char base[PATH_MAX], jobdir[PATH_MAX], host[NW_SEG_HOST_LEN];
+	const char *dir = getenv("NCCLWATCH_DIR");
+	if (dir && *dir)
+		snprintf(base, sizeof(base), "%s", dir);
+	else
+		snprintf(base, sizeof(base), "/dev/shm/ncclwatch-%u", (unsigned)getuid());
+	if (ensure_base_dir(base) != 0)
+		return -1;
+	int n = snprintf(jobdir, sizeof(jobdir), "%s/%s", base, job);
+	if (n < 0 || n >= (int)sizeof(jobdir)) {
+		nw_log("segment directory name too long: %s", base);
+		return -1;
+	}
+	if (ensure_private_dir(jobdir) != 0)
+		return -1;
+	if (gethostname(host, sizeof(host) - 1) != 0)
+		strcpy(host, "unknown");
+	host[sizeof(host) - 1] = 0;
+	nw_job_sanitize(host);
+
+	int fd = open_segment_file(s, jobdir, host);
+	if (fd < 0) {
+		nw_log("cannot create %s: %s", s->path, strerror(errno));
+		return -1;
+	}
+	/* Reserve the pages now: on a full /dev/shm a write would be a SIGBUS. */
+	int err = ftruncate(fd, (off_t)size) != 0 ? errno : 0;
+	if (!err) {
+		err = posix_fallocate(fd, 0, (off_t)size);
+		if (err == EOPNOTSUPP || err == ENOSYS || err == EINVAL)
+			err = 0;
+	}
+	void *base_addr = MAP_FAILED;
+	if (!err) {
+		base_addr = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (base_addr == MAP_FAILED)
+			err = errno;
+	}
+	close(fd);
+	if (err) {
+		nw_log("cannot size or map %s (%zu bytes): %s", s->path, (size_t)size, strerror(err));
+		unlink(s->path);
+		return -1;
+	}
+	s->base = base_addr;
+	s->hdr = base_addr;
+	s->owner = getpid();
+	fill_header(s, job, nccl_version, nccl_lib, ring_cap);
+	return 0;
+}
+
+void nw_segment_forget(struct nw_segment *s)
+{
+	if (s->base)
+		munmap(s->base, s->size);
+	memset(s, 0, sizeof(*s));
+}
+
+void nw_segment_exit(struct nw_segment *s)
+{
+	if (!s->hdr || s->owner != getpid())
+		return;
+	uint32_t flags = atomic_fetch_or(&s->hdr->flags, NW_SEG_F_EXITED) | NW_SEG_F_EXITED;
+	const char *keep = getenv("NCCLWATCH_KEEP");
+	if ((keep && !strcmp(keep, "1")) || (flags & NW_SEG_F_STALL_SEEN))
+		return;
+	unlink(s->path);
+	/* Still mapped: threads that outlive the exit handlers may record. */
+}

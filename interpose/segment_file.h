@@ -1,0 +1,41 @@
+/* segment_file: creates this process's segment file and maps it
+ * (include/ncclwatch/segment.h is the format): the directories, the file,
+ * its size, the header with identity and environment fingerprint. */
+#ifndef NCCLWATCH_INTERPOSE_SEGMENT_FILE_H
+#define NCCLWATCH_INTERPOSE_SEGMENT_FILE_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <ncclwatch/segment.h>
+
+/* The mapped segment; set once at start, read by every recording path. */
+struct nw_segment {
+	struct nw_seg_header *hdr;    /* NULL when no segment is mapped */
+	struct nw_seg_comm *comms;
+	struct nw_seg_peer *peers;
+	struct nw_seg_op *ring;
+	uint64_t ring_mask;           /* ring_capacity - 1 */
+	uint32_t comm_capacity;
+	uint32_t peer_capacity;
+	void *base;
+	size_t size;
+	pid_t owner;                  /* the process that created it */
+	char path[PATH_MAX];
+};
+
+extern struct nw_segment nw_seg;
+
+/* Create and map the segment for `job` ($NCCLWATCH_DIR/<job>/<host>.<pid>.seg).
+ * 0 on success; -1 after one "ncclwatch:" message. */
+int nw_segment_create(struct nw_segment *s, const char *job, int32_t nccl_version,
+                      const char *nccl_lib);
+
+/* Unmap without touching the file (a fork child lets go of its parent's). */
+void nw_segment_forget(struct nw_segment *s);
+
+/* Exit handler: mark EXITED; remove the file unless NCCLWATCH_KEEP=1 or
+ * the watchdog saw a stall (the file is then the post-mortem record). */
+void nw_segment_exit(struct nw_segment *s);
+
+#endif

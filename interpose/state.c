@@ -1,0 +1,98 @@
+/* state: see state.h. */
+#include "state.h"
+
+#include "comms.h"
+#include "job.h"
+#include "log.h"
+#include "real_nccl.h"
+#include "segment_file.h"
+#include "thread.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+atomic_int nw_run;
+
+static pthread_mutex_t nw_start_lock = PTHREAD_MUTEX_INITIALIZER;
+static char nw_job[NW_SEG_JOB_LEN];   /* kept across fork: the child is in the same job */
+static int nw_atfork_registered;
+
+int nw_disabled(void)
+{
+	static atomic_int cached = -1;
+	int v = atomic_load_explicit(&cached, memory_order_relaxed);
+	if (v < 0) {
+		const char *s = getenv("NCCLWATCH_DISABLE");
+		v = s && *s && strcmp(s, "0") != 0;
+		atomic_store_explicit(&cached, v, memory_order_relaxed);
+	}
+	return v;
+}
+
+/* fork child: never write into the parent's segment; start again lazily. */
+static void nw_atfork_child(void)
+{
+	nw_start_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	nw_segment_forget(&nw_seg);
+	nw_comms_reset_after_fork();
+	nw_thread_reset();
+	atomic_store_explicit(&nw_run, NW_RUN_UNSTARTED, memory_order_release);
+}
+
+__attribute__((destructor)) static void nw_at_exit(void)
+{
+	if (atomic_load_explicit(&nw_run, memory_order_acquire) == NW_RUN_RECORDING)
+		nw_segment_exit(&nw_seg);
+}
+
+int nw_start(void)
+{
+	if (nw_disabled()) {
+		atomic_store_explicit(&nw_run, NW_RUN_PASSTHROUGH, memory_order_release);
+		return 0;
+	}
+	int saved = nw_tls.inside;
+	nw_tls.inside = 1;                 /* NCCL calls made while we start pass through */
+	pthread_mutex_lock(&nw_start_lock);
+	int run = atomic_load_explicit(&nw_run, memory_order_acquire);
+	if (run == NW_RUN_UNSTARTED) {
+		if (!nw_atfork_registered) {
+			pthread_atfork(NULL, NULL, nw_atfork_child);
+			nw_atfork_registered = 1;
+		}
+		if (!nw_job[0])
+			nw_job_id(nw_job, sizeof(nw_job));
+		int version = 0;
+		__typeof__(ncclGetVersion) *get_version = NW_REAL_FN(GetVersion);
+		if (!get_version || get_version(&version) != ncclSuccess)
+			version = 0;
+		if (nw_segment_create(&nw_seg, nw_job, version, nw_real_library_path()) == 0 && nw_comms_init() == 0)
+			run = NW_RUN_RECORDING;
+		else
+			run = NW_RUN_PASSTHROUGH;
+		atomic_store_explicit(&nw_run, run, memory_order_release);
+	}
+	pthread_mutex_unlock(&nw_start_lock);
+	nw_tls.inside = saved;
+	return run == NW_RUN_RECORDING;
+}
+
+void nw_stop(const char *why)
+{
+	int expected = NW_RUN_RECORDING;
+	if (!atomic_compare_exchange_strong(&nw_run, &expected, NW_RUN_PASSTHROUGH))
+		return;
+	if (nw_seg.hdr) {
+		snprintf(nw_seg.hdr->error, sizeof(nw_seg.hdr->error), "%s", why);
+		atomic_fetch_or(&nw_seg.hdr->flags, NW_SEG_F_STOPPED);
+	}
+	nw_log("recording stopped: %s (NCCL calls go on unrecorded)", why);
+}
+
+void nw_count_dropped(void)
+{
+	if (nw_seg.hdr)
+		atomic_fetch_add_explicit(&nw_seg.hdr->ops_dropped, 1, memory_order_relaxed);
+}

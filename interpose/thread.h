@@ -1,0 +1,61 @@
+/* thread: the per-thread state of the library, one initial-exec TLS block
+ * (no __tls_get_addr on the hot path): the "inside ncclwatch" guard, the
+ * cached thread id, the comm lookup cache and the open group. */
+#ifndef NCCLWATCH_INTERPOSE_THREAD_H
+#define NCCLWATCH_INTERPOSE_THREAD_H
+
+#include <stdint.h>
+#include <unistd.h>
+#include <nccl.h>
+
+struct nw_comm;
+
+#define NW_THREAD_CACHE 4          /* comm handles remembered per thread */
+#define NW_GROUP_TAKEN_MAX 128     /* sequence numbers an open group can give back */
+
+/* What an op of the open group took, so ncclGroupSimulateEnd can give it back. */
+enum nw_taken_kind { NW_TAKEN_COLL = 0, NW_TAKEN_SEND = 1, NW_TAKEN_RECV = 2 };
+struct nw_taken {
+	struct nw_comm *comm;
+	uint64_t ticket1;          /* ring ticket + 1 of the op's record, 0 if none */
+	int32_t peer;
+	uint32_t kind;             /* enum nw_taken_kind */
+};
+
+struct nw_thread {
+	int inside;                /* nonzero while a real NCCL function runs under us */
+	uint32_t tid;              /* gettid(), 0 until first asked */
+	uint32_t cache_gen;        /* nw_comm_generation the cache is valid for */
+	uint32_t cache_next;
+	struct { ncclComm_t handle; struct nw_comm *comm; } cache[NW_THREAD_CACHE];
+	uint32_t group_depth;      /* ncclGroupStart nesting, counted while recording */
+	uint64_t group_id;         /* id of the open outermost group, 0 none */
+	uint64_t group_ticket1;    /* ticket + 1 of its GROUP_START record */
+	uint32_t taken_count;
+	uint32_t taken_overflow;   /* ops of the open group not in taken[] */
+	struct nw_taken taken[NW_GROUP_TAKEN_MAX];
+};
+
+extern __thread struct nw_thread nw_tls __attribute__((tls_model("initial-exec")));
+
+static inline uint32_t nw_thread_tid(void)
+{
+	if (__builtin_expect(nw_tls.tid == 0, 0))
+		nw_tls.tid = (uint32_t)gettid();
+	return nw_tls.tid;
+}
+
+/* Run a real NCCL function with the guard set, so NCCL calling one of its
+ * own wrapped entry points (ncclBcast calls ncclBroadcast) is not recorded
+ * twice. Saved and restored, never just cleared. */
+#define NW_GUARDED(expr) ({ \
+	int nw_saved_ = nw_tls.inside; \
+	nw_tls.inside = 1; \
+	__typeof__(expr) nw_r_ = (expr); \
+	nw_tls.inside = nw_saved_; \
+	nw_r_; })
+
+/* Forget this thread's state (fork child: the tid changed, groups are gone). */
+void nw_thread_reset(void);
+
+#endif
