@@ -28,7 +28,7 @@ static const char usage_text[] =
 "  --rendezvous DIR    directory where rank 0 publishes the ncclUniqueId (shared\n"
 "                      by all hosts; default: a directory under $NCCLSIM_DIR or\n"
 "                      /tmp keyed by the launcher's job)\n"
-"  --device-per-rank   use device LOCAL_RANK %% device count (default: device 0)\n"
+"  --device-per-rank   use device LOCAL_RANK mod the device count (default: device 0)\n"
 "  --nonblocking       communicators with config.blocking = 0; waits by polling\n"
 "                      ncclCommGetAsyncError and cuStreamQuery\n"
 "  --verbose           print \"rank R step S done\" after every step\n"

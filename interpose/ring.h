@@ -19,7 +19,7 @@
 
 #include <time.h>
 
-#define NW_RING_WRITING (1ull << 63)
+#define NW_RING_WRITING NW_SEG_COMMIT_WRITING
 #define NW_RING_CLAIM_TRIES 4
 
 /* The marker must be visible before the fields: a release fence after the

@@ -219,6 +219,9 @@ enum nw_op_kind {
 	NW_OP_COMM_REVOKE = 38,
 	NW_OP_ASYNC_ERROR = 39,       /* ncclCommGetAsyncError reported an error */
 };
+/* Bit 63 of op.commit: the slot is being written by the ticket in the low bits. */
+#define NW_SEG_COMMIT_WRITING (1ull << 63)
+
 #define NW_OP_IS_COLL(k) ((k) >= NW_OP_ALLREDUCE && (k) <= NW_OP_SCATTER)
 #define NW_OP_IS_P2P(k)  ((k) == NW_OP_SEND || (k) == NW_OP_RECV)
 
@@ -246,14 +249,19 @@ enum nw_op_state {
  *
  * Publication protocol (multi-producer, read by other processes): the
  * writer reserves ticket t = fetch_add(header.ring_head, 1), slot
- * t % ring_capacity; stores commit = 0, release fence, writes the fields,
- * then stores commit = t + 1 with release. A reader loads commit (acquire),
+ * t % ring_capacity; claims the slot by a CAS of commit from an older
+ * published (or zero) value to NW_SEG_COMMIT_WRITING | t, release fence,
+ * writes the fields, then stores commit = t + 1 with release. A writer that
+ * finds the slot claimed by an older writer still at work takes a new
+ * ticket (the skipped ticket stays a gap); one that finds a newer ticket
+ * there gives up (counted in header.ops_dropped), so two writers never
+ * write one slot at once. A reader loads commit (acquire),
  * copies the record, acquire fence, loads commit again: the copy is valid
  * only if both loads are equal, nonzero, and name the ticket it expects.
  * state, start_ns, end_ns, result and cuda_error are updated in place
  * afterwards (single atomic stores) and may be read at any time. */
 struct nw_seg_op {
-	NW_ATOMIC(uint64_t) commit;   /* ticket + 1 when published, 0 while written */
+	NW_ATOMIC(uint64_t) commit;   /* ticket + 1 when published; NW_SEG_COMMIT_WRITING | ticket while written; 0 never used */
 	uint64_t comm_id;             /* comm.comm_id (denormalized: readable after the comm slot is reused) */
 	uint64_t seq;                 /* collective seq, per-peer seq (SEND/RECV), group id, or 0 */
 	uint64_t count;               /* element count as passed (AllGather: sendcount; ReduceScatter: recvcount) */
