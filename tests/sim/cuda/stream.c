@@ -171,38 +171,32 @@ static CUresult enqueue_item_locked(struct sim_stream *s, struct sim_item *item)
 	return CUDA_SUCCESS;
 }
 
-CUresult sim_stream_enqueue_locked(struct sim_stream *s, simWorkFn fn,
-                                   void (*drop)(void *), void *arg)
+/* Queue a copy of `tmpl` unless the context has faulted. */
+static CUresult enqueue_copy_locked(struct sim_stream *s, const struct sim_item *tmpl)
 {
 	if (s->ctx->sticky != CUDA_SUCCESS)
 		return s->ctx->sticky;
-	struct sim_item *item = calloc(1, sizeof *item);
+	struct sim_item *item = malloc(sizeof *item);
 	if (!item)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	item->fn = fn;
-	item->drop = drop;
-	item->arg = arg;
+	*item = *tmpl;
 	CUresult r = enqueue_item_locked(s, item);
 	if (r != CUDA_SUCCESS)
 		free(item);
 	return r;
 }
 
+CUresult sim_stream_enqueue_locked(struct sim_stream *s, simWorkFn fn,
+                                   void (*drop)(void *), void *arg)
+{
+	return enqueue_copy_locked(s, &(struct sim_item){ .fn = fn, .drop = drop, .arg = arg });
+}
+
 /* Markers are never captured: cuEventRecord does not queue one then. */
 CUresult sim_stream_enqueue_marker_locked(struct sim_stream *s,
                                           void (*reached_locked)(void *arg, int ran), void *arg)
 {
-	if (s->ctx->sticky != CUDA_SUCCESS)
-		return s->ctx->sticky;
-	struct sim_item *item = calloc(1, sizeof *item);
-	if (!item)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	item->reached_locked = reached_locked;
-	item->arg = arg;
-	CUresult r = enqueue_item_locked(s, item);
-	if (r != CUDA_SUCCESS)
-		free(item);
-	return r;
+	return enqueue_copy_locked(s, &(struct sim_item){ .reached_locked = reached_locked, .arg = arg });
 }
 
 CUresult sim_stream_wait_locked(struct sim_stream *s)
