@@ -16,7 +16,11 @@ static int nw_hash_oom;
 #define uthash_nonfatal_oom(obj) (nw_hash_oom = 1)
 
 static pthread_mutex_t nw_comms_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct nw_comm *nw_comms_by_handle;   /* uthash head */
+static struct nw_comm *nw_comms_by_handle;   /* uthash head: live comms */
+/* Every entry ever made. Entries are never freed: a comm's segment slot is
+ * never reused (post-mortem), a thread's lookup cache may still point to a
+ * destroyed one, and a failed init's entry is kept with its slot. */
+static struct nw_comm *nw_comms_all;
 atomic_uint nw_comm_generation = 1;          /* TLS caches start at 0: stale */
 
 int nw_comms_init(void)
@@ -61,6 +65,8 @@ struct nw_comm *nw_comm_create(const struct nw_comm_spec *spec)
 		return NULL;
 	}
 	struct nw_seg_comm *sc = &nw_seg.comms[slot];
+	c->all_next = nw_comms_all;
+	nw_comms_all = c;
 	c->slot = slot;
 	c->seg = sc;
 	c->id = spec->id;

@@ -39,6 +39,7 @@ struct nw_comm {
 	uint64_t init_ticket1;         /* ring ticket + 1 of the COMM_INIT/SPLIT/SHRINK record */
 	atomic_ullong splits;          /* ncclCommSplit calls on this comm */
 	atomic_ullong shrinks;
+	struct nw_comm *all_next;      /* every entry ever made, never freed: see comms.c */
 	UT_hash_handle hh;
 };
 

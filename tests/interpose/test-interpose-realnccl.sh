@@ -8,7 +8,6 @@
 . "$NW_ROOT/tests/interpose/interpose-lib.sh"
 probe="$NW_BUILD/tests/realnccl/nccl-probe"
 [ -x "$probe" ] || fail "$probe not built"
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"   # leaks of the real library
 
 # check_lib DIR: the probe on DIR/libnccl.so.2 with and without the preload.
 check_lib() {
