@@ -93,6 +93,16 @@ const char *nw_comm_origin_name(unsigned origin, char buf[NW_NAME_BUF])
 	return lookup(names, COUNT(names), (long)origin, "origin", buf);
 }
 
+const char *nw_tracking_name(unsigned tracking, char buf[NW_NAME_BUF])
+{
+	static const char *const names[] = {
+		[NW_TRACK_NONE] = "none",
+		[NW_TRACK_EVENTS] = "events",
+		[NW_TRACK_NO_DRIVER] = "no-driver",
+	};
+	return lookup(names, COUNT(names), (long)tracking, "tracking", buf);
+}
+
 const char *nw_datatype_name(int datatype, char buf[NW_NAME_BUF])
 {
 	static const char *const names[] = {
@@ -167,21 +177,27 @@ struct flag_name {
 	const char *name;
 };
 
-static const char *flags_str(uint32_t flags, const struct flag_name *names, size_t n,
-                             char buf[NW_FLAGS_BUF])
+static const char *flags_sep(uint32_t flags, const struct flag_name *names, size_t n,
+                             const char *sep, const char *none, char buf[NW_FLAGS_BUF])
 {
 	if (flags == 0)
-		return "-";
+		return none;
 	size_t len = 0;
 	buf[0] = '\0';
 	for (size_t i = 0; i < n; i++)
 		if (flags & names[i].bit) {
-			len += (size_t)snprintf(buf + len, NW_FLAGS_BUF - len, "%s%s", len ? "," : "", names[i].name);
+			len += (size_t)snprintf(buf + len, NW_FLAGS_BUF - len, "%s%s", len ? sep : "", names[i].name);
 			flags &= ~names[i].bit;
 		}
 	if (flags)
-		snprintf(buf + len, NW_FLAGS_BUF - len, "%s0x%x", len ? "," : "", flags);
+		snprintf(buf + len, NW_FLAGS_BUF - len, "%s0x%x", len ? sep : "", flags);
 	return buf;
+}
+
+static const char *flags_str(uint32_t flags, const struct flag_name *names, size_t n,
+                             char buf[NW_FLAGS_BUF])
+{
+	return flags_sep(flags, names, n, ",", "-", buf);
 }
 
 const char *nw_seg_flags_str(uint32_t flags, char buf[NW_FLAGS_BUF])
@@ -203,6 +219,17 @@ const char *nw_op_flags_str(uint32_t flags, char buf[NW_FLAGS_BUF])
 		{ NW_OPF_NONBLOCKING, "nonblocking" },
 	};
 	return flags_str(flags, names, COUNT(names), buf);
+}
+
+const char *nw_thread_flags_str(uint32_t flags, char buf[NW_FLAGS_BUF])
+{
+	static const struct flag_name names[] = {
+		{ NW_THR_WATCHDOG, "watchdog" },
+		{ NW_THR_NO_REPLY, "no-reply" },
+		{ NW_THR_IN_NCCL, "in-nccl" },
+		{ NW_THR_TRUNCATED, "truncated" },
+	};
+	return flags_sep(flags, names, COUNT(names), " ", "", buf);
 }
 
 const char *nw_nccl_version_str(int32_t code, char buf[NW_NAME_BUF])

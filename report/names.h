@@ -1,6 +1,6 @@
 /* Names for the numbers a segment holds: op kinds, op states, comm states,
- * comm origins, header and op flags, and NCCL's ncclDataType_t, ncclRedOp_t
- * and ncclResult_t. Shared by every renderer so that the same value always
+ * comm origins, the tracking mode, header, op and thread flags, and NCCL's
+ * ncclDataType_t, ncclRedOp_t and ncclResult_t. Shared by every renderer so that the same value always
  * prints the same way.
  *
  * A value the name tables do not know is formatted into the caller's buffer
@@ -19,6 +19,7 @@ const char *nw_op_kind_name(unsigned kind, char buf[NW_NAME_BUF]);       /* "All
 const char *nw_op_state_name(unsigned state, char buf[NW_NAME_BUF]);     /* "ENQUEUED", "COMPLETED" */
 const char *nw_comm_state_name(unsigned state, char buf[NW_NAME_BUF]);   /* "INIT_DONE", "DESTROYED" */
 const char *nw_comm_origin_name(unsigned origin, char buf[NW_NAME_BUF]); /* "InitRank", "Split" */
+const char *nw_tracking_name(unsigned tracking, char buf[NW_NAME_BUF]);  /* "none", "events", "no-driver" */
 const char *nw_datatype_name(int datatype, char buf[NW_NAME_BUF]);       /* "float32", "bfloat16" */
 /* "sum", "prod", "max", "min", "avg"; a dynamic op (>= ncclNumOps, made by
  * ncclRedOpCreatePreMulSum) is "premulsum#N" with N its value; -1 is "-". */
@@ -33,6 +34,10 @@ const char *nw_nccl_result_string(int result);
  * ("0x100"); "-" for no flag. */
 const char *nw_seg_flags_str(uint32_t flags, char buf[NW_FLAGS_BUF]);
 const char *nw_op_flags_str(uint32_t flags, char buf[NW_FLAGS_BUF]);
+/* Thread flags (NW_THR_*) as words separated by spaces, the way a thread
+ * line prints them: "watchdog no-reply in-nccl truncated", unknown bits as
+ * hex; "" for no flag. */
+const char *nw_thread_flags_str(uint32_t flags, char buf[NW_FLAGS_BUF]);
 
 /* ncclGetVersion's code as "2.28.9" (codes before 2.9 are major*1000+minor*100+patch);
  * 0 is "unknown". */

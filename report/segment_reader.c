@@ -1,6 +1,7 @@
 /* The segment reader: validation of a segment file against the format of
- * include/ncclwatch/segment.h and a pread-based snapshot of its tables and
- * op ring (see segment_reader.h and docs/FORMAT.md, "Reading safely"). */
+ * include/ncclwatch/segment.h and a pread-based snapshot of its tables, op
+ * ring and stack area (see segment_reader.h and docs/FORMAT.md, "Reading a
+ * live segment safely" and "The stack area"). */
 #include "segment_reader.h"
 
 #include <dirent.h>
@@ -11,10 +12,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Records of a newer minor may grow; beyond this they are not believed. */
 #define NW_MAX_RECORD_SIZE (64u * 1024u)
+
+/* Bounds of the stack area's capacities (docs/FORMAT.md): far above what
+ * the watchdog lays out, low enough that no size computed from them
+ * overflows 64 bits. A larger value is a malformed area. */
+#define NW_STACK_MAX_THREADS (1u << 16)
+#define NW_STACK_MAX_FRAMES 1024u
+#define NW_STACK_MAX_MODULES (1u << 16)
+#define NW_STACK_MAX_IPSYMS (1u << 20)
+#define NW_STACK_MAX_OPSTACK_DEPTH 64u
+
+/* Copies of a stack area whose seq is odd or moves before giving up
+ * ("being written"), and the pause between them (none with
+ * NW_READ_NO_WAIT). */
+#define NW_STACK_ATTEMPTS 5
+#define NW_STACK_RETRY_NS 1000000L
 
 __attribute__((format(printf, 4, 5)))
 static int fail(struct nw_read_error *err, int code, const char *path, const char *fmt, ...)
@@ -278,10 +295,353 @@ static int validate_comms(const struct nw_segment *seg, struct nw_read_error *er
 	return NW_READ_OK;
 }
 
+/* ---- the stack area ---- */
+
+struct sub_area {
+	const char *name;
+	uint64_t offset, bytes;
+};
+
+/* The layout of a stack area: what never changes after the watchdog laid it
+ * out (magic, capacities, offsets), checked in every state. */
+static int validate_stack_layout(const struct nw_seg_stack_header *a, uint64_t area_size,
+                                 uint32_t ring_capacity, const char *path,
+                                 struct nw_read_error *err)
+{
+	if (a->magic != NW_STACK_MAGIC)
+		return fail(err, NW_READ_ERR_FORMAT, path, "stack area: bad magic 0x%08x (expected 0x%08x)",
+		            a->magic, NW_STACK_MAGIC);
+	static const struct { const char *name; size_t offset; uint32_t max; } caps[] = {
+		{ "thread_capacity", offsetof(struct nw_seg_stack_header, thread_capacity), NW_STACK_MAX_THREADS },
+		{ "frame_capacity", offsetof(struct nw_seg_stack_header, frame_capacity), NW_STACK_MAX_FRAMES },
+		{ "module_capacity", offsetof(struct nw_seg_stack_header, module_capacity), NW_STACK_MAX_MODULES },
+		{ "ipsym_capacity", offsetof(struct nw_seg_stack_header, ipsym_capacity), NW_STACK_MAX_IPSYMS },
+		{ "opstack_depth", offsetof(struct nw_seg_stack_header, opstack_depth), NW_STACK_MAX_OPSTACK_DEPTH },
+	};
+	for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+		uint32_t v;
+		memcpy(&v, (const char *)a + caps[i].offset, sizeof v);
+		if (v > caps[i].max)
+			return fail(err, NW_READ_ERR_FORMAT, path, "stack area: %s %u is over the bound %u",
+			            caps[i].name, v, caps[i].max);
+	}
+	if (a->strtab_size > area_size)
+		return fail(err, NW_READ_ERR_FORMAT, path,
+		            "stack area: strtab_size %u is larger than the area (%llu bytes)", a->strtab_size,
+		            (unsigned long long)area_size);
+	if (a->opstack_count != 0 && a->opstack_count != ring_capacity)
+		return fail(err, NW_READ_ERR_FORMAT, path,
+		            "stack area: opstack_count %u is neither 0 nor ring_capacity %u", a->opstack_count,
+		            ring_capacity);
+	/* Per-op stacks are there when depth, count and offset are all nonzero. */
+	int opstacks = a->opstack_depth && a->opstack_count && a->opstack_offset;
+
+	/* Bounded capacities: none of these products overflows. */
+	const struct sub_area subs[] = {
+		{ "area header", 0, sizeof *a },
+		{ "thread table", a->thread_offset, (uint64_t)a->thread_capacity * sizeof(struct nw_seg_thread) },
+		{ "frame table", a->frame_offset,
+		  (uint64_t)a->thread_capacity * a->frame_capacity * sizeof(struct nw_seg_frame) },
+		{ "module table", a->module_offset, (uint64_t)a->module_capacity * sizeof(struct nw_seg_module) },
+		{ "string table", a->strtab_offset, a->strtab_size },
+		{ "ip-symbol table", a->ipsym_offset, (uint64_t)a->ipsym_capacity * sizeof(struct nw_seg_frame) },
+		{ "op stacks", opstacks ? a->opstack_offset : 0,
+		  opstacks ? (uint64_t)a->opstack_count * a->opstack_depth * sizeof(uint64_t) : 0 },
+	};
+	const size_t n = sizeof subs / sizeof subs[0];
+	for (size_t i = 1; i < n; i++) {
+		const struct sub_area *s = &subs[i];
+		/* An empty table needs no alignment and may share its offset. */
+		if (s->bytes && s->offset % NW_SEG_ALIGN)
+			return fail(err, NW_READ_ERR_FORMAT, path,
+			            "stack area: %s offset %llu is not %d-byte aligned", s->name,
+			            (unsigned long long)s->offset, NW_SEG_ALIGN);
+		if (s->offset > area_size || s->bytes > area_size - s->offset)
+			return fail(err, NW_READ_ERR_FORMAT, path,
+			            "stack area: %s (offset %llu, %llu bytes) ends beyond the area (%llu bytes)",
+			            s->name, (unsigned long long)s->offset, (unsigned long long)s->bytes,
+			            (unsigned long long)area_size);
+	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++) {
+			const struct sub_area *x = &subs[i], *y = &subs[j];
+			if (x->bytes && y->bytes && x->offset < y->offset + y->bytes &&
+			    y->offset < x->offset + x->bytes)
+				return fail(err, NW_READ_ERR_FORMAT, path, "stack area: %s overlaps %s", x->name,
+				            y->name);
+		}
+	return NW_READ_OK;
+}
+
+static const char *stack_base(const struct nw_segment *seg)
+{
+	return (const char *)seg->stack_copy;
+}
+
+/* A frame's references: its symbol inside the used string table, its
+ * module inside the module table. `where` names the frame ("thread 3 (tid
+ * 77) frame 2"), formatted only for the message. */
+__attribute__((format(printf, 5, 6)))
+static int check_frame(const struct nw_seg_stack_header *a, const struct nw_seg_frame *f,
+                       const char *path, struct nw_read_error *err, const char *where, ...)
+{
+	int bad_symbol = f->symbol != 0 && f->symbol >= a->strtab_used;
+	if (!bad_symbol && f->module <= a->module_count)
+		return NW_READ_OK;
+	char what[64];
+	va_list ap;
+	va_start(ap, where);
+	vsnprintf(what, sizeof what, where, ap);
+	va_end(ap);
+	if (bad_symbol)
+		return fail(err, NW_READ_ERR_FORMAT, path,
+		            "stack area: %s: symbol offset %u is beyond strtab_used %u", what, f->symbol,
+		            a->strtab_used);
+	return fail(err, NW_READ_ERR_FORMAT, path, "stack area: %s: module %u is beyond module_count %u",
+	            what, f->module, a->module_count);
+}
+
+/* The contents of a consistent capture: counts, strings, references. */
+static int validate_stack_contents(const struct nw_segment *seg, struct nw_read_error *err)
+{
+	const struct nw_seg_stack_header *a = seg->stack_copy;
+	const char *base = stack_base(seg), *path = seg->path;
+	int rc;
+
+	if (a->thread_count > a->thread_capacity)
+		return fail(err, NW_READ_ERR_FORMAT, path, "stack area: thread_count %u is over thread_capacity %u",
+		            a->thread_count, a->thread_capacity);
+	if (a->module_count > a->module_capacity)
+		return fail(err, NW_READ_ERR_FORMAT, path, "stack area: module_count %u is over module_capacity %u",
+		            a->module_count, a->module_capacity);
+	if (a->ipsym_count > a->ipsym_capacity)
+		return fail(err, NW_READ_ERR_FORMAT, path, "stack area: ipsym_count %u is over ipsym_capacity %u",
+		            a->ipsym_count, a->ipsym_capacity);
+	if (a->strtab_used > a->strtab_size)
+		return fail(err, NW_READ_ERR_FORMAT, path, "stack area: strtab_used %u is over strtab_size %u",
+		            a->strtab_used, a->strtab_size);
+	const char *strtab = base + a->strtab_offset;
+	if (a->strtab_used && strtab[0] != '\0')
+		return fail(err, NW_READ_ERR_FORMAT, path,
+		            "stack area: the string table does not start with \"\" (offset 0)");
+	if (a->strtab_used && strtab[a->strtab_used - 1] != '\0')
+		return fail(err, NW_READ_ERR_FORMAT, path,
+		            "stack area: the string table's last string is not NUL-terminated within strtab_used %u",
+		            a->strtab_used);
+
+	const struct nw_seg_thread *threads = (const void *)(base + a->thread_offset);
+	const struct nw_seg_frame *frames = (const void *)(base + a->frame_offset);
+	for (uint32_t i = 0; i < a->thread_count; i++) {
+		const struct nw_seg_thread *t = &threads[i];
+		if (!terminated(t->name, sizeof t->name))
+			return fail(err, NW_READ_ERR_FORMAT, path, "stack area: thread %u (tid %u): name is not NUL-terminated",
+			            i, t->tid);
+		if (t->nframes > a->frame_capacity)
+			return fail(err, NW_READ_ERR_FORMAT, path,
+			            "stack area: thread %u (tid %u) has %u frames, over frame_capacity %u", i, t->tid,
+			            t->nframes, a->frame_capacity);
+		for (uint32_t k = 0; k < t->nframes; k++)
+			if ((rc = check_frame(a, &frames[(size_t)i * a->frame_capacity + k], path, err,
+			                      "thread %u (tid %u) frame %u", i, t->tid, k)))
+				return rc;
+	}
+	const struct nw_seg_module *modules = (const void *)(base + a->module_offset);
+	for (uint32_t i = 0; i < a->module_count; i++)
+		if (!terminated(modules[i].path, sizeof modules[i].path))
+			return fail(err, NW_READ_ERR_FORMAT, path, "stack area: module %u: path is not NUL-terminated", i);
+	const struct nw_seg_frame *ipsyms = (const void *)(base + a->ipsym_offset);
+	for (uint32_t i = 0; i < a->ipsym_count; i++) {
+		if ((rc = check_frame(a, &ipsyms[i], path, err, "ip-symbol entry %u", i)))
+			return rc;
+		if (i && ipsyms[i].ip <= ipsyms[i - 1].ip)
+			return fail(err, NW_READ_ERR_FORMAT, path,
+			            "stack area: ip-symbol table is not sorted by ip (entry %u)", i);
+	}
+	return NW_READ_OK;
+}
+
+static int read_u32_at(int fd, uint64_t off, uint32_t *v, const char *path, struct nw_read_error *err)
+{
+	return read_at(fd, v, sizeof *v, off, path, err);
+}
+
+/* Copy the stack area under its seqlock: seq, the area, seq again; a copy
+ * is consistent when both reads are equal and even. A few attempts, then
+ * the last copy is kept as "being written". */
+static int read_stacks(int fd, struct nw_segment *seg, unsigned flags, struct nw_read_error *err)
+{
+	const struct nw_seg_header *h = &seg->header;
+	const uint64_t size = h->stack_size;
+	const uint64_t seq_at = h->stack_offset + offsetof(struct nw_seg_stack_header, seq);
+	int rc;
+
+	seg->stack_state = NW_STACKS_NONE;
+	/* 1.0: the stack area had no defined format; nothing to interpret. */
+	if (h->stack_offset == 0 || size == 0 || h->version_minor == 0)
+		return NW_READ_OK;
+	if (size < sizeof(struct nw_seg_stack_header))
+		return fail(err, NW_READ_ERR_FORMAT, seg->path,
+		            "stack area: %llu bytes, smaller than its %zu-byte header",
+		            (unsigned long long)size, sizeof(struct nw_seg_stack_header));
+	if (!(seg->stack_copy = malloc(size)))
+		return fail_errno(err, seg->path, "", ENOMEM);
+	seg->stack_bytes = size;
+	struct nw_seg_stack_header *a = seg->stack_copy;
+
+	uint32_t seq1 = 1, seq2 = 0;
+	for (int attempt = 0; attempt < NW_STACK_ATTEMPTS; attempt++) {
+		if (attempt && !(flags & NW_READ_NO_WAIT) && !(h->flags & NW_SEG_F_DUMP)) {
+			struct timespec pause = { 0, NW_STACK_RETRY_NS };
+			nanosleep(&pause, NULL);
+		}
+		if ((rc = read_u32_at(fd, seq_at, &seq1, seg->path, err)) ||
+		    (rc = read_at(fd, a, size, h->stack_offset, seg->path, err)) ||
+		    (rc = read_u32_at(fd, seq_at, &seq2, seg->path, err)))
+			return rc;
+		if (seq1 == seq2 && seq1 % 2 == 0)
+			break;
+	}
+	seg->stack_seq = seq2;
+
+	static const struct nw_seg_stack_header zero;
+	if (memcmp(a, &zero, sizeof zero) == 0) {
+		seg->stack_state = NW_STACKS_UNINITIALIZED;
+		return NW_READ_OK;
+	}
+	if ((rc = validate_stack_layout(a, size, h->ring_capacity, seg->path, err)))
+		return rc;
+	if (seq1 != seq2 || seq1 % 2) {
+		seg->stack_state = NW_STACKS_BEING_WRITTEN;
+		return NW_READ_OK;
+	}
+	if (a->capture_ns == 0) {
+		seg->stack_state = NW_STACKS_NEVER;
+		return NW_READ_OK;
+	}
+	if ((rc = validate_stack_contents(seg, err)))
+		return rc;
+	seg->stack_state = NW_STACKS_CAPTURED;
+	seg->stack = a;
+	return NW_READ_OK;
+}
+
+const struct nw_seg_thread *nw_stack_thread(const struct nw_segment *seg, uint32_t i)
+{
+	const struct nw_seg_stack_header *a = seg->stack;
+	if (!a || i >= a->thread_count)
+		return NULL;
+	return (const struct nw_seg_thread *)(stack_base(seg) + a->thread_offset) + i;
+}
+
+const struct nw_seg_frame *nw_stack_frames(const struct nw_segment *seg, uint32_t i, uint32_t *n)
+{
+	const struct nw_seg_thread *t = nw_stack_thread(seg, i);
+	*n = 0;
+	if (!t || t->nframes == 0)
+		return NULL;
+	const struct nw_seg_stack_header *a = seg->stack;
+	*n = t->nframes; /* <= frame_capacity: checked when read */
+	return (const struct nw_seg_frame *)(stack_base(seg) + a->frame_offset) +
+	       (size_t)i * a->frame_capacity;
+}
+
+const char *nw_stack_string(const struct nw_segment *seg, uint32_t offset)
+{
+	const struct nw_seg_stack_header *a = seg->stack;
+	if (offset == 0)
+		return "";
+	if (!a || offset >= a->strtab_used)
+		return NULL;
+	const char *s = stack_base(seg) + a->strtab_offset + offset;
+	return memchr(s, '\0', a->strtab_used - offset) ? s : NULL;
+}
+
+const struct nw_seg_module *nw_stack_module(const struct nw_segment *seg, uint32_t index1)
+{
+	const struct nw_seg_stack_header *a = seg->stack;
+	if (!a || index1 == 0 || index1 > a->module_count)
+		return NULL;
+	const struct nw_seg_module *m = (const struct nw_seg_module *)(stack_base(seg) + a->module_offset) +
+	                                (index1 - 1);
+	return terminated(m->path, sizeof m->path) ? m : NULL;
+}
+
+const struct nw_seg_module *nw_stack_module_at(const struct nw_segment *seg, uint64_t ip,
+                                               uint32_t *index1)
+{
+	const struct nw_seg_stack_header *a = seg->stack;
+	if (index1)
+		*index1 = 0;
+	if (!a)
+		return NULL;
+	for (uint32_t i = 1; i <= a->module_count; i++) {
+		const struct nw_seg_module *m = nw_stack_module(seg, i);
+		if (m && ip >= m->base && ip - m->base < m->size) {
+			if (index1)
+				*index1 = i;
+			return m;
+		}
+	}
+	return NULL;
+}
+
+const struct nw_seg_frame *nw_ipsym_lookup(const struct nw_segment *seg, uint64_t ip)
+{
+	const struct nw_seg_stack_header *a = seg->stack;
+	if (!a)
+		return NULL;
+	const struct nw_seg_frame *t = (const struct nw_seg_frame *)(stack_base(seg) + a->ipsym_offset);
+	size_t lo = 0, hi = a->ipsym_count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t[mid].ip == ip)
+			return &t[mid];
+		if (t[mid].ip < ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* ops[] is sorted by ticket. */
+static int has_ticket(const struct nw_segment *seg, uint64_t ticket)
+{
+	size_t lo = 0, hi = seg->op_count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t t = nw_op_ticket(&seg->ops[mid]);
+		if (t == ticket)
+			return 1;
+		if (t < ticket)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+const uint64_t *nw_opstack(const struct nw_segment *seg, uint64_t ticket, uint32_t *depth)
+{
+	*depth = 0;
+	if (seg->stack_state < NW_STACKS_NEVER || !seg->stack_copy)
+		return NULL;
+	const struct nw_seg_stack_header *a = seg->stack_copy;
+	if (!a->opstack_depth || !a->opstack_count || !a->opstack_offset || !has_ticket(seg, ticket))
+		return NULL;
+	const uint64_t *ips = (const uint64_t *)(stack_base(seg) + a->opstack_offset) +
+	                      (size_t)(ticket % a->opstack_count) * a->opstack_depth;
+	uint32_t n = 0;
+	while (n < a->opstack_depth && ips[n])
+		n++;
+	*depth = n;
+	return n ? ips : NULL;
+}
+
 /* The op ring, by the publication protocol of segment.h: copy the slots of
  * the newest tickets, then read their commit words again; keep a record
  * only if both commit reads name the ticket expected for its slot. */
-static int read_ring(int fd, struct nw_segment *seg, struct nw_read_error *err)
+static int read_ring(int fd, struct nw_segment *seg, unsigned flags, struct nw_read_error *err)
 {
 	const struct nw_seg_header *h = &seg->header;
 	const uint64_t cap = h->ring_capacity, stride = h->op_record_size;
@@ -294,7 +654,7 @@ static int read_ring(int fd, struct nw_segment *seg, struct nw_read_error *err)
 	st->head = head;
 	st->overwritten = oldest;
 	if (slots == 0)
-		return NW_READ_OK;
+		return read_stacks(fd, seg, flags, err);
 	/* Tickets oldest..head-1 occupy all slots once wrapped, else slots 0..head-1. */
 	const uint64_t span = slots == cap ? cap : head;
 	char *first = malloc(span * stride);
@@ -304,7 +664,12 @@ static int read_ring(int fd, struct nw_segment *seg, struct nw_read_error *err)
 		rc = fail_errno(err, seg->path, "", ENOMEM);
 		goto out;
 	}
+	/* The stack area between the two copies: a record kept below had its
+	 * slot unchanged from before to after, so the per-op stack read with
+	 * it is that ticket's (the producer writes it while the slot is
+	 * claimed, see docs/FORMAT.md). */
 	if ((rc = read_at(fd, first, span * stride, h->ring_offset, seg->path, err)) ||
+	    (rc = read_stacks(fd, seg, flags, err)) ||
 	    (rc = read_at(fd, again, span * stride, h->ring_offset, seg->path, err)))
 		goto out;
 
@@ -319,6 +684,17 @@ static int read_ring(int fd, struct nw_segment *seg, struct nw_read_error *err)
 			st->valid++;
 		} else if (c1 == t + 1) {
 			st->torn++;            /* rewritten while we copied it */
+		} else if (c1 & NW_SEG_COMMIT_WRITING) {
+			/* A writer at work: its own ticket's or an older one's (ours
+			 * is then a gap or comes later): unpublished; a newer one's:
+			 * ours is gone. */
+			const uint64_t w = c1 & ~NW_SEG_COMMIT_WRITING;
+			if (w % cap != slot)
+				st->torn++;
+			else if (w <= t)
+				st->unpublished++;
+			else
+				st->overwritten++;
 		} else if (c1 == 0 || ((c1 - 1) < t && (c1 - 1) % cap == slot)) {
 			st->unpublished++;     /* being written, or its writer died: an older or no commit */
 		} else if ((c1 - 1) > t && (c1 - 1) % cap == slot) {
@@ -364,6 +740,11 @@ int nw_segment_read_fd(int fd, const char *name, unsigned flags, struct nw_segme
 	if ((rc = identify(h, (size_t)got, name, err)) ||
 	    (rc = validate_header(h, (uint64_t)sb.st_size, name, err)))
 		goto fail;
+	/* A 1.0 file has no 1.1 fields: what its reserved tail holds is not
+	 * theirs, so they read as zero (the area starts at `tracking`). */
+	if (h->version_minor == 0)
+		memset((char *)h + offsetof(struct nw_seg_header, tracking), 0,
+		       sizeof *h - offsetof(struct nw_seg_header, tracking));
 
 	seg->file_size = (uint64_t)sb.st_size;
 	seg->path = strdup(name);
@@ -381,7 +762,11 @@ int nw_segment_read_fd(int fd, const char *name, unsigned flags, struct nw_segme
 	    (rc = read_table(fd, h->peer_offset, seg->peer_count, h->peer_record_size,
 	                     sizeof *seg->peers, seg->peers, name, err)))
 		goto fail;
-	if (!(flags & NW_READ_SKIP_RING) && (rc = read_ring(fd, seg, err)))
+	if (flags & NW_READ_SKIP_RING)
+		rc = read_stacks(fd, seg, flags, err);
+	else
+		rc = read_ring(fd, seg, flags, err); /* reads the stack area between its two copies */
+	if (rc)
 		goto fail;
 	return NW_READ_OK;
 fail:
@@ -410,6 +795,7 @@ void nw_segment_free(struct nw_segment *seg)
 	free(seg->comms);
 	free(seg->peers);
 	free(seg->ops);
+	free(seg->stack_copy);
 	memset(seg, 0, sizeof *seg);
 }
 

@@ -1,7 +1,12 @@
 /* The segment reader: opens one ncclwatch segment (a live file or a dump),
  * validates it against include/ncclwatch/segment.h, and copies a consistent
- * snapshot of it into private memory; and lists the segment files under a
- * directory.
+ * snapshot of it into private memory, stack area included; gives bounded
+ * access to the stack area's threads, frames, modules, strings and per-op
+ * stacks; and lists the segment files under a directory.
+ *
+ * Versions: reads format 1.0 and 1.1 (and, by their known prefix, newer
+ * minors of major 1). In a 1.0 file the 1.1 header fields read as zero and
+ * the stack area (opaque in 1.0) is not interpreted.
  *
  * Library code, shared by the CLI, the analysis engine and the watchdog: it
  * never exits, never prints, and never maps the file (it uses pread, so a
@@ -46,6 +51,17 @@ struct nw_ring_stats {
 	uint64_t unpublished; /* reserved but not committed yet (or the writer died while writing it) */
 };
 
+/* What the stack area of a snapshot holds (docs/FORMAT.md, "The stack area"). */
+enum nw_stack_state {
+	NW_STACKS_NONE = 0,          /* no stack area (stack_size 0), or a 1.0 file (its area is not read) */
+	NW_STACKS_UNINITIALIZED = 1, /* the area's header is all zero: not laid out yet */
+	NW_STACKS_NEVER = 2,         /* laid out, no capture made yet (capture_ns 0) */
+	NW_STACKS_CAPTURED = 3,      /* a consistent capture: the stack helpers return it */
+	NW_STACKS_BEING_WRITTEN = 4, /* seq was odd or changed in every attempt: the capture is
+	                              * kept in stack_copy but not returned (a watchdog writing
+	                              * now, or one that died while writing) */
+};
+
 /* A snapshot in private memory. Structs are the known prefix of what the
  * file holds (a newer minor's larger records are cut to what we know). */
 struct nw_segment {
@@ -59,10 +75,22 @@ struct nw_segment {
 	size_t op_count;                  /* ops[]: valid records, oldest first (by ticket) */
 	struct nw_seg_op *ops;
 	struct nw_ring_stats ring;
+
+	/* The stack area (v1.1). Its layout (magic, capacities, sub-areas) is
+	 * validated whenever stack_state >= NW_STACKS_NEVER; its contents
+	 * (counts, threads, frames, modules, strings, ip-symbols) only for
+	 * NW_STACKS_CAPTURED, the one state in which `stack` is set. */
+	int stack_state;                          /* enum nw_stack_state */
+	const struct nw_seg_stack_header *stack;  /* the copied area if CAPTURED, else NULL */
+	uint32_t stack_seq;                       /* seq of the copy (odd: being written) */
+	uint64_t stack_bytes;                     /* bytes of stack_copy (header.stack_size) */
+	void *stack_copy;                         /* the copy, whatever its state; NULL if not read */
 };
 
 /* Flags for nw_segment_read. */
 #define NW_READ_SKIP_RING 0x1u /* validate everything, copy header and tables, not the ring */
+#define NW_READ_NO_WAIT   0x2u /* no pause between attempts at a stack area being written
+                                * (implied for a dump, NW_SEG_F_DUMP: nothing writes it) */
 
 /* The ticket of a valid record. */
 static inline uint64_t nw_op_ticket(const struct nw_seg_op *op)
@@ -85,6 +113,48 @@ void nw_segment_free(struct nw_segment *seg);
 
 /* The comm in table slot `slot` (comms[] is indexed by slot), or NULL. */
 const struct nw_seg_comm *nw_segment_comm_at(const struct nw_segment *seg, uint32_t slot);
+
+/* ---- The stack area ----
+ *
+ * Every function takes a snapshot from nw_segment_read, never reads outside
+ * the copy, and returns NULL (or 0) for an index out of range or when the
+ * snapshot has no capture to return (stack_state != NW_STACKS_CAPTURED),
+ * except nw_opstack: per-op stacks are written by the hot path, not under
+ * the capture's seqlock, so they are returned in every state whose layout
+ * was validated. */
+
+/* Thread i of the capture, i < stack->thread_count. */
+const struct nw_seg_thread *nw_stack_thread(const struct nw_segment *seg, uint32_t i);
+
+/* The frames of thread i (innermost first); *n = its nframes (0 when NULL
+ * is returned). The reader refused a capture with nframes > frame_capacity. */
+const struct nw_seg_frame *nw_stack_frames(const struct nw_segment *seg, uint32_t i, uint32_t *n);
+
+/* The string at `offset` of the string table: "" for 0; NULL for an offset
+ * at or beyond strtab_used, or one whose string is not NUL-terminated
+ * within strtab_used (checked on every call). */
+const char *nw_stack_string(const struct nw_segment *seg, uint32_t offset);
+
+/* The module a frame names: `index1` is the table index + 1 (0: unknown,
+ * NULL), below module_count + 1. Its path is NUL-terminated (checked). */
+const struct nw_seg_module *nw_stack_module(const struct nw_segment *seg, uint32_t index1);
+
+/* The module whose [base, base + size) holds `ip` (the first one in table
+ * order), or NULL; *index1 (may be NULL) gets its index + 1. */
+const struct nw_seg_module *nw_stack_module_at(const struct nw_segment *seg, uint64_t ip,
+                                               uint32_t *index1);
+
+/* The ip-symbol table entry for exactly `ip` (binary search; the reader
+ * checked that the table is sorted), or NULL. */
+const struct nw_seg_frame *nw_ipsym_lookup(const struct nw_segment *seg, uint64_t ip);
+
+/* The call stack recorded for ring ticket `ticket` (NCCLWATCH_STACKS=1):
+ * its return addresses, innermost first; *depth = how many are nonzero
+ * before the first 0. NULL (and *depth 0) when per-op stacks are off, the
+ * ticket is not one of ops[] (a valid record of this snapshot: a slot's
+ * ips belong to the ticket whose record was copied with them), or all its
+ * ips are zero. */
+const uint64_t *nw_opstack(const struct nw_segment *seg, uint64_t ticket, uint32_t *depth);
 
 /* A list of segment file paths. */
 struct nw_path_list {

@@ -32,7 +32,7 @@
 #define NW_SEG_MAGIC "NCCLWSEG"           /* 8 bytes, no terminator */
 #define NW_SEG_ENDIAN 0x01020304u
 #define NW_SEG_VERSION_MAJOR 1
-#define NW_SEG_VERSION_MINOR 0
+#define NW_SEG_VERSION_MINOR 1
 #define NW_SEG_ALIGN 64
 
 /* ---- header.flags ---- */
@@ -101,7 +101,27 @@ struct nw_seg_header {
 	char     env[NW_SEG_ENV_LEN];             /* allowlisted variables, see docs/FORMAT.md */
 	char     error[NW_SEG_ERROR_LEN];         /* why recording stopped (NW_SEG_F_STOPPED) */
 
-	uint8_t  reserved[8192 - 3832];           /* zero; future fields take from here */
+	/* v1.1: the watchdog (all zero until it starts). */
+	uint32_t tracking;            /* enum nw_tracking */
+	uint32_t watchdog_tid;        /* gettid() of the watchdog thread, 0 none */
+	uint32_t poll_ms;             /* NCCLWATCH_POLL_MS in effect */
+	uint32_t timeout_ms;          /* NCCLWATCH_TIMEOUT in effect, in ms */
+	NW_ATOMIC(uint64_t) events_created;  /* CUDA events created (pool growth) */
+	NW_ATOMIC(uint64_t) event_records;   /* cuEventRecord calls made around NCCL calls */
+	NW_ATOMIC(uint64_t) ops_tracked;     /* ops (or group launches) given a start/end pair */
+	NW_ATOMIC(uint64_t) findings;        /* stall findings the watchdog reported */
+	NW_ATOMIC(uint64_t) dumps;           /* dumps written */
+	NW_ATOMIC(uint64_t) request_served;  /* last dump request served (see docs/FORMAT.md) */
+	NW_ATOMIC(uint64_t) last_finding_ns; /* when the last finding was reported, 0 none */
+
+	uint8_t  reserved[8192 - 3904];           /* zero; future fields take from here */
+};
+
+/* ---- header.tracking: how op completion is known ---- */
+enum nw_tracking {
+	NW_TRACK_NONE = 0,        /* the watchdog has not started */
+	NW_TRACK_EVENTS = 1,      /* CUDA events around every op */
+	NW_TRACK_NO_DRIVER = 2,   /* no CUDA driver could be loaded: ops are UNTRACKED */
 };
 
 /* ---- comm.state ---- */
@@ -208,7 +228,8 @@ enum nw_op_kind {
 	NW_OP_RECV = 17,
 	/* groups: seq = group id */
 	NW_OP_GROUP_START = 24,       /* outermost ncclGroupStart */
-	NW_OP_GROUP_END = 25,         /* outermost ncclGroupEnd: the group's launch */
+	NW_OP_GROUP_END = 25,         /* outermost ncclGroupEnd: the group's launch; a blocking
+	                               * call: INIT_ENTERED until it returns (v1.1) */
 	/* communicator life cycle: seq = 0 */
 	NW_OP_COMM_INIT = 32,         /* any ncclCommInit*; comm.origin tells which */
 	NW_OP_COMM_SPLIT = 33,
@@ -286,6 +307,82 @@ struct nw_seg_op {
 	NW_ATOMIC(int32_t) cuda_error;/* CUresult of a failed event, 0 none */
 	uint32_t pad0;                /* zero */
 };
+
+/* ---- The stack area (v1.1) ----
+ *
+ * Where every thread of the process was at the last capture, written by the
+ * watchdog only (a seqlock: `seq` is odd while it writes, a reader copies
+ * and retries or reports "being written" if seq changed), plus optional
+ * per-op call stacks (NCCLWATCH_STACKS=1). All offsets are from the start
+ * of the stack area. Addresses are this process's; every frame also names
+ * its module (index into the module table, which holds each mapped
+ * object's load address and path) and offset in it, so a reader on another
+ * machine can still resolve it, and the symbol the watchdog found. */
+#define NW_STACK_MAGIC 0x4b54534eu      /* "NSTK" */
+#define NW_STACK_NAME_LEN 16
+#define NW_STACK_MODULE_PATH_LEN 240
+
+struct nw_seg_stack_header {            /* 128 bytes */
+	uint32_t magic;                     /* NW_STACK_MAGIC */
+	NW_ATOMIC(uint32_t) seq;            /* even: stable; odd: being written */
+	uint32_t thread_capacity;           /* slots in the thread table */
+	uint32_t frame_capacity;            /* frames per thread slot */
+	uint32_t module_capacity;
+	uint32_t strtab_size;               /* bytes of the string table */
+	uint32_t thread_count;              /* threads in the last capture */
+	uint32_t module_count;
+	uint32_t strtab_used;
+	uint32_t opstack_depth;             /* frames per op (0: per-op stacks off) */
+	uint32_t opstack_count;             /* op slots = header.ring_capacity, or 0 */
+	uint32_t pad0;
+	uint64_t thread_offset;             /* struct nw_seg_thread[thread_capacity] */
+	uint64_t frame_offset;              /* struct nw_seg_frame[thread_capacity * frame_capacity] */
+	uint64_t module_offset;             /* struct nw_seg_module[module_capacity] */
+	uint64_t strtab_offset;             /* NUL-terminated strings; offset 0 is "" */
+	uint64_t opstack_offset;            /* uint64_t ip[opstack_count][opstack_depth], 0 = none */
+	uint64_t capture_ns;                /* CLOCK_MONOTONIC of the last capture, 0 never */
+	uint64_t request_id;                /* the dump request it answered (0: own finding) */
+	uint64_t captures;                  /* captures made */
+	uint64_t ipsym_offset;              /* struct nw_seg_frame[ipsym_capacity]: symbols of op-stack ips */
+	uint32_t ipsym_capacity;
+	uint32_t ipsym_count;               /* entries in use, sorted by ip */
+};
+
+/* ---- thread.flags ---- */
+#define NW_THR_WATCHDOG   0x1u  /* the watchdog thread itself */
+#define NW_THR_NO_REPLY   0x2u  /* did not answer the capture signal in time (signal blocked?) */
+#define NW_THR_TRUNCATED  0x4u  /* more frames than frame_capacity */
+#define NW_THR_IN_NCCL    0x8u  /* inside a wrapped NCCL call at the capture */
+
+struct nw_seg_thread {                  /* 64 bytes */
+	uint32_t tid;
+	uint32_t nframes;                   /* valid frames in its frame slot */
+	uint32_t flags;                     /* NW_THR_* */
+	uint32_t pad0;
+	char     name[NW_STACK_NAME_LEN];   /* /proc/self/task/<tid>/comm */
+	uint8_t  reserved[64 - 32];
+};
+
+struct nw_seg_frame {                   /* 32 bytes; frame 0 is the innermost */
+	uint64_t ip;                        /* return address (or the interrupted pc for frame 0) */
+	uint64_t module_offset;             /* ip - module base */
+	uint64_t symbol_offset;             /* ip - symbol start, if symbol != 0 */
+	uint32_t module;                    /* module table index + 1, 0 unknown */
+	uint32_t symbol;                    /* string table offset of the symbol name, 0 unknown */
+};
+
+struct nw_seg_module {                  /* 256 bytes */
+	uint64_t base;                      /* load address (dlpi_addr) */
+	uint64_t size;                      /* extent of its PT_LOAD segments from base */
+	char     path[NW_STACK_MODULE_PATH_LEN];
+};
+
+#ifndef __cplusplus
+_Static_assert(sizeof(struct nw_seg_stack_header) == 128, "stack header size");
+_Static_assert(sizeof(struct nw_seg_thread) == 64, "thread size");
+_Static_assert(sizeof(struct nw_seg_frame) == 32, "frame size");
+_Static_assert(sizeof(struct nw_seg_module) == 256, "module size");
+#endif
 
 #ifndef __cplusplus
 _Static_assert(sizeof(struct nw_seg_header) == 8192, "header size");

@@ -1,5 +1,6 @@
-/* `ncclwatch show [--records N] FILE|DIR...`: the raw contents of segments
- * (header, communicators, peers, op records), one block per segment. */
+/* `ncclwatch show [--records N] [--no-stacks] FILE|DIR...`: the raw contents
+ * of segments (header, communicators, peers, op records, thread stacks),
+ * one block per segment. */
 #include "commands.h"
 
 #include <errno.h>
@@ -11,12 +12,14 @@
 static void show_help(FILE *out)
 {
 	fprintf(out,
-	        "usage: ncclwatch show [--records N] FILE|DIR...\n"
+	        "usage: ncclwatch show [--records N] [--no-stacks] FILE|DIR...\n"
 	        "\n"
 	        "Prints what each segment holds: a live segment or a dump, or every *.seg\n"
 	        "file under DIR and its subdirectories two levels down (DIR/<job>/<host>.<pid>.seg).\n"
 	        "\n"
 	        "  -n, --records N   show only the newest N op records (default: all valid ones)\n"
+	        "  -S, --no-stacks   only the one-line stack summary: no module, thread, frame\n"
+	        "                    or op-stack ('at') lines\n"
 	        "  -h, --help        this text\n"
 	        "\n"
 	        "Output, per segment (blocks separated by an empty line):\n"
@@ -24,7 +27,10 @@ static void show_help(FILE *out)
 	        "    KEY VALUE        header fields: format host pid ppid uid rank local_rank\n"
 	        "                     world_size job start (ISO 8601, UTC) flags nccl nccl_lib\n"
 	        "                     cuda_driver gpu env (one line per variable) heartbeat\n"
-	        "                     ops_dropped stopped (no | yes: ERROR) size\n"
+	        "                     tracking (none | events | no-driver) watchdog_tid poll_ms\n"
+	        "                     timeout_ms counters (events_created= event_records=\n"
+	        "                     ops_tracked= findings= dumps= request_served=)\n"
+	        "                     last_finding ops_dropped stopped (no | yes: ERROR) size\n"
 	        "  comms count=N capacity=N\n"
 	        "    comm SLOT id=HEX16 origin= rank=R/N state= device= init_result= coll_enqueued=\n"
 	        "         coll_started= coll_completed= p2p_enqueued= p2p_completed= async_error=\n"
@@ -36,8 +42,19 @@ static void show_help(FILE *out)
 	        "    op TICKET t=+S.US tid= KIND comm=HEX16 rank=R/N seq= count= dtype= redop=\n"
 	        "         root=|peer= group= depth= state= result= cuda_error= flags= started=\n"
 	        "         ended= stream= caller=                                  (one line)\n"
+	        "      at 0xIP SYMBOL+0xOFF (MODULE+0xOFF)   the op's call stack, innermost\n"
+	        "                     first, if recorded (NCCLWATCH_STACKS=1); ?? = unknown\n"
+	        "  stacks STATE t=+S request=N threads=N captures=N seq=N modules=N\n"
+	        "         thread_capacity=N frame_capacity=N opstack_depth=N      (one line)\n"
+	        "                     STATE: captured | never | being-written (a capture in\n"
+	        "                     progress or interrupted: not shown) | uninitialized |\n"
+	        "                     none (no stack area: only this word)\n"
+	        "    module IDX 0xBASE PATH                  every module of the capture\n"
+	        "    thread TID \"NAME\" [watchdog] [no-reply] [in-nccl] [truncated]\n"
+	        "      #N 0xIP SYMBOL+0xOFF (MODULE+0xOFF)   its frames, innermost first\n"
 	        "Records come oldest first; times are seconds after the segment's start; '-'\n"
-	        "means none. docs/FORMAT.md describes every field.\n"
+	        "means none; MODULE is the module's file name (its path is on its module\n"
+	        "line). docs/FORMAT.md describes every field.\n"
 	        "\n"
 	        "Exit status: 0 ok; 2 usage error or a file that is not a readable segment\n"
 	        "(one line on stderr per such file; the others are still shown).\n");
@@ -47,13 +64,14 @@ static int show_run(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "records", required_argument, NULL, 'n' },
+		{ "no-stacks", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct nw_show_options opt = { .all_records = 1 };
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:n:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:n:Sh", options, NULL)) != -1) {
 		switch (c) {
 		case 'n': {
 			char *end;
@@ -65,6 +83,9 @@ static int show_run(int argc, char **argv)
 			opt.max_records = n;
 			break;
 		}
+		case 'S':
+			opt.no_stacks = 1;
+			break;
 		case 'h':
 			show_help(stdout);
 			return NW_EXIT_OK;
@@ -107,7 +128,7 @@ static int show_run(int argc, char **argv)
 
 const struct nw_command nw_cmd_show = {
 	.name = "show",
-	.summary = "print the header, communicators, peers and op records of segments",
+	.summary = "print the header, communicators, peers, op records and stacks of segments",
 	.help = show_help,
 	.run = show_run,
 };

@@ -1,7 +1,8 @@
 /* Text rendering of a segment snapshot (see show_text.h). Every value is
  * printed from the private snapshot; strings are escaped so that one record
  * is always one line whatever bytes the file holds, and an empty string
- * prints as "-" so that every line has a value. */
+ * prints as "-" so that every line has a value. Stack frames are resolved
+ * only through the reader's bounded helpers (segment_reader.h). */
 #include "show_text.h"
 
 #include <inttypes.h>
@@ -21,6 +22,22 @@ static void put_escaped(FILE *out, const char *s)
 		else
 			fputc(c, out);
 	}
+}
+
+/* The same inside double quotes: a quote is escaped too. */
+static void put_quoted(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '\\')
+			fputs("\\\\", out);
+		else if (c < 0x20 || c == 0x7f || c == '"')
+			fprintf(out, "\\x%02x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
 }
 
 static void put_field(FILE *out, const char *key, const char *value)
@@ -88,6 +105,24 @@ static void show_header(FILE *out, const struct nw_segment *seg)
 	for (const char *e = h->env; *e; e += strlen(e) + 1)
 		put_field(out, "env", e);
 	put_field(out, "heartbeat", rel_time(h->heartbeat_ns, h->start_monotonic_ns, buf));
+	/* v1.1, the watchdog's (zero in a 1.0 file or before it starts). */
+	put_field(out, "tracking", nw_tracking_name(h->tracking, name));
+	if (h->watchdog_tid)
+		snprintf(buf, sizeof buf, "%u", h->watchdog_tid);
+	else
+		snprintf(buf, sizeof buf, "-");
+	put_field(out, "watchdog_tid", buf);
+	snprintf(buf, sizeof buf, "%u", h->poll_ms);
+	put_field(out, "poll_ms", buf);
+	snprintf(buf, sizeof buf, "%u", h->timeout_ms);
+	put_field(out, "timeout_ms", buf);
+	snprintf(buf, sizeof buf,
+	         "events_created=%" PRIu64 " event_records=%" PRIu64 " ops_tracked=%" PRIu64
+	         " findings=%" PRIu64 " dumps=%" PRIu64 " request_served=%" PRIu64,
+	         (uint64_t)h->events_created, (uint64_t)h->event_records, (uint64_t)h->ops_tracked,
+	         (uint64_t)h->findings, (uint64_t)h->dumps, (uint64_t)h->request_served);
+	put_field(out, "counters", buf);
+	put_field(out, "last_finding", rel_time(h->last_finding_ns, h->start_monotonic_ns, buf));
 	snprintf(buf, sizeof buf, "%" PRIu64, (uint64_t)h->ops_dropped);
 	put_field(out, "ops_dropped", buf);
 	if (h->flags & NW_SEG_F_STOPPED) {
@@ -141,6 +176,53 @@ static void show_peers(FILE *out, const struct nw_segment *seg)
 	}
 }
 
+/* "SYMBOL+0xOFF", or "??" when the frame names no symbol. */
+static void put_symbol(FILE *out, const struct nw_segment *seg, const struct nw_seg_frame *f)
+{
+	const char *sym = f ? nw_stack_string(seg, f->symbol) : NULL;
+	if (!sym || !*sym) {
+		fputs("??", out);
+		return;
+	}
+	put_escaped(out, sym);
+	fprintf(out, "+0x%" PRIx64, f->symbol_offset);
+}
+
+/* "BASENAME+0xOFF" of module index1 (its table index + 1), "??" if unknown. */
+static void put_module(FILE *out, const struct nw_segment *seg, uint32_t index1, uint64_t offset)
+{
+	const struct nw_seg_module *m = nw_stack_module(seg, index1);
+	if (!m) {
+		fputs("??", out);
+		return;
+	}
+	const char *slash = strrchr(m->path, '/');
+	const char *base = slash ? slash + 1 : m->path;
+	put_escaped(out, *base ? base : "??");
+	fprintf(out, "+0x%" PRIx64, offset);
+}
+
+/* The op's recorded call stack, one "    at" line per return address:
+ * the symbol from the ip-symbol table, the module by address range. */
+static void show_opstack(FILE *out, const struct nw_segment *seg, uint64_t ticket)
+{
+	uint32_t depth;
+	const uint64_t *ips = nw_opstack(seg, ticket, &depth);
+	for (uint32_t k = 0; ips && k < depth; k++) {
+		const struct nw_seg_frame *sym = nw_ipsym_lookup(seg, ips[k]);
+		fprintf(out, "    at 0x%" PRIx64 " ", ips[k]);
+		put_symbol(out, seg, sym);
+		fputs(" (", out);
+		uint32_t index1 = 0;
+		const struct nw_seg_module *m = nw_stack_module_at(seg, ips[k], &index1);
+		if (m)
+			put_module(out, seg, index1, ips[k] - m->base);
+		else /* no module's range holds it: what the watchdog found, if anything */
+			put_module(out, seg, sym ? sym->module : 0, sym ? sym->module_offset : 0);
+		fputs(")\n", out);
+	}
+}
+
 static void show_op(FILE *out, const struct nw_segment *seg, const struct nw_seg_op *op)
 {
 	const uint64_t t0 = seg->header.start_monotonic_ns;
@@ -176,8 +258,77 @@ static void show_records(FILE *out, const struct nw_segment *seg, const struct n
 	        " unpublished=%" PRIu64 " head=%" PRIu64 " capacity=%u\n",
 	        seg->op_count - first, r->valid, r->torn, r->overwritten, r->unpublished, r->head,
 	        seg->header.ring_capacity);
-	for (size_t i = first; i < seg->op_count; i++)
+	for (size_t i = first; i < seg->op_count; i++) {
 		show_op(out, seg, &seg->ops[i]);
+		if (!opt->no_stacks)
+			show_opstack(out, seg, nw_op_ticket(&seg->ops[i]));
+	}
+}
+
+static const char *stack_state_name(int state)
+{
+	switch (state) {
+	case NW_STACKS_UNINITIALIZED: return "uninitialized";
+	case NW_STACKS_NEVER: return "never";
+	case NW_STACKS_CAPTURED: return "captured";
+	case NW_STACKS_BEING_WRITTEN: return "being-written";
+	default: return "none";
+	}
+}
+
+static void show_stacks(FILE *out, const struct nw_segment *seg, const struct nw_show_options *opt)
+{
+	const struct nw_seg_stack_header *a = seg->stack_copy;
+	char t[32];
+	if (seg->stack_state < NW_STACKS_NEVER || !a) {
+		fprintf(out, "stacks %s\n", stack_state_name(seg->stack_state));
+		return;
+	}
+	/* The counts of a capture that is not returned are not believed: "-". */
+	const struct nw_seg_stack_header *c = seg->stack;
+	char request[24] = "-", threads[16] = "-", captures[24] = "-", modules[16] = "-";
+	if (c) {
+		snprintf(request, sizeof request, "%" PRIu64, (uint64_t)c->request_id);
+		snprintf(threads, sizeof threads, "%u", c->thread_count);
+		snprintf(captures, sizeof captures, "%" PRIu64, (uint64_t)c->captures);
+		snprintf(modules, sizeof modules, "%u", c->module_count);
+	}
+	fprintf(out,
+	        "stacks %s t=%s request=%s threads=%s captures=%s seq=%u modules=%s"
+	        " thread_capacity=%u frame_capacity=%u opstack_depth=%u\n",
+	        stack_state_name(seg->stack_state),
+	        c ? rel_time(c->capture_ns, seg->header.start_monotonic_ns, t) : "-", request, threads,
+	        captures, seg->stack_seq, modules, a->thread_capacity, a->frame_capacity,
+	        a->opstack_count && a->opstack_offset ? a->opstack_depth : 0);
+	if (!c || opt->no_stacks)
+		return;
+	for (uint32_t i = 1; i <= c->module_count; i++) {
+		const struct nw_seg_module *m = nw_stack_module(seg, i);
+		if (!m)
+			continue;
+		fprintf(out, "  module %u 0x%" PRIx64 " ", i - 1, m->base);
+		put_escaped(out, m->path[0] ? m->path : "-");
+		fputc('\n', out);
+	}
+	char flags[NW_FLAGS_BUF];
+	for (uint32_t i = 0; i < c->thread_count; i++) {
+		const struct nw_seg_thread *th = nw_stack_thread(seg, i);
+		uint32_t n;
+		const struct nw_seg_frame *f = nw_stack_frames(seg, i, &n);
+		const char *fl = nw_thread_flags_str(th->flags, flags);
+		fprintf(out, "  thread %u ", th->tid);
+		put_quoted(out, th->name);
+		if (*fl)
+			fprintf(out, " %s", fl);
+		fputc('\n', out);
+		for (uint32_t k = 0; k < n; k++) {
+			fprintf(out, "    #%u 0x%" PRIx64 " ", k, f[k].ip);
+			put_symbol(out, seg, &f[k]);
+			fputs(" (", out);
+			put_module(out, seg, f[k].module, f[k].module_offset);
+			fputs(")\n", out);
+		}
+	}
 }
 
 void nw_show_segment(FILE *out, const struct nw_segment *seg, const struct nw_show_options *opt)
@@ -186,4 +337,5 @@ void nw_show_segment(FILE *out, const struct nw_segment *seg, const struct nw_sh
 	show_comms(out, seg);
 	show_peers(out, seg);
 	show_records(out, seg, opt);
+	show_stacks(out, seg, opt);
 }

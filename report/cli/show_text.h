@@ -1,5 +1,6 @@
 /* The text rendering of one segment snapshot for `ncclwatch show`: the
- * header, the comm table, the peer table and the op records. The line
+ * header, the comm table, the peer table, the op records (with their call
+ * stacks, if recorded) and the thread stacks of the last capture. The line
  * formats are documented in `ncclwatch show --help` and docs/FORMAT.md;
  * tests grep them, so change them only on purpose.
  */
@@ -13,6 +14,7 @@
 struct nw_show_options {
 	int all_records;        /* 1: every valid record; 0: only the newest max_records */
 	uint64_t max_records;
+	int no_stacks;          /* 1: only the one-line stack summary, no thread, module or op-stack lines */
 };
 
 void nw_show_segment(FILE *out, const struct nw_segment *seg, const struct nw_show_options *opt);

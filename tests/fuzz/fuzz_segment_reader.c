@@ -1,9 +1,11 @@
 /* libFuzzer (and AFL++ -fsanitize=fuzzer compatible) target for the segment
  * reader: any bytes, read as a segment file, must give either a snapshot
- * that renders without fault or a one-line error, never a crash, a leak or
- * undefined behaviour. Built with clang by report/part.mk; corpus in
- * tests/fuzz/corpus/ (small segments from tests/report/mkseg); run by
- * tests/fuzz/test-fuzz-segment-reader.sh for a bounded number of runs. */
+ * that renders without fault (with and without its stacks) and whose stack
+ * helpers stay inside the snapshot whatever they are asked, or a one-line
+ * error, never a crash, a leak or undefined behaviour. Built with clang by
+ * report/part.mk; corpus in tests/fuzz/corpus/ (small segments from
+ * tests/report/mkseg, made by tests/fuzz/make-corpus.sh); run by
+ * tests/fuzz/test-report-fuzz.sh for a bounded number of runs. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,92 @@
 #include "../../report/cli/show_text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Touch every byte a helper hands out, so that ASan sees any read beyond
+ * the snapshot; the sum goes nowhere. */
+static volatile uint64_t sink_sum;
+
+static void touch(const void *p, size_t n)
+{
+	uint64_t sum = 0;
+	for (size_t i = 0; i < n; i++)
+		sum += ((const unsigned char *)p)[i];
+	sink_sum += sum;
+}
+
+static void touch_string(const char *s)
+{
+	if (s)
+		touch(s, strlen(s) + 1);
+}
+
+static void resolve(const struct nw_segment *seg, const struct nw_seg_frame *f)
+{
+	touch(f, sizeof *f);
+	touch_string(nw_stack_string(seg, f->symbol));
+	const struct nw_seg_module *m = nw_stack_module(seg, f->module);
+	if (m)
+		touch_string(m->path);
+	uint32_t index1;
+	if ((m = nw_stack_module_at(seg, f->ip, &index1)) && nw_stack_module(seg, index1) != m)
+		abort();
+	const struct nw_seg_frame *sym = nw_ipsym_lookup(seg, f->ip);
+	if (sym && sym->ip != f->ip)
+		abort();
+}
+
+static void exercise_stacks(const struct nw_segment *seg)
+{
+	const struct nw_seg_stack_header *a = seg->stack;
+	if (a && seg->stack_state != NW_STACKS_CAPTURED)
+		abort();
+	uint32_t threads = a ? a->thread_count : 0;
+	/* Indexes in range and beyond it. */
+	for (uint32_t i = 0; i < threads + 2; i++) {
+		const struct nw_seg_thread *t = nw_stack_thread(seg, i);
+		if (!t != (i >= threads))
+			abort();
+		uint32_t n;
+		const struct nw_seg_frame *f = nw_stack_frames(seg, i, &n);
+		if (t) {
+			touch(t, sizeof *t);
+			touch_string(t->name);
+		}
+		for (uint32_t k = 0; f && k < n; k++)
+			resolve(seg, &f[k]);
+	}
+	/* Strings and modules at every offset around the used part. */
+	uint32_t used = a ? a->strtab_used : 0;
+	for (uint32_t off = 0; off < used + 4 && off < 4096; off++)
+		touch_string(nw_stack_string(seg, off));
+	touch_string(nw_stack_string(seg, UINT32_MAX));
+	uint32_t modules = a ? a->module_count : 0;
+	for (uint32_t i = 0; i < modules + 2; i++) {
+		const struct nw_seg_module *m = nw_stack_module(seg, i);
+		if (m)
+			touch_string(m->path);
+	}
+	if (nw_stack_module(seg, UINT32_MAX))
+		abort();
+	nw_ipsym_lookup(seg, 0);
+	nw_ipsym_lookup(seg, UINT64_MAX);
+	/* Per-op stacks of every valid record and of tickets that are not. */
+	for (size_t i = 0; i < seg->op_count; i++) {
+		uint64_t ticket = nw_op_ticket(&seg->ops[i]);
+		uint32_t depth;
+		const uint64_t *ips = nw_opstack(seg, ticket, &depth);
+		if (!ips != !depth)
+			abort();
+		for (uint32_t k = 0; ips && k < depth; k++) {
+			struct nw_seg_frame f = { .ip = ips[k] };
+			resolve(seg, &f);
+		}
+	}
+	uint32_t depth;
+	if (nw_opstack(seg, seg->ring.head, &depth) || depth)
+		abort();
+	nw_opstack(seg, UINT64_MAX, &depth);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -30,10 +118,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	struct nw_segment seg;
 	struct nw_read_error err;
-	int rc = nw_segment_read_fd(fd, "fuzz.seg", 0, &seg, &err);
+	/* No pause at a stack area "being written": nothing writes this one. */
+	int rc = nw_segment_read_fd(fd, "fuzz.seg", NW_READ_NO_WAIT, &seg, &err);
 	if (rc == NW_READ_OK) {
 		struct nw_show_options all = { .all_records = 1 };
 		nw_show_segment(sink, &seg, &all);
+		struct nw_show_options brief = { .all_records = 0, .max_records = 2, .no_stacks = 1 };
+		nw_show_segment(sink, &seg, &brief);
+		exercise_stacks(&seg);
 		nw_segment_free(&seg);
 	} else {
 		/* The contract: one line that names the file. */

@@ -5,13 +5,25 @@
  *     --comms N --comm-cap N      published comm slots / capacity (2 / 4)
  *     --peers N --peer-cap N      published peer slots / capacity (2 / 8)
  *     --ring N --records N        ring capacity (16) / tickets written (10)
- *     --stack N                   a stack area of N bytes (0)
+ *     --stack N                   an opaque stack area of N zero bytes (0)
+ *     --v11                       format 1.1 with its header fields filled
+ *     --stacks                    --v11 and a stack area with a capture and
+ *                                 per-op stacks (contents: segwriter.h)
+ *     --no-opstacks               with --stacks: no per-op stacks
  *     --tear T                    ticket T's commit names no ticket of its slot
  *     --unpublish T               ticket T's commit is 0 (its writer died mid-write)
+ *     --writing T                 ticket T's commit is its writing marker
+ *                                 (NW_SEG_COMMIT_WRITING | T: being written)
  *     --stopped MSG               flags STOPPED with error MSG
  *     --comm-name STR             the name of comm slot 0 (any bytes)
- *     --newer-minor               minor 1 with a larger header and records
- *     --corrupt KIND              one defect, see the table below
+ *     --newer-minor               minor 2 (one newer than this build) with a
+ *                                 larger header and records, 1.1 fields filled
+ *     --corrupt KIND              one defect, see the table below; the
+ *                                 stack_area_* and random_stack_* ones
+ *                                 imply --stacks
+ *     --reserved-junk             0xa5 in the header's reserved tail, from the
+ *                                 first 1.1 field on in a 1.0 file (a reader
+ *                                 must read those fields as zero)
  *     --seed N                    for --corrupt random-*
  */
 #include <getopt.h>
@@ -66,6 +78,49 @@ DEFECT(error_unterminated, memset(h->error, 'e', sizeof h->error))
 DEFECT(env_unterminated, for (size_t i = 0; i + 4 <= sizeof h->env; i += 4) memcpy(h->env + i, "A=B", 4))
 DEFECT(comm_name_unterminated,
        memset(((struct nw_seg_comm *)(mem + h->comm_offset))[1].name, 'n', NW_COMM_NAME_LEN))
+/* The stack area (mkseg implies --stacks for these). Errors first, then
+ * states that are not errors (seq odd, never captured, all zero). */
+#define AREA ((struct nw_seg_stack_header *)(mem + h->stack_offset))
+#define AREA_AT(type, field) ((type *)((char *)AREA + AREA->field))
+DEFECT(stack_area_magic, AREA->magic = 0x12345678)
+DEFECT(stack_area_zero_magic, AREA->magic = 0)
+DEFECT(stack_area_too_small, h->stack_size = 64)
+DEFECT(stack_area_offset, AREA->strtab_offset = h->stack_size)
+DEFECT(stack_area_offset_overflow, AREA->frame_offset = UINT64_MAX - 63)
+DEFECT(stack_area_misaligned, AREA->module_offset += 8)
+DEFECT(stack_area_overlap, AREA->frame_offset = AREA->thread_offset)
+DEFECT(stack_area_capacity, AREA->frame_capacity = 1u << 20)
+DEFECT(stack_area_strtab_used, AREA->strtab_used = AREA->strtab_size + 1)
+DEFECT(stack_area_thread_count, AREA->thread_count = AREA->thread_capacity + 1)
+DEFECT(stack_area_module_count, AREA->module_count = AREA->module_capacity + 1)
+DEFECT(stack_area_ipsym_count, AREA->ipsym_count = AREA->ipsym_capacity + 1)
+DEFECT(stack_area_string_unterminated,
+       AREA_AT(char, strtab_offset)[AREA->strtab_used - 1] = 'x')
+DEFECT(stack_area_frames, AREA_AT(struct nw_seg_thread, thread_offset)[0].nframes = AREA->frame_capacity + 1)
+DEFECT(stack_area_frame_symbol, AREA_AT(struct nw_seg_frame, frame_offset)[1].symbol = AREA->strtab_used + 5)
+DEFECT(stack_area_frame_module, AREA_AT(struct nw_seg_frame, frame_offset)[1].module = AREA->module_count + 1)
+DEFECT(stack_area_thread_name,
+       memset(AREA_AT(struct nw_seg_thread, thread_offset)[2].name, 'n', NW_STACK_NAME_LEN))
+DEFECT(stack_area_module_path,
+       memset(AREA_AT(struct nw_seg_module, module_offset)[1].path, 'p', NW_STACK_MODULE_PATH_LEN))
+DEFECT(stack_area_ipsym_unsorted, struct nw_seg_frame *y = AREA_AT(struct nw_seg_frame, ipsym_offset);
+       struct nw_seg_frame tmp = y[0]; y[0] = y[1]; y[1] = tmp)
+DEFECT(stack_area_opstack_count, AREA->opstack_count = h->ring_capacity / 2)
+DEFECT(stack_area_opstack_depth, AREA->opstack_depth = 65)
+DEFECT(stack_area_seq_odd, AREA->seq = 5)
+DEFECT(stack_area_never, AREA->capture_ns = 0; AREA->captures = 0; AREA->request_id = 0)
+DEFECT(stack_area_uninitialized, memset(AREA, 0, h->stack_size))
+/* Random bytes in the stack area after its magic; a few random bytes
+ * anywhere after its header (counts and layout then mostly hold, so the
+ * checks of the contents are reached). */
+DEFECT(random_stack_area, srand(seed);
+       for (size_t i = 4; i < h->stack_size; i++) ((char *)AREA)[i] = (char)rand())
+DEFECT(random_stack_bytes, srand(seed);
+       for (int i = 0; i < 8; i++)
+               ((char *)AREA)[sizeof *AREA + (size_t)rand() % (h->stack_size - sizeof *AREA)] = (char)rand())
+#undef AREA_AT
+#undef AREA
+
 /* Random bytes after a valid magic, byte-order mark and version: the
  * checks past identification must hold whatever the rest says. */
 DEFECT(random_header, srand(seed); for (size_t i = 16; i < sizeof *h; i++) mem[i] = (char)rand())
@@ -82,6 +137,14 @@ static const struct defect defects[] = {
 	D(comms_over_max), D(peers_over_max), D(stack_over_max), D(stack_outside), D(comm_count),
 	D(peer_count), D(host_unterminated), D(job_unterminated), D(error_unterminated),
 	D(env_unterminated), D(comm_name_unterminated), D(random_header), D(random_fields),
+	D(stack_area_magic), D(stack_area_zero_magic), D(stack_area_too_small), D(stack_area_offset),
+	D(stack_area_offset_overflow), D(stack_area_misaligned), D(stack_area_overlap),
+	D(stack_area_capacity), D(stack_area_strtab_used), D(stack_area_thread_count),
+	D(stack_area_module_count), D(stack_area_ipsym_count), D(stack_area_string_unterminated),
+	D(stack_area_frames), D(stack_area_frame_symbol), D(stack_area_frame_module),
+	D(stack_area_thread_name), D(stack_area_module_path), D(stack_area_ipsym_unsorted),
+	D(stack_area_opstack_count), D(stack_area_opstack_depth), D(stack_area_seq_odd),
+	D(stack_area_never), D(stack_area_uninitialized), D(random_stack_area), D(random_stack_bytes),
 #undef D
 };
 
@@ -105,16 +168,19 @@ int main(int argc, char **argv)
 		{ "stack", required_argument, NULL, 's' },   { "tear", required_argument, NULL, 't' },
 		{ "unpublish", required_argument, NULL, 'u' }, { "stopped", required_argument, NULL, 'S' },
 		{ "newer-minor", no_argument, NULL, 'm' },   { "corrupt", required_argument, NULL, 'x' },
-		{ "seed", required_argument, NULL, 'z' },    { "comm-name", required_argument, NULL, 'N' },    { "list-defects", no_argument, NULL, 'l' },
+		{ "seed", required_argument, NULL, 'z' },    { "comm-name", required_argument, NULL, 'N' },
+		{ "list-defects", no_argument, NULL, 'l' },  { "v11", no_argument, NULL, 'v' },
+		{ "stacks", no_argument, NULL, 'k' },        { "no-opstacks", no_argument, NULL, 'K' },
+		{ "reserved-junk", no_argument, NULL, 'J' }, { "writing", required_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct segw_spec spec = { .comm_capacity = 4, .comms = 2, .peer_capacity = 8, .peers = 2,
 	                          .ring_capacity = 16, .records = 10 };
-	uint64_t tear[64], unpub[64];
-	size_t n_tear = 0, n_unpub = 0;
+	uint64_t tear[64], unpub[64], writing[64];
+	size_t n_tear = 0, n_unpub = 0, n_writing = 0;
 	const char *stopped = NULL, *corrupt = NULL, *comm_name = NULL;
 	unsigned seed = 1;
-	int c;
+	int c, no_opstacks = 0, reserved_junk = 0;
 	while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		switch (c) {
 		case 'c': spec.comms = (uint32_t)number("--comms", optarg); break;
@@ -126,10 +192,15 @@ int main(int argc, char **argv)
 		case 's': spec.stack_size = number("--stack", optarg); break;
 		case 't': if (n_tear < 64) tear[n_tear++] = number("--tear", optarg); break;
 		case 'u': if (n_unpub < 64) unpub[n_unpub++] = number("--unpublish", optarg); break;
+		case 'w': if (n_writing < 64) writing[n_writing++] = number("--writing", optarg); break;
 		case 'S': stopped = optarg; break;
 		case 'N': comm_name = optarg; break;
 		case 'm': spec.version_minor = NW_SEG_VERSION_MINOR + 1; spec.header_extra = 128;
-		          spec.record_extra = 64; break;
+		          spec.record_extra = 64; spec.v11 = 1; break;
+		case 'v': spec.v11 = 1; break;
+		case 'k': spec.stacks = 1; break;
+		case 'K': no_opstacks = 1; break;
+		case 'J': reserved_junk = 1; break;
 		case 'x': corrupt = optarg; break;
 		case 'z': seed = (unsigned)number("--seed", optarg); break;
 		case 'l':
@@ -139,6 +210,14 @@ int main(int argc, char **argv)
 		default: return 2;
 		}
 	}
+	if (corrupt && (strncmp(corrupt, "stack_area_", 11) == 0 || strncmp(corrupt, "random_stack_", 13) == 0))
+		spec.stacks = 1;
+	if (spec.stacks) {
+		spec.v11 = 1;
+		spec.opstacks = !no_opstacks;
+	}
+	if (spec.v11 && spec.version_minor < 1)
+		spec.version_minor = 1;
 	if (optind != argc - 1 || spec.comms > spec.comm_capacity || spec.peers > spec.peer_capacity ||
 	    spec.ring_capacity == 0 || (spec.ring_capacity & (spec.ring_capacity - 1))) {
 		fprintf(stderr, "usage: mkseg [options] OUT (see the comment in tests/report/mkseg.c)\n");
@@ -161,6 +240,11 @@ int main(int argc, char **argv)
 		op->commit = 0;
 		op->count = 0xbadbad;
 	}
+	for (size_t i = 0; i < n_writing; i++) {
+		struct nw_seg_op *op = segw_op_slot(mem, writing[i]);
+		op->commit = NW_SEG_COMMIT_WRITING | writing[i];
+		op->count = 0xbadbad;
+	}
 	if (stopped) {
 		h->flags |= NW_SEG_F_STOPPED;
 		snprintf(h->error, sizeof h->error, "%s", stopped);
@@ -168,6 +252,11 @@ int main(int argc, char **argv)
 	if (comm_name && spec.comms) {
 		struct nw_seg_comm *c0 = (struct nw_seg_comm *)(mem + h->comm_offset);
 		snprintf(c0->name, sizeof c0->name, "%s", comm_name);
+	}
+	if (reserved_junk) {
+		size_t from = h->version_minor == 0 ? offsetof(struct nw_seg_header, tracking)
+		                                    : offsetof(struct nw_seg_header, reserved);
+		memset(mem + from, 0xa5, sizeof *h - from);
 	}
 	if (corrupt) {
 		size_t i = 0;

@@ -11,7 +11,7 @@ static uint64_t align_up(uint64_t v)
 }
 
 struct layout {
-	uint64_t header_size, comm_off, peer_off, ring_off, stack_off, size;
+	uint64_t header_size, comm_off, peer_off, ring_off, stack_off, stack_size, size;
 	uint32_t comm_rec, peer_rec, op_rec;
 };
 
@@ -26,9 +26,144 @@ static struct layout plan(const struct segw_spec *s)
 	l.peer_off = align_up(l.comm_off + (uint64_t)s->comm_capacity * l.comm_rec);
 	l.ring_off = align_up(l.peer_off + (uint64_t)s->peer_capacity * l.peer_rec);
 	uint64_t end = align_up(l.ring_off + (uint64_t)s->ring_capacity * l.op_rec);
-	l.stack_off = s->stack_size ? end : 0;
-	l.size = align_up(end + s->stack_size);
+	uint64_t stack_size = s->stacks ? segw_stack_plan(s).size : s->stack_size;
+	l.stack_off = stack_size ? end : 0;
+	l.stack_size = stack_size;
+	l.size = align_up(end + stack_size);
 	return l;
+}
+
+struct segw_stack_layout segw_stack_plan(const struct segw_spec *s)
+{
+	struct segw_stack_layout l;
+	l.thread_off = align_up(sizeof(struct nw_seg_stack_header));
+	l.frame_off = align_up(l.thread_off + SEGW_STACK_THREADS * sizeof(struct nw_seg_thread));
+	l.module_off = align_up(l.frame_off + SEGW_STACK_THREADS * SEGW_STACK_FRAMES * sizeof(struct nw_seg_frame));
+	l.strtab_off = align_up(l.module_off + SEGW_STACK_MODULES * sizeof(struct nw_seg_module));
+	l.ipsym_off = align_up(l.strtab_off + SEGW_STACK_STRTAB);
+	uint64_t end = align_up(l.ipsym_off + SEGW_STACK_IPSYMS * sizeof(struct nw_seg_frame));
+	l.opstack_off = s->opstacks ? end : 0;
+	if (s->opstacks)
+		end = align_up(end + (uint64_t)s->ring_capacity * SEGW_OPSTACK_DEPTH * sizeof(uint64_t));
+	l.size = end;
+	return l;
+}
+
+struct nw_seg_stack_header *segw_stack_area(void *mem)
+{
+	struct nw_seg_header *h = mem;
+	if (!h->stack_offset || h->stack_size < sizeof(struct nw_seg_stack_header))
+		return NULL;
+	return (struct nw_seg_stack_header *)((char *)mem + h->stack_offset);
+}
+
+/* Append a string to the area's string table; its offset. */
+static uint32_t intern(struct nw_seg_stack_header *a, const char *str)
+{
+	char *tab = (char *)a + a->strtab_offset;
+	uint32_t off = a->strtab_used;
+	size_t n = strlen(str) + 1;
+	memcpy(tab + off, str, n);
+	a->strtab_used = off + (uint32_t)n;
+	return off;
+}
+
+static struct nw_seg_frame frame(uint64_t ip, uint32_t module, uint64_t base, uint32_t symbol,
+                                 uint64_t symbol_offset)
+{
+	struct nw_seg_frame f = { .ip = ip, .module = module, .symbol = symbol,
+	                          .module_offset = module ? ip - base : 0,
+	                          .symbol_offset = symbol ? symbol_offset : 0 };
+	return f;
+}
+
+#define SEGW_EXE_BASE 0x400000ull
+#define SEGW_NCCL_BASE 0x7f0000000000ull
+#define SEGW_NW_BASE 0x7f1000000000ull
+
+static void build_stacks(char *mem, const struct segw_spec *s, const struct layout *seg)
+{
+	struct segw_stack_layout l = segw_stack_plan(s);
+	struct nw_seg_stack_header *a = (struct nw_seg_stack_header *)(mem + seg->stack_off);
+	a->magic = NW_STACK_MAGIC;
+	a->thread_capacity = SEGW_STACK_THREADS;
+	a->frame_capacity = SEGW_STACK_FRAMES;
+	a->module_capacity = SEGW_STACK_MODULES;
+	a->strtab_size = SEGW_STACK_STRTAB;
+	a->thread_offset = l.thread_off;
+	a->frame_offset = l.frame_off;
+	a->module_offset = l.module_off;
+	a->strtab_offset = l.strtab_off;
+	a->ipsym_offset = l.ipsym_off;
+	a->ipsym_capacity = SEGW_STACK_IPSYMS;
+	if (s->opstacks) {
+		a->opstack_offset = l.opstack_off;
+		a->opstack_depth = SEGW_OPSTACK_DEPTH;
+		a->opstack_count = s->ring_capacity;
+	}
+
+	/* The capture. */
+	struct nw_seg_module *mods = (struct nw_seg_module *)((char *)a + a->module_offset);
+	static const struct { uint64_t base, size; const char *path; } m[] = {
+		{ SEGW_EXE_BASE, 0x10000, "/usr/bin/python3.11" },
+		{ SEGW_NCCL_BASE, 0x200000, "/usr/lib/x86_64-linux-gnu/libnccl.so.2" },
+		{ SEGW_NW_BASE, 0x100000, "/opt/ncclwatch/lib/libncclwatch.so" },
+	};
+	for (uint32_t i = 0; i < 3; i++) {
+		mods[i].base = m[i].base;
+		mods[i].size = m[i].size;
+		snprintf(mods[i].path, sizeof mods[i].path, "%s", m[i].path);
+	}
+	a->module_count = 3;
+	a->strtab_used = 0;
+	intern(a, "");
+	uint32_t s_allreduce = intern(a, "ncclAllReduce"), s_train = intern(a, "train_step"),
+	         s_main = intern(a, "main"), s_wd = intern(a, "nw_watchdog_main"),
+	         s_recurse = intern(a, "recurse");
+
+	struct nw_seg_thread *th = (struct nw_seg_thread *)((char *)a + a->thread_offset);
+	struct nw_seg_frame *fr = (struct nw_seg_frame *)((char *)a + a->frame_offset);
+	const struct nw_seg_frame nccl = frame(0x7f0000012345, 2, SEGW_NCCL_BASE, s_allreduce, 0x45);
+	const struct nw_seg_frame train = frame(0x400123, 1, SEGW_EXE_BASE, s_train, 0x23);
+	const struct nw_seg_frame mainf = frame(0x400456, 1, SEGW_EXE_BASE, s_main, 0x56);
+
+	th[0].tid = 4242;
+	th[0].flags = NW_THR_IN_NCCL;
+	snprintf(th[0].name, sizeof th[0].name, "python3");
+	th[0].nframes = 3;
+	fr[0] = nccl;
+	fr[1] = train;
+	fr[2] = mainf;
+
+	th[1].tid = 4243;
+	th[1].flags = NW_THR_WATCHDOG;
+	snprintf(th[1].name, sizeof th[1].name, "ncclwatch-wd");
+	th[1].nframes = 2;
+	fr[SEGW_STACK_FRAMES + 0] = frame(SEGW_NW_BASE + 0x1010, 3, SEGW_NW_BASE, s_wd, 0x10);
+	fr[SEGW_STACK_FRAMES + 1] = frame(0x7ffff7a00000, 0, 0, 0, 0);
+
+	th[2].tid = 4250;
+	th[2].flags = NW_THR_NO_REPLY;
+	snprintf(th[2].name, sizeof th[2].name, "pt_data_worker");
+
+	th[3].tid = 4251;
+	th[3].flags = NW_THR_TRUNCATED;
+	snprintf(th[3].name, sizeof th[3].name, "recurse");
+	th[3].nframes = SEGW_STACK_FRAMES;
+	for (uint32_t k = 0; k < SEGW_STACK_FRAMES; k++)
+		fr[3 * SEGW_STACK_FRAMES + k] = frame(0x400800, 1, SEGW_EXE_BASE, s_recurse, 0x10);
+	a->thread_count = 4;
+
+	struct nw_seg_frame *ipsym = (struct nw_seg_frame *)((char *)a + a->ipsym_offset);
+	ipsym[0] = train;   /* sorted by ip */
+	ipsym[1] = mainf;
+	ipsym[2] = nccl;
+	a->ipsym_count = 3;
+
+	a->capture_ns = SEGW_START_MONO_NS + 3000000000ull;
+	a->request_id = 7;
+	a->captures = 2;
+	a->seq = 4;
 }
 
 uint64_t segw_size(const struct segw_spec *spec)
@@ -72,19 +207,54 @@ void segw_fill_op(struct nw_seg_op *op, uint64_t t, uint32_t comms)
 	op->cuda_error = 0;
 }
 
-void segw_publish_op(void *mem, uint64_t t)
+void segw_opstack_of(uint64_t t, uint64_t ips[SEGW_OPSTACK_DEPTH])
+{
+	memset(ips, 0, SEGW_OPSTACK_DEPTH * sizeof *ips);
+	if (t % 2)
+		return;
+	ips[0] = 0x7f0000012345;
+	ips[1] = 0x400123;
+	ips[2] = 0x400456;
+	ips[3] = 0x401000 + t;
+}
+
+int segw_publish_op(void *mem, uint64_t t)
 {
 	struct nw_seg_header *h = mem;
 	struct nw_seg_op *op = segw_op_slot(mem, t);
 	struct nw_seg_op tmp;
 	memset(&tmp, 0, sizeof tmp);
 	segw_fill_op(&tmp, t, h->comm_count);
-	atomic_store_explicit(&op->commit, 0, memory_order_relaxed);
+	/* Claim the slot as the interposer does (interpose/ring.h): only from
+	 * zero or an older published ticket, never from a writer at work. */
+	uint64_t cur = atomic_load_explicit(&op->commit, memory_order_relaxed);
+	for (;;) {
+		uint64_t owner = cur & NW_SEG_COMMIT_WRITING ? cur & ~NW_SEG_COMMIT_WRITING : cur - 1;
+		if ((cur != 0 && owner >= t) || (cur & NW_SEG_COMMIT_WRITING))
+			return -1;
+		if (atomic_compare_exchange_weak_explicit(&op->commit, &cur, NW_SEG_COMMIT_WRITING | t,
+		                                          memory_order_relaxed, memory_order_relaxed))
+			break;
+	}
 	atomic_thread_fence(memory_order_release);
 	/* Field by field after commit, as the interposer does. */
 	memcpy((char *)op + sizeof op->commit, (char *)&tmp + sizeof tmp.commit,
 	       sizeof tmp - sizeof tmp.commit);
+	/* The op's stack while the slot is claimed (docs/FORMAT.md). */
+	struct nw_seg_stack_header *a = segw_stack_area(mem);
+	if (a && a->magic == NW_STACK_MAGIC && a->opstack_depth == SEGW_OPSTACK_DEPTH &&
+	    a->opstack_count == h->ring_capacity && a->opstack_offset) {
+		uint64_t ips[SEGW_OPSTACK_DEPTH];
+		uint64_t *slot = (uint64_t *)((char *)a + a->opstack_offset) +
+		                 (t % h->ring_capacity) * SEGW_OPSTACK_DEPTH;
+		segw_opstack_of(t, ips);
+		/* Single stores, as the hot path makes them (a writer a lap behind
+		 * may still be writing the slot in the concurrent test). */
+		for (int k = 0; k < SEGW_OPSTACK_DEPTH; k++)
+			__atomic_store_n(&slot[k], ips[k], __ATOMIC_RELAXED);
+	}
 	atomic_store_explicit(&op->commit, t + 1, memory_order_release);
+	return 0;
 }
 
 void segw_build(void *mem, const struct segw_spec *s)
@@ -110,7 +280,7 @@ void segw_build(void *mem, const struct segw_spec *s)
 	h->ring_capacity = s->ring_capacity;
 	h->op_record_size = l.op_rec;
 	h->stack_offset = l.stack_off;
-	h->stack_size = s->stack_size;
+	h->stack_size = l.stack_size;
 	h->pid = 4242;
 	h->ppid = 4200;
 	h->start_realtime_ns = 1700000000123456789ull;
@@ -127,6 +297,21 @@ void segw_build(void *mem, const struct segw_spec *s)
 	snprintf(h->nccl_lib, sizeof h->nccl_lib, "/opt/nccl/libnccl.so.2");
 	snprintf(h->gpu_name, sizeof h->gpu_name, "Simulated GPU");
 	memcpy(h->env, env, sizeof env);
+	if (s->v11) {
+		h->tracking = NW_TRACK_EVENTS;
+		h->watchdog_tid = 4243;
+		h->poll_ms = 100;
+		h->timeout_ms = 600000;
+		h->events_created = 64;
+		h->event_records = 20;
+		h->ops_tracked = 10;
+		h->findings = 1;
+		h->dumps = 1;
+		h->request_served = 7;
+		h->last_finding_ns = SEGW_START_MONO_NS + 3000000000ull;
+	}
+	if (s->stacks)
+		build_stacks((char *)mem, s, &l);
 
 	for (uint32_t i = 0; i < s->comms; i++) {
 		struct nw_seg_comm *c = (struct nw_seg_comm *)((char *)mem + l.comm_off + (uint64_t)i * l.comm_rec);

@@ -7,10 +7,13 @@
 assert_grep '^usage: ncclwatch ' "$T/help"
 assert_grep '^  show ' "$T/help"
 "$NW_CLI" --version > "$T/version" || fail "--version failed"
-assert_grep '^ncclwatch [0-9]+\.[0-9]+\.[0-9]+ \(segment format 1\.0\)$' "$T/version"
+assert_grep '^ncclwatch [0-9]+\.[0-9]+\.[0-9]+ \(segment format 1\.1\)$' "$T/version"
 "$NW_CLI" show --help > "$T/show-help" || fail "show --help failed"
 assert_grep '^usage: ncclwatch show ' "$T/show-help"
 assert_grep 'records shown=N valid=N torn=N overwritten=N unpublished=N' "$T/show-help"
+assert_grep '--no-stacks' "$T/show-help"
+assert_grep 'stacks STATE t=\+S request=N threads=N' "$T/show-help"
+assert_grep 'thread TID "NAME" \[watchdog\] \[no-reply\] \[in-nccl\] \[truncated\]' "$T/show-help"
 
 # usage ARGS... : status 2, one line on stderr.
 usage() {

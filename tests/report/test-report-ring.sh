@@ -28,6 +28,13 @@ show_ok "$T/young" "$T/young.seg"
 assert_grep '^records shown=4 valid=4 torn=0 overwritten=0 unpublished=1 head=5 capacity=16$' "$T/young"
 assert_eq "$(tickets "$T/young")" "0 1 2 3 " "young tickets"
 
+# A record its writer is writing now (commit = the writing marker of its
+# own ticket) is unpublished, not torn.
+"$NW_MKSEG" --ring 16 --records 40 --writing 35 "$T/writing.seg" || fail "mkseg"
+show_ok "$T/writing" "$T/writing.seg"
+assert_grep '^records shown=15 valid=15 torn=0 overwritten=24 unpublished=1 head=40 capacity=16$' "$T/writing"
+assert_no_grep '^  op 35 ' "$T/writing"
+
 # An empty ring.
 "$NW_MKSEG" --records 0 "$T/empty.seg" || fail "mkseg"
 show_ok "$T/empty" "$T/empty.seg"

@@ -1,16 +1,20 @@
 /* test-report-concurrent: the reader against live writers. Two threads
- * publish records into a MAP_SHARED segment by the protocol of segment.h,
- * wrapping a small ring many times, while the reader takes snapshots of the
- * same file with pread. Every snapshot must account for every ticket, give
- * records in ticket order from the newest ring_capacity tickets, and hold
- * only records whose every field is what the writer wrote for that ticket:
- * a torn or overwritten record must never be accepted. */
+ * publish records (and their per-op stacks) into a MAP_SHARED segment by
+ * the protocol of segment.h, wrapping a small ring many times, while a
+ * third rewrites the stack area's capture under its seqlock, and the reader
+ * takes snapshots of the same file with pread. Every snapshot must account
+ * for every ticket, give records in ticket order from the newest
+ * ring_capacity tickets, and hold only records whose every field, and
+ * whose per-op stack, is what the writer wrote for that ticket: a torn or
+ * overwritten record must never be accepted. A capture it returns must be
+ * one whole generation of the capturer, never a mix. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #include "segwriter.h"
 #include "../../report/segment_reader.h"
@@ -30,6 +34,81 @@ static void *writer(void *arg)
 		segw_publish_op(mem, t);
 	}
 	return NULL;
+}
+
+/* Generation g of the capture: g % 4 + 1 threads, each with tid g and
+ * g % 9 frames of ip g (no symbol, no module); capture_ns g, request 0. */
+static void *capturer(void *arg)
+{
+	(void)arg;
+	struct nw_seg_stack_header *a = segw_stack_area(mem);
+	struct nw_seg_thread *th = (struct nw_seg_thread *)((char *)a + a->thread_offset);
+	struct nw_seg_frame *fr = (struct nw_seg_frame *)((char *)a + a->frame_offset);
+	for (uint32_t g = 1; !atomic_load_explicit(&stop, memory_order_relaxed); g++) {
+		uint32_t seq = atomic_load_explicit(&a->seq, memory_order_relaxed);
+		atomic_store_explicit(&a->seq, seq + 1, memory_order_relaxed);
+		atomic_thread_fence(memory_order_release);
+		uint32_t n = g % SEGW_STACK_THREADS + 1;
+		for (uint32_t i = 0; i < n; i++) {
+			th[i].tid = g;
+			th[i].flags = 0;
+			th[i].nframes = g % (SEGW_STACK_FRAMES + 1);
+			for (uint32_t k = 0; k < th[i].nframes; k++) {
+				struct nw_seg_frame *f = &fr[i * SEGW_STACK_FRAMES + k];
+				memset(f, 0, sizeof *f);
+				f->ip = g;
+			}
+		}
+		a->thread_count = n;
+		a->capture_ns = g;
+		a->captures = g;
+		a->request_id = 0;
+		atomic_store_explicit(&a->seq, seq + 2, memory_order_release);
+		struct timespec pause = { 0, 20000 };
+		nanosleep(&pause, NULL);
+	}
+	return NULL;
+}
+
+static unsigned long captured_seen, being_written_seen;
+
+static int check_stacks(const struct nw_segment *seg)
+{
+	if (seg->stack_state == NW_STACKS_BEING_WRITTEN) {
+		being_written_seen++;
+		return 0;
+	}
+	if (seg->stack_state != NW_STACKS_CAPTURED || !seg->stack) {
+		fprintf(stderr, "FAIL: stack state %d\n", seg->stack_state);
+		return 1;
+	}
+	captured_seen++;
+	const struct nw_seg_stack_header *a = seg->stack;
+	if (a->request_id == 7)
+		return 0; /* segw_build's capture, before the capturer's first */
+	uint64_t g = a->capture_ns;
+	if (a->captures != g || a->thread_count != g % SEGW_STACK_THREADS + 1) {
+		fprintf(stderr, "FAIL: capture %llu mixed: captures %llu, %u threads\n",
+		        (unsigned long long)g, (unsigned long long)a->captures, a->thread_count);
+		return 1;
+	}
+	for (uint32_t i = 0; i < a->thread_count; i++) {
+		const struct nw_seg_thread *t = nw_stack_thread(seg, i);
+		uint32_t n;
+		const struct nw_seg_frame *f = nw_stack_frames(seg, i, &n);
+		if (!t || t->tid != g || n != g % (SEGW_STACK_FRAMES + 1) || (n && !f)) {
+			fprintf(stderr, "FAIL: capture %llu mixed: thread %u tid %u, %u frames\n",
+			        (unsigned long long)g, i, t ? t->tid : 0, n);
+			return 1;
+		}
+		for (uint32_t k = 0; k < n; k++)
+			if (f[k].ip != g) {
+				fprintf(stderr, "FAIL: capture %llu mixed: thread %u frame %u ip %llu\n",
+				        (unsigned long long)g, i, k, (unsigned long long)f[k].ip);
+				return 1;
+			}
+	}
+	return 0;
 }
 
 static int check_snapshot(const struct nw_segment *seg, uint32_t comms, int final)
@@ -68,7 +147,19 @@ static int check_snapshot(const struct nw_segment *seg, uint32_t comms, int fina
 			        (unsigned long long)t, (unsigned long long)op->count, (unsigned long long)op->seq);
 			return 1;
 		}
+		uint64_t ips[SEGW_OPSTACK_DEPTH];
+		uint32_t depth;
+		segw_opstack_of(t, ips);
+		const uint64_t *got = nw_opstack(seg, t, &depth);
+		uint32_t want_depth = ips[0] ? SEGW_OPSTACK_DEPTH : 0;
+		if (depth != want_depth || (depth && memcmp(got, ips, sizeof ips) != 0)) {
+			fprintf(stderr, "FAIL: the op stack of ticket %llu is not its own (depth %u, ip[3] %#llx)\n",
+			        (unsigned long long)t, depth, got ? (unsigned long long)got[3] : 0ull);
+			return 1;
+		}
 	}
+	if (check_stacks(seg))
+		return 1;
 	if (final && r->valid == 0) {
 		fprintf(stderr, "FAIL: no valid record after the writers stopped\n");
 		return 1;
@@ -86,7 +177,8 @@ int main(void)
 	}
 	unlink(path); /* the reader uses the descriptor; nothing is left behind */
 	struct segw_spec spec = { .comm_capacity = 4, .comms = 2, .peer_capacity = 4, .peers = 1,
-	                          .ring_capacity = 64, .records = 0 };
+	                          .ring_capacity = 64, .records = 0, .version_minor = 1, .v11 = 1,
+	                          .stacks = 1, .opstacks = 1 };
 	uint64_t size = segw_size(&spec);
 	if (ftruncate(fd, (off_t)size) != 0 ||
 	    (mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
@@ -95,9 +187,10 @@ int main(void)
 	}
 	segw_build(mem, &spec);
 
-	pthread_t threads[WRITERS];
+	pthread_t threads[WRITERS], capture_thread;
 	for (int i = 0; i < WRITERS; i++)
 		pthread_create(&threads[i], NULL, writer, NULL);
+	pthread_create(&capture_thread, NULL, capturer, NULL);
 
 	struct nw_ring_stats total = { 0 };
 	int failed = 0;
@@ -118,6 +211,7 @@ int main(void)
 	atomic_store(&stop, 1);
 	for (int i = 0; i < WRITERS; i++)
 		pthread_join(threads[i], NULL);
+	pthread_join(capture_thread, NULL);
 
 	if (!failed) {
 		struct nw_segment seg;
@@ -135,6 +229,12 @@ int main(void)
 	printf("%d snapshots: %llu valid, %llu torn, %llu unpublished records seen\n", SNAPSHOTS,
 	       (unsigned long long)total.valid, (unsigned long long)total.torn,
 	       (unsigned long long)total.unpublished);
+	printf("stack area: %lu captures returned, %lu being written\n", captured_seen,
+	       being_written_seen);
+	if (!failed && captured_seen == 0) {
+		fprintf(stderr, "FAIL: no consistent capture in %d snapshots\n", SNAPSHOTS);
+		failed = 1;
+	}
 	munmap(mem, size);
 	close(fd);
 	return failed;

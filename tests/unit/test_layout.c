@@ -8,6 +8,8 @@
  * docs/FORMAT.md, "Changing the format".
  *
  * struct nw_seg_op ends with explicit padding (pad0) to its 128 bytes.
+ * Format 1.1 added the watchdog's header fields (from the reserved tail)
+ * and the stack area's structs.
  */
 #include <stdio.h>
 #include <string.h>
@@ -73,7 +75,19 @@ static void fields(void)
 	FIELD(nw_seg_header, gpu_name, 568, 64);
 	FIELD(nw_seg_header, env, 632, 3072);
 	FIELD(nw_seg_header, error, 3704, 128);
-	FIELD(nw_seg_header, reserved, 3832, 4360);
+	/* v1.1 */
+	FIELD(nw_seg_header, tracking, 3832, 4);
+	FIELD(nw_seg_header, watchdog_tid, 3836, 4);
+	FIELD(nw_seg_header, poll_ms, 3840, 4);
+	FIELD(nw_seg_header, timeout_ms, 3844, 4);
+	FIELD(nw_seg_header, events_created, 3848, 8);
+	FIELD(nw_seg_header, event_records, 3856, 8);
+	FIELD(nw_seg_header, ops_tracked, 3864, 8);
+	FIELD(nw_seg_header, findings, 3872, 8);
+	FIELD(nw_seg_header, dumps, 3880, 8);
+	FIELD(nw_seg_header, request_served, 3888, 8);
+	FIELD(nw_seg_header, last_finding_ns, 3896, 8);
+	FIELD(nw_seg_header, reserved, 3904, 4288);
 	SIZE(nw_seg_comm, 512);
 	FIELD(nw_seg_comm, comm_id, 0, 8);
 	FIELD(nw_seg_comm, parent_id, 8, 8);
@@ -145,6 +159,49 @@ static void fields(void)
 	FIELD(nw_seg_op, result, 116, 4);
 	FIELD(nw_seg_op, cuda_error, 120, 4);
 	FIELD(nw_seg_op, pad0, 124, 4);
+
+	/* The stack area (v1.1). */
+	SIZE(nw_seg_stack_header, 128);
+	FIELD(nw_seg_stack_header, magic, 0, 4);
+	FIELD(nw_seg_stack_header, seq, 4, 4);
+	FIELD(nw_seg_stack_header, thread_capacity, 8, 4);
+	FIELD(nw_seg_stack_header, frame_capacity, 12, 4);
+	FIELD(nw_seg_stack_header, module_capacity, 16, 4);
+	FIELD(nw_seg_stack_header, strtab_size, 20, 4);
+	FIELD(nw_seg_stack_header, thread_count, 24, 4);
+	FIELD(nw_seg_stack_header, module_count, 28, 4);
+	FIELD(nw_seg_stack_header, strtab_used, 32, 4);
+	FIELD(nw_seg_stack_header, opstack_depth, 36, 4);
+	FIELD(nw_seg_stack_header, opstack_count, 40, 4);
+	FIELD(nw_seg_stack_header, pad0, 44, 4);
+	FIELD(nw_seg_stack_header, thread_offset, 48, 8);
+	FIELD(nw_seg_stack_header, frame_offset, 56, 8);
+	FIELD(nw_seg_stack_header, module_offset, 64, 8);
+	FIELD(nw_seg_stack_header, strtab_offset, 72, 8);
+	FIELD(nw_seg_stack_header, opstack_offset, 80, 8);
+	FIELD(nw_seg_stack_header, capture_ns, 88, 8);
+	FIELD(nw_seg_stack_header, request_id, 96, 8);
+	FIELD(nw_seg_stack_header, captures, 104, 8);
+	FIELD(nw_seg_stack_header, ipsym_offset, 112, 8);
+	FIELD(nw_seg_stack_header, ipsym_capacity, 120, 4);
+	FIELD(nw_seg_stack_header, ipsym_count, 124, 4);
+	SIZE(nw_seg_thread, 64);
+	FIELD(nw_seg_thread, tid, 0, 4);
+	FIELD(nw_seg_thread, nframes, 4, 4);
+	FIELD(nw_seg_thread, flags, 8, 4);
+	FIELD(nw_seg_thread, pad0, 12, 4);
+	FIELD(nw_seg_thread, name, 16, 16);
+	FIELD(nw_seg_thread, reserved, 32, 32);
+	SIZE(nw_seg_frame, 32);
+	FIELD(nw_seg_frame, ip, 0, 8);
+	FIELD(nw_seg_frame, module_offset, 8, 8);
+	FIELD(nw_seg_frame, symbol_offset, 16, 8);
+	FIELD(nw_seg_frame, module, 24, 4);
+	FIELD(nw_seg_frame, symbol, 28, 4);
+	SIZE(nw_seg_module, 256);
+	FIELD(nw_seg_module, base, 0, 8);
+	FIELD(nw_seg_module, size, 8, 8);
+	FIELD(nw_seg_module, path, 16, 240);
 }
 
 static void constants(void)
@@ -152,7 +209,7 @@ static void constants(void)
 	check("NW_SEG_MAGIC", memcmp(NW_SEG_MAGIC, "NCCLWSEG", 8) == 0 && sizeof NW_SEG_MAGIC == 9, 1);
 	VALUE(NW_SEG_ENDIAN, 0x01020304u);
 	VALUE(NW_SEG_VERSION_MAJOR, 1);
-	VALUE(NW_SEG_VERSION_MINOR, 0);
+	VALUE(NW_SEG_VERSION_MINOR, 1);
 	VALUE(NW_SEG_ALIGN, 64);
 	VALUE(NW_SEG_HOST_LEN, 64);
 	VALUE(NW_SEG_JOB_LEN, 64);
@@ -230,6 +287,19 @@ static void constants(void)
 	VALUE(NW_OPF_IN_GROUP, 0x1);
 	VALUE(NW_OPF_INPLACE, 0x2);
 	VALUE(NW_OPF_NONBLOCKING, 0x4);
+
+	VALUE(NW_TRACK_NONE, 0);
+	VALUE(NW_TRACK_EVENTS, 1);
+	VALUE(NW_TRACK_NO_DRIVER, 2);
+
+	VALUE(NW_STACK_MAGIC, 0x4b54534eu);
+	check("NW_STACK_MAGIC bytes", memcmp(&(uint32_t){ NW_STACK_MAGIC }, "NSTK", 4) == 0, 1);
+	VALUE(NW_STACK_NAME_LEN, 16);
+	VALUE(NW_STACK_MODULE_PATH_LEN, 240);
+	VALUE(NW_THR_WATCHDOG, 0x1);
+	VALUE(NW_THR_NO_REPLY, 0x2);
+	VALUE(NW_THR_TRUNCATED, 0x4);
+	VALUE(NW_THR_IN_NCCL, 0x8);
 
 	/* Atomics in a shared file must be lock-free, and plain-sized. */
 	check("atomic uint64 lock-free", ATOMIC_LLONG_LOCK_FREE, 2);

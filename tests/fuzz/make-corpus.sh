@@ -1,0 +1,30 @@
+#!/bin/sh
+# Remakes the fuzz corpus kept in tests/fuzz/corpus/ with tests/report/mkseg
+# (build it first: make build/tests/progs/mkseg). The files are committed;
+# run this only when the format or mkseg changes, and commit what changed.
+# Every file stays under the -max_len of test-report-fuzz.sh (16384 bytes).
+#   sh tests/fuzz/make-corpus.sh [BUILD]
+set -eu
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$root/build}
+mkseg="$build/tests/progs/mkseg"
+out="$root/tests/fuzz/corpus"
+small="--comm-cap 2 --peer-cap 2 --ring 8"
+
+# Format 1.0 (the reader must keep reading it).
+"$mkseg" $small --records 5 "$out/small.seg"
+"$mkseg" $small --records 8 --stack 128 "$out/with-stack.seg"         # 1.0: an opaque stack area
+"$mkseg" $small --comms 1 --peers 1 --records 21 --tear 17 --unpublish 19 "$out/wrapped-torn.seg"
+"$mkseg" --comms 0 --peers 0 --comm-cap 1 --peer-cap 0 --ring 1 --records 0 \
+	--stopped "out of memory" "$out/empty-tables.seg"
+"$mkseg" --corrupt short_header "$out/short-header.seg"
+# One minor newer than this build (larger header and records).
+"$mkseg" --newer-minor --comm-cap 2 --peer-cap 2 --ring 4 --records 3 "$out/newer-minor.seg"
+# Format 1.1: a stack area with a capture and per-op stacks (after a wrap),
+# and one whose thread has more frames than its slot holds.
+"$mkseg" $small --records 11 --stacks "$out/v11-stacks.seg"
+"$mkseg" $small --records 3 --corrupt stack_area_frames "$out/v11-stack-bad-frames.seg"
+
+for f in "$out"/*.seg; do
+	[ "$(wc -c < "$f")" -le 16384 ] || { echo "$f: over 16384 bytes" >&2; exit 1; }
+done
