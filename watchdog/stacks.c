@@ -1,0 +1,701 @@
+/* stacks: capture every thread's stack into the segment's stack area.
+ *
+ * The watchdog thread sends each thread a real-time signal with
+ * rt_tgsigqueueinfo; the value it carries names a reply slot and the
+ * capture's generation. The handler unwinds with libunwind into that slot
+ * (raw addresses only) and marks it done; the watchdog polls, then names
+ * the addresses and writes the area under its seqlock.
+ *
+ * Why each piece:
+ * - unw_getcontext/unw_init_local/unw_step in the handler: documented
+ *   signal-safe for local unwinding (the frames up to the kernel's
+ *   sigreturn trampoline are the handler's and are dropped). unw_backtrace
+ *   is not documented so in 1.6.2, and its first call on a thread runs
+ *   pthread_once, pthread_setspecific and mmap. libunwind's one-time
+ *   initialization takes a lock, so nw_stacks_setup runs it first,
+ *   outside any handler.
+ * - A reply slot moves ARMED -> WRITING -> DONE by compare-and-swap on one
+ *   word that also holds the generation, so a reply that arrives after its
+ *   capture gave up (ABANDONED) or after the slot was armed again for a
+ *   later capture fails its swap and writes nothing.
+ * - A thread that did not answer last time and still has our signal
+ *   pending (signals blocked) is not sent another: the queue stays at one
+ *   and the capture does not wait for it again.
+ * - Reply tables are never freed: a late handler may still read one. */
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include "stacks.h"
+#include "modules.h"
+#include "symbolize.h"
+#include "../interpose/log.h"
+#include "../interpose/thread.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define REPLY_SKIP_MAX 8           /* handler and trampoline frames before the interrupted one */
+#define REPLY_FRAMES (NW_STACK_FRAMES + 1 + REPLY_SKIP_MAX)
+#define REPLY_SPARE 16             /* slots beyond thread_capacity (some may be stuck WRITING) */
+#define TOKEN_INDEX_BITS 20        /* si_value: generation << 20 | slot index */
+#define WAIT_STEP_NS 1000000ull
+#define WAIT_IDLE_NS 100000000ull  /* give up 100 ms after the last reply */
+#define WAIT_TOTAL_NS 1000000000ull
+#define NO_SLOT UINT32_MAX
+#define SEEN_FILTER 1024           /* recently seen op-stack addresses, to skip repeats cheaply */
+
+enum { PH_ARMED = 0, PH_WRITING = 1, PH_DONE = 2, PH_ABANDONED = 3 };
+#define STATE(gen, ph) ((uint64_t)(gen) << 2 | (ph))
+
+struct reply {
+	_Atomic uint64_t state;    /* STATE(generation, phase) */
+	uint32_t first;            /* ip[first] is the interrupted frame */
+	uint32_t n;                /* ips written */
+	uint32_t in_nccl;
+	uint32_t pad;
+	uint64_t ip[REPLY_FRAMES];
+};
+
+struct reply_table {
+	struct reply_table *prev;  /* an outgrown table, kept reachable */
+	uint32_t count;
+	struct reply slot[];
+};
+
+struct cap_thread {
+	uint32_t tid;
+	uint32_t flags;            /* NW_THR_* */
+	uint32_t slot;             /* reply slot, NO_SLOT if not signalled */
+	int answered;
+	int gone;                  /* exited before it could be signalled */
+};
+
+static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
+static int setup_result = -1;
+static int capture_sig;        /* 0: no signal, captures hold the watchdog's own stack */
+static struct reply_table *_Atomic replies;
+static uint64_t capture_gen;
+/* Replies that came too late for their capture (tests read it). */
+_Atomic uint64_t nw_stacks_late_replies;
+
+/* Watchdog-private buffers, sized for the area they were last used with. */
+static struct {
+	uint32_t threads, frames, strtab_size, ipsyms;   /* what the buffers hold */
+	struct cap_thread *thr;
+	struct nw_seg_thread *seg_thr;
+	struct nw_seg_frame *seg_frames;
+	struct nw_seg_frame *seg_ipsyms;
+	uint64_t *ips;             /* op-stack addresses being collected: 2 * ipsyms */
+	uint32_t *unanswered;      /* tids that did not answer the last capture */
+	uint32_t unanswered_count;
+	struct nw_strtab strtab;
+	struct nw_module_map modules;
+	struct reply self;         /* the watchdog's own stack */
+} st;
+
+/* ---- the handler side ---- */
+
+/* The kernel's return path from a handler, the rt_sigreturn trampoline
+ * (x86-64 Linux: mov $15,%rax; syscall), told by its code: libunwind
+ * 1.6.2's unw_is_signal_frame is true on the frame reached through it,
+ * newer versions' on the trampoline itself. Only the first
+ * REPLY_SKIP_MAX frames are tested: 9 bytes past a return address are
+ * still code. */
+static int is_sigreturn(unw_word_t ip)
+{
+#if defined(__x86_64__)
+	static const unsigned char code[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05 };
+	const volatile unsigned char *p = (const volatile unsigned char *)ip;
+	for (int i = 0; i < 9; i++)
+		if (p[i] != code[i])
+			return 0;
+	return 1;
+#else
+	(void)ip;
+	return 0;
+#endif
+}
+
+/* Unwind the calling thread into r. From a signal handler, the frames up
+ * to the signal trampoline are the handler's: r->first skips them. */
+static __attribute__((noinline)) void unwind_into(struct reply *r, int from_signal)
+{
+	unw_context_t ctx;
+	unw_cursor_t cur;
+	uint32_t n = 0, first = from_signal ? NO_SLOT : 1;
+	if (unw_getcontext(&ctx) == 0 && unw_init_local(&cur, &ctx) == 0) {
+		for (;;) {
+			unw_word_t ip;
+			if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0)
+				break;
+			if (first == NO_SLOT && is_sigreturn(ip))
+				first = n + 1;
+			r->ip[n++] = (uint64_t)ip;
+			/* No trampoline seen (a sanitizer may run handlers later,
+			 * from its own frames): drop only our frame. */
+			if (first == NO_SLOT && n > REPLY_SKIP_MAX)
+				first = 1;
+			uint32_t limit = first == NO_SLOT ? REPLY_FRAMES : first + NW_STACK_FRAMES + 1;
+			if (limit > REPLY_FRAMES)
+				limit = REPLY_FRAMES;
+			if (n >= limit || unw_step(&cur) <= 0)
+				break;
+		}
+	}
+	if (first == NO_SLOT)
+		first = n ? 1 : 0;
+	if (first > n)
+		first = n;
+	r->first = first;
+	r->n = n;
+}
+
+static void on_capture_signal(int sig, siginfo_t *si, void *uc)
+{
+	int saved_errno = errno;
+	(void)sig;
+	(void)uc;
+	struct reply_table *t = atomic_load_explicit(&replies, memory_order_acquire);
+	if (t && si && si->si_code == SI_QUEUE && si->si_pid == getpid()) {
+		uint64_t token = (uint64_t)(uintptr_t)si->si_value.sival_ptr;
+		uint64_t index = token & ((1u << TOKEN_INDEX_BITS) - 1);
+		uint64_t gen = token >> TOKEN_INDEX_BITS;
+		uint64_t armed = STATE(gen, PH_ARMED);
+		struct reply *r = index < t->count ? &t->slot[index] : NULL;
+		if (r && atomic_compare_exchange_strong_explicit(&r->state, &armed, STATE(gen, PH_WRITING),
+		                                                 memory_order_acquire, memory_order_relaxed)) {
+			r->in_nccl = nw_tls.inside != 0;
+			unwind_into(r, 1);
+			atomic_store_explicit(&r->state, STATE(gen, PH_DONE), memory_order_release);
+		} else {
+			atomic_fetch_add_explicit(&nw_stacks_late_replies, 1, memory_order_relaxed);
+		}
+	}
+	errno = saved_errno;
+}
+
+/* ---- setup ---- */
+
+static int signal_is_free(int sig)
+{
+	struct sigaction old;
+	if (sigaction(sig, NULL, &old) != 0)
+		return 0;
+	return !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL;
+}
+
+static int handler_is_ours(int sig)
+{
+	struct sigaction cur;
+	return sigaction(sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+	       cur.sa_sigaction == on_capture_signal;
+}
+
+static int choose_signal(void)
+{
+	const char *env = getenv("NCCLWATCH_SIGNAL");
+	if (env && *env) {
+		char *end;
+		long v = strtol(env, &end, 10);
+		if (*end || v < SIGRTMIN || v > SIGRTMAX) {
+			nw_log("NCCLWATCH_SIGNAL=%s is not a real-time signal number (%d..%d); thread stacks off",
+			       env, SIGRTMIN, SIGRTMAX);
+			return 0;
+		}
+		if (!signal_is_free((int)v)) {
+			nw_log("NCCLWATCH_SIGNAL=%ld already has a handler; thread stacks off", v);
+			return 0;
+		}
+		return (int)v;
+	}
+	/* From the top: applications that pick a fixed real-time signal
+	 * mostly take the low ones (SIGRTMIN, SIGRTMIN+1, ...). */
+	for (int sig = SIGRTMAX - 1; sig >= SIGRTMIN + 3; sig--)
+		if (signal_is_free(sig))
+			return sig;
+	nw_log("no free real-time signal for thread stacks (SIGRTMIN+3..SIGRTMAX-1 all handled); thread stacks off");
+	return 0;
+}
+
+static void setup(void)
+{
+	int sig = choose_signal();
+	if (!sig)
+		return;
+	/* libunwind's one-time initialization takes a lock: never first in a handler. */
+	unwind_into(&st.self, 0);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_capture_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(sig, &sa, NULL) != 0) {
+		nw_log("cannot handle signal %d for thread stacks: %s; thread stacks off", sig, strerror(errno));
+		return;
+	}
+	capture_sig = sig;
+	setup_result = 0;
+}
+
+int nw_stacks_setup(void)
+{
+	pthread_once(&setup_once, setup);
+	return setup_result;
+}
+
+/* ---- the watchdog side ---- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *grow(void *p, size_t n, size_t size)
+{
+	void *q = realloc(p, n * size);
+	if (q)
+		memset(q, 0, n * size);
+	return q;
+}
+
+/* Size the private buffers for `area`. 0, or -1 if memory ran out. */
+static int ensure_buffers(const struct nw_seg_stack_header *area)
+{
+	uint32_t threads = area->thread_capacity, frames = area->frame_capacity;
+	uint32_t ipsyms = area->ipsym_capacity;
+	struct reply_table *t = atomic_load_explicit(&replies, memory_order_relaxed);
+	if (!t || t->count < threads + REPLY_SPARE) {
+		uint32_t count = threads + REPLY_SPARE;
+		if (count > (1u << TOKEN_INDEX_BITS))
+			return -1;
+		struct reply_table *nt = calloc(1, sizeof(*nt) + (size_t)count * sizeof(struct reply));
+		if (!nt)
+			return -1;
+		nt->prev = t;
+		nt->count = count;
+		for (uint32_t i = 0; i < count; i++)
+			atomic_init(&nt->slot[i].state, STATE(0, PH_ABANDONED));
+		atomic_store_explicit(&replies, nt, memory_order_release);
+	}
+	if (threads != st.threads || frames != st.frames) {
+		void *a = grow(st.thr, threads, sizeof(*st.thr));
+		if (a) st.thr = a;
+		void *b = grow(st.seg_thr, threads, sizeof(*st.seg_thr));
+		if (b) st.seg_thr = b;
+		void *c = grow(st.seg_frames, (size_t)threads * frames, sizeof(*st.seg_frames));
+		if (c) st.seg_frames = c;
+		void *d = grow(st.unanswered, threads, sizeof(*st.unanswered));
+		if (d) st.unanswered = d;
+		if (!a || !b || !c || !d) {
+			st.threads = st.frames = 0;
+			return -1;
+		}
+		st.threads = threads;
+		st.frames = frames;
+		st.unanswered_count = 0;
+	}
+	if (area->strtab_size != st.strtab_size) {
+		void *s = grow(st.strtab.buf, area->strtab_size, 1);
+		if (!s) {
+			st.strtab_size = 0;
+			return -1;
+		}
+		st.strtab.buf = s;
+		st.strtab.size = st.strtab_size = area->strtab_size;
+	}
+	if (ipsyms != st.ipsyms) {
+		void *a = grow(st.seg_ipsyms, ipsyms, sizeof(*st.seg_ipsyms));
+		if (a) st.seg_ipsyms = a;
+		void *b = grow(st.ips, 2 * (size_t)ipsyms, sizeof(*st.ips));
+		if (b) st.ips = b;
+		if (!a || !b) {
+			st.ipsyms = 0;
+			return -1;
+		}
+		st.ipsyms = ipsyms;
+	}
+	return 0;
+}
+
+/* The threads of this process, main thread first, at most `cap`. */
+static uint32_t list_threads(uint32_t cap, uint32_t self)
+{
+	uint32_t pid = (uint32_t)getpid(), n = 1;
+	int main_seen = 0;
+	DIR *d = opendir("/proc/self/task");
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			char *end;
+			unsigned long tid = strtoul(e->d_name, &end, 10);
+			if (*end || tid == 0)
+				continue;
+			if (tid == pid)
+				main_seen = 1;
+			else if (n < cap)
+				st.thr[n++].tid = (uint32_t)tid;
+		}
+		closedir(d);
+	}
+	if (main_seen) {
+		st.thr[0].tid = pid;
+		return n;
+	}
+	/* No main thread listed (it exited, or no /proc): start at 1. */
+	if (n == 1) {
+		st.thr[0].tid = self;
+		return 1;
+	}
+	memmove(&st.thr[0], &st.thr[1], (n - 1) * sizeof(st.thr[0]));
+	return n - 1;
+}
+
+static void read_name(uint32_t tid, char name[NW_STACK_NAME_LEN])
+{
+	char path[64], buf[64];
+	memset(name, 0, NW_STACK_NAME_LEN);
+	snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	size_t len = strcspn(buf, "\n");
+	if (len > NW_STACK_NAME_LEN - 1)
+		len = NW_STACK_NAME_LEN - 1;
+	memcpy(name, buf, len);
+}
+
+/* Our signal is still queued for `tid` (sent by an earlier capture). */
+static int still_pending(uint32_t tid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/self/task/%u/status", tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	const char *p = strstr(buf, "\nSigPnd:");
+	if (!p)
+		return 0;
+	unsigned long long mask = strtoull(p + 8, NULL, 16);
+	return (int)((mask >> (capture_sig - 1)) & 1);
+}
+
+static int was_unanswered(uint32_t tid)
+{
+	for (uint32_t i = 0; i < st.unanswered_count; i++)
+		if (st.unanswered[i] == tid)
+			return 1;
+	return 0;
+}
+
+static int send_signal(uint32_t tid, uint64_t token)
+{
+	siginfo_t si;
+	memset(&si, 0, sizeof(si));
+	si.si_signo = capture_sig;
+	si.si_code = SI_QUEUE;
+	si.si_pid = getpid();
+	si.si_uid = getuid();
+	si.si_value.sival_ptr = (void *)(uintptr_t)token;
+	return (int)syscall(SYS_rt_tgsigqueueinfo, getpid(), (pid_t)tid, capture_sig, &si);
+}
+
+/* Signal every listed thread but ourselves; returns how many were sent. */
+static uint32_t signal_threads(struct reply_table *t, uint32_t n, uint32_t self, uint64_t gen)
+{
+	uint32_t sent = 0, next = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct cap_thread *c = &st.thr[i];
+		c->flags = 0;
+		c->slot = NO_SLOT;
+		c->answered = 0;
+		c->gone = 0;
+		if (c->tid == self) {
+			c->flags = NW_THR_WATCHDOG;
+			continue;
+		}
+		if (was_unanswered(c->tid) && still_pending(c->tid)) {
+			c->flags = NW_THR_NO_REPLY;
+			continue;
+		}
+		/* A slot a late handler is still writing is skipped. */
+		while (next < t->count &&
+		       (atomic_load_explicit(&t->slot[next].state, memory_order_acquire) & 3) == PH_WRITING)
+			next++;
+		if (next >= t->count) {
+			c->flags = NW_THR_NO_REPLY;
+			continue;
+		}
+		struct reply *r = &t->slot[next];
+		r->n = r->first = r->in_nccl = 0;
+		atomic_store_explicit(&r->state, STATE(gen, PH_ARMED), memory_order_release);
+		if (send_signal(c->tid, gen << TOKEN_INDEX_BITS | next) != 0) {
+			atomic_store_explicit(&r->state, STATE(gen, PH_ABANDONED), memory_order_relaxed);
+			if (errno == ESRCH)
+				c->gone = 1;
+			else
+				c->flags = NW_THR_NO_REPLY;
+			continue;
+		}
+		c->slot = next++;
+		sent++;
+	}
+	return sent;
+}
+
+/* Poll in 1 ms steps until every signalled thread answered, 100 ms passed
+ * without a new answer, or 1 s in all. */
+static void wait_replies(struct reply_table *t, uint32_t n, uint64_t gen, uint32_t pending)
+{
+	uint64_t start = now_ns(), last = start;
+	while (pending) {
+		for (uint32_t i = 0; i < n; i++) {
+			struct cap_thread *c = &st.thr[i];
+			if (c->slot == NO_SLOT || c->answered)
+				continue;
+			if (atomic_load_explicit(&t->slot[c->slot].state, memory_order_acquire) ==
+			    STATE(gen, PH_DONE)) {
+				c->answered = 1;
+				pending--;
+				last = now_ns();
+			}
+		}
+		if (!pending)
+			break;
+		uint64_t now = now_ns();
+		if (now - last >= WAIT_IDLE_NS || now - start >= WAIT_TOTAL_NS)
+			break;
+		struct timespec step = { 0, (long)WAIT_STEP_NS };
+		nanosleep(&step, NULL);
+	}
+	/* Close the slots of threads that did not answer; one that answers
+	 * between the last poll and this swap still counts. */
+	st.unanswered_count = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct cap_thread *c = &st.thr[i];
+		if (c->slot != NO_SLOT && !c->answered) {
+			uint64_t s = STATE(gen, PH_ARMED);
+			if (!atomic_compare_exchange_strong_explicit(&t->slot[c->slot].state, &s,
+			                                             STATE(gen, PH_ABANDONED),
+			                                             memory_order_acquire, memory_order_acquire) &&
+			    s == STATE(gen, PH_DONE))
+				c->answered = 1;
+			else
+				c->flags |= NW_THR_NO_REPLY;
+		}
+		if ((c->flags & NW_THR_NO_REPLY) && st.unanswered_count < st.threads)
+			st.unanswered[st.unanswered_count++] = c->tid;
+	}
+}
+
+/* Name `ip`, looking up `addr` (ip - 1 for a return address). */
+static void describe(struct nw_seg_frame *f, uint64_t ip, uint64_t addr, uint32_t module_capacity)
+{
+	memset(f, 0, sizeof(*f));
+	f->ip = ip;
+	uint32_t m = nw_modules_find(&st.modules, addr);
+	if (m && m <= module_capacity) {
+		f->module = m;
+		f->module_offset = ip - st.modules.mod[m - 1].base;
+	}
+	struct nw_name *name;
+	uint64_t start;
+	if (nw_symbolize(addr, &name, &start) && start <= ip) {
+		f->symbol = nw_strtab_add(&st.strtab, name);
+		if (f->symbol)
+			f->symbol_offset = ip - start;
+	}
+}
+
+static void describe_thread(uint32_t i, const struct reply *r, uint32_t fcap, uint32_t module_capacity)
+{
+	struct nw_seg_thread *t = &st.seg_thr[i];
+	struct nw_seg_frame *f = &st.seg_frames[(size_t)i * st.frames];
+	t->tid = st.thr[i].tid;
+	t->flags = st.thr[i].flags;
+	read_name(t->tid, t->name);
+	if (!r)
+		return;
+	uint32_t n = r->n - r->first;
+	if (n > fcap) {
+		n = fcap;
+		t->flags |= NW_THR_TRUNCATED;
+	}
+	if (r->in_nccl)
+		t->flags |= NW_THR_IN_NCCL;
+	for (uint32_t k = 0; k < n; k++) {
+		uint64_t ip = r->ip[r->first + k];
+		/* Above frame 0 the address is a return address: the call may
+		 * be the last instruction of its function. */
+		describe(&f[k], ip, k == 0 ? ip : ip - 1, module_capacity);
+	}
+	t->nframes = n;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static uint32_t sort_unique(uint64_t *v, uint32_t n)
+{
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_u64);
+	uint32_t m = 1;
+	for (uint32_t i = 1; i < n; i++)
+		if (v[i] != v[m - 1])
+			v[m++] = v[i];
+	return m;
+}
+
+/* The ip-symbol table: every distinct address of the op-stack array,
+ * sorted (if there are more than fit, the lowest are kept). */
+static uint32_t describe_opstacks(const struct nw_seg_stack_header *area, uint32_t module_capacity)
+{
+	if (!area->opstack_offset || !area->opstack_depth || !st.ipsyms)
+		return 0;
+	const uint64_t *ops = (const uint64_t *)((const char *)area + area->opstack_offset);
+	uint64_t total = (uint64_t)area->opstack_count * area->opstack_depth;
+	uint32_t cap = st.ipsyms, room = 2 * cap, n = 0;
+	uint64_t seen[SEEN_FILTER];
+	memset(seen, 0, sizeof(seen));
+	for (uint64_t i = 0; i < total; i++) {
+		uint64_t ip = __atomic_load_n(&ops[i], __ATOMIC_RELAXED);
+		uint32_t h = (uint32_t)((ip * 0x9e3779b97f4a7c15ull) >> 54) & (SEEN_FILTER - 1);
+		if (ip == 0 || seen[h] == ip)
+			continue;
+		seen[h] = ip;
+		if (n == room) {
+			n = sort_unique(st.ips, n);
+			if (n > cap)
+				n = cap;
+		}
+		st.ips[n++] = ip;
+	}
+	n = sort_unique(st.ips, n);
+	if (n > cap)
+		n = cap;
+	for (uint32_t i = 0; i < n; i++)
+		describe(&st.seg_ipsyms[i], st.ips[i], st.ips[i] - 1, module_capacity);
+	return n;
+}
+
+static void write_area(struct nw_seg_stack_header *area, uint32_t n, uint32_t ipsyms,
+                       uint32_t modules, uint64_t request_id)
+{
+	char *base = (char *)area;
+	uint32_t s = atomic_load_explicit(&area->seq, memory_order_relaxed);
+	s += s & 1;      /* an earlier writer stopped half way: keep odd = being written */
+	/* Odd before any field: a release fence after the store (readers copy,
+	 * then check seq). ThreadSanitizer does not model fences: there a
+	 * sequentially consistent store stands in, as in interpose/ring.h. */
+#if defined(__SANITIZE_THREAD__)
+	atomic_store_explicit(&area->seq, s + 1, memory_order_seq_cst);
+#else
+	atomic_store_explicit(&area->seq, s + 1, memory_order_release);
+	atomic_thread_fence(memory_order_release);
+#endif
+
+	area->thread_count = n;
+	memcpy(base + area->thread_offset, st.seg_thr, (size_t)st.threads * sizeof(*st.seg_thr));
+	memcpy(base + area->frame_offset, st.seg_frames,
+	       (size_t)st.threads * st.frames * sizeof(*st.seg_frames));
+	area->module_count = modules;
+	struct nw_seg_module *m = (struct nw_seg_module *)(base + area->module_offset);
+	memcpy(m, st.modules.mod, modules * sizeof(*m));
+	memset(m + modules, 0, (size_t)(area->module_capacity - modules) * sizeof(*m));
+	memcpy(base + area->strtab_offset, st.strtab.buf, area->strtab_size);
+	area->strtab_used = st.strtab.used;
+	area->ipsym_count = ipsyms;
+	memcpy(base + area->ipsym_offset, st.seg_ipsyms, (size_t)st.ipsyms * sizeof(*st.seg_ipsyms));
+	area->capture_ns = now_ns();
+	area->request_id = request_id;
+	area->captures++;
+
+	atomic_store_explicit(&area->seq, s + 2, memory_order_release);
+}
+
+int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
+{
+	if (!area || area->magic != NW_STACK_MAGIC || !area->thread_capacity || !area->frame_capacity ||
+	    !area->strtab_size) {
+		NW_LOG_ONCE("stack capture: the stack area is not initialized; no stacks");
+		return 0;
+	}
+	if (ensure_buffers(area) != 0) {
+		NW_LOG_ONCE("stack capture: out of memory; no stacks");
+		return 0;
+	}
+	if (capture_sig && !handler_is_ours(capture_sig)) {
+		nw_log("signal %d was given another handler by the application; thread stacks off",
+		       capture_sig);
+		capture_sig = 0;
+	}
+	uint32_t self = (uint32_t)gettid();
+	struct reply_table *t = atomic_load_explicit(&replies, memory_order_relaxed);
+	uint64_t gen = ++capture_gen;
+	uint32_t n = 1, sent = 0;
+	if (capture_sig) {
+		n = list_threads(area->thread_capacity, self);
+		sent = signal_threads(t, n, self, gen);
+	} else {
+		/* No signal: the watchdog's own stack only. */
+		memset(&st.thr[0], 0, sizeof(st.thr[0]));
+		st.thr[0].tid = self;
+		st.thr[0].flags = NW_THR_WATCHDOG;
+		st.thr[0].slot = NO_SLOT;
+	}
+	unwind_into(&st.self, 0);
+	wait_replies(t, n, gen, sent);
+
+	int unloaded = nw_modules_refresh(&st.modules);
+	nw_symbolize_begin(unloaded);
+	nw_strtab_reset(&st.strtab);
+	memset(st.strtab.buf, 0, st.strtab.size);
+	memset(st.seg_thr, 0, (size_t)st.threads * sizeof(*st.seg_thr));
+	memset(st.seg_frames, 0, (size_t)st.threads * st.frames * sizeof(*st.seg_frames));
+	memset(st.seg_ipsyms, 0, (size_t)st.ipsyms * sizeof(*st.seg_ipsyms));
+	uint32_t module_capacity = area->module_capacity < NW_STACK_MODULES ? area->module_capacity
+	                                                                     : NW_STACK_MODULES;
+	uint32_t modules = st.modules.count < module_capacity ? st.modules.count : module_capacity;
+	uint32_t fcap = area->frame_capacity < NW_STACK_FRAMES ? area->frame_capacity : NW_STACK_FRAMES;
+
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (st.thr[i].gone)
+			continue;
+		st.thr[kept] = st.thr[i];
+		const struct reply *r = NULL;
+		if (st.thr[kept].tid == self)
+			r = &st.self;
+		else if (st.thr[kept].answered)
+			r = &t->slot[st.thr[kept].slot];
+		describe_thread(kept, r, fcap, module_capacity);
+		kept++;
+	}
+	uint32_t ipsyms = describe_opstacks(area, module_capacity);
+	write_area(area, kept, ipsyms, modules, request_id);
+	return (int)kept;
+}
