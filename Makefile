@@ -55,9 +55,11 @@ all:
 
 include tests/sim/part.mk
 include examples/part.mk
+include watchdog/part.mk
 include interpose/part.mk
 include report/part.mk
 include tests/part.mk
+include tests/unit/part.mk
 
 all: $(LIBS) $(BINS) $(TEST_BINS)
 

@@ -6,6 +6,7 @@
 #include "real_nccl.h"
 #include "ring.h"
 #include "state.h"
+#include "../watchdog/cuda_driver.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -107,8 +108,12 @@ static void learn_identity(struct nw_comm *c)
 		__atomic_store_n(&c->rank, v, __ATOMIC_RELAXED);
 		c->seg->rank = v;
 	}
-	if (nw_real.CommCuDevice && NW_GUARDED(nw_real.CommCuDevice(h, &v)) == ncclSuccess)
+	if (nw_real.CommCuDevice && NW_GUARDED(nw_real.CommCuDevice(h, &v)) == ncclSuccess) {
 		c->seg->cuda_device = v;
+		nw_cuda_device_info(v, NULL, 0, c->seg->bus_id, sizeof(c->seg->bus_id), c->seg->uuid);
+		if (nw_seg.hdr && !nw_seg.hdr->gpu_name[0])   /* the fingerprint names the first device */
+			nw_cuda_device_info(v, nw_seg.hdr->gpu_name, sizeof(nw_seg.hdr->gpu_name), NULL, 0, NULL);
+	}
 }
 
 void nw_comm_created(struct nw_comm *c, ncclComm_t handle, ncclResult_t r)

@@ -9,6 +9,7 @@
 
 #include "segment_file.h"
 #include "thread.h"
+#include "../watchdog/evpool.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -40,6 +41,7 @@ struct nw_comm {
 	atomic_ullong splits;          /* ncclCommSplit calls on this comm */
 	atomic_ullong shrinks;
 	struct nw_comm *all_next;      /* every entry ever made, never freed: see comms.c */
+	_Atomic(struct nw_track *) deferred; /* end events waiting for ncclCommGetAsyncError */
 	UT_hash_handle hh;
 };
 

@@ -5,6 +5,7 @@
 #include "log.h"
 #include "record.h"
 #include "ring.h"
+#include "../watchdog/track.h"
 
 #include <stdatomic.h>
 
@@ -18,6 +19,10 @@ uint64_t nw_group_enter(uint64_t caller)
 	t->group_id = atomic_fetch_add_explicit(&nw_group_counter, 1, memory_order_relaxed) + 1;
 	t->taken_count = 0;
 	t->taken_overflow = 0;
+	t->group_stream_count = 0;
+	t->group_track_count = 0;
+	t->group_nb_comm = NULL;
+	t->group_end_ticket1 = 0;
 	t->group_ticket1 = nw_record_group(NW_OP_GROUP_START, t->group_id, 1, NW_ST_ENQUEUED, caller);
 	return t->group_ticket1;
 }
@@ -25,7 +30,7 @@ uint64_t nw_group_enter(uint64_t caller)
 void nw_group_entered(uint64_t ticket1, ncclResult_t r)
 {
 	struct nw_thread *t = &nw_tls;
-	nw_ring_set_result(ticket1, r);
+	nw_ring_finish(ticket1, r, r == ncclSuccess ? NW_ST_INIT_DONE : NW_ST_INIT_FAILED);
 	if (r != ncclSuccess && t->group_depth > 0 && --t->group_depth == 0)
 		t->group_id = 0;               /* NCCL did not open the group */
 }
@@ -35,8 +40,13 @@ uint64_t nw_group_leave(uint64_t caller, int simulated)
 	struct nw_thread *t = &nw_tls;
 	if (t->group_depth != 1)
 		return 0;
-	return nw_record_group(NW_OP_GROUP_END, t->group_id, 1,
-	                       simulated ? NW_ST_DISCARDED : NW_ST_ENQUEUED, caller);
+	/* The outermost end launches the group: a blocking call, INIT_ENTERED
+	 * until it returns, with the group's event pairs around it. */
+	t->group_end_ticket1 = nw_record_group(NW_OP_GROUP_END, t->group_id, 1,
+	                                       simulated ? NW_ST_DISCARDED : NW_ST_INIT_ENTERED, caller);
+	if (!simulated)
+		nw_track_group_begin();
+	return t->group_end_ticket1;
 }
 
 /* Give back what the discarded group's ops took, newest first. */
@@ -70,9 +80,17 @@ void nw_group_left(uint64_t ticket1, ncclResult_t r, int simulated)
 		return;                        /* unbalanced end, or the group began unrecorded */
 	if (--t->group_depth > 0)
 		return;
-	nw_ring_set_result(ticket1, r);
-	if (simulated)
+	if (simulated) {
+		nw_ring_finish(ticket1, r, 0);
 		give_back(t);
+	} else {
+		nw_track_group_end(r);
+		nw_ring_finish(ticket1, r, r == ncclSuccess || r == ncclInProgress ? NW_ST_INIT_DONE : NW_ST_INIT_FAILED);
+	}
+	t->group_stream_count = 0;
+	t->group_track_count = 0;
+	t->group_nb_comm = NULL;
+	t->group_end_ticket1 = 0;
 	t->group_id = 0;
 	t->group_ticket1 = 0;
 	t->taken_count = 0;

@@ -9,11 +9,15 @@ INTERPOSE_LIB  := $(BUILD)/lib/libncclwatch.so
 
 $(INTERPOSE_OBJS): CFLAGS += $(LIB_CFLAGS)
 
-$(INTERPOSE_LIB): $(INTERPOSE_OBJS) interpose/libncclwatch.map
+# The watchdog thread lives in the same library (watchdog/part.mk), and
+# names its findings with the report library's names.c.
+LIBNCCLWATCH_OBJS := $(INTERPOSE_OBJS) $(WATCHDOG_OBJS) $(BUILD)/report/names.o
+
+$(INTERPOSE_LIB): $(LIBNCCLWATCH_OBJS) interpose/libncclwatch.map
 	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@ $(INTERPOSE_OBJS) -Wl,-soname,libncclwatch.so \
+	$(CC) -shared -o $@ $(LIBNCCLWATCH_OBJS) -Wl,-soname,libncclwatch.so \
 		-Wl,--version-script=interpose/libncclwatch.map -Wl,--no-undefined -Wl,-z,now \
-		$(LDFLAGS) -ldl
+		$(LDFLAGS) -lunwind -ldl
 
 LIBS         += $(INTERPOSE_LIB)
 INSTALL_LIBS += $(INTERPOSE_LIB)

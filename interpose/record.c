@@ -2,6 +2,9 @@
 #include "record.h"
 
 #include "groups.h"
+#include "../watchdog/stacks.h"
+
+uint32_t nw_op_initial_state = NW_ST_ENQUEUED;
 
 /* Claim a ring slot and write every field of the record; publish it. */
 static uint64_t write_op(struct nw_comm *c, const struct nw_op_desc *d, uint64_t seq,
@@ -13,6 +16,7 @@ static uint64_t write_op(struct nw_comm *c, const struct nw_op_desc *d, uint64_t
 		nw_count_dropped();
 		return 0;
 	}
+	nw_opstack_record(t);
 	const struct nw_thread *th = &nw_tls;
 	uint32_t flags = extra_flags | (d ? d->flags : 0);
 	if (th->group_depth)
@@ -45,9 +49,10 @@ static uint64_t write_op(struct nw_comm *c, const struct nw_op_desc *d, uint64_t
 	return t + 1;
 }
 
-uint64_t nw_record_coll(ncclComm_t comm, struct nw_op_desc *d)
+uint64_t nw_record_coll(ncclComm_t comm, struct nw_op_desc *d, struct nw_comm **out)
 {
 	struct nw_comm *c = nw_comm_lookup(comm);
+	*out = c;
 	if (__builtin_expect(!c, 0)) {
 		nw_count_dropped();
 		return 0;
@@ -55,14 +60,15 @@ uint64_t nw_record_coll(ncclComm_t comm, struct nw_op_desc *d)
 	uint64_t now = nw_now_ns();
 	uint64_t seq = atomic_fetch_add_explicit(&c->seg->coll_enqueued, 1, memory_order_relaxed) + 1;
 	atomic_store_explicit(&c->seg->coll_enqueued_ns, now, memory_order_relaxed);
-	uint64_t t1 = write_op(c, d, seq, now, NW_ST_ENQUEUED, 0);
-	nw_group_took(c, NW_TAKEN_COLL, -1, t1);
+	uint64_t t1 = write_op(c, d, seq, now, nw_op_initial_state, 0);
+	nw_group_took(c, NW_TAKEN_COLL, -1, t1, d->stream);
 	return t1;
 }
 
-uint64_t nw_record_p2p(ncclComm_t comm, struct nw_op_desc *d)
+uint64_t nw_record_p2p(ncclComm_t comm, struct nw_op_desc *d, struct nw_comm **out)
 {
 	struct nw_comm *c = nw_comm_lookup(comm);
+	*out = c;
 	if (__builtin_expect(!c, 0)) {
 		nw_count_dropped();
 		return 0;
@@ -76,8 +82,8 @@ uint64_t nw_record_p2p(ncclComm_t comm, struct nw_op_desc *d)
 		atomic_store_explicit(&sp->last_ns, now, memory_order_relaxed);
 	atomic_fetch_add_explicit(&c->seg->p2p_enqueued, 1, memory_order_relaxed);
 	atomic_store_explicit(&c->seg->p2p_enqueued_ns, now, memory_order_relaxed);
-	uint64_t t1 = write_op(c, d, seq, now, NW_ST_ENQUEUED, 0);
-	nw_group_took(c, send ? NW_TAKEN_SEND : NW_TAKEN_RECV, d->root, t1);
+	uint64_t t1 = write_op(c, d, seq, now, nw_op_initial_state, 0);
+	nw_group_took(c, send ? NW_TAKEN_SEND : NW_TAKEN_RECV, d->root, t1, d->stream);
 	return t1;
 }
 

@@ -14,6 +14,7 @@
 #include "ring.h"
 #include "state.h"
 #include "thread.h"
+#include "../watchdog/track.h"
 
 #include <stdint.h>
 #include <nccl.h>
@@ -39,9 +40,14 @@ struct nw_op_desc {
 		.redop = (int32_t)(redop_), .root = (int32_t)(root_), .kind = (kind_), \
 		.datatype = (uint8_t)(dtype_), .flags = (inplace_) ? NW_OPF_INPLACE : 0 }
 
-/* Record a collective / a send or receive on `comm`: ring ticket + 1, or 0. */
-uint64_t nw_record_coll(ncclComm_t comm, struct nw_op_desc *d);
-uint64_t nw_record_p2p(ncclComm_t comm, struct nw_op_desc *d);
+/* The state a new collective or send/receive starts in: ENQUEUED, or
+ * UNTRACKED when no CUDA driver could be loaded (set once at start). */
+extern uint32_t nw_op_initial_state;
+
+/* Record a collective / a send or receive on `comm`: ring ticket + 1, or 0;
+ * *c is the comm entry (NULL if untracked). */
+uint64_t nw_record_coll(ncclComm_t comm, struct nw_op_desc *d, struct nw_comm **c);
+uint64_t nw_record_p2p(ncclComm_t comm, struct nw_op_desc *d, struct nw_comm **c);
 
 /* A record on comm `c` (NULL: none) of `kind` in `state`, seq 0: life-cycle
  * calls, async errors. `d` may be NULL. */
@@ -58,9 +64,13 @@ uint64_t nw_record_group(uint16_t kind, uint64_t gid, uint32_t depth, uint32_t s
 	if (nw_tls.inside) \
 		return real_(__VA_ARGS__); \
 	uint64_t t1_ = 0; \
+	struct nw_comm *c_ = NULL; \
+	struct nw_track *tr_ = NULL; \
 	if (__builtin_expect(nw_recording(), 1)) { \
 		(desc)->caller = NW_CALLER; \
-		t1_ = record_fn(comm, (desc)); \
+		t1_ = record_fn(comm, (desc), &c_); \
+		if (nw_tls.group_depth == 0) \
+			tr_ = nw_track_begin(t1_, (desc)->stream); \
 	} else { \
 		nw_count_dropped(); \
 	} \
@@ -68,6 +78,7 @@ uint64_t nw_record_group(uint16_t kind, uint64_t gid, uint32_t depth, uint32_t s
 	ncclResult_t r_ = real_(__VA_ARGS__); \
 	nw_tls.inside = 0; \
 	nw_ring_set_result(t1_, r_); \
+	nw_track_end(tr_, r_, c_); \
 	return r_; \
 } while (0)
 

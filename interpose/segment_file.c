@@ -4,6 +4,7 @@
 #include "env_fingerprint.h"
 #include "job.h"
 #include "log.h"
+#include "../watchdog/stacks.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -46,7 +47,7 @@ static uint32_t round_pow2(uint32_t v)
 }
 
 /* mkdir `dir` (0700) if missing; it must then be a real directory we own. */
-static int ensure_private_dir(const char *dir)
+int nw_ensure_private_dir(const char *dir)
 {
 	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
 		nw_log("cannot create %s: %s", dir, strerror(errno));
@@ -65,7 +66,7 @@ static int ensure_private_dir(const char *dir)
 }
 
 /* mkdir -p for the base directory (NCCLWATCH_DIR may name a new path). */
-static int ensure_base_dir(const char *dir)
+int nw_ensure_dir_path(const char *dir)
 {
 	char tmp[PATH_MAX];
 	snprintf(tmp, sizeof(tmp), "%s", dir);
@@ -79,7 +80,7 @@ static int ensure_base_dir(const char *dir)
 		}
 		*p = '/';
 	}
-	return ensure_private_dir(tmp);
+	return nw_ensure_private_dir(tmp);
 }
 
 static uint64_t clock_ns(clockid_t id)
@@ -90,7 +91,8 @@ static uint64_t clock_ns(clockid_t id)
 }
 
 static void fill_header(struct nw_segment *s, const char *job, int32_t nccl_version,
-                        const char *nccl_lib, uint32_t ring_cap)
+                        const char *nccl_lib, uint32_t ring_cap, uint64_t stack_size,
+                        uint32_t stack_threads, int opstacks)
 {
 	struct nw_seg_header *h = s->hdr;
 	h->endian = NW_SEG_ENDIAN;
@@ -107,8 +109,8 @@ static void fill_header(struct nw_segment *s, const char *job, int32_t nccl_vers
 	h->ring_offset = align_up(h->peer_offset + (uint64_t)s->peer_capacity * sizeof(struct nw_seg_peer));
 	h->ring_capacity = ring_cap;
 	h->op_record_size = sizeof(struct nw_seg_op);
-	h->stack_offset = 0;               /* the watchdog defines the stack area */
-	h->stack_size = 0;
+	h->stack_offset = align_up(h->ring_offset + (uint64_t)ring_cap * sizeof(struct nw_seg_op));
+	h->stack_size = stack_size;
 	h->pid = getpid();
 	h->ppid = getppid();
 	h->start_realtime_ns = clock_ns(CLOCK_REALTIME);
@@ -126,6 +128,8 @@ static void fill_header(struct nw_segment *s, const char *job, int32_t nccl_vers
 	s->peers = (void *)((char *)s->base + h->peer_offset);
 	s->ring = (void *)((char *)s->base + h->ring_offset);
 	s->ring_mask = ring_cap - 1;
+	s->stacks = (void *)((char *)s->base + h->stack_offset);
+	nw_stack_area_init(s->stacks, stack_threads, ring_cap, opstacks);
 	atomic_store_explicit(&h->flags, NW_SEG_F_RECORDING, memory_order_relaxed);
 	/* The magic last, with release: a reader never takes a half-built
 	 * header for a segment. */
@@ -163,6 +167,11 @@ int nw_segment_create(struct nw_segment *s, const char *job, int32_t nccl_versio
 	size = align_up(size + (uint64_t)s->comm_capacity * sizeof(struct nw_seg_comm));
 	size = align_up(size + (uint64_t)s->peer_capacity * sizeof(struct nw_seg_peer));
 	size = align_up(size + (uint64_t)ring_cap * sizeof(struct nw_seg_op));
+	uint32_t stack_threads = env_size("NCCLWATCH_STACK_THREADS", NW_STACK_THREADS_DEFAULT, 1, 4096);
+	const char *opstacks_env = getenv("NCCLWATCH_STACKS");
+	int opstacks = opstacks_env && !strcmp(opstacks_env, "1");
+	uint64_t stack_size = nw_stack_area_size(stack_threads, ring_cap, opstacks);
+	size += stack_size;
 	s->size = size;
 
 	char base[PATH_MAX], jobdir[PATH_MAX], host[NW_SEG_HOST_LEN];
@@ -171,14 +180,14 @@ int nw_segment_create(struct nw_segment *s, const char *job, int32_t nccl_versio
 		snprintf(base, sizeof(base), "%s", dir);
 	else
 		snprintf(base, sizeof(base), "/dev/shm/ncclwatch-%u", (unsigned)getuid());
-	if (ensure_base_dir(base) != 0)
+	if (nw_ensure_dir_path(base) != 0)
 		return -1;
 	int n = snprintf(jobdir, sizeof(jobdir), "%s/%s", base, job);
 	if (n < 0 || n >= (int)sizeof(jobdir)) {
 		nw_log("segment directory name too long: %s", base);
 		return -1;
 	}
-	if (ensure_private_dir(jobdir) != 0)
+	if (nw_ensure_private_dir(jobdir) != 0)
 		return -1;
 	if (gethostname(host, sizeof(host) - 1) != 0)
 		strcpy(host, "unknown");
@@ -211,8 +220,9 @@ int nw_segment_create(struct nw_segment *s, const char *job, int32_t nccl_versio
 	}
 	s->base = base_addr;
 	s->hdr = base_addr;
+	snprintf(s->jobdir, sizeof(s->jobdir), "%s", jobdir);
 	s->owner = getpid();
-	fill_header(s, job, nccl_version, nccl_lib, ring_cap);
+	fill_header(s, job, nccl_version, nccl_lib, ring_cap, stack_size, stack_threads, opstacks);
 	return 0;
 }
 

@@ -15,6 +15,7 @@ struct nw_segment {
 	struct nw_seg_comm *comms;
 	struct nw_seg_peer *peers;
 	struct nw_seg_op *ring;
+	struct nw_seg_stack_header *stacks;
 	uint64_t ring_mask;           /* ring_capacity - 1 */
 	uint32_t comm_capacity;
 	uint32_t peer_capacity;
@@ -22,6 +23,7 @@ struct nw_segment {
 	size_t size;
 	pid_t owner;                  /* the process that created it */
 	char path[PATH_MAX];
+	char jobdir[PATH_MAX];        /* the directory it is in */
 };
 
 extern struct nw_segment nw_seg;
@@ -30,6 +32,11 @@ extern struct nw_segment nw_seg;
  * 0 on success; -1 after one "ncclwatch:" message. */
 int nw_segment_create(struct nw_segment *s, const char *job, int32_t nccl_version,
                       const char *nccl_lib);
+
+/* mkdir (0700) if missing, then check it is a real directory of ours:
+ * 0, or -1 after one "ncclwatch:" line. The _path form makes parents too. */
+int nw_ensure_private_dir(const char *dir);
+int nw_ensure_dir_path(const char *dir);
 
 /* Unmap without touching the file (a fork child lets go of its parent's). */
 void nw_segment_forget(struct nw_segment *s);

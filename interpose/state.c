@@ -7,6 +7,7 @@
 #include "real_nccl.h"
 #include "segment_file.h"
 #include "thread.h"
+#include "../watchdog/watchdog.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -38,13 +39,16 @@ static void nw_atfork_child(void)
 	nw_segment_forget(&nw_seg);
 	nw_comms_reset_after_fork();
 	nw_thread_reset();
+	nw_watchdog_reset_after_fork();
 	atomic_store_explicit(&nw_run, NW_RUN_UNSTARTED, memory_order_release);
 }
 
 __attribute__((destructor)) static void nw_at_exit(void)
 {
-	if (atomic_load_explicit(&nw_run, memory_order_acquire) == NW_RUN_RECORDING)
+	if (atomic_load_explicit(&nw_run, memory_order_acquire) == NW_RUN_RECORDING) {
+		nw_watchdog_exit();
 		nw_segment_exit(&nw_seg);
+	}
 }
 
 int nw_start(void)
@@ -68,10 +72,12 @@ int nw_start(void)
 		__typeof__(ncclGetVersion) *get_version = NW_REAL_FN(GetVersion);
 		if (!get_version || get_version(&version) != ncclSuccess)
 			version = 0;
-		if (nw_segment_create(&nw_seg, nw_job, version, nw_real_library_path()) == 0 && nw_comms_init() == 0)
+		if (nw_segment_create(&nw_seg, nw_job, version, nw_real_library_path()) == 0 && nw_comms_init() == 0) {
 			run = NW_RUN_RECORDING;
-		else
+			nw_watchdog_start();       /* decides how ops are tracked: before the first record */
+		} else {
 			run = NW_RUN_PASSTHROUGH;
+		}
 		atomic_store_explicit(&nw_run, run, memory_order_release);
 	}
 	pthread_mutex_unlock(&nw_start_lock);

@@ -9,15 +9,18 @@
 #include <nccl.h>
 
 struct nw_comm;
+struct nw_track;
 
 #define NW_THREAD_CACHE 4          /* comm handles remembered per thread */
 #define NW_GROUP_TAKEN_MAX 128     /* sequence numbers an open group can give back */
+#define NW_GROUP_STREAMS 8         /* distinct streams of a group given event pairs */
 
 /* What an op of the open group took, so ncclGroupSimulateEnd can give it back. */
 enum nw_taken_kind { NW_TAKEN_COLL = 0, NW_TAKEN_SEND = 1, NW_TAKEN_RECV = 2 };
 struct nw_taken {
 	struct nw_comm *comm;
 	uint64_t ticket1;          /* ring ticket + 1 of the op's record, 0 if none */
+	uint64_t stream;
 	int32_t peer;
 	uint32_t kind;             /* enum nw_taken_kind */
 };
@@ -34,6 +37,13 @@ struct nw_thread {
 	uint32_t taken_count;
 	uint32_t taken_overflow;   /* ops of the open group not in taken[] */
 	struct nw_taken taken[NW_GROUP_TAKEN_MAX];
+	/* Completion tracking of the open group (watchdog/track.c). */
+	uint64_t group_end_ticket1;         /* its GROUP_END record */
+	struct nw_comm *group_nb_comm;      /* its first non-blocking comm, if any */
+	uint32_t group_stream_count;
+	uint32_t group_track_count;
+	uint64_t group_streams[NW_GROUP_STREAMS];
+	struct nw_track *group_tracks[NW_GROUP_STREAMS];
 };
 
 extern __thread struct nw_thread nw_tls __attribute__((tls_model("initial-exec")));

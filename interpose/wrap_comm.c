@@ -265,6 +265,8 @@ NW_EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyn
 	ncclResult_t a = *asyncError;
 	if (atomic_load_explicit(&c->seg->state, memory_order_acquire) == NW_COMM_INIT_ASYNC)
 		nw_comm_async_result(c, a);
+	if (a != ncclInProgress)
+		nw_track_async_done(c);        /* launches that were in progress are on their streams now */
 	if (a != ncclSuccess && a != ncclInProgress
 	    && atomic_exchange(&c->seg->async_error, (int32_t)a) != (int32_t)a) {
 		uint64_t t1 = nw_record_comm_event(c, NW_OP_ASYNC_ERROR, NW_ST_FAILED, NULL, caller);

@@ -1,0 +1,56 @@
+/* evpool: CUDA event pairs, pooled per context.
+ *
+ * A track is one (start, end) pair of events created with
+ * CU_EVENT_DISABLE_TIMING in one context, plus what it measures. Tracks are
+ * never destroyed: the watchdog gives them back to their context's pool
+ * once both events completed, and the hot path takes them again. The pool
+ * is a lock-free stack that only the watchdog pushes onto and that a
+ * calling thread empties at once (atomic exchange) into its own per-thread
+ * cache; both operations are immune to ABA, so no lock and no tagged
+ * pointer are needed. Events are created only when a thread finds both its
+ * cache and the pool empty: at the first op on a context, and while the
+ * number of ops in flight grows; never in steady state. */
+#ifndef NCCLWATCH_WATCHDOG_EVPOOL_H
+#define NCCLWATCH_WATCHDOG_EVPOOL_H
+
+#include <cuda.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+struct nw_comm;
+struct nw_evpool;
+
+struct nw_track {
+	struct nw_track *next;        /* in exactly one list: pool, cache, submitted, deferred, pending */
+	struct nw_evpool *pool;
+	CUevent start, end;
+	CUstream stream;              /* where the pair is recorded */
+	uint64_t ticket1;             /* single op: its record; group: the GROUP_END record */
+	uint64_t first_ticket1;       /* group: the GROUP_START record (ops lie between the two) */
+	uint64_t group_id;            /* 0: a single op */
+	uint32_t started;             /* watchdog: the start event completed */
+	CUresult end_error;           /* cuEventRecord of the end event failed with this */
+};
+
+struct nw_evpool {
+	CUcontext ctx;
+	_Atomic(struct nw_track *) free;
+};
+
+/* The pool of context `ctx` (made on first use); NULL if the table is full. */
+struct nw_evpool *nw_evpool_for(CUcontext ctx);
+
+/* A track of `pool` for the calling thread, whose current context must be
+ * the pool's; NULL if events cannot be created. */
+struct nw_track *nw_track_take(struct nw_evpool *pool);
+
+/* Give a track the calling thread took but did not use back to its cache. */
+void nw_track_untake(struct nw_track *t);
+
+/* The watchdog gives a finished track back to its pool. */
+void nw_track_give_back(struct nw_track *t);
+
+/* Fork child: the parent's contexts and events are gone. */
+void nw_evpool_reset_after_fork(void);
+
+#endif

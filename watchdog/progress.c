@@ -1,0 +1,193 @@
+/* progress: see progress.h. */
+#include "progress.h"
+
+#include "cuda_driver.h"
+#include "track.h"
+#include "../interpose/ring.h"
+
+#include <stdlib.h>
+#include <uthash.h>
+
+static struct nw_track *pending_head, *pending_tail;
+static uint64_t pending_count;
+
+/* (comm slot, peer) -> peer table slot, learnt from the segment. */
+struct peer_key {
+	uint64_t key;
+	uint32_t slot;
+	UT_hash_handle hh;
+};
+static struct peer_key *peer_index;
+static uint32_t peer_indexed;
+
+static struct nw_seg_peer *find_peer(uint32_t comm_slot, int32_t peer)
+{
+	uint32_t n = atomic_load_explicit(&nw_seg.hdr->peer_count, memory_order_acquire);
+	for (; peer_indexed < n; peer_indexed++) {
+		struct nw_seg_peer *sp = &nw_seg.peers[peer_indexed];
+		if (!atomic_load_explicit(&sp->used, memory_order_acquire))
+			break;                     /* not published yet: next poll */
+		struct peer_key *k = malloc(sizeof(*k));
+		if (!k)
+			break;
+		k->key = (uint64_t)sp->comm_slot << 32 | (uint32_t)sp->peer;
+		k->slot = peer_indexed;
+		HASH_ADD(hh, peer_index, key, sizeof(k->key), k);
+	}
+	uint64_t key = (uint64_t)comm_slot << 32 | (uint32_t)peer;
+	struct peer_key *k = NULL;
+	HASH_FIND(hh, peer_index, &key, sizeof(key), k);
+	return k ? &nw_seg.peers[k->slot] : NULL;
+}
+
+static void store_max(NW_ATOMIC(uint64_t) *field, uint64_t v)
+{
+	if (atomic_load_explicit(field, memory_order_relaxed) < v)
+		atomic_store_explicit(field, v, memory_order_relaxed);
+}
+
+static struct nw_seg_comm *comm_of(const struct nw_seg_op *op)
+{
+	if (op->comm_slot >= nw_seg.comm_capacity)
+		return NULL;
+	return &nw_seg.comms[op->comm_slot];
+}
+
+enum transition { TO_STARTED, TO_COMPLETED, TO_FAILED };
+
+/* Move one op (if it still waits for this) and its comm's positions. */
+static void advance_op(struct nw_seg_op *op, enum transition to, uint64_t now, CUresult err)
+{
+	uint32_t st = atomic_load_explicit(&op->state, memory_order_acquire);
+	if (st != NW_ST_ENQUEUED && st != NW_ST_STARTED)
+		return;                         /* CAPTURED, DISCARDED, already final */
+	struct nw_seg_comm *sc = comm_of(op);
+	int coll = NW_OP_IS_COLL(op->kind);
+	if (to == TO_FAILED) {
+		atomic_store_explicit(&op->cuda_error, (int32_t)err, memory_order_relaxed);
+		atomic_store_explicit(&op->end_ns, now, memory_order_relaxed);
+		atomic_store_explicit(&op->state, NW_ST_FAILED, memory_order_release);
+		return;
+	}
+	if (st == NW_ST_ENQUEUED) {
+		atomic_store_explicit(&op->start_ns, now, memory_order_relaxed);
+		if (sc && coll) {
+			store_max(&sc->coll_started, op->seq);
+			atomic_store_explicit(&sc->coll_started_ns, now, memory_order_relaxed);
+		}
+		if (to == TO_STARTED) {
+			atomic_store_explicit(&op->state, NW_ST_STARTED, memory_order_release);
+			return;
+		}
+	}
+	atomic_store_explicit(&op->end_ns, now, memory_order_relaxed);
+	atomic_store_explicit(&op->state, NW_ST_COMPLETED, memory_order_release);
+	if (!sc)
+		return;
+	if (coll) {
+		store_max(&sc->coll_completed, op->seq);
+		atomic_store_explicit(&sc->coll_completed_ns, now, memory_order_relaxed);
+	} else if (NW_OP_IS_P2P(op->kind)) {
+		atomic_fetch_add_explicit(&sc->p2p_completed, 1, memory_order_relaxed);
+		atomic_store_explicit(&sc->p2p_completed_ns, now, memory_order_relaxed);
+		struct nw_seg_peer *sp = find_peer(op->comm_slot, op->root);
+		if (sp && op->seq) {
+			store_max(op->kind == NW_OP_SEND ? &sp->send_completed : &sp->recv_completed, op->seq);
+			atomic_store_explicit(&sp->last_ns, now, memory_order_relaxed);
+		}
+	}
+}
+
+/* Apply a transition to every op the pair measures. */
+static void apply(struct nw_track *t, enum transition to, uint64_t now, CUresult err)
+{
+	if (!t->group_id) {
+		struct nw_seg_op *op = nw_ring_find(t->ticket1);
+		if (op)
+			advance_op(op, to, now, err);
+		return;
+	}
+	/* A group: its ops lie between its GROUP_START and GROUP_END records
+	 * (other threads' records may be interleaved). */
+	uint64_t last = t->ticket1 ? t->ticket1 : atomic_load(&nw_seg.hdr->ring_head);
+	uint64_t cap = nw_seg.ring_mask + 1;
+	uint64_t first = t->first_ticket1 ? t->first_ticket1 : 1;
+	if (last > cap && first < last - cap)
+		first = last - cap;                 /* older records were overwritten */
+	for (uint64_t t1 = first; t1 <= last; t1++) {
+		struct nw_seg_op *op = nw_ring_find(t1);
+		if (!op || op->group_id != t->group_id || op->stream != (uint64_t)(uintptr_t)t->stream)
+			continue;
+		if (NW_OP_IS_COLL(op->kind) || NW_OP_IS_P2P(op->kind))
+			advance_op(op, to, now, err);
+	}
+}
+
+/* 1: the pair is finished (give it back). */
+static int poll_track(struct nw_track *t, uint64_t now, int at_exit)
+{
+	if (!t->started) {
+		CUresult r = nw_cu.cuEventQuery(t->start);
+		if (r == CUDA_ERROR_NOT_READY || (at_exit && r != CUDA_SUCCESS))
+			return 0;
+		if (r != CUDA_SUCCESS) {
+			apply(t, TO_FAILED, now, r);
+			return 1;
+		}
+		t->started = 1;
+		apply(t, TO_STARTED, now, CUDA_SUCCESS);
+	}
+	if (t->end_error != CUDA_SUCCESS) {
+		apply(t, TO_FAILED, now, t->end_error);
+		return 1;
+	}
+	CUresult r = nw_cu.cuEventQuery(t->end);
+	if (r == CUDA_ERROR_NOT_READY || (at_exit && r != CUDA_SUCCESS))
+		return 0;
+	apply(t, r == CUDA_SUCCESS ? TO_COMPLETED : TO_FAILED, now, r);
+	return 1;
+}
+
+void nw_progress_poll(uint64_t now, int at_exit)
+{
+	struct nw_track *in = nw_track_take_submitted();
+	while (in) {
+		struct nw_track *next = in->next;
+		in->next = NULL;
+		if (pending_tail)
+			pending_tail->next = in;
+		else
+			pending_head = in;
+		pending_tail = in;
+		pending_count++;
+		atomic_fetch_add_explicit(&nw_seg.hdr->ops_tracked, 1, memory_order_relaxed);
+		in = next;
+	}
+	struct nw_track **link = &pending_head, *prev = NULL;
+	while (*link) {
+		struct nw_track *t = *link;
+		if (poll_track(t, now, at_exit)) {
+			*link = t->next;
+			if (pending_tail == t)
+				pending_tail = prev;
+			pending_count--;
+			nw_track_give_back(t);
+		} else {
+			prev = t;
+			link = &t->next;
+		}
+	}
+}
+
+uint64_t nw_progress_pending(void)
+{
+	return pending_count;
+}
+
+void nw_progress_reset(void)
+{
+	pending_head = pending_tail = NULL;   /* the parent's pairs: unusable here, left behind */
+	pending_count = 0;
+	peer_index = NULL;
+	peer_indexed = 0;
+}

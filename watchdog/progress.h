@@ -1,0 +1,24 @@
+/* progress: the watchdog's view of the event pairs handed over by the hot
+ * path. Each poll queries the pending pairs in the order they were
+ * recorded; a completed start event moves the pair's ops to STARTED, a
+ * completed end event to COMPLETED, an event error (a GPU fault: the CUDA
+ * error is kept) to FAILED. The comm table's started/completed positions
+ * and the peer table's completed positions follow. Finished pairs go back
+ * to their pool. Watchdog thread only. */
+#ifndef NCCLWATCH_WATCHDOG_PROGRESS_H
+#define NCCLWATCH_WATCHDOG_PROGRESS_H
+
+#include <stdint.h>
+
+/* Take what the hot path handed over and advance every pending pair.
+ * `at_exit`: the driver may be shutting down; an error then says nothing
+ * about the op and is ignored. */
+void nw_progress_poll(uint64_t now, int at_exit);
+
+/* Pairs still pending (for tests and the bench). */
+uint64_t nw_progress_pending(void);
+
+/* Fork child: forget the parent's state. */
+void nw_progress_reset(void);
+
+#endif

@@ -1,0 +1,50 @@
+/* requests: how a process that found a stall asks every other ncclwatch
+ * process of its job to capture its stacks and write a dump, even those
+ * that are not stuck themselves (they are often the reason the others wait).
+ *
+ * Same host: the job directory holds a small control file ("control",
+ * mapped by every watchdog of the job) whose request counter the raiser
+ * increments; each watchdog compares it with the last one it served at
+ * every poll (a memory read, no system call). Other hosts: when
+ * NCCLWATCH_DUMP_DIR names a directory of its own (meant to be on a shared
+ * filesystem), the raiser also replaces the file "request" there, and every
+ * watchdog looks at its modification time about once a second. */
+#ifndef NCCLWATCH_WATCHDOG_REQUESTS_H
+#define NCCLWATCH_WATCHDOG_REQUESTS_H
+
+#include <stdint.h>
+
+#define NW_CONTROL_MAGIC "NWCTRL1"
+
+/* The control file (4 KiB, docs/FORMAT.md). */
+struct nw_control {
+	char magic[8];
+	_Atomic uint64_t request;     /* requests raised so far */
+	int64_t pid;                  /* the last raiser */
+	int32_t rank;
+	uint32_t pad;
+	uint64_t realtime_ns;
+	char host[64];
+};
+
+struct nw_request {
+	uint64_t id;                  /* local counter value, or 0 for a remote request */
+	int64_t pid;
+	int32_t rank;
+	char host[64];
+};
+
+/* Open (or create) the job's control file; `shared_dir` is the dump
+ * directory when it is not the job directory, else NULL. 0 or -1. */
+int nw_requests_open(const char *jobdir, const char *shared_dir);
+
+/* Ask every process of the job for a dump. */
+void nw_requests_raise(void);
+
+/* A request from another process not served yet? 1 and *r filled. */
+int nw_requests_pending(uint64_t now, struct nw_request *r);
+
+/* Fork child: forget the parent's state. */
+void nw_requests_reset(void);
+
+#endif

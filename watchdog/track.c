@@ -1,0 +1,196 @@
+/* track: see track.h. */
+#include "track.h"
+
+#include "cuda_driver.h"
+#include "../interpose/comms.h"
+#include "../interpose/ring.h"
+#include "../interpose/thread.h"
+
+int nw_tracking_on;
+
+static _Atomic(struct nw_track *) nw_submitted;
+
+/* Make ctx current if it is not: 1 pushed, 0 already current, -1 failed. */
+static int enter_ctx(CUcontext ctx)
+{
+	CUcontext cur = NULL;
+	if (nw_cu.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == ctx)
+		return 0;
+	return nw_cu.cuCtxPushCurrent(ctx) == CUDA_SUCCESS ? 1 : -1;
+}
+
+static void leave_ctx(int pushed)
+{
+	CUcontext popped;
+	if (pushed == 1)
+		nw_cu.cuCtxPopCurrent(&popped);
+}
+
+static void set_state(uint64_t ticket1, uint32_t state)
+{
+	struct nw_seg_op *op = nw_ring_find(ticket1);
+	if (op)
+		atomic_store_explicit(&op->state, state, memory_order_release);
+}
+
+/* A pair begun on stream s; NULL if untracked (*captured set if it is
+ * being captured). */
+static struct nw_track *begin_on(CUstream s, int *captured)
+{
+	CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+	*captured = 0;
+	if (nw_cu.cuStreamIsCapturing(s, &cs) != CUDA_SUCCESS)
+		return NULL;
+	if (cs != CU_STREAM_CAPTURE_STATUS_NONE) {
+		*captured = 1;
+		return NULL;
+	}
+	CUcontext ctx = NULL;
+	if (nw_cu.cuStreamGetCtx(s, &ctx) != CUDA_SUCCESS || !ctx)
+		return NULL;
+	int pushed = enter_ctx(ctx);
+	if (pushed < 0)
+		return NULL;
+	struct nw_evpool *pool = nw_evpool_for(ctx);
+	struct nw_track *t = pool ? nw_track_take(pool) : NULL;
+	if (t && nw_cu.cuEventRecord(t->start, s) != CUDA_SUCCESS) {
+		nw_track_untake(t);
+		t = NULL;
+	}
+	leave_ctx(pushed);
+	if (t)
+		t->stream = s;
+	return t;
+}
+
+static void submit(struct nw_track *t)
+{
+	struct nw_track *old = atomic_load_explicit(&nw_submitted, memory_order_relaxed);
+	do
+		t->next = old;
+	while (!atomic_compare_exchange_weak_explicit(&nw_submitted, &old, t,
+	                                              memory_order_release, memory_order_relaxed));
+}
+
+/* Record the end event and hand the pair over. A failed record (a sticky
+ * CUDA error in the context) is handed over too: the watchdog then knows
+ * the op failed instead of reading a stale event. */
+static void end_on(struct nw_track *t)
+{
+	int pushed = enter_ctx(t->pool->ctx);
+	CUresult r = pushed < 0 ? CUDA_ERROR_INVALID_CONTEXT : nw_cu.cuEventRecord(t->end, t->stream);
+	leave_ctx(pushed);
+	t->end_error = r;
+	if (nw_seg.hdr)
+		atomic_fetch_add_explicit(&nw_seg.hdr->event_records, r == CUDA_SUCCESS ? 2 : 1,
+		                          memory_order_relaxed);
+	submit(t);
+}
+
+/* Wait for ncclCommGetAsyncError on c (lock-free push; taken all at once). */
+static void defer(struct nw_track *t, struct nw_comm *c)
+{
+	struct nw_track *old = atomic_load_explicit(&c->deferred, memory_order_relaxed);
+	do
+		t->next = old;
+	while (!atomic_compare_exchange_weak_explicit(&c->deferred, &old, t,
+	                                              memory_order_release, memory_order_relaxed));
+}
+
+/* After the real call: hand over, defer, or (the call failed: nothing was
+ * launched) take the pair back. */
+static void finish(struct nw_track *t, ncclResult_t r, struct nw_comm *c)
+{
+	if (r == ncclSuccess)
+		end_on(t);
+	else if (r == ncclInProgress && c)
+		defer(t, c);
+	else
+		nw_track_untake(t);
+}
+
+struct nw_track *nw_track_begin(uint64_t ticket1, uint64_t stream)
+{
+	if (!nw_tracking_on || !ticket1)
+		return NULL;
+	int captured;
+	struct nw_track *t = begin_on((CUstream)(uintptr_t)stream, &captured);
+	if (captured)
+		set_state(ticket1, NW_ST_CAPTURED);
+	if (t) {
+		t->ticket1 = ticket1;
+		t->first_ticket1 = ticket1;
+		t->group_id = 0;
+	}
+	return t;
+}
+
+void nw_track_end(struct nw_track *t, ncclResult_t r, struct nw_comm *c)
+{
+	if (t)
+		finish(t, r, c);
+}
+
+void nw_track_group_begin(void)
+{
+	struct nw_thread *th = &nw_tls;
+	th->group_track_count = 0;
+	if (!nw_tracking_on)
+		return;
+	for (uint32_t i = 0; i < th->group_stream_count; i++) {
+		CUstream s = (CUstream)(uintptr_t)th->group_streams[i];
+		int captured;
+		struct nw_track *t = begin_on(s, &captured);
+		if (captured) {
+			for (uint32_t k = 0; k < th->taken_count; k++)
+				if (th->taken[k].stream == th->group_streams[i])
+					set_state(th->taken[k].ticket1, NW_ST_CAPTURED);
+		}
+		if (!t)
+			continue;
+		t->group_id = th->group_id;
+		t->first_ticket1 = th->group_ticket1;
+		t->ticket1 = 0;                 /* the GROUP_END record: set by nw_track_group_end */
+		th->group_tracks[th->group_track_count++] = t;
+	}
+}
+
+void nw_track_group_end(ncclResult_t r)
+{
+	struct nw_thread *th = &nw_tls;
+	for (uint32_t i = 0; i < th->group_track_count; i++) {
+		struct nw_track *t = th->group_tracks[i];
+		t->ticket1 = th->group_end_ticket1;
+		finish(t, r, th->group_nb_comm);
+	}
+	th->group_track_count = 0;
+}
+
+void nw_track_async_done(struct nw_comm *c)
+{
+	struct nw_track *t = atomic_exchange_explicit(&c->deferred, NULL, memory_order_acquire);
+	while (t) {
+		struct nw_track *next = t->next;
+		end_on(t);
+		t = next;
+	}
+}
+
+struct nw_track *nw_track_take_submitted(void)
+{
+	struct nw_track *t = atomic_exchange_explicit(&nw_submitted, NULL, memory_order_acquire);
+	struct nw_track *fifo = NULL;
+	while (t) {                         /* pushed newest first: reverse */
+		struct nw_track *next = t->next;
+		t->next = fifo;
+		fifo = t;
+		t = next;
+	}
+	return fifo;
+}
+
+void nw_track_reset_after_fork(void)
+{
+	atomic_store(&nw_submitted, NULL);
+	nw_evpool_reset_after_fork();
+}

@@ -1,0 +1,46 @@
+/* track: the hot path's side of completion tracking. Around each NCCL call
+ * that launches work, a start event is recorded on the op's stream just
+ * before the real call and an end event just after; the pair is then
+ * handed to the watchdog (a lock-free list) which watches both.
+ *
+ * - Ops inside a group launch at the outermost ncclGroupEnd: one pair per
+ *   distinct stream of the group around that call, shared by its ops.
+ * - A stream being captured into a CUDA graph gets no events: its ops
+ *   become CAPTURED.
+ * - A non-blocking comm's call may return ncclInProgress: its end event is
+ *   recorded when ncclCommGetAsyncError stops saying ncclInProgress.
+ * - The event's context is made current only when it is not already
+ *   (cuStreamGetCtx, then push/pop). */
+#ifndef NCCLWATCH_WATCHDOG_TRACK_H
+#define NCCLWATCH_WATCHDOG_TRACK_H
+
+#include "evpool.h"
+
+#include <stdint.h>
+#include <nccl.h>
+
+struct nw_comm;
+
+/* 1 once the driver loaded and tracking is on (set before recording starts). */
+extern int nw_tracking_on;
+
+/* Single op: before the real call (NULL: untracked; the op may have been
+ * made CAPTURED) and after it with its result. */
+struct nw_track *nw_track_begin(uint64_t ticket1, uint64_t stream);
+void nw_track_end(struct nw_track *t, ncclResult_t r, struct nw_comm *c);
+
+/* Outermost ncclGroupEnd: before (pairs begun for the thread's open group)
+ * and after the real call. */
+void nw_track_group_begin(void);
+void nw_track_group_end(ncclResult_t r);
+
+/* ncclCommGetAsyncError on `c` no longer reports ncclInProgress: record the
+ * end events that waited for it. */
+void nw_track_async_done(struct nw_comm *c);
+
+/* Watchdog: every pair handed over since the last call, oldest first. */
+struct nw_track *nw_track_take_submitted(void);
+
+void nw_track_reset_after_fork(void);
+
+#endif

@@ -1,0 +1,215 @@
+/* watchdog: see watchdog.h. */
+#include "watchdog.h"
+
+#include "cuda_driver.h"
+#include "dump.h"
+#include "progress.h"
+#include "requests.h"
+#include "stacks.h"
+#include "stalls.h"
+#include "track.h"
+#include "../interpose/log.h"
+#include "../interpose/record.h"
+#include "../interpose/ring.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+struct config {
+	uint32_t poll_ms;
+	uint64_t timeout_ns;
+	char dump_dir[PATH_MAX];
+	int dump_dir_own;               /* NCCLWATCH_DUMP_DIR set: also for other hosts */
+};
+
+static struct config cfg;
+/* Held by whoever advances the pairs: the watchdog's poll, or the exit
+ * handler's last one. */
+static pthread_mutex_t progress_lock = PTHREAD_MUTEX_INITIALIZER;
+static int started;
+/* Requests of several stuck peers arrive together: one dump answers all
+ * that came within NW_DUMP_COALESCE_NS of the last one. */
+#define NW_DUMP_COALESCE_NS 1000000000ull
+static uint64_t last_dump_ns;
+
+static double env_number(const char *name, double dflt, double lo, double hi)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return dflt;
+	char *end;
+	double d = strtod(v, &end);
+	if (*end || d != d) {
+		nw_log("%s=%s is not a number; using %g", name, v, dflt);
+		return dflt;
+	}
+	return d < lo ? lo : d > hi ? hi : d;
+}
+
+static void read_config(void)
+{
+	cfg.poll_ms = (uint32_t)env_number("NCCLWATCH_POLL_MS", 100, 1, 60000);
+	cfg.timeout_ns = (uint64_t)(env_number("NCCLWATCH_TIMEOUT", 60, 0.1, 1e7) * 1e9);
+	const char *d = getenv("NCCLWATCH_DUMP_DIR");
+	cfg.dump_dir_own = d && *d;
+	snprintf(cfg.dump_dir, sizeof(cfg.dump_dir), "%s", cfg.dump_dir_own ? d : nw_seg.jobdir);
+}
+
+static void sleep_ms(uint32_t ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+/* Capture the stacks and write a dump; the dump's path or "(no dump)". */
+static void capture_and_dump(uint64_t request_id, char *path, size_t len)
+{
+	if (nw_seg.stacks)
+		nw_stacks_capture(nw_seg.stacks, request_id);
+	if (nw_dump_write(cfg.dump_dir, path, len) != 0)
+		snprintf(path, len, "(no dump)");
+}
+
+static void report(const struct nw_picture *p)
+{
+	struct nw_seg_header *h = nw_seg.hdr;
+	char path[PATH_MAX];
+	atomic_fetch_or(&h->flags, NW_SEG_F_STALL_SEEN);
+	atomic_store(&h->last_finding_ns, nw_now_ns());
+	nw_requests_raise();
+	capture_and_dump(0, path, sizeof(path));
+	last_dump_ns = nw_now_ns();
+	for (uint32_t i = 0; i < p->count; i++) {
+		if (!p->f[i].new_)
+			continue;
+		char line[400];
+		nw_finding_describe(&p->f[i], line, sizeof(line));
+		nw_log("stall: %s; dump: %s", line, path);
+		atomic_fetch_add(&h->findings, 1);
+	}
+}
+
+static void serve(const struct nw_request *r)
+{
+	char path[PATH_MAX];
+	capture_and_dump(r->id, path, sizeof(path));
+	last_dump_ns = nw_now_ns();
+	atomic_store(&nw_seg.hdr->request_served, r->id);
+	nw_log("dump requested by rank=%d pid=%lld host=%s: rank=%d pid=%lld wrote %s",
+	       r->rank, (long long)r->pid, r->host, nw_seg.hdr->global_rank, (long long)nw_seg.hdr->pid, path);
+}
+
+static void *run(void *arg)
+{
+	(void)arg;
+	struct nw_seg_header *h = nw_seg.hdr;
+	prctl(PR_SET_NAME, "ncclwatch", 0, 0, 0);
+	h->watchdog_tid = (uint32_t)gettid();
+	nw_stacks_setup();
+	nw_requests_open(nw_seg.jobdir, cfg.dump_dir_own && strcmp(cfg.dump_dir, nw_seg.jobdir) ? cfg.dump_dir : NULL);
+	int stalled = 0, have_request = 0;
+	struct nw_request pending_req;
+	for (;;) {
+		sleep_ms(cfg.poll_ms);
+		uint64_t now = nw_now_ns();
+		atomic_store_explicit(&h->heartbeat_ns, now, memory_order_relaxed);
+		if (nw_tracking_on) {
+			pthread_mutex_lock(&progress_lock);
+			nw_progress_poll(now, 0);
+			pthread_mutex_unlock(&progress_lock);
+		}
+		nw_stalls_scan();
+		struct nw_picture p;
+		int reported = 0;
+		if (nw_stalls_evaluate(now, cfg.timeout_ns, &p)) {
+			if (p.count) {
+				report(&p);
+				reported = 1;
+				stalled = 1;
+			} else if (stalled) {
+				nw_log("stall cleared: rank=%d pid=%lld: the ops reported before have moved on",
+				       h->global_rank, (long long)h->pid);
+				stalled = 0;
+			}
+		}
+		/* A request waits while a dump of ours is fresh (it answers it). */
+		if (nw_requests_pending(now, &pending_req))
+			have_request = 1;
+		if (have_request && reported)
+			have_request = 0;
+		if (have_request && now - last_dump_ns >= NW_DUMP_COALESCE_NS) {
+			serve(&pending_req);
+			have_request = 0;
+		}
+	}
+	return NULL;
+}
+
+int nw_watchdog_start(void)
+{
+	struct nw_seg_header *h = nw_seg.hdr;
+	if (nw_cuda_load()) {
+		nw_tracking_on = 1;
+		h->tracking = NW_TRACK_EVENTS;
+		h->cuda_driver_version = nw_cu.driver_version;
+	} else {
+		nw_op_initial_state = NW_ST_UNTRACKED;
+		h->tracking = NW_TRACK_NO_DRIVER;
+	}
+	read_config();
+	h->poll_ms = cfg.poll_ms;
+	h->timeout_ms = (uint32_t)(cfg.timeout_ns / 1000000u);
+	if (cfg.dump_dir_own && nw_ensure_dir_path(cfg.dump_dir) != 0)
+		snprintf(cfg.dump_dir, sizeof(cfg.dump_dir), "%s", nw_seg.jobdir);
+	if (nw_seg.stacks)
+		nw_opstack_enable(nw_seg.stacks, nw_seg.ring_mask + 1);
+
+	/* The thread starts with every signal blocked: application signals
+	 * must never land on it. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_t tid;
+	int err = pthread_create(&tid, &attr, run, NULL);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	started = !err;
+	if (err) {
+		nw_log("cannot start the watchdog thread: %s (recording goes on, stalls are not detected)",
+		       strerror(err));
+		return -1;
+	}
+	return 0;
+}
+
+void nw_watchdog_exit(void)
+{
+	if (!started || !nw_tracking_on)
+		return;
+	pthread_mutex_lock(&progress_lock);
+	nw_progress_poll(nw_now_ns(), 1);
+	pthread_mutex_unlock(&progress_lock);
+}
+
+void nw_watchdog_reset_after_fork(void)
+{
+	progress_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	started = 0;
+	nw_track_reset_after_fork();
+	nw_progress_reset();
+	nw_stalls_reset();
+	nw_requests_reset();
+	nw_tracking_on = 0;
+	nw_op_initial_state = NW_ST_ENQUEUED;
+}

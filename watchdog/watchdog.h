@@ -1,0 +1,23 @@
+/* watchdog: one thread per process, started with recording (the first
+ * wrapped NCCL call), all signals blocked, that never calls NCCL. Every
+ * NCCLWATCH_POLL_MS it advances the event pairs (progress.h), follows new
+ * records and looks for stalls (stalls.h); on a new picture it captures
+ * every thread's stack, writes a dump, asks the job's other processes for
+ * theirs (requests.h) and prints one "ncclwatch:" line per finding; it
+ * answers the other processes' requests with a dump of its own. It never
+ * kills or aborts anything. */
+#ifndef NCCLWATCH_WATCHDOG_WATCHDOG_H
+#define NCCLWATCH_WATCHDOG_WATCHDOG_H
+
+/* Load the CUDA driver and decide how ops are tracked (before the first
+ * record), then start the thread. 0, or -1 (recording goes on without it). */
+int nw_watchdog_start(void);
+
+/* Exit handler: one last look at the pending events, so ops that completed
+ * since the last poll are not left ENQUEUED in the post-mortem record. */
+void nw_watchdog_exit(void);
+
+/* Fork child: there is no watchdog thread in it; the next start makes one. */
+void nw_watchdog_reset_after_fork(void);
+
+#endif
