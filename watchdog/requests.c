@@ -81,9 +81,13 @@ void nw_requests_raise(void)
 	int n = snprintf(tmp, sizeof(tmp), "%s.%.64s.%lld.tmp", shared_request, h->host, (long long)h->pid);
 	if (n < 0 || n >= (int)sizeof(tmp))
 		return;
-	FILE *f = fopen(tmp, "we");
-	if (!f)
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	fprintf(f, "%llu %s %lld %d\n", (unsigned long long)realtime_ns(), h->host, (long long)h->pid,
 	        h->global_rank);
 	int ok = fclose(f) == 0;

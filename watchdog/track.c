@@ -115,8 +115,8 @@ struct nw_track *nw_track_begin(uint64_t ticket1, uint64_t stream)
 		return NULL;
 	int captured;
 	struct nw_track *t = begin_on((CUstream)(uintptr_t)stream, &captured);
-	if (captured)
-		set_state(ticket1, NW_ST_CAPTURED);
+	if (!t)   /* never leave an op ENQUEUED that nobody watches: a false stall */
+		set_state(ticket1, captured ? NW_ST_CAPTURED : NW_ST_UNTRACKED);
 	if (t) {
 		t->ticket1 = ticket1;
 		t->first_ticket1 = ticket1;
@@ -141,13 +141,12 @@ void nw_track_group_begin(void)
 		CUstream s = (CUstream)(uintptr_t)th->group_streams[i];
 		int captured;
 		struct nw_track *t = begin_on(s, &captured);
-		if (captured) {
+		if (!t) {
 			for (uint32_t k = 0; k < th->taken_count; k++)
 				if (th->taken[k].stream == th->group_streams[i])
-					set_state(th->taken[k].ticket1, NW_ST_CAPTURED);
-		}
-		if (!t)
+					set_state(th->taken[k].ticket1, captured ? NW_ST_CAPTURED : NW_ST_UNTRACKED);
 			continue;
+		}
 		t->group_id = th->group_id;
 		t->first_ticket1 = th->group_ticket1;
 		t->ticket1 = 0;                 /* the GROUP_END record: set by nw_track_group_end */
@@ -158,6 +157,12 @@ void nw_track_group_begin(void)
 void nw_track_group_end(ncclResult_t r)
 {
 	struct nw_thread *th = &nw_tls;
+	if (r != ncclSuccess && r != ncclInProgress) {
+		/* Nothing was launched: the ops carry the group's error, which
+		 * makes them final for the watchdog. */
+		for (uint32_t k = 0; k < th->taken_count; k++)
+			nw_ring_set_result(th->taken[k].ticket1, r);
+	}
 	for (uint32_t i = 0; i < th->group_track_count; i++) {
 		struct nw_track *t = th->group_tracks[i];
 		t->ticket1 = th->group_end_ticket1;

@@ -113,6 +113,12 @@ static void *run(void *arg)
 	struct nw_seg_header *h = nw_seg.hdr;
 	prctl(PR_SET_NAME, "ncclwatch", 0, 0, 0);
 	h->watchdog_tid = (uint32_t)gettid();
+	/* Our event queries must never invalidate a graph capture the
+	 * application runs in global mode on another thread. */
+	if (nw_tracking_on && nw_cu.cuThreadExchangeStreamCaptureMode) {
+		CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+		nw_cu.cuThreadExchangeStreamCaptureMode(&mode);
+	}
 	nw_stacks_setup();
 	nw_requests_open(nw_seg.jobdir, cfg.dump_dir_own && strcmp(cfg.dump_dir, nw_seg.jobdir) ? cfg.dump_dir : NULL);
 	int stalled = 0, have_request = 0;
