@@ -1,0 +1,216 @@
+/* analysis: the cross-rank engine. It takes a set of segments (live files
+ * and dumps, from one host or many), keeps the newest copy of each process,
+ * groups processes by job, lines ranks up by communicator id and sequence
+ * numbers, and produces per job a ranked list of verdicts (the table of
+ * verdicts in docs/ARCHITECTURE.md / DESIGN.md), the environment
+ * differences between ranks, and the thread stacks merged into groups of
+ * identical stacks.
+ *
+ * Library code shared by the CLI and by libncclwatch.so's watchdog: it
+ * never prints, never exits, and never trusts a file (every segment goes
+ * through the segment reader). A file that cannot be read is recorded with
+ * its one-line message and the analysis goes on with the others.
+ *
+ *   load.c       paths -> processes (read, dedupe, keep a compact summary)
+ *   model.c      processes -> jobs -> communicator views
+ *   verdicts*.c  the rules, one file per family of verdicts
+ *   envdiff.c    fingerprint differences across ranks and hosts
+ *   stackmerge.c identical symbolized stacks grouped across ranks
+ *   rankset.c    sets of ranks and their "0-6,9" form
+ *
+ * Renderers (report/render/) read the structures below and nothing else. */
+#ifndef NCCLWATCH_REPORT_ANALYSIS_H
+#define NCCLWATCH_REPORT_ANALYSIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uthash.h>
+#include <ncclwatch/segment.h>
+
+#include "../segment_reader.h"
+
+/* ---- rank sets ---- */
+
+/* Sorted, without duplicates. Zero-initialized = empty. */
+struct nw_rankset {
+	int32_t *v;
+	uint32_t n, cap;
+};
+
+int nw_rankset_add(struct nw_rankset *s, int32_t rank);        /* 0, or -1 out of memory */
+int nw_rankset_has(const struct nw_rankset *s, int32_t rank);
+void nw_rankset_free(struct nw_rankset *s);
+/* "0-6,9" (STAT-style ranges); "-" when empty. Returns the length it
+ * needed (like snprintf; the output is truncated with "..." to fit). */
+size_t nw_rankset_format(const struct nw_rankset *s, char *buf, size_t len);
+
+/* ---- what is kept of one process ---- */
+
+/* One thread's stack, symbolized: "symbol" or "module+0xoff" per frame,
+ * innermost first. */
+struct nw_thread_stack {
+	uint32_t tid;
+	uint32_t flags;                /* NW_THR_* */
+	char name[NW_STACK_NAME_LEN];
+	uint32_t nframes;
+	char **frames;
+};
+
+/* One process: the newest readable copy of its segment. */
+struct nw_proc {
+	char *path;                    /* the file read */
+	int is_dump;                   /* NW_SEG_F_DUMP */
+	int alive;                     /* 1 alive (same host, kill(pid, 0)), 0 dead, -1 unknown (other host) */
+	struct nw_seg_header hdr;      /* the header as read (identity, versions, env, counters) */
+	int32_t rank;                  /* global rank (hdr.global_rank), else -1 */
+	uint64_t now_ns;               /* "now" on this process's CLOCK_MONOTONIC: the reader's clock
+	                                * for a live process on this host, else the last heartbeat
+	                                * (or the newest time recorded) */
+	uint32_t ncomms;
+	struct nw_seg_comm *comms;     /* the comm table (published slots) */
+	uint32_t npeers;
+	struct nw_seg_peer *peers;     /* the peer table (published slots) */
+	size_t nops;
+	struct nw_seg_op *ops;         /* the records kept, oldest first: every op not final
+	                                * (ENQUEUED, STARTED, FAILED, INIT_ENTERED) and the last
+	                                * NW_ANALYSIS_RECENT ops of each communicator */
+	uint64_t last_activity_ns;     /* enqueue_ns of its newest record, 0 none */
+	uint32_t nthreads;
+	struct nw_thread_stack *threads;  /* from the stack area, if captured */
+	uint64_t stacks_ns;            /* when they were captured (its clock), 0 none */
+};
+
+#define NW_ANALYSIS_RECENT 16
+
+/* ---- communicators across ranks ---- */
+
+struct nw_member {
+	struct nw_proc *proc;          /* NULL: no file holds this rank of the comm */
+	const struct nw_seg_comm *comm;
+};
+
+struct nw_comm_view {
+	uint64_t id;
+	uint64_t parent_id;
+	uint32_t origin;               /* enum nw_comm_origin */
+	int32_t nranks;                /* -1 while unknown (every member still inside Split) */
+	char name[NW_COMM_NAME_LEN];
+	struct nw_member *members;     /* [nranks], by comm rank */
+	uint32_t nentering;            /* processes inside its creation whose rank is not known yet */
+	struct nw_proc **entering;
+	UT_hash_handle hh;             /* keyed by id in nw_job.comms */
+};
+
+/* ---- verdicts ---- */
+
+/* In order of precedence: a job's verdicts are sorted by kind (highest
+ * first), then by the number of ranks concerned. */
+enum nw_verdict_kind {
+	NW_V_HEALTHY = 0,
+	NW_V_IDLE = 1,
+	NW_V_TRANSPORT_STALL = 2,
+	NW_V_STREAM_BLOCKED = 3,
+	NW_V_P2P_UNMATCHED = 4,
+	NW_V_P2P_DEADLOCK = 5,
+	NW_V_MISSING_RANK = 6,
+	NW_V_MISMATCH = 7,
+	NW_V_INIT_STALL = 8,
+	NW_V_GPU_FAULT = 9,
+};
+
+const char *nw_verdict_name(int kind);     /* "MISSING_RANK" */
+const char *nw_verdict_hint(int kind);     /* DESIGN.md's hint, or "" */
+
+struct nw_verdict {
+	int kind;                      /* enum nw_verdict_kind */
+	uint64_t comm_id;              /* 0: not about one communicator */
+	int32_t comm_nranks;
+	uint16_t op_kind;              /* enum nw_op_kind of the op concerned, 0 none */
+	uint64_t seq;                  /* its sequence number, 0 none */
+	struct nw_rankset culprits;    /* global ranks to blame (empty: the comm/link itself) */
+	struct nw_rankset waiting;     /* global ranks that wait because of them */
+	struct nw_rankset unknown;     /* ranks concerned whose files are missing */
+	char *summary;                 /* one line, the verdict in words: "rank 5 never called
+	                                * AllReduce #23 on comm 4f2a... (8 ranks); ranks 0-4,6-7
+	                                * wait in it" */
+	size_t nevidence;
+	char **evidence;               /* lines: what was seen, per rank group */
+	const char *hint;              /* nw_verdict_hint(kind) or a more specific one */
+};
+
+/* ---- environment differences ---- */
+
+struct nw_env_value {
+	char *value;                   /* "" when the variable is unset on those ranks */
+	struct nw_rankset ranks;
+	char **hosts;                  /* distinct hosts of those ranks */
+	size_t nhosts;
+};
+
+struct nw_env_diff {
+	char *name;                    /* "NCCL version", "CUDA driver", "GPU", or a variable name */
+	size_t nvalues;                /* >= 2 */
+	struct nw_env_value *values;   /* most common first */
+};
+
+/* ---- merged stacks ---- */
+
+struct nw_stack_group {
+	struct nw_rankset ranks;       /* global ranks (by process) with this stack */
+	char *thread_name;
+	uint32_t nframes;
+	char **frames;                 /* as in nw_thread_stack */
+};
+
+/* ---- a job ---- */
+
+struct nw_job {
+	char *name;                    /* header.job */
+	size_t nprocs;
+	struct nw_proc **procs;        /* sorted by global rank, then host, then pid */
+	int32_t world_size;            /* the largest header.world_size seen, -1 unknown */
+	struct nw_rankset missing;     /* global ranks < world_size with no file */
+	struct nw_comm_view *comms;    /* uthash by id */
+	double timeout_s;              /* the threshold the verdicts used */
+	size_t nverdicts;
+	struct nw_verdict *verdicts;   /* ranked; at least one (HEALTHY when nothing is wrong) */
+	size_t ndiffs;
+	struct nw_env_diff *diffs;
+	size_t nstacks;
+	struct nw_stack_group *stacks; /* each process's main thread (the first thread of its
+	                                * capture), grouped; largest group first */
+};
+
+/* A file that could not be used, and why. */
+struct nw_bad_file {
+	char *path;
+	struct nw_read_error err;
+};
+
+struct nw_analysis {
+	size_t njobs;
+	struct nw_job *jobs;           /* sorted by name */
+	size_t nbad;
+	struct nw_bad_file *bad;
+	size_t nread;                  /* segment files read (before dedupe) */
+};
+
+struct nw_analysis_options {
+	double timeout_s;              /* stall threshold; 0: each job's watchdog setting
+	                                * (header.timeout_ms, the largest seen), else 60 */
+	const char *job;               /* only this job; NULL: all */
+};
+
+/* Read every segment that `paths` name (files or directories, as
+ * nw_segment_list), build the jobs and their verdicts. Returns 0, or -1
+ * with *err set when nothing at all could be read (no segment found, or
+ * out of memory); unreadable files are listed in a->bad and do not fail
+ * the call. */
+int nw_analyze(const char *const *paths, size_t npaths, const struct nw_analysis_options *opt,
+               struct nw_analysis *a, struct nw_read_error *err);
+void nw_analysis_free(struct nw_analysis *a);
+
+/* The worst verdict kind of all jobs (NW_V_HEALTHY if none). */
+int nw_analysis_worst(const struct nw_analysis *a);
+
+#endif
