@@ -187,8 +187,11 @@ void nw_finding_describe(const struct nw_finding *f, char *buf, size_t len)
 	case NW_FIND_FAILED: {
 		int32_t e = atomic_load(&op->cuda_error);
 		what = "FAILED";
-		snprintf(detail, sizeof(detail), "cuda_error=%d (%s): the GPU reported an error", e,
-		         nw_cuda_error_name((CUresult)e));
+		/* A GPU fault is sticky: every event of the context fails from then
+		 * on, so ops that completed before the next poll fail too. */
+		snprintf(detail, sizeof(detail),
+		         "cuda_error=%d (%s): the GPU reported an error in this op's context "
+		         "(the faulting op is this one or a later one)", e, nw_cuda_error_name((CUresult)e));
 		break;
 	}
 	case NW_FIND_ASYNC:

@@ -125,13 +125,11 @@ static void *run(void *arg)
 	struct nw_request pending_req;
 	for (;;) {
 		sleep_ms(cfg.poll_ms);
+		pthread_mutex_lock(&progress_lock);
 		uint64_t now = nw_now_ns();
 		atomic_store_explicit(&h->heartbeat_ns, now, memory_order_relaxed);
-		if (nw_tracking_on) {
-			pthread_mutex_lock(&progress_lock);
+		if (nw_tracking_on)
 			nw_progress_poll(now, 0);
-			pthread_mutex_unlock(&progress_lock);
-		}
 		nw_stalls_scan();
 		struct nw_picture p;
 		int reported = 0;
@@ -155,6 +153,7 @@ static void *run(void *arg)
 			serve(&pending_req);
 			have_request = 0;
 		}
+		pthread_mutex_unlock(&progress_lock);
 	}
 	return NULL;
 }
@@ -204,7 +203,25 @@ void nw_watchdog_exit(void)
 	if (!started || !nw_tracking_on)
 		return;
 	pthread_mutex_lock(&progress_lock);
-	nw_progress_poll(nw_now_ns(), 1);
+	uint64_t now = nw_now_ns();
+	nw_progress_poll(now, 1);
+	/* A process that exits right after a GPU fault (as programs do on an
+	 * error) must still say so: failures need no timeout. */
+	nw_stalls_scan();
+	struct nw_picture p;
+	if (nw_stalls_evaluate(now, UINT64_MAX, &p) && p.count) {
+		struct nw_seg_header *h = nw_seg.hdr;
+		atomic_fetch_or(&h->flags, NW_SEG_F_STALL_SEEN);   /* keep the segment: the record */
+		atomic_store(&h->last_finding_ns, now);
+		for (uint32_t i = 0; i < p.count; i++) {
+			if (!p.f[i].new_)
+				continue;
+			char line[400];
+			nw_finding_describe(&p.f[i], line, sizeof(line));
+			nw_log("stall: %s; at exit, segment kept: %s", line, nw_seg.path);
+			atomic_fetch_add(&h->findings, 1);
+		}
+	}
 	pthread_mutex_unlock(&progress_lock);
 }
 

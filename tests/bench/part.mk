@@ -1,5 +1,6 @@
-# tests/bench: the interposer's benchmark program, run by tests/bench/run.sh
-# (`make bench`). Linked against the simulated NCCL's soname.
+# tests/bench: the programs of `make bench` (tests/bench/run.sh runs them,
+# with latency.sh, cpu.sh and events.sh). bench-allreduce is linked against
+# the simulated NCCL's and CUDA driver's sonames.
 BENCH_ALLREDUCE := $(BUILD)/tests/bench/bench-allreduce
 BENCHES   += $(BENCH_ALLREDUCE)
 TEST_BINS += $(BENCH_ALLREDUCE)
@@ -7,3 +8,24 @@ TEST_BINS += $(BENCH_ALLREDUCE)
 $(BENCH_ALLREDUCE): $(BUILD)/tests/bench/bench_allreduce.o | $(SIM_SONAMES)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(SIM_LINK)
+
+# bench-stamp: runs a job and timestamps each line of its output (the
+# detection-latency and watchdog-CPU figures: latency.sh, cpu.sh).
+BENCH_STAMP := $(BUILD)/tests/bench/bench-stamp
+BENCHES   += $(BENCH_STAMP)
+TEST_BINS += $(BENCH_STAMP)
+
+$(BENCH_STAMP): $(BUILD)/tests/bench/bench_stamp.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $<
+
+# libbench-linger.so: keeps a rank that exits with an error alive, so the
+# gpufault row can time the faulty rank's own FAILED report.
+BENCH_LINGER := $(BUILD)/tests/bench/libbench-linger.so
+BENCHES   += $(BENCH_LINGER)
+TEST_BINS += $(BENCH_LINGER)
+
+$(BUILD)/tests/bench/bench_linger.o: CFLAGS += $(LIB_CFLAGS)
+$(BENCH_LINGER): $(BUILD)/tests/bench/bench_linger.o
+	@mkdir -p $(dir $@)
+	$(CC) -shared -o $@ $< $(LDFLAGS) -ldl
