@@ -10,6 +10,14 @@ int nw_tracking_on;
 
 static _Atomic(struct nw_track *) nw_submitted;
 
+/* The calling thread's last stream and its context: a stream never moves
+ * to another context, and most threads use one stream. A failed record
+ * drops it (the handle may have been destroyed and reused). */
+static __thread struct {
+	CUstream stream;
+	CUcontext ctx;
+} nw_last __attribute__((tls_model("initial-exec")));
+
 /* Make ctx current if it is not: 1 pushed, 0 already current, -1 failed. */
 static int enter_ctx(CUcontext ctx)
 {
@@ -45,9 +53,17 @@ static struct nw_track *begin_on(CUstream s, int *captured)
 		*captured = 1;
 		return NULL;
 	}
-	CUcontext ctx = NULL;
-	if (nw_cu.cuStreamGetCtx(s, &ctx) != CUDA_SUCCESS || !ctx)
-		return NULL;
+	CUcontext ctx = nw_last.ctx;
+	if (s != nw_last.stream || !ctx) {
+		/* The legacy and per-thread default streams belong to whatever
+		 * context is current: never cached. */
+		if (nw_cu.cuStreamGetCtx(s, &ctx) != CUDA_SUCCESS || !ctx)
+			return NULL;
+		if (s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD && s != NULL) {
+			nw_last.stream = s;
+			nw_last.ctx = ctx;
+		}
+	}
 	int pushed = enter_ctx(ctx);
 	if (pushed < 0)
 		return NULL;
@@ -56,6 +72,8 @@ static struct nw_track *begin_on(CUstream s, int *captured)
 	if (t && nw_cu.cuEventRecord(t->start, s) != CUDA_SUCCESS) {
 		nw_track_untake(t);
 		t = NULL;
+		nw_last.stream = NULL;
+		nw_last.ctx = NULL;
 	}
 	leave_ctx(pushed);
 	if (t)
@@ -197,5 +215,7 @@ struct nw_track *nw_track_take_submitted(void)
 void nw_track_reset_after_fork(void)
 {
 	atomic_store(&nw_submitted, NULL);
+	nw_last.stream = NULL;               /* the parent's contexts are gone */
+	nw_last.ctx = NULL;
 	nw_evpool_reset_after_fork();
 }
