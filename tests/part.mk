@@ -1,2 +1,3 @@
 # tests: programs of the test folders that no part's fragment builds.
 include tests/compat/part.mk
+include tests/watchdog/part.mk

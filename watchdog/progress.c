@@ -123,12 +123,30 @@ static void apply(struct nw_track *t, enum transition to, uint64_t now, CUresult
 	}
 }
 
+/* At exit the driver may be shutting down: these errors then say nothing
+ * about the op (a GPU fault, say ILLEGAL_ADDRESS, still does). */
+static int says_nothing(CUresult r, int at_exit)
+{
+	if (!at_exit)
+		return 0;
+	switch (r) {
+	case CUDA_ERROR_DEINITIALIZED:
+	case CUDA_ERROR_NOT_INITIALIZED:
+	case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+	case CUDA_ERROR_INVALID_CONTEXT:
+	case CUDA_ERROR_INVALID_HANDLE:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /* 1: the pair is finished (give it back). */
 static int poll_track(struct nw_track *t, uint64_t now, int at_exit)
 {
 	if (!t->started) {
 		CUresult r = nw_cu.cuEventQuery(t->start);
-		if (r == CUDA_ERROR_NOT_READY || (at_exit && r != CUDA_SUCCESS))
+		if (r == CUDA_ERROR_NOT_READY || says_nothing(r, at_exit))
 			return 0;
 		if (r != CUDA_SUCCESS) {
 			apply(t, TO_FAILED, now, r);
@@ -142,7 +160,7 @@ static int poll_track(struct nw_track *t, uint64_t now, int at_exit)
 		return 1;
 	}
 	CUresult r = nw_cu.cuEventQuery(t->end);
-	if (r == CUDA_ERROR_NOT_READY || (at_exit && r != CUDA_SUCCESS))
+	if (r == CUDA_ERROR_NOT_READY || says_nothing(r, at_exit))
 		return 0;
 	apply(t, r == CUDA_SUCCESS ? TO_COMPLETED : TO_FAILED, now, r);
 	return 1;

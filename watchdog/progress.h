@@ -11,8 +11,8 @@
 #include <stdint.h>
 
 /* Take what the hot path handed over and advance every pending pair.
- * `at_exit`: the driver may be shutting down; an error then says nothing
- * about the op and is ignored. */
+ * `at_exit`: the driver may be shutting down; errors that only say so are
+ * ignored. */
 void nw_progress_poll(uint64_t now, int at_exit);
 
 /* Pairs still pending (for tests and the bench). */

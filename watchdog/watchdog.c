@@ -121,8 +121,7 @@ static void *run(void *arg)
 	}
 	nw_stacks_setup();
 	nw_requests_open(nw_seg.jobdir, cfg.dump_dir_own && strcmp(cfg.dump_dir, nw_seg.jobdir) ? cfg.dump_dir : NULL);
-	int stalled = 0, have_request = 0;
-	struct nw_request pending_req;
+	int stalled = 0;
 	for (;;) {
 		sleep_ms(cfg.poll_ms);
 		pthread_mutex_lock(&progress_lock);
@@ -144,15 +143,11 @@ static void *run(void *arg)
 				stalled = 0;
 			}
 		}
-		/* A request waits while a dump of ours is fresh (it answers it). */
-		if (nw_requests_pending(now, &pending_req))
-			have_request = 1;
-		if (have_request && reported)
-			have_request = 0;
-		if (have_request && now - last_dump_ns >= NW_DUMP_COALESCE_NS) {
-			serve(&pending_req);
-			have_request = 0;
-		}
+		/* A dump of ours younger than NW_DUMP_COALESCE_NS answers a request. */
+		struct nw_request req;
+		if (nw_requests_pending(now, &req) && !reported
+		    && (last_dump_ns == 0 || now - last_dump_ns >= NW_DUMP_COALESCE_NS))
+			serve(&req);
 		pthread_mutex_unlock(&progress_lock);
 	}
 	return NULL;
@@ -200,11 +195,12 @@ int nw_watchdog_start(void)
 
 void nw_watchdog_exit(void)
 {
-	if (!started || !nw_tracking_on)
+	if (!started)
 		return;
 	pthread_mutex_lock(&progress_lock);
 	uint64_t now = nw_now_ns();
-	nw_progress_poll(now, 1);
+	if (nw_tracking_on)
+		nw_progress_poll(now, 1);
 	/* A process that exits right after a GPU fault (as programs do on an
 	 * error) must still say so: failures need no timeout. */
 	nw_stalls_scan();
@@ -222,6 +218,12 @@ void nw_watchdog_exit(void)
 			atomic_fetch_add(&h->findings, 1);
 		}
 	}
+	/* Op stacks are raw addresses until a capture names them: name them
+	 * now if the segment outlives us. */
+	const char *keep = getenv("NCCLWATCH_KEEP");
+	int kept = (keep && !strcmp(keep, "1")) || (atomic_load(&nw_seg.hdr->flags) & NW_SEG_F_STALL_SEEN);
+	if (kept && nw_opstack_base && nw_seg.stacks)
+		nw_stacks_capture(nw_seg.stacks, 0);
 	pthread_mutex_unlock(&progress_lock);
 }
 

@@ -16,7 +16,11 @@ check() {   # check LIBRARY EXPECTED-VERSION-CODE
 	LD_PRELOAD=$(nw_preload) "$probe" "$lib" > "$T/watched.txt" 2>"$T/watched.err" ||
 		fail "probe under preload failed: $(cat "$T/watched.err")"
 	diff "$T/plain.txt" "$T/watched.txt" || fail "$lib: output differs under the preload"
-	[ -s "$T/watched.err" ] && { cat "$T/watched.err"; fail "$lib: the preload wrote to stderr"; }
+	# Its only word on stderr: without a CUDA driver (no GPU here) the
+	# watchdog says once that GPU completion is not tracked.
+	grep -v '^ncclwatch: .*GPU completion is not tracked' "$T/watched.err" > "$T/watched.other"
+	[ -s "$T/watched.other" ] && { cat "$T/watched.err"; fail "$lib: the preload wrote to stderr"; }
+	[ "$(grep -c . "$T/watched.err")" -le 1 ] || { cat "$T/watched.err"; fail "$lib: 'not tracked' said more than once"; }
 	assert_grep "^version $want result 0$" "$T/watched.txt"
 	assert_grep "^initrank result 1 \(unhandled cuda error" "$T/watched.txt"
 	# Recorded, although the program never linked NCCL.

@@ -40,8 +40,13 @@ check_job() {
 		grep '^  comm ' "$T/seg.show" | grep -q 'state=DESTROYED' || fail "$1: comms not destroyed: $seg"
 		# the collective sequence of the world comm, per rank
 		grep -E '^  op .* (AllReduce|Broadcast|Bcast|Reduce|AllGather|ReduceScatter|AlltoAll|Gather|Scatter) ' "$T/seg.show" \
-			| sed -E 's/^  op [0-9]+//; s/ (t|tid|ended|caller|stream|result|rank)=[^ ]+//g' > "$T/$1.colls.$rank"
+			| sed -E 's/^  op [0-9]+//; s/ (t|tid|started|ended|caller|stream|result|rank)=[^ ]+//g' > "$T/$1.colls.$rank"
 		[ -s "$T/$1.colls.$rank" ] || fail "$1: rank $rank recorded no collective"
+		# (started= differs from rank to rank: it is when the watchdog saw the
+		# op begin.) The watchdog saw every op of a job that ended well
+		# complete on the GPU.
+		grep -E '^  op .* (AllReduce|Broadcast|Send|Recv) ' "$T/seg.show" | grep -v ' state=COMPLETED ' > "$T/seg.notdone"
+		[ ! -s "$T/seg.notdone" ] || { head -n 3 "$T/seg.notdone"; fail "$1: rank $rank has ops not COMPLETED"; }
 		# the seqs of the world comm are 1..N in order, and coll_enqueued = N
 		ncoll=$(grep -c . "$T/$1.colls.$rank")
 		assert_eq "$(field seq < "$T/$1.colls.$rank" | tr '\n' ' ')" "$(seq 1 "$ncoll" | tr '\n' ' ')" "$1: rank $rank seqs"
