@@ -3,13 +3,16 @@
 # $NW_BUILD/tests/test-* binary, each with its own log and a hard time limit,
 # NW_TEST_JOBS at once. A test's exit status: 0 pass, 77 skip, else fail.
 # Arguments, if any, keep only the tests whose path contains one of them.
-# The last line is "N passed, N failed, N skipped".
+# The last line is "N passed, N failed, N skipped". Logs go to
+# $NW_TEST_LOGS (default $NW_BUILD/test-logs), wiped at the start: two runs
+# at once on one build need different NW_TEST_LOGS.
 root=$(cd "$(dirname "$0")/.." && pwd)
 : "${NW_BUILD:=build}"
 case "$NW_BUILD" in /*) ;; *) NW_BUILD="$root/$NW_BUILD" ;; esac
 : "${NW_TEST_JOBS:=2}" "${NW_TEST_LIMIT:=300}"
-export NW_BUILD NW_ROOT="$root" NW_TEST_LIMIT
-logdir="$NW_BUILD/test-logs"
+: "${NW_TEST_LOGS:=$NW_BUILD/test-logs}"
+export NW_BUILD NW_ROOT="$root" NW_TEST_LIMIT NW_TEST_LOGS
+logdir="$NW_TEST_LOGS"
 
 if [ "$1" = --one ]; then
 	t=$2
