@@ -60,6 +60,7 @@ include interpose/part.mk
 include report/part.mk
 include tests/part.mk
 include tests/unit/part.mk
+include tests/gen/part.mk
 
 all: $(LIBS) $(BINS) $(TEST_BINS)
 
