@@ -56,11 +56,13 @@ all:
 include tests/sim/part.mk
 include examples/part.mk
 include watchdog/part.mk
-include interpose/part.mk
 include report/part.mk
+include interpose/part.mk
 include tests/part.mk
 include tests/unit/part.mk
 include tests/gen/part.mk
+include tests/cli/part.mk
+include tests/analysis/part.mk
 
 all: $(LIBS) $(BINS) $(TEST_BINS)
 
@@ -72,7 +74,7 @@ $(BUILD)/%.o: %.c
 
 # Packages the build and the tests need on Debian 12, and real NCCL
 # libraries of other versions (PyPI wheels) for the compatibility tests.
-DEB_PKGS = build-essential libunwind-dev uthash-dev valgrind strace procps psmisc clang
+DEB_PKGS = build-essential libunwind-dev uthash-dev libjansson-dev python3-jsonschema valgrind strace procps psmisc clang
 NCCL_WHEELS = $(CURDIR)/build/nccl-wheels
 deps:
 	@sh tests/deps.sh $(DEB_PKGS)

@@ -9,15 +9,17 @@ INTERPOSE_LIB  := $(BUILD)/lib/libncclwatch.so
 
 $(INTERPOSE_OBJS): CFLAGS += $(LIB_CFLAGS)
 
-# The watchdog thread lives in the same library (watchdog/part.mk), and
-# names its findings with the report library's names.c.
-LIBNCCLWATCH_OBJS := $(INTERPOSE_OBJS) $(WATCHDOG_OBJS) $(BUILD)/report/names.o
+# The watchdog thread lives in the same library (watchdog/part.mk); it
+# names its findings and prints the cross-rank verdict with the report
+# library (reader, analysis engine, text renderer: only the members it uses
+# are linked; jansson only if a JSON renderer were pulled in).
+LIBNCCLWATCH_OBJS := $(INTERPOSE_OBJS) $(WATCHDOG_OBJS)
 
-$(INTERPOSE_LIB): $(LIBNCCLWATCH_OBJS) interpose/libncclwatch.map
+$(INTERPOSE_LIB): $(LIBNCCLWATCH_OBJS) $(REPORT_LIB) interpose/libncclwatch.map
 	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@ $(LIBNCCLWATCH_OBJS) -Wl,-soname,libncclwatch.so \
+	$(CC) -shared -o $@ $(LIBNCCLWATCH_OBJS) $(REPORT_LIB) -Wl,-soname,libncclwatch.so \
 		-Wl,--version-script=interpose/libncclwatch.map -Wl,--no-undefined -Wl,-z,now \
-		$(LDFLAGS) -lunwind -ldl
+		$(LDFLAGS) -lunwind -Wl,--as-needed $(JSON_LIBS) -Wl,--no-as-needed -ldl
 
 LIBS         += $(INTERPOSE_LIB)
 INSTALL_LIBS += $(INTERPOSE_LIB)

@@ -1,15 +1,27 @@
 # report: the segment reader library and the `ncclwatch` CLI, plus their
 # tests (tests/unit/, tests/report/) and the reader's fuzz target.
 #
-#   $(BUILD)/lib/libncclwatch-report.a  reader + names; objects built with
-#                                       LIB_CFLAGS so libncclwatch.so may link it
+#   $(BUILD)/lib/libncclwatch-report.a  reader + names + renderers; objects built
+#                                       with LIB_CFLAGS so libncclwatch.so may link it
+#                                       (the JSON ones need $(JSON_LIBS))
 #   $(BUILD)/bin/ncclwatch              the CLI (one file per command in report/cli/)
 #   $(BUILD)/tests/test-unit-layout     offsets and sizes of every segment field
 #   $(BUILD)/tests/test-report-concurrent  reader vs. a concurrent ring writer
 #   $(BUILD)/tests/progs/mkseg          test-only segment writer (valid and corrupted)
 #   $(BUILD)/tests/progs/fuzz-segment-reader  libFuzzer target (only with clang)
 
-REPORT_LIB_SRCS := report/segment_reader.c report/names.c
+# The renderers (report/render/: text, JSON, Chrome trace, status) are in
+# the library too: libncclwatch.so's watchdog prints the text verdict. JSON
+# is built and escaped by jansson (libjansson-dev): whatever links the JSON
+# renderers (json.c, trace.c) links $(JSON_LIBS); text.c and status.c do
+# not need it.
+RENDER_SRCS     := $(wildcard report/render/*.c)
+JSON_LIBS       := -ljansson
+READER_SRCS     := report/segment_reader.c report/names.c
+# The analysis engine (report/analysis/): uses pthreads (parallel reading)
+# and uthash (uthash-dev).
+ANALYSIS_SRCS   := $(wildcard report/analysis/*.c)
+REPORT_LIB_SRCS := $(READER_SRCS) $(RENDER_SRCS) $(ANALYSIS_SRCS)
 REPORT_LIB_OBJS := $(REPORT_LIB_SRCS:%.c=$(BUILD)/%.o)
 REPORT_LIB      := $(BUILD)/lib/libncclwatch-report.a
 
@@ -26,7 +38,7 @@ CLI      := $(BUILD)/bin/ncclwatch
 
 $(CLI): $(CLI_OBJS) $(REPORT_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(REPORT_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(REPORT_LIB) $(JSON_LIBS)
 
 LIBS         += $(REPORT_LIB)
 BINS         += $(CLI)
@@ -57,7 +69,7 @@ FUZZ_CC ?= clang
 HAVE_LIBFUZZER := $(shell printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return (int)(d[0] & n & 0); }\n' \
 	| $(FUZZ_CC) -x c -fsanitize=fuzzer -o /dev/null - >/dev/null 2>&1 && echo yes)
 FUZZ_TARGET := $(BUILD)/tests/progs/fuzz-segment-reader
-FUZZ_SRCS   := tests/fuzz/fuzz_segment_reader.c $(REPORT_LIB_SRCS) report/cli/show_text.c
+FUZZ_SRCS   := tests/fuzz/fuzz_segment_reader.c $(READER_SRCS) report/cli/show_text.c
 ifeq ($(HAVE_LIBFUZZER),yes)
 $(FUZZ_TARGET): $(FUZZ_SRCS) $(wildcard report/*.h report/cli/*.h) include/ncclwatch/segment.h
 	@mkdir -p $(dir $@)

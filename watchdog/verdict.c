@@ -1,8 +1,10 @@
 /* verdict: see verdict.h. */
 #include "verdict.h"
 
+/* Not interpose/ring.h: the interposer's struct nw_segment (the mapped
+ * file) and the reader's (a snapshot) share a name; this file only knows
+ * the reader's. */
 #include "../interpose/log.h"
-#include "../interpose/ring.h"
 #include "../report/analysis/analysis.h"
 #include "../report/render/render.h"
 
@@ -12,13 +14,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NW_VERDICT_MIN_INTERVAL_NS 2000000000ull
 
 static int lock_fd = -1;              /* >= 0: we report for this host */
-static char *last_text;
+static uint64_t last_signature;      /* of the verdict last printed, 0 none */
 static uint64_t next_ns;              /* no analysis before this */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static int hold_lock(const char *jobdir)
 {
@@ -36,6 +46,42 @@ static int hold_lock(const char *jobdir)
 	}
 	lock_fd = fd;
 	return 1;
+}
+
+/* What the verdict says, without what changes every second (ages): the
+ * kinds, communicators, ops and rank sets of every job's verdicts. */
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h;
+}
+
+static uint64_t mix_set(uint64_t h, const struct nw_rankset *s)
+{
+	h = mix(h, s->n);
+	for (uint32_t i = 0; i < s->n; i++)
+		h = mix(h, (uint64_t)(uint32_t)s->v[i]);
+	return h;
+}
+
+static uint64_t signature(const struct nw_analysis *a)
+{
+	uint64_t h = 1;
+	for (size_t j = 0; j < a->njobs; j++) {
+		const struct nw_job *job = &a->jobs[j];
+		h = mix(h, job->nverdicts);
+		for (size_t i = 0; i < job->nverdicts; i++) {
+			const struct nw_verdict *v = &job->verdicts[i];
+			h = mix(h, (uint64_t)v->kind);
+			h = mix(h, v->comm_id);
+			h = mix(h, v->op_kind);
+			h = mix(h, v->seq);
+			h = mix_set(h, &v->culprits);
+			h = mix_set(h, &v->waiting);
+			h = mix_set(h, &v->unknown);
+		}
+	}
+	return h ? h : 1;
 }
 
 static void write_report(const char *dir, const char *text, size_t len)
@@ -65,7 +111,8 @@ static void print_lines(const char *text)
 	}
 }
 
-void nw_verdict_tick(uint64_t now, const char *jobdir, const char *dumpdir, double timeout_s, int force)
+void nw_verdict_tick(uint64_t now, const char *job, const char *jobdir, const char *dumpdir,
+                     double timeout_s, int force)
 {
 	if (!force && now < next_ns)
 		return;
@@ -73,40 +120,38 @@ void nw_verdict_tick(uint64_t now, const char *jobdir, const char *dumpdir, doub
 		return;                       /* another process reports for this host */
 	const char *paths[2] = { jobdir, dumpdir };
 	size_t npaths = strcmp(jobdir, dumpdir) ? 2 : 1;
-	struct nw_analysis_options opt = { .timeout_s = timeout_s, .job = nw_seg.hdr->job };
+	struct nw_analysis_options opt = { .timeout_s = timeout_s, .job = job,
+	                                    .max_threads = 1 /* inside the application: no extra threads */ };
 	struct nw_analysis a;
 	struct nw_read_error err;
-	uint64_t t0 = nw_now_ns();
+	uint64_t t0 = mono_ns();
 	if (nw_analyze(paths, npaths, &opt, &a, &err) != 0) {
 		next_ns = now + NW_VERDICT_MIN_INTERVAL_NS;
 		return;
 	}
+	uint64_t sig = signature(&a);
 	char *text = NULL;
 	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
+	FILE *out = sig != last_signature ? open_memstream(&text, &len) : NULL;
 	if (out) {
 		nw_render_text(out, &a, 0);
 		fclose(out);
 	}
 	nw_analysis_free(&a);
 	/* Analysing a large job is not free: not more often than 4x its cost. */
-	uint64_t cost = nw_now_ns() - t0;
+	uint64_t cost = mono_ns() - t0;
 	next_ns = now + (4 * cost > NW_VERDICT_MIN_INTERVAL_NS ? 4 * cost : NW_VERDICT_MIN_INTERVAL_NS);
 	if (!text)
-		return;
-	if (last_text && !strcmp(last_text, text)) {
-		free(text);
-		return;
-	}
+		return;                        /* the same verdict as printed before */
 	print_lines(text);
 	write_report(dumpdir, text, len);
-	free(last_text);
-	last_text = text;
+	free(text);
+	last_signature = sig;
 }
 
 void nw_verdict_reset(void)
 {
 	lock_fd = -1;                     /* the lock belongs to the parent's open file */
-	last_text = NULL;
+	last_signature = 0;
 	next_ns = 0;
 }

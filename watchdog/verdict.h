@@ -14,7 +14,8 @@
 
 /* A stall is being reported (or still lasts) at `now`: analyse if this
  * process reports for its host and the last analysis is old enough. */
-void nw_verdict_tick(uint64_t now, const char *jobdir, const char *dumpdir, double timeout_s, int force);
+void nw_verdict_tick(uint64_t now, const char *job, const char *jobdir, const char *dumpdir,
+                     double timeout_s, int force);
 
 /* Fork child: forget the lock and the last verdict. */
 void nw_verdict_reset(void);

@@ -8,6 +8,7 @@
 #include "stacks.h"
 #include "stalls.h"
 #include "track.h"
+#include "verdict.h"
 #include "../interpose/log.h"
 #include "../interpose/record.h"
 #include "../interpose/ring.h"
@@ -137,12 +138,15 @@ static void *run(void *arg)
 				report(&p);
 				reported = 1;
 				stalled = 1;
+				nw_verdict_tick(now, h->job, nw_seg.jobdir, cfg.dump_dir, (double)cfg.timeout_ns / 1e9, 1);
 			} else if (stalled) {
 				nw_log("stall cleared: rank=%d pid=%lld: the ops reported before have moved on",
 				       h->global_rank, (long long)h->pid);
 				stalled = 0;
 			}
 		}
+		if (stalled && !reported)
+			nw_verdict_tick(now, h->job, nw_seg.jobdir, cfg.dump_dir, (double)cfg.timeout_ns / 1e9, 0);
 		/* A dump of ours younger than NW_DUMP_COALESCE_NS answers a request. */
 		struct nw_request req;
 		if (nw_requests_pending(now, &req) && !reported
@@ -235,6 +239,7 @@ void nw_watchdog_reset_after_fork(void)
 	nw_progress_reset();
 	nw_stalls_reset();
 	nw_requests_reset();
+	nw_verdict_reset();
 	nw_tracking_on = 0;
 	nw_op_initial_state = NW_ST_ENQUEUED;
 }

@@ -46,8 +46,9 @@ size_t nw_rankset_format(const struct nw_rankset *s, char *buf, size_t len);
 
 /* ---- what is kept of one process ---- */
 
-/* One thread's stack, symbolized: "symbol" or "module+0xoff" per frame,
- * innermost first. */
+/* One thread's stack, symbolized: "symbol" or "module+0xoff" per frame
+ * ("??" when neither is known), innermost first. The frame strings and
+ * lists are interned: identical stacks share one list (a->intern owns it). */
 struct nw_thread_stack {
 	uint32_t tid;
 	uint32_t flags;                /* NW_THR_* */
@@ -62,22 +63,29 @@ struct nw_proc {
 	int is_dump;                   /* NW_SEG_F_DUMP */
 	int alive;                     /* 1 alive (same host, kill(pid, 0)), 0 dead, -1 unknown (other host) */
 	struct nw_seg_header hdr;      /* the header as read (identity, versions, env, counters) */
-	int32_t rank;                  /* global rank (hdr.global_rank), else -1 */
+	int32_t rank;                  /* global rank (hdr.global_rank); when no process of the
+	                                * job has one, its rank in the job's largest comm made
+	                                * by an init (not a split); else -1 */
 	uint64_t now_ns;               /* "now" on this process's CLOCK_MONOTONIC: the reader's clock
 	                                * for a live process on this host, else the last heartbeat
 	                                * (or the newest time recorded) */
 	uint32_t ncomms;
 	struct nw_seg_comm *comms;     /* the comm table (published slots) */
 	uint32_t npeers;
-	struct nw_seg_peer *peers;     /* the peer table (published slots) */
+	struct nw_seg_peer *peers;     /* the peer table (published slots), sorted by
+	                                * (comm_slot, peer) so that a position is found by
+	                                * binary search */
 	size_t nops;
 	struct nw_seg_op *ops;         /* the records kept, oldest first: every op not final
 	                                * (ENQUEUED, STARTED, FAILED, INIT_ENTERED) and the last
 	                                * NW_ANALYSIS_RECENT ops of each communicator */
-	uint64_t last_activity_ns;     /* enqueue_ns of its newest record, 0 none */
+	uint64_t last_activity_ns;     /* its last NCCL call: the newest of its newest record's
+	                                * enqueue_ns and the comm table's times (positions and
+	                                * life cycle survive ring wrap-around), 0 none */
 	uint32_t nthreads;
 	struct nw_thread_stack *threads;  /* from the stack area, if captured */
 	uint64_t stacks_ns;            /* when they were captured (its clock), 0 none */
+	uint32_t job_index;            /* its position in its job's procs[] */
 };
 
 #define NW_ANALYSIS_RECENT 16
@@ -110,9 +118,10 @@ enum nw_verdict_kind {
 	NW_V_IDLE = 1,
 	NW_V_TRANSPORT_STALL = 2,
 	NW_V_STREAM_BLOCKED = 3,
-	NW_V_P2P_UNMATCHED = 4,
-	NW_V_P2P_DEADLOCK = 5,
-	NW_V_MISSING_RANK = 6,
+	NW_V_MISSING_RANK = 4,     /* below the p2p verdicts: a pipeline rank stuck in a
+	                            * send/recv also misses the next collective */
+	NW_V_P2P_UNMATCHED = 5,
+	NW_V_P2P_DEADLOCK = 6,
 	NW_V_MISMATCH = 7,
 	NW_V_INIT_STALL = 8,
 	NW_V_GPU_FAULT = 9,
@@ -193,12 +202,17 @@ struct nw_analysis {
 	size_t nbad;
 	struct nw_bad_file *bad;
 	size_t nread;                  /* segment files read (before dedupe) */
+	struct nw_intern *intern;      /* engine-private: the one copy of every frame string
+	                                * and frame list that stacks share */
 };
 
 struct nw_analysis_options {
 	double timeout_s;              /* stall threshold; 0: each job's watchdog setting
 	                                * (header.timeout_ms, the largest seen), else 60 */
 	const char *job;               /* only this job; NULL: all */
+	int max_threads;               /* threads that read files: 0 = up to 4 (one per CPU) when
+	                                * there are 64 files or more; 1 = only the calling thread
+	                                * (e.g. inside a process the engine must not add threads to) */
 };
 
 /* Read every segment that `paths` name (files or directories, as

@@ -8,6 +8,7 @@
 #ifndef NCCLWATCH_REPORT_CLI_COMMANDS_H
 #define NCCLWATCH_REPORT_CLI_COMMANDS_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #define NW_EXIT_OK 0
@@ -28,7 +29,18 @@ struct nw_command {
 /* NULL-terminated, in the order `ncclwatch --help` lists them. */
 extern const struct nw_command *const nw_commands[];
 
+extern const struct nw_command nw_cmd_diagnose;
+extern const struct nw_command nw_cmd_status;
 extern const struct nw_command nw_cmd_show;
+extern const struct nw_command nw_cmd_gc;
+extern const struct nw_command nw_cmd_run;
+
+/* The directory the library writes to by default: $NCCLWATCH_DIR if set and
+ * not empty, else /dev/shm/ncclwatch-$UID (written into buf). */
+const char *nw_default_dir(char *buf, size_t len);
+
+/* Seconds > 0 ("2", "0.5") into *out: 0, or -1 if s is not that. */
+int nw_cli_seconds(const char *s, double *out);
 
 /* "ncclwatch <cmd>: <message>" on stderr; returns NW_EXIT_USAGE. */
 int nw_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

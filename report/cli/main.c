@@ -2,10 +2,13 @@
  * command named by the first argument (see commands.h). */
 #include "commands.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <ncclwatch/segment.h>
 
 int nw_usage_error(const char *cmd, const char *fmt, ...)
@@ -19,19 +22,41 @@ int nw_usage_error(const char *cmd, const char *fmt, ...)
 	return NW_EXIT_USAGE;
 }
 
+const char *nw_default_dir(char *buf, size_t len)
+{
+	const char *dir = getenv("NCCLWATCH_DIR");
+	if (dir && *dir)
+		return dir;
+	snprintf(buf, len, "/dev/shm/ncclwatch-%u", (unsigned)getuid());
+	return buf;
+}
+
+int nw_cli_seconds(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0) || v > 1e9)
+		return -1;
+	*out = v;
+	return 0;
+}
+
 static void help(FILE *out)
 {
 	fprintf(out,
 	        "usage: ncclwatch [--help] [--version] COMMAND [ARGS...]\n"
 	        "\n"
-	        "Reads what libncclwatch.so recorded about the NCCL calls of a job:\n"
-	        "one segment file per process, live or left behind after a crash.\n"
+	        "Finds out why an NCCL job hangs from what libncclwatch.so recorded about its\n"
+	        "NCCL calls: one segment file per process, live or left behind after a crash.\n"
 	        "\n"
 	        "commands:\n");
 	for (const struct nw_command *const *c = nw_commands; *c; c++)
 		fprintf(out, "  %-10s %s\n", (*c)->name, (*c)->summary);
 	fprintf(out,
 	        "\n"
+	        "DIR, where a command takes one, defaults to $NCCLWATCH_DIR, else\n"
+	        "/dev/shm/ncclwatch-$UID: every job of this user on this host.\n"
 	        "'ncclwatch COMMAND --help' describes a command.\n"
 	        "Exit status: 0 ok, 1 problem found, 2 usage or input error.\n");
 }

@@ -1,0 +1,532 @@
+/* load: the first half of nw_analyze. Lists the segment files the paths
+ * name, reads each through the segment reader (a file that cannot be read
+ * is recorded in a->bad and the others go on), keeps a compact summary of
+ * each process (struct nw_proc: the header, comm and peer tables, the ops
+ * the rules need, the symbolized thread stacks) and frees the snapshot at
+ * once, so that memory stays small at 16,384 ranks. Copies of one process
+ * (its live file and its dumps) are reduced to the newest.
+ *
+ * Files are read by up to 4 threads when there are many (the reading and
+ * validating is most of the work at scale; options.max_threads limits it);
+ * results are taken in list order, so the outcome does not depend on the
+ * threads. The helper threads block every signal. */
+#include "analysis_int.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LOAD_THREADS_MAX 4
+#define LOAD_THREADS_MIN_FILES 64
+
+/* ---- is the process alive ---- */
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	if (clock_gettime(id, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * NW_NS + (uint64_t)ts.tv_nsec;
+}
+
+/* The start time of `pid` from /proc/<pid>/stat (field 22, clock ticks
+ * since boot), in ns of CLOCK_BOOTTIME; -1 if unknown. */
+static int proc_start_boot_ns(int64_t pid, uint64_t *ns)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%" PRId64 "/stat", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');   /* the command name may hold spaces and parentheses */
+	if (!p)
+		return -1;
+	p++;
+	/* After ")": field 3 (state) ... field 22 (starttime) is the 20th. */
+	unsigned long long start = 0;
+	for (int field = 3; field <= 22; field++) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			return -1;
+		if (field == 22) {
+			char *end;
+			errno = 0;
+			start = strtoull(p, &end, 10);
+			if (errno || end == p)
+				return -1;
+			break;
+		}
+		while (*p && *p != ' ')
+			p++;
+	}
+	long hz = sysconf(_SC_CLK_TCK);
+	if (hz <= 0)
+		return -1;
+	*ns = (uint64_t)start * (NW_NS / (uint64_t)hz);
+	return 0;
+}
+
+/* 1 alive, 0 dead, -1 unknown (another host). A pid that exists but whose
+ * process started after the segment was created is a reused pid: dead.
+ * Limitation: a process in another pid namespace of the same host name is
+ * judged by this namespace's pids. */
+static int proc_alive(const struct nw_seg_header *h, const char *myhost)
+{
+	if (!myhost[0] || strcmp(h->host, myhost) != 0)
+		return -1;
+	if (h->pid <= 0 || h->pid > INT_MAX)
+		return 0;
+	if (kill((pid_t)h->pid, 0) != 0 && errno != EPERM)
+		return 0;
+	uint64_t start_boot;
+	if (h->start_monotonic_ns && proc_start_boot_ns(h->pid, &start_boot) == 0) {
+		uint64_t boot = clock_ns(CLOCK_BOOTTIME), mono = clock_ns(CLOCK_MONOTONIC);
+		uint64_t offset = boot > mono ? boot - mono : 0;   /* time suspended */
+		uint64_t start_mono = start_boot > offset ? start_boot - offset : 0;
+		/* Start times have clock-tick resolution: 20 ms of slack. */
+		if (start_mono > h->start_monotonic_ns + 20000000ull)
+			return 0;
+	}
+	return 1;
+}
+
+/* ---- one process from one snapshot ---- */
+
+static int cmp_peer(const void *a, const void *b)
+{
+	const struct nw_seg_peer *x = a, *y = b;
+	if (x->comm_slot != y->comm_slot)
+		return x->comm_slot < y->comm_slot ? -1 : 1;
+	return x->peer < y->peer ? -1 : x->peer > y->peer;
+}
+
+static void max_into(uint64_t *m, uint64_t v)
+{
+	if (v > *m)
+		*m = v;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+/* Thread stacks of a consistent capture, frames interned. */
+static int keep_threads(struct nw_proc *p, const struct nw_segment *seg, struct nw_intern *in)
+{
+	if (seg->stack_state != NW_STACKS_CAPTURED || !seg->stack)
+		return 0;
+	uint32_t n = seg->stack->thread_count;
+	if (!n)
+		return 0;
+	p->threads = calloc(n, sizeof *p->threads);
+	if (!p->threads)
+		return -1;
+	p->stacks_ns = seg->stack->capture_ns;
+	char **tmp = NULL;
+	uint32_t tmpcap = 0;
+	int oom = 0;
+	for (uint32_t i = 0; i < n && !oom; i++) {
+		const struct nw_seg_thread *t = nw_stack_thread(seg, i);
+		if (!t)
+			continue;
+		struct nw_thread_stack *ts = &p->threads[p->nthreads++];
+		ts->tid = t->tid;
+		ts->flags = t->flags;
+		memcpy(ts->name, t->name, sizeof ts->name);
+		ts->name[sizeof ts->name - 1] = '\0';
+		uint32_t nf = 0;
+		const struct nw_seg_frame *fr = nw_stack_frames(seg, i, &nf);
+		if (!fr || !nf)
+			continue;
+		if (nf > tmpcap) {
+			char **t2 = realloc(tmp, nf * sizeof *tmp);
+			if (!t2) {
+				oom = 1;
+				break;
+			}
+			tmp = t2;
+			tmpcap = nf;
+		}
+		for (uint32_t k = 0; k < nf; k++) {
+			char text[NW_STACK_MODULE_PATH_LEN + 64];
+			const char *sym = fr[k].symbol ? nw_stack_string(seg, fr[k].symbol) : NULL;
+			const struct nw_seg_module *m = nw_stack_module(seg, fr[k].module);
+			if (sym && sym[0])
+				snprintf(text, sizeof text, "%s", sym);
+			else if (m)
+				snprintf(text, sizeof text, "%s+0x%" PRIx64,
+				         m->path[0] ? base_name(m->path) : "<main>", fr[k].module_offset);
+			else
+				snprintf(text, sizeof text, "??");
+			if (!(tmp[k] = nw_intern_str(in, text, strlen(text)))) {
+				oom = 1;
+				break;
+			}
+		}
+		if (!oom) {
+			ts->frames = nw_intern_list(in, tmp, nf, &oom);
+			ts->nframes = oom ? 0 : nf;
+		}
+	}
+	free(tmp);
+	return oom ? -1 : 0;
+}
+
+/* The ops the rules need, oldest first: every op not final, and the last
+ * NW_ANALYSIS_RECENT of each comm slot (plus those of no slot). */
+static int keep_ops(struct nw_proc *p, const struct nw_segment *seg)
+{
+	size_t n = seg->op_count;
+	if (!n)
+		return 0;
+	uint32_t buckets = seg->comm_count + 1;
+	uint32_t *count = calloc(buckets, sizeof *count);
+	uint8_t *keep = calloc(n, 1);
+	if (!count || !keep) {
+		free(count);
+		free(keep);
+		return -1;
+	}
+	size_t kept = 0;
+	for (size_t i = n; i-- > 0;) {
+		const struct nw_seg_op *op = &seg->ops[i];
+		uint32_t b = op->comm_slot < seg->comm_count ? op->comm_slot : seg->comm_count;
+		uint32_t st = op->state;
+		int open = st == NW_ST_ENQUEUED || st == NW_ST_STARTED || st == NW_ST_FAILED ||
+		           st == NW_ST_INIT_ENTERED;
+		if (open || count[b] < NW_ANALYSIS_RECENT) {
+			keep[i] = 1;
+			count[b]++;
+			kept++;
+		}
+	}
+	p->ops = malloc(kept * sizeof *p->ops);
+	if (p->ops) {
+		for (size_t i = 0; i < n; i++)
+			if (keep[i])
+				p->ops[p->nops++] = seg->ops[i];
+	}
+	free(count);
+	free(keep);
+	return p->ops ? 0 : -1;
+}
+
+static struct nw_proc *make_proc(const struct nw_segment *seg, struct nw_intern *in, const char *myhost)
+{
+	struct nw_proc *p = calloc(1, sizeof *p);
+	if (!p)
+		return NULL;
+	p->path = strdup(seg->path);
+	p->hdr = seg->header;
+	p->hdr.ring_head = seg->ring.head;
+	p->is_dump = (seg->header.flags & NW_SEG_F_DUMP) != 0;
+	p->rank = seg->header.global_rank >= 0 ? seg->header.global_rank : -1;
+	p->ncomms = seg->comm_count;
+	p->comms = malloc((seg->comm_count ? seg->comm_count : 1) * sizeof *p->comms);
+	p->npeers = seg->peer_count;
+	p->peers = malloc((seg->peer_count ? seg->peer_count : 1) * sizeof *p->peers);
+	if (!p->path || !p->comms || !p->peers || keep_ops(p, seg) || keep_threads(p, seg, in)) {
+		nw_proc_free(p);
+		return NULL;
+	}
+	memcpy(p->comms, seg->comms, seg->comm_count * sizeof *p->comms);
+	memcpy(p->peers, seg->peers, seg->peer_count * sizeof *p->peers);
+	qsort(p->peers, p->npeers, sizeof *p->peers, cmp_peer);
+
+	/* The last NCCL call: the newest record, or the comm table's times. */
+	uint64_t last = seg->op_count ? seg->ops[seg->op_count - 1].enqueue_ns : 0;
+	for (uint32_t i = 0; i < p->ncomms; i++) {
+		const struct nw_seg_comm *c = &p->comms[i];
+		max_into(&last, c->coll_enqueued_ns);
+		max_into(&last, c->p2p_enqueued_ns);
+		max_into(&last, c->init_enter_ns);
+		max_into(&last, c->init_done_ns);
+		max_into(&last, c->end_ns);
+	}
+	p->last_activity_ns = last;
+
+	p->alive = proc_alive(&p->hdr, myhost);
+	if (p->alive == 1 && !p->is_dump) {
+		p->now_ns = clock_ns(CLOCK_MONOTONIC);
+	} else {
+		/* The newest time the process wrote: its clock's "now" as far as we know. */
+		uint64_t now = p->hdr.heartbeat_ns;
+		max_into(&now, last);
+		max_into(&now, p->hdr.last_finding_ns);
+		max_into(&now, p->stacks_ns);
+		for (size_t i = 0; i < p->nops; i++) {
+			max_into(&now, p->ops[i].start_ns);
+			max_into(&now, p->ops[i].end_ns);
+		}
+		for (uint32_t i = 0; i < p->ncomms; i++) {
+			max_into(&now, p->comms[i].coll_started_ns);
+			max_into(&now, p->comms[i].coll_completed_ns);
+			max_into(&now, p->comms[i].p2p_completed_ns);
+		}
+		p->now_ns = now;
+	}
+	return p;
+}
+
+void nw_proc_free(struct nw_proc *p)
+{
+	if (!p)
+		return;
+	free(p->path);
+	free(p->comms);
+	free(p->peers);
+	free(p->ops);
+	free(p->threads);   /* frame lists are interned: the analysis frees them */
+	free(p);
+}
+
+/* ---- reading many files ---- */
+
+struct slot {                       /* one listed file */
+	struct nw_proc *proc;           /* NULL: see err */
+	struct nw_read_error err;
+	int nomem;                      /* out of memory building the summary */
+};
+
+struct reader {
+	char **paths;
+	struct slot *slots;
+	size_t n;
+	size_t next;                    /* next file to take */
+	pthread_mutex_t lock;           /* next, and the intern table */
+	struct nw_intern *in;
+	const char *myhost;
+};
+
+/* Reading and validating (most of the work) run in parallel; the summary
+ * is built under the lock because it interns into the shared table. */
+static void read_one(struct reader *r, size_t i)
+{
+	struct slot *s = &r->slots[i];
+	struct nw_segment seg;
+	if (nw_segment_read(r->paths[i], 0, &seg, &s->err) != NW_READ_OK)
+		return;
+	pthread_mutex_lock(&r->lock);
+	s->proc = make_proc(&seg, r->in, r->myhost);
+	pthread_mutex_unlock(&r->lock);
+	if (!s->proc)
+		s->nomem = 1;
+	nw_segment_free(&seg);
+}
+
+static void *reader_main(void *arg)
+{
+	struct reader *r = arg;
+	for (;;) {
+		pthread_mutex_lock(&r->lock);
+		size_t i = r->next;
+		/* Batches of 16 keep the lock cold. */
+		r->next = i + 16 < r->n ? i + 16 : r->n;
+		pthread_mutex_unlock(&r->lock);
+		if (i >= r->n)
+			return NULL;
+		size_t end = i + 16 < r->n ? i + 16 : r->n;
+		for (; i < end; i++)
+			read_one(r, i);
+	}
+}
+
+static void read_all(struct reader *r, int max_threads)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int nthreads = r->n >= LOAD_THREADS_MIN_FILES && cpus > 1 ? (int)(cpus < LOAD_THREADS_MAX ? cpus
+	                                                                          : LOAD_THREADS_MAX) : 1;
+	if (max_threads > 0 && nthreads > max_threads)
+		nthreads = max_threads;
+	pthread_t tids[LOAD_THREADS_MAX];
+	int started = 0;
+	if (nthreads > 1) {
+		/* Helper threads must not take the host process's signals (the
+		 * engine also runs inside libncclwatch.so's watchdog). */
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		for (int t = 1; t < nthreads; t++)
+			if (pthread_create(&tids[started], NULL, reader_main, r) == 0)
+				started++;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	reader_main(r);
+	for (int t = 0; t < started; t++)
+		pthread_join(tids[t], NULL);
+}
+
+/* ---- dedupe ---- */
+
+struct dkey {
+	char host[NW_SEG_HOST_LEN];
+	int64_t pid;
+	uint64_t start_realtime_ns;
+};
+
+struct dent {
+	struct dkey k;
+	size_t at;                      /* index into the output */
+	UT_hash_handle hh;
+};
+
+/* a is a better copy than b: more records, then a newer heartbeat, then the live file. */
+static int better(const struct nw_proc *a, const struct nw_proc *b)
+{
+	if (a->hdr.ring_head != b->hdr.ring_head)
+		return a->hdr.ring_head > b->hdr.ring_head;
+	if (a->hdr.heartbeat_ns != b->hdr.heartbeat_ns)
+		return a->hdr.heartbeat_ns > b->hdr.heartbeat_ns;
+	return !a->is_dump && b->is_dump;
+}
+
+static int add_bad(struct nw_analysis *a, const char *path, const struct nw_read_error *e)
+{
+	struct nw_bad_file *b = realloc(a->bad, (a->nbad + 1) * sizeof *b);
+	if (!b)
+		return -1;
+	a->bad = b;
+	b[a->nbad].err = *e;
+	if (!(b[a->nbad].path = strdup(path)))
+		return -1;
+	a->nbad++;
+	return 0;
+}
+
+static int nomem(struct nw_read_error *err, const char *what)
+{
+	if (err) {
+		memset(err, 0, sizeof *err);
+		err->code = NW_READ_ERR_NOMEM;
+		err->sys_errno = ENOMEM;
+		snprintf(err->message, sizeof err->message, "%s: out of memory", what);
+	}
+	return -1;
+}
+
+int nw_load(const char *const *paths, size_t npaths, int max_threads, struct nw_analysis *a,
+            struct nw_load *out, struct nw_read_error *err)
+{
+	struct nw_path_list list = { 0 };
+	struct nw_read_error first = { 0 }, e;
+	int have_first = 0;
+	memset(out, 0, sizeof *out);
+
+	for (size_t i = 0; i < npaths; i++) {
+		if (nw_segment_list(paths[i], &list, &e) == NW_READ_OK)
+			continue;
+		if (e.code == NW_READ_ERR_NOMEM) {
+			nw_path_list_free(&list);
+			return nomem(err, paths[i]);
+		}
+		if (!have_first) {
+			first = e;
+			have_first = 1;
+		}
+		if (add_bad(a, paths[i], &e)) {
+			nw_path_list_free(&list);
+			return nomem(err, paths[i]);
+		}
+	}
+	if (list.count == 0) {
+		nw_path_list_free(&list);
+		if (err) {
+			if (have_first)
+				*err = first;
+			else {
+				memset(err, 0, sizeof *err);
+				err->code = NW_READ_ERR_EMPTY;
+				snprintf(err->message, sizeof err->message, "no segment files given");
+			}
+		}
+		return -1;
+	}
+
+	char host[NW_SEG_HOST_LEN + 1] = "";
+	if (gethostname(host, sizeof host - 1) != 0)
+		host[0] = '\0';
+	host[sizeof host - 1] = '\0';
+
+	struct reader r = {
+		.paths = list.paths, .n = list.count, .in = a->intern, .myhost = host,
+	};
+	r.slots = calloc(list.count, sizeof *r.slots);
+	out->procs = calloc(list.count, sizeof *out->procs);
+	if (!r.slots || !out->procs || pthread_mutex_init(&r.lock, NULL) != 0) {
+		free(r.slots);
+		free(out->procs);
+		out->procs = NULL;
+		nw_path_list_free(&list);
+		return nomem(err, "reading segments");
+	}
+	read_all(&r, max_threads);
+	pthread_mutex_destroy(&r.lock);
+	a->nread += list.count;
+
+	/* In list order: bad files, and the best copy of each process. */
+	struct dent *seen = NULL, *ents = calloc(list.count, sizeof *ents);
+	int failed = !ents;
+	for (size_t i = 0; i < list.count && !failed; i++) {
+		struct slot *s = &r.slots[i];
+		if (s->nomem) {
+			failed = 1;
+			break;
+		}
+		if (!s->proc) {
+			if (s->err.code == NW_READ_ERR_NOMEM || add_bad(a, list.paths[i], &s->err))
+				failed = 1;
+			continue;
+		}
+		struct dent *d = &ents[i], *found;
+		memset(&d->k, 0, sizeof d->k);
+		memcpy(d->k.host, s->proc->hdr.host, sizeof d->k.host);
+		d->k.pid = s->proc->hdr.pid;
+		d->k.start_realtime_ns = s->proc->hdr.start_realtime_ns;
+		HASH_FIND(hh, seen, &d->k, sizeof d->k, found);
+		if (found) {
+			struct nw_proc **have = &out->procs[found->at];
+			if (better(s->proc, *have)) {
+				nw_proc_free(*have);
+				*have = s->proc;
+			} else {
+				nw_proc_free(s->proc);
+			}
+			s->proc = NULL;
+			continue;
+		}
+		d->at = out->nprocs;
+		HASH_ADD(hh, seen, k, sizeof d->k, d);
+		if (nw_hash_oom_taken()) {
+			failed = 1;
+			break;
+		}
+		out->procs[out->nprocs++] = s->proc;
+		s->proc = NULL;
+	}
+	HASH_CLEAR(hh, seen);
+	free(ents);
+	for (size_t i = 0; i < list.count; i++)
+		nw_proc_free(r.slots[i].proc);   /* left only after a failure */
+	free(r.slots);
+	nw_path_list_free(&list);
+	if (failed) {
+		for (size_t i = 0; i < out->nprocs; i++)
+			nw_proc_free(out->procs[i]);
+		free(out->procs);
+		memset(out, 0, sizeof *out);
+		return nomem(err, "reading segments");
+	}
+	return 0;
+}

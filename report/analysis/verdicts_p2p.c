@@ -1,0 +1,405 @@
+/* verdicts_p2p: P2P_UNMATCHED and P2P_DEADLOCK.
+ *
+ * Send #k from A to B matches receive #k on B from A. A send #k of A to B
+ * pending past the timeout while B's recv_enqueued from A < k (or a
+ * receive #k on B from A while A's send_enqueued to B < k) is an unmatched
+ * pair: the side that did not post is the culprit, the other waits for it
+ * (a wait-for edge). A pending op whose other half was posted waits for its
+ * peer's progress (an edge that counts for who waits, not for cycles).
+ *
+ * A misdirected post: when B has an unmatched receive from C while A's
+ * send to B is unmatched, B received from the wrong peer (B is the culprit
+ * of A's pair; its own wait on C is of its own making: no edge); when A
+ * has an unmatched send to C while B's receive from A is unmatched, A sent
+ * to the wrong peer. The misdirected pair is reported in the other pair's
+ * verdict.
+ *
+ * After the graph: a strongly connected component of two or more
+ * processes holding a send/receive edge is a deadlock, named by one cycle
+ * through that edge; its pairs are reported there. The other pairs are
+ * P2P_UNMATCHED verdicts. */
+#include "analysis_int.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+
+static void add_pair(struct nw_jctx *x, const struct nw_p2p_pair *p)
+{
+	if (x->npairs == x->cappairs) {
+		size_t cap = x->cappairs ? x->cappairs * 2 : 8;
+		struct nw_p2p_pair *n = realloc(x->pairs, cap * sizeof *n);
+		if (!n) {
+			x->oom = 1;
+			return;
+		}
+		x->pairs = n;
+		x->cappairs = cap;
+	}
+	x->pairs[x->npairs++] = *p;
+}
+
+struct pkey {
+	uint64_t comm;
+	uint32_t culprit;
+	uint32_t kind;
+};
+
+struct pent {
+	struct pkey k;
+	uint32_t first;                 /* first pair with this key */
+	UT_hash_handle hh;
+};
+
+void nw_rules_p2p(struct nw_jctx *x)
+{
+	for (size_t i = 0; i < x->job->nprocs && !x->oom; i++) {
+		struct nw_proc *p = x->job->procs[i];
+		for (size_t k = 0; k < p->nops; k++) {
+			const struct nw_seg_op *op = &p->ops[k];
+			if (!NW_OP_IS_P2P(op->kind) || !nw_op_pending(op->state) ||
+			    nw_age(p, op->enqueue_ns) <= x->timeout_ns)
+				continue;
+			/* Not yet started behind earlier work on its stream: it waits
+			 * for that work, not (yet) for its peer. */
+			if (op->state == NW_ST_ENQUEUED && nw_previous_work(p, op))
+				continue;
+			const struct nw_comm_view *v = nw_view_of(x, op->comm_id);
+			if (!v || op->root < 0 || op->root >= v->nranks)
+				continue;
+			const struct nw_member *pm = &v->members[op->root];
+			struct nw_p2p_pair pair = {
+				.view = v, .waiter = (uint32_t)i, .culprit = NONE, .culprit_crank = op->root, .op = op,
+				.primary = NONE,
+			};
+			if (pm->proc) {
+				const struct nw_seg_peer *e = nw_proc_peer(pm->proc, nw_member_slot(pm), op->rank);
+				if (!e && (pm->proc->hdr.flags & NW_SEG_F_PEERS_FULL))
+					continue;   /* its position is not known */
+				uint64_t pos = e ? (op->kind == NW_OP_SEND ? e->recv_enqueued : e->send_enqueued) : 0;
+				if (pos >= op->seq) {
+					nw_graph_edge(&x->g, (uint32_t)i, pm->proc->job_index, NW_E_WAIT, op, v, op->seq, pos);
+					continue;
+				}
+				pair.culprit = pm->proc->job_index;
+				pair.peer_pos = pos;
+			}
+			add_pair(x, &pair);
+		}
+	}
+	if (x->oom)
+		return;
+
+	/* Misdirected posts. */
+	struct pent *idx = NULL, *e, *et;
+	for (size_t i = 0; i < x->npairs && !x->oom; i++) {
+		struct pkey k;
+		memset(&k, 0, sizeof k);
+		k.comm = x->pairs[i].view->id;
+		k.culprit = x->pairs[i].culprit;
+		k.kind = x->pairs[i].op->kind;
+		HASH_FIND(hh, idx, &k, sizeof k, e);
+		if (e)
+			continue;
+		if (!(e = calloc(1, sizeof *e))) {
+			x->oom = 1;
+			break;
+		}
+		e->k = k;
+		e->first = (uint32_t)i;
+		HASH_ADD(hh, idx, k, sizeof e->k, e);
+		if (nw_hash_oom_taken()) {
+			free(e);
+			x->oom = 1;
+		}
+	}
+	for (size_t i = 0; i < x->npairs && !x->oom; i++) {
+		struct nw_p2p_pair *pr = &x->pairs[i];
+		/* A receive by the waiter from the wrong peer: someone's send to the
+		 * waiter is unmatched. A send by the waiter to the wrong peer:
+		 * someone's receive from the waiter is unmatched. */
+		struct pkey k;
+		memset(&k, 0, sizeof k);
+		k.comm = pr->view->id;
+		k.culprit = pr->waiter;
+		k.kind = pr->op->kind == NW_OP_RECV ? NW_OP_SEND : NW_OP_RECV;
+		HASH_FIND(hh, idx, &k, sizeof k, e);
+		if (e && e->first != i) {
+			pr->primary = e->first;
+			pr->folded = 1;
+		}
+	}
+	HASH_ITER(hh, idx, e, et) {
+		HASH_DEL(idx, e);
+		free(e);
+	}
+	for (size_t i = 0; i < x->npairs; i++) {
+		const struct nw_p2p_pair *pr = &x->pairs[i];
+		if (pr->primary == NONE && pr->culprit != NONE)
+			nw_graph_edge(&x->g, pr->waiter, pr->culprit, NW_E_P2P, pr->op, pr->view, pr->op->seq, pr->peer_pos);
+	}
+}
+
+/* ---- describing ---- */
+
+static void pair_words(struct nw_jctx *x, const struct nw_p2p_pair *pr, struct nw_buf *b, int with_age)
+{
+	const struct nw_proc *w = x->job->procs[pr->waiter];
+	const struct nw_proc *c = pr->culprit != NONE ? x->job->procs[pr->culprit] : NULL;
+	char kb[NW_NAME_BUF], cb[128], wl[128], cl[128], ab[32];
+	const int send = pr->op->kind == NW_OP_SEND;
+	if (c)
+		nw_proc_label(c, cl);
+	else
+		snprintf(cl, sizeof cl, "comm rank %d (no file)", (int)pr->culprit_crank);
+	nw_buf_printf(b, "%s's %s #%" PRIu64 " %s %s on %s", nw_proc_label(w, wl), nw_op_kind_name(pr->op->kind, kb),
+	              pr->op->seq, send ? "to" : "from", cl, nw_comm_label(pr->view->id, pr->view->name, cb));
+	if (with_age)
+		nw_buf_printf(b, " is pending for %s", nw_fmt_age(nw_age(w, pr->op->enqueue_ns), ab));
+	if (c)
+		nw_buf_printf(b, ", which %s never %s (it posted %s %s up to #%" PRIu64 ")", cl, send ? "received" : "sent",
+		              send ? "receives from" : "sends to", wl, pr->peer_pos);
+}
+
+/* One step of a cycle: what process `from` waits in, and for whom. */
+static void step_words(struct nw_jctx *x, const struct nw_edge *first, const struct nw_edge *last,
+                       struct nw_buf *b)
+{
+	const struct nw_proc *from = x->job->procs[first->src], *to = x->job->procs[last->dst];
+	char fl[128], tl[128];
+	nw_proc_label(from, fl);
+	nw_proc_label(to, tl);
+	nw_buf_printf(b, "%s waits in ", fl);
+	if (first->op)
+		nw_describe_op(x, first->op, b);
+	else
+		nw_buf_puts(b, "an op");
+	switch (last->kind) {
+	case NW_E_P2P:
+		nw_buf_printf(b, ", which %s never %s (posted up to #%" PRIu64 ")", tl,
+		              first->op && first->op->kind == NW_OP_SEND ? "received" : "sent", last->peer_pos);
+		break;
+	case NW_E_COLL:
+		nw_buf_printf(b, ", which %s never called (coll_enqueued %" PRIu64 ")", tl, last->peer_pos);
+		break;
+	case NW_E_INIT:
+		nw_buf_printf(b, ", which %s never entered", tl);
+		break;
+	default:
+		nw_buf_printf(b, ", which %s holds up", tl);
+		break;
+	}
+}
+
+/* A deadlock: the SCC `s`, named by a cycle through the p2p edge `e`. */
+static void deadlock(struct nw_jctx *x, uint32_t s, const struct nw_edge *e, uint32_t *parent, uint32_t *queue)
+{
+	struct nw_graph *g = &x->g;
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_P2P_DEADLOCK, e->view, e->op ? e->op->kind : 0, e->seq);
+	if (!w)
+		return;
+	for (uint32_t n = 0; n < g->nprocs; n++)
+		if (g->scc[n] == s)
+			nw_verdict_culprit(x, w, x->job->procs[n]);
+	/* Shortest path e->dst ~> e->src inside the SCC (parent[] = edge index). */
+	for (uint32_t n = 0; n < g->nnodes; n++)
+		parent[n] = NONE;
+	size_t head = 0, tail = 0;
+	queue[tail++] = e->dst;
+	parent[e->dst] = (uint32_t)(e - g->edges);
+	while (head < tail && parent[e->src] == NONE) {
+		uint32_t v = queue[head++];
+		for (uint32_t k = g->fwd_off[v]; k < g->fwd_off[v + 1]; k++) {
+			const struct nw_edge *f = &g->edges[g->fwd[k]];
+			if (f->kind == NW_E_WAIT || g->scc[f->dst] != s || parent[f->dst] != NONE)
+				continue;
+			parent[f->dst] = g->fwd[k];
+			queue[tail++] = f->dst;
+		}
+	}
+	/* The cycle's edges, from e->src round to e->src. */
+	size_t nedges = 0;
+	uint32_t *cyc = queue;   /* reused: the BFS is done */
+	if (parent[e->src] != NONE) {
+		for (uint32_t v = e->src; v != e->dst; v = g->edges[parent[v]].src)
+			cyc[nedges++] = parent[v];
+	}
+	cyc[nedges++] = (uint32_t)(e - g->edges);
+	/* cyc[] runs backwards: reverse. */
+	for (size_t i = 0; i < nedges / 2; i++) {
+		uint32_t t = cyc[i];
+		cyc[i] = cyc[nedges - 1 - i];
+		cyc[nedges - 1 - i] = t;
+	}
+	/* Steps: from a process edge through junctions to the next process. */
+	struct nw_buf sum = { 0 };
+	nw_buf_puts(&sum, "deadlock: ");
+	size_t steps = 0;
+	for (size_t i = 0; i < nedges;) {
+		size_t j = i;
+		while (j + 1 < nedges && g->edges[cyc[j]].dst >= g->nprocs)
+			j++;
+		struct nw_buf t = { 0 };
+		step_words(x, &g->edges[cyc[i]], &g->edges[cyc[j]], &t);
+		if (t.s && !t.oom) {
+			nw_verdict_evidence(x, w, "%s", t.s);
+			if (steps < 4)
+				nw_buf_printf(&sum, "%s%s", steps ? "; " : "", t.s);
+		}
+		nw_buf_free(&t);
+		steps++;
+		i = j + 1;
+	}
+	if (steps > 4)
+		nw_buf_printf(&sum, "; ... (%zu steps)", steps);
+	w->v.summary = nw_buf_take(&sum);
+	if (!w->v.summary)
+		x->oom = 1;
+	/* Where each of them is. */
+	struct nw_egroups eg = { 0 };
+	for (uint32_t n = 0; n < g->nprocs && !x->oom; n++) {
+		if (g->scc[n] != s)
+			continue;
+		struct nw_buf t = { 0 };
+		uint64_t age = nw_where(x, x->job->procs[n], &t, 1);
+		if (t.s && !t.oom)
+			nw_eg_add(x, &eg, x->job->procs[n], t.s, age);
+		nw_buf_free(&t);
+	}
+	nw_eg_flush(x, w, &eg, 8);
+}
+
+/* next[i]: the next misdirected pair reported by the same primary pair. */
+static void unmatched(struct nw_jctx *x, size_t i, const uint32_t *first_of, const uint32_t *next)
+{
+	const struct nw_p2p_pair *pr = &x->pairs[i];
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_P2P_UNMATCHED, pr->view, pr->op->kind, pr->op->seq);
+	if (!w)
+		return;
+	const struct nw_proc *c = pr->culprit != NONE ? x->job->procs[pr->culprit] : NULL;
+	if (c)
+		nw_verdict_culprit(x, w, c);
+	else if (nw_view_identity(pr->view))
+		nw_set_add(x, &w->v.unknown, pr->culprit_crank);
+	nw_verdict_waiting(x, w, x->job->procs[pr->waiter]);
+
+	struct nw_buf b = { 0 };
+	pair_words(x, pr, &b, 1);
+	/* The culprit's own misdirected post, if any. */
+	for (uint32_t k = first_of[i]; k != NONE; k = next[k]) {
+		const struct nw_p2p_pair *o = &x->pairs[k];
+		nw_buf_puts(&b, "; instead ");
+		pair_words(x, o, &b, 0);
+		struct nw_buf t = { 0 };
+		nw_buf_puts(&t, "misdirected: ");
+		pair_words(x, o, &t, 1);
+		if (t.s && !t.oom)
+			nw_verdict_evidence(x, w, "%s", t.s);
+		nw_buf_free(&t);
+	}
+	w->v.summary = nw_buf_take(&b);
+	if (!w->v.summary)
+		x->oom = 1;
+	char sb[NW_NAME_BUF], ab[32], wl[128];
+	const struct nw_proc *wp = x->job->procs[pr->waiter];
+	nw_verdict_evidence(x, w, "%s: %s #%" PRIu64 " %s for %s", nw_proc_label(wp, wl),
+	                    nw_op_kind_name(pr->op->kind, sb), pr->op->seq, nw_op_state_name(pr->op->state, sb),
+	                    nw_fmt_age(nw_age(wp, pr->op->enqueue_ns), ab));
+	if (c) {
+		struct nw_buf t = { 0 };
+		uint64_t age = nw_where(x, c, &t, 1);
+		char cl[128], *filled = t.s && !t.oom ? nw_age_fill(t.s, age, age) : NULL;
+		if (filled)
+			nw_verdict_evidence(x, w, "%s: %s", nw_proc_label(c, cl), filled);
+		else
+			x->oom = 1;
+		free(filled);
+		nw_buf_free(&t);
+	} else {
+		nw_verdict_evidence(x, w, "comm rank %d of %s: no file", (int)pr->culprit_crank,
+		                    nw_comm_label(pr->view->id, pr->view->name, wl));
+	}
+}
+
+void nw_rules_p2p_verdicts(struct nw_jctx *x)
+{
+	struct nw_graph *g = &x->g;
+	uint32_t *first = malloc(((size_t)g->nscc + 1) * sizeof *first);
+	uint32_t *count = calloc((size_t)g->nscc + 1, sizeof *count);
+	uint32_t *parent = malloc(((size_t)g->nnodes + 1) * sizeof *parent);
+	uint32_t *queue = malloc(((size_t)g->nnodes + 1) * sizeof *queue);
+	if (!first || !count || !parent || !queue) {
+		x->oom = 1;
+		goto out;
+	}
+	for (uint32_t s = 0; s < g->nscc; s++)
+		first[s] = NONE;
+	for (uint32_t n = 0; n < g->nprocs; n++)
+		count[g->scc[n]]++;
+	for (size_t i = 0; i < g->nedges; i++) {
+		const struct nw_edge *e = &g->edges[i];
+		if (e->kind == NW_E_P2P && g->scc[e->src] == g->scc[e->dst] && first[g->scc[e->src]] == NONE)
+			first[g->scc[e->src]] = (uint32_t)i;
+	}
+	for (uint32_t s = 0; s < g->nscc && !x->oom; s++)
+		if (first[s] != NONE && count[s] >= 2)
+			deadlock(x, s, &g->edges[first[s]], parent, queue);
+	/* Pairs inside a deadlock are reported there. */
+	for (size_t i = 0; i < x->npairs; i++) {
+		struct nw_p2p_pair *pr = &x->pairs[i];
+		if (pr->culprit != NONE && pr->primary == NONE && g->scc[pr->waiter] == g->scc[pr->culprit] &&
+		    first[g->scc[pr->waiter]] != NONE && count[g->scc[pr->waiter]] >= 2)
+			pr->folded = 1;
+	}
+	/* The misdirected pairs of each primary pair, as lists. */
+	uint32_t *first_of = malloc((x->npairs + 1) * sizeof *first_of);
+	uint32_t *next = malloc((x->npairs + 1) * sizeof *next);
+	if (!first_of || !next) {
+		free(first_of);
+		free(next);
+		x->oom = 1;
+		goto out;
+	}
+	for (size_t i = 0; i < x->npairs; i++)
+		first_of[i] = next[i] = NONE;
+	for (size_t i = x->npairs; i-- > 0;) {
+		uint32_t pr = x->pairs[i].primary;
+		if (pr != NONE) {
+			next[i] = first_of[pr];
+			first_of[pr] = (uint32_t)i;
+		}
+	}
+	for (size_t i = 0; i < x->npairs && !x->oom; i++)
+		if (!x->pairs[i].folded)
+			unmatched(x, i, first_of, next);
+	free(first_of);
+	free(next);
+	/* Cycles of collectives only (the order of collectives on two comms
+	 * differs between ranks): said in the verdicts that blame their ranks. */
+	for (size_t i = 0; i < x->nvw && !x->oom; i++) {
+		struct nw_vwork *w = x->vw[i];
+		for (size_t k = 0; k < w->nblame; k++) {
+			uint32_t b = w->blame[k], sc = b < g->nprocs ? g->scc[b] : NONE;
+			if (sc == NONE || count[sc] < 2 || first[sc] != NONE)
+				continue;
+			struct nw_rankset cyc = { 0 };
+			for (uint32_t n = 0; n < g->nprocs; n++)
+				if (g->scc[n] == sc)
+					nw_set_add(x, &cyc, x->job->procs[n]->rank);
+			nw_buf_puts(&w->ev, "deadlock: ranks ");
+			nw_buf_rankset(&w->ev, &cyc);
+			nw_buf_puts(&w->ev, " wait for each other, each inside a collective another of them never called "
+			            "(they issue collectives of different comms in a different order)");
+			nw_verdict_evidence_flush(x, w);
+			nw_rankset_free(&cyc);
+			break;
+		}
+	}
+out:
+	free(first);
+	free(count);
+	free(parent);
+	free(queue);
+}

@@ -1,0 +1,134 @@
+/* `ncclwatch diagnose [options] [DIR|FILE...]`: the cross-rank verdict of
+ * every job under the paths (report/analysis/), as text or JSON, and
+ * optionally a Chrome/Perfetto trace of the ops (report/render/). */
+#include "commands.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "../render/render.h"
+#include "cli_analyze.h"
+
+static void diagnose_help(FILE *out)
+{
+	fprintf(out,
+	        "usage: ncclwatch diagnose [--json] [--trace FILE] [--timeout S] [--job NAME]\n"
+	        "                          [--verbose] [DIR|FILE...]\n"
+	        "\n"
+	        "Reads every segment and dump under the paths (default $NCCLWATCH_DIR, else\n"
+	        "/dev/shm/ncclwatch-$UID: every job of this user), live or left after a crash,\n"
+	        "lines the ranks of each job up by communicator and sequence number, and says\n"
+	        "what is wrong: which ranks are stuck, in which op of which communicator, who\n"
+	        "is missing or mismatched, where their threads are, and what to try.\n"
+	        "\n"
+	        "  -j, --json          one JSON document instead of text (schema\n"
+	        "                      \"ncclwatch.diagnose\" version 1: docs/json-schema.md)\n"
+	        "  -T, --trace FILE    also write a Chrome trace of every op kept (open it in\n"
+	        "                      ui.perfetto.dev): a process per rank, a thread per\n"
+	        "                      communicator, stalls marked\n"
+	        "  -t, --timeout S     seconds an op may stay pending before it counts as stuck\n"
+	        "                      (default: the job's NCCLWATCH_TIMEOUT, else 60)\n"
+	        "  -J, --job NAME      only the job NAME (its directory name)\n"
+	        "  -v, --verbose       every evidence line and stack group (text shows the\n"
+	        "                      first 5 of each)\n"
+	        "  -h, --help          this text\n"
+	        "\n"
+	        "Text, per job: \"job NAME: N processes read, world size W, ranks missing: R,\n"
+	        "timeout Ts\"; then each verdict, worst first: \"KIND: summary\", its op and\n"
+	        "communicator, \"culprits:\", \"waiting:\", \"unknown:\" (rank sets as 0-4,6),\n"
+	        "evidence and \"hint:\"; then the environment differences between ranks and\n"
+	        "the stacks of the first thread of each process, grouped by identical stack;\n"
+	        "last, \"unreadable: PATH: problem\" per file that could not be read.\n"
+	        "KIND is one of HEALTHY IDLE TRANSPORT_STALL STREAM_BLOCKED P2P_UNMATCHED\n"
+	        "P2P_DEADLOCK MISSING_RANK MISMATCH INIT_STALL GPU_FAULT. Colour when stdout\n"
+	        "is a terminal and NO_COLOR is not set.\n"
+	        "\n"
+	        "Exit status: 0 every job HEALTHY; 1 a problem found; 2 usage error or nothing\n"
+	        "readable (one line on stderr).\n");
+}
+
+static int diagnose_run(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "trace", required_argument, NULL, 'T' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "job", required_argument, NULL, 'J' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct nw_analysis_options opt = { 0 };
+	const char *trace = NULL;
+	int json = 0, verbose = 0, c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:jT:t:J:vh", options, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = 1;
+			break;
+		case 'T':
+			if (!*optarg)
+				return nw_usage_error("diagnose", "--trace wants a file name");
+			trace = optarg;
+			break;
+		case 't':
+			if (nw_cli_seconds(optarg, &opt.timeout_s) != 0)
+				return nw_usage_error("diagnose", "--timeout wants a number of seconds > 0, not '%s'", optarg);
+			break;
+		case 'J':
+			opt.job = optarg;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		case 'h':
+			diagnose_help(stdout);
+			return NW_EXIT_OK;
+		case ':':
+			return nw_usage_error("diagnose", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return nw_usage_error("diagnose", "unknown option '%s' (see ncclwatch diagnose --help)",
+			                      argv[optind - 1]);
+		}
+	}
+
+	struct nw_analysis a;
+	int rc = nw_cli_analyze("diagnose", argc - optind, argv + optind, &opt, &a);
+	if (rc != NW_EXIT_OK)
+		return rc;
+
+	if (trace) {
+		FILE *f = fopen(trace, "w");
+		int failed = !f || nw_render_trace(f, &a) != 0;
+		int e = errno;
+		if (f && fclose(f) != 0 && !failed) {
+			failed = 1;
+			e = errno;
+		}
+		if (failed) {
+			nw_analysis_free(&a);
+			return nw_usage_error("diagnose", "%s: %s", trace, strerror(e));
+		}
+	}
+
+	unsigned flags = verbose ? NW_RENDER_VERBOSE : 0;
+	const char *no_color = getenv("NO_COLOR");
+	if (isatty(STDOUT_FILENO) && !(no_color && *no_color))
+		flags |= NW_RENDER_COLOR;
+	int written = json ? nw_render_json(stdout, &a) : nw_render_text(stdout, &a, flags);
+	int worst = nw_analysis_worst(&a);
+	nw_analysis_free(&a);
+	if (written != 0)
+		return nw_usage_error("diagnose", "writing the output: %s", strerror(errno));
+	return worst == NW_V_HEALTHY ? NW_EXIT_OK : NW_EXIT_PROBLEM;
+}
+
+const struct nw_command nw_cmd_diagnose = {
+	.name = "diagnose",
+	.summary = "the verdict: which ranks are stuck where, who is at fault, what to try",
+	.help = diagnose_help,
+	.run = diagnose_run,
+};

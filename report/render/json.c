@@ -1,0 +1,199 @@
+/* The analysis as one JSON document for tools (see render.h). The schema
+ * is docs/json-schema.md (docs/diagnose.schema.json, JSON Schema 2020-12):
+ *
+ *   {"schema":"ncclwatch.diagnose","version":1,"worst":KIND,"files_read":N,
+ *    "jobs":[{"name","process_count","world_size","missing_ranks","timeout_s",
+ *             "verdicts":[...],"env_diffs":[...],"stacks":[...],"processes":[...]}],
+ *    "unreadable":[{"path","code","error"}]}
+ *
+ * Built as a jansson tree and dumped compact, on one line; jansson does
+ * all the escaping. Rank sets are arrays of integers, sorted. Version rule:
+ * fields may be added within version 1; removing or changing the type or
+ * meaning of one bumps "version". */
+#include "render.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include "../names.h"
+#include "json_util.h"
+
+static json_t *rank_array(const struct nw_rankset *s, int *failed)
+{
+	json_t *arr = json_array();
+	for (uint32_t i = 0; i < s->n; i++)
+		nw_json_push(arr, nw_json_int(s->v[i]), failed);
+	if (!arr)
+		*failed = 1;
+	return arr;
+}
+
+static json_t *str_array(char *const *v, size_t n, int *failed)
+{
+	json_t *arr = json_array();
+	for (size_t i = 0; i < n; i++)
+		nw_json_push(arr, nw_json_str(v[i] ? v[i] : ""), failed);
+	if (!arr)
+		*failed = 1;
+	return arr;
+}
+
+static json_t *hex16(uint64_t v)
+{
+	char buf[17];
+	snprintf(buf, sizeof buf, "%016" PRIx64, v);
+	return json_string(buf);
+}
+
+static json_t *verdict_json(const struct nw_verdict *v, int *failed)
+{
+	char kb[NW_NAME_BUF];
+	json_t *o = json_object();
+	nw_json_set(o, "kind", nw_json_str(nw_verdict_name(v->kind)), failed);
+	nw_json_set(o, "comm", v->comm_id ? hex16(v->comm_id) : json_null(), failed);
+	nw_json_set(o, "comm_nranks", v->comm_id && v->comm_nranks > 0 ? nw_json_int(v->comm_nranks) : json_null(),
+	            failed);
+	nw_json_set(o, "op", v->op_kind ? nw_json_str(nw_op_kind_name(v->op_kind, kb)) : json_null(), failed);
+	nw_json_set(o, "seq", v->seq ? nw_json_int((int64_t)v->seq) : json_null(), failed);
+	nw_json_set(o, "culprits", rank_array(&v->culprits, failed), failed);
+	nw_json_set(o, "waiting", rank_array(&v->waiting, failed), failed);
+	nw_json_set(o, "unknown", rank_array(&v->unknown, failed), failed);
+	nw_json_set(o, "summary", nw_json_str(v->summary ? v->summary : ""), failed);
+	nw_json_set(o, "evidence", str_array(v->evidence, v->nevidence, failed), failed);
+	nw_json_set(o, "hint", v->hint && v->hint[0] ? nw_json_str(v->hint) : json_null(), failed);
+	return o;
+}
+
+static json_t *env_diff_json(const struct nw_env_diff *d, int *failed)
+{
+	json_t *o = json_object(), *values = json_array();
+	nw_json_set(o, "name", nw_json_str(d->name ? d->name : ""), failed);
+	for (size_t i = 0; i < d->nvalues; i++) {
+		const struct nw_env_value *val = &d->values[i];
+		json_t *vo = json_object();
+		nw_json_set(vo, "value", nw_json_str(val->value ? val->value : ""), failed);
+		nw_json_set(vo, "ranks", rank_array(&val->ranks, failed), failed);
+		nw_json_set(vo, "hosts", str_array(val->hosts, val->nhosts, failed), failed);
+		nw_json_push(values, vo, failed);
+	}
+	nw_json_set(o, "values", values, failed);
+	return o;
+}
+
+static json_t *stack_json(const struct nw_stack_group *g, int *failed)
+{
+	json_t *o = json_object();
+	nw_json_set(o, "ranks", rank_array(&g->ranks, failed), failed);
+	nw_json_set(o, "thread", nw_json_str(g->thread_name ? g->thread_name : ""), failed);
+	nw_json_set(o, "frames", str_array(g->frames, g->nframes, failed), failed);
+	return o;
+}
+
+static json_t *proc_json(const struct nw_proc *p, int *failed)
+{
+	json_t *o = json_object();
+	nw_json_set(o, "rank", p->rank >= 0 ? nw_json_int(p->rank) : json_null(), failed);
+	nw_json_set(o, "host", nw_json_str(p->hdr.host), failed);
+	nw_json_set(o, "pid", nw_json_int(p->hdr.pid), failed);
+	nw_json_set(o, "path", nw_json_str(p->path ? p->path : ""), failed);
+	nw_json_set(o, "alive", p->alive < 0 ? json_null() : json_boolean(p->alive), failed);
+	nw_json_set(o, "dump", json_boolean(p->is_dump), failed);
+	return o;
+}
+
+static json_t *job_json(const struct nw_job *job, int *failed)
+{
+	json_t *o = json_object();
+	nw_json_set(o, "name", nw_json_str(job->name ? job->name : ""), failed);
+	nw_json_set(o, "process_count", nw_json_int((int64_t)job->nprocs), failed);
+	nw_json_set(o, "world_size", job->world_size > 0 ? nw_json_int(job->world_size) : json_null(), failed);
+	nw_json_set(o, "missing_ranks", rank_array(&job->missing, failed), failed);
+	nw_json_set(o, "timeout_s", json_real(job->timeout_s), failed);
+
+	json_t *arr = json_array();
+	for (size_t i = 0; i < job->nverdicts; i++)
+		nw_json_push(arr, verdict_json(&job->verdicts[i], failed), failed);
+	nw_json_set(o, "verdicts", arr, failed);
+
+	arr = json_array();
+	for (size_t i = 0; i < job->ndiffs; i++)
+		nw_json_push(arr, env_diff_json(&job->diffs[i], failed), failed);
+	nw_json_set(o, "env_diffs", arr, failed);
+
+	arr = json_array();
+	for (size_t i = 0; i < job->nstacks; i++)
+		nw_json_push(arr, stack_json(&job->stacks[i], failed), failed);
+	nw_json_set(o, "stacks", arr, failed);
+
+	arr = json_array();
+	for (size_t i = 0; i < job->nprocs; i++)
+		nw_json_push(arr, proc_json(job->procs[i], failed), failed);
+	nw_json_set(o, "processes", arr, failed);
+	return o;
+}
+
+static const char *read_code_name(int code)
+{
+	switch (code) {
+	case NW_READ_ERR_IO: return "io";
+	case NW_READ_ERR_FORMAT: return "format";
+	case NW_READ_ERR_VERSION: return "version";
+	case NW_READ_ERR_NOT_READY: return "not_ready";
+	case NW_READ_ERR_NOMEM: return "nomem";
+	case NW_READ_ERR_EMPTY: return "empty";
+	default: return "other";
+	}
+}
+
+static json_t *bad_json(const struct nw_bad_file *b, int *failed)
+{
+	json_t *o = json_object();
+	const char *msg = b->err.message;
+	size_t plen = b->path ? strlen(b->path) : 0;
+	/* The message is "PATH: problem": keep the problem, the path has its field. */
+	if (plen && strncmp(msg, b->path, plen) == 0 && msg[plen] == ':' && msg[plen + 1] == ' ')
+		msg += plen + 2;
+	nw_json_set(o, "path", nw_json_str(b->path ? b->path : ""), failed);
+	nw_json_set(o, "code", json_string(read_code_name(b->err.code)), failed);
+	nw_json_set(o, "error", nw_json_str(msg), failed);
+	return o;
+}
+
+int nw_render_json(FILE *out, const struct nw_analysis *a)
+{
+	int failed = 0;
+	int worst = NW_V_HEALTHY;
+	for (size_t j = 0; j < a->njobs; j++)
+		for (size_t i = 0; i < a->jobs[j].nverdicts; i++)
+			if (a->jobs[j].verdicts[i].kind > worst)
+				worst = a->jobs[j].verdicts[i].kind;
+
+	json_t *doc = json_object();
+	nw_json_set(doc, "schema", json_string("ncclwatch.diagnose"), &failed);
+	nw_json_set(doc, "version", json_integer(1), &failed);
+	nw_json_set(doc, "worst", nw_json_str(nw_verdict_name(worst)), &failed);
+	nw_json_set(doc, "files_read", nw_json_int((int64_t)a->nread), &failed);
+	json_t *arr = json_array();
+	for (size_t j = 0; j < a->njobs; j++)
+		nw_json_push(arr, job_json(&a->jobs[j], &failed), &failed);
+	nw_json_set(doc, "jobs", arr, &failed);
+	arr = json_array();
+	for (size_t i = 0; i < a->nbad; i++)
+		nw_json_push(arr, bad_json(&a->bad[i], &failed), &failed);
+	nw_json_set(doc, "unreadable", arr, &failed);
+
+	if (failed) {
+		json_decref(doc);
+		errno = ENOMEM;
+		return -1;
+	}
+	int rc = json_dumpf(doc, out, JSON_COMPACT | JSON_REAL_PRECISION(9));
+	json_decref(doc);
+	if (rc != 0 || fputc('\n', out) == EOF || fflush(out) != 0) {
+		if (!errno)
+			errno = EIO;
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,40 @@
+/* Helpers the JSON renderers (json.c, trace.c) share; private to
+ * report/render/. Strings go through jansson, which escapes them but
+ * refuses bytes that are not UTF-8: nw_json_str replaces each byte of an
+ * invalid sequence by U+FFFD first. */
+#ifndef NCCLWATCH_REPORT_RENDER_JSON_UTIL_H
+#define NCCLWATCH_REPORT_RENDER_JSON_UTIL_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+/* A JSON string of `s` (NULL: JSON null), invalid UTF-8 replaced. NULL
+ * only when out of memory. */
+json_t *nw_json_str(const char *s);
+
+/* A JSON integer; NULL when out of memory. */
+static inline json_t *nw_json_int(int64_t v)
+{
+	return json_integer((json_int_t)v);
+}
+
+/* object[key] = value (stolen). Counts a failure (a NULL value, or out of
+ * memory) in *failed, so that a caller checks once at the end. */
+static inline void nw_json_set(json_t *obj, const char *key, json_t *value, int *failed)
+{
+	if (!obj || !value || json_object_set_new(obj, key, value) != 0) {
+		json_decref(value);
+		*failed = 1;
+	}
+}
+
+/* array += value (stolen), same failure rule. */
+static inline void nw_json_push(json_t *arr, json_t *value, int *failed)
+{
+	if (!arr || !value || json_array_append_new(arr, value) != 0) {
+		json_decref(value);
+		*failed = 1;
+	}
+}
+
+#endif

@@ -1,0 +1,117 @@
+/* One line per process (see render.h), for `ncclwatch status`:
+ *
+ *   # host pid rank comms last state age alive
+ *   # job NAME: N processes, world size W, ranks missing: none
+ *   HOST PID RANK comms=N last=KIND#SEQ@COMM state=STATE age=S.Ss alive|dead|?
+ *   # unreadable: PATH: PROBLEM
+ *
+ * Lines that are not about a process start with "#"; process lines have
+ * exactly eight fields separated by one space, whatever the segment holds
+ * (a host name with spaces or control bytes gets them replaced by '?').
+ * RANK is the global rank or "-". `last` is the newest op kept of the
+ * process: KIND, then #SEQ if it has a sequence number, then @COMM (16 hex
+ * digits) if it is about a communicator; "-" when none; `state` is that
+ * op's state and `age` the time since it was enqueued, on the process's
+ * clock (its "now": the reader's for a live process, else its last
+ * heartbeat). alive: this host and running; dead; ? (another host). */
+#include "render.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include "../names.h"
+#include "render_util.h"
+
+/* s (at most max bytes, NUL-terminated within them or cut there) with
+ * every control character, byte that is not UTF-8 and, if `word`, space
+ * replaced by '?'; "-" if empty. */
+static void put_clean(FILE *out, const char *s, size_t max, int word)
+{
+	char buf[NW_READ_MESSAGE_LEN + 1];
+	size_t len = strnlen(s, max < sizeof buf - 1 ? max : sizeof buf - 1);
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	const unsigned char *p = (const unsigned char *)buf;
+	if (!*p)
+		fputc('-', out);
+	while (*p) {
+		size_t n = nw_utf8_len(p);
+		if (!n || nw_utf8_is_control(p, n) || (word && *p == ' '))
+			fputc('?', out);
+		else
+			fwrite(p, 1, n, out);
+		p += n ? n : 1;
+	}
+}
+
+static void put_word(FILE *out, const char *s, size_t max)
+{
+	put_clean(out, s, max, 1);
+}
+
+static void put_proc(FILE *out, const struct nw_proc *p)
+{
+	char b1[NW_NAME_BUF], b2[NW_NAME_BUF];
+	put_word(out, p->hdr.host, sizeof p->hdr.host);
+	fprintf(out, " %" PRId64 " ", p->hdr.pid);
+	if (p->rank >= 0)
+		fprintf(out, "%" PRId32, p->rank);
+	else
+		fputc('-', out);
+	fprintf(out, " comms=%" PRIu32, p->ncomms);
+	if (!p->nops) {
+		fputs(" last=- state=- age=-", out);
+	} else {
+		/* ops[] is oldest first by ticket; the newest enqueue wins. */
+		const struct nw_seg_op *op = &p->ops[p->nops - 1];
+		for (size_t i = 0; i < p->nops; i++)
+			if (p->ops[i].enqueue_ns > op->enqueue_ns)
+				op = &p->ops[i];
+		fprintf(out, " last=%s", nw_op_kind_name(op->kind, b1));
+		if (op->seq)
+			fprintf(out, "#%" PRIu64, op->seq);
+		if (op->comm_id)
+			fprintf(out, "@%016" PRIx64, op->comm_id);
+		uint64_t age = p->now_ns > op->enqueue_ns ? p->now_ns - op->enqueue_ns : 0;
+		fprintf(out, " state=%s age=%.1fs", nw_op_state_name(op->state, b2), (double)age / 1e9);
+	}
+	fprintf(out, " %s\n", p->alive > 0 ? "alive" : p->alive == 0 ? "dead" : "?");
+}
+
+int nw_render_status(FILE *out, const struct nw_analysis *a, unsigned flags)
+{
+	(void)flags;
+	fputs("# host pid rank comms last state age alive\n", out);
+	for (size_t j = 0; j < a->njobs; j++) {
+		const struct nw_job *job = &a->jobs[j];
+		fputs("# job ", out);
+		put_word(out, job->name ? job->name : "", NW_SEG_JOB_LEN);
+		fprintf(out, ": %zu process%s, world size ", job->nprocs, job->nprocs == 1 ? "" : "es");
+		if (job->world_size >= 0)
+			fprintf(out, "%" PRId32, job->world_size);
+		else
+			fputs("unknown", out);
+		fputs(", ranks missing: ", out);
+		if (job->missing.n) {
+			char small[256];
+			nw_rankset_format(&job->missing, small, sizeof small);
+			fputs(small, out);
+		} else {
+			fputs("none", out);
+		}
+		fputc('\n', out);
+		for (size_t i = 0; i < job->nprocs; i++)
+			put_proc(out, job->procs[i]);
+	}
+	for (size_t i = 0; i < a->nbad; i++) {
+		fputs("# unreadable: ", out);
+		put_clean(out, a->bad[i].err.message, sizeof a->bad[i].err.message, 0);
+		fputc('\n', out);
+	}
+	if (fflush(out) != 0 || ferror(out)) {
+		if (!errno)
+			errno = EIO;
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,537 @@
+/* test-analysis-unit: the analysis engine on cases the generator (nwgen)
+ * has no scenario for, each built segment by segment with tests/gen's
+ * segbuild: rank sets and their "0-6,9" form (ranges, order, duplicates,
+ * truncation that never cuts a number), verdict names and hints,
+ * nw_analyze's errors, the wait-for graph (SCCs, reachability), a Split
+ * that a rank never called (INIT_STALL blames it through the parent's
+ * split count), ncclCommInitAll (one process, two ranks), processes with no
+ * rank variable (ranks from the world comm), copies of one process (the
+ * newest kept), a deadlock of collectives on two comms, a 1-1 mismatch, a
+ * peer table that overflowed, and the job filter. Prints "ok N - what" per
+ * check; exits 1 on the first failure. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../report/analysis/analysis_int.h"
+#include "../gen/segbuild.h"
+
+static int checks;
+
+#define CHECK(cond, ...)                                                    \
+	do {                                                                    \
+		checks++;                                                           \
+		if (!(cond)) {                                                      \
+			printf("not ok %d - ", checks);                                 \
+			printf(__VA_ARGS__);                                            \
+			printf(" (%s:%d: %s)\n", __FILE__, __LINE__, #cond);            \
+			exit(1);                                                        \
+		}                                                                   \
+		printf("ok %d - ", checks);                                         \
+		printf(__VA_ARGS__);                                                \
+		putchar('\n');                                                      \
+	} while (0)
+
+static const char *fmt(const struct nw_rankset *s, size_t len, size_t *need)
+{
+	static char buf[256];
+	memset(buf, 'X', sizeof buf);
+	*need = nw_rankset_format(s, buf, len);
+	return buf;
+}
+
+static void test_rankset(void)
+{
+	struct nw_rankset s = { 0 };
+	size_t need;
+	CHECK(!strcmp(fmt(&s, 16, &need), "-") && need == 1, "empty set is \"-\"");
+	int add[] = { 9, 0, 3, 1, 2, 5, 4, 6, 9, 0, 12, 11 };
+	for (size_t i = 0; i < sizeof add / sizeof add[0]; i++)
+		CHECK(nw_rankset_add(&s, add[i]) == 0, "add %d", add[i]);
+	CHECK(s.n == 10, "duplicates are kept once (n=%u)", s.n);
+	for (uint32_t i = 1; i < s.n; i++)
+		CHECK(s.v[i - 1] < s.v[i], "sorted at %u", i);
+	CHECK(nw_rankset_has(&s, 9) && !nw_rankset_has(&s, 7) && !nw_rankset_has(&s, 13), "membership");
+	CHECK(!strcmp(fmt(&s, 64, &need), "0-6,9,11-12") && need == 11, "ranges: %s", fmt(&s, 64, &need));
+	/* Truncated: whole items only, then "..."; the length it needed still. */
+	const char *t = fmt(&s, 8, &need);
+	CHECK(!strcmp(t, "0-6...") && need == 11, "truncated to 8 bytes: %s", t);
+	t = fmt(&s, 11, &need);
+	CHECK(!strcmp(t, "0-6,9...") && need == 11, "truncated to 11 bytes: %s", t);
+	t = fmt(&s, 12, &need);
+	CHECK(!strcmp(t, "0-6,9,11-12"), "exact fit in 12 bytes: %s", t);
+	t = fmt(&s, 3, &need);
+	CHECK(t[0] == '\0', "no room for \"...\": empty string");
+	CHECK(nw_rankset_format(&s, NULL, 0) == 11, "length only with a NULL buffer");
+	nw_rankset_free(&s);
+	CHECK(s.n == 0 && s.v == NULL, "freed");
+
+	/* Many ranks, backwards: still sorted, one range. */
+	for (int r = 20000; r >= 0; r--)
+		nw_rankset_add(&s, r);
+	CHECK(s.n == 20001 && !strcmp(fmt(&s, 64, &need), "0-20000"), "20001 ranks added backwards");
+	nw_rankset_free(&s);
+}
+
+static void test_names(void)
+{
+	CHECK(!strcmp(nw_verdict_name(NW_V_MISSING_RANK), "MISSING_RANK"), "verdict name");
+	CHECK(!strcmp(nw_verdict_name(NW_V_GPU_FAULT), "GPU_FAULT"), "verdict name (last)");
+	CHECK(!strcmp(nw_verdict_name(42), "UNKNOWN"), "unknown verdict kind");
+	CHECK(strstr(nw_verdict_hint(NW_V_TRANSPORT_STALL), "NCCL_P2P_DISABLE=1") != NULL, "transport hint");
+	CHECK(!strcmp(nw_verdict_hint(NW_V_MISSING_RANK), "the code path differs on those ranks"), "missing-rank hint");
+	CHECK(!strcmp(nw_verdict_hint(NW_V_HEALTHY), ""), "no hint for HEALTHY");
+	struct nw_analysis a = { 0 };
+	CHECK(nw_analysis_worst(&a) == NW_V_HEALTHY, "worst of nothing is HEALTHY");
+}
+
+static void test_errors(void)
+{
+	struct nw_analysis a;
+	struct nw_read_error err;
+	const char *none[] = { "/nonexistent/ncclwatch-test" };
+	CHECK(nw_analyze(none, 1, NULL, &a, &err) == -1 && err.code == NW_READ_ERR_IO &&
+	      strstr(err.message, "/nonexistent/ncclwatch-test"), "a missing path: %s", err.message);
+	CHECK(a.njobs == 0 && a.bad == NULL, "nothing left to free after a failure");
+
+	char dir[] = "/tmp/nwtest-analysis.XXXXXX";
+	CHECK(mkdtemp(dir) != NULL, "temp dir");
+	char path[256];
+	snprintf(path, sizeof path, "%s/bogus.seg", dir);
+	FILE *f = fopen(path, "w");
+	CHECK(f != NULL, "create %s", path);
+	fputs("not a segment at all\n", f);
+	fclose(f);
+	const char *one[] = { dir };
+	CHECK(nw_analyze(one, 1, NULL, &a, &err) == 0, "a directory with one bad file is read");
+	CHECK(a.njobs == 0 && a.nbad == 1 && a.nread == 1 && strstr(a.bad[0].err.message, "bogus.seg"),
+	      "the bad file is listed: %s", a.nbad ? a.bad[0].err.message : "-");
+	nw_analysis_free(&a);
+	CHECK(a.bad == NULL && a.nbad == 0, "freed");
+
+	/* Two paths, one missing: the other still counts. */
+	const char *two[] = { "/nonexistent/ncclwatch-test", dir };
+	CHECK(nw_analyze(two, 2, NULL, &a, &err) == 0 && a.nbad == 2, "a missing path next to a readable one");
+	nw_analysis_free(&a);
+	unlink(path);
+	rmdir(dir);
+
+	snprintf(path, sizeof path, "%s", dir);
+	CHECK(mkdtemp(strcpy(path, "/tmp/nwtest-analysis.XXXXXX")) != NULL, "empty dir");
+	const char *empty[] = { path };
+	CHECK(nw_analyze(empty, 1, NULL, &a, &err) == -1 && err.code == NW_READ_ERR_EMPTY, "an empty directory: %s",
+	      err.message);
+	rmdir(path);
+}
+
+/* ---- the wait-for graph ---- */
+
+static void test_graph(void)
+{
+	/* Processes 0..4; junction 5. 0 -> 1 -> 2 -> 0 (a cycle), 3 -> J -> 1,
+	 * 4 -> 3 (WAIT: counts for who waits, not for cycles), 2 -> 4 WAIT. */
+	struct nw_graph g = { .nprocs = 5, .nnodes = 5 };
+	uint32_t j = nw_graph_junction(&g);
+	CHECK(j == 5 && g.nnodes == 6, "a junction after the processes");
+	nw_graph_edge(&g, 0, 1, NW_E_P2P, NULL, NULL, 0, 0);
+	nw_graph_edge(&g, 1, 2, NW_E_COLL, NULL, NULL, 0, 0);
+	nw_graph_edge(&g, 2, 0, NW_E_COLL, NULL, NULL, 0, 0);
+	nw_graph_edge(&g, 3, j, NW_E_COLL, NULL, NULL, 0, 0);
+	nw_graph_edge(&g, j, 1, NW_E_COLL, NULL, NULL, 0, 0);
+	nw_graph_edge(&g, 4, 3, NW_E_WAIT, NULL, NULL, 0, 0);
+	nw_graph_edge(&g, 2, 4, NW_E_WAIT, NULL, NULL, 0, 0);
+	nw_graph_edge(&g, 4, 4, NW_E_COLL, NULL, NULL, 0, 0);   /* a self-loop is dropped */
+	CHECK(g.nedges == 7, "edges (self-loop dropped): %zu", g.nedges);
+	CHECK(nw_graph_freeze(&g) == 0, "freeze");
+	CHECK(g.scc[0] == g.scc[1] && g.scc[1] == g.scc[2], "0, 1, 2 in one SCC");
+	CHECK(g.scc[3] != g.scc[0] && g.scc[4] != g.scc[0] && g.scc[3] != g.scc[4],
+	      "WAIT edges make no cycle: 3 and 4 alone");
+	uint32_t out[6], seed = 1;
+	CHECK(nw_graph_reaching(&g, &seed, 1, out) == 6, "everyone waits for 1 (junction included)");
+
+	CHECK(nw_graph_waits(&g, 3) && nw_graph_waits(&g, 0) && !nw_graph_waits(&g, 4),
+	      "3 waits (through the junction), 4 only WAITs");
+	nw_graph_free(&g);
+
+	/* A junction with no way out means nobody. */
+	struct nw_graph h = { .nprocs = 2, .nnodes = 2 };
+	uint32_t k = nw_graph_junction(&h);
+	nw_graph_edge(&h, 0, k, NW_E_COLL, NULL, NULL, 0, 0);
+	nw_graph_edge(&h, 1, 0, NW_E_COLL, NULL, NULL, 0, 0);
+	CHECK(nw_graph_freeze(&h) == 0 && !nw_graph_waits(&h, 0) && nw_graph_waits(&h, 1),
+	      "an edge to a dead-end junction is no wait");
+	uint32_t hout[3];
+	CHECK(nw_graph_reaching(&h, &seed, 0, hout) == 0, "no seed, nobody");
+	seed = 0;
+	CHECK(nw_graph_reaching(&h, &seed, 1, hout) == 2 && hout[0] == 0 && hout[1] == 1, "1 waits for 0");
+	seed = k;
+	CHECK(nw_graph_reaching(&h, &seed, 1, hout) == 3, "0 and 1 wait for the junction");
+	nw_graph_free(&h);
+}
+
+/* ---- hand-built jobs ---- */
+
+#define SEC 1000000000ull
+#define BASE (1000 * SEC)
+
+static char tmpdir[64];
+static struct sb_layout layout;
+static uint8_t *segbuf;
+
+struct who {
+	const char *host;
+	int64_t pid;
+	int32_t grank, world;
+	const char *job;
+};
+
+static void seg_begin(struct sb_seg *s, const struct who *w)
+{
+	sb_begin(s, &layout, segbuf);
+	struct nw_seg_header *h = s->h;
+	h->pid = w->pid;
+	h->ppid = 1;
+	h->start_realtime_ns = 1767268800ull * SEC + (uint64_t)w->pid;
+	h->start_monotonic_ns = BASE;
+	h->global_rank = w->grank;
+	h->local_rank = -1;
+	h->world_size = w->world;
+	h->uid = 1000;
+	snprintf(h->host, sizeof h->host, "%s", w->host);
+	snprintf(h->job, sizeof h->job, "%s", w->job ? w->job : "unit");
+	h->nccl_version = 22809;
+	h->cuda_driver_version = 13000;
+	h->tracking = NW_TRACK_EVENTS;
+	h->timeout_ms = 5000;
+	h->poll_ms = 100;
+	h->flags = NW_SEG_F_RECORDING;
+	s->tid = (uint32_t)w->pid;
+	s->stream = 0x1000 + (uint64_t)w->pid;
+}
+
+/* Heartbeat 40 s after BASE; written as DIR/<host>.<pid>[suffix].seg. */
+static void seg_write(struct sb_seg *s, const char *suffix)
+{
+	s->h->heartbeat_ns = BASE + 40 * SEC;
+	sb_finish(s);
+	char path[256];
+	snprintf(path, sizeof path, "%s/%s.%" PRId64 "%s.seg", tmpdir, s->h->host, s->h->pid, suffix ? suffix : "");
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0, "create %s", path);
+	CHECK(write(fd, segbuf, layout.size) == (ssize_t)layout.size, "write %s", path);
+	close(fd);
+}
+
+static void new_dir(const char *name)
+{
+	snprintf(tmpdir, sizeof tmpdir, "/tmp/nwtest-%s.XXXXXX", name);
+	CHECK(mkdtemp(tmpdir) != NULL, "dir %s", tmpdir);
+}
+
+static void rm_dir(void)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+	CHECK(system(cmd) == 0, "remove %s", tmpdir);
+}
+
+static uint32_t comm(struct sb_seg *s, uint64_t id, int32_t rank, int32_t nranks, uint32_t origin)
+{
+	struct sb_comm_spec c = {
+		.id = id, .handle = 0x5000 + (uint64_t)rank, .rank = rank, .nranks = nranks, .device = 0,
+		.origin = origin, .bus_id = "0000:18:00.0",
+	};
+	uint32_t slot = sb_comm_enter(s, &c, BASE + SEC / 5, 0x400000);
+	sb_comm_done(s, slot, &c, BASE + 2 * SEC);
+	return slot;
+}
+
+/* A collective: done (COMPLETED at t+0.1 s) or stuck (STARTED since t). */
+static uint64_t coll(struct sb_seg *s, uint32_t slot, uint16_t kind, uint64_t count, int stuck, double t)
+{
+	uint64_t at = BASE + (uint64_t)(t * 1e9);
+	struct sb_op op = {
+		.kind = kind, .datatype = 7, .redop = kind == NW_OP_ALLREDUCE ? 0 : -1, .root = -1, .count = count,
+		.caller = 0x401000, .state = stuck ? NW_ST_STARTED : NW_ST_COMPLETED, .enqueue_ns = at,
+		.start_ns = at + 1000, .end_ns = stuck ? 0 : at + SEC / 10,
+	};
+	return sb_coll(s, slot, &op);
+}
+
+static struct nw_analysis analyze_dir(const char *job)
+{
+	struct nw_analysis a;
+	struct nw_read_error err;
+	struct nw_analysis_options opt = { .job = job };
+	const char *paths[] = { tmpdir };
+	CHECK(nw_analyze(paths, 1, &opt, &a, &err) == 0, "analyze %s: %s", tmpdir, err.message);
+	return a;
+}
+
+static const char *set_str(const struct nw_rankset *s)
+{
+	static char b[4][64];
+	static int i;
+	i = (i + 1) % 4;
+	nw_rankset_format(s, b[i], sizeof b[i]);
+	return b[i];
+}
+
+/* The verdict of `kind` on `comm_id`, or NULL. */
+static const struct nw_verdict *find(const struct nw_job *job, int kind, uint64_t comm_id)
+{
+	for (size_t i = 0; i < job->nverdicts; i++)
+		if (job->verdicts[i].kind == kind && job->verdicts[i].comm_id == comm_id)
+			return &job->verdicts[i];
+	return NULL;
+}
+
+static void check_verdict(const struct nw_verdict *v, const char *what, const char *culprits, const char *waiting)
+{
+	CHECK(v != NULL, "%s: found", what);
+	CHECK(!strcmp(set_str(&v->culprits), culprits), "%s: culprits %s (want %s)", what, set_str(&v->culprits),
+	      culprits);
+	CHECK(!strcmp(set_str(&v->waiting), waiting), "%s: waiting %s (want %s)", what, set_str(&v->waiting), waiting);
+	CHECK(v->summary && v->summary[0], "%s: %s", what, v->summary ? v->summary : "(no summary)");
+}
+
+/* A Split that rank 2 never called: ranks 0, 1, 3 are inside it (their
+ * rank in the child not known yet); rank 2 did not count it on the parent. */
+static void test_split_stall(void)
+{
+	new_dir("split");
+	const uint64_t world = 0x1111222233334444ull;
+	for (int32_t r = 0; r < 4; r++) {
+		struct sb_seg s;
+		struct who w = { "nodeA", 100 + r, r, 4, NULL };
+		seg_begin(&s, &w);
+		uint32_t ws = comm(&s, world, r, 4, NW_ORIGIN_INIT_RANK);
+		coll(&s, ws, NW_OP_ALLREDUCE, 10, 0, 2.5);
+		if (r != 2) {
+			s.comms[ws].splits = 1;
+			struct sb_comm_spec c = {
+				.id = sb_comm_id_split(world, 0, r / 2), .parent_id = world, .rank = -1, .nranks = -1,
+				.device = 0, .origin = NW_ORIGIN_SPLIT, .color = r / 2, .key = r,
+			};
+			sb_comm_enter(&s, &c, BASE + 3 * SEC, 0x400000);
+		}
+		seg_write(&s, NULL);
+	}
+	struct nw_analysis a = analyze_dir(NULL);
+	CHECK(a.njobs == 1 && a.jobs[0].nverdicts == 1, "one job, one verdict (%zu)", a.njobs ? a.jobs[0].nverdicts : 0);
+	const struct nw_verdict *v = find(&a.jobs[0], NW_V_INIT_STALL, world);
+	check_verdict(v, "split stall", "2", "0-1,3");
+	CHECK(v->op_kind == NW_OP_COMM_SPLIT, "split stall: op CommSplit");
+	struct nw_comm_view *cv;
+	uint64_t child = sb_comm_id_split(world, 0, 0);
+	HASH_FIND(hh, a.jobs[0].comms, &child, sizeof child, cv);
+	CHECK(cv && cv->nranks == -1 && cv->nentering == 2, "the child of color 0: 2 processes entering, size unknown");
+	nw_analysis_free(&a);
+	rm_dir();
+}
+
+/* ncclCommInitAll: one process holds both ranks of a comm; it issued
+ * AllReduce #1 on rank 0's comm only. */
+static void test_initall(void)
+{
+	new_dir("initall");
+	const uint64_t id = 0xabcdef0123456789ull;
+	struct sb_seg s;
+	struct who w = { "nodeA", 300, 0, 1, NULL };
+	seg_begin(&s, &w);
+	uint32_t s0 = comm(&s, id, 0, 2, NW_ORIGIN_INIT_ALL);
+	comm(&s, id, 1, 2, NW_ORIGIN_INIT_ALL);
+	coll(&s, s0, NW_OP_ALLREDUCE, 10, 1, 3);
+	seg_write(&s, NULL);
+	struct nw_analysis a = analyze_dir(NULL);
+	struct nw_comm_view *cv;
+	HASH_FIND(hh, a.jobs[0].comms, &id, sizeof id, cv);
+	CHECK(cv && cv->nranks == 2 && cv->members[0].proc == cv->members[1].proc && cv->members[0].proc,
+	      "one process holds both ranks");
+	CHECK(cv->members[0].comm != cv->members[1].comm, "through two slots");
+	check_verdict(find(&a.jobs[0], NW_V_MISSING_RANK, id), "InitAll", "0", "-");
+	nw_analysis_free(&a);
+	rm_dir();
+}
+
+/* No rank variable anywhere: ranks come from the world comm. Comm rank 2
+ * (pid 502) never issued AllReduce #3. Pids run backwards so that sorting
+ * by pid would not give the right order by chance. */
+static void test_no_ranks(void)
+{
+	new_dir("noranks");
+	const uint64_t world = 0x5555666677778888ull;
+	for (int32_t r = 0; r < 4; r++) {
+		struct sb_seg s;
+		struct who w = { "nodeA", 600 - r * 2, -1, -1, NULL };
+		seg_begin(&s, &w);
+		uint32_t ws = comm(&s, world, r, 4, NW_ORIGIN_INIT_RANK);
+		coll(&s, ws, NW_OP_ALLREDUCE, 10, 0, 3);
+		coll(&s, ws, NW_OP_ALLREDUCE, 10, 0, 3.2);
+		if (r != 2)
+			coll(&s, ws, NW_OP_ALLREDUCE, 10, 1, 3.4);
+		seg_write(&s, NULL);
+	}
+	struct nw_analysis a = analyze_dir(NULL);
+	const struct nw_job *job = &a.jobs[0];
+	CHECK(job->world_size == 4 && job->missing.n == 0, "world size from the world comm");
+	for (size_t i = 0; i < job->nprocs; i++)
+		CHECK(job->procs[i]->rank == (int32_t)i && job->procs[i]->hdr.pid == 600 - 2 * (int64_t)i,
+		      "process %zu: rank %d from its comm rank", i, job->procs[i]->rank);
+	check_verdict(find(job, NW_V_MISSING_RANK, world), "no rank variables", "2", "0-1,3");
+	nw_analysis_free(&a);
+	rm_dir();
+}
+
+/* Copies of one process: the one with more records wins, then the newer
+ * heartbeat, then the live file over a dump. */
+static void test_copies(void)
+{
+	new_dir("copies");
+	const uint64_t world = 0x9999aaaabbbbccccull;
+	for (int32_t r = 0; r < 2; r++) {
+		for (int dump = 0; dump < 2; dump++) {
+			struct sb_seg s;
+			struct who w = { "nodeA", 700 + r, r, 2, NULL };
+			seg_begin(&s, &w);
+			uint32_t ws = comm(&s, world, r, 2, NW_ORIGIN_INIT_RANK);
+			coll(&s, ws, NW_OP_ALLREDUCE, 10, 0, 3);
+			if (r == 0 && dump)
+				coll(&s, ws, NW_OP_ALLREDUCE, 10, 0, 3.1);   /* rank 0: the dump has one more */
+			if (dump)
+				s.h->flags |= NW_SEG_F_DUMP;
+			seg_write(&s, dump ? ".rank0.dump" : NULL);
+		}
+	}
+	struct nw_analysis a = analyze_dir(NULL);
+	const struct nw_job *job = &a.jobs[0];
+	CHECK(a.nread == 4 && job->nprocs == 2, "4 files, 2 processes (%zu)", job->nprocs);
+	CHECK(job->procs[0]->is_dump && job->procs[0]->hdr.ring_head == job->procs[1]->hdr.ring_head + 1,
+	      "rank 0: the dump, with more records");
+	CHECK(!job->procs[1]->is_dump, "rank 1: the live file (same records, same heartbeat)");
+	CHECK(job->nverdicts == 1 && job->verdicts[0].kind == NW_V_HEALTHY, "healthy");
+	nw_analysis_free(&a);
+	rm_dir();
+}
+
+/* Ranks 0 and 1 share comms X and Y; rank 0 waits in X #1, rank 1 in Y #1:
+ * each waits in a collective the other never called. */
+static void test_coll_deadlock(void)
+{
+	new_dir("colldl");
+	const uint64_t cx = 0x0101010101010101ull, cy = 0x0202020202020202ull;
+	for (int32_t r = 0; r < 2; r++) {
+		struct sb_seg s;
+		struct who w = { "nodeA", 800 + r, r, 2, NULL };
+		seg_begin(&s, &w);
+		uint32_t sx = comm(&s, cx, r, 2, NW_ORIGIN_INIT_RANK);
+		uint32_t sy = comm(&s, cy, r, 2, NW_ORIGIN_INIT_RANK);
+		coll(&s, r == 0 ? sx : sy, NW_OP_ALLREDUCE, 10, 1, 3);
+		seg_write(&s, NULL);
+	}
+	struct nw_analysis a = analyze_dir(NULL);
+	const struct nw_job *job = &a.jobs[0];
+	CHECK(job->nverdicts == 2, "two verdicts (%zu)", job->nverdicts);
+	const struct nw_verdict *vx = find(job, NW_V_MISSING_RANK, cx), *vy = find(job, NW_V_MISSING_RANK, cy);
+	check_verdict(vx, "comm X", "1", "0");
+	check_verdict(vy, "comm Y", "0", "1");
+	int said = 0;
+	for (size_t k = 0; k < vx->nevidence; k++)
+		said |= strstr(vx->evidence[k], "deadlock: ranks 0-1 wait for each other") != NULL;
+	CHECK(said, "the cycle is said in the evidence");
+	CHECK(!find(job, NW_V_P2P_DEADLOCK, cx) && !find(job, NW_V_P2P_DEADLOCK, cy), "no P2P_DEADLOCK");
+	nw_analysis_free(&a);
+	rm_dir();
+}
+
+/* Two ranks disagree on the count of AllReduce #1: a tie; rank 1 (not the
+ * group of comm rank 0) is blamed, and it is no TRANSPORT_STALL. */
+static void test_mismatch_tie(void)
+{
+	new_dir("tie");
+	const uint64_t id = 0x0303030303030303ull;
+	for (int32_t r = 0; r < 2; r++) {
+		struct sb_seg s;
+		struct who w = { "nodeA", 900 + r, r, 2, NULL };
+		seg_begin(&s, &w);
+		uint32_t sl = comm(&s, id, r, 2, NW_ORIGIN_INIT_RANK);
+		coll(&s, sl, NW_OP_ALLREDUCE, r ? 20 : 10, 1, 3);
+		seg_write(&s, NULL);
+	}
+	struct nw_analysis a = analyze_dir(NULL);
+	const struct nw_job *job = &a.jobs[0];
+	CHECK(job->nverdicts == 1, "one verdict (%zu)", job->nverdicts);
+	check_verdict(find(job, NW_V_MISMATCH, id), "1-1 mismatch", "1", "0");
+	nw_analysis_free(&a);
+	rm_dir();
+}
+
+/* Rank 1's peer table overflowed: whether it posted the receive rank 0's
+ * send waits for is not known, so no rank is blamed for it; the stuck send
+ * is still reported (the comm). Also: two jobs in one directory, and the
+ * job filter. */
+static void test_peers_full_and_jobs(void)
+{
+	new_dir("peers");
+	const uint64_t id = 0x0404040404040404ull;
+	for (int32_t r = 0; r < 2; r++) {
+		struct sb_seg s;
+		struct who w = { "nodeA", 1000 + r, r, 2, "a" };
+		seg_begin(&s, &w);
+		uint32_t sl = comm(&s, id, r, 2, NW_ORIGIN_INIT_RANK);
+		if (r == 0) {
+			struct sb_op op = {
+				.kind = NW_OP_SEND, .datatype = 7, .redop = -1, .root = 1, .count = 10, .state = NW_ST_STARTED,
+				.enqueue_ns = BASE + 3 * SEC, .start_ns = BASE + 3 * SEC + 1000,
+			};
+			sb_p2p(&s, sl, &op);
+		} else {
+			s.h->flags |= NW_SEG_F_PEERS_FULL;
+		}
+		seg_write(&s, NULL);
+		struct who w2 = { "nodeB", 1100 + r, r, 2, "b" };
+		seg_begin(&s, &w2);
+		comm(&s, id + 1, r, 2, NW_ORIGIN_INIT_RANK);
+		seg_write(&s, NULL);
+	}
+	struct nw_analysis a = analyze_dir(NULL);
+	CHECK(a.njobs == 2 && !strcmp(a.jobs[0].name, "a") && !strcmp(a.jobs[1].name, "b"), "two jobs, by name");
+	const struct nw_job *job = &a.jobs[0];
+	CHECK(!find(job, NW_V_P2P_UNMATCHED, id), "no P2P_UNMATCHED without the peer's position");
+	check_verdict(find(job, NW_V_TRANSPORT_STALL, id), "stuck send", "-", "0");
+	/* Job b made its comm 38 s ago and never used it. */
+	CHECK(a.jobs[1].nverdicts == 1 && a.jobs[1].verdicts[0].kind == NW_V_IDLE, "job b: IDLE");
+	CHECK(!strcmp(set_str(&a.jobs[1].verdicts[0].culprits), "0-1"), "job b: ranks 0-1 idle");
+	CHECK(nw_analysis_worst(&a) == NW_V_TRANSPORT_STALL, "worst of both");
+	nw_analysis_free(&a);
+	a = analyze_dir("b");
+	CHECK(a.njobs == 1 && !strcmp(a.jobs[0].name, "b") && a.nread == 4, "--job b: only b (4 files read)");
+	nw_analysis_free(&a);
+	rm_dir();
+}
+
+int main(void)
+{
+	test_rankset();
+	test_names();
+	test_errors();
+	test_graph();
+	sb_layout_init(&layout, 4, 8, 64, 0);
+	segbuf = malloc(layout.size);
+	CHECK(segbuf != NULL, "segment buffer");
+	test_split_stall();
+	test_initall();
+	test_no_ranks();
+	test_copies();
+	test_coll_deadlock();
+	test_mismatch_tie();
+	test_peers_full_and_jobs();
+	free(segbuf);
+	printf("%d checks passed\n", checks);
+	return 0;
+}
