@@ -74,7 +74,7 @@ $(BUILD)/%.o: %.c
 
 # Packages the build and the tests need on Debian 12, and real NCCL
 # libraries of other versions (PyPI wheels) for the compatibility tests.
-DEB_PKGS = build-essential libunwind-dev uthash-dev libjansson-dev python3-jsonschema valgrind strace procps psmisc clang
+DEB_PKGS = build-essential libunwind-dev uthash-dev libjansson-dev python3-jsonschema valgrind strace procps psmisc time clang
 NCCL_WHEELS = $(CURDIR)/build/nccl-wheels
 deps:
 	@sh tests/deps.sh $(DEB_PKGS)

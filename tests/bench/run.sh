@@ -21,6 +21,7 @@
 # figure 3, events per op: tests/bench/events.sh
 # figure 2, watchdog CPU: tests/bench/cpu.sh
 # figure 1, stall detection latency: tests/bench/latency.sh
+# figure 5, diagnose at scale: tests/bench/diagnose.sh
 root=$(cd "$(dirname "$0")/../.." && pwd)
 : "${NW_BUILD:=build}"
 case "$NW_BUILD" in /*) ;; *) NW_BUILD="$root/$NW_BUILD" ;; esac
@@ -113,7 +114,7 @@ fi
 echo "goal: <= 100 ns and <= 300 instructions added per call"
 )
 
-for s in events cpu latency; do
+for s in events cpu latency diagnose; do
 	sh "$root/tests/bench/$s.sh"
 done
 echo
