@@ -6,7 +6,9 @@
 # their dump request: a "dump requested by" line and its dump, whose main
 # thread stack shows where it is instead (the trainer's idle_forever). The
 # stuck ranks' dumps show their main thread inside the trainer (run_rank,
-# waiting in cuStreamSynchronize).
+# waiting in cuStreamSynchronize). One process of the host prints the
+# cross-rank verdict itself: MISSING_RANK naming rank 5, the seven waiting,
+# the same text in report.txt beside the dumps.
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/watchdog/watchdog-lib.sh"
 
@@ -51,5 +53,14 @@ for r in $stuck; do
 	assert_grep ' cuStreamSynchronize\+0x' "$T/stack"
 	assert_no_grep 'idle_forever' "$T/stack"
 done
+note "the watchdog's own verdict, printed once for the host, and report.txt"
+wait_for_count $WD_WAIT 1 '^ncclwatch: MISSING_RANK: rank 5 never called AllReduce #21 ' "$T/out"
+assert_eq "$(grep -c '^ncclwatch: MISSING_RANK:' "$T/out")" 1 "the verdict is printed once (not by every rank, not every poll)"
+assert_grep '^ncclwatch:   culprits: 5$' "$T/out"
+assert_grep '^ncclwatch:   waiting: 0-4,6-7$' "$T/out"
+report="$NCCLWATCH_DIR/skip/report.txt"
+[ -f "$report" ] || fail "no $report"
+assert_grep '^MISSING_RANK: rank 5 never called AllReduce #21 ' "$report"
+assert_grep '^  culprits: 5$' "$report"
 trainer_kill
 wd_check_outputs
