@@ -1,6 +1,8 @@
 /* segbuild: see segbuild.h. */
 #include "segbuild.h"
 
+#include "../../interpose/comm_id.h"
+
 #include <stdatomic.h>
 #include <string.h>
 
@@ -444,39 +446,14 @@ uint64_t sb_mix64(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-/* interpose/comm_id.c: FNV-1a, then a splitmix finish (never 0). */
-static uint64_t fnv1a_update(uint64_t h, const void *bytes, size_t len)
-{
-	const uint8_t *p = bytes;
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
-static uint64_t splitmix_finish(uint64_t h)
-{
-	h ^= h >> 30;
-	h *= 0xbf58476d1ce4e5b9ull;
-	h ^= h >> 27;
-	h *= 0x94d049bb133111ebull;
-	h ^= h >> 31;
-	return h ? h : 1;
-}
-
-#define FNV_OFFSET 0xcbf29ce484222325ull
-
+/* The interposer's own id functions (interpose/comm_id.c, linked in), so
+ * generated ids always match what libncclwatch.so computes. */
 uint64_t sb_hash64(const void *bytes, size_t len)
 {
-	return splitmix_finish(fnv1a_update(FNV_OFFSET, bytes, len));
+	return nw_hash64(bytes, len);
 }
 
 uint64_t sb_comm_id_split(uint64_t parent, uint64_t nth, int32_t color)
 {
-	uint64_t h = fnv1a_update(FNV_OFFSET, "split", 5);
-	h = fnv1a_update(h, &parent, sizeof(parent));
-	h = fnv1a_update(h, &nth, sizeof(nth));
-	h = fnv1a_update(h, &color, sizeof(color));
-	return splitmix_finish(h);
+	return nw_comm_id_split(parent, nth, color);
 }
