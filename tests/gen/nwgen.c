@@ -1191,7 +1191,7 @@ int main(int argc, char **argv)
 		{ "list", no_argument, NULL, 'l' },           { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct gen g;
+	static struct gen g;   /* static: what it holds stays reachable on an error exit */
 	memset(&g, 0, sizeof g);
 	const char *scenario = NULL, *job = NULL, *drop = NULL, *exited = NULL;
 	uint64_t ranks = 0, ring = 256, hosts = 0, group = 4, culprit = UINT64_MAX, history = 300;
@@ -1274,18 +1274,24 @@ int main(int argc, char **argv)
 	snprintf(g.job, sizeof g.job, "%s%s", job ? "" : "gen-", job ? job : scenario);
 	if (strchr(g.job, '/') || !strcmp(g.job, ".") || !strcmp(g.job, ".."))
 		return die("--job %s: not a directory name", g.job);
-	g.drop = calloc((size_t)g.n, 1);
-	g.exited = calloc((size_t)g.n, 1);
-	if (!g.drop || !g.exited)
-		return die("out of memory");
-	if (drop && parse_list(drop, g.drop, g.n))
-		return die("--drop %s: ranks R or R-R from 0 to %d, comma-separated", drop, (int)g.n - 1);
-	if (!drop && g.sc->id == SC_MISSING_FILES)
-		g.drop[g.culprit] = 1;
-	if (exited && parse_list(exited, g.exited, g.n))
-		return die("--exited %s: ranks R or R-R from 0 to %d, comma-separated", exited, (int)g.n - 1);
 	if (g.sc->id != SC_MISSING_FILES && drop)
 		return die("--drop is for missing_files");
+	g.drop = calloc((size_t)g.n, 1);
+	g.exited = calloc((size_t)g.n, 1);
+	int bad_drop = !g.drop || !g.exited || (drop && parse_list(drop, g.drop, g.n));
+	int bad_exited = !bad_drop && exited && parse_list(exited, g.exited, g.n);
+	if (bad_drop || bad_exited) {
+		int oom = !g.drop || !g.exited;
+		free(g.drop);
+		free(g.exited);
+		if (oom)
+			return die("out of memory");
+		if (bad_drop)
+			return die("--drop %s: ranks R or R-R from 0 to %d, comma-separated", drop, (int)g.n - 1);
+		return die("--exited %s: ranks R or R-R from 0 to %d, comma-separated", exited, (int)g.n - 1);
+	}
+	if (!drop && g.sc->id == SC_MISSING_FILES)
+		g.drop[g.culprit] = 1;
 
 	uint8_t uid[128];
 	for (size_t i = 0; i < sizeof uid; i += 8) {
