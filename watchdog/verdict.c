@@ -49,7 +49,8 @@ static int hold_lock(const char *jobdir)
 }
 
 /* What the verdict says, without what changes every second (ages): the
- * kinds, communicators, ops and rank sets of every job's verdicts. */
+ * kinds, communicators, ops and rank sets of every job's verdicts, and
+ * which ranks share which stack. */
 static uint64_t mix(uint64_t h, uint64_t v)
 {
 	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
@@ -80,6 +81,10 @@ static uint64_t signature(const struct nw_analysis *a)
 			h = mix_set(h, &v->waiting);
 			h = mix_set(h, &v->unknown);
 		}
+		/* Stacks arrive with the peers' dumps: a new group is news. */
+		h = mix(h, job->nstacks);
+		for (size_t i = 0; i < job->nstacks; i++)
+			h = mix_set(h, &job->stacks[i].ranks);
 	}
 	return h ? h : 1;
 }

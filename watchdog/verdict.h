@@ -5,7 +5,8 @@
  * lock on <job dir>/report.lock (held until it exits, so another takes
  * over if it dies). The verdict goes to stderr, each line prefixed
  * "ncclwatch: ", and to <dump dir>/report.txt; it is computed again while
- * the stall lasts and printed again only when it changed. Watchdog thread
+ * the stall lasts and printed again only when it changed (verdicts, rank
+ * sets, stack groups; not the ages). Watchdog thread
  * only. */
 #ifndef NCCLWATCH_WATCHDOG_VERDICT_H
 #define NCCLWATCH_WATCHDOG_VERDICT_H

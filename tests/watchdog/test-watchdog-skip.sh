@@ -55,7 +55,11 @@ for r in $stuck; do
 done
 note "the watchdog's own verdict, printed once for the host, and report.txt"
 wait_for_count $WD_WAIT 1 '^ncclwatch: MISSING_RANK: rank 5 never called AllReduce #21 ' "$T/out"
-assert_eq "$(grep -c '^ncclwatch: MISSING_RANK:' "$T/out")" 1 "the verdict is printed once (not by every rank, not every poll)"
+# Printed by one process of the host, again only when the verdict or the
+# stack groups change (peers' dumps arrive within a second or two): never
+# once per rank or per poll.
+prints=$(grep -c '^ncclwatch: MISSING_RANK:' "$T/out")
+[ "$prints" -ge 1 ] && [ "$prints" -le 3 ] || fail "the verdict was printed $prints times"
 assert_grep '^ncclwatch:   culprits: 5$' "$T/out"
 assert_grep '^ncclwatch:   waiting: 0-4,6-7$' "$T/out"
 report="$NCCLWATCH_DIR/skip/report.txt"
