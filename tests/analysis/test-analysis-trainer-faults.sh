@@ -1,6 +1,7 @@
 #!/bin/sh
 # More faults of the trainer and the simulation, 4 ranks each, analyzed
-# live (once the verdict appears) and after the kill:
+# live (once the verdict appears), by the watchdog itself (its report.txt
+# and stderr name the same verdict and culprits) and after the kill:
 #   --fault order:rank=1:step=3   collective #4 is a Broadcast on rank 1 and
 #                                 an AllReduce elsewhere: MISMATCH, culprit 1
 #   --fault p2p:rank=1:step=3     rank 1 sends to rank 3 instead of 2:
@@ -35,6 +36,14 @@ case_() {
 	nw_until $WD_WAIT _live || { cat "$T/$_name.live" >&2; fail "$_name: /$_pat/ went away"; }
 	grep -Ev '^stack ' "$T/$_name.live" | sed 's/^/    /'
 	_line=$(grep -E "$_pat" "$T/$_name.live")
+	# The watchdog printed the same verdict by itself (report.txt beside
+	# the dumps holds what it printed last).
+	_kind=$(echo "$_line" | cut -d' ' -f2)
+	_culprits=$(verdict_field "$_line" culprits)
+	_wd() { [ -f "$NCCLWATCH_DIR/$_name/report.txt" ] && grep -q "^$_kind: " "$NCCLWATCH_DIR/$_name/report.txt" \
+		&& { [ "$_culprits" = - ] || grep -qx "  culprits: $_culprits" "$NCCLWATCH_DIR/$_name/report.txt"; }; }
+	nw_until $WD_WAIT _wd || { cat "$NCCLWATCH_DIR/$_name/report.txt" "$T/$_name.out" >&2; fail "$_name: the watchdog did not print $_kind, culprits $_culprits"; }
+	assert_grep "^ncclwatch: $_kind: " "$T/$_name.out"
 	trainer_kill
 	analyze "$T/$_name.dead" "$NCCLWATCH_DIR/$_name"
 	grep -qxF -- "$_line" "$T/$_name.dead" || { cat "$T/$_name.dead" >&2; fail "$_name: not the same after the kill"; }
