@@ -105,10 +105,60 @@ static void consider(struct nw_picture *p, const struct nw_finding *f, int per_c
 		p->f[p->count++] = *f;
 }
 
+/* The class of an op's findings: its comm's collectives, or its comm's
+ * sends/receives (bit 31). */
+static uint32_t class_of(const struct nw_seg_op *op)
+{
+	return op->comm_slot | (NW_OP_IS_P2P(op->kind) ? 0x80000000u : 0);
+}
+
+/* The oldest op not final of each class, whatever its age: the ops queued
+ * behind it wait for it, so only it may become a finding (a younger op
+ * measured from its enqueue would otherwise pass the timeout first, its
+ * predecessor being measured from the poll that saw it start). */
+#define NW_OLDEST_MAX 64
+static struct { uint32_t cls; uint64_t ticket1; } oldest[NW_OLDEST_MAX];
+static uint32_t noldest;
+
+static void find_oldest(void)
+{
+	noldest = 0;
+	for (size_t i = 0; i < watch_count; i++) {
+		struct nw_seg_op *op = nw_ring_find(watch[i]);
+		if (!op || !(NW_OP_IS_COLL(op->kind) || NW_OP_IS_P2P(op->kind)))
+			continue;
+		if (is_final(op, atomic_load_explicit(&op->state, memory_order_acquire)))
+			continue;
+		uint32_t cls = class_of(op), k = 0;
+		while (k < noldest && oldest[k].cls != cls)
+			k++;
+		if (k == noldest) {
+			if (noldest == NW_OLDEST_MAX)
+				continue;               /* more classes than that: no suppression for the rest */
+			oldest[noldest].cls = cls;
+			oldest[noldest++].ticket1 = watch[i];
+		} else if (watch[i] < oldest[k].ticket1) {
+			oldest[k].ticket1 = watch[i];
+		}
+	}
+}
+
+static int behind_older(const struct nw_seg_op *op, uint64_t ticket1)
+{
+	if (!(NW_OP_IS_COLL(op->kind) || NW_OP_IS_P2P(op->kind)))
+		return 0;
+	uint32_t cls = class_of(op);
+	for (uint32_t k = 0; k < noldest; k++)
+		if (oldest[k].cls == cls)
+			return oldest[k].ticket1 != ticket1;
+	return 0;
+}
+
 int nw_stalls_evaluate(uint64_t now, uint64_t timeout_ns, struct nw_picture *p)
 {
 	p->count = 0;
 	size_t keep = 0;
+	find_oldest();
 	for (size_t i = 0; i < watch_count; i++) {
 		uint64_t t1 = watch[i];
 		struct nw_seg_op *op = nw_ring_find(t1);
@@ -118,6 +168,8 @@ int nw_stalls_evaluate(uint64_t now, uint64_t timeout_ns, struct nw_picture *p)
 		if (is_final(op, st))
 			continue;
 		watch[keep++] = t1;
+		if (behind_older(op, t1))
+			continue;
 		struct nw_finding f = { .ticket1 = t1, .comm_slot = op->comm_slot };
 		uint64_t since = op->enqueue_ns;
 		if (st == NW_ST_FAILED) {
@@ -133,9 +185,8 @@ int nw_stalls_evaluate(uint64_t now, uint64_t timeout_ns, struct nw_picture *p)
 		f.age_ns = now > since ? now - since : 0;
 		if (f.kind != NW_FIND_FAILED && f.kind != NW_FIND_ASYNC && f.age_ns < timeout_ns)
 			continue;
-		/* Class of a comm's findings: collectives, or sends/receives. */
-		if (NW_OP_IS_P2P(op->kind))
-			f.comm_slot |= 0x80000000u;
+		if (f.kind != NW_FIND_IN_CALL)
+			f.comm_slot = class_of(op);
 		consider(p, &f, f.kind != NW_FIND_IN_CALL);
 	}
 	watch_count = keep;
