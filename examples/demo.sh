@@ -26,7 +26,7 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT TERM HUP PIPE
 export NCCLSIM_DIR="$work/sim" NCCLWATCH_DIR="$work/ncclwatch" NCCLWATCH_JOB=demo NCCLWATCH_TIMEOUT=5
 mkdir -p "$NCCLSIM_DIR"
 
