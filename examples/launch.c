@@ -67,7 +67,7 @@ const char *launcher_job_key(void)
 {
 	static char key[64];
 	const char *id = getenv("TORCHELASTIC_RUN_ID");
-	if (!id || !*id)
+	if (!id || !*id || !strcmp(id, "none")) /* torchrun without --rdzv_id */
 		id = getenv("SLURM_JOB_ID");
 	if (id && *id && strlen(id) < 40)
 		snprintf(key, sizeof key, "job-%s", id);

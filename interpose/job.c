@@ -52,6 +52,13 @@ static unsigned long long process_start_ticks(pid_t pid)
 	return start;
 }
 
+/* torchrun's workers on more than one node (GROUP_WORLD_SIZE: the nodes). */
+static int multi_node_torchrun(void)
+{
+	const char *nodes = env_nonempty("GROUP_WORLD_SIZE");
+	return env_nonempty("TORCHELASTIC_RUN_ID") && nodes && strcmp(nodes, "1") != 0 && env_nonempty("MASTER_ADDR") && env_nonempty("MASTER_PORT");
+}
+
 void nw_job_id(char *out, size_t size)
 {
 	const char *v;
@@ -65,6 +72,11 @@ void nw_job_id(char *out, size_t size)
 			snprintf(out, size, "%s.%s", v, step);
 		else
 			snprintf(out, size, "%s", v);
+	} else if (multi_node_torchrun()) {
+		/* torchrun without --rdzv_id names every job "none". Across nodes
+		 * only the store's address is shared, and it is unique among the
+		 * jobs running at one time (one listening port). */
+		snprintf(out, size, "torchrun-%s-%s", env_nonempty("MASTER_ADDR"), env_nonempty("MASTER_PORT"));
 	} else if ((v = env_nonempty("OMPI_MCA_orte_hnp_uri")) && strcspn(v, ".;") > 0) {
 		snprintf(out, size, "%.*s", (int)strcspn(v, ".;"), v);
 	} else if ((v = env_nonempty("PMIX_NAMESPACE"))) {

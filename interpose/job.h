@@ -9,7 +9,8 @@
 
 /* The job id, sanitized to [A-Za-z0-9._-], never empty. In order:
  * NCCLWATCH_JOB; TORCHELASTIC_RUN_ID (unless "none"); SLURM_JOB_ID with
- * ".SLURM_STEP_ID"; the job id of OMPI_MCA_orte_hnp_uri ("<jobid>.<vpid>;
+ * ".SLURM_STEP_ID"; "torchrun-<MASTER_ADDR>-<MASTER_PORT>" for torchrun's
+ * run id "none" on more than one node (GROUP_WORLD_SIZE > 1); the job id of OMPI_MCA_orte_hnp_uri ("<jobid>.<vpid>;
  * tcp://..."); PMIX_NAMESPACE; else "ppid-<parent pid>-<parent start time
  * in clock ticks from /proc/<ppid>/stat>", which every process forked by
  * the same launcher shares. */
