@@ -8,6 +8,7 @@
 #   make demo       a simulated 8-rank job that hangs and gets diagnosed
 #   make bench      benchmarks (figures and ratios, never pass/fail on time)
 #   make deps       install the Debian packages (root) or print the line
+#                   (deps-build: only those the build and the demo need)
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make test SAN=address,undefined   (or SAN=thread) sanitizer build+run
 
@@ -50,7 +51,7 @@ BINS      :=
 TEST_BINS :=
 BENCHES   :=
 
-.PHONY: all test demo bench deps install clean
+.PHONY: all test demo bench deps deps-build install clean
 all:
 
 include tests/sim/part.mk
@@ -74,17 +75,23 @@ $(BUILD)/%.o: %.c
 
 # Packages the build and the tests need on Debian 12, and real NCCL
 # libraries of other versions (PyPI wheels) for the compatibility tests.
+# The launchers (torchrun from python3-torch, mpirun from openmpi-bin) are
+# only for the tests; the demo needs the build packages alone.
 DEB_PKGS = build-essential libunwind-dev uthash-dev libjansson-dev python3-jsonschema valgrind strace procps psmisc time clang
+LAUNCHER_PKGS = python3-torch openmpi-bin
 NCCL_WHEELS = $(CURDIR)/build/nccl-wheels
 deps:
-	@sh tests/deps.sh $(DEB_PKGS)
+	@sh tests/deps.sh $(DEB_PKGS) $(LAUNCHER_PKGS)
 	@sh tests/compat/fetch-nccl.sh $(NCCL_WHEELS)
+
+deps-build:
+	@sh tests/deps.sh $(DEB_PKGS)
 
 test: deps
 	@$(MAKE) --no-print-directory all
 	@NW_BUILD=$(BUILD) NW_SAN=$(SAN) NW_NCCL_WHEELS=$(NCCL_WHEELS) CUDA_HOME=$(CUDA_HOME) sh tests/run.sh $(T)
 
-demo: deps
+demo: deps-build
 	@$(MAKE) --no-print-directory all
 	@NW_BUILD=$(BUILD) sh examples/demo.sh
 
