@@ -1,9 +1,11 @@
 #!/bin/sh
 # make demo: an 8-rank job of the example trainer on the simulated GPUs in
 # which rank 5 skips the all-reduce of step 20, so the job hangs the way
-# real jobs do. With ncclwatch built, the job runs under it (a 5 s stall
-# timeout) and the demo shows what the watchdog of each rank reported and
-# where rank 5 was; the cross-rank verdict comes with the diagnosis issue.
+# most real jobs hang (one rank took another code path). It runs under
+# ncclwatch with a 5 s stall timeout; the demo shows what the watchdog
+# printed by itself (its stall lines and the cross-rank verdict naming
+# rank 5), then kills the job as a scheduler would and runs
+# `ncclwatch diagnose` on the files the processes left behind.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 : "${NW_BUILD:=build}"
@@ -12,10 +14,10 @@ sim="$NW_BUILD/sim"
 trainer="$NW_BUILD/bin/trainer"
 lib="$NW_BUILD/lib/libncclwatch.so"
 cli="$NW_BUILD/bin/ncclwatch"
-hang_wait=15
+hang_wait=25
 
 say() { printf '\n==> %s\n' "$*"; }
-for f in "$trainer" "$sim/libnccl.so.2" "$sim/libcuda.so.1"; do
+for f in "$trainer" "$sim/libnccl.so.2" "$sim/libcuda.so.1" "$lib" "$cli"; do
 	[ -e "$f" ] || { echo "demo: $f is missing; run 'make' first" >&2; exit 1; }
 done
 
@@ -29,86 +31,58 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM HUP PIPE
 export NCCLSIM_DIR="$work/sim" NCCLWATCH_DIR="$work/ncclwatch" NCCLWATCH_JOB=demo NCCLWATCH_TIMEOUT=5
 mkdir -p "$NCCLSIM_DIR"
-
-watched=""
-if [ -e "$lib" ] && [ -x "$cli" ]; then
-	watched=yes
-fi
+jobdir="$NCCLWATCH_DIR/$NCCLWATCH_JOB"
+log="$work/job.log"
 
 say "Starting an 8-rank data-parallel training job on 8 simulated GPUs (CPU processes)."
 echo "    rank 5 is told to skip the all-reduce of step 20 (--fault skip:rank=5:step=20),"
 echo "    as when one rank takes a different code path: the other 7 wait for it forever."
 set -- "$trainer" --nranks 8 --steps 40 --count 256 --bcast-every 10 --verbose --fault skip:rank=5:step=20
-if [ -n "$watched" ]; then
-	echo "    running under ncclwatch: LD_PRELOAD=$lib"
-	echo "    \$ LD_PRELOAD=$lib $*"
-	LD_LIBRARY_PATH="$sim" LD_PRELOAD="$lib" setsid "$@" > "$work/job.log" 2>&1 &
-else
-	echo "    \$ $*"
-	LD_LIBRARY_PATH="$sim" setsid "$@" > "$work/job.log" 2>&1 &
-fi
+echo "    \$ NCCLWATCH_TIMEOUT=5 LD_PRELOAD=$lib \\"
+echo "          $*"
+LD_LIBRARY_PATH="$sim" LD_PRELOAD="$lib" setsid "$@" > "$log" 2>&1 &
 job_pid=$!
 
-say "Waiting up to $hang_wait s for the job (ncclwatch's stall timeout: NCCLWATCH_TIMEOUT=5)."
-reports() { grep -c '^ncclwatch: \(stall\|dump requested\)' "$work/job.log"; }
+say "Waiting for the hang and for ncclwatch's verdict (at most $hang_wait s)."
+# The verdict is complete once the stacks of both groups of ranks are in.
+verdict_done() { grep -q '^ncclwatch:   rank 5 (1) thread' "$log"; }
 i=0
-while [ $i -lt $((hang_wait * 10)) ] && kill -0 "$job_pid" 2>/dev/null; do
-	# 7 stuck ranks report, rank 5 answers their request with a dump
-	[ -n "$watched" ] && [ "$(reports)" -ge 8 ] && { sleep 0.5; break; }
+while [ $i -lt $((hang_wait * 10)) ] && kill -0 "$job_pid" 2>/dev/null && ! verdict_done; do
 	sleep 0.1
 	i=$((i + 1))
 done
 if ! kill -0 "$job_pid" 2>/dev/null; then
 	wait "$job_pid"
 	echo "    the job ended by itself (status $?), which it should not have:"
-	sed 's/^/    | /' "$work/job.log"
-	exit 0
+	sed 's/^/    | /' "$log"
+	exit 1
 fi
-last_step() { grep -E "^rank $1 step [0-9]+ done" "$work/job.log" | tail -n 1 | sed 's/.* step \([0-9]*\) done/\1/'; }
-echo "    still running, and no rank makes progress. Last step each rank finished:"
-for r in 0 1 2 3 4 5 6 7; do
-	echo "      rank $r: step $(last_step $r)"
-done
-echo "    what rank 5 said:"
-grep -E '^rank 5 step 20' "$work/job.log" | sed 's/^/      /'
-echo "    This is all a user sees of a real hang: the log stops, every GPU sits there."
+sleep 0.3
+last_step() { grep -E "^rank $1 step [0-9]+ done" "$log" | tail -n 1 | sed 's/.* step \([0-9]*\) done/\1/'; }
+printf '    after %s s the job is still running and no rank makes progress; last step done:' "$((i / 10))"
+for r in 0 1 2 3 4 5 6 7; do printf ' r%s=%s' $r "$(last_step $r)"; done
+echo
+echo "    (without ncclwatch that is all a user sees: the log stops, every GPU sits there.)"
 
-if [ -n "$watched" ]; then
-	say "What the watchdog in each rank printed (one line per finding, stderr):"
-	grep '^ncclwatch:' "$work/job.log" | sed "s|$work/|\$WORK/|g; s/^/    /" | cut -c1-230
-	dump5=$(ls "$NCCLWATCH_DIR/$NCCLWATCH_JOB"/*.rank5.dump.seg 2>/dev/null | head -n 1)
-	if [ -n "$dump5" ]; then
-		say "Rank 5 is not stuck, so it reported nothing itself; its dump says where it is:"
-		"$cli" show "$dump5" 2>&1 | awk '/^  thread /{n++} n==1 && /^(  thread|    #)/' | head -n 8 | sed 's/^/  /'
-	fi
-	say "What ncclwatch recorded (ncclwatch show $NCCLWATCH_DIR/$NCCLWATCH_JOB), while the job hangs:"
-	"$cli" show $(ls "$NCCLWATCH_DIR/$NCCLWATCH_JOB"/*.seg | grep -v '\.dump\.seg$') > "$work/show.out" 2>&1
-	echo "    (exit status $?, $(wc -l < "$work/show.out") lines; per segment: its rank, its"
-	echo "    communicators' counters and its last two operations)"
-	awk '
-		function flush() { if (n > 1) print prev2; if (n > 0) print prev1; n = 0 }
-		/^segment /       { flush(); print; next }
-		/^  rank /        { print; next }
-		/^  comm /        { print; next }
-		/^  op /          { prev2 = prev1; prev1 = $0; n++; next }
-		END               { flush() }
-	' "$work/show.out" | cut -c1-200
-	say "Reading it by hand (the automatic cross-rank verdict comes with the diagnosis, issue 5):"
-	awk '/^  rank /{r=$2} /^  comm /{for(i=1;i<=NF;i++) if ($i ~ /^coll_enqueued=/) print "      rank " r ": " $i}' \
-		"$work/show.out" | sort -n -k2
-	echo "    the rank with fewer collectives enqueued on the world communicator is the one the others wait for."
-else
-	say "No diagnosis yet."
-	echo "    ncclwatch itself is not built in this tree yet: the recording interposer"
-	echo "    ($lib, issue 3), the watchdog and the cross-rank diagnosis (issues 4-5)"
-	echo "    are what will turn this hang into: 'rank 5 never issued all-reduce #21 of"
-	echo "    the world communicator; ranks 0-4,6-7 wait in it'. Until then this demo"
-	echo "    only shows the hang."
-fi
+say "What each rank's watchdog printed on stderr (one line per finding):"
+grep -E '^ncclwatch: (stall|dump requested)' "$log" | sed "s|$work/|\$WORK/|g" | cut -c1-160 | head -n 3 | sed 's/^/    /'
+echo "    ... ($(grep -Ec '^ncclwatch: stall' "$log") stall lines from the 7 waiting ranks; rank 5, not stuck, dumped its stacks on request)"
 
-say "Killing the job (process group $job_pid)."
+say "The cross-rank verdict the watchdog printed by itself (one rank per host prints it):"
+sed -n '/^ncclwatch: job /,$p' "$log" | grep '^ncclwatch:' | sed -n '/^ncclwatch: stacks/q; p' \
+	| sed "s|$work/|\$WORK/|g" | cut -c1-200 | sed 's/^/    /'
+echo "    ncclwatch: stacks (...: every rank's threads, merged into groups, as below)"
+
+say "Killing the job (SIGKILL, as a scheduler's timeout would); the files stay:"
 kill -KILL "-$job_pid" 2>/dev/null
 wait "$job_pid" 2>/dev/null
 job_pid=""
-echo "    done."
+ls "$jobdir" | sed 's/^/    /' | head -n 20
+
+say "Post-mortem, from those files: ncclwatch diagnose \$WORK/ncclwatch"
+"$cli" diagnose "$NCCLWATCH_DIR" > "$work/diagnose.out" 2>&1
+status=$?
+sed "s|$work/|\$WORK/|g" "$work/diagnose.out" | cut -c1-200 | sed 's/^/    /'
+echo "    (exit status $status: 1 means a problem was found)"
+grep -q '^MISSING_RANK: rank 5 never called' "$work/diagnose.out" || { echo "demo: the diagnosis did not name rank 5" >&2; exit 1; }
 exit 0
