@@ -24,11 +24,14 @@ static const char *env_nonempty(const char *name)
 	return v && *v ? v : NULL;
 }
 
-/* Field 22 of /proc/<pid>/stat: start time in clock ticks since boot. */
-static unsigned long long process_start_ticks(pid_t pid)
+/* Field 22 of /proc/<pid>/stat (see job.h). */
+unsigned long long nw_process_start_ticks(pid_t pid)
 {
 	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (pid > 0)
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/stat");
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return 0;
@@ -83,7 +86,7 @@ void nw_job_id(char *out, size_t size)
 		snprintf(out, size, "%s", v);
 	} else {
 		pid_t ppid = getppid();
-		snprintf(out, size, "ppid-%d-%llu", (int)ppid, process_start_ticks(ppid));
+		snprintf(out, size, "ppid-%d-%llu", (int)ppid, nw_process_start_ticks(ppid));
 	}
 	nw_job_sanitize(out);
 }

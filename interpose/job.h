@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* The job id, sanitized to [A-Za-z0-9._-], never empty. In order:
  * NCCLWATCH_JOB; TORCHELASTIC_RUN_ID (unless "none"); SLURM_JOB_ID with
@@ -19,6 +20,12 @@ void nw_job_id(char *out, size_t size);
 /* RANK / LOCAL_RANK / WORLD_SIZE and the Open MPI, Slurm and PMI
  * equivalents; -1 where the launcher says nothing. */
 void nw_job_ranks(int32_t *global_rank, int32_t *local_rank, int32_t *world_size);
+
+/* Field 22 of /proc/<pid>/stat (/proc/self/stat for pid <= 0): when the
+ * process started, in clock ticks since boot; 0 if it cannot be read. With
+ * the pid, it names one process of this host for as long as the host runs
+ * (a reused pid has another start time). */
+unsigned long long nw_process_start_ticks(pid_t pid);
 
 /* Keep only [A-Za-z0-9._-] (others become '_'); never "", "." or "..". */
 void nw_job_sanitize(char *s);

@@ -115,6 +115,7 @@ static void fill_header(struct nw_segment *s, const char *job, int32_t nccl_vers
 	h->ppid = getppid();
 	h->start_realtime_ns = clock_ns(CLOCK_REALTIME);
 	h->start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+	h->proc_start_ticks = nw_process_start_ticks(0);   /* readers tell a reused pid by it */
 	nw_job_ranks(&h->global_rank, &h->local_rank, &h->world_size);
 	h->uid = getuid();
 	if (gethostname(h->host, sizeof(h->host) - 1) != 0)

@@ -7,11 +7,15 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -745,6 +749,9 @@ int nw_segment_read_fd(int fd, const char *name, unsigned flags, struct nw_segme
 	if (h->version_minor == 0)
 		memset((char *)h + offsetof(struct nw_seg_header, tracking), 0,
 		       sizeof *h - offsetof(struct nw_seg_header, tracking));
+	/* Nor has a 1.1 file the 1.2 field: 0, the writer's start unknown. */
+	if (h->version_minor < 2)
+		h->proc_start_ticks = 0;
 
 	seg->file_size = (uint64_t)sb.st_size;
 	seg->path = strdup(name);
@@ -903,4 +910,131 @@ void nw_path_list_free(struct nw_path_list *list)
 		free(list->paths[i]);
 	free(list->paths);
 	memset(list, 0, sizeof *list);
+}
+
+/* ---- Is the writer of a segment still running? ---- */
+
+/* Fields 3 (state) and 22 (starttime, clock ticks since boot) of
+ * /proc/PID/stat; 0, or -1 if it cannot be read. */
+static int proc_stat(int64_t pid, char *state, unsigned long long *ticks)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%" PRId64 "/stat", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* The command name may hold spaces and parentheses: fields count from
+	 * the last ')'. */
+	char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || !p[2])
+		return -1;
+	p += 2;                            /* field 3 */
+	*state = *p;
+	for (int field = 3; field < 22; field++) {
+		p = strchr(p, ' ');
+		if (!p)
+			return -1;
+		p++;
+	}
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(p, &end, 10);
+	if (errno || end == p || (*end != ' ' && *end != '\n' && *end != '\0'))
+		return -1;
+	*ticks = v;
+	return 0;
+}
+
+/* 1 if /proc/PID/maps maps the file with this device and inode, 0 if not,
+ * -1 if it cannot be read. */
+static int maps_file(int64_t pid, const struct stat *st)
+{
+	char path[64], line[4096];
+	snprintf(path, sizeof path, "/proc/%" PRId64 "/maps", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	int found = 0;
+	while (!found && fgets(line, sizeof line, f)) {
+		unsigned maj, min;
+		unsigned long long ino;
+		if (sscanf(line, "%*s %*s %*s %x:%x %llu", &maj, &min, &ino) == 3)
+			found = ino == (unsigned long long)st->st_ino && maj == major(st->st_dev)
+			        && min == minor(st->st_dev);
+		/* a line longer than the buffer: skip its rest */
+		while (!strchr(line, '\n') && fgets(line, sizeof line, f))
+			;
+	}
+	fclose(f);
+	return found;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	if (clock_gettime(id, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The process that has the pid maps `path`: it is the writer of its live
+ * segment, whatever else says. */
+static int maps_path(int64_t pid, const char *path)
+{
+	struct stat st;
+	return path && stat(path, &st) == 0 && maps_file(pid, &st) == 1;
+}
+
+int nw_segment_writer_state(const struct nw_seg_header *h, const char *path)
+{
+	int64_t pid = h->pid;
+	if (pid <= 0 || pid > INT_MAX)
+		return NW_WRITER_UNKNOWN;
+	if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+		return NW_WRITER_GONE;
+	/* The pid exists (EPERM: another user's): the writer, or a later
+	 * process that got its pid? */
+	char state = 0;
+	unsigned long long ticks = 0;
+	if (proc_stat(pid, &state, &ticks) != 0) {
+		if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+			return NW_WRITER_GONE;   /* it exited meanwhile */
+		return NW_WRITER_UNKNOWN;    /* /proc hides it (hidepid) or is not mounted */
+	}
+	if (state == 'Z' || state == 'X')
+		return NW_WRITER_GONE;       /* exited: it writes nothing more */
+
+	/* 1.2: the writer's own start time, exact. Another one: the pid was
+	 * reused (unless that process maps the file: then its /proc and the
+	 * writer's disagree, e.g. another time namespace; keep it). */
+	if (h->proc_start_ticks) {
+		if (ticks == h->proc_start_ticks)
+			return NW_WRITER_LIVE;
+		return maps_path(pid, path) ? NW_WRITER_LIVE : NW_WRITER_GONE;
+	}
+
+	/* 1.0 and 1.1 files (or a writer that could not read its start time):
+	 * the writer maps its live segment; else compare clocks. */
+	if (maps_path(pid, path))
+		return NW_WRITER_LIVE;
+	long hz = sysconf(_SC_CLK_TCK);
+	if (hz <= 0 || !h->start_monotonic_ns)
+		return NW_WRITER_UNKNOWN;
+	uint64_t tick_ns = 1000000000u / (uint64_t)hz;
+	uint64_t started = (uint64_t)(ticks / (unsigned long long)hz) * 1000000000u
+	                   + (uint64_t)(ticks % (unsigned long long)hz) * tick_ns;
+	/* The segment's creation time is CLOCK_MONOTONIC, a process's start
+	 * CLOCK_BOOTTIME, which also counts time suspended. Subtracting all the
+	 * time suspended so far gives the earliest monotonic time the process
+	 * can have started at: later than the segment's creation (and two ticks
+	 * of rounding) means another process. Not exact: a pause of the machine
+	 * that moves BOOTTIME against MONOTONIC after the process started makes
+	 * it look earlier (judged live: the safe side). */
+	uint64_t mono = clock_ns(CLOCK_MONOTONIC), boot = clock_ns(CLOCK_BOOTTIME);
+	uint64_t suspended = boot > mono ? boot - mono : 0;
+	uint64_t earliest = started > suspended ? started - suspended : 0;
+	return earliest > h->start_monotonic_ns + 2 * tick_ns ? NW_WRITER_GONE : NW_WRITER_LIVE;
 }

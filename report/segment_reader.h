@@ -4,9 +4,10 @@
  * access to the stack area's threads, frames, modules, strings and per-op
  * stacks; and lists the segment files under a directory.
  *
- * Versions: reads format 1.0 and 1.1 (and, by their known prefix, newer
- * minors of major 1). In a 1.0 file the 1.1 header fields read as zero and
- * the stack area (opaque in 1.0) is not interpreted.
+ * Versions: reads format 1.0, 1.1 and 1.2 (and, by their known prefix,
+ * newer minors of major 1). In a 1.0 file the 1.1 header fields read as
+ * zero and the stack area (opaque in 1.0) is not interpreted; in a 1.0 or
+ * 1.1 file the 1.2 field (proc_start_ticks) reads as zero.
  *
  * Library code, shared by the CLI, the analysis engine and the watchdog: it
  * never exits, never prints, and never maps the file (it uses pread, so a
@@ -155,6 +156,28 @@ const struct nw_seg_frame *nw_ipsym_lookup(const struct nw_segment *seg, uint64_
  * ips belong to the ticket whose record was copied with them), or all its
  * ips are zero. */
 const uint64_t *nw_opstack(const struct nw_segment *seg, uint64_t ticket, uint32_t *depth);
+
+/* ---- Is the writer of a segment still running? ----
+ *
+ * For a segment of THIS host only (/proc cannot judge another host's
+ * process: the caller compares header.host with its own first). The rule:
+ * no process has header.pid: GONE; it has exited (a zombie): GONE; else,
+ * when header.proc_start_ticks is set (1.2), the process whose
+ * /proc/<pid>/stat start time equals it is the writer (LIVE), any other
+ * got the pid later (GONE: pid reused); when it is 0 (a 1.0/1.1 file, or a
+ * writer that could not read its start), the older, inexact rule: LIVE if
+ * the process started before the segment was created (CLOCK_BOOTTIME start
+ * less the time suspended so far, against start_monotonic_ns). Either
+ * way, a process that maps the file `path` (may be NULL: not checked) is
+ * LIVE: it writes that live segment. UNKNOWN: a pid out of range, /proc
+ * unreadable, no creation time. A process in another pid namespace of the
+ * same host name is judged by this namespace's pids. */
+enum nw_writer_state {
+	NW_WRITER_GONE = 0,
+	NW_WRITER_LIVE = 1,
+	NW_WRITER_UNKNOWN = 2,
+};
+int nw_segment_writer_state(const struct nw_seg_header *h, const char *path);
 
 /* A list of segment file paths. */
 struct nw_path_list {

@@ -1,4 +1,4 @@
-/* ncclwatch segment format, version 1.
+/* ncclwatch segment format, version 1 (minor 2).
  *
  * One segment per process: a file mapped MAP_SHARED by libncclwatch.so
  * (default /dev/shm/ncclwatch-$UID/<job>/<host>.<pid>.seg). The live file
@@ -32,7 +32,7 @@
 #define NW_SEG_MAGIC "NCCLWSEG"           /* 8 bytes, no terminator */
 #define NW_SEG_ENDIAN 0x01020304u
 #define NW_SEG_VERSION_MAJOR 1
-#define NW_SEG_VERSION_MINOR 1
+#define NW_SEG_VERSION_MINOR 2
 #define NW_SEG_ALIGN 64
 
 /* ---- header.flags ---- */
@@ -114,7 +114,12 @@ struct nw_seg_header {
 	NW_ATOMIC(uint64_t) request_served;  /* last dump request served (see docs/FORMAT.md) */
 	NW_ATOMIC(uint64_t) last_finding_ns; /* when the last finding was reported, 0 none */
 
-	uint8_t  reserved[8192 - 3904];           /* zero; future fields take from here */
+	/* v1.2: identity of the process, exact. */
+	uint64_t proc_start_ticks;    /* the process's start time: field 22 of /proc/self/stat (clock
+	                               * ticks since boot) when the segment was created; 0 unknown.
+	                               * Equal to /proc/<pid>/stat's: the same process (pid not reused) */
+
+	uint8_t  reserved[8192 - 3912];           /* zero; future fields take from here */
 };
 
 /* ---- header.tracking: how op completion is known ---- */

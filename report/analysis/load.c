@@ -35,69 +35,16 @@ static uint64_t clock_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * NW_NS + (uint64_t)ts.tv_nsec;
 }
 
-/* The start time of `pid` from /proc/<pid>/stat (field 22, clock ticks
- * since boot), in ns of CLOCK_BOOTTIME; -1 if unknown. */
-static int proc_start_boot_ns(int64_t pid, uint64_t *ns)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%" PRId64 "/stat", pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');   /* the command name may hold spaces and parentheses */
-	if (!p)
-		return -1;
-	p++;
-	/* After ")": field 3 (state) ... field 22 (starttime) is the 20th. */
-	unsigned long long start = 0;
-	for (int field = 3; field <= 22; field++) {
-		while (*p == ' ')
-			p++;
-		if (!*p)
-			return -1;
-		if (field == 22) {
-			char *end;
-			errno = 0;
-			start = strtoull(p, &end, 10);
-			if (errno || end == p)
-				return -1;
-			break;
-		}
-		while (*p && *p != ' ')
-			p++;
-	}
-	long hz = sysconf(_SC_CLK_TCK);
-	if (hz <= 0)
-		return -1;
-	*ns = (uint64_t)start * (NW_NS / (uint64_t)hz);
-	return 0;
-}
-
-/* 1 alive, 0 dead, -1 unknown (another host). A pid that exists but whose
- * process started after the segment was created is a reused pid: dead.
- * Limitation: a process in another pid namespace of the same host name is
- * judged by this namespace's pids. */
-static int proc_alive(const struct nw_seg_header *h, const char *myhost)
+/* 1 alive, 0 dead, -1 unknown (another host): nw_segment_writer_state's
+ * rule (a zombie or a reused pid is dead). A pid out of range is dead; a
+ * process that exists but cannot be examined further is alive. */
+static int proc_alive(const struct nw_seg_header *h, const char *path, const char *myhost)
 {
 	if (!myhost[0] || strcmp(h->host, myhost) != 0)
 		return -1;
 	if (h->pid <= 0 || h->pid > INT_MAX)
 		return 0;
-	if (kill((pid_t)h->pid, 0) != 0 && errno != EPERM)
-		return 0;
-	uint64_t start_boot;
-	if (h->start_monotonic_ns && proc_start_boot_ns(h->pid, &start_boot) == 0) {
-		uint64_t boot = clock_ns(CLOCK_BOOTTIME), mono = clock_ns(CLOCK_MONOTONIC);
-		uint64_t offset = boot > mono ? boot - mono : 0;   /* time suspended */
-		uint64_t start_mono = start_boot > offset ? start_boot - offset : 0;
-		/* Start times have clock-tick resolution: 20 ms of slack. */
-		if (start_mono > h->start_monotonic_ns + 20000000ull)
-			return 0;
-	}
-	return 1;
+	return nw_segment_writer_state(h, path) == NW_WRITER_GONE ? 0 : 1;
 }
 
 /* ---- one process from one snapshot ---- */
@@ -257,7 +204,7 @@ static struct nw_proc *make_proc(const struct nw_segment *seg, struct nw_intern 
 	}
 	p->last_activity_ns = last;
 
-	p->alive = proc_alive(&p->hdr, myhost);
+	p->alive = proc_alive(&p->hdr, p->path, myhost);
 	if (p->alive == 1 && !p->is_dump) {
 		p->now_ns = clock_ns(CLOCK_MONOTONIC);
 	} else {

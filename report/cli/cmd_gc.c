@@ -4,23 +4,21 @@
  *
  * A file is removed only when all of these hold: it reads as a segment;
  * its header names this host; and its process is gone: no process has its
- * pid, or the one that has it started after the segment was created (the
- * pid was reused) and does not map the file. Anything else is kept: a file
- * of another host, one being created or unreadable, one whose process
- * cannot be examined. */
+ * pid, the one that has it has exited (a zombie), or it is another process
+ * (the pid was reused: its start time differs from the one the writer put
+ * in the header, or, in a 1.0/1.1 file, it started after the segment was
+ * created) and does not map the file (nw_segment_writer_state). Anything
+ * else is kept: a file of another host, one being created or unreadable,
+ * one whose process cannot be examined. */
 #include "commands.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <time.h>
 #include <unistd.h>
 #include "../segment_reader.h"
 
@@ -36,10 +34,11 @@ static void gc_help(FILE *out)
 	        "report.lock, report.txt, request) and the directory if it is then empty.\n"
 	        "\n"
 	        "A segment is never removed when its process may still run: same host, and\n"
-	        "its pid exists, has not exited, and is the same process (it maps the file,\n"
-	        "or it started before the segment was created). Files of other hosts (in a\n"
-	        "shared dump directory), files being created and unreadable files are never\n"
-	        "touched.\n"
+	        "its pid exists, has not exited, and is the same process (its start time is\n"
+	        "the one the segment records, or it maps the file; for a segment of format\n"
+	        "1.0/1.1, which records none: it started before the segment was created).\n"
+	        "Files of other hosts (in a shared dump directory), files being created and\n"
+	        "unreadable files are never touched.\n"
 	        "\n"
 	        "  -n, --dry-run   say what would be removed, remove nothing\n"
 	        "  -h, --help      this text\n"
@@ -50,103 +49,6 @@ static void gc_help(FILE *out)
 	        "\n"
 	        "Exit status: 0 ok (also when nothing was found); 2 usage error, DIR missing,\n"
 	        "or a file that could not be removed (one line on stderr each).\n");
-}
-
-/* ---- is the process of a segment still running? ---- */
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* 1 if /proc/PID/maps maps the file with this device and inode, 0 if not,
- * -1 if it cannot be read. */
-static int maps_file(int64_t pid, const struct stat *st)
-{
-	char path[64], line[4096];
-	snprintf(path, sizeof path, "/proc/%" PRId64 "/maps", pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	int found = 0;
-	while (!found && fgets(line, sizeof line, f)) {
-		unsigned maj, min;
-		unsigned long long ino;
-		if (sscanf(line, "%*s %*s %*s %x:%x %llu", &maj, &min, &ino) == 3)
-			found = ino == (unsigned long long)st->st_ino && maj == major(st->st_dev)
-			        && min == minor(st->st_dev);
-		/* a line longer than the buffer: skip its rest */
-		while (!strchr(line, '\n') && fgets(line, sizeof line, f))
-			;
-	}
-	fclose(f);
-	return found;
-}
-
-/* When process `pid` started, in ns of CLOCK_BOOTTIME; 0 if unknown.
- * *zombie = 1 if it has exited and waits to be reaped. */
-static uint64_t start_boottime_ns(int64_t pid, int *zombie)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%" PRId64 "/stat", pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	/* The command name may hold spaces and parentheses: fields count from
-	 * the last ')'. starttime is field 22, the 20th after it. */
-	char *p = strrchr(buf, ')');
-	if (!p || p[1] != ' ' || !p[2])
-		return 0;
-	p++;
-	*zombie = p[1] == 'Z' || p[1] == 'X';
-	for (int field = 3; field < 22 && p; field++)
-		p = strchr(p + 1, ' ');
-	if (!p)
-		return 0;
-	unsigned long long ticks = strtoull(p + 1, NULL, 10);
-	long hz = sysconf(_SC_CLK_TCK);
-	if (hz <= 0)
-		return 0;
-	return (uint64_t)(ticks / (unsigned long long)hz) * 1000000000u
-	       + (uint64_t)(ticks % (unsigned long long)hz) * (1000000000u / (uint64_t)hz);
-}
-
-enum liveness { GONE, LIVE, UNKNOWN };
-
-/* Is the process that wrote `seg` (a file of this host) still running? */
-static enum liveness process_state(const struct nw_segment *seg, const char *path)
-{
-	int64_t pid = seg->header.pid;
-	if (pid <= 0 || pid > INT_MAX)
-		return UNKNOWN;
-	if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
-		return GONE;
-	/* The pid exists: the same process, or a later one that got its pid? */
-	struct stat st;
-	if (stat(path, &st) == 0 && maps_file(pid, &st) == 1)
-		return LIVE;                 /* the writer maps its live segment */
-	int zombie = 0;
-	uint64_t started = start_boottime_ns(pid, &zombie);
-	if (zombie)
-		return GONE;                 /* exited: it writes nothing more */
-	if (!started || !seg->header.start_monotonic_ns)
-		return UNKNOWN;
-	/* The segment's creation time is CLOCK_MONOTONIC, a process's start
-	 * CLOCK_BOOTTIME, which also counts time suspended. Subtracting all the
-	 * time suspended so far gives the earliest monotonic time the process
-	 * can have started at: later than the segment's creation (and a tick
-	 * of rounding) means another process. */
-	uint64_t mono = clock_ns(CLOCK_MONOTONIC), boot = clock_ns(CLOCK_BOOTTIME);
-	uint64_t suspended = boot > mono ? boot - mono : 0;
-	long hz = sysconf(_SC_CLK_TCK);
-	uint64_t slack = 2 * (1000000000u / (uint64_t)(hz > 0 ? hz : 100));
-	uint64_t earliest = started > suspended ? started - suspended : 0;
-	return earliest > seg->header.start_monotonic_ns + slack ? GONE : LIVE;
 }
 
 /* ---- the walk ---- */
@@ -206,7 +108,7 @@ static void consider_segment(struct gc *g, const char *path)
 	}
 	if (strncmp(seg.header.host, g->host, sizeof seg.header.host) != 0)
 		g->other_host++;
-	else if (process_state(&seg, path) != GONE)
+	else if (nw_segment_writer_state(&seg.header, path) != NW_WRITER_GONE)
 		g->live++;
 	else
 		remove_file(g, path);

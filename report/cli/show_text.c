@@ -96,6 +96,12 @@ static void show_header(FILE *out, const struct nw_segment *seg)
 	put_field(out, "world_size", buf);
 	put_field(out, "job", h->job);
 	put_field(out, "start", iso_time(h->start_realtime_ns, buf));
+	/* v1.2: the process's start in clock ticks since boot (0 in older files). */
+	if (h->proc_start_ticks)
+		snprintf(buf, sizeof buf, "%" PRIu64, h->proc_start_ticks);
+	else
+		snprintf(buf, sizeof buf, "-");
+	put_field(out, "start_ticks", buf);
 	put_field(out, "flags", nw_seg_flags_str(h->flags, flags));
 	put_field(out, "nccl", nw_nccl_version_str(h->nccl_version, name));
 	put_field(out, "nccl_lib", h->nccl_lib);

@@ -9,7 +9,8 @@
  *
  * struct nw_seg_op ends with explicit padding (pad0) to its 128 bytes.
  * Format 1.1 added the watchdog's header fields (from the reserved tail)
- * and the stack area's structs.
+ * and the stack area's structs; 1.2 the header's proc_start_ticks (from
+ * the reserved tail).
  */
 #include <stdio.h>
 #include <string.h>
@@ -87,7 +88,9 @@ static void fields(void)
 	FIELD(nw_seg_header, dumps, 3880, 8);
 	FIELD(nw_seg_header, request_served, 3888, 8);
 	FIELD(nw_seg_header, last_finding_ns, 3896, 8);
-	FIELD(nw_seg_header, reserved, 3904, 4288);
+	/* 1.2 */
+	FIELD(nw_seg_header, proc_start_ticks, 3904, 8);
+	FIELD(nw_seg_header, reserved, 3912, 4280);
 	SIZE(nw_seg_comm, 512);
 	FIELD(nw_seg_comm, comm_id, 0, 8);
 	FIELD(nw_seg_comm, parent_id, 8, 8);
@@ -209,7 +212,7 @@ static void constants(void)
 	check("NW_SEG_MAGIC", memcmp(NW_SEG_MAGIC, "NCCLWSEG", 8) == 0 && sizeof NW_SEG_MAGIC == 9, 1);
 	VALUE(NW_SEG_ENDIAN, 0x01020304u);
 	VALUE(NW_SEG_VERSION_MAJOR, 1);
-	VALUE(NW_SEG_VERSION_MINOR, 1);
+	VALUE(NW_SEG_VERSION_MINOR, 2);
 	VALUE(NW_SEG_ALIGN, 64);
 	VALUE(NW_SEG_HOST_LEN, 64);
 	VALUE(NW_SEG_JOB_LEN, 64);
