@@ -234,6 +234,14 @@ void nw_segment_forget(struct nw_segment *s)
 	memset(s, 0, sizeof(*s));
 }
 
+void nw_segment_note_exit_status(struct nw_segment *s, int status)
+{
+	if (!s->hdr || s->owner != getpid())
+		return;
+	s->hdr->exit_status = status;
+	atomic_fetch_or(&s->hdr->flags, NW_SEG_F_EXIT_STATUS);
+}
+
 void nw_segment_exit(struct nw_segment *s)
 {
 	if (!s->hdr || s->owner != getpid())
@@ -241,6 +249,10 @@ void nw_segment_exit(struct nw_segment *s)
 	uint32_t flags = atomic_fetch_or(&s->hdr->flags, NW_SEG_F_EXITED) | NW_SEG_F_EXITED;
 	const char *keep = getenv("NCCLWATCH_KEEP");
 	if ((keep && !strcmp(keep, "1")) || (flags & NW_SEG_F_STALL_SEEN))
+		return;
+	/* A process that failed (exit status not 0) may be why its peers hang:
+	 * its record is evidence. */
+	if ((flags & NW_SEG_F_EXIT_STATUS) && s->hdr->exit_status != 0)
 		return;
 	unlink(s->path);
 	/* Still mapped: threads that outlive the exit handlers may record. */

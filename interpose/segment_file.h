@@ -45,4 +45,8 @@ void nw_segment_forget(struct nw_segment *s);
  * the watchdog saw a stall (the file is then the post-mortem record). */
 void nw_segment_exit(struct nw_segment *s);
 
+/* Keeps the status the process passed to exit() (from an on_exit handler,
+ * which runs before nw_segment_exit): a non-zero status keeps the file. */
+void nw_segment_note_exit_status(struct nw_segment *s, int status);
+
 #endif

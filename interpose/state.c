@@ -43,6 +43,15 @@ static void nw_atfork_child(void)
 	atomic_store_explicit(&nw_run, NW_RUN_UNSTARTED, memory_order_release);
 }
 
+/* Runs from exit() before the destructors: the status is known only here.
+ * Registered once; fork children inherit it. */
+static void nw_note_exit_status(int status, void *arg)
+{
+	(void)arg;
+	if (atomic_load_explicit(&nw_run, memory_order_acquire) == NW_RUN_RECORDING)
+		nw_segment_note_exit_status(&nw_seg, status);
+}
+
 __attribute__((destructor)) static void nw_at_exit(void)
 {
 	if (atomic_load_explicit(&nw_run, memory_order_acquire) == NW_RUN_RECORDING) {
@@ -64,6 +73,7 @@ int nw_start(void)
 	if (run == NW_RUN_UNSTARTED) {
 		if (!nw_atfork_registered) {
 			pthread_atfork(NULL, NULL, nw_atfork_child);
+			on_exit(nw_note_exit_status, NULL);
 			nw_atfork_registered = 1;
 		}
 		if (!nw_job[0])

@@ -206,7 +206,7 @@ const char *nw_seg_flags_str(uint32_t flags, char buf[NW_FLAGS_BUF])
 		{ NW_SEG_F_RECORDING, "recording" },   { NW_SEG_F_STOPPED, "stopped" },
 		{ NW_SEG_F_EXITED, "exited" },         { NW_SEG_F_DUMP, "dump" },
 		{ NW_SEG_F_STALL_SEEN, "stall_seen" }, { NW_SEG_F_PEERS_FULL, "peers_full" },
-		{ NW_SEG_F_COMMS_FULL, "comms_full" },
+		{ NW_SEG_F_COMMS_FULL, "comms_full" }, { NW_SEG_F_EXIT_STATUS, "exit_status" },
 	};
 	return flags_str(flags, names, COUNT(names), buf);
 }

@@ -749,9 +749,13 @@ int nw_segment_read_fd(int fd, const char *name, unsigned flags, struct nw_segme
 	if (h->version_minor == 0)
 		memset((char *)h + offsetof(struct nw_seg_header, tracking), 0,
 		       sizeof *h - offsetof(struct nw_seg_header, tracking));
-	/* Nor has a 1.1 file the 1.2 field: 0, the writer's start unknown. */
-	if (h->version_minor < 2)
+	/* Nor has a 1.1 file the 1.2 fields: the writer's start unknown, no
+	 * exit status. */
+	if (h->version_minor < 2) {
 		h->proc_start_ticks = 0;
+		h->exit_status = 0;
+		h->flags &= ~NW_SEG_F_EXIT_STATUS;
+	}
 
 	seg->file_size = (uint64_t)sb.st_size;
 	seg->path = strdup(name);

@@ -43,6 +43,7 @@
 #define NW_SEG_F_STALL_SEEN  0x10u /* the watchdog saw a stall in this process */
 #define NW_SEG_F_PEERS_FULL  0x20u /* the peer table overflowed: some per-peer positions are ring-only */
 #define NW_SEG_F_COMMS_FULL  0x40u /* the comm table overflowed: ops on untracked comms are not recorded */
+#define NW_SEG_F_EXIT_STATUS 0x80u /* 1.2: exit_status holds the status the process passed to exit() */
 
 #define NW_SEG_HOST_LEN 64
 #define NW_SEG_JOB_LEN 64
@@ -118,8 +119,9 @@ struct nw_seg_header {
 	uint64_t proc_start_ticks;    /* the process's start time: field 22 of /proc/self/stat (clock
 	                               * ticks since boot) when the segment was created; 0 unknown.
 	                               * Equal to /proc/<pid>/stat's: the same process (pid not reused) */
+	int32_t  exit_status;         /* the status given to exit(), valid with NW_SEG_F_EXIT_STATUS */
 
-	uint8_t  reserved[8192 - 3912];           /* zero; future fields take from here */
+	uint8_t  reserved[8192 - 3916];           /* zero; future fields take from here */
 };
 
 /* ---- header.tracking: how op completion is known ---- */

@@ -486,6 +486,8 @@ uint64_t nw_where(struct nw_jctx *x, const struct nw_proc *p, struct nw_buf *b, 
 		nw_buf_puts(b, (p->hdr.flags & NW_SEG_F_EXITED) ? "; exited" : "; process gone");
 	else if (p->hdr.flags & NW_SEG_F_EXITED)
 		nw_buf_puts(b, p->alive > 0 ? "; exiting" : "; exited");
+	if ((p->hdr.flags & (NW_SEG_F_EXITED | NW_SEG_F_EXIT_STATUS)) == (NW_SEG_F_EXITED | NW_SEG_F_EXIT_STATUS))
+		nw_buf_printf(b, " with status %d", (int)p->hdr.exit_status);
 	if (with_stack) {
 		const struct nw_thread_stack *t = nw_main_thread(p);
 		if (t) {

@@ -103,6 +103,10 @@ static void show_header(FILE *out, const struct nw_segment *seg)
 		snprintf(buf, sizeof buf, "-");
 	put_field(out, "start_ticks", buf);
 	put_field(out, "flags", nw_seg_flags_str(h->flags, flags));
+	if (h->flags & NW_SEG_F_EXIT_STATUS) {
+		snprintf(buf, sizeof buf, "%d", (int)h->exit_status);
+		put_field(out, "exit_status", buf);
+	}
 	put_field(out, "nccl", nw_nccl_version_str(h->nccl_version, name));
 	put_field(out, "nccl_lib", h->nccl_lib);
 	put_field(out, "cuda_driver", nw_cuda_version_str(h->cuda_driver_version, name));

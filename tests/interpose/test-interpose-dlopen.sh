@@ -84,7 +84,7 @@ NCCLWATCH_COMMS=1 NCCLWATCH_KEEP=1 NCCLWATCH_JOB=small LD_PRELOAD="$(nw_preload)
 assert_grep '^done failures=0$' "$T/small.out"
 assert_eq "$(grep -c '^ncclwatch: comm table full' "$T/small.out")" 1 "comm table full messages"
 show "$NCCLWATCH_DIR/small" > "$T/small.show"
-assert_grep '^  flags +recording,exited,comms_full$' "$T/small.show"
+assert_grep '^  flags +recording,exited,comms_full,exit_status$' "$T/small.show"
 assert_grep '^comms count=1 capacity=1$' "$T/small.show"
 dropped=$(sed -n 's/^  ops_dropped *//p' "$T/small.show")
 [ "$dropped" -gt 0 ] || fail "no ops counted as dropped"

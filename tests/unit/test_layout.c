@@ -90,7 +90,8 @@ static void fields(void)
 	FIELD(nw_seg_header, last_finding_ns, 3896, 8);
 	/* 1.2 */
 	FIELD(nw_seg_header, proc_start_ticks, 3904, 8);
-	FIELD(nw_seg_header, reserved, 3912, 4280);
+	FIELD(nw_seg_header, exit_status, 3912, 4);
+	FIELD(nw_seg_header, reserved, 3916, 4276);
 	SIZE(nw_seg_comm, 512);
 	FIELD(nw_seg_comm, comm_id, 0, 8);
 	FIELD(nw_seg_comm, parent_id, 8, 8);
