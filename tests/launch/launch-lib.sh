@@ -61,3 +61,50 @@ launch_stop() {
 
 # job_dirs: the job directories under $NCCLWATCH_DIR.
 job_dirs() { find "$NCCLWATCH_DIR" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | sort; }
+
+# launch_cmd OUT CMD...: start CMD, a launcher or a script that execs one
+# (examples/torchrun.sh, `ncclwatch run -- mpirun ...`), like the two above:
+# own session, both streams in OUT, LAUNCH_PID set.
+launch_cmd() {
+	_out=$1; shift
+	nw_spawn "$@" > "$_out" 2>&1
+	LAUNCH_PID=$NW_PID
+}
+
+# launch_procs: "PID COMMAND" of every live process left in the sessions
+# this test started (nw_spawn calls setsid: a session per launcher, its id
+# the launcher's pid). Killing a launcher's process group is not enough:
+# mpirun puts each rank in a process group of its own, so a rank would
+# outlive an mpirun killed with SIGKILL. Zombies do not count (an orphan's
+# zombie may stay a while unreaped in a container whose init is slow to
+# reap).
+launch_procs() {
+	ps -eo pid=,sid=,stat=,comm= | awk -v sids=" $_nw_pgids " \
+		'index(sids, " " $2 " ") && $3 !~ /^Z/ { print $1, $4 }'
+}
+
+# launch_sweep: SIGKILL whatever launch_procs lists, as a batch scheduler
+# kills what is left of a job (its cgroup). Done when the test ends.
+launch_sweep() {
+	launch_procs | while read -r _p _c; do kill -KILL "$_p" 2>/dev/null; done
+	return 0
+}
+trap 'launch_sweep; _nw_cleanup' EXIT
+
+# launch_settled SECS: wait at most SECS until launch_procs lists nothing;
+# status 1 (and the list on stderr) if something is still running.
+launch_settled() {
+	_n=$(( $1 * 10 ))
+	while [ -n "$(launch_procs)" ]; do
+		_n=$((_n - 1))
+		[ $_n -le 0 ] && { launch_procs | sed 's/^/    left: /' >&2; return 1; }
+		sleep 0.1
+	done
+	return 0
+}
+
+# launch_rank_lines OUT: the sorted "rank R ok ..." lines of a trainer job,
+# without torchrun's "[default<R>]:" prefix.
+launch_rank_lines() {
+	sed 's/^\[default[0-9]*\]://' "$1" | grep -E '^rank [0-9]+ ok ' | sort
+}
