@@ -67,12 +67,22 @@ const char *launcher_job_key(void)
 {
 	static char key[64];
 	const char *id = getenv("TORCHELASTIC_RUN_ID");
+	const char *nodes = getenv("GROUP_WORLD_SIZE");
 	if (!id || !*id || !strcmp(id, "none")) /* torchrun without --rdzv_id */
 		id = getenv("SLURM_JOB_ID");
 	if (id && *id && strlen(id) < 40)
 		snprintf(key, sizeof key, "job-%s", id);
+	else if (nodes && strcmp(nodes, "1") && getenv("MASTER_ADDR") && getenv("MASTER_PORT"))
+		/* torchrun's run id "none" on several nodes: only the store's
+		 * address is the same on every node */
+		snprintf(key, sizeof key, "torchrun-%.30s-%.8s", getenv("MASTER_ADDR"), getenv("MASTER_PORT"));
 	else /* the launcher is our parent: mpirun, torchrun, srun's stepd */
 		snprintf(key, sizeof key, "ppid-%d", (int)getppid());
+	/* It names a directory: nothing but [A-Za-z0-9._-]. */
+	for (char *c = key; *c; c++)
+		if (!((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
+		      *c == '.' || *c == '_' || *c == '-'))
+			*c = '_';
 	return key;
 }
 
