@@ -139,7 +139,28 @@ static void idle_forever(struct trainer *t)
 static int fault_here(const struct trainer *t, enum fault_kind kind)
 {
 	const struct fault *f = &t->opt->fault;
-	return f->kind == kind && f->rank == t->who.rank && (kind == FAULT_NOINIT || f->step == t->step);
+	return f->kind == kind && (f->rank == t->who.rank || f->rank == FAULT_RANK_ALL) &&
+	       (kind == FAULT_NOINIT || kind == FAULT_COMPILE || f->step == t->step);
+}
+
+/* The compile fault: like jax.jit compiling the first step for ever (or
+ * for ms), after the communicators exist and before any collective. Its
+ * own function, kept out of line, so that thread stacks name it. */
+static __attribute__((noinline)) void compile_step(struct trainer *t)
+{
+	const struct fault *f = &t->opt->fault;
+	if (f->ms < 0)
+		say(t, STDOUT_FILENO, "fault compile: compiling the first step, never finishing");
+	else
+		say(t, STDOUT_FILENO, "fault compile: compiling the first step for %ld ms", f->ms);
+	struct timespec nap = { f->ms < 0 ? 3600 : f->ms / 1000, f->ms < 0 ? 0 : f->ms % 1000 * 1000000 };
+	do {
+		struct timespec left = nap;
+		while (nanosleep(&left, &left) < 0)
+			;
+	} while (f->ms < 0);
+	say(t, STDOUT_FILENO, "fault compile: compiled, starting the first step");
+	__asm__ volatile("" ::: "memory"); /* not a tail call: stay on the stack */
 }
 
 /* The faults that act before the step's collectives are issued. */
@@ -516,6 +537,8 @@ static int run_rank(const struct rank_info *who, void *arg)
 	int status = setup_device(&t);
 	if (status == EXIT_OK)
 		status = setup_communicators(&t);
+	if (status == EXIT_OK && fault_here(&t, FAULT_COMPILE))
+		compile_step(&t);
 	for (t.step = 0; status == EXIT_OK && t.step < t.opt->steps; t.step++)
 		status = train_step(&t);
 	t.step = -1;

@@ -24,6 +24,7 @@ enum trainer_exit {
 };
 
 /* Faults the application itself injects (--fault KIND:rank=R:step=S[:ms=M]);
+ * compile takes rank=R|all and no step;
  * the simulated NCCL injects its own below the application (NCCLSIM_FAULT). */
 enum fault_kind {
 	FAULT_NONE,
@@ -36,11 +37,16 @@ enum fault_kind {
 	FAULT_NOINIT, /* R never creates the communicator; it idles instead */
 	FAULT_CRASH,  /* R kills itself with SIGKILL at step S */
 	FAULT_EXIT,   /* R leaves with exit code 0 at step S */
+	FAULT_COMPILE,/* R (or every rank) stalls in compile_step() after creating
+	               * the communicators, before the first step: forever, or ms */
 };
+
+/* fault.rank of a fault that every rank injects (compile:rank=all). */
+#define FAULT_RANK_ALL (-2)
 
 struct fault {
 	enum fault_kind kind;
-	int rank;
+	int rank;                /* FAULT_RANK_ALL: every rank */
 	long step;
 	long ms;
 };

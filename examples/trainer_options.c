@@ -43,6 +43,9 @@ static const char usage_text[] =
 "      noinit  R never creates the communicator and idles (no step=)\n"
 "      crash   R kills itself with SIGKILL at step S\n"
 "      exit    R leaves with exit code 0 at step S, skipping the rest\n"
+"      compile R (rank=all: every rank) stalls in compile_step() after creating\n"
+"              the communicators, before the first collective, like a JIT\n"
+"              compile that never ends; forever, or ms=M milliseconds (no step=)\n"
 "  -h, --help          this text\n"
 "\n"
 "Output: \"rank R ok steps=N ...\" per rank on success. Exit codes: 0 ok,\n"
@@ -56,6 +59,7 @@ static const struct {
 	{ "skip", FAULT_SKIP },   { "count", FAULT_COUNT },   { "dtype", FAULT_DTYPE },
 	{ "order", FAULT_ORDER }, { "sleep", FAULT_SLEEP },   { "p2p", FAULT_P2P },
 	{ "noinit", FAULT_NOINIT }, { "crash", FAULT_CRASH }, { "exit", FAULT_EXIT },
+	{ "compile", FAULT_COMPILE },
 };
 
 const char *fault_kind_name(enum fault_kind kind)
@@ -99,7 +103,9 @@ static void parse_fault(const char *spec, struct fault *fault)
 		usage_error("unknown fault kind in '%s'", spec);
 	fault->rank = fault->step = fault->ms = -1;
 	for (char *field; (field = strtok_r(NULL, ":", &save));) {
-		if (!strncmp(field, "rank=", 5))
+		if (!strcmp(field, "rank=all") && fault->kind == FAULT_COMPILE)
+			fault->rank = FAULT_RANK_ALL;
+		else if (!strncmp(field, "rank=", 5))
 			fault->rank = (int)parse_count(field + 5, "--fault rank=");
 		else if (!strncmp(field, "step=", 5))
 			fault->step = parse_count(field + 5, "--fault step=");
@@ -108,9 +114,11 @@ static void parse_fault(const char *spec, struct fault *fault)
 		else
 			usage_error("unknown field in --fault '%s'", spec);
 	}
-	if (fault->rank < 0)
+	if (fault->rank < 0 && fault->rank != FAULT_RANK_ALL)
 		usage_error("--fault '%s' needs rank=R", spec);
-	if (fault->step < 0 && fault->kind != FAULT_NOINIT)
+	if (fault->step >= 0 && fault->kind == FAULT_COMPILE)
+		usage_error("--fault '%s': compile happens before the first step (no step=)", spec);
+	if (fault->step < 0 && fault->kind != FAULT_NOINIT && fault->kind != FAULT_COMPILE)
 		usage_error("--fault '%s' needs step=S", spec);
 	if (fault->ms < 0 && fault->kind == FAULT_SLEEP)
 		usage_error("--fault '%s' needs ms=M", spec);

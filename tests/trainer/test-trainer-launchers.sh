@@ -55,7 +55,7 @@ assert_grep '^rank 0 ok steps=3 allreduce=3 broadcast=1 sendrecv=3$' "$T/lone.ou
 
 note "--help and bad command lines"
 "$NW_TRAINER" --help > "$T/help.out" 2>&1 || fail "--help failed"
-for kind in skip count dtype order sleep p2p noinit crash exit; do
+for kind in skip count dtype order sleep p2p noinit crash exit compile; do
 	assert_grep "^      $kind " "$T/help.out"
 done
 for bad in "--steps x" "--fault bogus:rank=1:step=2" "--fault skip:step=2" "--fault sleep:rank=0:step=1" \

@@ -152,6 +152,13 @@ static int coll_step(struct sim_op *op)
 				op->state = ST_HANG;
 				return MOVED;
 			}
+			if (!sim_transport_connects(c, -1)) {
+				sim_debug("comm %s rank %d: collective #%llu: ranks selected different transports, "
+				          "the connection never completes: hanging", c->keyhex, c->rank,
+				          (unsigned long long)op->seq);
+				op->state = ST_HANG;
+				return MOVED;
+			}
 			if (sim_fault_find(FAULT_STALL, c->key, c->rank, op->seq)) {
 				sim_debug("comm %s rank %d: injected stall at collective #%llu", c->keyhex, c->rank,
 				          (unsigned long long)op->seq);
@@ -178,13 +185,30 @@ static int coll_step(struct sim_op *op)
 	}
 }
 
+/* The connection of a send or receive with its peer: if the two ends
+ * selected different transports it never completes (ST_HANG). */
+static int p2p_connects(struct sim_op *op)
+{
+	ncclComm_t c = op->comm;
+	if (sim_transport_connects(c, op->root)) return 1;
+	sim_debug("comm %s rank %d: %s #%llu %s rank %d: %s here, %s there: the connection never completes: hanging",
+	          c->keyhex, c->rank, op->kind == OP_SEND ? "send" : "receive", (unsigned long long)op->seq,
+	          op->kind == OP_SEND ? "to" : "from", op->root,
+	          sim_transport_name(c->shm.rank[c->rank].transport.transport),
+	          sim_transport_name(c->shm.rank[op->root].transport.transport));
+	op->state = ST_HANG;
+	return 0;
+}
+
 static int send_step(struct sim_op *op)
 {
 	ncclComm_t c = op->comm;
 	struct sim_p2p_shared *ch = SIM_P2P(&c->shm, c->nranks, c->rank, op->root);
 	uint64_t bytes = (uint64_t)op->count * sim_dtype_size(op->dtype);
+	if (op->state == ST_HANG) return BLOCKED;
 	if (op->step == 0 && op->state == ST_WRITE) {
 		if (__atomic_load_n(&ch->send_msgs_done, __ATOMIC_ACQUIRE) != op->seq - 1) return BLOCKED;
+		if (!p2p_connects(op)) return MOVED;
 		op->steps = nsteps(bytes, SIM_P2P_SLOT);
 		op->state = ST_ARRIVED;
 	}
@@ -211,8 +235,10 @@ static int recv_step(struct sim_op *op)
 	ncclComm_t c = op->comm;
 	struct sim_p2p_shared *ch = SIM_P2P(&c->shm, c->nranks, op->root, c->rank);
 	uint64_t bytes = (uint64_t)op->count * sim_dtype_size(op->dtype);
+	if (op->state == ST_HANG) return BLOCKED;
 	if (op->step == 0 && op->state == ST_WRITE) {
 		if (__atomic_load_n(&ch->recv_msgs_done, __ATOMIC_ACQUIRE) != op->seq - 1) return BLOCKED;
+		if (!p2p_connects(op)) return MOVED;
 		op->steps = nsteps(bytes, SIM_P2P_SLOT);
 		op->state = ST_ARRIVED;
 	}

@@ -260,6 +260,7 @@ ncclResult_t sim_shm_join(uint64_t key, int nranks, int rank, int device, struct
 	struct sim_rank_shared *me = &view->rank[rank];
 	me->pid = getpid();
 	me->device = device;
+	sim_transport_publish(&me->transport);
 	__atomic_store_n(&me->left, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&me->joined, 1, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&view->hdr->joined_count, 1, __ATOMIC_SEQ_CST);

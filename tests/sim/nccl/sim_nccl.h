@@ -53,7 +53,18 @@ uint64_t sim_fnv1a(uint64_t h, const void *data, size_t len);
 #define SIM_COLL_SLOT (64 * 1024)
 #define SIM_P2P_SLOT  (32 * 1024)
 #define SIM_MAX_RANKS 512
-#define SIM_SHM_MAGIC 0x6e63636c73696d32ull /* "ncclsim2" */
+#define SIM_SHM_MAGIC 0x6e63636c73696d33ull /* "ncclsim3" */
+
+/* ---- transport selection (transport.c) ---- */
+enum { SIM_TR_P2P = 1, SIM_TR_SHM, SIM_TR_NET };
+struct sim_transport_env {      /* a rank's settings, read at its first init */
+	int32_t p2p_disable;    /* NCCL_P2P_DISABLE */
+	int32_t p2p_level;      /* NCCL_P2P_LEVEL as a path type, -1 unset */
+	int32_t shm_disable;    /* NCCL_SHM_DISABLE */
+	int32_t transport;      /* SIM_TR_*: what this rank uses to its peers */
+};
+void sim_transport_publish(struct sim_transport_env *out);
+const char *sim_transport_name(int transport);
 
 struct sim_coll_desc {          /* what a rank issued at one position */
 	uint64_t seq;
@@ -71,6 +82,7 @@ struct sim_rank_shared {        /* written only by its rank */
 	uint64_t split_no;      /* last split/exchange posted */
 	int32_t split_color, split_key;
 	uint64_t split_done;
+	struct sim_transport_env transport;  /* published at join */
 };
 struct sim_p2p_shared {         /* channel src -> dst */
 	uint64_t sent_chunks;   /* written by src */
@@ -161,6 +173,9 @@ void sim_comm_wait_job(ncclComm_t comm);
 /* Run fn(arg) on a detached thread; while it runs the comms' async error
  * is ncclInProgress, afterwards fn's result. */
 void sim_comm_start_job(ncclComm_t *comms, int ncomms, ncclResult_t (*fn)(void *), void *arg);
+/* Can this rank's connection to `peer` (-1: the ring of a collective) ever
+ * complete? Not when the two ends selected different transports. */
+int sim_transport_connects(ncclComm_t comm, int peer);
 
 /* ---- datatypes and reductions (datatype.c) ---- */
 size_t sim_dtype_size(ncclDataType_t t);

@@ -537,12 +537,101 @@ static void sc_args(int rank, int n, ncclUniqueId id, CUstream s)
 	NCCL_OK(ncclCommDestroy(c));
 }
 
+/* ---- transport selection (NCCL_P2P_DISABLE, NCCL_P2P_LEVEL, NCCL_SHM_DISABLE) ---- */
+/* The last rank adds TSIM_ODD_ENV ("NAME=value,NAME=value") to its own
+ * environment before its first init; the others keep the script's. */
+static void odd_rank_env(int rank, int n)
+{
+	const char *spec = getenv("TSIM_ODD_ENV");
+	if (rank != n - 1 || !spec || !*spec) return;
+	char *copy = strdup(spec), *save = NULL;
+	CHECK(copy, "out of memory");
+	for (char *kv = strtok_r(copy, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+		CHECK(eq, "TSIM_ODD_ENV: '%s' is not NAME=value", kv);
+		*eq = 0;
+		CHECK(setenv(kv, eq + 1, 1) == 0, "setenv");
+	}
+	free(copy);
+}
+
+/* A grouped exchange with one peer (send to it, receive from it). */
+static void exchange(ncclComm_t c, CUstream s, int me, int peer, float *sb, float *rb, size_t count)
+{
+	for (size_t i = 0; i < count; i++) { sb[i] = me; rb[i] = -1; }
+	NCCL_OK(ncclGroupStart());
+	NCCL_OK(ncclSend(sb, count, ncclFloat, peer, c, s));
+	NCCL_OK(ncclRecv(rb, count, ncclFloat, peer, c, s));
+	NCCL_OK(ncclGroupEnd());
+}
+
+/* Settings that select the same transport on every rank: everything works
+ * (collectives, a send/recv ring, a split communicator). */
+static void sc_transport_ok(int rank, int n, ncclUniqueId id, CUstream s)
+{
+	odd_rank_env(rank, n);
+	ncclComm_t c = init_world(rank, n, id);
+	allreduce_check(c, s, 10, n);
+	allreduce_check(c, s, 20000, n);
+	int next = (rank + 1) % n, prev = (rank + n - 1) % n;
+	float *sb = fbuf(100, rank), *rb = fbuf(100, -1);
+	NCCL_OK(ncclGroupStart());
+	NCCL_OK(ncclSend(sb, 100, ncclFloat, next, c, s));
+	NCCL_OK(ncclRecv(rb, 100, ncclFloat, prev, c, s));
+	NCCL_OK(ncclGroupEnd());
+	CU_OK(cuStreamSynchronize(s));
+	CHECK(rb[0] == prev && rb[99] == prev, "ring receive: %g, want %d", rb[0], prev);
+	ncclComm_t half;
+	NCCL_OK(ncclCommSplit(c, rank % 2, rank, &half, NULL));
+	int hn;
+	NCCL_OK(ncclCommCount(half, &hn));
+	allreduce_check(half, s, 10, hn);
+	NCCL_OK(ncclCommDestroy(half));
+	NCCL_OK(ncclCommDestroy(c));
+	printf("rank %d: transports agree, every op completed\n", rank);
+}
+
+/* The last rank selects another transport (n >= 4): an exchange between
+ * ranks 0 and 1 (both on the default) completes; one between ranks n-2
+ * and n-1 (on a second stream) never does; the first all-reduce starts on
+ * every rank and never completes; no error; ncclCommAbort ends it all. */
+static void sc_transport_hang(int rank, int n, ncclUniqueId id, CUstream s)
+{
+	CHECK(n >= 4, "transport-hang needs 4 ranks or more");
+	odd_rank_env(rank, n);
+	ncclComm_t c = init_world(rank, n, id);
+	float *sb = fbuf(100, 0), *rb = fbuf(100, -1);
+	CUevent pair = NULL;
+	if (rank < 2) {
+		exchange(c, s, rank, 1 - rank, sb, rb, 100);
+		CU_OK(cuStreamSynchronize(s));
+		CHECK(rb[0] == 1 - rank, "exchange 0<->1: %g", rb[0]);
+	} else if (rank >= n - 2) {
+		CUstream s2;
+		CU_OK(cuStreamCreate(&s2, 0));
+		exchange(c, s2, rank, rank == n - 1 ? n - 2 : n - 1, sb, rb, 100);
+		pair = t_expect_stuck(s2, 1000, "exchange between ranks of different transports");
+	}
+	float *b = fbuf(10, 1);
+	NCCL_OK(ncclAllReduce(b, b, 10, ncclFloat, ncclSum, c, s));
+	CUevent ev = t_expect_stuck(s, 1500, "first all-reduce across different transports");
+	ncclResult_t st;
+	NCCL_OK(ncclCommGetAsyncError(c, &st));
+	CHECK(st == ncclSuccess, "a transport hang is no error: async error %d", st);
+	NCCL_OK(ncclCommAbort(c));
+	CU_OK(cuEventSynchronize(ev));
+	if (pair) CU_OK(cuEventSynchronize(pair));
+	CHECK(b[0] == 1, "the hung all-reduce must not have a result (%g)", b[0]);
+	printf("rank %d: first all-reduce hung until abort\n", rank);
+}
+
 static const struct { const char *name; t_rank_fn fn; int hang_rank; } scenarios[] = {
 	{ "group", sc_group, -1 }, { "p2p-deadlock", sc_p2p_deadlock, -1 }, { "split", sc_split, -1 },
 	{ "initvariants", sc_initvariants, -1 }, { "stall", sc_stall, -1 }, { "nostall", sc_nostall, -1 },
 	{ "gpufault", sc_gpufault, -1 }, { "slow", sc_slow, -1 }, { "initstall", sc_initstall, 1 },
 	{ "mismatch-kind", sc_mismatch_kind, -1 }, { "mismatch-count", sc_mismatch_count, -1 },
 	{ "killed", sc_killed, -2 }, { "reuse", sc_reuse, -1 }, { "null", sc_null, -1 }, { "hang", sc_hang, -1 }, { "args", sc_args, -1 },
+	{ "transport-ok", sc_transport_ok, -1 }, { "transport-hang", sc_transport_hang, -1 },
 };
 
 int main(int argc, char **argv)

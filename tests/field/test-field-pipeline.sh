@@ -1,0 +1,44 @@
+#!/bin/sh
+# Field case: xDiT PipeFusion on L40s: NCCL SEND / COALESCED timeouts with
+# different op numbers on different ranks; the pipeline's point-to-point
+# sends were not matched by receives. Under torchrun, 4 ranks of the
+# trainer pass activations around a send/recv ring (--pipeline); at step 3
+# rank 1 sends to rank 3 instead of rank 2 (--fault p2p:rank=1:step=3).
+#
+# Expected, from the watchdog and from `ncclwatch diagnose` alike:
+# P2P_UNMATCHED first, on Recv #4 (rank 2's fourth receive from rank 1),
+# culprit 1, waiting 0,2-3, its summary naming the pair (rank 2 waits for
+# rank 1, which never sent it and sent to rank 3 instead, which never
+# received it), hint "pipeline schedule mismatch"; and second, as the ring
+# stops, MISSING_RANK on AllReduce #5 (ranks 1-2 stuck in the ring, 0 and
+# 3 wait in the all-reduce).
+. "$NW_ROOT/tests/lib.sh"
+. "$NW_ROOT/tests/launch/launch-lib.sh"
+. "$NW_ROOT/tests/field/field-lib.sh"
+need_torchrun
+
+field_torchrun "$T/job.out" "$NW_TRAINER" --steps 8 --count 50 --bcast-every 0 --fault p2p:rank=1:step=3
+field_job
+nw_until $FIELD_WAIT wd_verdict pipeline P2P_UNMATCHED 0,2-3 || {
+	tail -n 40 "$T/job.out" >&2; fail "the watchdog did not report P2P_UNMATCHED with ranks 0,2-3 waiting"
+}
+note "the watchdog's verdict after $(field_elapsed) s"
+# the verdict set grows while the peers reach the timeout one by one
+_two() { "$NW_CLI" diagnose "$FIELD_JOB" > "$T/poll" 2>/dev/null; grep -q '^MISSING_RANK: ' "$T/poll"; }
+nw_until $FIELD_WAIT _two || { cat "$T/poll" >&2; fail "no MISSING_RANK verdict beside P2P_UNMATCHED"; }
+sleep 1
+field_diagnose pipeline
+check_first pipeline P2P_UNMATCHED 'Recv #4' 1 0,2-3 - 2
+assert_grep "^P2P_UNMATCHED: rank 2's Recv #4 from rank 1 on comm [0-9a-f]{16} is pending for .*, which rank 1 never sent .*; instead rank 1's Send #1 to rank 3 .* which rank 3 never received" "$T/pipeline.diag"
+assert_grep '^  hint: pipeline schedule mismatch$' "$T/pipeline.diag"
+assert_grep '^MISSING_RANK: ranks 1-2 never called AllReduce #5 on comm [0-9a-f]{16} \(4 ranks\); ranks 0,3 wait in it$' "$T/pipeline.diag"
+# the watchdog printed the same by itself (its verdict text may still be
+# the one before the last rank passed the timeout: compare once it is two)
+nw_until $FIELD_WAIT sh -c "grep -Ec '^[A-Z][A-Z0-9_]*: ' '$FIELD_JOB/report.txt' | grep -qx 2" ||
+	{ cat "$FIELD_JOB/report.txt" >&2; fail "the watchdog's report.txt never had both verdicts"; }
+sleep 1
+check_watchdog pipeline "$T/job.out"
+field_keep pipeline
+t0=$(date +%s)
+field_stop TERM "$T/job.out"
+note "torchrun ended $(( $(date +%s) - t0 )) s after SIGTERM, status $LAUNCH_STATUS; test took $(field_elapsed) s"
