@@ -51,7 +51,7 @@ BINS      :=
 TEST_BINS :=
 BENCHES   :=
 
-.PHONY: all test demo bench deps deps-build install clean
+.PHONY: all test demo bench deps deps-build install clean readme-verdicts
 all:
 
 include tests/sim/part.mk
@@ -94,6 +94,13 @@ test: deps
 demo: deps-build
 	@$(MAKE) --no-print-directory all
 	@NW_BUILD=$(BUILD) sh examples/demo.sh
+
+# The README's verdict gallery: real outputs of every verdict kind.
+readme-verdicts: all
+	@NW_BUILD=$(BUILD) sh tests/docs/gallery.sh > $(BUILD)/verdicts.md
+	@awk -v g=$(BUILD)/verdicts.md '/^<!-- verdicts: end/ { while ((getline l < g) > 0) print l; skip = 0 } !skip { print } /^<!-- verdicts: begin/ { skip = 1 }' README.md > $(BUILD)/README.md.new
+	@mv $(BUILD)/README.md.new README.md
+	@echo "README.md: verdict gallery refreshed"
 
 bench: all
 	@NW_BUILD=$(BUILD) sh tests/bench/run.sh
