@@ -14,7 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NW_CONTROL_SIZE 4096
 #define NW_REMOTE_CHECK_NS 1000000000ull
 
 static struct nw_control *control;

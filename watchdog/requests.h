@@ -14,18 +14,7 @@
 
 #include <stdint.h>
 
-#define NW_CONTROL_MAGIC "NWCTRL1"
-
-/* The control file (4 KiB, docs/FORMAT.md). */
-struct nw_control {
-	char magic[8];
-	_Atomic uint64_t request;     /* requests raised so far */
-	int64_t pid;                  /* the last raiser */
-	int32_t rank;
-	uint32_t pad;
-	uint64_t realtime_ns;
-	char host[64];
-};
+#include "ncclwatch/control.h"
 
 struct nw_request {
 	uint64_t id;                  /* local counter value, or 0 for a remote request */

@@ -74,6 +74,8 @@ live() {
 		sleep 0.1
 		i=$((i + 1))
 	done
+	# nobody is stuck, so nobody asked for stacks: ask as a user would
+	[ "$kind" = IDLE ] && "$cli" dump --job "$name" "$NCCLWATCH_DIR" > /dev/null
 	"$cli" diagnose --job "$name" "$NCCLWATCH_DIR" > "$work/out" 2>&1
 	kill -KILL "-$job_pid" 2>/dev/null
 	wait "$job_pid" 2>/dev/null
@@ -106,6 +108,6 @@ live init INIT_STALL "INIT_STALL: ranks inside communicator init, one never came
 generated stream STREAM_BLOCKED "STREAM_BLOCKED: an op queued behind stuck work on its stream" stream_blocked
 live gpu-fault GPU_FAULT "GPU_FAULT: the GPU reported an error" \
 	NCCLSIM_FAULT=gpufault:rank=2:seq=3 -- --steps 50
-live idle IDLE "IDLE: communicators made, no collective ever (compiling, loading data)" \
+live idle IDLE "IDLE: communicators made, no collective ever (compiling, loading data); the stacks after \`ncclwatch dump\`" \
 	-- --steps 50 --fault compile:rank=all
 live healthy HEALTHY "HEALTHY" NCCLWATCH_KEEP=1 -- --steps 5

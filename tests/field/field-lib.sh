@@ -60,20 +60,12 @@ field_lines() {
 # prefixes stdout with "[default<R>]:").
 field_pids() { sed -n 's/^\(\[default[0-9]*\]:\)\{0,1\}rank [0-9]*: world size .* pid \([0-9]*\),.*/\2/p' "$1"; }
 
-# field_request_dumps: ask every process of the job for its stacks, as a
-# watchdog that found a stall does (docs/FORMAT.md, "The job's control
-# file": bump `request`, say who asked). For jobs where nobody is stuck
-# (IDLE), so no watchdog raises a request by itself.
+# field_request_dumps: ask every process of the job for its stacks with
+# `ncclwatch dump`, as a user would for a job where nobody is stuck (IDLE),
+# so no watchdog raises a request by itself; every process answers.
 field_request_dumps() {
-	python3 - "$FIELD_JOB/control" <<'PY' || fail "cannot raise a dump request in $FIELD_JOB/control"
-import mmap, os, socket, struct, sys, time
-fd = os.open(sys.argv[1], os.O_RDWR)
-m = mmap.mmap(fd, 4096)
-assert m[0:8] == b"NWCTRL1\0", m[0:8]
-(req,) = struct.unpack_from("<Q", m, 8)
-struct.pack_into("<qiIQ64s", m, 16, os.getpid(), -1, 0, time.time_ns(), socket.gethostname().encode()[:63])
-struct.pack_into("<Q", m, 8, req + 1)
-PY
+	cli_ok 0 "$T/dump.out" dump --wait 30 "$FIELD_JOB"
+	assert_grep "^dump: job $(basename "$FIELD_JOB"): $NRANKS of $NRANKS processes answered\$" "$T/dump.out"
 }
 
 # field_diagnose NAME [STATUS]: `ncclwatch diagnose` of the job directory
