@@ -108,3 +108,26 @@ launch_settled() {
 launch_rank_lines() {
 	sed 's/^\[default[0-9]*\]://' "$1" | grep -E '^rank [0-9]+ ok ' | sort
 }
+
+# verdict FILE: the first MISSING_RANK verdict's summary, culprits, waiting
+# and hint lines, the watchdog's "ncclwatch: " prefix removed.
+verdict() {
+	sed 's/^ncclwatch: //' "$1" | awk '
+		/^MISSING_RANK: / && !s { print; s = 1 }
+		/^  culprits: / && !c { print; c = 1 }
+		/^  waiting: / && !w { print; w = 1 }
+		/^  hint: / && !h { print; h = 1 }'
+}
+# check_verdict FILE CULPRIT WAITING SEQ: FILE's verdict is this one.
+check_verdict() {
+	verdict "$1" > "$1.verdict"
+	assert_grep "^MISSING_RANK: rank $2 never called AllReduce #$4 on comm [0-9a-f]{16} \(4 ranks\); ranks $3 wait in it\$" "$1.verdict"
+	assert_grep "^  culprits: $2\$" "$1.verdict"
+	assert_grep "^  waiting: $3\$" "$1.verdict"
+	assert_grep '^  hint: the code path differs on those ranks$' "$1.verdict"
+}
+# same_verdict A B: both files give the same verdict, line for line.
+same_verdict() {
+	verdict "$1" > "$1.v"; verdict "$2" > "$2.v"
+	diff "$1.v" "$2.v" || fail "the verdicts of $1 and $2 differ"
+}

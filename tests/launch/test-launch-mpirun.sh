@@ -37,26 +37,6 @@ preload=$(nw_preload)
 args="--steps 20 --count 64 --pipeline"
 mpi_opts="--allow-run-as-root --oversubscribe"
 
-# verdict FILE / check_verdict FILE CULPRIT WAITING SEQ / same_verdict A B:
-# as in test-launch-torchrun.sh.
-verdict() {
-	sed 's/^ncclwatch: //' "$1" | awk '
-		/^MISSING_RANK: / && !s { print; s = 1 }
-		/^  culprits: / && !c { print; c = 1 }
-		/^  waiting: / && !w { print; w = 1 }
-		/^  hint: / && !h { print; h = 1 }'
-}
-check_verdict() {
-	verdict "$1" > "$1.verdict"
-	assert_grep "^MISSING_RANK: rank $2 never called AllReduce #$4 on comm [0-9a-f]{16} \(4 ranks\); ranks $3 wait in it\$" "$1.verdict"
-	assert_grep "^  culprits: $2\$" "$1.verdict"
-	assert_grep "^  waiting: $3\$" "$1.verdict"
-	assert_grep '^  hint: the code path differs on those ranks$' "$1.verdict"
-}
-same_verdict() {
-	verdict "$1" > "$1.v"; verdict "$2" > "$2.v"
-	diff "$1.v" "$2.v" || fail "the verdicts of $1 and $2 differ"
-}
 running_ranks() { launch_procs | grep -c ' trainer$'; }
 # wait_verdict OUT: the watchdog's verdict in OUT while the launcher and
 # its 4 ranks still run.
