@@ -6,9 +6,15 @@
  *   model.c      nw_model: processes -> jobs -> communicator views, then per job
  *                the verdicts, environment differences and merged stacks
  *   graph.c      the wait-for graph (processes and junction nodes), SCCs, reachability
- *   verdicts.c   the per-job pass that runs the rule files and ranks their verdicts;
- *                verdict building, grouped evidence, "where is this process"
- *   verdicts_*.c the rules, one family per file
+ *   verdict_build.c  building a verdict (below the rules): kinds, summary, evidence,
+ *                culprits, waiting, evidence grouped across ranks
+ *   process_view.c   read-only questions the rules ask: a member's ops, its collective
+ *                #n, peers, the op a stream is busy with, where a process is
+ *   verdicts_*.c the rules, one family per file (they add candidate verdicts and edges)
+ *   rootcause.c  the wait-for model's decision: which candidates are root causes,
+ *                which are consequences, and who deviates inside a cycle
+ *   verdicts.c   the per-job pass on top: indexes, runs the rules, the graph, the
+ *                root-cause pass, ranks the verdicts
  *   envdiff.c, stackmerge.c, rankset.c: as analysis.h says
  *
  * uthash is configured here not to exit on out-of-memory (library code
@@ -83,6 +89,11 @@ static inline int nw_op_pending(uint32_t state)
 	return state == NW_ST_ENQUEUED || state == NW_ST_STARTED;
 }
 int nw_cmp_u64(uint64_t a, uint64_t b);
+/* 0 collective, 1 send/receive, 2 anything else (init, group, ...). */
+static inline int nw_op_class(uint16_t kind)
+{
+	return NW_OP_IS_COLL(kind) ? 0 : NW_OP_IS_P2P(kind) ? 1 : 2;
+}
 
 /* ---- load and model ---- */
 
@@ -228,6 +239,7 @@ void nw_verdict_evidence_flush(struct nw_jctx *x, struct nw_vwork *w);
 void nw_verdict_blame(struct nw_jctx *x, struct nw_vwork *w, uint32_t node);
 void nw_verdict_culprit(struct nw_jctx *x, struct nw_vwork *w, const struct nw_proc *p);
 void nw_verdict_waiting(struct nw_jctx *x, struct nw_vwork *w, const struct nw_proc *p);
+void nw_vwork_free(struct nw_vwork *w);
 void nw_set_add(struct nw_jctx *x, struct nw_rankset *s, int32_t rank);
 void nw_rankset_clear(struct nw_rankset *s);
 
