@@ -144,6 +144,8 @@ struct nw_graph {
 	uint32_t *scc;                    /* SCC id per node (NW_E_WAIT edges left out) */
 	uint32_t nscc;
 	uint32_t *stamp, *stack, gen;     /* nw_graph_waits' scratch */
+	const uint8_t *sink;              /* [nprocs]: processes that wait for nothing (dead or
+	                                   * exited): edges out of them are not added */
 	int oom;
 };
 
@@ -184,7 +186,9 @@ struct nw_vwork {
 	                                  * stuck members when the comm itself is blamed) */
 	size_t nblame, capblame;
 	struct nw_buf ev;                /* scratch for one evidence line */
-	int dropped;                     /* withdrawn (e.g. a pair folded into a deadlock) */
+	int dropped;                     /* withdrawn (e.g. a pair folded into a deadlock, or a
+	                                  * consequence folded into its root cause) */
+	size_t created;                  /* its index in x->vw: the order rules made it in */
 };
 
 struct nw_jctx {
@@ -194,6 +198,8 @@ struct nw_jctx {
 	uint64_t timeout_ns;
 	struct nw_pctx *pc;              /* [job->nprocs] */
 	struct nw_graph g;
+	uint8_t *sink;                   /* [job->nprocs]: the process waits for nothing: it exited,
+	                                  * or died while the job went on (verdicts.c: find_sinks) */
 	struct nw_vwork **vw;            /* verdicts so far */
 	size_t nvw, capvw;
 	/* what the collective pass leaves for the later ones */
@@ -270,6 +276,8 @@ void nw_member_ops(struct nw_jctx *x, const struct nw_member *m, uint32_t **idx,
 const struct nw_seg_peer *nw_proc_peer(const struct nw_proc *p, uint32_t slot, int32_t peer);
 uint32_t nw_member_slot(const struct nw_member *m);
 const struct nw_comm_view *nw_view_of(struct nw_jctx *x, uint64_t id);
+/* The index of the process with global rank `rank` in job->procs, or nprocs. */
+size_t nw_proc_by_rank(const struct nw_job *job, int32_t rank);
 /* "AllReduce #5 on comm X", "Send #3 to rank 6 on comm X", "CommInit of comm X". */
 void nw_describe_op(struct nw_jctx *x, const struct nw_seg_op *op, struct nw_buf *b);
 /* The nearest older op on the same stream that has not completed (of any
@@ -290,6 +298,7 @@ void nw_rules_p2p(struct nw_jctx *x);            /* verdicts_p2p.c: unmatched pa
 void nw_rules_p2p_verdicts(struct nw_jctx *x);   /* after the graph: P2P_DEADLOCK, P2P_UNMATCHED */
 void nw_rules_stream(struct nw_jctx *x);         /* verdicts_coll.c: STREAM_BLOCKED */
 void nw_rules_idle(struct nw_jctx *x);           /* verdicts_coll.c: IDLE, HEALTHY */
+void nw_rootcause(struct nw_jctx *x);            /* rootcause.c: roots, consequences, cycles */
 void nw_rules_unexplained(struct nw_jctx *x, const uint8_t *explained); /* verdicts_coll.c: stuck ops
                                                   * that no verdict explains */
 int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern *in);

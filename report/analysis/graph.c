@@ -18,7 +18,7 @@ uint32_t nw_graph_junction(struct nw_graph *g)
 void nw_graph_edge(struct nw_graph *g, uint32_t src, uint32_t dst, int kind, const struct nw_seg_op *op,
                    const struct nw_comm_view *view, uint64_t seq, uint64_t peer_pos)
 {
-	if (g->oom || src == dst)
+	if (g->oom || src == dst || (g->sink && src < g->nprocs && g->sink[src]))
 		return;
 	if (g->nedges == g->cap) {
 		size_t cap = g->cap ? g->cap * 2 : 256;

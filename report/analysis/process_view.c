@@ -118,6 +118,20 @@ const struct nw_seg_op *nw_previous_work(const struct nw_proc *p, const struct n
 	return found;
 }
 
+/* procs are sorted by rank: a binary search. */
+size_t nw_proc_by_rank(const struct nw_job *job, int32_t rank)
+{
+	size_t lo = 0, hi = job->nprocs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if ((uint32_t)job->procs[mid]->rank < (uint32_t)rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < job->nprocs && job->procs[lo]->rank == rank ? lo : job->nprocs;
+}
+
 const struct nw_comm_view *nw_view_of(struct nw_jctx *x, uint64_t id)
 {
 	struct nw_comm_view *v;

@@ -84,6 +84,7 @@ struct nw_vwork *nw_verdict_new(struct nw_jctx *x, int kind, const struct nw_com
 	w->v.op_kind = op_kind;
 	w->v.seq = seq;
 	w->v.hint = nw_verdict_hint(kind);
+	w->created = x->nvw;
 	x->vw[x->nvw++] = w;
 	return w;
 }

@@ -53,21 +53,6 @@ static int index_proc(struct nw_pctx *pc, struct nw_proc *p)
 	return 0;
 }
 
-/* The index of the process with global rank `rank` (procs are sorted by
- * rank), or nprocs. */
-static size_t proc_by_rank(const struct nw_job *job, int32_t rank)
-{
-	size_t lo = 0, hi = job->nprocs;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if ((uint32_t)job->procs[mid]->rank < (uint32_t)rank)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < job->nprocs && job->procs[lo]->rank == rank ? lo : job->nprocs;
-}
-
 static int cmp_i32(const void *a, const void *b)
 {
 	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
@@ -119,7 +104,7 @@ static int fill_waiting(struct nw_jctx *x, uint8_t *explained)
 		for (int set = 0; set < 2; set++) {
 			const struct nw_rankset *rs = set ? &w->v.waiting : &w->v.culprits;
 			for (uint32_t k = 0; k < rs->n; k++) {
-				size_t at = proc_by_rank(x->job, rs->v[k]);
+				size_t at = nw_proc_by_rank(x->job, rs->v[k]);
 				if (at < x->job->nprocs)
 					explained[at] = 1;
 			}
@@ -128,26 +113,61 @@ static int fill_waiting(struct nw_jctx *x, uint8_t *explained)
 	return x->oom ? -1 : 0;
 }
 
+/* Processes that wait for nothing: those that exited, and those whose
+ * process is gone while the job went on without them: another process of
+ * the job is still alive, or (every process gone: the files after the job
+ * was killed) another process on its host lived on for longer than the
+ * timeout after its last heartbeat. A job killed as a whole has no sink:
+ * its records say who waited for whom when it was killed. Clocks are
+ * compared on one host only. */
+static void find_sinks(struct nw_jctx *x)
+{
+	const struct nw_job *job = x->job;
+	int any_alive = 0;
+	for (size_t i = 0; i < job->nprocs; i++) {
+		const struct nw_proc *p = job->procs[i];
+		any_alive |= p->alive != 0 && !(p->hdr.flags & NW_SEG_F_EXITED);
+	}
+	for (size_t i = 0; i < job->nprocs; i++) {
+		const struct nw_proc *p = job->procs[i];
+		if (p->hdr.flags & NW_SEG_F_EXITED) {
+			x->sink[i] = 1;
+			continue;
+		}
+		if (p->alive != 0)
+			continue;
+		int early = any_alive;
+		for (size_t k = 0; k < job->nprocs && !early; k++) {
+			const struct nw_proc *q = job->procs[k];
+			early = q != p && !strcmp(q->hdr.host, p->hdr.host) && q->now_ns > p->now_ns + x->timeout_ns;
+		}
+		x->sink[i] = (uint8_t)early;
+	}
+}
+
 static size_t concerned(const struct nw_verdict *v)
 {
 	return (size_t)v->culprits.n + v->waiting.n + v->unknown.n;
 }
 
-static int cmp_verdict(const void *a, const void *b)
+/* Ranked: by kind (highest first), then by the number of ranks concerned,
+ * then by the first culprit, then in the order the rules made them (which
+ * follows ranks and comm creation order, never the random comm ids): the
+ * same files give the same order. */
+static int cmp_vwork(const void *a, const void *b)
 {
-	const struct nw_verdict *x = a, *y = b;
+	const struct nw_vwork *wx = *(struct nw_vwork *const *)a, *wy = *(struct nw_vwork *const *)b;
+	const struct nw_verdict *x = &wx->v, *y = &wy->v;
 	if (x->kind != y->kind)
 		return x->kind > y->kind ? -1 : 1;
 	size_t cx = concerned(x), cy = concerned(y);
 	if (cx != cy)
 		return cx > cy ? -1 : 1;
-	if (x->comm_id != y->comm_id)
-		return x->comm_id < y->comm_id ? -1 : 1;
-	if (x->seq != y->seq)
-		return x->seq < y->seq ? -1 : 1;
 	uint32_t fx = x->culprits.n ? (uint32_t)x->culprits.v[0] : UINT32_MAX;
 	uint32_t fy = y->culprits.n ? (uint32_t)y->culprits.v[0] : UINT32_MAX;
-	return fx < fy ? -1 : fx > fy;
+	if (fx != fy)
+		return fx < fy ? -1 : 1;
+	return wx->created < wy->created ? -1 : wx->created > wy->created;
 }
 
 static void ctx_free(struct nw_jctx *x)
@@ -167,6 +187,7 @@ static void ctx_free(struct nw_jctx *x)
 	free(x->sets);
 	free(x->sblocks);
 	free(x->pairs);
+	free(x->sink);
 	nw_graph_free(&x->g);
 }
 
@@ -181,6 +202,10 @@ int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern 
 	for (size_t i = 0; i < job->nprocs; i++)
 		if (index_proc(&x.pc[i], job->procs[i]))
 			goto fail;
+	if (!(x.sink = calloc(job->nprocs + 1, 1)))
+		goto fail;
+	find_sinks(&x);
+	x.g.sink = x.sink;
 
 	nw_rules_fault(&x);
 	nw_rules_init(&x);
@@ -190,6 +215,7 @@ int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern 
 		goto fail;
 	nw_rules_p2p_verdicts(&x);
 	nw_rules_stream(&x);
+	nw_rootcause(&x);
 	if (x.oom)
 		goto fail;
 	uint8_t *explained = calloc(job->nprocs + 1, 1);
@@ -204,6 +230,7 @@ int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern 
 		goto fail;
 
 	/* The public array, ranked. */
+	qsort(x.vw, x.nvw, sizeof *x.vw, cmp_vwork);
 	size_t n = 0;
 	for (size_t i = 0; i < x.nvw; i++)
 		n += !x.vw[i]->dropped;
@@ -219,7 +246,6 @@ int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern 
 		job->verdicts[job->nverdicts++] = w->v;
 		memset(&w->v, 0, sizeof w->v);   /* moved */
 	}
-	qsort(job->verdicts, job->nverdicts, sizeof *job->verdicts, cmp_verdict);
 	ctx_free(&x);
 	return 0;
 fail:

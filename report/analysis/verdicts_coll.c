@@ -293,7 +293,12 @@ static void verdict_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, ui
 
 /* ---- the frontier of a comm ---- */
 
-enum mclass { M_NOFILE, M_NOT_ISSUED, M_STARTED, M_ENQUEUED, M_COMPLETED, M_FAILED, M_OTHER };
+/* Where a member is with #n. M_GONE: its process died or exited before
+ * completing it (whatever state its record was left in, it will never go
+ * on); M_CAPTURED: it issued #n while its stream was being captured into a
+ * CUDA graph, so #n runs only when that graph is launched, and it went on
+ * past #n while the others wait in it. */
+enum mclass { M_NOFILE, M_NOT_ISSUED, M_STARTED, M_ENQUEUED, M_COMPLETED, M_FAILED, M_GONE, M_CAPTURED, M_OTHER };
 
 static int cmp_u64v(const void *a, const void *b)
 {
@@ -462,12 +467,16 @@ static void comm_frontier(struct nw_jctx *x, const struct nw_comm_view *v, const
 		} else {
 			const struct nw_seg_op *op = nw_member_coll(x, m, nstar);
 			const struct nw_seg_comm *sc = m->comm;
-			if (op) {
+			if (op && x->sink[m->proc->job_index] && op->state != NW_ST_COMPLETED &&
+			    op->state != NW_ST_FAILED && sc->coll_completed < nstar) {
+				c = M_GONE;
+			} else if (op) {
 				switch (op->state) {
 				case NW_ST_STARTED: c = M_STARTED; break;
 				case NW_ST_ENQUEUED: c = M_ENQUEUED; break;
 				case NW_ST_COMPLETED: c = M_COMPLETED; break;
 				case NW_ST_FAILED: c = M_FAILED; break;
+				case NW_ST_CAPTURED: c = M_CAPTURED; break;
 				default: c = M_OTHER; break;
 				}
 				if (nw_op_pending(op->state)) {
@@ -482,7 +491,8 @@ static void comm_frontier(struct nw_jctx *x, const struct nw_comm_view *v, const
 				c = M_NOT_ISSUED;
 			} else {
 				/* Enqueued but no longer in the ring: the positions tell. */
-				c = sc->coll_completed >= nstar ? M_COMPLETED : sc->coll_started >= nstar ? M_STARTED : M_OTHER;
+				c = sc->coll_completed >= nstar ? M_COMPLETED : x->sink[m->proc->job_index] ? M_GONE
+				    : sc->coll_started >= nstar ? M_STARTED : M_OTHER;
 			}
 		}
 		cls[r] = c;
@@ -498,7 +508,7 @@ static void comm_frontier(struct nw_jctx *x, const struct nw_comm_view *v, const
 
 	/* The ranks that hold #n up. */
 	uint32_t junction = UINT32_MAX;
-	if (cnt[M_FAILED] || cnt[M_ENQUEUED]) {
+	if (cnt[M_FAILED] || cnt[M_ENQUEUED] || cnt[M_CAPTURED]) {
 		for (int32_t r = 0; r < n; r++) {
 			if (cls[r] != M_STARTED || !mp[r].stuck || mp[r].pend_seq != nstar)
 				continue;
@@ -507,7 +517,7 @@ static void comm_frontier(struct nw_jctx *x, const struct nw_comm_view *v, const
 			nw_graph_edge(&x->g, v->members[r].proc->job_index, junction, NW_E_BLOCK, mp[r].pend, v, nstar, 0);
 		}
 		for (int32_t r = 0; r < n && junction != UINT32_MAX; r++)
-			if (cls[r] == M_FAILED || (cls[r] == M_ENQUEUED && mp[r].stuck))
+			if (cls[r] == M_FAILED || cls[r] == M_CAPTURED || (cls[r] == M_ENQUEUED && mp[r].stuck))
 				nw_graph_edge(&x->g, junction, v->members[r].proc->job_index, NW_E_BLOCK, NULL, v, nstar, 0);
 	}
 	/* Ranks whose #n never started: STREAM_BLOCKED candidates (the ranks
@@ -521,17 +531,23 @@ static void comm_frontier(struct nw_jctx *x, const struct nw_comm_view *v, const
 		add_sblock(x, v, r, mp[r].pend, mp[r].age_ns, inside);
 	}
 
-	if (cnt[M_NOT_ISSUED] || cnt[M_NOFILE]) {
+	if (cnt[M_NOT_ISSUED] || cnt[M_NOFILE] || cnt[M_GONE] || cnt[M_CAPTURED]) {
 		struct nw_vwork *w = nw_verdict_new(x, NW_V_MISSING_RANK, v, kind, nstar);
 		if (!w)
 			goto out;
 		struct nw_egroups in = { 0 }, out = { 0 };
 		for (int32_t r = 0; r < n && !x->oom; r++) {
 			const struct nw_member *m = &v->members[r];
-			if (cls[r] == M_NOT_ISSUED) {
+			if (cls[r] == M_NOT_ISSUED || cls[r] == M_GONE || cls[r] == M_CAPTURED) {
 				nw_verdict_culprit(x, w, m->proc);
 				struct nw_buf t = { 0 };
-				nw_buf_printf(&t, "never called it (coll_enqueued %" PRIu64 "); ", m->comm->coll_enqueued);
+				if (cls[r] == M_NOT_ISSUED)
+					nw_buf_printf(&t, "never called it (coll_enqueued %" PRIu64 "); ", m->comm->coll_enqueued);
+				else if (cls[r] == M_GONE)
+					nw_buf_puts(&t, "called it but ended before completing it; ");
+				else
+					nw_buf_puts(&t, "captured it into a CUDA graph (it runs only when the graph is launched) "
+					            "and went on; ");
 				uint64_t age = nw_where(x, m->proc, &t, 1);
 				if (t.s && !t.oom)
 					nw_eg_add(x, &out, m->proc, t.s, age);
@@ -556,7 +572,11 @@ static void comm_frontier(struct nw_jctx *x, const struct nw_comm_view *v, const
 		if (w->v.culprits.n) {
 			nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
 			nw_buf_rankset(&b, &w->v.culprits);
-			nw_buf_printf(&b, " never called %s #%" PRIu64 " on %s (%d ranks); ", kname, nstar, comm, (int)n);
+			nw_buf_printf(&b, " %s %s #%" PRIu64 " on %s (%d ranks); ",
+			              cnt[M_GONE] && !cnt[M_NOT_ISSUED] && !cnt[M_CAPTURED] ? "ended inside"
+			              : cnt[M_CAPTURED] && !cnt[M_NOT_ISSUED] && !cnt[M_GONE] ? "only captured (never launched)"
+			              : "never called",
+			              kname, nstar, comm, (int)n);
 			nw_buf_puts(&b, waiting.n == 1 ? "rank " : "ranks ");
 			nw_buf_rankset(&b, &waiting);
 			nw_buf_printf(&b, " wait%s in it", waiting.n == 1 ? "s" : "");
@@ -637,6 +657,10 @@ static void comm_coll(struct nw_jctx *x, const struct nw_comm_view *v)
 		}
 		if (!mp[r].pend)
 			continue;
+		if (x->sink[m->proc->job_index]) {
+			mp[r].pend = NULL;   /* gone: it waits for nothing (comm_frontier says where it ended) */
+			continue;
+		}
 		mp[r].pend_seq = mp[r].pend->seq;
 		mp[r].age_ns = nw_age(m->proc, mp[r].pend->enqueue_ns);
 		mp[r].stuck = mp[r].age_ns > x->timeout_ns;

@@ -166,10 +166,16 @@ static void summary(struct nw_jctx *x, struct nw_vwork *w, const struct stuckset
 /* InitRank, InitRankConfig, InitRankScalable, InitAll. */
 static void init_view(struct nw_jctx *x, const struct nw_comm_view *v)
 {
-	struct stuckset s = { 0 };
+	struct stuckset s = { 0 }, gone = { 0 };
 	for (int32_t r = 0; r < v->nranks; r++) {
 		const struct nw_member *m = &v->members[r];
-		if (m->proc && inside(m->comm) && nw_age(m->proc, m->comm->init_enter_ns) > x->timeout_ns)
+		if (!m->proc || !inside(m->comm))
+			continue;
+		/* A process that ended inside the creation will never finish it:
+		 * a culprit, not a waiter. */
+		if (x->sink[m->proc->job_index])
+			stuck_add(x, &gone, m->proc, m->comm);
+		else if (nw_age(m->proc, m->comm->init_enter_ns) > x->timeout_ns)
 			stuck_add(x, &s, m->proc, m->comm);
 	}
 	if (!s.n)
@@ -211,6 +217,18 @@ static void init_view(struct nw_jctx *x, const struct nw_comm_view *v)
 	char cb[128];
 	const char *call = create_call(v->origin);
 	culprit_lines(x, w, "never entered it");
+	for (size_t i = 0; i < gone.n; i++) {
+		nw_verdict_culprit(x, w, gone.p[i]);
+		struct nw_buf t = { 0 };
+		nw_buf_puts(&t, "entered it and ended inside it; ");
+		char lb[128];
+		uint64_t age = nw_where(x, gone.p[i], &t, 1);
+		char *filled = t.s && !t.oom ? nw_age_fill(t.s, age, age) : NULL;
+		if (filled)
+			nw_verdict_evidence(x, w, "%s: %s", nw_proc_label(gone.p[i], lb), filled);
+		free(filled);
+		nw_buf_free(&t);
+	}
 	stuck_edges(x, w, &s, v, NW_OP_COMM_INIT);
 	if (lost.n) {
 		nw_buf_puts(&w->ev, lost.n == 1 ? "comm rank " : "comm ranks ");
@@ -225,6 +243,8 @@ static void init_view(struct nw_jctx *x, const struct nw_comm_view *v)
 out:
 	free(s.p);
 	free(s.c);
+	free(gone.p);
+	free(gone.c);
 }
 
 /* Split / Shrink: one verdict per (parent, n-th call). */

@@ -1,0 +1,494 @@
+/* rootcause: the wait-for model's decision (docs/diagnosis.md).
+ *
+ * The rules propose candidate verdicts and add wait-for edges; this pass
+ * decides which candidates are root causes. Waiting ends where a process
+ * waits for nobody: a strongly connected component of the graph with no
+ * edge leaving it (a terminal component). So:
+ *
+ *   1. A culprit that waits for somebody outside its component is not a
+ *      root: it is taken out of the verdict (it becomes one of the waiting
+ *      ranks). A verdict left without a root culprit is a consequence: it
+ *      is folded into the root verdict it waits for, as one evidence line,
+ *      never printed as a second culprit.
+ *   2. A terminal component of two or more processes is a cycle: each waits
+ *      for another. Somebody deviated; in order:
+ *        a. send/receive counts: in a pair A -> B where B posted fewer than
+ *           A expects, B deviates if B's counts with another peer went past
+ *           that number (its counts do not add up), else A if A's other
+ *           counts all stayed below it (A sent one too many);
+ *        b. majority: processes are grouped by the op they are stuck in
+ *           first; a strictly largest group is the majority, the others
+ *           deviate; on a tie the processes waiting for the cycle from
+ *           outside vote too;
+ *        c. else the cycle cannot be decided: every verdict on it keeps
+ *           its culprits and says why.
+ *      Culprits of the cycle that did not deviate are taken out (1.); a
+ *      cycle whose deviants no verdict names gets one.
+ *   3. Two root verdicts with the same culprits: the higher kind keeps
+ *      them, the other is folded into it.
+ *
+ * Dead and exited processes are sinks (no edge leaves them): a root. */
+#include "analysis_int.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+
+struct rctx {
+	struct nw_jctx *x;
+	struct nw_graph *g;
+	uint8_t *leaves;                 /* [nscc]: an edge leaves the component */
+	uint32_t *nproc;                 /* [nscc]: processes in it */
+	uint8_t *deviant;                /* [nprocs]: deviates in its cycle */
+	uint8_t *decided;                /* [nscc]: the cycle's deviants are known: 1 by the
+	                                  * send/receive counts, 2 by the majority */
+};
+
+static int terminal(const struct rctx *r, uint32_t node)
+{
+	return !r->leaves[r->g->scc[node]];
+}
+
+/* The op a process is stuck in first: its oldest open op past the timeout
+ * (NULL: none). */
+static const struct nw_seg_op *stuck_op(const struct nw_jctx *x, const struct nw_proc *p)
+{
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct nw_seg_op *op = &p->ops[i];
+		int open = nw_op_pending(op->state) || op->state == NW_ST_INIT_ENTERED;
+		if (open && op->comm_id && nw_age(p, op->enqueue_ns) > x->timeout_ns)
+			return op;
+	}
+	return NULL;
+}
+
+static int same_sig(const struct nw_seg_op *a, const struct nw_seg_op *b)
+{
+	if (!a || !b)
+		return a == b;
+	return a->comm_id == b->comm_id && a->kind == b->kind &&
+	       (NW_OP_IS_P2P(a->kind) ? a->root == b->root && a->seq == b->seq
+	                              : nw_op_class(a->kind) != 0 || a->seq == b->seq);
+}
+
+/* 2a: send/receive counts that do not add up, for the pairs inside the
+ * cycle. Returns how many deviants it marked. */
+static size_t p2p_deviants(struct rctx *r, uint32_t s)
+{
+	struct nw_jctx *x = r->x;
+	struct nw_graph *g = r->g;
+	size_t marked = 0;
+	for (size_t i = 0; i < g->nedges; i++) {
+		const struct nw_edge *e = &g->edges[i];
+		if (e->kind != NW_E_P2P || e->src >= g->nprocs || e->dst >= g->nprocs || g->scc[e->src] != s ||
+		    g->scc[e->dst] != s || !e->op)
+			continue;
+		const struct nw_proc *a = x->job->procs[e->src], *b = x->job->procs[e->dst];
+		uint64_t k = e->op->seq;
+		/* B's counts with anybody on this comm; A's with anybody but B in
+		 * this direction. */
+		const struct nw_comm_view *v = e->view;
+		uint64_t bmax = 0, aother = 0;
+		int aany = 0;
+		for (int side = 0; side < 2; side++) {
+			const struct nw_proc *p = side ? a : b;
+			for (uint32_t j = 0; j < p->npeers; j++) {
+				const struct nw_seg_peer *pe = &p->peers[j];
+				if (pe->comm_slot >= p->ncomms || p->comms[pe->comm_slot].comm_id != v->id)
+					continue;
+				uint64_t sm = pe->send_enqueued, rm = pe->recv_enqueued;
+				if (!side) {
+					bmax = sm > bmax ? sm : bmax;
+					bmax = rm > bmax ? rm : bmax;
+				} else {
+					int toward_b = pe->peer == e->op->root;
+					uint64_t other = e->op->kind == NW_OP_SEND ? (toward_b ? rm : (sm > rm ? sm : rm))
+					                                           : (toward_b ? sm : (sm > rm ? sm : rm));
+					if (toward_b && !other)
+						continue;
+					aany = 1;
+					aother = other > aother ? other : aother;
+				}
+			}
+		}
+		uint32_t who = NONE;
+		if (bmax >= k)
+			who = e->dst;            /* B went past #k elsewhere but not with A */
+		else if (aany && aother < k)
+			who = e->src;            /* A did more with B than with anybody else */
+		if (who != NONE && !r->deviant[who]) {
+			r->deviant[who] = 1;
+			marked++;
+		}
+	}
+	return marked;
+}
+
+/* Whether every edge inside the component is a send/receive one. */
+static int only_p2p(const struct rctx *r, uint32_t s)
+{
+	const struct nw_graph *g = r->g;
+	for (size_t i = 0; i < g->nedges; i++) {
+		const struct nw_edge *e = &g->edges[i];
+		if (e->kind != NW_E_WAIT && g->scc[e->src] == s && g->scc[e->dst] == s && e->kind != NW_E_P2P)
+			return 0;
+	}
+	return 1;
+}
+
+/* 2b: the majority of the op the cycle's processes are stuck in first. */
+static size_t majority_deviants(struct rctx *r, uint32_t s)
+{
+	struct nw_jctx *x = r->x;
+	struct nw_graph *g = r->g;
+	uint32_t np = g->nprocs;
+	const struct nw_seg_op **sig = calloc(np + 1, sizeof *sig);
+	uint32_t *votes = calloc(np + 1, sizeof *votes);   /* per process: the size of its group */
+	uint32_t *reach = malloc(((size_t)g->nnodes + 1) * sizeof *reach);
+	uint32_t *seeds = malloc(((size_t)np + 1) * sizeof *seeds);
+	size_t marked = 0;
+	if (!sig || !votes || !reach || !seeds) {
+		x->oom = 1;
+		goto out;
+	}
+	size_t nseeds = 0;
+	for (uint32_t n = 0; n < np; n++) {
+		sig[n] = stuck_op(x, x->job->procs[n]);
+		if (g->scc[n] == s)
+			seeds[nseeds++] = n;
+	}
+	for (int round = 0; round < 2; round++) {
+		/* round 0: the cycle's processes; round 1: with those that wait for it. */
+		uint8_t *voter = calloc(np + 1, 1);
+		if (!voter) {
+			x->oom = 1;
+			goto out;
+		}
+		if (round == 0) {
+			for (size_t i = 0; i < nseeds; i++)
+				voter[seeds[i]] = 1;
+		} else {
+			size_t nr = nw_graph_reaching(g, seeds, nseeds, reach);
+			for (size_t i = 0; i < nr; i++)
+				if (reach[i] < np && sig[reach[i]])
+					voter[reach[i]] = 1;
+		}
+		uint32_t best = 0, nbest = 0, bestn = NONE;
+		for (uint32_t n = 0; n < np; n++) {
+			votes[n] = 0;
+			if (!voter[n] || g->scc[n] != s)
+				continue;
+			for (uint32_t m = 0; m < np; m++)
+				if (voter[m] && same_sig(sig[n], sig[m]))
+					votes[n]++;
+			if (votes[n] > best) {
+				best = votes[n];
+				nbest = 1;
+				bestn = n;
+			} else if (votes[n] == best && !same_sig(sig[n], sig[bestn])) {
+				nbest++;
+			}
+		}
+		free(voter);
+		if (best && nbest == 1) {
+			for (size_t i = 0; i < nseeds; i++)
+				if (!same_sig(sig[seeds[i]], sig[bestn])) {
+					r->deviant[seeds[i]] = 1;
+					marked++;
+				}
+			if (marked)
+				break;
+		}
+	}
+out:
+	free(sig);
+	free(votes);
+	free(reach);
+	free(seeds);
+	return marked;
+}
+
+static int is_root(const struct rctx *r, uint32_t node)
+{
+	if (!terminal(r, node))
+		return 0;
+	uint32_t s = r->g->scc[node];
+	return r->nproc[s] < 2 || !r->decided[s] || r->deviant[node];
+}
+
+/* Culprits that are not roots leave the verdict; returns how many roots
+ * (or files not found, which cannot be judged) remain. */
+static uint32_t keep_root_culprits(struct rctx *r, struct nw_vwork *w)
+{
+	struct nw_jctx *x = r->x;
+	struct nw_rankset keep = { 0 };
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < w->v.culprits.n; k++) {
+		int32_t rank = w->v.culprits.v[k];
+		size_t at = nw_proc_by_rank(x->job, rank);
+		if (at >= x->job->nprocs || is_root(r, (uint32_t)at)) {
+			nw_set_add(x, &keep, rank);
+			n++;
+		}
+	}
+	if (n && n != w->v.culprits.n) {
+		struct nw_buf *e = &w->ev;
+		nw_buf_puts(e, keep.n == 1 ? "rank " : "ranks ");
+		nw_buf_rankset(e, &keep);
+		nw_buf_puts(e, " deviate");
+		nw_buf_puts(e, keep.n == 1 ? "s" : "");
+		nw_buf_puts(e, ", the other ranks named only wait: ");
+		size_t at0 = nw_proc_by_rank(x->job, keep.v[0]);
+		uint32_t s0 = at0 < x->job->nprocs ? r->g->scc[at0] : NONE;
+		if (s0 != NONE && r->nproc[s0] >= 2 && r->decided[s0] == 1)
+			nw_buf_puts(e, "in the cycle, its send/receive counts with its peers do not add up");
+		else if (s0 != NONE && r->nproc[s0] >= 2 && r->decided[s0] == 2)
+			nw_buf_puts(e, "in the cycle, it is stuck in another op than the majority");
+		else
+			nw_buf_puts(e, "they wait for others, it waits for nobody");
+		nw_verdict_evidence_flush(x, w);
+		nw_rankset_free(&w->v.culprits);
+		w->v.culprits = keep;
+		/* Blame what remains. */
+		w->nblame = 0;
+		for (uint32_t k = 0; k < keep.n; k++) {
+			size_t at = nw_proc_by_rank(x->job, keep.v[k]);
+			if (at < x->job->nprocs)
+				nw_verdict_blame(x, w, (uint32_t)at);
+		}
+	} else {
+		nw_rankset_free(&keep);   /* all roots, or none: a consequence keeps its culprits to be traced */
+	}
+	return n;
+}
+
+/* A verdict that blames the comm (no culprits) is a root while one of the
+ * processes it blames is. */
+static int blames_root(const struct rctx *r, const struct nw_vwork *w)
+{
+	for (size_t k = 0; k < w->nblame; k++)
+		if (w->blame[k] < r->g->nprocs && terminal(r, w->blame[k]))
+			return 1;
+	return w->nblame == 0;
+}
+
+static int same_set(const struct nw_rankset *a, const struct nw_rankset *b)
+{
+	return a->n == b->n && (!a->n || !memcmp(a->v, b->v, a->n * sizeof *a->v));
+}
+
+/* "also: KIND: summary" on the root, and the consequence withdrawn. */
+static void fold(struct nw_jctx *x, struct nw_vwork *root, struct nw_vwork *w)
+{
+	nw_verdict_evidence(x, root, "consequence: %s: %s", nw_verdict_name(w->v.kind),
+	                    w->v.summary ? w->v.summary : "");
+	for (uint32_t k = 0; k < w->v.waiting.n; k++)
+		if (!nw_rankset_has(&root->v.culprits, w->v.waiting.v[k]))
+			nw_set_add(x, &root->v.waiting, w->v.waiting.v[k]);
+	w->dropped = 1;
+}
+
+/* The root verdict a consequence waits for: the first (in rank order of
+ * kinds) whose blamed nodes its blamed nodes or culprits reach. */
+static struct nw_vwork *root_of(struct rctx *r, struct nw_vwork *w, uint32_t *reach)
+{
+	struct nw_jctx *x = r->x;
+	struct nw_vwork *best = NULL;
+	for (size_t i = 0; i < x->nvw; i++) {
+		struct nw_vwork *c = x->vw[i];
+		if (c == w || c->dropped || !c->nblame)
+			continue;
+		size_t nr = nw_graph_reaching(r->g, c->blame, c->nblame, reach);
+		int hit = 0;
+		for (size_t k = 0; k < nr && !hit; k++) {
+			for (size_t b = 0; b < w->nblame && !hit; b++)
+				hit = reach[k] == w->blame[b];
+			if (reach[k] < r->g->nprocs) {
+				int32_t rank = x->job->procs[reach[k]]->rank;
+				hit |= rank >= 0 && nw_rankset_has(&w->v.culprits, rank);
+			}
+		}
+		if (hit && (!best || c->v.kind > best->v.kind))
+			best = c;
+	}
+	return best;
+}
+
+/* A verdict for a decided cycle whose deviants no verdict names. */
+static void cycle_verdict(struct rctx *r, uint32_t s)
+{
+	struct nw_jctx *x = r->x;
+	struct nw_graph *g = r->g;
+	const struct nw_proc *dev = NULL;
+	const struct nw_seg_op *dop = NULL, *mop = NULL;
+	for (uint32_t n = 0; n < g->nprocs; n++) {
+		if (g->scc[n] != s)
+			continue;
+		const struct nw_seg_op *op = stuck_op(x, x->job->procs[n]);
+		if (r->deviant[n] && !dev) {
+			dev = x->job->procs[n];
+			dop = op;
+		} else if (!r->deviant[n] && !mop) {
+			mop = op;
+		}
+	}
+	if (!dev)
+		return;
+	/* Where the deviant holds the majority's op: behind its own op on the
+	 * same stream (stream order), or not issued at all. */
+	const struct nw_seg_op *held = NULL;
+	if (mop && NW_OP_IS_COLL(mop->kind)) {
+		const struct nw_comm_view *v = nw_view_of(x, mop->comm_id);
+		for (int32_t cr = 0; v && cr < v->nranks && !held; cr++)
+			if (v->members[cr].proc == dev)
+				held = nw_member_coll(x, &v->members[cr], mop->seq);
+	}
+	int stream = held && held->state == NW_ST_ENQUEUED && dop && held->stream == dop->stream;
+	const struct nw_comm_view *hv = mop ? nw_view_of(x, mop->comm_id) : NULL;
+	struct nw_vwork *w = nw_verdict_new(x, stream ? NW_V_STREAM_BLOCKED : NW_V_MISSING_RANK, hv,
+	                                    mop ? mop->kind : 0, mop ? mop->seq : 0);
+	if (!w)
+		return;
+	for (uint32_t n = 0; n < g->nprocs; n++)
+		if (g->scc[n] == s && r->deviant[n])
+			nw_verdict_culprit(x, w, x->job->procs[n]);
+	struct nw_buf b = { 0 }, d = { 0 }, m = { 0 };
+	if (dop)
+		nw_describe_op(x, dop, &d);
+	if (mop)
+		nw_describe_op(x, mop, &m);
+	nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
+	nw_buf_rankset(&b, &w->v.culprits);
+	if (stream)
+		nw_buf_printf(&b, " issued %s before %s on the same stream, the other ranks of the cycle the other way "
+		              "round: each waits behind the other (stream order)", d.s ? d.s : "?", m.s ? m.s : "?");
+	else
+		nw_buf_printf(&b, " %s in %s while the others wait in %s: the code path differs on %s",
+		              w->v.culprits.n == 1 ? "is" : "are", d.s ? d.s : "another op", m.s ? m.s : "?",
+		              w->v.culprits.n == 1 ? "it" : "them");
+	nw_buf_free(&d);
+	nw_buf_free(&m);
+	if (!(w->v.summary = nw_buf_take(&b)))
+		x->oom = 1;
+	struct nw_egroups eg = { 0 };
+	for (uint32_t n = 0; n < g->nprocs && !x->oom; n++) {
+		if (g->scc[n] != s)
+			continue;
+		struct nw_buf t = { 0 };
+		uint64_t age = nw_where(x, x->job->procs[n], &t, 1);
+		if (t.s && !t.oom)
+			nw_eg_add(x, &eg, x->job->procs[n], t.s, age);
+		nw_buf_free(&t);
+	}
+	nw_eg_flush(x, w, &eg, 8);
+}
+
+void nw_rootcause(struct nw_jctx *x)
+{
+	struct nw_graph *g = &x->g;
+	struct rctx r = { .x = x, .g = g };
+	uint32_t np = g->nprocs;
+	r.leaves = calloc((size_t)g->nscc + 1, 1);
+	r.nproc = calloc((size_t)g->nscc + 1, sizeof *r.nproc);
+	r.decided = calloc((size_t)g->nscc + 1, 1);
+	r.deviant = calloc((size_t)np + 1, 1);
+	uint32_t *reach = malloc(((size_t)g->nnodes + 1) * sizeof *reach);
+	if (!r.leaves || !r.nproc || !r.decided || !r.deviant || !reach) {
+		x->oom = 1;
+		goto out;
+	}
+	for (size_t i = 0; i < g->nedges; i++) {
+		const struct nw_edge *e = &g->edges[i];
+		if (e->kind != NW_E_WAIT && g->scc[e->src] != g->scc[e->dst])
+			r.leaves[g->scc[e->src]] = 1;
+	}
+	for (uint32_t n = 0; n < np; n++)
+		r.nproc[g->scc[n]]++;
+
+	/* 2: the cycles' deviants. A cycle of send/receive edges only, where
+	 * every rank posted what it should have, stays a P2P_DEADLOCK. */
+	for (uint32_t s = 0; s < g->nscc && !x->oom; s++) {
+		if (r.leaves[s] || r.nproc[s] < 2)
+			continue;
+		if (p2p_deviants(&r, s))
+			r.decided[s] = 1;
+		else if (!only_p2p(&r, s) && majority_deviants(&r, s))
+			r.decided[s] = 2;
+	}
+
+	/* 1: culprits that wait are not roots; verdicts with none left are
+	 * consequences. */
+	uint8_t *conseq = calloc(x->nvw + 1, 1);
+	if (!conseq) {
+		x->oom = 1;
+		goto out;
+	}
+	size_t nvw = x->nvw;
+	for (size_t i = 0; i < nvw; i++) {
+		struct nw_vwork *w = x->vw[i];
+		if (w->dropped)
+			continue;
+		if (w->v.culprits.n)
+			conseq[i] = keep_root_culprits(&r, w) == 0;
+		else
+			conseq[i] = !blames_root(&r, w);
+	}
+
+	/* Decided cycles whose deviants nobody names. */
+	for (uint32_t s = 0; s < g->nscc && !x->oom; s++) {
+		if (!r.decided[s])
+			continue;
+		int named = 0;
+		for (size_t i = 0; i < nvw && !named; i++) {
+			const struct nw_vwork *w = x->vw[i];
+			if (w->dropped || conseq[i])
+				continue;
+			for (uint32_t k = 0; k < w->v.culprits.n && !named; k++) {
+				size_t at = nw_proc_by_rank(x->job, w->v.culprits.v[k]);
+				named = at < np && g->scc[at] == s;
+			}
+		}
+		if (!named)
+			cycle_verdict(&r, s);
+	}
+
+	/* 3: the same culprits twice: the higher kind keeps them. */
+	for (size_t i = 0; i < nvw; i++) {
+		struct nw_vwork *w = x->vw[i];
+		if (w->dropped || conseq[i] || !w->v.culprits.n)
+			continue;
+		for (size_t j = 0; j < x->nvw; j++) {
+			struct nw_vwork *o = x->vw[j];
+			if (j == i || o->dropped || (j < nvw && conseq[j]) || !same_set(&o->v.culprits, &w->v.culprits))
+				continue;
+			if (o->v.kind > w->v.kind || (o->v.kind == w->v.kind && j < i)) {
+				conseq[i] = 1;
+				break;
+			}
+		}
+	}
+
+	/* Fold the consequences into the roots they wait for. */
+	for (size_t i = 0; i < nvw && !x->oom; i++) {
+		struct nw_vwork *w = x->vw[i];
+		if (w->dropped || !conseq[i])
+			continue;
+		w->dropped = 1;                 /* not a candidate root for itself */
+		struct nw_vwork *root = root_of(&r, w, reach);
+		if (root) {
+			w->dropped = 0;
+			fold(x, root, w);
+		} else {
+			w->dropped = 0;             /* nothing explains it: it stays */
+		}
+	}
+	free(conseq);
+out:
+	free(r.leaves);
+	free(r.nproc);
+	free(r.decided);
+	free(r.deviant);
+	free(reach);
+}
