@@ -163,6 +163,73 @@ static void summary(struct nw_jctx *x, struct nw_vwork *w, const struct stuckset
 		x->oom = 1;
 }
 
+/* Members that disagree on nranks (the same unique id, another size): the
+ * majority's size is the comm's; the others are the culprits (their init
+ * can never complete: it waits for ranks that will never come, and the
+ * majority waits for them). Returns 1 when it made the verdict. */
+static int nranks_disagree(struct nw_jctx *x, const struct nw_comm_view *v, const struct stuckset *s)
+{
+	int32_t sizes[4] = { 0 };
+	uint32_t votes[4] = { 0 };
+	uint32_t nsizes = 0;
+	for (int32_t r = 0; r < v->nranks; r++) {
+		const struct nw_member *m = &v->members[r];
+		if (!m->proc)
+			continue;
+		uint32_t i = 0;
+		while (i < nsizes && sizes[i] != m->comm->nranks)
+			i++;
+		if (i == nsizes && nsizes < 4)
+			sizes[nsizes++] = m->comm->nranks;
+		if (i < nsizes)
+			votes[i]++;
+	}
+	if (nsizes < 2)
+		return 0;
+	uint32_t maj = 0;
+	for (uint32_t i = 1; i < nsizes; i++)
+		if (votes[i] > votes[maj] || (votes[i] == votes[maj] && sizes[i] < sizes[maj]))
+			maj = i;
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_INIT_STALL, v, NW_OP_COMM_INIT, 0);
+	if (!w)
+		return 1;
+	w->v.comm_nranks = sizes[maj];
+	struct nw_egroups eg = { 0 };
+	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
+		const struct nw_member *m = &v->members[r];
+		if (!m->proc || m->comm->nranks == sizes[maj])
+			continue;
+		nw_verdict_culprit(x, w, m->proc);
+		struct nw_buf t = { 0 };
+		nw_buf_printf(&t, "called %s with nranks %d; ", create_call(v->origin), (int)m->comm->nranks);
+		uint64_t age = nw_where(x, m->proc, &t, 1);
+		if (t.s && !t.oom)
+			nw_eg_add(x, &eg, m->proc, t.s, age);
+		nw_buf_free(&t);
+	}
+	nw_eg_flush(x, w, &eg, 8);
+	/* Those inside it with the majority's size wait for the culprits. */
+	struct stuckset in = { 0 };
+	for (size_t i = 0; i < s->n; i++)
+		if (s->c[i]->nranks == sizes[maj])
+			stuck_add(x, &in, s->p[i], s->c[i]);
+	stuck_edges(x, w, &in, v, NW_OP_COMM_INIT);
+	free(in.p);
+	free(in.c);
+	char cb[128], ab[32];
+	struct nw_buf b = { 0 };
+	nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
+	nw_buf_rankset(&b, &w->v.culprits);
+	nw_buf_printf(&b, " called %s of %s with another nranks than ranks ", create_call(v->origin),
+	              nw_comm_label(v->id, v->name, cb));
+	nw_buf_rankset(&b, &w->v.waiting);
+	nw_buf_printf(&b, " (%d): the same unique id, another size; they wait inside it for %s", (int)sizes[maj],
+	              nw_fmt_age(s->max_age, ab));
+	if (!(w->v.summary = nw_buf_take(&b)))
+		x->oom = 1;
+	return 1;
+}
+
 /* InitRank, InitRankConfig, InitRankScalable, InitAll. */
 static void init_view(struct nw_jctx *x, const struct nw_comm_view *v)
 {
@@ -178,7 +245,7 @@ static void init_view(struct nw_jctx *x, const struct nw_comm_view *v)
 		else if (nw_age(m->proc, m->comm->init_enter_ns) > x->timeout_ns)
 			stuck_add(x, &s, m->proc, m->comm);
 	}
-	if (!s.n)
+	if (!s.n || nranks_disagree(x, v, &s))
 		goto out;
 	struct nw_vwork *w = nw_verdict_new(x, NW_V_INIT_STALL, v, NW_OP_COMM_INIT, 0);
 	if (!w)
