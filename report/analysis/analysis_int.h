@@ -296,6 +296,13 @@ void nw_rules_coll(struct nw_jctx *x);           /* verdicts_coll.c: MISMATCH, M
                                                   * TRANSPORT_STALL; STREAM_BLOCKED candidates */
 void nw_rules_p2p(struct nw_jctx *x);            /* verdicts_p2p.c: unmatched pairs + edges */
 void nw_rules_p2p_verdicts(struct nw_jctx *x);   /* after the graph: P2P_DEADLOCK, P2P_UNMATCHED */
+/* verdicts_p2p.c: in the cycle (strongly connected component) s, the
+ * processes whose send/receive counts do not add up: in a pair where A's
+ * send/receive #k waits for B, which posted fewer than k of the other
+ * half, B if B went past k with another peer (it skipped one), else A if A
+ * did more with B than with anybody else (one too many). Marks them in
+ * deviant[] (if not NULL); returns how many it found. */
+size_t nw_p2p_count_deviants(struct nw_jctx *x, uint32_t s, uint8_t *deviant);
 void nw_rules_stream(struct nw_jctx *x);         /* verdicts_coll.c: STREAM_BLOCKED */
 void nw_rules_idle(struct nw_jctx *x);           /* verdicts_coll.c: IDLE, HEALTHY */
 void nw_rootcause(struct nw_jctx *x);            /* rootcause.c: roots, consequences, cycles */

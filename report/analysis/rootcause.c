@@ -43,7 +43,8 @@ struct rctx {
 	uint32_t *nproc;                 /* [nscc]: processes in it */
 	uint8_t *deviant;                /* [nprocs]: deviates in its cycle */
 	uint8_t *decided;                /* [nscc]: the cycle's deviants are known: 1 by the
-	                                  * send/receive counts, 2 by the majority */
+	                                  * send/receive counts, 3 by never issued, 2 by the
+	                                  * majority */
 };
 
 static int terminal(const struct rctx *r, uint32_t node)
@@ -73,56 +74,36 @@ static int same_sig(const struct nw_seg_op *a, const struct nw_seg_op *b)
 	                              : nw_op_class(a->kind) != 0 || a->seq == b->seq);
 }
 
-/* 2a: send/receive counts that do not add up, for the pairs inside the
- * cycle. Returns how many deviants it marked. */
-static size_t p2p_deviants(struct rctx *r, uint32_t s)
+/* 2b: inside the cycle, the processes that never issued an op another of
+ * the cycle waits in (collective not issued, creation never entered, the
+ * other half of a send/receive never posted), when they are not all of
+ * it: the others only wait behind their own earlier ops (stream order)
+ * for them. Returns how many it marked. */
+static size_t never_issued_deviants(struct rctx *r, uint32_t s)
 {
-	struct nw_jctx *x = r->x;
 	struct nw_graph *g = r->g;
-	size_t marked = 0;
+	uint32_t np = g->nprocs, cand = 0;
+	uint8_t *mark = calloc(np + 1, 1);
+	if (!mark) {
+		r->x->oom = 1;
+		return 0;
+	}
 	for (size_t i = 0; i < g->nedges; i++) {
 		const struct nw_edge *e = &g->edges[i];
-		if (e->kind != NW_E_P2P || e->src >= g->nprocs || e->dst >= g->nprocs || g->scc[e->src] != s ||
-		    g->scc[e->dst] != s || !e->op)
+		if ((e->kind != NW_E_COLL && e->kind != NW_E_INIT && e->kind != NW_E_P2P) || e->dst >= np ||
+		    g->scc[e->src] != s || g->scc[e->dst] != s || mark[e->dst])
 			continue;
-		const struct nw_proc *a = x->job->procs[e->src], *b = x->job->procs[e->dst];
-		uint64_t k = e->op->seq;
-		/* B's counts with anybody on this comm; A's with anybody but B in
-		 * this direction. */
-		const struct nw_comm_view *v = e->view;
-		uint64_t bmax = 0, aother = 0;
-		int aany = 0;
-		for (int side = 0; side < 2; side++) {
-			const struct nw_proc *p = side ? a : b;
-			for (uint32_t j = 0; j < p->npeers; j++) {
-				const struct nw_seg_peer *pe = &p->peers[j];
-				if (pe->comm_slot >= p->ncomms || p->comms[pe->comm_slot].comm_id != v->id)
-					continue;
-				uint64_t sm = pe->send_enqueued, rm = pe->recv_enqueued;
-				if (!side) {
-					bmax = sm > bmax ? sm : bmax;
-					bmax = rm > bmax ? rm : bmax;
-				} else {
-					int toward_b = pe->peer == e->op->root;
-					uint64_t other = e->op->kind == NW_OP_SEND ? (toward_b ? rm : (sm > rm ? sm : rm))
-					                                           : (toward_b ? sm : (sm > rm ? sm : rm));
-					if (toward_b && !other)
-						continue;
-					aany = 1;
-					aother = other > aother ? other : aother;
-				}
-			}
-		}
-		uint32_t who = NONE;
-		if (bmax >= k)
-			who = e->dst;            /* B went past #k elsewhere but not with A */
-		else if (aany && aother < k)
-			who = e->src;            /* A did more with B than with anybody else */
-		if (who != NONE && !r->deviant[who]) {
-			r->deviant[who] = 1;
-			marked++;
-		}
+		mark[e->dst] = 1;
+		cand++;
 	}
+	size_t marked = 0;
+	if (cand && cand < r->nproc[s])
+		for (uint32_t n = 0; n < np; n++)
+			if (mark[n] && !r->deviant[n]) {
+				r->deviant[n] = 1;
+				marked++;
+			}
+	free(mark);
 	return marked;
 }
 
@@ -138,7 +119,7 @@ static int only_p2p(const struct rctx *r, uint32_t s)
 	return 1;
 }
 
-/* 2b: the majority of the op the cycle's processes are stuck in first. */
+/* 2c: the majority of the op the cycle's processes are stuck in first. */
 static size_t majority_deviants(struct rctx *r, uint32_t s)
 {
 	struct nw_jctx *x = r->x;
@@ -246,6 +227,9 @@ static uint32_t keep_root_culprits(struct rctx *r, struct nw_vwork *w)
 			nw_buf_puts(e, "in the cycle, its send/receive counts with its peers do not add up");
 		else if (s0 != NONE && r->nproc[s0] >= 2 && r->decided[s0] == 2)
 			nw_buf_puts(e, "in the cycle, it is stuck in another op than the majority");
+		else if (s0 != NONE && r->nproc[s0] >= 2 && r->decided[s0] == 3)
+			nw_buf_puts(e, "in the cycle, it never issued an op the others wait in; they only wait "
+			            "behind their own earlier ops for it");
 		else
 			nw_buf_puts(e, "they wait for others, it waits for nobody");
 		nw_verdict_evidence_flush(x, w);
@@ -412,8 +396,10 @@ void nw_rootcause(struct nw_jctx *x)
 	for (uint32_t s = 0; s < g->nscc && !x->oom; s++) {
 		if (r.leaves[s] || r.nproc[s] < 2)
 			continue;
-		if (p2p_deviants(&r, s))
+		if (nw_p2p_count_deviants(x, s, r.deviant))
 			r.decided[s] = 1;
+		else if (!only_p2p(&r, s) && never_issued_deviants(&r, s))
+			r.decided[s] = 3;
 		else if (!only_p2p(&r, s) && majority_deviants(&r, s))
 			r.decided[s] = 2;
 	}

@@ -298,7 +298,11 @@ static void verdict_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, ui
  * on); M_CAPTURED: it issued #n while its stream was being captured into a
  * CUDA graph, so #n runs only when that graph is launched, and it went on
  * past #n while the others wait in it. */
-enum mclass { M_NOFILE, M_NOT_ISSUED, M_STARTED, M_ENQUEUED, M_COMPLETED, M_FAILED, M_GONE, M_CAPTURED, M_OTHER };
+/* M_FINISHED: it never issued #n and has finalized or destroyed the comm
+ * (it declared that it is done with it): the ranks inside #n went past the
+ * comm's end, they are the culprits. */
+enum mclass { M_NOFILE, M_NOT_ISSUED, M_STARTED, M_ENQUEUED, M_COMPLETED, M_FAILED, M_GONE, M_CAPTURED, M_FINISHED,
+              M_OTHER };
 
 static int cmp_u64v(const void *a, const void *b)
 {
@@ -333,7 +337,10 @@ static void edges_not_issued(struct nw_jctx *x, const struct nw_comm_view *v, co
 	for (int32_t r = 0; r < n; r++) {
 		if (mp[r].stuck)
 			seqs[k++] = mp[r].pend_seq;
-		if (v->members[r].proc)
+		/* A member that finalized or destroyed the comm is done with it:
+		 * nobody can wait for it to issue more. */
+		if (v->members[r].proc && v->members[r].comm->state != NW_COMM_FINALIZED &&
+		    v->members[r].comm->state != NW_COMM_DESTROYED)
 			by[nm++] = (struct byenq){ v->members[r].comm->coll_enqueued, r };
 	}
 	if (!k)
@@ -446,6 +453,63 @@ static void versions_evidence(struct nw_jctx *x, struct nw_vwork *w, const struc
 	nw_eg_flush(x, w, &eg, 16);
 }
 
+/* Ranks inside #n of a comm the others have finalized or destroyed without
+ * issuing #n: the ranks inside it issued an op nobody else will (one step
+ * too many, a code path the others did not take). They are the culprits,
+ * and nobody waits for them. */
+static void past_end(struct nw_jctx *x, const struct nw_comm_view *v, const uint8_t *cls, uint64_t nstar,
+                     uint16_t kind)
+{
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_MISSING_RANK, v, kind, nstar);
+	if (!w)
+		return;
+	struct nw_rankset done = { 0 };
+	struct nw_egroups eg = { 0 };
+	char kb[NW_NAME_BUF], cb[128], sb[NW_NAME_BUF];
+	uint64_t last = 0;
+	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
+		const struct nw_member *m = &v->members[r];
+		if (cls[r] == M_FINISHED) {
+			nw_set_add(x, &done, m->proc->rank);
+			if (m->comm->coll_enqueued > last)
+				last = m->comm->coll_enqueued;
+		} else if (cls[r] == M_STARTED || cls[r] == M_ENQUEUED) {
+			nw_verdict_culprit(x, w, m->proc);
+			struct nw_buf t = { 0 };
+			nw_buf_printf(&t, "issued it after the others had %s the comm; ",
+			              nw_comm_state_name(NW_COMM_DESTROYED, sb));
+			uint64_t age = nw_where(x, m->proc, &t, 1);
+			if (t.s && !t.oom)
+				nw_eg_add(x, &eg, m->proc, t.s, age);
+			nw_buf_free(&t);
+		}
+	}
+	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
+		const struct nw_member *m = &v->members[r];
+		if (cls[r] != M_FINISHED)
+			continue;
+		struct nw_buf t = { 0 };
+		nw_buf_printf(&t, "%s the comm after #%" PRIu64 "; ", nw_comm_state_name(m->comm->state, sb),
+		              m->comm->coll_enqueued);
+		uint64_t age = nw_where(x, m->proc, &t, 0);
+		if (t.s && !t.oom)
+			nw_eg_add(x, &eg, m->proc, t.s, age);
+		nw_buf_free(&t);
+	}
+	nw_eg_flush(x, w, &eg, 8);
+	struct nw_buf b = { 0 };
+	nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
+	nw_buf_rankset(&b, &w->v.culprits);
+	nw_buf_printf(&b, " called %s #%" PRIu64 " on %s (%d ranks) after ", nw_op_kind_name(kind, kb), nstar,
+	              nw_comm_label(v->id, v->name, cb), (int)v->nranks);
+	nw_buf_puts(&b, done.n == 1 ? "rank " : "ranks ");
+	nw_buf_rankset(&b, &done);
+	nw_buf_printf(&b, " had finished with it (their last: #%" PRIu64 "): nobody else will call it", last);
+	if (!(w->v.summary = nw_buf_take(&b)))
+		x->oom = 1;
+	nw_rankset_free(&done);
+}
+
 static void comm_frontier(struct nw_jctx *x, const struct nw_comm_view *v, const struct nw_mpos *mp,
                           uint64_t nstar, uint64_t mism)
 {
@@ -488,7 +552,7 @@ static void comm_frontier(struct nw_jctx *x, const struct nw_comm_view *v, const
 					nw_set_add(x, &waiting, m->proc->rank);
 				}
 			} else if (sc->coll_enqueued < nstar) {
-				c = M_NOT_ISSUED;
+				c = sc->state == NW_COMM_FINALIZED || sc->state == NW_COMM_DESTROYED ? M_FINISHED : M_NOT_ISSUED;
 			} else {
 				/* Enqueued but no longer in the ring: the positions tell. */
 				c = sc->coll_completed >= nstar ? M_COMPLETED : x->sink[m->proc->job_index] ? M_GONE
@@ -531,6 +595,10 @@ static void comm_frontier(struct nw_jctx *x, const struct nw_comm_view *v, const
 		add_sblock(x, v, r, mp[r].pend, mp[r].age_ns, inside);
 	}
 
+	if (cnt[M_FINISHED] && !cnt[M_NOT_ISSUED] && !cnt[M_GONE] && !cnt[M_CAPTURED]) {
+		past_end(x, v, cls, nstar, kind);
+		goto out;
+	}
 	if (cnt[M_NOT_ISSUED] || cnt[M_NOFILE] || cnt[M_GONE] || cnt[M_CAPTURED]) {
 		struct nw_vwork *w = nw_verdict_new(x, NW_V_MISSING_RANK, v, kind, nstar);
 		if (!w)
@@ -951,10 +1019,11 @@ void nw_rules_idle(struct nw_jctx *x)
 		struct nw_vwork *w = NULL;
 		struct nw_egroups eg = { 0 };
 		uint64_t idle_min = UINT64_MAX;
-		/* A job whose processes all ended is over, not idle. */
+		/* A job whose processes all exited is over, not idle; one killed
+		 * while idle (its files read after the kill) was idle. */
 		int running = 0;
 		for (size_t i = 0; i < job->nprocs; i++)
-			running |= job->procs[i]->alive != 0 && !(job->procs[i]->hdr.flags & NW_SEG_F_EXITED);
+			running |= !(job->procs[i]->hdr.flags & NW_SEG_F_EXITED);
 		for (size_t i = 0; i < job->nprocs && !x->oom && running; i++) {
 			const struct nw_proc *p = job->procs[i];
 			uint64_t idle = nw_age(p, p->last_activity_ns);

@@ -236,6 +236,12 @@ static void init_view(struct nw_jctx *x, const struct nw_comm_view *v)
 	struct stuckset s = { 0 }, gone = { 0 };
 	for (int32_t r = 0; r < v->nranks; r++) {
 		const struct nw_member *m = &v->members[r];
+		/* Its creation returned an error: it will never join, whatever it
+		 * does next. */
+		if (m->proc && m->comm->state == NW_COMM_INIT_FAILED) {
+			stuck_add(x, &gone, m->proc, m->comm);
+			continue;
+		}
 		if (!m->proc || !inside(m->comm))
 			continue;
 		/* A process that ended inside the creation will never finish it:
@@ -287,7 +293,13 @@ static void init_view(struct nw_jctx *x, const struct nw_comm_view *v)
 	for (size_t i = 0; i < gone.n; i++) {
 		nw_verdict_culprit(x, w, gone.p[i]);
 		struct nw_buf t = { 0 };
-		nw_buf_puts(&t, "entered it and ended inside it; ");
+		char rb[NW_NAME_BUF];
+		if (gone.c[i]->state == NW_COMM_INIT_FAILED)
+			nw_buf_printf(&t, "its %s returned %s (%s); ", create_call(v->origin),
+			              nw_nccl_result_name(gone.c[i]->init_result, rb),
+			              nw_nccl_result_string(gone.c[i]->init_result));
+		else
+			nw_buf_puts(&t, "entered it and ended inside it; ");
 		char lb[128];
 		uint64_t age = nw_where(x, gone.p[i], &t, 1);
 		char *filled = t.s && !t.oom ? nw_age_fill(t.s, age, age) : NULL;

@@ -53,6 +53,22 @@ struct pent {
 	UT_hash_handle hh;
 };
 
+/* The peer's op that matches `op` (its receive #k from op's rank for a
+ * send #k, and the other way round), if it is still kept. */
+static const struct nw_seg_op *other_half(struct nw_jctx *x, const struct nw_member *pm, const struct nw_seg_op *op)
+{
+	uint32_t *idx;
+	size_t n;
+	nw_member_ops(x, pm, &idx, &n);
+	uint16_t want = op->kind == NW_OP_SEND ? NW_OP_RECV : NW_OP_SEND;
+	for (size_t k = 0; k < n; k++) {
+		const struct nw_seg_op *o = &pm->proc->ops[idx[k]];
+		if (o->kind == want && o->root == op->rank && o->seq == op->seq && o->state != NW_ST_DISCARDED)
+			return o;
+	}
+	return NULL;
+}
+
 void nw_rules_p2p(struct nw_jctx *x)
 {
 	for (size_t i = 0; i < x->job->nprocs && !x->oom; i++) {
@@ -80,7 +96,14 @@ void nw_rules_p2p(struct nw_jctx *x)
 					continue;   /* its position is not known */
 				uint64_t pos = e ? (op->kind == NW_OP_SEND ? e->recv_enqueued : e->send_enqueued) : 0;
 				if (pos >= op->seq) {
-					nw_graph_edge(&x->g, (uint32_t)i, pm->proc->job_index, NW_E_WAIT, op, v, op->seq, pos);
+					/* Posted. If the other half sits unstarted behind earlier
+					 * work on the peer's stream, the peer holds it up (a
+					 * send/receive edge: it counts for cycles); else this op
+					 * only waits for the peer's progress. */
+					const struct nw_seg_op *half = other_half(x, pm, op);
+					int held = half && half->state == NW_ST_ENQUEUED && nw_previous_work(pm->proc, half);
+					nw_graph_edge(&x->g, (uint32_t)i, pm->proc->job_index, held ? NW_E_P2P : NW_E_WAIT, op, v,
+					              op->seq, pos);
 					continue;
 				}
 				pair.culprit = pm->proc->job_index;
@@ -142,6 +165,59 @@ void nw_rules_p2p(struct nw_jctx *x)
 	}
 }
 
+/* ---- counts that do not add up ---- */
+
+size_t nw_p2p_count_deviants(struct nw_jctx *x, uint32_t s, uint8_t *deviant)
+{
+	struct nw_graph *g = &x->g;
+	size_t marked = 0;
+	for (size_t i = 0; i < g->nedges; i++) {
+		const struct nw_edge *e = &g->edges[i];
+		if (e->kind != NW_E_P2P || e->src >= g->nprocs || e->dst >= g->nprocs || g->scc[e->src] != s ||
+		    g->scc[e->dst] != s || !e->op || e->peer_pos >= e->op->seq)
+			continue;   /* only pairs whose other half was never posted */
+		const struct nw_proc *a = x->job->procs[e->src], *b = x->job->procs[e->dst];
+		uint64_t k = e->op->seq;
+		/* B's counts with anybody on this comm; A's with anybody but B in
+		 * this direction. */
+		const struct nw_comm_view *v = e->view;
+		uint64_t bmax = 0, aother = 0;
+		int aany = 0;
+		for (int side = 0; side < 2; side++) {
+			const struct nw_proc *p = side ? a : b;
+			for (uint32_t j = 0; j < p->npeers; j++) {
+				const struct nw_seg_peer *pe = &p->peers[j];
+				if (pe->comm_slot >= p->ncomms || p->comms[pe->comm_slot].comm_id != v->id)
+					continue;
+				uint64_t sm = pe->send_enqueued, rm = pe->recv_enqueued;
+				if (!side) {
+					bmax = sm > bmax ? sm : bmax;
+					bmax = rm > bmax ? rm : bmax;
+				} else {
+					int toward_b = pe->peer == e->op->root;
+					uint64_t other = e->op->kind == NW_OP_SEND ? (toward_b ? rm : (sm > rm ? sm : rm))
+					                                           : (toward_b ? sm : (sm > rm ? sm : rm));
+					if (toward_b && !other)
+						continue;
+					aany = 1;
+					aother = other > aother ? other : aother;
+				}
+			}
+		}
+		uint32_t who = NONE;
+		if (bmax >= k)
+			who = e->dst;            /* B went past #k elsewhere but not with A */
+		else if (aany && aother < k)
+			who = e->src;            /* A did more with B than with anybody else */
+		if (who != NONE && (!deviant || !deviant[who])) {
+			if (deviant)
+				deviant[who] = 1;
+			marked++;
+		}
+	}
+	return marked;
+}
+
 /* ---- describing ---- */
 
 static void pair_words(struct nw_jctx *x, const struct nw_p2p_pair *pr, struct nw_buf *b, int with_age)
@@ -178,8 +254,12 @@ static void step_words(struct nw_jctx *x, const struct nw_edge *first, const str
 		nw_buf_puts(b, "an op");
 	switch (last->kind) {
 	case NW_E_P2P:
-		nw_buf_printf(b, ", which %s never %s (posted up to #%" PRIu64 ")", tl,
-		              first->op && first->op->kind == NW_OP_SEND ? "received" : "sent", last->peer_pos);
+		if (first->op && last->peer_pos >= first->op->seq)
+			nw_buf_printf(b, ", which %s posted but has not started: it waits behind %s's earlier work on "
+			              "its stream", tl, tl);
+		else
+			nw_buf_printf(b, ", which %s never %s (posted up to #%" PRIu64 ")", tl,
+			              first->op && first->op->kind == NW_OP_SEND ? "received" : "sent", last->peer_pos);
 		break;
 	case NW_E_COLL:
 		nw_buf_printf(b, ", which %s never called (coll_enqueued %" PRIu64 ")", tl, last->peer_pos);
@@ -343,6 +423,12 @@ void nw_rules_p2p_verdicts(struct nw_jctx *x)
 		if (e->kind == NW_E_P2P && g->scc[e->src] == g->scc[e->dst] && first[g->scc[e->src]] == NONE)
 			first[g->scc[e->src]] = (uint32_t)i;
 	}
+	/* A cycle whose send/receive counts show who skipped a post is an
+	 * unmatched pair (its consequences loop back): the pairs are reported
+	 * as such and rootcause.c names the deviant. */
+	for (uint32_t s = 0; s < g->nscc && !x->oom; s++)
+		if (first[s] != NONE && count[s] >= 2 && nw_p2p_count_deviants(x, s, NULL))
+			first[s] = NONE;
 	for (uint32_t s = 0; s < g->nscc && !x->oom; s++)
 		if (first[s] != NONE && count[s] >= 2)
 			deadlock(x, s, &g->edges[first[s]], parent, queue);
