@@ -158,6 +158,10 @@ int nw_graph_freeze(struct nw_graph *g);          /* CSR + SCCs; -1 out of memor
 size_t nw_graph_reaching(struct nw_graph *g, const uint32_t *seeds, size_t nseeds, uint32_t *out);
 /* Whether node `n` waits for someone (an edge out other than NW_E_WAIT). */
 int nw_graph_waits(struct nw_graph *g, uint32_t n);
+/* Marks in mark[] (zeroed, [nprocs]) the processes of component s that an
+ * edge from inside s says never issued something (a collective, a
+ * creation, the other half of a send/receive); returns how many. */
+size_t nw_graph_never_issued(const struct nw_graph *g, uint32_t s, uint8_t *mark);
 void nw_graph_free(struct nw_graph *g);
 
 /* ---- the per-job pass ---- */

@@ -200,6 +200,21 @@ int nw_graph_waits(struct nw_graph *g, uint32_t n)
 	return found;
 }
 
+size_t nw_graph_never_issued(const struct nw_graph *g, uint32_t s, uint8_t *mark)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < g->nedges; i++) {
+		const struct nw_edge *e = &g->edges[i];
+		int never = e->kind == NW_E_COLL || e->kind == NW_E_INIT ||
+		            (e->kind == NW_E_P2P && (!e->op || e->peer_pos < e->op->seq));
+		if (!never || e->dst >= g->nprocs || g->scc[e->src] != s || g->scc[e->dst] != s || mark[e->dst])
+			continue;
+		mark[e->dst] = 1;
+		n++;
+	}
+	return n;
+}
+
 void nw_graph_free(struct nw_graph *g)
 {
 	free(g->edges);

@@ -75,28 +75,17 @@ static int same_sig(const struct nw_seg_op *a, const struct nw_seg_op *b)
 }
 
 /* 2b: inside the cycle, the processes that never issued an op another of
- * the cycle waits in (collective not issued, creation never entered, the
- * other half of a send/receive never posted), when they are not all of
- * it: the others only wait behind their own earlier ops (stream order)
- * for them. Returns how many it marked. */
+ * the cycle waits in (nw_graph_never_issued), when they are not all of it:
+ * the others only wait behind their own earlier ops for them. */
 static size_t never_issued_deviants(struct rctx *r, uint32_t s)
 {
-	struct nw_graph *g = r->g;
-	uint32_t np = g->nprocs, cand = 0;
+	uint32_t np = r->g->nprocs;
 	uint8_t *mark = calloc(np + 1, 1);
 	if (!mark) {
 		r->x->oom = 1;
 		return 0;
 	}
-	for (size_t i = 0; i < g->nedges; i++) {
-		const struct nw_edge *e = &g->edges[i];
-		if ((e->kind != NW_E_COLL && e->kind != NW_E_INIT && e->kind != NW_E_P2P) || e->dst >= np ||
-		    g->scc[e->src] != s || g->scc[e->dst] != s || mark[e->dst])
-			continue;
-		mark[e->dst] = 1;
-		cand++;
-	}
-	size_t marked = 0;
+	size_t cand = nw_graph_never_issued(r->g, s, mark), marked = 0;
 	if (cand && cand < r->nproc[s])
 		for (uint32_t n = 0; n < np; n++)
 			if (mark[n] && !r->deviant[n]) {
@@ -214,25 +203,38 @@ static uint32_t keep_root_culprits(struct rctx *r, struct nw_vwork *w)
 			n++;
 		}
 	}
-	if (n && n != w->v.culprits.n) {
+	/* Why: a culprit that deviates in a cycle, or culprits taken out. */
+	size_t at0 = n ? nw_proc_by_rank(x->job, keep.n ? keep.v[0] : w->v.culprits.v[0]) : x->job->nprocs;
+	uint32_t s0 = at0 < x->job->nprocs ? r->g->scc[at0] : NONE;
+	int in_cycle = s0 != NONE && r->nproc[s0] >= 2 && r->decided[s0] && r->deviant[at0];
+	if (n && (n != w->v.culprits.n || in_cycle)) {
+		const struct nw_rankset *named = n != w->v.culprits.n ? &keep : &w->v.culprits;
 		struct nw_buf *e = &w->ev;
-		nw_buf_puts(e, keep.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(e, &keep);
-		nw_buf_puts(e, " deviate");
-		nw_buf_puts(e, keep.n == 1 ? "s" : "");
-		nw_buf_puts(e, ", the other ranks named only wait: ");
-		size_t at0 = nw_proc_by_rank(x->job, keep.v[0]);
-		uint32_t s0 = at0 < x->job->nprocs ? r->g->scc[at0] : NONE;
-		if (s0 != NONE && r->nproc[s0] >= 2 && r->decided[s0] == 1)
-			nw_buf_puts(e, "in the cycle, its send/receive counts with its peers do not add up");
-		else if (s0 != NONE && r->nproc[s0] >= 2 && r->decided[s0] == 2)
-			nw_buf_puts(e, "in the cycle, it is stuck in another op than the majority");
-		else if (s0 != NONE && r->nproc[s0] >= 2 && r->decided[s0] == 3)
-			nw_buf_puts(e, "in the cycle, it never issued an op the others wait in; they only wait "
-			            "behind their own earlier ops for it");
-		else
-			nw_buf_puts(e, "they wait for others, it waits for nobody");
+		nw_buf_puts(e, named->n == 1 ? "rank " : "ranks ");
+		nw_buf_rankset(e, named);
+		nw_buf_puts(e, named->n == 1 ? " deviates" : " deviate");
+		if (in_cycle) {
+			struct nw_rankset cyc = { 0 };
+			for (uint32_t k = 0; k < r->g->nprocs; k++)
+				if (r->g->scc[k] == s0 && x->job->procs[k]->rank >= 0)
+					nw_set_add(x, &cyc, x->job->procs[k]->rank);
+			nw_buf_puts(e, " in a cycle of waits (ranks ");
+			nw_buf_rankset(e, &cyc);
+			nw_rankset_free(&cyc);
+			nw_buf_puts(e, "): ");
+			if (r->decided[s0] == 1)
+				nw_buf_puts(e, "its send/receive counts with its peers do not add up (a skipped or extra post)");
+			else if (r->decided[s0] == 3)
+				nw_buf_puts(e, "it never issued an op the others wait in; they only wait behind their own "
+				            "earlier ops for it");
+			else
+				nw_buf_puts(e, "it is stuck in another op than the majority");
+		} else {
+			nw_buf_puts(e, ": the other ranks the rule named wait for others, it waits for nobody");
+		}
 		nw_verdict_evidence_flush(x, w);
+	}
+	if (n && n != w->v.culprits.n) {
 		nw_rankset_free(&w->v.culprits);
 		w->v.culprits = keep;
 		/* Blame what remains. */
@@ -261,6 +263,17 @@ static int blames_root(const struct rctx *r, const struct nw_vwork *w)
 static int same_set(const struct nw_rankset *a, const struct nw_rankset *b)
 {
 	return a->n == b->n && (!a->n || !memcmp(a->v, b->v, a->n * sizeof *a->v));
+}
+
+/* Whether one of the verdict's culprits is in component s. */
+static int in_scc(const struct rctx *r, const struct nw_vwork *w, uint32_t s)
+{
+	for (uint32_t k = 0; k < w->v.culprits.n; k++) {
+		size_t at = nw_proc_by_rank(r->x->job, w->v.culprits.v[k]);
+		if (at < r->g->nprocs && r->g->scc[at] == s)
+			return 1;
+	}
+	return 0;
 }
 
 /* "also: KIND: summary" on the root, and the consequence withdrawn. */
@@ -438,6 +451,40 @@ void nw_rootcause(struct nw_jctx *x)
 		}
 		if (!named)
 			cycle_verdict(&r, s);
+	}
+
+	/* 2d: a cycle nobody can decide (not a pure send/receive deadlock,
+	 * which says so itself): one verdict, the first of the cycle's (by kind,
+	 * then the order they were made in), names the whole cycle and says the
+	 * records cannot decide; the cycle's other verdicts fold into it. */
+	for (uint32_t s = 0; s < g->nscc && !x->oom; s++) {
+		if (r.leaves[s] || r.nproc[s] < 2 || r.decided[s] || only_p2p(&r, s))
+			continue;
+		struct nw_vwork *keep = NULL;
+		for (size_t i = 0; i < nvw; i++) {
+			struct nw_vwork *w = x->vw[i];
+			if (w->dropped || conseq[i] || !in_scc(&r, w, s))
+				continue;
+			if (!keep || w->v.kind > keep->v.kind)
+				keep = w;
+		}
+		if (!keep)
+			continue;
+		for (size_t i = 0; i < nvw; i++)
+			if (x->vw[i] != keep && !x->vw[i]->dropped && !conseq[i] && in_scc(&r, x->vw[i], s))
+				conseq[i] = 1;
+		struct nw_rankset cyc = { 0 };
+		for (uint32_t n = 0; n < np; n++)
+			if (g->scc[n] == s && x->job->procs[n]->rank >= 0) {
+				nw_set_add(x, &cyc, x->job->procs[n]->rank);
+				nw_verdict_culprit(x, keep, x->job->procs[n]);
+			}
+		nw_buf_puts(&keep->ev, "cannot decide: ranks ");
+		nw_buf_rankset(&keep->ev, &cyc);
+		nw_buf_puts(&keep->ev, " wait for each other in a cycle, and neither their send/receive counts, nor who "
+		            "never issued what, nor a majority tells which of them deviated: all are named");
+		nw_verdict_evidence_flush(x, keep);
+		nw_rankset_free(&cyc);
 	}
 
 	/* 3: the same culprits twice: the higher kind keeps them. */

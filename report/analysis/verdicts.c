@@ -114,29 +114,25 @@ static int fill_waiting(struct nw_jctx *x, uint8_t *explained)
 }
 
 /* Processes that wait for nothing: those that exited, and those whose
- * process is gone while the job went on without them: another process of
- * the job is still alive, or (every process gone: the files after the job
- * was killed) another process on its host lived on for longer than the
- * timeout after its last heartbeat. A job killed as a whole has no sink:
- * its records say who waited for whom when it was killed. Clocks are
- * compared on one host only. */
+ * process is gone while the job went on without them: another process on
+ * its host ran for longer than the timeout after its last heartbeat (a
+ * live one: the reader's clock now; a dead one: its own last heartbeat).
+ * Processes killed together (a job torn down, its files read after) are no
+ * sinks: their records say who waited for whom when it stopped. A process
+ * whose watchdog never ran (no heartbeat) cannot be dated: no sink. Clocks
+ * are compared on one host only. */
 static void find_sinks(struct nw_jctx *x)
 {
 	const struct nw_job *job = x->job;
-	int any_alive = 0;
-	for (size_t i = 0; i < job->nprocs; i++) {
-		const struct nw_proc *p = job->procs[i];
-		any_alive |= p->alive != 0 && !(p->hdr.flags & NW_SEG_F_EXITED);
-	}
 	for (size_t i = 0; i < job->nprocs; i++) {
 		const struct nw_proc *p = job->procs[i];
 		if (p->hdr.flags & NW_SEG_F_EXITED) {
 			x->sink[i] = 1;
 			continue;
 		}
-		if (p->alive != 0)
+		if (p->alive != 0 || !p->hdr.heartbeat_ns)
 			continue;
-		int early = any_alive;
+		int early = 0;
 		for (size_t k = 0; k < job->nprocs && !early; k++) {
 			const struct nw_proc *q = job->procs[k];
 			early = q != p && !strcmp(q->hdr.host, p->hdr.host) && q->now_ns > p->now_ns + x->timeout_ns;

@@ -423,12 +423,25 @@ void nw_rules_p2p_verdicts(struct nw_jctx *x)
 		if (e->kind == NW_E_P2P && g->scc[e->src] == g->scc[e->dst] && first[g->scc[e->src]] == NONE)
 			first[g->scc[e->src]] = (uint32_t)i;
 	}
-	/* A cycle whose send/receive counts show who skipped a post is an
-	 * unmatched pair (its consequences loop back): the pairs are reported
-	 * as such and rootcause.c names the deviant. */
-	for (uint32_t s = 0; s < g->nscc && !x->oom; s++)
-		if (first[s] != NONE && count[s] >= 2 && nw_p2p_count_deviants(x, s, NULL))
+	/* A cycle in which somebody deviates (its send/receive counts do not
+	 * add up, or it alone never posted or issued what others wait in) is
+	 * an unmatched pair whose consequences loop back: the pairs are
+	 * reported as such and rootcause.c names the deviant. What is left is
+	 * a true deadlock. */
+	uint8_t *mark = calloc((size_t)g->nprocs + 1, 1);
+	if (!mark) {
+		x->oom = 1;
+		goto out;
+	}
+	for (uint32_t s = 0; s < g->nscc && !x->oom; s++) {
+		if (first[s] == NONE || count[s] < 2)
+			continue;
+		memset(mark, 0, (size_t)g->nprocs + 1);
+		size_t never = nw_graph_never_issued(g, s, mark);
+		if (nw_p2p_count_deviants(x, s, NULL) || (never && never < count[s]))
 			first[s] = NONE;
+	}
+	free(mark);
 	for (uint32_t s = 0; s < g->nscc && !x->oom; s++)
 		if (first[s] != NONE && count[s] >= 2)
 			deadlock(x, s, &g->edges[first[s]], parent, queue);
@@ -462,27 +475,6 @@ void nw_rules_p2p_verdicts(struct nw_jctx *x)
 			unmatched(x, i, first_of, next);
 	free(first_of);
 	free(next);
-	/* Cycles of collectives only (the order of collectives on two comms
-	 * differs between ranks): said in the verdicts that blame their ranks. */
-	for (size_t i = 0; i < x->nvw && !x->oom; i++) {
-		struct nw_vwork *w = x->vw[i];
-		for (size_t k = 0; k < w->nblame; k++) {
-			uint32_t b = w->blame[k], sc = b < g->nprocs ? g->scc[b] : NONE;
-			if (sc == NONE || count[sc] < 2 || first[sc] != NONE)
-				continue;
-			struct nw_rankset cyc = { 0 };
-			for (uint32_t n = 0; n < g->nprocs; n++)
-				if (g->scc[n] == sc)
-					nw_set_add(x, &cyc, x->job->procs[n]->rank);
-			nw_buf_puts(&w->ev, "deadlock: ranks ");
-			nw_buf_rankset(&w->ev, &cyc);
-			nw_buf_puts(&w->ev, " wait for each other, each inside a collective another of them never called "
-			            "(they issue collectives of different comms in a different order)");
-			nw_verdict_evidence_flush(x, w);
-			nw_rankset_free(&cyc);
-			break;
-		}
-	}
 out:
 	free(first);
 	free(count);

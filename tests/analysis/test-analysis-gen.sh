@@ -70,7 +70,13 @@ run init_stall 8 --stacks
 assert_grep '^summary ranks 0-4,6-7 are inside ncclCommInitRank of comm [0-9a-f]{16} \(8 ranks\) for [0-9]+ s; rank 5 never entered it$' "$T/out"
 assert_grep '^evidence rank 5: never entered it; no NCCL op recorded; main thread: read < load_checkpoint ' "$T/out"
 run p2p_deadlock 8
-assert_grep '^summary deadlock: rank 4 waits in Send #301 to rank 5 on comm [0-9a-f]{16} "pp", which rank 5 never received \(posted up to #300\); rank 5 waits in AllReduce #302 on comm [0-9a-f]{16}, which rank 4 never called \(coll_enqueued 301\)$' "$T/out"
+# A cycle (rank 4 waits in its Send for rank 5, rank 5 in the world #302
+# for rank 4) in which rank 5 deviates: it sent #301 on but received only
+# #300 from rank 4. The unmatched pair, the cycle said in its evidence, the
+# world #302 folded in as a consequence.
+assert_grep '^summary rank 4.s Send #301 to rank 5 on comm [0-9a-f]{16} "pp" is pending for [0-9]+ s, which rank 5 never received \(it posted receives from rank 4 up to #300\)$' "$T/out"
+assert_grep '^evidence rank 5 deviates in a cycle of waits \(ranks 4-5\): its send/receive counts with its peers do not add up' "$T/out"
+assert_grep '^evidence consequence: MISSING_RANK: rank 4 never called AllReduce #302 ' "$T/out"
 run p2p_unexpected_peer 8
 assert_grep "^summary rank 4's Send #301 to rank 5 .* never received .*; instead rank 5's Recv #1 from rank 6 .* never sent" "$T/out"
 assert_grep '^evidence misdirected: ' "$T/out"

@@ -140,7 +140,7 @@
  *                                                                              from C STARTED, C's send_enqueued to K = 0
  *                                                                              (C finished step n). MISSING_RANK world
  *                                                                              #n+1 (A and K wait) is folded. G >= 3
- * p2p_deadlock        P2P_DEADLOCK       grp(K)   Send #n A->K      K          the cycle: A waits in Send #n to K on
+ * p2p_deadlock        P2P_UNMATCHED      grp(K)   Send #n A->K      K          the cycle: A waits in Send #n to K on
  *                     (world)                                                  comm 1 (K's recv_enqueued from A = n-1);
  *                                                                              K skipped that receive and waits in world
  *                                                                              #n+1 (STARTED), which A never issued (A's
@@ -1028,7 +1028,9 @@ static void print_expect(const struct gen *g, FILE *out)
 			snprintf(d, sizeof d, "rank %d's Send #%" PRIu64 " to rank %d pending; rank %d's recv_enqueued "
 			         "from %d = %" PRIu64 ", rank %d idle (load_batch)", (int)a, g->nseq, (int)k, (int)k,
 			         (int)a, g->nseq - 1, (int)k);
-		expect_line(out, "expect", deadlock ? "P2P_DEADLOCK" : "P2P_UNMATCHED", pp, gsz, NW_OP_SEND,
+		/* Even the cycle (p2p_deadlock) is an unmatched pair: K deviates
+		 * (docs/diagnosis.md, cycles), its consequence loops back. */
+		expect_line(out, "expect", "P2P_UNMATCHED", pp, gsz, NW_OP_SEND,
 		            g->nseq, &cul, &wait, &unk, d);
 		/* The world collective of the next step, which the stuck ranks never
 		 * issued, is a consequence (they wait for K): folded into this
