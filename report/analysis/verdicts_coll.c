@@ -301,8 +301,10 @@ static void verdict_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, ui
 /* M_FINISHED: it never issued #n and has finalized or destroyed the comm
  * (it declared that it is done with it): the ranks inside #n went past the
  * comm's end, they are the culprits. */
+/* M_IN_GRAPH: it never issued #n, and stopped in a graph (stopped_in_graph)
+ * along with a majority of the comm. */
 enum mclass { M_NOFILE, M_NOT_ISSUED, M_STARTED, M_ENQUEUED, M_COMPLETED, M_FAILED, M_GONE, M_CAPTURED, M_FINISHED,
-              M_OTHER };
+              M_IN_GRAPH, M_OTHER };
 
 static int cmp_u64v(const void *a, const void *b)
 {
@@ -322,6 +324,32 @@ static int cmp_byenq(const void *a, const void *b)
 	return x->r < y->r ? -1 : x->r > y->r;
 }
 
+/* A member whose newest collective on the comm was issued into a CUDA graph
+ * (CAPTURED) and that has made no NCCL call since, past the timeout: the
+ * graph's launch is not recorded, so it may well be waiting inside that
+ * op. */
+static int stopped_in_graph(struct nw_jctx *x, const struct nw_member *m)
+{
+	if (!m->proc || x->sink[m->proc->job_index] || !m->comm->coll_enqueued ||
+	    nw_age(m->proc, m->proc->last_activity_ns) <= x->timeout_ns)
+		return 0;
+	const struct nw_seg_op *op = nw_member_coll(x, m, m->comm->coll_enqueued);
+	return op && op->state == NW_ST_CAPTURED;
+}
+
+/* Whether the members stopped in a graph outnumber those stuck in the
+ * comm's ops: then they are the program as written, the stuck ones went
+ * ahead without them (not waited for; the stuck ones are the culprits). */
+static int graph_majority(struct nw_jctx *x, const struct nw_comm_view *v, const struct nw_mpos *mp)
+{
+	uint32_t in_graph = 0, stuck = 0;
+	for (int32_t r = 0; r < v->nranks; r++) {
+		stuck += mp[r].stuck;
+		in_graph += !mp[r].pend && stopped_in_graph(x, &v->members[r]);
+	}
+	return stuck && in_graph > stuck;
+}
+
 /* Edges: a member stuck in #m waits for the members whose coll_enqueued < m. */
 static void edges_not_issued(struct nw_jctx *x, const struct nw_comm_view *v, const struct nw_mpos *mp)
 {
@@ -334,13 +362,16 @@ static void edges_not_issued(struct nw_jctx *x, const struct nw_comm_view *v, co
 		x->oom = 1;
 		goto out;
 	}
+	int graph = graph_majority(x, v, mp);
 	for (int32_t r = 0; r < n; r++) {
 		if (mp[r].stuck)
 			seqs[k++] = mp[r].pend_seq;
 		/* A member that finalized or destroyed the comm is done with it:
-		 * nobody can wait for it to issue more. */
+		 * nobody can wait for it to issue more; nor for a majority that
+		 * stopped in a graph. */
 		if (v->members[r].proc && v->members[r].comm->state != NW_COMM_FINALIZED &&
-		    v->members[r].comm->state != NW_COMM_DESTROYED)
+		    v->members[r].comm->state != NW_COMM_DESTROYED &&
+		    !(graph && !mp[r].pend && stopped_in_graph(x, &v->members[r])))
 			by[nm++] = (struct byenq){ v->members[r].comm->coll_enqueued, r };
 	}
 	if (!k)
@@ -467,17 +498,18 @@ static void past_end(struct nw_jctx *x, const struct nw_comm_view *v, const uint
 	struct nw_egroups eg = { 0 };
 	char kb[NW_NAME_BUF], cb[128], sb[NW_NAME_BUF];
 	uint64_t last = 0;
+	uint32_t in_graph = 0;
 	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
 		const struct nw_member *m = &v->members[r];
-		if (cls[r] == M_FINISHED) {
+		if (cls[r] == M_FINISHED || cls[r] == M_IN_GRAPH) {
 			nw_set_add(x, &done, m->proc->rank);
 			if (m->comm->coll_enqueued > last)
 				last = m->comm->coll_enqueued;
+			in_graph += cls[r] == M_IN_GRAPH;
 		} else if (cls[r] == M_STARTED || cls[r] == M_ENQUEUED) {
 			nw_verdict_culprit(x, w, m->proc);
 			struct nw_buf t = { 0 };
-			nw_buf_printf(&t, "issued it after the others had %s the comm; ",
-			              nw_comm_state_name(NW_COMM_DESTROYED, sb));
+			nw_buf_puts(&t, "issued it past where the others stopped; ");
 			uint64_t age = nw_where(x, m->proc, &t, 1);
 			if (t.s && !t.oom)
 				nw_eg_add(x, &eg, m->proc, t.s, age);
@@ -486,11 +518,15 @@ static void past_end(struct nw_jctx *x, const struct nw_comm_view *v, const uint
 	}
 	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
 		const struct nw_member *m = &v->members[r];
-		if (cls[r] != M_FINISHED)
+		if (cls[r] != M_FINISHED && cls[r] != M_IN_GRAPH)
 			continue;
 		struct nw_buf t = { 0 };
-		nw_buf_printf(&t, "%s the comm after #%" PRIu64 "; ", nw_comm_state_name(m->comm->state, sb),
-		              m->comm->coll_enqueued);
+		if (cls[r] == M_FINISHED)
+			nw_buf_printf(&t, "%s the comm after #%" PRIu64 "; ", nw_comm_state_name(m->comm->state, sb),
+			              m->comm->coll_enqueued);
+		else
+			nw_buf_printf(&t, "issued #%" PRIu64 " into a CUDA graph (CAPTURED: a graph's launch is not "
+			              "recorded; it may wait inside it) and made no NCCL call since; ", m->comm->coll_enqueued);
 		uint64_t age = nw_where(x, m->proc, &t, 0);
 		if (t.s && !t.oom)
 			nw_eg_add(x, &eg, m->proc, t.s, age);
@@ -504,7 +540,11 @@ static void past_end(struct nw_jctx *x, const struct nw_comm_view *v, const uint
 	              nw_comm_label(v->id, v->name, cb), (int)v->nranks);
 	nw_buf_puts(&b, done.n == 1 ? "rank " : "ranks ");
 	nw_buf_rankset(&b, &done);
-	nw_buf_printf(&b, " had finished with it (their last: #%" PRIu64 "): nobody else will call it", last);
+	if (in_graph)
+		nw_buf_printf(&b, " stopped at #%" PRIu64 ", issued into a CUDA graph: the minority went on without "
+		              "them (a graph it captured but never launched?)", last);
+	else
+		nw_buf_printf(&b, " had finished with it (their last: #%" PRIu64 "): nobody else will call it", last);
 	if (!(w->v.summary = nw_buf_take(&b)))
 		x->oom = 1;
 	nw_rankset_free(&done);
@@ -520,6 +560,7 @@ static void comm_frontier(struct nw_jctx *x, const struct nw_comm_view *v, const
 		return;
 	}
 	uint32_t cnt[M_OTHER + 1] = { 0 };
+	int graph = graph_majority(x, v, mp);
 	const struct nw_seg_op *first_pending = NULL;
 	uint64_t max_age = 0;
 	struct nw_rankset waiting = { 0 };
@@ -552,7 +593,8 @@ static void comm_frontier(struct nw_jctx *x, const struct nw_comm_view *v, const
 					nw_set_add(x, &waiting, m->proc->rank);
 				}
 			} else if (sc->coll_enqueued < nstar) {
-				c = sc->state == NW_COMM_FINALIZED || sc->state == NW_COMM_DESTROYED ? M_FINISHED : M_NOT_ISSUED;
+				c = sc->state == NW_COMM_FINALIZED || sc->state == NW_COMM_DESTROYED ? M_FINISHED
+				    : graph && stopped_in_graph(x, m) ? M_IN_GRAPH : M_NOT_ISSUED;
 			} else {
 				/* Enqueued but no longer in the ring: the positions tell. */
 				c = sc->coll_completed >= nstar ? M_COMPLETED : x->sink[m->proc->job_index] ? M_GONE
@@ -595,7 +637,7 @@ static void comm_frontier(struct nw_jctx *x, const struct nw_comm_view *v, const
 		add_sblock(x, v, r, mp[r].pend, mp[r].age_ns, inside);
 	}
 
-	if (cnt[M_FINISHED] && !cnt[M_NOT_ISSUED] && !cnt[M_GONE] && !cnt[M_CAPTURED]) {
+	if ((cnt[M_FINISHED] || cnt[M_IN_GRAPH]) && !cnt[M_NOT_ISSUED] && !cnt[M_GONE] && !cnt[M_CAPTURED]) {
 		past_end(x, v, cls, nstar, kind);
 		goto out;
 	}
