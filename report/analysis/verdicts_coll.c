@@ -505,7 +505,10 @@ static void past_end(struct nw_jctx *x, const struct nw_comm_view *v, const uint
 			nw_set_add(x, &done, m->proc->rank);
 			if (m->comm->coll_enqueued > last)
 				last = m->comm->coll_enqueued;
-			in_graph += cls[r] == M_IN_GRAPH;
+			if (cls[r] == M_IN_GRAPH) {
+				in_graph++;
+				nw_verdict_waiting(x, w, m->proc);   /* presumably inside its graph's #n-1 */
+			}
 		} else if (cls[r] == M_STARTED || cls[r] == M_ENQUEUED) {
 			nw_verdict_culprit(x, w, m->proc);
 			struct nw_buf t = { 0 };
