@@ -121,12 +121,9 @@ static int control_open(const char *jobdir, const char *path)
 			continue;
 		}
 		if (flock(fd, LOCK_SH | LOCK_NB) != 0) {
-			int err = errno;
+			if (errno != EWOULDBLOCK && errno != EINTR)
+				return fd;             /* no locks on this filesystem: nobody removes the file */
 			close(fd);
-			if (err != EWOULDBLOCK && err != EINTR) {
-				errno = err;           /* no locks here: nobody removes the file either */
-				return -1;
-			}
 			/* Being removed by the job's last process: a moment, then again. */
 			struct timespec ms = { 0, 1000000 };
 			nanosleep(&ms, NULL);
