@@ -43,6 +43,25 @@ for i in 1 2 3; do
 	assert_empty_dir "$T/sep" "separate ranks, run $i"
 done
 
+note "one job, processes starting while others exit: 10 rounds of 6 one-rank processes at once"
+# Each process is a world of one (its own rendezvous) in the same job
+# directory: the directory and control file are made, removed and made
+# again under the processes' feet. None may say a word, none may fail,
+# nothing may be left.
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	pids=""
+	for r in 1 2 3 4 5 6; do
+		mkdir -p "$T/rdzv-churn$i.$r"
+		nw_spawn env LD_PRELOAD="$(nw_preload)" NCCLWATCH_DIR="$T/churn" NCCLWATCH_JOB=churn RANK=0 WORLD_SIZE=1 \
+			"$NW_TRAINER" --steps $r --rendezvous "$T/rdzv-churn$i.$r" > "$T/churn$r.out" 2>&1
+		pids="$pids $NW_PID"
+	done
+	for p in $pids; do nw_wait "$p" 120 || { cat "$T"/churn*.out; fail "churn round $i: pid $p failed"; }; done
+	cat "$T"/churn*.out > "$T/churn.all"
+	assert_no_grep '^ncclwatch:' "$T/churn.all"
+	assert_empty_dir "$T/churn" "churn round $i"
+done
+
 note "a process of the job still running keeps the directory and control file; the last one out removes them"
 mkdir -p "$T/rdzv-late"
 nw_spawn env LD_PRELOAD="$(nw_preload)" NCCLWATCH_DIR="$T/late" NCCLWATCH_JOB=late RANK=0 WORLD_SIZE=1 \
