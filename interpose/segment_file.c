@@ -4,6 +4,7 @@
 #include "env_fingerprint.h"
 #include "job.h"
 #include "log.h"
+#include "reserve.h"
 #include "../watchdog/stacks.h"
 
 #include <errno.h>
@@ -49,12 +50,18 @@ static uint32_t round_pow2(uint32_t v)
 /* mkdir `dir` (0700) if missing; it must then be a real directory we own. */
 int nw_ensure_private_dir(const char *dir)
 {
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-		nw_log("cannot create %s: %s", dir, strerror(errno));
-		return -1;
-	}
 	struct stat st;
-	if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+	int rc;
+	for (int tries = 0;; tries++) {
+		if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+			nw_log("cannot create %s: %s", dir, strerror(errno));
+			return -1;
+		}
+		/* Gone again: the last process of a job removes its directory. */
+		if ((rc = lstat(dir, &st)) == 0 || errno != ENOENT || tries == 8)
+			break;
+	}
+	if (rc != 0 || !S_ISDIR(st.st_mode)) {
 		nw_log("%s is not a directory", dir);
 		return -1;
 	}
@@ -188,25 +195,26 @@ int nw_segment_create(struct nw_segment *s, const char *job, int32_t nccl_versio
 		nw_log("segment directory name too long: %s", base);
 		return -1;
 	}
-	if (nw_ensure_private_dir(jobdir) != 0)
-		return -1;
 	if (gethostname(host, sizeof(host) - 1) != 0)
 		strcpy(host, "unknown");
 	host[sizeof(host) - 1] = 0;
 	nw_job_sanitize(host);
 
-	int fd = open_segment_file(s, jobdir, host);
+	int fd = -1;
+	for (int tries = 0; fd < 0 && tries < 8; tries++) {
+		if (nw_ensure_private_dir(jobdir) != 0)
+			return -1;
+		fd = open_segment_file(s, jobdir, host);
+		if (fd < 0 && errno != ENOENT)
+			break;                     /* ENOENT: the job's last process just removed the directory */
+	}
 	if (fd < 0) {
 		nw_log("cannot create %s: %s", s->path, strerror(errno));
 		return -1;
 	}
-	/* Reserve the pages now: on a full /dev/shm a write would be a SIGBUS. */
-	int err = ftruncate(fd, (off_t)size) != 0 ? errno : 0;
-	if (!err) {
-		err = posix_fallocate(fd, 0, (off_t)size);
-		if (err == EOPNOTSUPP || err == ENOSYS || err == EINVAL)
-			err = 0;
-	}
+	/* Every page backed before the first store: on a full /dev/shm a store
+	 * into a page it cannot supply is a SIGBUS in the application. */
+	int err = nw_reserve(fd, size, 1);
 	void *base_addr = MAP_FAILED;
 	if (!err) {
 		base_addr = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -215,7 +223,8 @@ int nw_segment_create(struct nw_segment *s, const char *job, int32_t nccl_versio
 	}
 	close(fd);
 	if (err) {
-		nw_log("cannot size or map %s (%zu bytes): %s", s->path, (size_t)size, strerror(err));
+		nw_log("cannot reserve or map %s (%zu bytes): %s; not recording", s->path, (size_t)size,
+		       strerror(err));
 		unlink(s->path);
 		return -1;
 	}
@@ -242,18 +251,50 @@ void nw_segment_note_exit_status(struct nw_segment *s, int status)
 	atomic_fetch_or(&s->hdr->flags, NW_SEG_F_EXIT_STATUS);
 }
 
-void nw_segment_exit(struct nw_segment *s)
+/* A communicator this process made and never destroyed, finalized or
+ * aborted (a failed init made none; a revoked one still needs destroying). */
+static int comm_alive(uint32_t state)
+{
+	switch (state) {
+	case NW_COMM_INIT_ENTERED:
+	case NW_COMM_INIT_DONE:
+	case NW_COMM_INIT_ASYNC:
+	case NW_COMM_REVOKED:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+const char *nw_segment_kept_why(const struct nw_segment *s)
+{
+	if (!s->hdr)
+		return NULL;
+	const char *keep = getenv("NCCLWATCH_KEEP");
+	if (keep && !strcmp(keep, "1"))
+		return "NCCLWATCH_KEEP=1";
+	uint32_t flags = atomic_load(&s->hdr->flags);
+	if (flags & NW_SEG_F_STALL_SEEN)
+		return "a stall was seen";
+	/* A process that failed may be why its peers hang. */
+	if ((flags & NW_SEG_F_EXIT_STATUS) && s->hdr->exit_status != 0)
+		return "exit status not 0";
+	/* One that left early with its communicators alive is why they wait
+	 * for it: the comm table says where it stopped. */
+	uint32_t n = atomic_load(&s->hdr->comm_count);
+	for (uint32_t i = 0; i < n && i < s->comm_capacity; i++)
+		if (comm_alive(atomic_load(&s->comms[i].state)))
+			return "communicators not destroyed";
+	return NULL;
+}
+
+int nw_segment_exit(struct nw_segment *s)
 {
 	if (!s->hdr || s->owner != getpid())
-		return;
-	uint32_t flags = atomic_fetch_or(&s->hdr->flags, NW_SEG_F_EXITED) | NW_SEG_F_EXITED;
-	const char *keep = getenv("NCCLWATCH_KEEP");
-	if ((keep && !strcmp(keep, "1")) || (flags & NW_SEG_F_STALL_SEEN))
-		return;
-	/* A process that failed (exit status not 0) may be why its peers hang:
-	 * its record is evidence. */
-	if ((flags & NW_SEG_F_EXIT_STATUS) && s->hdr->exit_status != 0)
-		return;
-	unlink(s->path);
+		return 0;
+	atomic_fetch_or(&s->hdr->flags, NW_SEG_F_EXITED);
+	if (nw_segment_kept_why(s))
+		return 0;
 	/* Still mapped: threads that outlive the exit handlers may record. */
+	return unlink(s->path) == 0;
 }

@@ -41,9 +41,16 @@ int nw_ensure_dir_path(const char *dir);
 /* Unmap without touching the file (a fork child lets go of its parent's). */
 void nw_segment_forget(struct nw_segment *s);
 
-/* Exit handler: mark EXITED; remove the file unless NCCLWATCH_KEEP=1 or
- * the watchdog saw a stall (the file is then the post-mortem record). */
-void nw_segment_exit(struct nw_segment *s);
+/* Exit handler: mark EXITED; remove the file unless nw_segment_kept_why()
+ * says why not. 1 if it removed the file (the job directory may then go,
+ * see nw_requests_leave), else 0. */
+int nw_segment_exit(struct nw_segment *s);
+
+/* Why the file outlives the process (the post-mortem record), or NULL:
+ * NCCLWATCH_KEEP=1, a stall the watchdog saw, an exit status not 0, or a
+ * communicator not destroyed, finalized or aborted (its state in the comm
+ * table says which). */
+const char *nw_segment_kept_why(const struct nw_segment *s);
 
 /* Keeps the status the process passed to exit() (from an on_exit handler,
  * which runs before nw_segment_exit): a non-zero status keeps the file. */

@@ -7,6 +7,7 @@
 #include "real_nccl.h"
 #include "segment_file.h"
 #include "thread.h"
+#include "../watchdog/requests.h"
 #include "../watchdog/watchdog.h"
 
 #include <pthread.h>
@@ -56,7 +57,8 @@ __attribute__((destructor)) static void nw_at_exit(void)
 {
 	if (atomic_load_explicit(&nw_run, memory_order_acquire) == NW_RUN_RECORDING) {
 		nw_watchdog_exit();
-		nw_segment_exit(&nw_seg);
+		if (nw_segment_exit(&nw_seg))
+			nw_requests_leave(nw_seg.jobdir);   /* the last one out removes the job directory */
 	}
 }
 

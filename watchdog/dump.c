@@ -12,18 +12,38 @@
 #include <string.h>
 #include <unistd.h>
 
-static int write_all(int fd, const char *p, size_t n)
+static int pwrite_all(int fd, const char *p, size_t n, off_t off)
 {
 	while (n) {
-		ssize_t w = write(fd, p, n);
+		ssize_t w = pwrite(fd, p, n, off);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
 			return -1;
 		p += w;
+		off += w;
 		n -= (size_t)w;
 	}
 	return 0;
+}
+
+static int all_zero(const char *p, size_t n)
+{
+	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
+}
+
+/* Pages of zeros become holes: most of a segment is unused capacity, and
+ * a dump is only ever read with pread (a hole reads as zeros; nobody maps
+ * it), so a hung rank's dump costs what it holds, not 1.2 MB of /dev/shm. */
+static int write_sparse(int fd, const char *p, size_t n)
+{
+	const size_t page = 4096;
+	for (size_t off = 0; off < n; off += page) {
+		size_t len = n - off < page ? n - off : page;
+		if (!all_zero(p + off, len) && pwrite_all(fd, p + off, len, (off_t)off) != 0)
+			return -1;
+	}
+	return ftruncate(fd, (off_t)n);
 }
 
 int nw_dump_write(const char *dir, char *path, size_t path_len)
@@ -55,7 +75,7 @@ int nw_dump_write(const char *dir, char *path, size_t path_len)
 	atomic_fetch_or(&ch->flags, NW_SEG_F_DUMP);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	int err = fd < 0 ? errno : 0;
-	if (!err && write_all(fd, copy, nw_seg.size) != 0)
+	if (!err && write_sparse(fd, copy, nw_seg.size) != 0)
 		err = errno ? errno : EIO;
 	if (fd >= 0 && close(fd) != 0 && !err)
 		err = errno;

@@ -2,6 +2,7 @@
 #include "requests.h"
 
 #include "../interpose/log.h"
+#include "../interpose/reserve.h"
 #include "../interpose/segment_file.h"
 
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,6 +19,7 @@
 #define NW_REMOTE_CHECK_NS 1000000000ull
 
 static struct nw_control *control;
+static int control_fd = -1;             /* holds a shared lock on the control file */
 static uint64_t served;                 /* last local request id seen */
 static char shared_request[PATH_MAX];   /* <dump dir>/request, or "" */
 static struct timespec shared_seen;     /* mtime of the last remote request seen */
@@ -29,32 +32,152 @@ static uint64_t realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static int pwrite_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	for (off_t off = 0; n;) {
+		ssize_t w = pwrite(fd, p, n, off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? errno : EIO;
+		p += w;
+		off += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Give the file `fd` the name `path` (no replacing): 0, EEXIST or errno. */
+static int publish(int fd, const char *tmp, const char *path)
+{
+	if (tmp[0])
+		return link(tmp, path) == 0 ? 0 : errno;
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	return linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 ? 0 : errno;
+}
+
+/* A new control file, published whole: reserved and written while it has
+ * no name (O_TMPFILE, else a private temporary name), then linked to
+ * `path`, so that no process ever maps a control file with a page missing
+ * and none is left half made by a process killed meanwhile. 0, EEXIST
+ * (another process's came first: use that one), or an errno value. */
+static int control_create(const char *jobdir, const char *path)
+{
+	static union {
+		struct nw_control c;
+		char bytes[NW_CONTROL_SIZE];
+	} init;
+	memcpy(init.c.magic, NW_CONTROL_MAGIC, sizeof(init.c.magic));
+	char tmp[PATH_MAX] = "";
+	int err = 0;
+	for (int named = 0; named < 2; named++) {
+		int fd;
+		if (!named) {
+			fd = open(jobdir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+		} else {
+			snprintf(tmp, sizeof(tmp), "%s/.control.%d.tmp", jobdir, (int)getpid());
+			unlink(tmp);               /* a dead process's, with our pid */
+			fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		}
+		if (fd < 0) {
+			err = errno;
+			if (!named && (err == EOPNOTSUPP || err == EISDIR || err == EINVAL))
+				continue;              /* no O_TMPFILE on this filesystem */
+			return err;
+		}
+		err = nw_reserve(fd, NW_CONTROL_SIZE, 1);
+		if (!err)
+			err = pwrite_all(fd, init.bytes, sizeof(init.bytes));
+		if (!err)
+			err = publish(fd, tmp, path);
+		close(fd);
+		if (tmp[0])
+			unlink(tmp);
+		if (named || err != ENOENT)
+			return err;
+		/* ENOENT from linkat: no /proc here; a name then */
+	}
+	return err;
+}
+
+/* Open the job's control file, creating it if missing, and take a shared
+ * lock on it: the fd, or -1 with errno. The job's last process removes the
+ * file under an exclusive lock (nw_requests_leave); a file we got after it
+ * was removed has no link left, and we start over. */
+static int control_open(const char *jobdir, const char *path)
+{
+	for (int tries = 0; tries < 1000; tries++) {
+		int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno != ENOENT)
+				return -1;
+			int err = control_create(jobdir, path);
+			if (err && err != EEXIST) {
+				errno = err;
+				return -1;
+			}
+			continue;
+		}
+		if (flock(fd, LOCK_SH | LOCK_NB) != 0) {
+			if (errno != EWOULDBLOCK && errno != EINTR)
+				return fd;             /* no locks on this filesystem: nobody removes the file */
+			close(fd);
+			/* Being removed by the job's last process: a moment, then again. */
+			struct timespec ms = { 0, 1000000 };
+			nanosleep(&ms, NULL);
+			continue;
+		}
+		struct stat st;
+		if (fstat(fd, &st) == 0 && st.st_nlink == 0) {
+			close(fd);
+			continue;
+		}
+		return fd;
+	}
+	errno = EAGAIN;
+	return -1;
+}
+
 int nw_requests_open(const char *jobdir, const char *shared_dir)
 {
 	char path[PATH_MAX];
 	if (snprintf(path, sizeof(path), "%s/control", jobdir) >= (int)sizeof(path))
 		return -1;
-	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	const char *off = "dump requests of the job's other processes will not reach this process";
+	int fd = control_open(jobdir, path);
 	if (fd < 0) {
-		nw_log("cannot open %s: %s (peers' dump requests will not reach this process)", path, strerror(errno));
+		nw_log("cannot open %s: %s; %s", path, strerror(errno), off);
 		return -1;
 	}
 	struct stat st;
-	/* Processes of the job race to create it: growing to the size is idempotent. */
-	if (fstat(fd, &st) != 0 || (!S_ISREG(st.st_mode))
-	    || (st.st_size < NW_CONTROL_SIZE && ftruncate(fd, NW_CONTROL_SIZE) != 0)) {
-		nw_log("cannot use %s as the control file", path);
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != NW_CONTROL_SIZE) {
+		nw_log("%s is not a control file (not a file of %d bytes); %s", path, NW_CONTROL_SIZE, off);
+		close(fd);
+		return -1;
+	}
+	/* Ours are born whole; one an older ncclwatch made was sparse. */
+	int err = nw_reserve(fd, NW_CONTROL_SIZE, 0);
+	if (err) {
+		nw_log("cannot reserve %s (%d bytes): %s; %s", path, NW_CONTROL_SIZE, strerror(err), off);
 		close(fd);
 		return -1;
 	}
 	void *m = mmap(NULL, NW_CONTROL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
 	if (m == MAP_FAILED) {
-		nw_log("cannot map %s: %s", path, strerror(errno));
+		nw_log("cannot map %s: %s; %s", path, strerror(errno), off);
+		close(fd);
+		return -1;
+	}
+	if (memcmp(((struct nw_control *)m)->magic, NW_CONTROL_MAGIC, sizeof(NW_CONTROL_MAGIC)) != 0) {
+		nw_log("%s is not a control file (bad magic); %s", path, off);
+		munmap(m, NW_CONTROL_SIZE);
+		close(fd);
 		return -1;
 	}
 	control = m;
-	memcpy(control->magic, NW_CONTROL_MAGIC, sizeof(control->magic));
+	control_fd = fd;                   /* the lock lives as long as the fd */
 	served = atomic_load(&control->request);   /* requests older than us are not ours to serve */
 	if (shared_dir) {
 		snprintf(shared_request, sizeof(shared_request), "%s/request", shared_dir);
@@ -62,6 +185,30 @@ int nw_requests_open(const char *jobdir, const char *shared_dir)
 			shared_seen = st.st_mtim;
 	}
 	return 0;
+}
+
+void nw_requests_leave(const char *jobdir)
+{
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof(path), "%s/control", jobdir) >= (int)sizeof(path))
+		return;
+	int fd = control_fd;
+	control_fd = -1;
+	if (fd >= 0)
+		flock(fd, LOCK_UN);
+	else
+		fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	/* Exclusive only when no other process holds it: we are the last. Two
+	 * leaving at once: the one that tries second gets it. */
+	struct stat st, at;
+	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &st) == 0 && st.st_nlink > 0
+	    && lstat(path, &at) == 0 && at.st_dev == st.st_dev && at.st_ino == st.st_ino)
+		unlink(path);
+	if (fd >= 0)
+		close(fd);
+	/* Fails unless empty: another process's segment, a dump, a report
+	 * keep it, and a process starting meanwhile makes it again. */
+	rmdir(jobdir);
 }
 
 void nw_requests_raise(void)
@@ -147,6 +294,9 @@ int nw_requests_pending(uint64_t now, struct nw_request *r)
 void nw_requests_reset(void)
 {
 	control = NULL;                        /* stays mapped: harmless */
+	if (control_fd >= 0)
+		close(control_fd);             /* the parent's lock stays the parent's */
+	control_fd = -1;
 	served = 0;
 	shared_request[0] = 0;
 	shared_checked_ns = 0;

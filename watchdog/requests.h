@@ -24,8 +24,15 @@ struct nw_request {
 };
 
 /* Open (or create) the job's control file; `shared_dir` is the dump
- * directory when it is not the job directory, else NULL. 0 or -1. */
+ * directory when it is not the job directory, else NULL. 0, or -1 after
+ * one "ncclwatch:" line (requests then do not reach this process). The
+ * file is held with a shared flock(2) for as long as the process runs. */
 int nw_requests_open(const char *jobdir, const char *shared_dir);
+
+/* At a clean exit, after this process removed its segment: if no other
+ * process of the job holds the control file, remove it, then the job
+ * directory if it is empty (rmdir: never one that holds anything). */
+void nw_requests_leave(const char *jobdir);
 
 /* Ask every process of the job for a dump. */
 void nw_requests_raise(void);

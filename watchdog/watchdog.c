@@ -35,6 +35,7 @@ static struct config cfg;
  * handler's last one. */
 static pthread_mutex_t progress_lock = PTHREAD_MUTEX_INITIALIZER;
 static int started;
+static int leaving;                     /* the exit handler ran: the thread stops */
 /* Requests of several stuck peers arrive together: one dump answers all
  * that came within NW_DUMP_COALESCE_NS of the last one. */
 #define NW_DUMP_COALESCE_NS 1000000000ull
@@ -121,11 +122,16 @@ static void *run(void *arg)
 		nw_cu.cuThreadExchangeStreamCaptureMode(&mode);
 	}
 	nw_stacks_setup();
-	nw_requests_open(nw_seg.jobdir, cfg.dump_dir_own && strcmp(cfg.dump_dir, nw_seg.jobdir) ? cfg.dump_dir : NULL);
 	int stalled = 0;
 	for (;;) {
 		sleep_ms(cfg.poll_ms);
 		pthread_mutex_lock(&progress_lock);
+		if (leaving) {
+			/* The exit handler made the last poll and may be removing
+			 * the job directory: no dump or report may land in it now. */
+			pthread_mutex_unlock(&progress_lock);
+			return NULL;
+		}
 		uint64_t now = nw_now_ns();
 		atomic_store_explicit(&h->heartbeat_ns, now, memory_order_relaxed);
 		if (nw_tracking_on)
@@ -175,6 +181,9 @@ int nw_watchdog_start(void)
 		snprintf(cfg.dump_dir, sizeof(cfg.dump_dir), "%s", nw_seg.jobdir);
 	if (nw_seg.stacks)
 		nw_opstack_enable(nw_seg.stacks, nw_seg.ring_mask + 1);
+	/* Here, not in the thread: the file is in use from the first NCCL call
+	 * on, so a process of the job exiting meanwhile sees us (requests.h). */
+	nw_requests_open(nw_seg.jobdir, cfg.dump_dir_own && strcmp(cfg.dump_dir, nw_seg.jobdir) ? cfg.dump_dir : NULL);
 
 	/* The thread starts with every signal blocked: application signals
 	 * must never land on it. */
@@ -224,10 +233,9 @@ void nw_watchdog_exit(void)
 	}
 	/* Op stacks are raw addresses until a capture names them: name them
 	 * now if the segment outlives us. */
-	const char *keep = getenv("NCCLWATCH_KEEP");
-	int kept = (keep && !strcmp(keep, "1")) || (atomic_load(&nw_seg.hdr->flags) & NW_SEG_F_STALL_SEEN);
-	if (kept && nw_opstack_base && nw_seg.stacks)
+	if (nw_segment_kept_why(&nw_seg) && nw_opstack_base && nw_seg.stacks)
 		nw_stacks_capture(nw_seg.stacks, 0);
+	leaving = 1;
 	pthread_mutex_unlock(&progress_lock);
 }
 
@@ -235,6 +243,7 @@ void nw_watchdog_reset_after_fork(void)
 {
 	progress_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	started = 0;
+	leaving = 0;
 	nw_track_reset_after_fork();
 	nw_progress_reset();
 	nw_stalls_reset();

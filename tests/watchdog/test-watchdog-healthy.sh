@@ -68,15 +68,16 @@ assert_no_grep '^ncclwatch:' "$T/kept"
 check_segments kept 8 200 20 200
 assert_eq "$(find "$NCCLWATCH_DIR/kept" -name '*.dump.seg' | grep -c .)" 0 "dumps of a healthy job"
 
-note "watched, segments not kept: none is left behind"
+note "watched, segments not kept: nothing is left behind"
 wd_run 120 "$T/nokeep" nokeep --nranks 8 --steps 200 --pipeline
 assert_eq "$TRAINER_STATUS" 0 "exit status under the preload"
 grep -E '^rank [0-9]+ ok ' "$T/nokeep" | sort > "$T/nokeep.ok"
 diff "$T/plain.ok" "$T/nokeep.ok" || fail "the ranks' results differ under the preload"
 assert_no_grep '^ncclwatch:' "$T/nokeep"
-[ -d "$NCCLWATCH_DIR/nokeep" ] || fail "the job never made its directory: was the preload active?"
-left=$(find "$NCCLWATCH_DIR/nokeep" -name '*.seg')
-[ -z "$left" ] || { echo "$left"; fail "segments left behind without NCCLWATCH_KEEP"; }
+# (The same command with NCCLWATCH_KEEP=1 above shows the preload works.)
+# Nothing at all: the last process out removes the control file and the
+# job directory.
+[ ! -e "$NCCLWATCH_DIR/nokeep" ] || { find "$NCCLWATCH_DIR/nokeep"; fail "left behind without NCCLWATCH_KEEP"; }
 
 note "non-blocking communicators (ncclInProgress; end events after ncclCommGetAsyncError)"
 NCCLWATCH_KEEP=1 wd_run 120 "$T/nb" nb --nranks 8 --steps 50 --pipeline --nonblocking
