@@ -163,6 +163,30 @@ void nw_describe_op(struct nw_jctx *x, const struct nw_seg_op *op, struct nw_buf
 	}
 }
 
+/* A process that ended with a collective still open in its records: the
+ * state there is what its watchdog last saw, not what became of the op;
+ * the peers' positions tell whether the op itself completed. */
+static void ended_state(struct nw_jctx *x, const struct nw_proc *p, const struct nw_seg_op *op, struct nw_buf *b)
+{
+	if (!x->sink || !x->sink[p->job_index] || !nw_op_pending(op->state) || !NW_OP_IS_COLL(op->kind))
+		return;
+	const struct nw_comm_view *v = nw_view_of(x, op->comm_id);
+	if (!v)
+		return;
+	uint32_t peers = 0, done = 0;
+	for (int32_t r = 0; r < v->nranks; r++) {
+		const struct nw_member *m = &v->members[r];
+		if (!m->proc || m->proc == p)
+			continue;
+		peers++;
+		done += m->comm->coll_completed >= op->seq;
+	}
+	if (peers)
+		nw_buf_puts(b, done == peers ? "; state as it ended: the other ranks completed it"
+		               : done ? "; state as it ended: some other ranks completed it"
+		                      : "; state as it ended: no other rank completed it");
+}
+
 uint64_t nw_where(struct nw_jctx *x, const struct nw_proc *p, struct nw_buf *b, int with_stack)
 {
 	uint64_t age = NW_NO_AGE;
@@ -183,11 +207,13 @@ uint64_t nw_where(struct nw_jctx *x, const struct nw_proc *p, struct nw_buf *b, 
 		nw_buf_puts(b, stuck->state == NW_ST_INIT_ENTERED ? "inside " : "in ");
 		nw_describe_op(x, stuck, b);
 		nw_buf_printf(b, " (%s for " NW_AGE ")", nw_op_state_name(stuck->state, sb));
+		ended_state(x, p, stuck, b);
 		age = nw_age(p, stuck->enqueue_ns);
 	} else if (last) {
 		nw_buf_puts(b, "last NCCL call ");
 		nw_describe_op(x, last, b);
 		nw_buf_printf(b, " (%s)", nw_op_state_name(last->state, sb));
+		ended_state(x, p, last, b);
 	} else {
 		nw_buf_puts(b, "no NCCL op recorded");
 	}
