@@ -15,7 +15,8 @@
  *     --writing T                 ticket T's commit is its writing marker
  *                                 (NW_SEG_COMMIT_WRITING | T: being written)
  *     --held T                    ticket T's commit counts 2 updaters (1.3: updates
- *                                 in place at work, or their process was killed)
+ *                                 in place at work, or their process was killed);
+ *                                 makes the file 1.3 with the 1.1 fields filled
  *     --stopped MSG               flags STOPPED with error MSG
  *     --comm-name STR             the name of comm slot 0 (any bytes)
  *     --newer-minor               one minor newer than this build, with a
@@ -222,6 +223,10 @@ int main(int argc, char **argv)
 	}
 	if (spec.v11 && spec.version_minor < 1)
 		spec.version_minor = 1;
+	if (n_held && spec.version_minor < 3) {   /* updaters in commit: a 1.3 file */
+		spec.v11 = 1;
+		spec.version_minor = 3;
+	}
 	if (optind != argc - 1 || spec.comms > spec.comm_capacity || spec.peers > spec.peer_capacity ||
 	    spec.ring_capacity == 0 || (spec.ring_capacity & (spec.ring_capacity - 1))) {
 		fprintf(stderr, "usage: mkseg [options] OUT (see the comment in tests/report/mkseg.c)\n");
