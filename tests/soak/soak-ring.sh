@@ -16,8 +16,11 @@ ops=$((40000 * NW_SOAK_ROUNDS))
 "$bin" "$ops" > "$T/unit" 2>&1
 unit_rc=$?
 cat "$T/unit"
-wrong=$(awk '/^ring-race ring=/ && !unsafe { for (i = 1; i <= NF; i++) if ($i ~ /^wrong=/) { sub("wrong=", "", $i); w += $i } }
-	/^ring-race ring=16:/ { n16++; if (n16 == 2) unsafe = 1 } END { print w + 0 }' "$T/unit")
+# wrong=: the three rings' (0 to pass); unsafe_caught=: the last ring-16
+# run's, with the old protocol (must be > 0: the checker works).
+wrong=$(awk '/^ring-race ring=16:/ { n16++ }
+	/^ring-race ring=/ { for (i = 1; i <= NF; i++) if ($i ~ /^wrong=/) { sub("wrong=", "", $i); if (n16 < 2) w += $i; else u = $i } }
+	END { print w + 0, u + 0 }' "$T/unit")
 checked=$(sed -nE 's/.* checked=([0-9]+) file_checked=([0-9]+) .*/\1 \2/p' "$T/unit" | head -n 3 |
 	awk '{ c += $1; f += $2 } END { print c + 0, f + 0 }')
 
@@ -26,6 +29,6 @@ NW_RACE_ROUNDS=$rounds sh "$NW_ROOT/tests/watchdog/test-watchdog-ring-race.sh" >
 race_rc=$?
 tail -n 3 "$T/race"
 
-echo "soak ring: ops_per_writer=$ops records_checked=${checked% *} file_records_checked=${checked#* } wrong=$wrong unit_status=$unit_rc hang_rounds=$rounds hang_status=$race_rc"
+echo "soak ring: ops_per_writer=$ops records_checked=${checked% *} file_records_checked=${checked#* } wrong=${wrong% *} unsafe_caught=${wrong#* } unit_status=$unit_rc hang_rounds=$rounds hang_status=$race_rc"
 [ "$unit_rc" -eq 0 ] && [ "$race_rc" -eq 0 ] || exit 1
 exit 0
