@@ -64,9 +64,7 @@ static void give_back(struct nw_thread *t)
 				atomic_fetch_sub_explicit(counter, 1, memory_order_relaxed);
 			atomic_fetch_sub_explicit(&c->seg->p2p_enqueued, 1, memory_order_relaxed);
 		}
-		struct nw_seg_op *op = nw_ring_find(k->ticket1);
-		if (op)
-			atomic_store_explicit(&op->state, NW_ST_DISCARDED, memory_order_release);
+		nw_ring_set_state(k->ticket1, NW_ST_DISCARDED);
 	}
 	if (t->taken_overflow)
 		nw_log("a simulated group held more than %d ops: %u sequence numbers were not given back",

@@ -60,6 +60,7 @@ uint64_t nw_record_coll(ncclComm_t comm, struct nw_op_desc *d, struct nw_comm **
 	uint64_t now = nw_now_ns();
 	uint64_t seq = atomic_fetch_add_explicit(&c->seg->coll_enqueued, 1, memory_order_relaxed) + 1;
 	atomic_store_explicit(&c->seg->coll_enqueued_ns, now, memory_order_relaxed);
+	d->seq = seq;
 	uint64_t t1 = write_op(c, d, seq, now, nw_op_initial_state, 0);
 	nw_group_took(c, NW_TAKEN_COLL, -1, t1, d->stream);
 	return t1;
@@ -82,6 +83,7 @@ uint64_t nw_record_p2p(ncclComm_t comm, struct nw_op_desc *d, struct nw_comm **o
 		atomic_store_explicit(&sp->last_ns, now, memory_order_relaxed);
 	atomic_fetch_add_explicit(&c->seg->p2p_enqueued, 1, memory_order_relaxed);
 	atomic_store_explicit(&c->seg->p2p_enqueued_ns, now, memory_order_relaxed);
+	d->seq = seq;
 	uint64_t t1 = write_op(c, d, seq, now, nw_op_initial_state, 0);
 	nw_group_took(c, send ? NW_TAKEN_SEND : NW_TAKEN_RECV, d->root, t1, d->stream);
 	return t1;

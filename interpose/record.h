@@ -33,6 +33,7 @@ struct nw_op_desc {
 	uint8_t datatype;
 	uint8_t pad;
 	uint32_t flags;                /* NW_OPF_* known from the arguments */
+	uint64_t seq;                  /* out: the sequence number the op took (0 none) */
 };
 
 #define NW_OP_DESC(var, kind_, count_, dtype_, redop_, root_, stream_, inplace_) \
@@ -70,7 +71,7 @@ uint64_t nw_record_group(uint16_t kind, uint64_t gid, uint32_t depth, uint32_t s
 		(desc)->caller = NW_CALLER; \
 		t1_ = record_fn(comm, (desc), &c_); \
 		if (nw_tls.group_depth == 0) \
-			tr_ = nw_track_begin(t1_, (desc)->stream); \
+			tr_ = nw_track_begin(t1_, (desc)->stream, c_, (desc)->seq, (desc)->kind, (desc)->root); \
 	} else { \
 		nw_count_dropped(); \
 	} \

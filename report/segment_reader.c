@@ -644,7 +644,9 @@ const uint64_t *nw_opstack(const struct nw_segment *seg, uint64_t ticket, uint32
 
 /* The op ring, by the publication protocol of segment.h: copy the slots of
  * the newest tickets, then read their commit words again; keep a record
- * only if both commit reads name the ticket expected for its slot. */
+ * only if both commit reads name the ticket expected for its slot. The
+ * updater count of a 1.3 commit (an update in place at work, or a process
+ * killed inside one) does not matter: the kept copy's commit is ticket + 1. */
 static int read_ring(int fd, struct nw_segment *seg, unsigned flags, struct nw_read_error *err)
 {
 	const struct nw_seg_header *h = &seg->header;
@@ -683,10 +685,13 @@ static int read_ring(int fd, struct nw_segment *seg, unsigned flags, struct nw_r
 		uint64_t c1, c2;
 		memcpy(&c1, rec, sizeof c1);
 		memcpy(&c2, again + slot * stride, sizeof c2);
-		if (c1 == t + 1 && c2 == t + 1) {
-			memcpy(&seg->ops[seg->op_count++], rec, sizeof *seg->ops);
+		const uint64_t k1 = nw_seg_commit_ticket1(c1), k2 = nw_seg_commit_ticket1(c2);
+		if (k1 == t + 1 && k2 == t + 1) {
+			struct nw_seg_op *op = &seg->ops[seg->op_count++];
+			memcpy(op, rec, sizeof *op);
+			op->commit = t + 1;
 			st->valid++;
-		} else if (c1 == t + 1) {
+		} else if (k1 == t + 1) {
 			st->torn++;            /* rewritten while we copied it */
 		} else if (c1 & NW_SEG_COMMIT_WRITING) {
 			/* A writer at work: its own ticket's or an older one's (ours
@@ -699,9 +704,9 @@ static int read_ring(int fd, struct nw_segment *seg, unsigned flags, struct nw_r
 				st->unpublished++;
 			else
 				st->overwritten++;
-		} else if (c1 == 0 || ((c1 - 1) < t && (c1 - 1) % cap == slot)) {
+		} else if (k1 == 0 || ((k1 - 1) < t && (k1 - 1) % cap == slot)) {
 			st->unpublished++;     /* being written, or its writer died: an older or no commit */
-		} else if ((c1 - 1) > t && (c1 - 1) % cap == slot) {
+		} else if ((k1 - 1) > t && (k1 - 1) % cap == slot) {
 			st->overwritten++;     /* a newer ticket took the slot after we read the head */
 		} else {
 			st->torn++;            /* names no ticket of this slot */

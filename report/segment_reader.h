@@ -96,7 +96,7 @@ struct nw_segment {
 /* The ticket of a valid record. */
 static inline uint64_t nw_op_ticket(const struct nw_seg_op *op)
 {
-	return op->commit - 1;
+	return nw_seg_commit_ticket1(op->commit) - 1;
 }
 
 /* Read the segment at `path` into *seg (zeroed first). Returns NW_READ_OK,

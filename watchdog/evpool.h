@@ -20,6 +20,17 @@
 struct nw_comm;
 struct nw_evpool;
 
+/* A single op as the interposer knew it when it issued the op: the
+ * watchdog moves its comm's positions with these, never with what the
+ * op's ring slot holds later (the slot may have been reused). */
+struct nw_op_ident {
+	uint64_t seq;                 /* collective or per-peer sequence number, 0 none */
+	uint32_t comm_slot;           /* comm table slot, UINT32_MAX none */
+	uint16_t kind;                /* enum nw_op_kind */
+	uint16_t pad;
+	int32_t peer;                 /* SEND/RECV: the peer rank */
+};
+
 struct nw_track {
 	struct nw_track *next;        /* in exactly one list: pool, cache, submitted, deferred, pending */
 	struct nw_evpool *pool;
@@ -28,6 +39,7 @@ struct nw_track {
 	uint64_t ticket1;             /* single op: its record; group: the GROUP_END record */
 	uint64_t first_ticket1;       /* group: the GROUP_START record (ops lie between the two) */
 	uint64_t group_id;            /* 0: a single op */
+	struct nw_op_ident op;        /* single op: what it is */
 	uint32_t started;             /* watchdog: the start event completed */
 	CUresult end_error;           /* cuEventRecord of the end event failed with this */
 };

@@ -46,53 +46,71 @@ static void store_max(NW_ATOMIC(uint64_t) *field, uint64_t v)
 		atomic_store_explicit(field, v, memory_order_relaxed);
 }
 
-static struct nw_seg_comm *comm_of(const struct nw_seg_op *op)
+static struct nw_seg_comm *comm_at(uint32_t slot)
 {
-	if (op->comm_slot >= nw_seg.comm_capacity)
-		return NULL;
-	return &nw_seg.comms[op->comm_slot];
+	return slot < nw_seg.comm_capacity ? &nw_seg.comms[slot] : NULL;
 }
 
 enum transition { TO_STARTED, TO_COMPLETED, TO_FAILED };
 
-/* Move one op (if it still waits for this) and its comm's positions. */
-static void advance_op(struct nw_seg_op *op, enum transition to, uint64_t now, CUresult err)
+#define MOVED_STARTED   0x1   /* the op left ENQUEUED */
+#define MOVED_COMPLETED 0x2   /* the op became COMPLETED */
+
+/* Move a held record (if it still waits for this); what moved. One CAS
+ * per state change: nothing else sets an op's state while its pair is
+ * watched, and a change seen here would keep its own. */
+static int advance_record(struct nw_seg_op *op, enum transition to, uint64_t now, CUresult err)
 {
 	uint32_t st = atomic_load_explicit(&op->state, memory_order_acquire);
 	if (st != NW_ST_ENQUEUED && st != NW_ST_STARTED)
-		return;                         /* CAPTURED, DISCARDED, already final */
-	struct nw_seg_comm *sc = comm_of(op);
-	int coll = NW_OP_IS_COLL(op->kind);
+		return 0;                       /* CAPTURED, DISCARDED, already final */
 	if (to == TO_FAILED) {
 		atomic_store_explicit(&op->cuda_error, (int32_t)err, memory_order_relaxed);
 		atomic_store_explicit(&op->end_ns, now, memory_order_relaxed);
-		atomic_store_explicit(&op->state, NW_ST_FAILED, memory_order_release);
-		return;
+		atomic_compare_exchange_strong_explicit(&op->state, &st, NW_ST_FAILED,
+		                                        memory_order_release, memory_order_relaxed);
+		return 0;
 	}
+	if (to == TO_STARTED && st != NW_ST_ENQUEUED)
+		return 0;                       /* already STARTED: stays so */
+	int moved = 0;
 	if (st == NW_ST_ENQUEUED) {
 		atomic_store_explicit(&op->start_ns, now, memory_order_relaxed);
-		if (sc && coll) {
-			store_max(&sc->coll_started, op->seq);
-			atomic_store_explicit(&sc->coll_started_ns, now, memory_order_relaxed);
-		}
-		if (to == TO_STARTED) {
-			atomic_store_explicit(&op->state, NW_ST_STARTED, memory_order_release);
-			return;
-		}
+		moved |= MOVED_STARTED;
 	}
-	atomic_store_explicit(&op->end_ns, now, memory_order_relaxed);
-	atomic_store_explicit(&op->state, NW_ST_COMPLETED, memory_order_release);
+	if (to == TO_COMPLETED) {
+		atomic_store_explicit(&op->end_ns, now, memory_order_relaxed);
+		moved |= MOVED_COMPLETED;
+	}
+	uint32_t next = to == TO_STARTED ? NW_ST_STARTED : NW_ST_COMPLETED;
+	if (!atomic_compare_exchange_strong_explicit(&op->state, &st, next,
+	                                             memory_order_release, memory_order_relaxed))
+		return 0;
+	return moved;
+}
+
+/* The comm's positions after op `id` moved. */
+static void advance_comm(const struct nw_op_ident *id, int moved, uint64_t now)
+{
+	struct nw_seg_comm *sc = comm_at(id->comm_slot);
 	if (!sc)
 		return;
+	int coll = NW_OP_IS_COLL(id->kind);
+	if (coll && (moved & MOVED_STARTED)) {
+		store_max(&sc->coll_started, id->seq);
+		atomic_store_explicit(&sc->coll_started_ns, now, memory_order_relaxed);
+	}
+	if (!(moved & MOVED_COMPLETED))
+		return;
 	if (coll) {
-		store_max(&sc->coll_completed, op->seq);
+		store_max(&sc->coll_completed, id->seq);
 		atomic_store_explicit(&sc->coll_completed_ns, now, memory_order_relaxed);
-	} else if (NW_OP_IS_P2P(op->kind)) {
+	} else if (NW_OP_IS_P2P(id->kind)) {
 		atomic_fetch_add_explicit(&sc->p2p_completed, 1, memory_order_relaxed);
 		atomic_store_explicit(&sc->p2p_completed_ns, now, memory_order_relaxed);
-		struct nw_seg_peer *sp = find_peer(op->comm_slot, op->root);
-		if (sp && op->seq) {
-			store_max(op->kind == NW_OP_SEND ? &sp->send_completed : &sp->recv_completed, op->seq);
+		struct nw_seg_peer *sp = find_peer(id->comm_slot, id->peer);
+		if (sp && id->seq) {
+			store_max(id->kind == NW_OP_SEND ? &sp->send_completed : &sp->recv_completed, id->seq);
 			atomic_store_explicit(&sp->last_ns, now, memory_order_relaxed);
 		}
 	}
@@ -102,24 +120,41 @@ static void advance_op(struct nw_seg_op *op, enum transition to, uint64_t now, C
 static void apply(struct nw_track *t, enum transition to, uint64_t now, CUresult err)
 {
 	if (!t->group_id) {
-		struct nw_seg_op *op = nw_ring_find(t->ticket1);
-		if (op)
-			advance_op(op, to, now, err);
+		/* The comm's positions move with what the pair remembers; a record
+		 * already overwritten still moves them (its op did complete). */
+		struct nw_seg_op *op = nw_ring_hold(t->ticket1);
+		int moved;
+		if (op) {
+			moved = advance_record(op, to, now, err);
+			nw_ring_release(op);
+		} else {
+			moved = to == TO_STARTED ? MOVED_STARTED
+			      : to == TO_COMPLETED ? MOVED_STARTED | MOVED_COMPLETED : 0;
+		}
+		advance_comm(&t->op, moved, now);
 		return;
 	}
 	/* A group: its ops lie between its GROUP_START and GROUP_END records
-	 * (other threads' records may be interleaved). */
+	 * (other threads' records may be interleaved). Each is held while it
+	 * is read and moved, so what it says is its own ticket's: the group,
+	 * stream and identity the interposer wrote when it issued the op. */
 	uint64_t last = t->ticket1 ? t->ticket1 : atomic_load(&nw_seg.hdr->ring_head);
 	uint64_t cap = nw_seg.ring_mask + 1;
 	uint64_t first = t->first_ticket1 ? t->first_ticket1 : 1;
 	if (last > cap && first < last - cap)
 		first = last - cap;                 /* older records were overwritten */
 	for (uint64_t t1 = first; t1 <= last; t1++) {
-		struct nw_seg_op *op = nw_ring_find(t1);
-		if (!op || op->group_id != t->group_id || op->stream != (uint64_t)(uintptr_t)t->stream)
+		struct nw_seg_op *op = nw_ring_hold(t1);
+		if (!op)
 			continue;
-		if (NW_OP_IS_COLL(op->kind) || NW_OP_IS_P2P(op->kind))
-			advance_op(op, to, now, err);
+		struct nw_op_ident id = { .seq = op->seq, .comm_slot = op->comm_slot, .kind = op->kind,
+		                          .peer = op->root };
+		int moved = 0;
+		if (op->group_id == t->group_id && op->stream == (uint64_t)(uintptr_t)t->stream &&
+		    (NW_OP_IS_COLL(id.kind) || NW_OP_IS_P2P(id.kind)))
+			moved = advance_record(op, to, now, err);
+		nw_ring_release(op);
+		advance_comm(&id, moved, now);
 	}
 }
 

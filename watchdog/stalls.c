@@ -50,8 +50,9 @@ void nw_stalls_scan(void)
 		uint64_t t = scan_next;
 		struct nw_seg_op *op = &nw_seg.ring[t & nw_seg.ring_mask];
 		uint64_t c = atomic_load_explicit(&op->commit, memory_order_acquire);
-		uint64_t owner = c & NW_SEG_COMMIT_WRITING ? c & ~NW_SEG_COMMIT_WRITING : c - 1;
-		if (c == t + 1) {
+		uint64_t k = nw_seg_commit_ticket1(c);
+		uint64_t owner = c & NW_SEG_COMMIT_WRITING ? c & ~NW_SEG_COMMIT_WRITING : k - 1;
+		if (k == t + 1) {
 			if (worth_watching(op))
 				watch_add(t + 1);
 		} else if (c == 0 || owner < t) {

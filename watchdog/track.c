@@ -34,13 +34,6 @@ static void leave_ctx(int pushed)
 		nw_cu.cuCtxPopCurrent(&popped);
 }
 
-static void set_state(uint64_t ticket1, uint32_t state)
-{
-	struct nw_seg_op *op = nw_ring_find(ticket1);
-	if (op)
-		atomic_store_explicit(&op->state, state, memory_order_release);
-}
-
 /* A pair begun on stream s; NULL if untracked (*captured set if it is
  * being captured). */
 static struct nw_track *begin_on(CUstream s, int *captured)
@@ -127,18 +120,21 @@ static void finish(struct nw_track *t, ncclResult_t r, struct nw_comm *c)
 		nw_track_untake(t);
 }
 
-struct nw_track *nw_track_begin(uint64_t ticket1, uint64_t stream)
+struct nw_track *nw_track_begin(uint64_t ticket1, uint64_t stream, struct nw_comm *c, uint64_t seq,
+                                uint16_t kind, int32_t peer)
 {
 	if (!nw_tracking_on || !ticket1)
 		return NULL;
 	int captured;
 	struct nw_track *t = begin_on((CUstream)(uintptr_t)stream, &captured);
 	if (!t)   /* never leave an op ENQUEUED that nobody watches: a false stall */
-		set_state(ticket1, captured ? NW_ST_CAPTURED : NW_ST_UNTRACKED);
+		nw_ring_set_state(ticket1, captured ? NW_ST_CAPTURED : NW_ST_UNTRACKED);
 	if (t) {
 		t->ticket1 = ticket1;
 		t->first_ticket1 = ticket1;
 		t->group_id = 0;
+		t->op = (struct nw_op_ident){ .seq = seq, .comm_slot = c ? c->slot : UINT32_MAX,
+		                              .kind = kind, .peer = peer };
 	}
 	return t;
 }
@@ -162,7 +158,7 @@ void nw_track_group_begin(void)
 		if (!t) {
 			for (uint32_t k = 0; k < th->taken_count; k++)
 				if (th->taken[k].stream == th->group_streams[i])
-					set_state(th->taken[k].ticket1, captured ? NW_ST_CAPTURED : NW_ST_UNTRACKED);
+					nw_ring_set_state(th->taken[k].ticket1, captured ? NW_ST_CAPTURED : NW_ST_UNTRACKED);
 			continue;
 		}
 		t->group_id = th->group_id;

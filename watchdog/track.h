@@ -24,9 +24,11 @@ struct nw_comm;
 /* 1 once the driver loaded and tracking is on (set before recording starts). */
 extern int nw_tracking_on;
 
-/* Single op: before the real call (NULL: untracked; the op may have been
- * made CAPTURED) and after it with its result. */
-struct nw_track *nw_track_begin(uint64_t ticket1, uint64_t stream);
+/* Single op (its record, stream, comm, sequence number, kind and peer):
+ * before the real call (NULL: untracked; the op may have been made
+ * CAPTURED) and after it with its result. */
+struct nw_track *nw_track_begin(uint64_t ticket1, uint64_t stream, struct nw_comm *c, uint64_t seq,
+                                uint16_t kind, int32_t peer);
 void nw_track_end(struct nw_track *t, ncclResult_t r, struct nw_comm *c);
 
 /* Outermost ncclGroupEnd: before (pairs begun for the thread's open group)

@@ -1,4 +1,4 @@
-/* ncclwatch segment format, version 1 (minor 2).
+/* ncclwatch segment format, version 1 (minor 3).
  *
  * One segment per process: a file mapped MAP_SHARED by libncclwatch.so
  * (default /dev/shm/ncclwatch-$UID/<job>/<host>.<pid>.seg). The live file
@@ -32,7 +32,7 @@
 #define NW_SEG_MAGIC "NCCLWSEG"           /* 8 bytes, no terminator */
 #define NW_SEG_ENDIAN 0x01020304u
 #define NW_SEG_VERSION_MAJOR 1
-#define NW_SEG_VERSION_MINOR 2
+#define NW_SEG_VERSION_MINOR 3
 #define NW_SEG_ALIGN 64
 
 /* ---- header.flags ---- */
@@ -249,6 +249,18 @@ enum nw_op_kind {
 };
 /* Bit 63 of op.commit: the slot is being written by the ticket in the low bits. */
 #define NW_SEG_COMMIT_WRITING (1ull << 63)
+/* 1.3: bits 56-62 of a published commit count the in-place updaters holding
+ * the record (see struct nw_seg_op); bits 0-55 are ticket + 1. */
+#define NW_SEG_COMMIT_UPDATER  (1ull << 56)
+#define NW_SEG_COMMIT_UPDATERS (0x7full << 56)
+#define NW_SEG_COMMIT_TICKET   (NW_SEG_COMMIT_UPDATER - 1)
+
+/* The ticket + 1 a commit word publishes, 0 if none (never used, or being
+ * written). Updaters at work do not make a record invalid. */
+static inline uint64_t nw_seg_commit_ticket1(uint64_t commit)
+{
+	return commit & NW_SEG_COMMIT_WRITING ? 0 : commit & NW_SEG_COMMIT_TICKET;
+}
 
 #define NW_OP_IS_COLL(k) ((k) >= NW_OP_ALLREDUCE && (k) <= NW_OP_SCATTER)
 #define NW_OP_IS_P2P(k)  ((k) == NW_OP_SEND || (k) == NW_OP_RECV)
@@ -285,9 +297,19 @@ enum nw_op_state {
  * there gives up (counted in header.ops_dropped), so two writers never
  * write one slot at once. A reader loads commit (acquire),
  * copies the record, acquire fence, loads commit again: the copy is valid
- * only if both loads are equal, nonzero, and name the ticket it expects.
+ * only if both loads are equal, nonzero, and name the ticket it expects
+ * (1.3: in the low 56 bits, nw_seg_commit_ticket1()).
+ *
  * state, start_ns, end_ns, result and cuda_error are updated in place
- * afterwards (single atomic stores) and may be read at any time. */
+ * afterwards (single atomic stores) and may be read at any time. 1.3: an
+ * updater first holds the record: one CAS of commit from a value whose low
+ * bits are exactly its ticket + 1 to that value + NW_SEG_COMMIT_UPDATER,
+ * then its stores, then a release subtract of NW_SEG_COMMIT_UPDATER. A
+ * writer claims a slot only from a commit with no updater bits, so a held
+ * record cannot be reused, and an update whose CAS fails (the slot holds
+ * another ticket) writes nothing: no record ever carries another ticket's
+ * state. A 1.2 reader sees a held record as not valid (it compares the
+ * whole word); a process killed inside an update leaves it so. */
 struct nw_seg_op {
 	NW_ATOMIC(uint64_t) commit;   /* ticket + 1 when published; NW_SEG_COMMIT_WRITING | ticket while written; 0 never used */
 	uint64_t comm_id;             /* comm.comm_id (denormalized: readable after the comm slot is reused) */

@@ -20,6 +20,8 @@ small="--comm-cap 2 --peer-cap 2 --ring 8"
 "$mkseg" --corrupt short_header "$out/short-header.seg"
 # One minor newer than this build (larger header and records).
 "$mkseg" --newer-minor --comm-cap 2 --peer-cap 2 --ring 4 --records 3 "$out/newer-minor.seg"
+# 1.3: records held by updaters (counted in commit), one being written.
+"$mkseg" $small --comms 1 --peers 1 --records 21 --held 18 --held 15 --writing 20 "$out/wrapped-held.seg"
 # Format 1.1: a stack area with a capture and per-op stacks (after a wrap),
 # and one whose thread has more frames than its slot holds.
 "$mkseg" $small --records 11 --stacks "$out/v11-stacks.seg"

@@ -26,3 +26,23 @@ $(BUILD)/tests/interpose/nccl-%: $(BUILD)/tests/interpose/nccl_%.o | $(SIM_SONAM
 $(BUILD)/tests/interpose/nccl-hot-loop: $(BUILD)/tests/interpose/nccl_hot_loop.o | $(SIM_SONAMES)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(SIM_LINK)
+
+# The test build of the library: the same sources with -DNW_TEST_HOOKS
+# (interpose/test_hooks.h: a delay after every ring lookup-then-write point,
+# NCCLWATCH_TEST_RING_DELAY_US), into $(BUILD)/tests/hooks/. Never the
+# shipped $(INTERPOSE_LIB): the ring-race tests check it has no trace of it.
+HOOKS_DIR  := $(BUILD)/tests/hooks
+HOOKS_OBJS := $(addprefix $(HOOKS_DIR)/,$(INTERPOSE_SRCS:%.c=%.o) $(WATCHDOG_SRCS:%.c=%.o) \
+	interpose/test_hooks.o)
+HOOKS_LIB  := $(HOOKS_DIR)/lib/libncclwatch.so
+TEST_BINS  += $(HOOKS_LIB)
+
+$(HOOKS_DIR)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -DNW_TEST_HOOKS $(CFLAGS) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
+
+$(HOOKS_LIB): $(HOOKS_OBJS) $(REPORT_LIB) interpose/libncclwatch.map
+	@mkdir -p $(dir $@)
+	$(CC) -shared -o $@ $(HOOKS_OBJS) $(REPORT_LIB) -Wl,-soname,libncclwatch.so \
+		-Wl,--version-script=interpose/libncclwatch.map -Wl,--no-undefined -Wl,-z,now \
+		$(LDFLAGS) -lunwind -Wl,--as-needed $(JSON_LIBS) -Wl,--no-as-needed -ldl

@@ -14,9 +14,12 @@
  *     --unpublish T               ticket T's commit is 0 (its writer died mid-write)
  *     --writing T                 ticket T's commit is its writing marker
  *                                 (NW_SEG_COMMIT_WRITING | T: being written)
+ *     --held T                    ticket T's commit counts 2 updaters (1.3: updates
+ *                                 in place at work, or their process was killed);
+ *                                 makes the file 1.3 with the 1.1 fields filled
  *     --stopped MSG               flags STOPPED with error MSG
  *     --comm-name STR             the name of comm slot 0 (any bytes)
- *     --newer-minor               minor 2 (one newer than this build) with a
+ *     --newer-minor               one minor newer than this build, with a
  *                                 larger header and records, 1.1 fields filled
  *     --corrupt KIND              one defect, see the table below; the
  *                                 stack_area_* and random_stack_* ones
@@ -172,12 +175,13 @@ int main(int argc, char **argv)
 		{ "list-defects", no_argument, NULL, 'l' },  { "v11", no_argument, NULL, 'v' },
 		{ "stacks", no_argument, NULL, 'k' },        { "no-opstacks", no_argument, NULL, 'K' },
 		{ "reserved-junk", no_argument, NULL, 'J' }, { "writing", required_argument, NULL, 'w' },
+		{ "held", required_argument, NULL, 'H' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct segw_spec spec = { .comm_capacity = 4, .comms = 2, .peer_capacity = 8, .peers = 2,
 	                          .ring_capacity = 16, .records = 10 };
-	uint64_t tear[64], unpub[64], writing[64];
-	size_t n_tear = 0, n_unpub = 0, n_writing = 0;
+	uint64_t tear[64], unpub[64], writing[64], held[64];
+	size_t n_tear = 0, n_unpub = 0, n_writing = 0, n_held = 0;
 	const char *stopped = NULL, *corrupt = NULL, *comm_name = NULL;
 	unsigned seed = 1;
 	int c, no_opstacks = 0, reserved_junk = 0;
@@ -193,6 +197,7 @@ int main(int argc, char **argv)
 		case 't': if (n_tear < 64) tear[n_tear++] = number("--tear", optarg); break;
 		case 'u': if (n_unpub < 64) unpub[n_unpub++] = number("--unpublish", optarg); break;
 		case 'w': if (n_writing < 64) writing[n_writing++] = number("--writing", optarg); break;
+		case 'H': if (n_held < 64) held[n_held++] = number("--held", optarg); break;
 		case 'S': stopped = optarg; break;
 		case 'N': comm_name = optarg; break;
 		case 'm': spec.version_minor = NW_SEG_VERSION_MINOR + 1; spec.header_extra = 128;
@@ -218,6 +223,10 @@ int main(int argc, char **argv)
 	}
 	if (spec.v11 && spec.version_minor < 1)
 		spec.version_minor = 1;
+	if (n_held && spec.version_minor < 3) {   /* updaters in commit: a 1.3 file */
+		spec.v11 = 1;
+		spec.version_minor = 3;
+	}
 	if (optind != argc - 1 || spec.comms > spec.comm_capacity || spec.peers > spec.peer_capacity ||
 	    spec.ring_capacity == 0 || (spec.ring_capacity & (spec.ring_capacity - 1))) {
 		fprintf(stderr, "usage: mkseg [options] OUT (see the comment in tests/report/mkseg.c)\n");
@@ -245,6 +254,8 @@ int main(int argc, char **argv)
 		op->commit = NW_SEG_COMMIT_WRITING | writing[i];
 		op->count = 0xbadbad;
 	}
+	for (size_t i = 0; i < n_held; i++)
+		segw_op_slot(mem, held[i])->commit = (held[i] + 1) | 2 * NW_SEG_COMMIT_UPDATER;
 	if (stopped) {
 		h->flags |= NW_SEG_F_STOPPED;
 		snprintf(h->error, sizeof h->error, "%s", stopped);

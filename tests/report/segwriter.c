@@ -226,14 +226,16 @@ int segw_publish_op(void *mem, uint64_t t)
 	memset(&tmp, 0, sizeof tmp);
 	segw_fill_op(&tmp, t, h->comm_count);
 	/* Claim the slot as the interposer does (interpose/ring.h): only from
-	 * zero or an older published ticket, never from a writer at work. */
+	 * zero or an older published ticket, never from a writer or an
+	 * updater (1.3) at work. */
 	uint64_t cur = atomic_load_explicit(&op->commit, memory_order_relaxed);
 	for (;;) {
-		uint64_t owner = cur & NW_SEG_COMMIT_WRITING ? cur & ~NW_SEG_COMMIT_WRITING : cur - 1;
-		if ((cur != 0 && owner >= t) || (cur & NW_SEG_COMMIT_WRITING))
+		uint64_t owner = cur & NW_SEG_COMMIT_WRITING ? cur & ~NW_SEG_COMMIT_WRITING
+		                                             : (cur & NW_SEG_COMMIT_TICKET) - 1;
+		if ((cur != 0 && owner >= t) || (cur & (NW_SEG_COMMIT_WRITING | NW_SEG_COMMIT_UPDATERS)))
 			return -1;
 		if (atomic_compare_exchange_weak_explicit(&op->commit, &cur, NW_SEG_COMMIT_WRITING | t,
-		                                          memory_order_relaxed, memory_order_relaxed))
+		                                          memory_order_acquire, memory_order_relaxed))
 			break;
 	}
 	atomic_thread_fence(memory_order_release);

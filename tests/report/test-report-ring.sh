@@ -35,6 +35,14 @@ show_ok "$T/writing" "$T/writing.seg"
 assert_grep '^records shown=15 valid=15 torn=0 overwritten=24 unpublished=1 head=40 capacity=16$' "$T/writing"
 assert_no_grep '^  op 35 ' "$T/writing"
 
+# Records held by updaters (1.3: updates in place at work, or a process
+# killed inside one) are valid, their tickets their own.
+"$NW_MKSEG" --ring 16 --records 40 --held 30 --held 39 "$T/held.seg" || fail "mkseg"
+show_ok "$T/held" "$T/held.seg"
+assert_grep '^records shown=16 valid=16 torn=0 overwritten=24 unpublished=0 head=40 capacity=16$' "$T/held"
+assert_eq "$(tickets "$T/held")" "24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 " "held tickets"
+assert_grep '^  op 30 .* seq=31 count=1030 ' "$T/held"
+
 # An empty ring.
 "$NW_MKSEG" --records 0 "$T/empty.seg" || fail "mkseg"
 show_ok "$T/empty" "$T/empty.seg"
