@@ -33,7 +33,7 @@
  * leaves room for a filesystem that compresses (st_blocks counts what is
  * stored); written records are never mostly zero. */
 #define NW_READ_SPARSE_FACTOR 16u
-#define NW_READ_SPARSE_SLACK (1ull << 20)
+#define NW_READ_SPARSE_SLACK (64ull << 10)
 
 /* Bytes of the op ring read per pread (whole records, at least one). */
 #define NW_RING_CHUNK_BYTES (1u << 20)
@@ -309,18 +309,19 @@ static int check_cost(const struct nw_seg_header *h, const struct stat *sb, unsi
 		            (unsigned long long)(memory >> 20), (unsigned long long)records, h->comm_count,
 		            h->peer_count, (unsigned long long)stack,
 		            (unsigned long long)(NW_READ_MAX_BYTES >> 20));
-	/* What the writer must have written: the header, the published table
-	 * slots, the slots of the tickets reserved. A file whose data is far
-	 * less (a sparse file made to look large) claims what it does not hold. */
+	/* What the header says is in use: itself, the published table slots,
+	 * the slots of the tickets reserved, the stack area. A file whose data
+	 * is far less (a sparse file made to look large) claims what it does
+	 * not hold. */
 	const uint64_t stored = (uint64_t)sb->st_blocks * 512u;
-	const uint64_t written = h->header_size + tables + records * h->op_record_size;
+	const uint64_t used = h->header_size + tables + records * h->op_record_size + stack;
 	if (stored < (uint64_t)sb->st_size &&
-	    written > stored * NW_READ_SPARSE_FACTOR + NW_READ_SPARSE_SLACK)
+	    used > stored * NW_READ_SPARSE_FACTOR + NW_READ_SPARSE_SLACK)
 		return fail(err, NW_READ_ERR_FORMAT, path,
-		            "sparse file: its header says %llu bytes were written (%llu op records), "
-		            "the file holds %llu bytes of data",
-		            (unsigned long long)written, (unsigned long long)records,
-		            (unsigned long long)stored);
+		            "sparse file: its header says %llu bytes are in use (%llu op records, "
+		            "%llu bytes of stacks), the file holds %llu bytes of data",
+		            (unsigned long long)used, (unsigned long long)records,
+		            (unsigned long long)stack, (unsigned long long)stored);
 	return NW_READ_OK;
 }
 

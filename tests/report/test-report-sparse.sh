@@ -40,7 +40,7 @@ for ring in 16777216 4194304; do
 	assert_eq "$RC" 2 "show of the sparse file: exit status"
 	[ ! -s "$T/show" ] || fail "show wrote to stdout"
 	assert_eq "$(wc -l < "$T/show.err" | tr -d ' ')" 1 "show: lines on stderr"
-	assert_grep "^ncclwatch: $s: (sparse file: its header says [0-9]+ bytes were written \($ring op records\), the file holds [0-9]+ bytes of data|reading it would take [0-9]+ MiB .*over the reader's per-file cap)" "$T/show.err"
+	assert_grep "^ncclwatch: $s: (sparse file: its header says [0-9]+ bytes are in use \($ring op records, [0-9]+ bytes of stacks\), the file holds [0-9]+ bytes of data|reading it would take [0-9]+ MiB .*over the reader's per-file cap)" "$T/show.err"
 	note "diagnose and status of the directory, ring $ring"
 	for cmd in diagnose status; do
 		peak "$T/$cmd" $cmd "$d"
