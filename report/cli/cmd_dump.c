@@ -94,7 +94,9 @@ static int raise_request(const char *jobdir)
 	if (fd < 0)
 		return -1;
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < NW_CONTROL_SIZE) {
+	/* Another user's file could be truncated under the mapping (SIGBUS). */
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < NW_CONTROL_SIZE ||
+	    st.st_uid != getuid()) {
 		close(fd);
 		return -1;
 	}
