@@ -58,6 +58,8 @@ def mutate(rng, data, length):
         (a, fa), (b, fb) = rng.choice(FIELDS), rng.choice(FIELDS)
         put(data, a, fa, get(data, b, fb))
         return data, None, "copy@%d<-%d" % (a, b)
+    if kind in ("byte", "bit") and not data:
+        return data, None, kind + "-empty"
     if kind == "byte":
         # Half of them in the header, where every byte means something.
         off = rng.randrange(min(len(data), 8192) if rng.random() < 0.5 else len(data))
