@@ -21,16 +21,15 @@ NW_PROGS="$NW_BUILD/tests/interpose"
 NW_GEN="$NW_BUILD/tests/progs/nwgen"
 
 A=nwa$$ V=nwv$$
-ATTACK_PID=
+ATTACK_PID= B=
 cleanup_users() {
 	[ -z "$ATTACK_PID" ] || { kill -KILL "$ATTACK_PID" 2>/dev/null; wait "$ATTACK_PID" 2>/dev/null; }
 	for u in $A $V; do
 		uid=$(id -u "$u" 2>/dev/null) || continue
-		pkill -KILL -U "$uid" 2>/dev/null
 		rm -rf "/dev/shm/ncclwatch-$uid"
 		userdel "$u" 2>/dev/null
 	done
-	rm -rf "$B"
+	[ -z "$B" ] || rm -rf "$B"
 	_nw_cleanup
 }
 trap cleanup_users EXIT
@@ -197,7 +196,7 @@ while [ $runs -lt 300 ]; do
 done
 as $A touch "$B/a/shared/stop"
 wait "$ATTACK_PID"
-ATTACK_PID=
+ATTACK_PID= B=
 echo "gc runs: $runs"
 assert_eq "$removed_outside" 0 "a file outside the directory gc was given was removed (after $runs runs)"
 assert_eq "$(cat "$B/v/work/control")" precious "V's control file"
