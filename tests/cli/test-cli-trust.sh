@@ -196,7 +196,7 @@ while [ $runs -lt 300 ]; do
 done
 as $A touch "$B/a/shared/stop"
 wait "$ATTACK_PID"
-ATTACK_PID= B=
+ATTACK_PID=
 echo "gc runs: $runs"
 assert_eq "$removed_outside" 0 "a file outside the directory gc was given was removed (after $runs runs)"
 assert_eq "$(cat "$B/v/work/control")" precious "V's control file"
