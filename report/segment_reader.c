@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -98,6 +99,44 @@ static int read_at(int fd, void *buf, size_t len, uint64_t off, const char *path
 			            "truncated while reading (%zu of %zu bytes at offset %llu)",
 			            done, len, (unsigned long long)off);
 		done += (size_t)n;
+	}
+	return NW_READ_OK;
+}
+
+/* Read len bytes at off into buf, which is zero already (fresh anonymous
+ * pages), copying only the parts the file has data for (SEEK_DATA/
+ * SEEK_HOLE): a hole reads as zero anyway, and skipping it costs neither
+ * time nor memory (pages never touched). Where the file system cannot tell, everything is read. */
+static int read_present(int fd, void *buf, size_t len, uint64_t off, const char *path,
+                        struct nw_read_error *err)
+{
+	const uint64_t end = off + len;
+	uint64_t pos = off;
+	while (pos < end) {
+		off_t data = lseek(fd, (off_t)pos, SEEK_DATA);
+		if (data < 0 && errno == ENXIO) {
+			/* No data from pos on: a hole to the end, unless the file
+			 * shrank under us. */
+			struct stat sb;
+			if (fstat(fd, &sb) == 0 && (uint64_t)sb.st_size < end)
+				return fail(err, NW_READ_ERR_FORMAT, path,
+				            "truncated while reading (the file has %llu bytes, %llu needed)",
+				            (unsigned long long)sb.st_size, (unsigned long long)end);
+			return NW_READ_OK;
+		}
+		if (data < 0)                  /* SEEK_DATA not supported here */
+			return read_at(fd, (char *)buf + (pos - off), end - pos, pos, path, err);
+		if ((uint64_t)data >= end)
+			return NW_READ_OK;
+		off_t hole = lseek(fd, data, SEEK_HOLE);
+		uint64_t stop = hole < 0 || (uint64_t)hole > end ? end : (uint64_t)hole;
+		if (stop <= (uint64_t)data)
+			stop = end;
+		int rc = read_at(fd, (char *)buf + ((uint64_t)data - off), stop - (uint64_t)data,
+		                 (uint64_t)data, path, err);
+		if (rc)
+			return rc;
+		pos = stop;
 	}
 	return NW_READ_OK;
 }
@@ -309,19 +348,20 @@ static int check_cost(const struct nw_seg_header *h, const struct stat *sb, unsi
 		            (unsigned long long)(memory >> 20), (unsigned long long)records, h->comm_count,
 		            h->peer_count, (unsigned long long)stack,
 		            (unsigned long long)(NW_READ_MAX_BYTES >> 20));
-	/* What the header says is in use: itself, the published table slots,
-	 * the slots of the tickets reserved, the stack area. A file whose data
-	 * is far less (a sparse file made to look large) claims what it does
-	 * not hold. */
+	/* What the header says was written: itself, the published table
+	 * slots, the slots of the tickets reserved. A file whose data is far
+	 * less (a sparse file made to look large) claims what it does not
+	 * hold. (The stack area may be mostly unwritten in a real file: it is
+	 * copied only where the file has data, read_present.) */
 	const uint64_t stored = (uint64_t)sb->st_blocks * 512u;
-	const uint64_t used = h->header_size + tables + records * h->op_record_size + stack;
+	const uint64_t written = h->header_size + tables + records * h->op_record_size;
 	if (stored < (uint64_t)sb->st_size &&
-	    used > stored * NW_READ_SPARSE_FACTOR + NW_READ_SPARSE_SLACK)
+	    written > stored * NW_READ_SPARSE_FACTOR + NW_READ_SPARSE_SLACK)
 		return fail(err, NW_READ_ERR_FORMAT, path,
-		            "sparse file: its header says %llu bytes are in use (%llu op records, "
-		            "%llu bytes of stacks), the file holds %llu bytes of data",
-		            (unsigned long long)used, (unsigned long long)records,
-		            (unsigned long long)stack, (unsigned long long)stored);
+		            "sparse file: its header says %llu bytes were written (%llu op records), "
+		            "the file holds %llu bytes of data",
+		            (unsigned long long)written, (unsigned long long)records,
+		            (unsigned long long)stored);
 	return NW_READ_OK;
 }
 
@@ -544,8 +584,13 @@ static int read_stacks(int fd, struct nw_segment *seg, unsigned flags, struct nw
 		return fail(err, NW_READ_ERR_FORMAT, seg->path,
 		            "stack area: %llu bytes, smaller than its %zu-byte header",
 		            (unsigned long long)size, sizeof(struct nw_seg_stack_header));
-	if (!(seg->stack_copy = malloc(size)))
+	/* Fresh anonymous pages: zero, and costing nothing until read_present
+	 * writes them (a calloc may clear them, or a sanitizer poison them). */
+	void *copy = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+	                  -1, 0);
+	if (copy == MAP_FAILED)
 		return fail_errno(err, seg->path, "", ENOMEM);
+	seg->stack_copy = copy;
 	seg->stack_bytes = size;
 	struct nw_seg_stack_header *a = seg->stack_copy;
 
@@ -556,7 +601,7 @@ static int read_stacks(int fd, struct nw_segment *seg, unsigned flags, struct nw
 			nanosleep(&pause, NULL);
 		}
 		if ((rc = read_u32_at(fd, seq_at, &seq1, seg->path, err)) ||
-		    (rc = read_at(fd, a, size, h->stack_offset, seg->path, err)) ||
+		    (rc = read_present(fd, a, size, h->stack_offset, seg->path, err)) ||
 		    (rc = read_u32_at(fd, seq_at, &seq2, seg->path, err)))
 			return rc;
 		if (seq1 == seq2 && seq1 % 2 == 0)
@@ -703,7 +748,8 @@ const uint64_t *nw_opstack(const struct nw_segment *seg, uint64_t ticket, uint32
  * one chunk: up to the chunk's size, the ring's wrap, or `end`. */
 static uint64_t chunk_end(uint64_t t, uint64_t end, uint64_t cap, uint64_t per_chunk)
 {
-	return min_u64(end, t + min_u64(per_chunk, cap - t % cap));
+	/* Steps, not positions: t + cap may pass 2^64 (a head near the top). */
+	return t + min_u64(end - t, min_u64(per_chunk, cap - t % cap));
 }
 
 /* Which class a first commit read `c1` puts ticket t in, when it is not t+1. */
@@ -903,7 +949,8 @@ void nw_segment_free(struct nw_segment *seg)
 	free(seg->comms);
 	free(seg->peers);
 	free(seg->ops);
-	free(seg->stack_copy);
+	if (seg->stack_copy)
+		munmap(seg->stack_copy, seg->stack_bytes);
 	memset(seg, 0, sizeof *seg);
 }
 

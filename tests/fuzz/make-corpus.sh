@@ -34,6 +34,10 @@ for ring in 16777216 1048576; do
 	head -c "$(wc -c < "$out/.dense.seg")" "$out/.sparse.seg" > "$out/sparse-ring$ring.seg"
 done
 rm -f "$out/.dense.seg" "$out/.sparse.seg"
+# A ring head at the top of 2^64 (a chunked ring reader once looped forever).
+"$mkseg" $small --records 5 "$out/head-near-top.seg"
+python3 -c 'import struct,sys; f=open(sys.argv[1],"r+b"); f.seek(272); f.write(struct.pack("<Q", 2**64-1))' \
+	"$out/head-near-top.seg"
 
 for f in "$out"/*.seg; do
 	[ "$(wc -c < "$f")" -le 16384 ] || { echo "$f: over 16384 bytes" >&2; exit 1; }

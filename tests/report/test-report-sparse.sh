@@ -7,6 +7,8 @@
 # naming the file, by show, diagnose and status, within a peak RSS far
 # below what the header claims (a fixed ceiling, machine-independent: the
 # claims are 2 GiB and 512 MiB); the real segments next to it still read.
+# A stack area (64 MiB, the bound) that is mostly holes is read for what it
+# holds: the same stacks, not 64 MiB of copies.
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/report/report-lib.sh"
 NW_GEN="$NW_BUILD/tests/progs/nwgen"
@@ -40,7 +42,7 @@ for ring in 16777216 4194304; do
 	assert_eq "$RC" 2 "show of the sparse file: exit status"
 	[ ! -s "$T/show" ] || fail "show wrote to stdout"
 	assert_eq "$(wc -l < "$T/show.err" | tr -d ' ')" 1 "show: lines on stderr"
-	assert_grep "^ncclwatch: $s: (sparse file: its header says [0-9]+ bytes are in use \($ring op records, [0-9]+ bytes of stacks\), the file holds [0-9]+ bytes of data|reading it would take [0-9]+ MiB .*over the reader's per-file cap)" "$T/show.err"
+	assert_grep "^ncclwatch: $s: (sparse file: its header says [0-9]+ bytes were written \($ring op records\), the file holds [0-9]+ bytes of data|reading it would take [0-9]+ MiB .*over the reader's per-file cap)" "$T/show.err"
 	note "diagnose and status of the directory, ring $ring"
 	for cmd in diagnose status; do
 		peak "$T/$cmd" $cmd "$d"
@@ -56,6 +58,30 @@ note "the 2^24 claim says which bound it broke"
 python3 "$NW_ROOT/tests/report/sparse.py" "$real" "$s16" > /dev/null
 show_bad "$s16" "over the reader's per-file cap of 1024 MiB"
 rm -f "$s16"
+
+note "a stack area mostly unwritten (64 MiB, the bound, with holes) is read for what it holds"
+"$NW_GEN" --scenario missing_rank --ranks 2 --stacks --dump --out "$T/st" --job=st > /dev/null || fail "nwgen --stacks"
+st=$(ls "$T/st/st/"*.seg | head -n 1)
+show_ok "$T/st-before" "$st"
+python3 - "$st" "$T/st-sparse.seg" <<'PY' || fail "growing the stack area"
+import struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+stack_offset, stack_size = struct.unpack_from("<QQ", data, 80)
+assert stack_offset and stack_offset + stack_size == len(data), (stack_offset, stack_size, len(data))
+grown = 64 << 20
+struct.pack_into("<Q", data, 88, grown)
+struct.pack_into("<Q", data, 24, stack_offset + grown)
+with open(sys.argv[2], "wb") as f:
+    f.write(data)
+    f.truncate(stack_offset + grown)
+PY
+peak "$T/st-show" show "$T/st-sparse.seg"
+assert_eq "$RC" 0 "show of a segment with a sparse 64 MiB stack area"
+# The same stacks as before it grew.
+grep -E '^  (stacks|module|thread) |^    #' "$T/st-before" > "$T/st-a"
+grep -E '^  (stacks|module|thread) |^    #' "$T/st-show" > "$T/st-b"
+[ -s "$T/st-a" ] || fail "nwgen --stacks wrote no thread stacks"
+cmp -s "$T/st-a" "$T/st-b" || fail "the stacks read differ once the area has holes"
 
 note "a real segment still reads, every record"
 show_ok "$T/real" "$real"
