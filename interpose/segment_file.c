@@ -47,7 +47,10 @@ static uint32_t round_pow2(uint32_t v)
 	return p;
 }
 
-/* mkdir `dir` (0700) if missing; it must then be a real directory we own. */
+/* mkdir `dir` (0700) if missing; it must then be a real directory we own
+ * that nobody else can write: in a directory another user can write (or
+ * created first in world-writable /dev/shm), they could plant or swap the
+ * files our readers trust. */
 int nw_ensure_private_dir(const char *dir)
 {
 	struct stat st;
@@ -67,6 +70,11 @@ int nw_ensure_private_dir(const char *dir)
 	}
 	if (st.st_uid != getuid()) {
 		nw_log("%s belongs to uid %u, not to us", dir, (unsigned)st.st_uid);
+		return -1;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		nw_log("%s is writable by %s (mode %03o): not recording there", dir,
+		       (st.st_mode & S_IWOTH) ? "other users" : "its group", (unsigned)(st.st_mode & 0777));
 		return -1;
 	}
 	return 0;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -21,6 +22,22 @@
 
 /* Records of a newer minor may grow; beyond this they are not believed. */
 #define NW_MAX_RECORD_SIZE (64u * 1024u)
+
+/* The reader's per-file cap: the most private memory one segment may
+ * cost (tables, valid op records, stack area), checked before anything is
+ * allocated. A full ring of 2^22 records and the largest tables fit. */
+#define NW_READ_MAX_BYTES (1ull << 30)
+
+/* A sparse (or compressed) file must hold at least 1/NW_READ_SPARSE_FACTOR
+ * of what its header says was written, plus NW_READ_SPARSE_SLACK: a
+ * header's claims cost no more than the data behind them. The factor
+ * leaves room for a filesystem that compresses (st_blocks counts what is
+ * stored); written records are never mostly zero. */
+#define NW_READ_SPARSE_FACTOR 16u
+#define NW_READ_SPARSE_SLACK (64ull << 10)
+
+/* Bytes of the op ring read per pread (whole records, at least one). */
+#define NW_RING_CHUNK_BYTES (1u << 20)
 
 /* Bounds of the stack area's capacities (docs/FORMAT.md): far above what
  * the watchdog lays out, low enough that no size computed from them
@@ -82,6 +99,44 @@ static int read_at(int fd, void *buf, size_t len, uint64_t off, const char *path
 			            "truncated while reading (%zu of %zu bytes at offset %llu)",
 			            done, len, (unsigned long long)off);
 		done += (size_t)n;
+	}
+	return NW_READ_OK;
+}
+
+/* Read len bytes at off into buf, which is zero already (fresh anonymous
+ * pages), copying only the parts the file has data for (SEEK_DATA/
+ * SEEK_HOLE): a hole reads as zero anyway, and skipping it costs neither
+ * time nor memory (pages never touched). Where the file system cannot tell, everything is read. */
+static int read_present(int fd, void *buf, size_t len, uint64_t off, const char *path,
+                        struct nw_read_error *err)
+{
+	const uint64_t end = off + len;
+	uint64_t pos = off;
+	while (pos < end) {
+		off_t data = lseek(fd, (off_t)pos, SEEK_DATA);
+		if (data < 0 && errno == ENXIO) {
+			/* No data from pos on: a hole to the end, unless the file
+			 * shrank under us. */
+			struct stat sb;
+			if (fstat(fd, &sb) == 0 && (uint64_t)sb.st_size < end)
+				return fail(err, NW_READ_ERR_FORMAT, path,
+				            "truncated while reading (the file has %llu bytes, %llu needed)",
+				            (unsigned long long)sb.st_size, (unsigned long long)end);
+			return NW_READ_OK;
+		}
+		if (data < 0)                  /* SEEK_DATA not supported here */
+			return read_at(fd, (char *)buf + (pos - off), end - pos, pos, path, err);
+		if ((uint64_t)data >= end)
+			return NW_READ_OK;
+		off_t hole = lseek(fd, data, SEEK_HOLE);
+		uint64_t stop = hole < 0 || (uint64_t)hole > end ? end : (uint64_t)hole;
+		if (stop <= (uint64_t)data)
+			stop = end;
+		int rc = read_at(fd, (char *)buf + ((uint64_t)data - off), stop - (uint64_t)data,
+		                 (uint64_t)data, path, err);
+		if (rc)
+			return rc;
+		pos = stop;
 	}
 	return NW_READ_OK;
 }
@@ -265,6 +320,48 @@ static int identify(const struct nw_seg_header *h, size_t have, const char *path
 	if (have < sizeof *h)
 		return fail(err, NW_READ_ERR_FORMAT, path,
 		            "truncated header (%zu bytes; a segment header is %zu bytes)", have, sizeof *h);
+	return NW_READ_OK;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* What reading costs, bounded before anything is allocated: by the file's
+ * real data (st_blocks) and by the per-file cap. The header is valid
+ * (validate_header), so every product below is bounded and cannot
+ * overflow. */
+static int check_cost(const struct nw_seg_header *h, const struct stat *sb, unsigned flags,
+                      const char *path, struct nw_read_error *err)
+{
+	const uint64_t records = min_u64(h->ring_head, h->ring_capacity);
+	const uint64_t tables = (uint64_t)h->comm_count * h->comm_record_size +
+	                        (uint64_t)h->peer_count * h->peer_record_size;
+	const uint64_t ring = (flags & NW_READ_SKIP_RING) ? 0 : records * h->op_record_size;
+	const uint64_t stack = h->version_minor ? h->stack_size : 0;
+	const uint64_t memory = tables + ring + stack;
+	if (memory > NW_READ_MAX_BYTES)
+		return fail(err, NW_READ_ERR_FORMAT, path,
+		            "reading it would take %llu MiB (%llu op records, %u comms, %u peers, "
+		            "%llu bytes of stacks), over the reader's per-file cap of %llu MiB",
+		            (unsigned long long)(memory >> 20), (unsigned long long)records, h->comm_count,
+		            h->peer_count, (unsigned long long)stack,
+		            (unsigned long long)(NW_READ_MAX_BYTES >> 20));
+	/* What the header says was written: itself, the published table
+	 * slots, the slots of the tickets reserved. A file whose data is far
+	 * less (a sparse file made to look large) claims what it does not
+	 * hold. (The stack area may be mostly unwritten in a real file: it is
+	 * copied only where the file has data, read_present.) */
+	const uint64_t stored = (uint64_t)sb->st_blocks * 512u;
+	const uint64_t written = h->header_size + tables + records * h->op_record_size;
+	if (stored < (uint64_t)sb->st_size &&
+	    written > stored * NW_READ_SPARSE_FACTOR + NW_READ_SPARSE_SLACK)
+		return fail(err, NW_READ_ERR_FORMAT, path,
+		            "sparse file: its header says %llu bytes were written (%llu op records), "
+		            "the file holds %llu bytes of data",
+		            (unsigned long long)written, (unsigned long long)records,
+		            (unsigned long long)stored);
 	return NW_READ_OK;
 }
 
@@ -487,8 +584,13 @@ static int read_stacks(int fd, struct nw_segment *seg, unsigned flags, struct nw
 		return fail(err, NW_READ_ERR_FORMAT, seg->path,
 		            "stack area: %llu bytes, smaller than its %zu-byte header",
 		            (unsigned long long)size, sizeof(struct nw_seg_stack_header));
-	if (!(seg->stack_copy = malloc(size)))
+	/* Fresh anonymous pages: zero, and costing nothing until read_present
+	 * writes them (a calloc may clear them, or a sanitizer poison them). */
+	void *copy = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+	                  -1, 0);
+	if (copy == MAP_FAILED)
 		return fail_errno(err, seg->path, "", ENOMEM);
+	seg->stack_copy = copy;
 	seg->stack_bytes = size;
 	struct nw_seg_stack_header *a = seg->stack_copy;
 
@@ -499,7 +601,7 @@ static int read_stacks(int fd, struct nw_segment *seg, unsigned flags, struct nw
 			nanosleep(&pause, NULL);
 		}
 		if ((rc = read_u32_at(fd, seq_at, &seq1, seg->path, err)) ||
-		    (rc = read_at(fd, a, size, h->stack_offset, seg->path, err)) ||
+		    (rc = read_present(fd, a, size, h->stack_offset, seg->path, err)) ||
 		    (rc = read_u32_at(fd, seq_at, &seq2, seg->path, err)))
 			return rc;
 		if (seq1 == seq2 && seq1 % 2 == 0)
@@ -642,11 +744,49 @@ const uint64_t *nw_opstack(const struct nw_segment *seg, uint64_t ticket, uint32
 	return n ? ips : NULL;
 }
 
+/* Tickets [t, end) whose slots follow each other in the file and fit in
+ * one chunk: up to the chunk's size, the ring's wrap, or `end`. */
+static uint64_t chunk_end(uint64_t t, uint64_t end, uint64_t cap, uint64_t per_chunk)
+{
+	/* Steps, not positions: t + cap may pass 2^64 (a head near the top). */
+	return t + min_u64(end - t, min_u64(per_chunk, cap - t % cap));
+}
+
+/* Which class a first commit read `c1` puts ticket t in, when it is not t+1. */
+static void classify(struct nw_ring_stats *st, uint64_t c1, uint64_t t, uint64_t cap)
+{
+	const uint64_t slot = t % cap;
+	if (c1 & NW_SEG_COMMIT_WRITING) {
+		/* A writer at work: its own ticket's or an older one's (ours is
+		 * then a gap or comes later): unpublished; a newer one's: ours is
+		 * gone. */
+		const uint64_t w = c1 & ~NW_SEG_COMMIT_WRITING;
+		if (w % cap != slot)
+			st->torn++;
+		else if (w <= t)
+			st->unpublished++;
+		else
+			st->overwritten++;
+		return;
+	}
+	/* 1.3: the updater count above the ticket does not name a ticket. */
+	const uint64_t k1 = nw_seg_commit_ticket1(c1);
+	if (k1 == 0 || ((k1 - 1) < t && (k1 - 1) % cap == slot)) {
+		st->unpublished++;     /* being written, or its writer died: an older or no commit */
+	} else if ((k1 - 1) > t && (k1 - 1) % cap == slot) {
+		st->overwritten++;     /* a newer ticket took the slot after we read the head */
+	} else {
+		st->torn++;            /* names no ticket of this slot */
+	}
+}
+
 /* The op ring, by the publication protocol of segment.h: copy the slots of
  * the newest tickets, then read their commit words again; keep a record
  * only if both commit reads name the ticket expected for its slot. The
  * updater count of a 1.3 commit (an update in place at work, or a process
- * killed inside one) does not matter: the kept copy's commit is ticket + 1. */
+ * killed inside one) does not matter: the kept copy's commit is ticket + 1.
+ * Read a chunk at a time: memory is the records kept (bounded by
+ * check_cost) and one chunk, never a copy of the whole ring. */
 static int read_ring(int fd, struct nw_segment *seg, unsigned flags, struct nw_read_error *err)
 {
 	const struct nw_seg_header *h = &seg->header;
@@ -654,6 +794,7 @@ static int read_ring(int fd, struct nw_segment *seg, unsigned flags, struct nw_r
 	const uint64_t head = h->ring_head;
 	const uint64_t oldest = head > cap ? head - cap : 0;
 	const uint64_t slots = head - oldest;   /* <= cap; slot of ticket t is t % cap */
+	const uint64_t per_chunk = stride >= NW_RING_CHUNK_BYTES ? 1 : NW_RING_CHUNK_BYTES / stride;
 	struct nw_ring_stats *st = &seg->ring;
 	int rc;
 
@@ -661,61 +802,65 @@ static int read_ring(int fd, struct nw_segment *seg, unsigned flags, struct nw_r
 	st->overwritten = oldest;
 	if (slots == 0)
 		return read_stacks(fd, seg, flags, err);
-	/* Tickets oldest..head-1 occupy all slots once wrapped, else slots 0..head-1. */
-	const uint64_t span = slots == cap ? cap : head;
-	char *first = malloc(span * stride);
-	char *again = malloc(span * stride);
+	char *chunk = malloc(min_u64(slots, per_chunk) * stride);
 	seg->ops = malloc(slots * sizeof *seg->ops);
-	if (!first || !again || !seg->ops) {
+	if (!chunk || !seg->ops) {
 		rc = fail_errno(err, seg->path, "", ENOMEM);
 		goto out;
+	}
+	/* First copy: keep the records whose commit names their ticket. */
+	size_t kept = 0;
+	for (uint64_t t = oldest; t < head;) {
+		const uint64_t first = t, end = chunk_end(t, head, cap, per_chunk);
+		if ((rc = read_at(fd, chunk, (end - first) * stride,
+		                  h->ring_offset + (first % cap) * stride, seg->path, err)))
+			goto out;
+		for (; t < end; t++) {
+			const char *rec = chunk + (t - first) * stride;
+			uint64_t c1;
+			memcpy(&c1, rec, sizeof c1);
+			if (nw_seg_commit_ticket1(c1) == t + 1) {
+				memcpy(&seg->ops[kept], rec, sizeof *seg->ops);
+				seg->ops[kept++].commit = t + 1;   /* without a 1.3 updater count */
+			} else {
+				classify(st, c1, t, cap);
+			}
+		}
 	}
 	/* The stack area between the two copies: a record kept below had its
 	 * slot unchanged from before to after, so the per-op stack read with
 	 * it is that ticket's (the producer writes it while the slot is
 	 * claimed, see docs/FORMAT.md). */
-	if ((rc = read_at(fd, first, span * stride, h->ring_offset, seg->path, err)) ||
-	    (rc = read_stacks(fd, seg, flags, err)) ||
-	    (rc = read_at(fd, again, span * stride, h->ring_offset, seg->path, err)))
+	if ((rc = read_stacks(fd, seg, flags, err)))
 		goto out;
-
-	for (uint64_t t = oldest; t < head; t++) {
-		const uint64_t slot = t % cap;
-		const char *rec = first + slot * stride;
-		uint64_t c1, c2;
-		memcpy(&c1, rec, sizeof c1);
-		memcpy(&c2, again + slot * stride, sizeof c2);
-		const uint64_t k1 = nw_seg_commit_ticket1(c1), k2 = nw_seg_commit_ticket1(c2);
-		if (k1 == t + 1 && k2 == t + 1) {
-			struct nw_seg_op *op = &seg->ops[seg->op_count++];
-			memcpy(op, rec, sizeof *op);
-			op->commit = t + 1;
-			st->valid++;
-		} else if (k1 == t + 1) {
-			st->torn++;            /* rewritten while we copied it */
-		} else if (c1 & NW_SEG_COMMIT_WRITING) {
-			/* A writer at work: its own ticket's or an older one's (ours
-			 * is then a gap or comes later): unpublished; a newer one's:
-			 * ours is gone. */
-			const uint64_t w = c1 & ~NW_SEG_COMMIT_WRITING;
-			if (w % cap != slot)
-				st->torn++;
-			else if (w <= t)
-				st->unpublished++;
-			else
-				st->overwritten++;
-		} else if (k1 == 0 || ((k1 - 1) < t && (k1 - 1) % cap == slot)) {
-			st->unpublished++;     /* being written, or its writer died: an older or no commit */
-		} else if ((k1 - 1) > t && (k1 - 1) % cap == slot) {
-			st->overwritten++;     /* a newer ticket took the slot after we read the head */
-		} else {
-			st->torn++;            /* names no ticket of this slot */
+	/* Second read of the commit words, of the chunks that hold a kept
+	 * record: a record rewritten meanwhile is torn. ops[] is in ticket
+	 * order, so one pass over it follows the chunks. */
+	size_t i = 0, valid = 0;
+	while (i < kept) {
+		const uint64_t first = nw_op_ticket(&seg->ops[i]);
+		const uint64_t end = chunk_end(first, head, cap, per_chunk);
+		if ((rc = read_at(fd, chunk, (end - first) * stride,
+		                  h->ring_offset + (first % cap) * stride, seg->path, err)))
+			goto out;
+		for (; i < kept && nw_op_ticket(&seg->ops[i]) < end; i++) {
+			const uint64_t t = nw_op_ticket(&seg->ops[i]);
+			uint64_t c2;
+			memcpy(&c2, chunk + (t - first) * stride, sizeof c2);
+			if (nw_seg_commit_ticket1(c2) == t + 1) {
+				if (valid != i)
+					seg->ops[valid] = seg->ops[i];
+				valid++;
+			} else {
+				st->torn++;    /* rewritten while we copied it */
+			}
 		}
 	}
+	seg->op_count = valid;
+	st->valid = valid;
 	rc = NW_READ_OK;
 out:
-	free(first);
-	free(again);
+	free(chunk);
 	return rc;
 }
 
@@ -747,7 +892,8 @@ int nw_segment_read_fd(int fd, const char *name, unsigned flags, struct nw_segme
 	if (got < 0)
 		return fail_errno(err, name, "read", errno);
 	if ((rc = identify(h, (size_t)got, name, err)) ||
-	    (rc = validate_header(h, (uint64_t)sb.st_size, name, err)))
+	    (rc = validate_header(h, (uint64_t)sb.st_size, name, err)) ||
+	    (rc = check_cost(h, &sb, flags, name, err)))
 		goto fail;
 	/* A 1.0 file has no 1.1 fields: what its reserved tail holds is not
 	 * theirs, so they read as zero (the area starts at `tracking`). */
@@ -811,7 +957,8 @@ void nw_segment_free(struct nw_segment *seg)
 	free(seg->comms);
 	free(seg->peers);
 	free(seg->ops);
-	free(seg->stack_copy);
+	if (seg->stack_copy)
+		munmap(seg->stack_copy, seg->stack_bytes);
 	memset(seg, 0, sizeof *seg);
 }
 

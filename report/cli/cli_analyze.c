@@ -3,30 +3,42 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "commands.h"
+#include "trust.h"
 
 int nw_cli_analyze(const char *cmd, int argc, char **argv, const struct nw_analysis_options *opt,
-                   struct nw_analysis *a)
+                   int any_owner, struct nw_analysis *a)
 {
 	char def[PATH_MAX];
 	const char *one[1];
 	const char *const *paths = (const char *const *)argv;
 	size_t npaths = (size_t)argc;
+	memset(a, 0, sizeof *a);
 	if (argc == 0) {
-		one[0] = nw_default_dir(def, sizeof def);
-		struct stat st;
-		if (stat(one[0], &st) != 0)
-			return nw_usage_error(cmd, "%s: %s (no job has run here with ncclwatch, or NCCLWATCH_DIR differs)",
-			                      one[0], strerror(errno));
+		int rc = nw_cli_default_dir(cmd, def, sizeof def,
+		                            " (no job has run here with ncclwatch, or NCCLWATCH_DIR differs)",
+		                            &one[0]);
+		if (rc != NW_EXIT_OK)
+			return rc;
 		paths = one;
 		npaths = 1;
 	}
+	char **mine;
+	size_t nmine, skipped;
+	if (nw_cli_mine(cmd, paths, npaths, any_owner, &mine, &nmine, &skipped) != 0)
+		return nw_usage_error(cmd, "out of memory");
+	if (nmine == 0) {
+		nw_cli_paths_free(mine, nmine);
+		return nw_usage_error(cmd, "no segment of yours in %s%s: %zu file%s of other users skipped",
+		                      paths[0], npaths > 1 ? " ..." : "", skipped, skipped == 1 ? "" : "s");
+	}
 	struct nw_read_error err;
-	memset(a, 0, sizeof *a);
-	if (nw_analyze(paths, npaths, opt, a, &err) != 0)
+	int failed = nw_analyze((const char *const *)mine, nmine, opt, a, &err) != 0;
+	nw_cli_paths_free(mine, nmine);
+	if (failed)
 		return nw_usage_error(cmd, "%s", err.message);
 	if (a->njobs == 0) {
 		if (opt->job && a->nread > a->nbad)
@@ -39,5 +51,9 @@ int nw_cli_analyze(const char *cmd, int argc, char **argv, const struct nw_analy
 		nw_analysis_free(a);
 		return NW_EXIT_USAGE;
 	}
+	/* The exit-status rule: a file that could not be read is a problem
+	 * found, said on stderr (the report itself lists it too). */
+	for (size_t i = 0; i < a->nbad; i++)
+		fprintf(stderr, "ncclwatch %s: unreadable: %s\n", cmd, a->bad[i].err.message);
 	return NW_EXIT_OK;
 }

@@ -7,11 +7,15 @@
 #include "../analysis/analysis.h"
 
 /* Analyze argv[0 .. argc-1] (files or directories), or the default
- * directory when argc is 0. Returns NW_EXIT_OK with *a filled (free it
- * with nw_analysis_free), or NW_EXIT_USAGE after one line on stderr
- * ("ncclwatch CMD: ...") when nothing could be read: a missing directory,
- * no segment, no readable segment, or no job named opt->job. */
+ * directory when argc is 0 (checked: nw_cli_default_dir), without the
+ * files of other users unless any_owner (trust.h). Returns NW_EXIT_OK with
+ * *a filled (free it with nw_analysis_free) and one line on stderr per
+ * file that could not be read ("ncclwatch CMD: unreadable: PATH:
+ * problem"; the caller then exits 1 at least); or NW_EXIT_USAGE after one
+ * line on stderr ("ncclwatch CMD: ...") when nothing could be read: a
+ * missing or untrusted default directory, no segment, none of the
+ * caller's, no readable segment, or no job named opt->job. */
 int nw_cli_analyze(const char *cmd, int argc, char **argv, const struct nw_analysis_options *opt,
-                   struct nw_analysis *a);
+                   int any_owner, struct nw_analysis *a);
 
 #endif

@@ -15,7 +15,7 @@ static void diagnose_help(FILE *out)
 {
 	fprintf(out,
 	        "usage: ncclwatch diagnose [--json] [--trace FILE] [--timeout S] [--job NAME]\n"
-	        "                          [--verbose] [DIR|FILE...]\n"
+	        "                          [--verbose] [--any-owner] [DIR|FILE...]\n"
 	        "\n"
 	        "Reads every segment and dump under the paths (default $NCCLWATCH_DIR, else\n"
 	        "/dev/shm/ncclwatch-$UID: every job of this user), live or left after a crash,\n"
@@ -33,6 +33,9 @@ static void diagnose_help(FILE *out)
 	        "  -J, --job NAME      only the job NAME (its directory name)\n"
 	        "  -v, --verbose       every evidence line and stack group (text shows the\n"
 	        "                      first 5 of each)\n"
+	        "  -A, --any-owner     also read files of other users (without it, a file\n"
+	        "                      owned by another uid, or whose header names one, is\n"
+	        "                      skipped with a line on stderr)\n"
 	        "  -h, --help          this text\n"
 	        "\n"
 	        "Text, per job: \"job NAME: N processes read, world size W, ranks missing: R,\n"
@@ -45,7 +48,9 @@ static void diagnose_help(FILE *out)
 	        "P2P_DEADLOCK MISSING_RANK MISMATCH INIT_STALL GPU_FAULT. Colour when stdout\n"
 	        "is a terminal and NO_COLOR is not set.\n"
 	        "\n"
-	        "Exit status: 0 every job HEALTHY; 1 a problem found; 2 usage error or nothing\n"
+	        "Exit status: 0 every job HEALTHY and every file read; 1 a problem found (a\n"
+	        "verdict other than HEALTHY, or a file that could not be read: one line on\n"
+	        "stderr each); 2 usage error, an untrusted default directory, or nothing\n"
 	        "readable (one line on stderr).\n");
 }
 
@@ -57,14 +62,15 @@ static int diagnose_run(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "job", required_argument, NULL, 'J' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "any-owner", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct nw_analysis_options opt = { 0 };
 	const char *trace = NULL;
-	int json = 0, verbose = 0, c;
+	int json = 0, verbose = 0, any_owner = 0, c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:jT:t:J:vh", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:jT:t:J:vAh", options, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = 1;
@@ -84,6 +90,9 @@ static int diagnose_run(int argc, char **argv)
 		case 'v':
 			verbose = 1;
 			break;
+		case 'A':
+			any_owner = 1;
+			break;
 		case 'h':
 			diagnose_help(stdout);
 			return NW_EXIT_OK;
@@ -96,7 +105,7 @@ static int diagnose_run(int argc, char **argv)
 	}
 
 	struct nw_analysis a;
-	int rc = nw_cli_analyze("diagnose", argc - optind, argv + optind, &opt, &a);
+	int rc = nw_cli_analyze("diagnose", argc - optind, argv + optind, &opt, any_owner, &a);
 	if (rc != NW_EXIT_OK)
 		return rc;
 
@@ -119,11 +128,11 @@ static int diagnose_run(int argc, char **argv)
 	if (isatty(STDOUT_FILENO) && !(no_color && *no_color))
 		flags |= NW_RENDER_COLOR;
 	int written = json ? nw_render_json(stdout, &a) : nw_render_text(stdout, &a, flags);
-	int worst = nw_analysis_worst(&a);
+	int healthy = nw_analysis_worst(&a) == NW_V_HEALTHY && a.nbad == 0;
 	nw_analysis_free(&a);
 	if (written != 0)
 		return nw_usage_error("diagnose", "writing the output: %s", strerror(errno));
-	return worst == NW_V_HEALTHY ? NW_EXIT_OK : NW_EXIT_PROBLEM;
+	return healthy ? NW_EXIT_OK : NW_EXIT_PROBLEM;
 }
 
 const struct nw_command nw_cmd_diagnose = {

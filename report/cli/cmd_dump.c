@@ -5,6 +5,7 @@
  * or loading data) no watchdog asks by itself; `diagnose` then shows the
  * stacks the dumps hold. */
 #include "commands.h"
+#include "trust.h"
 
 #include "ncclwatch/control.h"
 
@@ -93,7 +94,9 @@ static int raise_request(const char *jobdir)
 	if (fd < 0)
 		return -1;
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < NW_CONTROL_SIZE) {
+	/* Another user's file could be truncated under the mapping (SIGBUS). */
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < NW_CONTROL_SIZE ||
+	    st.st_uid != getuid()) {
 		close(fd);
 		return -1;
 	}
@@ -183,7 +186,10 @@ static int run_dump(int argc, char **argv)
 	if (argc - optind > 1)
 		return nw_usage_error("dump", "one directory at most, not %d", argc - optind);
 	char defdir[PATH_MAX];
-	const char *dir = optind < argc ? argv[optind] : nw_default_dir(defdir, sizeof defdir);
+	const char *dir = optind < argc ? argv[optind] : NULL;
+	int rc;
+	if (!dir && (rc = nw_cli_default_dir("dump", defdir, sizeof defdir, NULL, &dir)) != NW_EXIT_OK)
+		return rc;
 	struct stat st;
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
 		return nw_usage_error("dump", "%s: %s", dir, errno ? strerror(errno) : "not a directory");

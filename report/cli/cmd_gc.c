@@ -9,11 +9,18 @@
  * in the header, or, in a 1.0/1.1 file, it started after the segment was
  * created) and does not map the file (nw_segment_writer_state). Anything
  * else is kept: a file of another host, one being created or unreadable,
- * one whose process cannot be examined. */
+ * one whose process cannot be examined, one of another user.
+ *
+ * The walk holds a descriptor of every directory it is in and works
+ * relative to it (openat, fstatat, unlinkat; O_NOFOLLOW | O_DIRECTORY):
+ * a path is never resolved again, so a component swapped for a symbolic
+ * link meanwhile cannot send a removal outside DIR. A file is removed only
+ * if the name still holds the inode that was read. */
 #include "commands.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -21,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "../segment_reader.h"
+#include "trust.h"
 
 static void gc_help(FILE *out)
 {
@@ -38,17 +46,20 @@ static void gc_help(FILE *out)
 	        "the one the segment records, or it maps the file; for a segment of format\n"
 	        "1.0/1.1, which records none: it started before the segment was created).\n"
 	        "Files of other hosts (in a shared dump directory), files being created and\n"
-	        "unreadable files are never touched.\n"
+	        "unreadable files and files of other users are never touched. The default\n"
+	        "directory must be yours and writable by nobody else; symbolic links are\n"
+	        "never followed below DIR.\n"
 	        "\n"
 	        "  -n, --dry-run   say what would be removed, remove nothing\n"
 	        "  -h, --help      this text\n"
 	        "\n"
 	        "Output: one line per file or directory removed, \"removed PATH\" (\"would\n"
 	        "remove PATH\" with --dry-run), then \"gc: N removed, N kept (N live, N other\n"
-	        "hosts, N unreadable)\".\n"
+	        "hosts, N unreadable, N other users)\".\n"
 	        "\n"
-	        "Exit status: 0 ok (also when nothing was found); 2 usage error, DIR missing,\n"
-	        "or a file that could not be removed (one line on stderr each).\n");
+	        "Exit status: 0 ok (also when nothing was found); 1 a file that could not be\n"
+	        "removed (one line on stderr each); 2 usage error, DIR missing, or an\n"
+	        "untrusted default directory.\n");
 }
 
 /* ---- the walk ---- */
@@ -56,10 +67,11 @@ static void gc_help(FILE *out)
 struct gc {
 	int dry_run;
 	int status;
+	uid_t me;
 	char host[NW_SEG_HOST_LEN];
 	char **removed;              /* paths removed (or that would be) */
 	size_t nremoved, cap;
-	size_t live, other_host, unreadable;
+	size_t live, other_host, unreadable, other_user;
 };
 
 static void note_removed(struct gc *g, const char *path)
@@ -85,24 +97,48 @@ static int was_removed(const struct gc *g, const char *path)
 	return 0;
 }
 
-static void remove_file(struct gc *g, const char *path)
+/* Remove `name` of directory `dfd` (shown as `path`) if it still is the
+ * inode `st` describes. */
+static void remove_file(struct gc *g, int dfd, const char *name, const char *path, const struct stat *st)
 {
-	if (!g->dry_run && unlink(path) != 0) {
-		if (errno == ENOENT)
-			return;                  /* gone meanwhile */
-		fprintf(stderr, "ncclwatch gc: %s: %s\n", path, strerror(errno));
-		g->status = NW_EXIT_USAGE;
-		return;
+	if (!g->dry_run) {
+		struct stat now;
+		if (fstatat(dfd, name, &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_dev != st->st_dev ||
+		    now.st_ino != st->st_ino)
+			return;                  /* gone or replaced meanwhile: not what we judged */
+		if (unlinkat(dfd, name, 0) != 0) {
+			if (errno == ENOENT)
+				return;
+			fprintf(stderr, "ncclwatch gc: %s: %s\n", path, strerror(errno));
+			g->status = NW_EXIT_PROBLEM;
+			return;
+		}
 	}
 	printf("%s %s\n", g->dry_run ? "would remove" : "removed", path);
 	note_removed(g, path);
 }
 
-static void consider_segment(struct gc *g, const char *path)
+static void consider_segment(struct gc *g, int dfd, const char *name, const char *path)
 {
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		if (fd >= 0)
+			close(fd);
+		g->unreadable++;
+		return;
+	}
+	uid_t who;
+	if (nw_cli_foreign_fd(fd, g->me, &who)) {
+		g->other_user++;             /* never ours to remove, whatever it says */
+		close(fd);
+		return;
+	}
 	struct nw_segment seg;
 	struct nw_read_error err;
-	if (nw_segment_read(path, NW_READ_SKIP_RING | NW_READ_NO_WAIT, &seg, &err) != NW_READ_OK) {
+	int rc = nw_segment_read_fd(fd, path, NW_READ_SKIP_RING | NW_READ_NO_WAIT, &seg, &err);
+	close(fd);
+	if (rc != NW_READ_OK) {
 		g->unreadable++;             /* being created, foreign, damaged: not ours to judge */
 		return;
 	}
@@ -111,7 +147,7 @@ static void consider_segment(struct gc *g, const char *path)
 	else if (nw_segment_writer_state(&seg.header, path) != NW_WRITER_GONE)
 		g->live++;
 	else
-		remove_file(g, path);
+		remove_file(g, dfd, name, path, &st);
 	nw_segment_free(&seg);
 }
 
@@ -121,57 +157,150 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* A job directory: if no segment file remains, remove ncclwatch's own
- * files, then the directory itself if empty (unless it is DIR). */
-static void clean_job_dir(struct gc *g, const char *dir, int is_top)
+static int compare_names(const void *a, const void *b)
 {
-	static const char *const own[] = { "control", "report.lock", "report.txt", "request" };
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	int segments = 0, others = 0, owned = 0;
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names in directory `dfd`, sorted (a deterministic output); NULL-
+ * terminated, malloc'd. */
+static char **list_names(int dfd)
+{
+	int fd = dup(dfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	rewinddir(d);                    /* a dup shares the offset of the last pass */
+	size_t n = 0, cap = 16;
+	char **names = malloc(cap * sizeof *names);
 	struct dirent *e;
-	char path[PATH_MAX];
-	while ((e = readdir(d))) {
+	while (names && (e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path) {
+		if (n + 1 == cap) {
+			char **more = realloc(names, (cap *= 2) * sizeof *names);
+			if (!more) {
+				while (n)
+					free(names[--n]);
+				free(names);
+				names = NULL;
+				break;
+			}
+			names = more;
+		}
+		if (!(names[n] = strdup(e->d_name)))
+			continue;
+		n++;
+	}
+	closedir(d);
+	if (!names)
+		return NULL;
+	names[n] = NULL;
+	qsort(names, n, sizeof *names, compare_names);
+	return names;
+}
+
+static void free_names(char **names)
+{
+	for (char **p = names; p && *p; p++)
+		free(*p);
+	free(names);
+}
+
+/* A job directory: if no segment file remains, remove ncclwatch's own
+ * files, then the directory itself if empty (unless it is DIR): rmdir by
+ * its name in `parent`, after checking the name still holds `self`. */
+static void clean_job_dir(struct gc *g, int dfd, const char *dir, int parent, const char *name,
+                          const struct stat *self)
+{
+	static const char *const own[] = { "control", "report.lock", "report.txt", "request" };
+	char **names = list_names(dfd);
+	if (!names)
+		return;
+	int segments = 0, others = 0, owned = 0;
+	char path[PATH_MAX];
+	for (char **e = names; *e; e++) {
+		if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, *e) >= sizeof path) {
 			others++;
 			continue;
 		}
-		if (ends_with(e->d_name, ".seg")) {
+		if (ends_with(*e, ".seg")) {
 			if (!was_removed(g, path))
 				segments++;
 			continue;
 		}
 		int ours = 0;
 		for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
-			ours |= !strcmp(e->d_name, own[i]);
+			ours |= !strcmp(*e, own[i]);
 		struct stat st;
-		if (ours && lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+		if (ours && fstatat(dfd, *e, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_uid == g->me)
 			owned++;
 		else
 			others++;
 	}
-	closedir(d);
+	free_names(names);
+	const int is_top = parent < 0;
 	if (segments || (is_top && !owned))
 		return;
 	for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
 		struct stat st;
-		if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, own[i]) < sizeof path && lstat(path, &st) == 0
-		    && S_ISREG(st.st_mode))
-			remove_file(g, path);
+		if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, own[i]) < sizeof path &&
+		    fstatat(dfd, own[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_uid == g->me)
+			remove_file(g, dfd, own[i], path, &st);
 	}
 	if (is_top || others)
 		return;
+	struct stat now;
 	if (g->dry_run) {
 		printf("would remove %s/\n", dir);
-	} else if (rmdir(dir) == 0) {
+	} else if (fstatat(parent, name, &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_dev != self->st_dev ||
+	           now.st_ino != self->st_ino) {
+		return;                      /* gone or replaced meanwhile */
+	} else if (unlinkat(parent, name, AT_REMOVEDIR) == 0) {
 		printf("removed %s/\n", dir);
 	} else if (errno != ENOTEMPTY && errno != EEXIST && errno != ENOENT) {
 		fprintf(stderr, "ncclwatch gc: %s: %s\n", dir, strerror(errno));
-		g->status = NW_EXIT_USAGE;
+		g->status = NW_EXIT_PROBLEM;
 	}
+}
+
+/* Directory `dfd` (shown as `dir`): its segment files, its subdirectories
+ * while depth > 0 (DIR/<job>/, and dumps one level further), then, for DIR
+ * and its job directories, the directory itself. */
+static void walk(struct gc *g, int dfd, const char *dir, int depth, int parent, const char *name,
+                 const struct stat *self)
+{
+	char **names = list_names(dfd);
+	if (!names)
+		return;
+	char path[PATH_MAX];
+	for (char **e = names; *e; e++) {
+		if ((*e)[0] == '.' || (size_t)snprintf(path, sizeof path, "%s/%s", dir, *e) >= sizeof path)
+			continue;
+		struct stat st;
+		if (fstatat(dfd, *e, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue;
+		if (S_ISREG(st.st_mode) && ends_with(*e, ".seg")) {
+			consider_segment(g, dfd, *e, path);
+		} else if (S_ISDIR(st.st_mode) && depth > 0) {
+			int sub = openat(dfd, *e, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			struct stat sst;
+			/* The directory opened must be the one looked at. */
+			if (sub >= 0 && fstat(sub, &sst) == 0 && sst.st_dev == st.st_dev && sst.st_ino == st.st_ino)
+				walk(g, sub, path, depth - 1, parent < 0 ? dfd : -2, *e, &sst);
+			if (sub >= 0)
+				close(sub);
+		}
+	}
+	free_names(names);
+	/* DIR (parent -1) and its job directories (a real parent descriptor). */
+	if (parent != -2)
+		clean_job_dir(g, dfd, dir, parent, name, self);
 }
 
 static int gc_run(int argc, char **argv)
@@ -183,6 +312,7 @@ static int gc_run(int argc, char **argv)
 	};
 	struct gc g;
 	memset(&g, 0, sizeof g);
+	g.me = getuid();
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+nh", options, NULL)) != -1) {
@@ -200,53 +330,40 @@ static int gc_run(int argc, char **argv)
 	if (argc - optind > 1)
 		return nw_usage_error("gc", "one DIR at most (see ncclwatch gc --help)");
 	char def[PATH_MAX];
-	const char *dir = optind < argc ? argv[optind] : nw_default_dir(def, sizeof def);
-	struct stat st;
-	if (stat(dir, &st) != 0)
-		return nw_usage_error("gc", "%s: %s", dir, strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return nw_usage_error("gc", "%s: not a directory", dir);
-	if (gethostname(g.host, sizeof g.host - 1) != 0)
+	const char *dir = optind < argc ? argv[optind] : NULL;
+	int rc;
+	if (!dir && (rc = nw_cli_default_dir("gc", def, sizeof def, NULL, &dir)) != NW_EXIT_OK)
+		return rc;
+	/* DIR itself as given (a link the caller names is followed: the
+	 * caller chose it); the default directory was checked not to be one. */
+	int top = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (top < 0)
+		return nw_usage_error("gc", "%s: %s", dir, errno == ENOTDIR ? "not a directory" : strerror(errno));
+	if (gethostname(g.host, sizeof g.host - 1) != 0) {
+		close(top);
 		return nw_usage_error("gc", "gethostname: %s", strerror(errno));
-
-	struct nw_path_list list = { 0 };
-	struct nw_read_error err;
-	int rc = nw_segment_list(dir, &list, &err);
-	if (rc != NW_READ_OK && rc != NW_READ_ERR_EMPTY) {
-		nw_path_list_free(&list);
-		return nw_usage_error("gc", "%s", err.message);
 	}
-	for (size_t i = 0; i < list.count; i++)
-		consider_segment(&g, list.paths[i]);
-	nw_path_list_free(&list);
+	char shown[PATH_MAX];
+	snprintf(shown, sizeof shown, "%s", dir);
+	/* Paths print as DIR/job/file.seg. */
+	for (size_t n = strlen(shown); n > 1 && shown[n - 1] == '/'; n--)
+		shown[n - 1] = '\0';
+	struct stat st;
+	if (fstat(top, &st) == 0)
+		walk(&g, top, shown, 2, -1, NULL, &st);
+	close(top);
 
-	/* Job directories: DIR/<job>/, and DIR itself when it is one. */
-	clean_job_dir(&g, dir, 1);
-	DIR *d = opendir(dir);
-	if (d) {
-		struct dirent *e;
-		char path[PATH_MAX];
-		while ((e = readdir(d))) {
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path)
-				continue;
-			if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
-				clean_job_dir(&g, path, 0);
-		}
-		closedir(d);
-	}
 	size_t files = 0;
 	for (size_t i = 0; i < g.nremoved; i++)
 		files += ends_with(g.removed[i], ".seg");
-	printf("gc: %zu %sremoved, %zu kept (%zu live, %zu other hosts, %zu unreadable)\n", files,
-	       g.dry_run ? "would be " : "", g.live + g.other_host + g.unreadable, g.live, g.other_host,
-	       g.unreadable);
+	printf("gc: %zu %sremoved, %zu kept (%zu live, %zu other hosts, %zu unreadable, %zu other users)\n",
+	       files, g.dry_run ? "would be " : "", g.live + g.other_host + g.unreadable + g.other_user,
+	       g.live, g.other_host, g.unreadable, g.other_user);
 	for (size_t i = 0; i < g.nremoved; i++)
 		free(g.removed[i]);
 	free(g.removed);
 	if (fflush(stdout) != 0)
-		g.status = NW_EXIT_USAGE;
+		return nw_usage_error("gc", "writing the output: %s", strerror(errno));
 	return g.status;
 }
 

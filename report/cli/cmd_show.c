@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 #include "show_text.h"
 
 static void show_help(FILE *out)
@@ -57,8 +58,11 @@ static void show_help(FILE *out)
 	        "means none; MODULE is the module's file name (its path is on its module\n"
 	        "line). docs/FORMAT.md describes every field.\n"
 	        "\n"
-	        "Exit status: 0 ok; 2 usage error or a file that is not a readable segment\n"
-	        "(one line on stderr per such file; the others are still shown).\n");
+	        "show prints every file it is given, whoever owns it (its uid is shown).\n"
+	        "\n"
+	        "Exit status: 0 every file shown; 1 some file could not be read or listed\n"
+	        "(one line on stderr each; the others are still shown); 2 usage error or\n"
+	        "nothing readable.\n");
 }
 
 static int show_run(int argc, char **argv)
@@ -100,19 +104,19 @@ static int show_run(int argc, char **argv)
 	if (optind >= argc)
 		return nw_usage_error("show", "no FILE or DIR given (see ncclwatch show --help)");
 
-	int status = NW_EXIT_OK, shown = 0;
+	int bad = 0, shown = 0;
 	for (int i = optind; i < argc; i++) {
 		struct nw_path_list list = { 0 };
 		struct nw_read_error err;
 		if (nw_segment_list(argv[i], &list, &err) != NW_READ_OK) {
 			fprintf(stderr, "ncclwatch: %s\n", err.message);
-			status = NW_EXIT_USAGE;
+			bad++;
 		}
 		for (size_t j = 0; j < list.count; j++) {
 			struct nw_segment seg;
 			if (nw_segment_read(list.paths[j], 0, &seg, &err) != NW_READ_OK) {
 				fprintf(stderr, "ncclwatch: %s\n", err.message);
-				status = NW_EXIT_USAGE;
+				bad++;
 				continue;
 			}
 			if (shown++)
@@ -123,8 +127,9 @@ static int show_run(int argc, char **argv)
 		nw_path_list_free(&list);
 	}
 	if (fflush(stdout) != 0)
-		status = NW_EXIT_USAGE;
-	return status;
+		return nw_usage_error("show", "writing the output: %s", strerror(errno));
+	/* The exit-status rule (commands.h). */
+	return !bad ? NW_EXIT_OK : shown ? NW_EXIT_PROBLEM : NW_EXIT_USAGE;
 }
 
 const struct nw_command nw_cmd_show = {

@@ -11,12 +11,15 @@
 static void status_help(FILE *out)
 {
 	fprintf(out,
-	        "usage: ncclwatch status [--job NAME] [DIR|FILE...]\n"
+	        "usage: ncclwatch status [--job NAME] [--any-owner] [DIR|FILE...]\n"
 	        "\n"
 	        "One line per process of every job under the paths (default $NCCLWATCH_DIR,\n"
 	        "else /dev/shm/ncclwatch-$UID), running or not, from its newest segment or dump.\n"
 	        "\n"
 	        "  -J, --job NAME   only the job NAME (its directory name)\n"
+	        "  -A, --any-owner  also read files of other users (without it, a file owned\n"
+	        "                   by another uid, or whose header names one, is skipped\n"
+	        "                   with a line on stderr)\n"
 	        "  -h, --help       this text\n"
 	        "\n"
 	        "Output (lines that are not about a process start with '#'):\n"
@@ -29,23 +32,29 @@ static void status_help(FILE *out)
 	        "state (ENQUEUED STARTED COMPLETED FAILED ...), age the time since it was\n"
 	        "issued; alive: running on this host; dead; '?': another host.\n"
 	        "\n"
-	        "Exit status: 0 ok; 2 usage error or nothing readable (one line on stderr).\n");
+	        "Exit status: 0 every file read; 1 a file could not be read (one line on\n"
+	        "stderr each; status does not judge jobs: diagnose does); 2 usage error, an\n"
+	        "untrusted default directory, or nothing readable (one line on stderr).\n");
 }
 
 static int status_run(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "job", required_argument, NULL, 'J' },
+		{ "any-owner", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct nw_analysis_options opt = { 0 };
-	int c;
+	int any_owner = 0, c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:J:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:J:Ah", options, NULL)) != -1) {
 		switch (c) {
 		case 'J':
 			opt.job = optarg;
+			break;
+		case 'A':
+			any_owner = 1;
 			break;
 		case 'h':
 			status_help(stdout);
@@ -58,14 +67,15 @@ static int status_run(int argc, char **argv)
 		}
 	}
 	struct nw_analysis a;
-	int rc = nw_cli_analyze("status", argc - optind, argv + optind, &opt, &a);
+	int rc = nw_cli_analyze("status", argc - optind, argv + optind, &opt, any_owner, &a);
 	if (rc != NW_EXIT_OK)
 		return rc;
 	int written = nw_render_status(stdout, &a, 0);
+	int all_read = a.nbad == 0;
 	nw_analysis_free(&a);
 	if (written != 0)
 		return nw_usage_error("status", "writing the output: %s", strerror(errno));
-	return NW_EXIT_OK;
+	return all_read ? NW_EXIT_OK : NW_EXIT_PROBLEM;
 }
 
 const struct nw_command nw_cmd_status = {

@@ -2,8 +2,15 @@
  * defines a `struct nw_command`; commands.c lists them. Adding a command
  * is adding its file and one line to that list.
  *
- * Exit status of every command: 0 ok, 1 problem found, 2 usage or input
- * error (one line on stderr naming the file and the problem).
+ * Exit status of every command (README, "Exit status"; `run` passes its
+ * command's on instead):
+ *   0  ok: everything given was read and nothing is wrong;
+ *   1  a problem found: a verdict other than HEALTHY (diagnose), a file
+ *      that could not be read while others could (diagnose, status, show:
+ *      one line on stderr per file), a process that did not answer (dump),
+ *      a file that could not be removed (gc);
+ *   2  usage error, an untrusted default directory (trust.h), or nothing
+ *      readable (one line on stderr naming the path and the problem).
  */
 #ifndef NCCLWATCH_REPORT_CLI_COMMANDS_H
 #define NCCLWATCH_REPORT_CLI_COMMANDS_H

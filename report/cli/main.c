@@ -58,7 +58,11 @@ static void help(FILE *out)
 	        "DIR, where a command takes one, defaults to $NCCLWATCH_DIR, else\n"
 	        "/dev/shm/ncclwatch-$UID: every job of this user on this host.\n"
 	        "'ncclwatch COMMAND --help' describes a command.\n"
-	        "Exit status: 0 ok, 1 problem found, 2 usage or input error.\n");
+	        "The default directory must be yours and writable by nobody else; diagnose\n"
+	        "and status skip files of other users (--any-owner reads them).\n"
+	        "Exit status: 0 ok; 1 a problem found (a hung job, a file that could not be\n"
+	        "read while others could: one line on stderr each); 2 usage error, an\n"
+	        "untrusted default directory, or nothing readable.\n");
 }
 
 int main(int argc, char **argv)

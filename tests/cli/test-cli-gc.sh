@@ -54,7 +54,7 @@ cat "$T/dry"
 find "$S" | sort > "$T/after-dry"
 cmp -s "$T/before" "$T/after-dry" || fail "--dry-run changed $S"
 assert_grep "^would remove $S/done/.*\.seg$" "$T/dry"
-assert_grep "^gc: 3 would be removed, 4 kept \(2 live, 1 other hosts, 1 unreadable\)$" "$T/dry"
+assert_grep "^gc: 3 would be removed, 4 kept \(2 live, 1 other hosts, 1 unreadable, 0 other users\)$" "$T/dry"
 
 cli_ok 0 "$T/gc" gc "$S"
 cat "$T/gc"
@@ -63,7 +63,7 @@ assert_grep "^removed $S/done/control$" "$T/gc"
 assert_grep "^removed $S/done/$" "$T/gc"
 assert_grep "^removed $S/reused/seg-copy.seg$" "$T/gc"
 assert_grep "^removed $S/reused/$" "$T/gc"
-assert_grep "^gc: 3 removed, 4 kept \(2 live, 1 other hosts, 1 unreadable\)$" "$T/gc"
+assert_grep "^gc: 3 removed, 4 kept \(2 live, 1 other hosts, 1 unreadable, 0 other users\)$" "$T/gc"
 [ ! -e "$S/done" ] || fail "$S/done is still there"
 [ ! -e "$S/reused" ] || fail "$S/reused is still there"
 for f in $live_segs "$S/live/control" "$S/far/otherhost.1.seg" "$S/far/junk.seg"; do
@@ -128,7 +128,7 @@ done
 for f in exact-live clock-live clock-live11; do
 	[ -f "$P/j/$f.seg" ] || fail "$P/j/$f.seg was removed"
 done
-assert_grep "^gc: 3 removed, 3 kept \(3 live, 0 other hosts, 0 unreadable\)$" "$T/gcp"
+assert_grep "^gc: 3 removed, 3 kept \(3 live, 0 other hosts, 0 unreadable, 0 other users\)$" "$T/gcp"
 
 note "after the live job is killed, its segments go too (job far stays: another host's file)"
 ranks=$(rank_pids)

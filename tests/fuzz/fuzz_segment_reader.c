@@ -5,7 +5,10 @@
  * error, never a crash, a leak or undefined behaviour. Built with clang by
  * report/part.mk; corpus in tests/fuzz/corpus/ (small segments from
  * tests/report/mkseg, made by tests/fuzz/make-corpus.sh); run by
- * tests/fuzz/test-report-fuzz.sh for a bounded number of runs. */
+ * tests/fuzz/test-report-fuzz.sh for a bounded number of runs. An input
+ * whose header claims a larger segment than it is becomes a sparse file
+ * of that size (the corpus's sparse-*.seg). */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +118,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (ftruncate(fd, 0) != 0 || (size && pwrite(fd, data, size, 0) != (ssize_t)size))
 		abort();
+	/* A header whose segment_size is past the input's end: the file is
+	 * made that long by a hole (up to 4 GiB), as an attacker's sparse
+	 * file would be. The reader must pay for the data, not the claim. */
+	uint64_t claimed;
+	if (size >= offsetof(struct nw_seg_header, segment_size) + sizeof claimed) {
+		memcpy(&claimed, data + offsetof(struct nw_seg_header, segment_size), sizeof claimed);
+		if (claimed > size && claimed <= (4ull << 30) && ftruncate(fd, (off_t)claimed) != 0)
+			abort();
+	}
 
 	struct nw_segment seg;
 	struct nw_read_error err;

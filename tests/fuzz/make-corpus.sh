@@ -26,6 +26,20 @@ small="--comm-cap 2 --peer-cap 2 --ring 8"
 # and one whose thread has more frames than its slot holds.
 "$mkseg" $small --records 11 --stacks "$out/v11-stacks.seg"
 "$mkseg" $small --records 3 --corrupt stack_area_frames "$out/v11-stack-bad-frames.seg"
+# Sparse files (issue 16): the data of a small segment whose header says
+# its ring holds 2^24 (over the reader's per-file cap) or 2^20 records, all
+# written; the fuzz target makes the file as long as the header says, by a
+# hole.
+"$mkseg" $small --records 5 "$out/.dense.seg"
+for ring in 16777216 1048576; do
+	python3 "$root/tests/report/sparse.py" "$out/.dense.seg" "$out/.sparse.seg" $ring > /dev/null
+	head -c "$(wc -c < "$out/.dense.seg")" "$out/.sparse.seg" > "$out/sparse-ring$ring.seg"
+done
+rm -f "$out/.dense.seg" "$out/.sparse.seg"
+# A ring head at the top of 2^64 (a chunked ring reader once looped forever).
+"$mkseg" $small --records 5 "$out/head-near-top.seg"
+python3 -c 'import struct,sys; f=open(sys.argv[1],"r+b"); f.seek(272); f.write(struct.pack("<Q", 2**64-1))' \
+	"$out/head-near-top.seg"
 
 for f in "$out"/*.seg; do
 	[ "$(wc -c < "$f")" -le 16384 ] || { echo "$f: over 16384 bytes" >&2; exit 1; }

@@ -13,7 +13,7 @@
  * ---------------------------------------------------------------------------
  * THE JOB (every scenario)
  *
- * Ranks and hosts: rank r has pid 10000 + r, uid 1000, world size N. Hosts
+ * Ranks and hosts: rank r has pid 10000 + r, the caller's uid, world size N. Hosts
  * "node0".."node{H-1}" hold blocks of consecutive ranks: P = ceil(N / H)
  * ranks per host (default H = ceil(N / 4): 4 GPUs per node), rank r on host
  * r / P with local rank (and CUDA device) r % P; every rank of a host has
@@ -430,7 +430,7 @@ static void identity(struct rank_ctx *rc)
 	h->global_rank = r;
 	h->local_rank = rc->local;
 	h->world_size = g->n;
-	h->uid = 1000;
+	h->uid = getuid();   /* the caller's: ncclwatch diagnose skips other users' files */
 	snprintf(h->host, sizeof(h->host), "node%d", (int)rc->host);
 	snprintf(h->job, sizeof(h->job), "%s", g->job);
 	int old = mixed_host(g, rc->host);

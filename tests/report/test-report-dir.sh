@@ -33,10 +33,10 @@ assert_eq "$(grep -c '^segment ' "$T/out3")" 2 "segments of job-a"
 # Blocks are separated by one empty line.
 assert_eq "$(grep -c '^$' "$T/out3")" 1 "empty lines between two segments"
 
-# A bad segment in the directory: named, the others still shown, status 2.
+# A bad segment in the directory: named, the others still shown, status 1.
 "$NW_MKSEG" --corrupt major "$d/job-a/host.3.seg" || fail "mkseg"
 "$NW_CLI" show "$d" > "$T/out4" 2> "$T/err4"
-assert_eq "$?" 2 "status with a bad segment in DIR"
+assert_eq "$?" 1 "status with a bad segment in DIR"
 assert_eq "$(grep -c '^segment ' "$T/out4")" 5 "good segments shown"
 assert_eq "$(wc -l < "$T/err4" | tr -d ' ')" 1 "error lines"
 assert_grep "^ncclwatch: $d/job-a/host.3.seg: format 2\.0 is newer" "$T/err4"

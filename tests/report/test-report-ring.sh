@@ -47,4 +47,17 @@ assert_grep '^  op 30 .* seq=31 count=1030 ' "$T/held"
 "$NW_MKSEG" --records 0 "$T/empty.seg" || fail "mkseg"
 show_ok "$T/empty" "$T/empty.seg"
 assert_grep '^records shown=0 valid=0 torn=0 overwritten=0 unpublished=0 head=0 capacity=16$' "$T/empty"
+
+# A head near 2^64 (a damaged or hostile header): the reader ends, every
+# ticket counted once (the chunked reader once looped forever here: the
+# end of a chunk, ticket + capacity, passed 2^64).
+for head in 18446744073709551615 18446744073709551613 18446744073709551600; do
+	"$NW_MKSEG" --ring 16 --records 5 "$T/top.seg" || fail "mkseg"
+	python3 -c 'import struct,sys; f=open(sys.argv[1],"r+b"); f.seek(272); f.write(struct.pack("<Q", int(sys.argv[2])))' \
+		"$T/top.seg" "$head"
+	nw_bounded 60 "$NW_CLI" show "$T/top.seg" > "$T/top" 2> "$T/top.err"
+	assert_eq "$?" 0 "show of a segment whose head is $head"
+	old=$(python3 -c 'import sys; print(int(sys.argv[1]) - 16)' "$head")
+	assert_grep "^records shown=0 valid=0 torn=0 overwritten=$old unpublished=16 head=$head capacity=16\$" "$T/top"
+done
 echo "ok"
