@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -64,4 +65,40 @@ int nw_reserve(int fd, uint64_t size, int fresh)
 	if ((uint64_t)st.st_size < size || (uint64_t)st.st_blocks * 512 < (size & ~(uint64_t)4095))
 		return EOPNOTSUPP;
 	return 0;
+}
+
+int nw_open_unnamed(const char *dir, const char *what, char *tmp, size_t tmplen)
+{
+	tmp[0] = 0;
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
+		return fd;
+	/* No O_TMPFILE on this filesystem: a private temporary name. */
+	if (snprintf(tmp, tmplen, "%s/.%s.%d.tmp", dir, what, (int)getpid()) >= (int)tmplen) {
+		tmp[0] = 0;
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	unlink(tmp);
+	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		tmp[0] = 0;
+	return fd;
+}
+
+int nw_publish(int fd, const char *tmp, const char *path)
+{
+	if (tmp[0])
+		return link(tmp, path) == 0 ? 0 : errno;
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	return linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 ? 0 : errno;
+}
+
+void nw_unnamed_done(int fd, const char *tmp)
+{
+	if (fd >= 0)
+		close(fd);
+	if (tmp[0])
+		unlink(tmp);
 }

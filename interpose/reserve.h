@@ -5,6 +5,7 @@
 #ifndef NCCLWATCH_INTERPOSE_RESERVE_H
 #define NCCLWATCH_INTERPOSE_RESERVE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Back bytes [0, size) of `fd` (opened read-write) and make the file at
@@ -16,5 +17,20 @@
  * sparse file. 0, or an errno value (ENOSPC, EDQUOT, EINTR after too many
  * signals, ...): the caller must then not map the file. */
 int nw_reserve(int fd, uint64_t size, int fresh);
+
+/* Files published whole: made without a name, then linked to their name
+ * once complete, so that no reader ever sees one half made and none is
+ * left half made by a process killed meanwhile.
+ *
+ * nw_open_unnamed: a new file in `dir` that has no name (O_TMPFILE); where
+ * the filesystem has none, `dir/.<what>.<pid>.tmp` (a dead process's of
+ * that name removed first), its path in tmp[] (else tmp[0] = 0). The fd,
+ * or -1 with errno.
+ * nw_publish: link it as `path`: 0, or an errno value (EEXIST: the name is
+ * taken; ENOENT: `dir` is gone, or no /proc to link an unnamed file by).
+ * nw_unnamed_done: close it, and remove the temporary name if any. */
+int nw_open_unnamed(const char *dir, const char *what, char *tmp, size_t tmplen);
+int nw_publish(int fd, const char *tmp, const char *path);
+void nw_unnamed_done(int fd, const char *tmp);
 
 #endif

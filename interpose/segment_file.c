@@ -154,22 +154,22 @@ static void fill_header(struct nw_segment *s, const char *job, int32_t nccl_vers
 	__atomic_store_n((uint64_t *)(void *)h->magic, magic, __ATOMIC_RELEASE);
 }
 
-static int open_segment_file(struct nw_segment *s, const char *jobdir, const char *host)
+/* Give the finished file (nw_open_unnamed) its name: <host>.<pid>.seg, or
+ * <host>.<pid>.<n>.seg when a dead process's record of the same pid is
+ * there (pid reuse: keep it). 0, or an errno value. */
+static int publish_segment(struct nw_segment *s, int fd, const char *tmp, const char *jobdir, const char *host)
 {
 	for (int attempt = 0; attempt < 10; attempt++) {
-		/* A file of the same name is a dead process's record (pid reuse): keep it. */
 		int n = attempt == 0
 			? snprintf(s->path, sizeof(s->path), "%s/%s.%d.seg", jobdir, host, (int)getpid())
 			: snprintf(s->path, sizeof(s->path), "%s/%s.%d.%d.seg", jobdir, host, (int)getpid(), attempt);
-		if (n < 0 || n >= (int)sizeof(s->path)) {
-			errno = ENAMETOOLONG;
-			return -1;
-		}
-		int fd = open(s->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd >= 0 || errno != EEXIST)
-			return fd;
+		if (n < 0 || n >= (int)sizeof(s->path))
+			return ENAMETOOLONG;
+		int err = nw_publish(fd, tmp, s->path);
+		if (err != EEXIST)
+			return err;
 	}
-	return -1;
+	return EEXIST;
 }
 
 int nw_segment_create(struct nw_segment *s, const char *job, int32_t nccl_version,
@@ -208,18 +208,23 @@ int nw_segment_create(struct nw_segment *s, const char *job, int32_t nccl_versio
 	host[sizeof(host) - 1] = 0;
 	nw_job_sanitize(host);
 
+	/* Made without a name and named once its header is complete: a reader
+	 * listing the directory never meets a segment being created. */
+	char tmp[PATH_MAX];
 	int fd = -1;
 	for (int tries = 0; fd < 0 && tries < 8; tries++) {
 		if (nw_ensure_private_dir(jobdir) != 0)
 			return -1;
-		fd = open_segment_file(s, jobdir, host);
+		fd = nw_open_unnamed(jobdir, "segment", tmp, sizeof(tmp));
 		if (fd < 0 && errno != ENOENT)
 			break;                     /* ENOENT: the job's last process just removed the directory */
 	}
 	if (fd < 0) {
-		nw_log("cannot create %s: %s", s->path, strerror(errno));
+		nw_log("cannot create a segment in %s: %s", jobdir, strerror(errno));
 		return -1;
 	}
+	if (snprintf(s->path, sizeof(s->path), "%s/%s.%d.seg", jobdir, host, (int)getpid()) >= (int)sizeof(s->path))
+		s->path[0] = 0;   /* for messages until it is named; publish_segment says if it is too long */
 	/* Every page backed before the first store: on a full /dev/shm a store
 	 * into a page it cannot supply is a SIGBUS in the application. */
 	int err = nw_reserve(fd, size, 1);
@@ -229,18 +234,31 @@ int nw_segment_create(struct nw_segment *s, const char *job, int32_t nccl_versio
 		if (base_addr == MAP_FAILED)
 			err = errno;
 	}
-	close(fd);
 	if (err) {
 		nw_log("cannot reserve or map %s (%zu bytes): %s; not recording", s->path, (size_t)size,
 		       strerror(err));
-		unlink(s->path);
+		nw_unnamed_done(fd, tmp);
 		return -1;
 	}
 	s->base = base_addr;
 	s->hdr = base_addr;
-	snprintf(s->jobdir, sizeof(s->jobdir), "%s", jobdir);
 	s->owner = getpid();
 	fill_header(s, job, nccl_version, nccl_lib, ring_cap, stack_size, stack_threads, opstacks);
+	/* The job's last process may have removed the directory meanwhile:
+	 * make it again and link there. */
+	for (int tries = 0; tries < 8; tries++) {
+		err = publish_segment(s, fd, tmp, jobdir, host);
+		if (err != ENOENT || nw_ensure_private_dir(jobdir) != 0)
+			break;
+	}
+	nw_unnamed_done(fd, tmp);
+	if (err) {
+		nw_log("cannot create %s: %s; not recording", s->path, strerror(err));
+		munmap(base_addr, size);
+		memset(s, 0, sizeof(*s));
+		return -1;
+	}
+	snprintf(s->jobdir, sizeof(s->jobdir), "%s", jobdir);
 	return 0;
 }
 

@@ -49,15 +49,6 @@ static int pwrite_all(int fd, const void *buf, size_t n)
 }
 
 /* Give the file `fd` the name `path` (no replacing): 0, EEXIST or errno. */
-static int publish(int fd, const char *tmp, const char *path)
-{
-	if (tmp[0])
-		return link(tmp, path) == 0 ? 0 : errno;
-	char proc[64];
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	return linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 ? 0 : errno;
-}
-
 /* A new control file, published whole: reserved and written while it has
  * no name (O_TMPFILE, else a private temporary name), then linked to
  * `path`, so that no process ever maps a control file with a page missing
@@ -70,35 +61,16 @@ static int control_create(const char *jobdir, const char *path)
 		char bytes[NW_CONTROL_SIZE];
 	} init;
 	memcpy(init.c.magic, NW_CONTROL_MAGIC, sizeof(init.c.magic));
-	char tmp[PATH_MAX] = "";
-	int err = 0;
-	for (int named = 0; named < 2; named++) {
-		int fd;
-		if (!named) {
-			fd = open(jobdir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-		} else {
-			snprintf(tmp, sizeof(tmp), "%s/.control.%d.tmp", jobdir, (int)getpid());
-			unlink(tmp);               /* a dead process's, with our pid */
-			fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		}
-		if (fd < 0) {
-			err = errno;
-			if (!named && (err == EOPNOTSUPP || err == EISDIR || err == EINVAL))
-				continue;              /* no O_TMPFILE on this filesystem */
-			return err;
-		}
-		err = nw_reserve(fd, NW_CONTROL_SIZE, 1);
-		if (!err)
-			err = pwrite_all(fd, init.bytes, sizeof(init.bytes));
-		if (!err)
-			err = publish(fd, tmp, path);
-		close(fd);
-		if (tmp[0])
-			unlink(tmp);
-		if (named || err != ENOENT)
-			return err;
-		/* ENOENT from linkat: no /proc here; a name then */
-	}
+	char tmp[PATH_MAX];
+	int fd = nw_open_unnamed(jobdir, "control", tmp, sizeof(tmp));
+	if (fd < 0)
+		return errno;
+	int err = nw_reserve(fd, NW_CONTROL_SIZE, 1);
+	if (!err)
+		err = pwrite_all(fd, init.bytes, sizeof(init.bytes));
+	if (!err)
+		err = nw_publish(fd, tmp, path);
+	nw_unnamed_done(fd, tmp);
 	return err;
 }
 

@@ -290,6 +290,11 @@ const struct nw_seg_op *nw_previous_work(const struct nw_proc *p, const struct n
 /* Where a process is: its oldest stuck op, or its newest op; idle time; main
  * stack. Its one age is written as NW_AGE and returned (NW_NO_AGE: none). */
 uint64_t nw_where(struct nw_jctx *x, const struct nw_proc *p, struct nw_buf *b, int with_stack);
+/* "PREFIX<where p is>" (nw_where) as one of eg's lines. */
+void nw_eg_where(struct nw_jctx *x, struct nw_egroups *eg, const struct nw_proc *p, const char *prefix,
+                 int with_stack);
+/* Evidence: where each process of the graph's component `scc` is, grouped. */
+void nw_where_component(struct nw_jctx *x, struct nw_vwork *w, uint32_t scc);
 /* text with NW_AGE replaced by the range lo..hi (a new string, NULL out of memory). */
 char *nw_age_fill(const char *text, uint64_t lo, uint64_t hi);
 

@@ -240,3 +240,26 @@ uint64_t nw_where(struct nw_jctx *x, const struct nw_proc *p, struct nw_buf *b, 
 	return age;
 }
 
+
+void nw_eg_where(struct nw_jctx *x, struct nw_egroups *eg, const struct nw_proc *p, const char *prefix,
+                 int with_stack)
+{
+	struct nw_buf t = { 0 };
+	if (prefix)
+		nw_buf_puts(&t, prefix);
+	uint64_t age = nw_where(x, p, &t, with_stack);
+	if (t.s && !t.oom)
+		nw_eg_add(x, eg, p, t.s, age);
+	else
+		x->oom = 1;
+	nw_buf_free(&t);
+}
+
+void nw_where_component(struct nw_jctx *x, struct nw_vwork *w, uint32_t scc)
+{
+	struct nw_egroups eg = { 0 };
+	for (uint32_t n = 0; n < x->g.nprocs && !x->oom; n++)
+		if (x->g.scc[n] == scc)
+			nw_eg_where(x, &eg, x->job->procs[n], NULL, 1);
+	nw_eg_flush(x, w, &eg, 8);
+}

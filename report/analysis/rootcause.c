@@ -369,17 +369,7 @@ static void cycle_verdict(struct rctx *r, uint32_t s)
 	nw_buf_free(&m);
 	if (!(w->v.summary = nw_buf_take(&b)))
 		x->oom = 1;
-	struct nw_egroups eg = { 0 };
-	for (uint32_t n = 0; n < g->nprocs && !x->oom; n++) {
-		if (g->scc[n] != s)
-			continue;
-		struct nw_buf t = { 0 };
-		uint64_t age = nw_where(x, x->job->procs[n], &t, 1);
-		if (t.s && !t.oom)
-			nw_eg_add(x, &eg, x->job->procs[n], t.s, age);
-		nw_buf_free(&t);
-	}
-	nw_eg_flush(x, w, &eg, 8);
+	nw_where_component(x, w, s);
 }
 
 void nw_rootcause(struct nw_jctx *x)

@@ -511,29 +511,21 @@ static void past_end(struct nw_jctx *x, const struct nw_comm_view *v, const uint
 			}
 		} else if (cls[r] == M_STARTED || cls[r] == M_ENQUEUED) {
 			nw_verdict_culprit(x, w, m->proc);
-			struct nw_buf t = { 0 };
-			nw_buf_puts(&t, "issued it past where the others stopped; ");
-			uint64_t age = nw_where(x, m->proc, &t, 1);
-			if (t.s && !t.oom)
-				nw_eg_add(x, &eg, m->proc, t.s, age);
-			nw_buf_free(&t);
+			nw_eg_where(x, &eg, m->proc, "issued it past where the others stopped; ", 1);
 		}
 	}
 	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
 		const struct nw_member *m = &v->members[r];
 		if (cls[r] != M_FINISHED && cls[r] != M_IN_GRAPH)
 			continue;
-		struct nw_buf t = { 0 };
+		char t[256];
 		if (cls[r] == M_FINISHED)
-			nw_buf_printf(&t, "%s the comm after #%" PRIu64 "; ", nw_comm_state_name(m->comm->state, sb),
-			              m->comm->coll_enqueued);
+			snprintf(t, sizeof t, "%s the comm after #%" PRIu64 "; ", nw_comm_state_name(m->comm->state, sb),
+			         m->comm->coll_enqueued);
 		else
-			nw_buf_printf(&t, "issued #%" PRIu64 " into a CUDA graph (CAPTURED: a graph's launch is not "
-			              "recorded; it may wait inside it) and made no NCCL call since; ", m->comm->coll_enqueued);
-		uint64_t age = nw_where(x, m->proc, &t, 0);
-		if (t.s && !t.oom)
-			nw_eg_add(x, &eg, m->proc, t.s, age);
-		nw_buf_free(&t);
+			snprintf(t, sizeof t, "issued #%" PRIu64 " into a CUDA graph (CAPTURED: a graph's launch is not "
+			         "recorded; it may wait inside it) and made no NCCL call since; ", m->comm->coll_enqueued);
+		nw_eg_where(x, &eg, m->proc, t, 0);
 	}
 	nw_eg_flush(x, w, &eg, 8);
 	struct nw_buf b = { 0 };

@@ -200,12 +200,9 @@ static int nranks_disagree(struct nw_jctx *x, const struct nw_comm_view *v, cons
 		if (!m->proc || m->comm->nranks == sizes[maj])
 			continue;
 		nw_verdict_culprit(x, w, m->proc);
-		struct nw_buf t = { 0 };
-		nw_buf_printf(&t, "called %s with nranks %d; ", create_call(v->origin), (int)m->comm->nranks);
-		uint64_t age = nw_where(x, m->proc, &t, 1);
-		if (t.s && !t.oom)
-			nw_eg_add(x, &eg, m->proc, t.s, age);
-		nw_buf_free(&t);
+		char t[128];
+		snprintf(t, sizeof t, "called %s with nranks %d; ", create_call(v->origin), (int)m->comm->nranks);
+		nw_eg_where(x, &eg, m->proc, t, 1);
 	}
 	nw_eg_flush(x, w, &eg, 8);
 	/* Those inside it with the majority's size wait for the culprits. */

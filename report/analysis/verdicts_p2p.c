@@ -337,18 +337,7 @@ static void deadlock(struct nw_jctx *x, uint32_t s, const struct nw_edge *e, uin
 	w->v.summary = nw_buf_take(&sum);
 	if (!w->v.summary)
 		x->oom = 1;
-	/* Where each of them is. */
-	struct nw_egroups eg = { 0 };
-	for (uint32_t n = 0; n < g->nprocs && !x->oom; n++) {
-		if (g->scc[n] != s)
-			continue;
-		struct nw_buf t = { 0 };
-		uint64_t age = nw_where(x, x->job->procs[n], &t, 1);
-		if (t.s && !t.oom)
-			nw_eg_add(x, &eg, x->job->procs[n], t.s, age);
-		nw_buf_free(&t);
-	}
-	nw_eg_flush(x, w, &eg, 8);
+	nw_where_component(x, w, s);   /* where each of them is */
 }
 
 /* next[i]: the next misdirected pair reported by the same primary pair. */
