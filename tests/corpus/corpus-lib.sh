@@ -72,6 +72,20 @@ _checked() { grep -q '^corpus: check' "$T/out" || _gone; }
 _segs() { [ "$(ls "$JD" 2>/dev/null | grep -c '\.seg$')" -ge "$CR" ] || _gone; }
 _group_empty() { ! pgrep -g "$CP" > /dev/null; }
 
+# _shuffled: with CORPUS_SHUFFLE=1, diagnose the files left given one by
+# one in a random order; view "order": ok when its verdicts are those of
+# the dead view (tests/bench/corpus.sh).
+_shuffled() {
+	[ -n "${CORPUS_SHUFFLE:-}" ] || return 0
+	find "$JD" -name '*.seg' | shuf > "$T/files"
+	# shellcheck disable=SC2046
+	"$NW_CLI" diagnose --json $(cat "$T/files") > "$T/shuffle.json" 2> /dev/null
+	_cj sig "$T/dead.json" > "$T/dead.sig"
+	_cj sig "$T/shuffle.json" > "$T/shuffle.sig"
+	if cmp -s "$T/dead.sig" "$T/shuffle.sig"; then echo "$CN order ok same verdicts from $(grep -c . "$T/files") files in a shuffled order"
+	else echo "$CN order FAIL other verdicts from the files in a shuffled order: $(diff "$T/dead.sig" "$T/shuffle.sig" | grep '^[<>]' | head -n 2 | tr '\n' ' ' | cut -c1-200)"; fi
+}
+
 # _wd_silent: the watchdog view of a job where nothing is pending: no
 # report.txt, no stall or verdict line on stderr.
 _wd_silent() {
@@ -108,6 +122,7 @@ corpus_case() {
 			{ echo "$CN post FAIL nwgen: $(tail -n 1 "$T/gen.out")"; return; }
 		_diagnose "$T/post.json"
 		_view post json "$T/post.json"
+		_keep
 		return ;;
 	scenario) _case=$1; shift; set -- "$CORPUS_SCENARIO" --case "$_case" --nranks "$CR" --dir "$T/rdv" "$@" ;;
 	trainer)  set -- "$NW_TRAINER" --nranks "$CR" "$@" ;;
@@ -141,6 +156,7 @@ corpus_case() {
 		nw_until 20 _group_empty || echo "$CN dead FAIL processes of the job outlived SIGKILL"
 		_diagnose "$T/dead.json"
 		_view dead json "$T/dead.json"
+		_shuffled
 	else
 		if [ "$_prog" = scenario ]; then nw_until $CORPUS_WAIT _checked; else nw_until $CORPUS_WAIT _segs; fi
 		_diagnose "$T/live.json"
@@ -151,10 +167,20 @@ corpus_case() {
 		_r=$(_cj json "$T/dead.json" "$CK" "$CC" "$CW" "$CU")
 		[ "$_st" = "$CE" ] || _r="FAIL exit=$_st (want exit=$CE); ${_r#ok }"
 		echo "$CN dead $_r"
+		_shuffled
 		cp "$JD/report.txt" "$T/report.txt" 2>/dev/null || : > "$T/report.txt"
 		_wd_silent
 	fi
-	if [ -n "${CORPUS_KEEP:-}" ]; then
-		mkdir -p "$CORPUS_KEEP/$CN" && cp -r "$T/out" "$T"/*.json "$T/report.txt" "$CORPUS_KEEP/$CN/" 2>/dev/null
-	fi
+	_keep
+}
+
+# _keep: with CORPUS_KEEP=DIR, the case's output, diagnoses and the
+# watchdog's report.txt into DIR/NAME/.
+_keep() {
+	[ -n "${CORPUS_KEEP:-}" ] || return 0
+	mkdir -p "$CORPUS_KEEP/$CN"
+	for _f in "$T/out" "$T"/*.json "$T/report.txt"; do
+		[ -e "$_f" ] && cp "$_f" "$CORPUS_KEEP/$CN/"
+	done
+	return 0
 }

@@ -2,6 +2,8 @@
 """judge.py: one view of one corpus case against what cases.txt wants.
 
   judge.py json|text FILE KIND CULPRITS WAITING UNKNOWN
+  judge.py sig FILE
+
 
 FILE is `ncclwatch diagnose --json` output (json) or a verdict text the
 watchdog printed (text: report.txt); a missing or empty FILE means nothing
@@ -14,6 +16,12 @@ communicator or its link, not a rank). Prints one line:
 FAIL when the first verdict's kind or any of its three sets differ, or when
 any verdict (first or later) blames a rank outside the expected culprits.
 Exit status 0 either way (2: unreadable FILE, printed as FAIL too).
+
+sig prints what must not change between two runs of a case, or between
+two diagnoses of the same files: every verdict of a JSON diagnosis (kind,
+op, sets, summary, evidence, hint, in order) with what does vary blanked
+(communicator ids, addresses, ages and durations, pids), as tests/docs/
+normalize.sh does for the gallery.
 """
 import json
 import os
@@ -54,6 +62,8 @@ def from_json(path):
     out = []
     for job in doc.get("jobs", []):
         for v in job.get("verdicts", []):
+            if v["kind"] == "HEALTHY":
+                continue
             out.append((v["kind"], v.get("culprits", []), v.get("waiting", []), v.get("unknown", [])))
     return out
 
@@ -90,7 +100,38 @@ def from_text(path):
     return [tuple(v) for v in out]
 
 
+def normalized(text):
+    text = re.sub(r"[0-9a-f]{16}", "<id>", text)
+    text = re.sub(r"0x[0-9a-f]+", "<addr>", text)
+    text = re.sub(r"[0-9]+(\.[0-9]+)?(-[0-9]+(\.[0-9]+)?)? (s|ms|min)\b", "<t>", text)
+    text = re.sub(r"pid[ =][0-9]+", "pid <pid>", text)
+    text = re.sub(r"[0-9]+ earlier ops? marked", "<n> earlier ops marked", text)
+    return text
+
+
+def signature(path):
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        print("unreadable: %s" % e)
+        return
+    for job in doc.get("jobs", []):
+        for v in job.get("verdicts", []):
+            print("verdict %s %s #%s culprits=%s waiting=%s unknown=%s" % (
+                v["kind"], v.get("op"), v.get("seq"), ranges(v.get("culprits", [])),
+                ranges(v.get("waiting", [])), ranges(v.get("unknown", []))))
+            print("  " + normalized(v.get("summary") or ""))
+            for e in v.get("evidence", []):
+                # where a waiting thread was caught varies: stacks are cut
+                print("    " + normalized(e.split("; main thread: ")[0]))
+            print("  hint " + normalized(v.get("hint") or ""))
+
+
 def main():
+    if sys.argv[1] == "sig":
+        signature(sys.argv[2])
+        return 0
     fmt, path, kind, cul, wai, unk = sys.argv[1:7]
     want = "(want kind=%s culprits=%s waiting=%s unknown=%s)" % (kind, cul, wai, unk)
     try:
