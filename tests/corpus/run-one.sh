@@ -4,5 +4,7 @@
 # reads $CORPUS_OUT/NAME.res (one line per view).
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/corpus/corpus-lib.sh"
+_t0=$(date +%s)
 corpus_case "$1" > "$T/res" 2>&1
+echo "$(( $(date +%s) - _t0 ))" > "$CORPUS_OUT/$1.secs"
 mv "$T/res" "$CORPUS_OUT/$1.res"
