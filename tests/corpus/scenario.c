@@ -25,6 +25,7 @@
 #include <cuda.h>
 #include <nccl.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -810,6 +811,76 @@ static int case_idle_all(struct sc *c)
 	idle_forever(c, "compiling the first step for ever");
 }
 
+/* Rank 4 skips AllGather #5 (its data loader took another path) and
+ * idles; the others wait in it. */
+static int case_skip_allgather(struct sc *c)
+{
+	init_world(c);
+	size_t part = (size_t)c->count / (size_t)c->n;
+	for (int step = 1; step <= WARM + 1; step++) {
+		if (step == WARM + 1 && c->rank == 4)
+			idle_forever(c, "skipping AllGather #5");
+		nccl_ok(c, ncclAllGather((void *)c->buf2, (void *)c->buf, part, ncclFloat, c->world, c->s), "ncclAllGather");
+		if (step == WARM + 1)
+			hang_on(c, c->s, "step 5 issued");
+		else
+			sync_stream(c, c->s);
+	}
+	return 0;
+}
+
+/* Rank 1's world AllReduce #5 on stream s waits (cuStreamWaitEvent) for
+ * an event recorded on stream s2 behind comm B's #3 (B: ranks 0-1), which
+ * rank 0 never issues. */
+static int case_blocked_cross_stream(struct sc *c)
+{
+	init_world(c);
+	split(c, 0, c->rank < 2 ? 0 : NCCL_SPLIT_NOCOLOR);
+	CUevent ev;
+	cuda_ok(c, cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+	for (int step = 1; step <= WARM; step++) {
+		if (c->comm[0] && step <= 2)
+			allreduce(c, c->comm[0], c->s2);
+		sync_stream(c, c->s2);
+		allreduce(c, c->world, c->s);
+		sync_stream(c, c->s);
+	}
+	if (c->rank == 1) {
+		allreduce(c, c->comm[0], c->s2); /* B #3: rank 0 skips it */
+		cuda_ok(c, cuEventRecord(ev, c->s2), "cuEventRecord");
+		cuda_ok(c, cuStreamWaitEvent(c->s, ev, 0), "cuStreamWaitEvent");
+	}
+	allreduce(c, c->world, c->s);
+	hang_on(c, c->s, "step 5 issued");
+	return 0;
+}
+
+/* Rank 2 is killed (SIGKILL, as by the OOM killer) while it is inside its
+ * init; run with NCCLSIM_FAULT=initstall:rank=2 so that it is still
+ * there, before joining, when it dies. */
+static void *killer(void *arg)
+{
+	struct sc *c = arg;
+	nap_ms(500);
+	parked(c, "killed inside init");
+	raise(SIGKILL);
+	return NULL;
+}
+
+static int case_die_in_init(struct sc *c)
+{
+	get_id(c);
+	if (c->rank == 2) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, killer, c) != 0)
+			return EXIT_SETUP;
+	} else {
+		parked(c, "entering init");
+	}
+	nccl_ok(c, ncclCommInitRank(&c->world, c->n, c->id, c->rank), "ncclCommInitRank");
+	idle_forever(c, "after init");
+}
+
 /* ---- healthy cases ----------------------------------------------------------- */
 
 static int case_pause_long(struct sc *c)
@@ -909,6 +980,26 @@ static int case_dp_tp_healthy(struct sc *c)
 	return 0;
 }
 
+/* Healthy: 3 steps, every rank aborts the comm (as after a recoverable
+ * error), makes a new one from a new unique id, 3 more steps, clean end. */
+static int case_abort_reinit(struct sc *c)
+{
+	init_world(c);
+	warm(c, &c->world, 1, c->s, 3);
+	nccl_ok(c, ncclCommAbort(c->world), "ncclCommAbort");
+	c->world = NULL;
+	char again[512];
+	snprintf(again, sizeof again, "%s/again", c->dir);
+	mkdir(again, 0700);
+	const char *first = c->dir;
+	c->dir = again;
+	init_world(c);
+	c->dir = first;
+	warm(c, &c->world, 1, c->s, 3);
+	finish(c);
+	return 0;
+}
+
 static int case_ring_healthy(struct sc *c)
 {
 	init_world(c);
@@ -972,6 +1063,9 @@ static const struct scenario_case cases[] = {
 	{ "hostfn-block8", case_hostfn_block8, 6, "rank 5's stream holds a host function that never returns" },
 	{ "blocked-behind-missing", case_blocked_behind_missing, 3, "rank 1's world #5 behind comm B #3 rank 0 skipped" },
 	{ "idle-all", case_idle_all, 2, "every rank idles before its first collective" },
+	{ "skip-allgather", case_skip_allgather, 5, "rank 4 skips AllGather #5 and idles" },
+	{ "blocked-cross-stream", case_blocked_cross_stream, 3, "rank 1's world #5 waits on an event behind comm B #3 rank 0 skipped" },
+	{ "die-in-init", case_die_in_init, 3, "rank 2 is SIGKILLed inside its (non-blocking) init" },
 	{ "pause-long", case_pause_long, 2, "healthy: a pause longer than the timeout, nothing pending" },
 	{ "slow-progress", case_slow_progress, 2, "healthy: rank 1 is 400 ms late every step" },
 	{ "late-init", case_late_init, 4, "healthy: init after 2.5-3.5 s of setup" },
@@ -981,6 +1075,7 @@ static const struct scenario_case cases[] = {
 	{ "idle-before-destroy", case_idle_before_destroy, 2, "healthy: a long pause before destroy" },
 	{ "dp-tp", case_dp_tp_healthy, 4, "healthy: tensor and data parallel comms, one stream" },
 	{ "ring-healthy", case_ring_healthy, 2, "healthy: grouped ring exchange + AllReduce" },
+	{ "abort-reinit", case_abort_reinit, 2, "healthy: abort the comm, a new one from a new id" },
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 
@@ -988,11 +1083,15 @@ struct job {
 	const struct scenario_case *sc;
 	const char *dir;
 	long count;
+	int env_rank;           /* --rank-env R:NAME=VALUE: R's environment, or -1 */
+	char *env_setting;
 };
 
 static int run_rank(const struct rank_info *who, void *arg)
 {
 	const struct job *job = arg;
+	if (job->env_rank == who->rank && putenv(job->env_setting) != 0)
+		return EXIT_SETUP;
 	struct sc c = { .who = *who, .rank = who->rank, .n = who->world_size, .dir = job->dir, .count = job->count };
 	setup_device(&c);
 	return job->sc->run(&c);
@@ -1005,14 +1104,16 @@ static void usage(FILE *f)
 	           "A hang (or healthy) program of ncclwatch's scenario corpus; see tests/corpus/cases.txt.\n"
 	           "  --nranks N  fork N local ranks (else torchrun/mpirun/srun variables)\n"
 	           "  --count C   float elements per AllReduce (default 1024)\n"
-	           "  --dir DIR   rendezvous directory (default a private one per job)\n");
+	           "  --dir DIR   rendezvous directory (default a private one per job)\n"
+	           "  --rank-env R:NAME=VALUE  rank R alone runs with NAME=VALUE (set before its init)\n");
 }
 
 int main(int argc, char **argv)
 {
 	const char *name = NULL, *dir = NULL;
-	int nranks = 0;
+	int nranks = 0, env_rank = -1;
 	long count = 1024;
+	char *env_setting = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "--list")) {
@@ -1030,6 +1131,10 @@ int main(int argc, char **argv)
 			count = atol(v), i++;
 		} else if (!strcmp(a, "--dir") && v) {
 			dir = v, i++;
+		} else if (!strcmp(a, "--rank-env") && v && strchr(v, ':') && strchr(strchr(v, ':'), '=')) {
+			env_rank = atoi(v);
+			env_setting = strchr(v, ':') + 1;
+			i++;
 		} else {
 			fprintf(stderr, "scenario: unknown or incomplete argument '%s'\n", a);
 			usage(stderr);
@@ -1067,7 +1172,7 @@ int main(int argc, char **argv)
 			return EXIT_SETUP;
 	}
 	mkdir(dir, 0700);
-	struct job job = { sc, dir, count };
+	struct job job = { sc, dir, count, env_rank, env_setting };
 	int status = nranks > 0 ? launch_local_ranks(nranks, run_rank, &job) : run_rank(&who, &job);
 	free(own);
 	return status;
