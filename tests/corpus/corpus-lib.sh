@@ -21,7 +21,8 @@
 # Views: live (`ncclwatch diagnose --json` on the job dir while the job
 # runs), dead (the same after the job's process group was SIGKILLed, or after
 # it ended by itself), watchdog (the verdict the watchdog printed last,
-# report.txt in the job dir); post (a generated case: diagnose on nwgen's
+# report.txt in the job dir, which its last verdict on stderr must match);
+# post (a generated case: diagnose on nwgen's
 # files). A job that ends by itself must end with the status cases.txt
 # gives, and its watchdog must stay silent (no report.txt, no "ncclwatch:
 # stall:" or verdict line on stderr).
@@ -102,6 +103,18 @@ _shuffled() {
 # cleanup must not kill that number's group any more.
 _forget() { _nw_pgids=$(echo " $_nw_pgids " | sed "s/ $CP / /g"); }
 
+# _wd_view: the watchdog's verdict, report.txt, judged; its last verdict on
+# stderr (the "ncclwatch: " lines of the last "job" block, without the
+# stall and dump lines of other ranks) must judge the same.
+_wd_view() {
+	sed -n 's/^ncclwatch: //p' "$T/out" | grep -Ev '^(stall: |stall cleared: |dump requested by )' |
+		awk '/^job / { b = "" } { b = b $0 "\n" } END { printf "%s", b }' > "$T/stderr.txt"
+	_r=$(_cj text "$T/report.txt" "$CK" "$CC" "$CW" "$CU")
+	_e=$(_cj text "$T/stderr.txt" "$CK" "$CC" "$CW" "$CU")
+	[ "$_r" = "$_e" ] || _r="FAIL stderr's last verdict is not report.txt's: ${_e#* }; report.txt: ${_r#* }"
+	echo "$CN watchdog $_r"
+}
+
 # _wd_silent: the watchdog view of a job where nothing is pending: no
 # report.txt, no stall or verdict line on stderr.
 _wd_silent() {
@@ -166,7 +179,7 @@ corpus_case() {
 			_view live json "$T/live.json"
 		fi
 		cp "$JD/report.txt" "$T/report.txt" 2>/dev/null || : > "$T/report.txt"
-		if [ "$CE" = quiet ]; then _wd_silent; else _view watchdog text "$T/report.txt"; fi
+		if [ "$CE" = quiet ]; then _wd_silent; else _wd_view; fi
 		kill -KILL "-$CP" "$CP" 2>/dev/null
 		wait "$CP" 2>/dev/null
 		nw_until 20 _group_empty || echo "$CN dead FAIL processes of the job outlived SIGKILL"
