@@ -1174,6 +1174,16 @@ int main(int argc, char **argv)
 	mkdir(dir, 0700);
 	struct job job = { sc, dir, count, env_rank, env_setting };
 	int status = nranks > 0 ? launch_local_ranks(nranks, run_rank, &job) : run_rank(&who, &job);
+	if (own && nranks > 0) { /* ours alone: every rank is gone */
+		char p[600];
+		snprintf(p, sizeof p, "%s/again", own);
+		rendezvous_remove(p);
+		rmdir(p);
+		snprintf(p, sizeof p, "%s/flag-dead", own);
+		unlink(p);
+		rendezvous_remove(own);
+		rmdir(own);
+	}
 	free(own);
 	return status;
 }
