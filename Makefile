@@ -64,6 +64,7 @@ include tests/unit/part.mk
 include tests/gen/part.mk
 include tests/cli/part.mk
 include tests/analysis/part.mk
+include tests/corpus/part.mk
 
 all: $(LIBS) $(BINS) $(TEST_BINS)
 

@@ -22,6 +22,9 @@
 # figure 2, watchdog CPU: tests/bench/cpu.sh
 # figure 1, stall detection latency: tests/bench/latency.sh
 # figure 5, diagnose at scale: tests/bench/diagnose.sh
+# the scenario corpus of issue 11 per view, false alarms, determinism:
+#   tests/bench/corpus.sh (the longest: CORPUS_BENCH_REPEAT and
+#   CORPUS_BENCH_HEALTHY_RUNS make it shorter)
 root=$(cd "$(dirname "$0")/../.." && pwd)
 : "${NW_BUILD:=build}"
 case "$NW_BUILD" in /*) ;; *) NW_BUILD="$root/$NW_BUILD" ;; esac
@@ -114,7 +117,7 @@ fi
 echo "goal: <= 100 ns and <= 300 instructions added per call"
 )
 
-for s in events cpu latency diagnose; do
+for s in events cpu latency diagnose corpus; do
 	sh "$root/tests/bench/$s.sh"
 done
 echo

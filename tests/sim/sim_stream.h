@@ -20,8 +20,11 @@ typedef CUresult (*simWorkFn)(void *arg);
 
 /* Queue fn(arg) at the end of `stream` (NULL: the current context's default
  * stream). Returns at once. While the stream is being captured
- * (cuStreamBeginCapture), the item is not run: it is handed to `drop(arg)`
- * when the capture ends, so the caller can free it; drop may be NULL.
+ * (cuStreamBeginCapture), the item is not run: it goes into the graph
+ * cuStreamEndCapture returns and runs when that graph is launched
+ * (cuGraphInstantiate, cuGraphLaunch; once), or is handed to `drop(arg)`
+ * when the graph is destroyed unlaunched, so the caller can free it; drop
+ * may be NULL.
  * Returns CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE for a destroyed stream, or
  * the sticky error of a faulted context. On an error return nothing was
  * queued and drop is not called: arg stays the caller's. An item queued

@@ -112,3 +112,9 @@ SIM_API CUresult cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, siz
 {
 	return cuMemsetD8_v2(dstDevice, uc, N);
 }
+
+SIM_API CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream) { return cuGraphLaunch(hGraphExec, hStream); }
+SIM_API CUresult cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *userData)
+{
+	return cuLaunchHostFunc(hStream, fn, userData);
+}

@@ -59,6 +59,10 @@ static const struct proc_version proc_versions[] = {
 	{ "cuGetErrorName", 6000, NULL, 0 },
 	{ "cuGetProcAddress", 11030, "cuGetProcAddress_v2", 12000 },
 	{ "cuGraphDestroy", 10000, NULL, 0 },
+	{ "cuGraphInstantiate", 10000, "cuGraphInstantiateWithFlags", 11040 },
+	{ "cuGraphLaunch", 10000, NULL, 0 },
+	{ "cuGraphExecDestroy", 10000, NULL, 0 },
+	{ "cuLaunchHostFunc", 10000, NULL, 0 },
 };
 
 /* A symbol of this library by exact name, or NULL. */

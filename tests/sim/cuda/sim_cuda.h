@@ -114,7 +114,7 @@ void sim_stream_unlock(struct sim_stream *s);
 
 /* ---- registry.c: live handles, so stale ones are refused -------------- */
 
-enum sim_kind { SIM_KIND_STREAM, SIM_KIND_EVENT, SIM_KIND_GRAPH };
+enum sim_kind { SIM_KIND_STREAM, SIM_KIND_EVENT, SIM_KIND_GRAPH, SIM_KIND_GRAPH_EXEC };
 
 void sim_registry_lock(void);
 void sim_registry_unlock(void);

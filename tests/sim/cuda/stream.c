@@ -11,10 +11,15 @@
  * exit. cuStreamDestroy returns at once; the worker finishes what is queued
  * and then frees the stream.
  *
- * Capture: while a stream is captured its work items are kept, not run, and
- * handed to their drop() at cuStreamEndCapture, which returns a graph
- * handle. Graphs cannot be launched (no cuGraphLaunch); cuGraphDestroy
- * frees them.
+ * Capture: while a stream is captured its work items are kept, not run, as
+ * on a GPU: cuStreamEndCapture moves them into the graph it returns,
+ * cuGraphInstantiate into an executable graph, and cuGraphLaunch queues
+ * them on the launch stream, in capture order: captured work runs only when
+ * its graph is launched. A simulated work item runs once (a collective's
+ * item holds its sequence number), so an executable graph that holds work
+ * can be launched once; a second launch is refused (CUDA_ERROR_NOT_SUPPORTED).
+ * Work never launched is handed to its drop() when its graph (or
+ * executable graph) is destroyed.
  */
 #include <stdlib.h>
 
@@ -425,7 +430,15 @@ SIM_API CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode m
 }
 
 struct sim_graph {
-	size_t nodes; /* work items captured */
+	size_t nodes;            /* work items captured */
+	struct sim_item *items;  /* in issue order; NULL once instantiated */
+	int instantiated;
+};
+
+struct sim_graph_exec {
+	size_t nodes;
+	struct sim_item *items;  /* in issue order; NULL once launched */
+	int launched;
 };
 
 SIM_API CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
@@ -449,15 +462,19 @@ SIM_API CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
 	s->capturing = 0;
 	s->capture_invalidated = 0;
 	sim_stream_unlock(s);
-	drop_items(captured);
 
 	*phGraph = NULL;
-	if (invalidated)
+	if (invalidated) {
+		drop_items(captured);
 		return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+	}
 	struct sim_graph *g = calloc(1, sizeof *g);
-	if (!g)
+	if (!g) {
+		drop_items(captured);
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
 	g->nodes = nodes;
+	g->items = captured;
 	sim_registry_lock();
 	sim_registry_add(SIM_KIND_GRAPH, g);
 	sim_registry_unlock();
@@ -489,6 +506,142 @@ SIM_API CUresult cuGraphDestroy(CUgraph hGraph)
 	sim_registry_unlock();
 	if (!known)
 		return CUDA_ERROR_INVALID_VALUE;
-	free(hGraph);
+	struct sim_graph *g = (struct sim_graph *)hGraph;
+	drop_items(g->items); /* captured, never instantiated */
+	free(g);
 	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags)
+{
+	SIM_REQUIRE_INIT();
+	(void)flags;
+	if (!phGraphExec)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct sim_graph_exec *e = calloc(1, sizeof *e);
+	if (!e)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	sim_registry_lock();
+	struct sim_graph *g = (struct sim_graph *)hGraph;
+	CUresult r = CUDA_SUCCESS;
+	if (!hGraph || !sim_registry_has(SIM_KIND_GRAPH, hGraph)) {
+		r = CUDA_ERROR_INVALID_VALUE;
+	} else if (g->instantiated && g->nodes > 0) {
+		sim_warn("cuGraphInstantiate: a graph holding work is instantiated once in the simulation");
+		r = CUDA_ERROR_NOT_SUPPORTED;
+	} else {
+		e->nodes = g->nodes;
+		e->items = g->items;
+		g->items = NULL;
+		g->instantiated = 1;
+		sim_registry_add(SIM_KIND_GRAPH_EXEC, e);
+	}
+	sim_registry_unlock();
+	if (r != CUDA_SUCCESS) {
+		free(e);
+		return r;
+	}
+	*phGraphExec = (CUgraphExec)e;
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
+{
+	SIM_REQUIRE_INIT();
+	sim_registry_lock();
+	struct sim_graph_exec *e = (struct sim_graph_exec *)hGraphExec;
+	CUresult r = CUDA_SUCCESS;
+	struct sim_item *items = NULL;
+	if (!hGraphExec || !sim_registry_has(SIM_KIND_GRAPH_EXEC, hGraphExec)) {
+		r = CUDA_ERROR_INVALID_VALUE;
+	} else if (e->launched && e->nodes > 0) {
+		sim_warn("cuGraphLaunch: a graph holding work is launched once in the simulation");
+		r = CUDA_ERROR_NOT_SUPPORTED;
+	} else {
+		items = e->items;
+		e->items = NULL;
+		e->launched = 1;
+	}
+	sim_registry_unlock();
+	if (r != CUDA_SUCCESS || !items)
+		return r;
+	struct sim_stream *s;
+	r = sim_stream_lock(hStream, &s);
+	if (r == CUDA_SUCCESS && s->ctx->sticky != CUDA_SUCCESS) {
+		r = s->ctx->sticky;
+		sim_stream_unlock(s);
+	}
+	if (r != CUDA_SUCCESS) { /* nothing queued: the work stays the graph's */
+		sim_registry_lock();
+		e->items = items;
+		e->launched = 0;
+		sim_registry_unlock();
+		return r;
+	}
+	while (items) { /* queueing itself cannot fail once the worker runs */
+		struct sim_item *next = items->next;
+		items->next = NULL;
+		r = enqueue_item_locked(s, items);
+		if (r != CUDA_SUCCESS) {
+			items->next = next;
+			sim_stream_unlock(s);
+			drop_items(items);
+			return r;
+		}
+		items = next;
+	}
+	sim_stream_unlock(s);
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
+{
+	SIM_REQUIRE_INIT();
+	sim_registry_lock();
+	int known = hGraphExec && sim_registry_remove(SIM_KIND_GRAPH_EXEC, hGraphExec);
+	sim_registry_unlock();
+	if (!known)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct sim_graph_exec *e = (struct sim_graph_exec *)hGraphExec;
+	drop_items(e->items); /* instantiated, never launched */
+	free(e);
+	return CUDA_SUCCESS;
+}
+
+/* A host function is an item like any other: it runs in stream order on the
+ * stream's worker, and everything queued behind it waits until it returns. */
+struct host_call {
+	CUhostFn fn;
+	void *data;
+};
+
+static CUresult host_call_run(void *arg)
+{
+	struct host_call *h = arg;
+	h->fn(h->data);
+	free(h);
+	return CUDA_SUCCESS;
+}
+
+static void host_call_drop(void *arg) { free(arg); }
+
+SIM_API CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
+{
+	SIM_REQUIRE_INIT();
+	if (!fn)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct host_call *h = malloc(sizeof *h);
+	if (!h)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	h->fn = fn;
+	h->data = userData;
+	struct sim_stream *s;
+	CUresult r = sim_stream_lock(hStream, &s);
+	if (r == CUDA_SUCCESS) {
+		r = sim_stream_enqueue_locked(s, host_call_run, host_call_drop, h);
+		sim_stream_unlock(s);
+	}
+	if (r != CUDA_SUCCESS)
+		free(h);
+	return r;
 }

@@ -1,10 +1,16 @@
 /* Stream capture in the simulated CUDA driver: work queued on a captured
- * stream is not run but handed to drop() at cuStreamEndCapture, which
- * returns a graph; cuStreamIsCapturing and simStreamCapturing report the
- * state; an event recorded during capture is left as it was; synchronising
- * a capturing stream is refused and invalidates the capture; the NULL
- * stream cannot be captured. */
+ * stream is not run: cuStreamEndCapture moves it into a graph, and it runs
+ * only when the graph is instantiated and launched (once: a second launch
+ * is refused), in capture order on the launch stream; work of a graph
+ * never launched is handed to drop() when the graph (or the executable
+ * graph) is destroyed. cuStreamIsCapturing and simStreamCapturing report
+ * the state; an event recorded during capture is left as it was;
+ * synchronising a capturing stream is refused and invalidates the capture;
+ * the NULL stream cannot be captured. cuLaunchHostFunc runs in stream
+ * order and holds the stream until it returns. */
 #include "check.h"
+
+static void CUDA_CB host_step(void *arg) { run_log_add(arg, 100); }
 
 int main(void)
 {
@@ -15,6 +21,7 @@ int main(void)
 	CUstream s;
 	CUevent ev;
 	CUgraph graph = NULL;
+	CUgraphExec exec2 = NULL;
 	CUstreamCaptureStatus status;
 	OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
 	OK(cuEventCreate(&ev, 0));
@@ -42,17 +49,53 @@ int main(void)
 	CHECK(simStreamCapturing(s) == 0);
 	OK(cuStreamIsCapturing(s, &status));
 	CHECK(status == CU_STREAM_CAPTURE_STATUS_NONE);
-	/* captured items were dropped, in issue order, and never run */
+	/* captured items are the graph's now: neither run nor dropped */
+	CHECK(run_log_count(&log) == 1);
+	CUgraphExec exec = NULL;
+	OK(cuGraphInstantiate(&exec, graph, 0));
+	CHECK(exec != NULL);
+	CHECK_CU(cuGraphInstantiate(&exec2, graph, 0), CUDA_ERROR_NOT_SUPPORTED); /* its work is exec's */
+	CHECK(run_log_count(&log) == 1);
+	OK(cuGraphLaunch(exec, s));
+	OK(cuStreamSynchronize(s));
+	/* launched: run once, in issue order */
 	CHECK(run_log_count(&log) == 4);
 	for (int i = 0; i < 3; i++)
-		CHECK(run_log_at(&log, 1 + i) == -(i + 1));
+		CHECK(run_log_at(&log, 1 + i) == i + 1);
+	CHECK_CU(cuGraphLaunch(exec, s), CUDA_ERROR_NOT_SUPPORTED);
+	OK(cuGraphExecDestroy(exec));
+	CHECK_CU(cuGraphExecDestroy(exec), CUDA_ERROR_INVALID_VALUE);
 	OK(cuGraphDestroy(graph));
 	CHECK_CU(cuGraphDestroy(graph), CUDA_ERROR_INVALID_VALUE);
+	CHECK_CU(cuGraphLaunch(exec, s), CUDA_ERROR_INVALID_VALUE);
 
 	/* after capture the stream runs work again */
 	OK(simStreamEnqueue(s, logged_run, logged_drop, &items[0]));
 	OK(cuStreamSynchronize(s));
 	CHECK(run_log_at(&log, 4) == 1);
+
+	/* a graph destroyed without a launch drops its work; so does an
+	 * executable graph destroyed without one */
+	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	OK(simStreamEnqueue(s, logged_run, logged_drop, &items[1]));
+	OK(cuStreamEndCapture(s, &graph));
+	OK(cuGraphDestroy(graph));
+	CHECK(run_log_count(&log) == 6 && run_log_at(&log, 5) == -2);
+	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	OK(simStreamEnqueue(s, logged_run, logged_drop, &items[2]));
+	OK(cuStreamEndCapture(s, &graph));
+	OK(cuGraphInstantiate(&exec, graph, 0));
+	OK(cuGraphDestroy(graph));      /* the work is exec's: nothing dropped */
+	CHECK(run_log_count(&log) == 7 - 1);
+	OK(cuGraphExecDestroy(exec));
+	CHECK(run_log_count(&log) == 7 && run_log_at(&log, 6) == -3);
+
+	/* a host function runs in stream order and holds the stream */
+	OK(cuLaunchHostFunc(s, host_step, &log));
+	OK(simStreamEnqueue(s, logged_run, logged_drop, &items[0]));
+	OK(cuStreamSynchronize(s));
+	CHECK(run_log_count(&log) == 9 && run_log_at(&log, 7) == 100 && run_log_at(&log, 8) == 1);
+	CHECK_CU(cuLaunchHostFunc(s, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
 
 	/* synchronising during capture is refused and invalidates it */
 	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
@@ -63,7 +106,7 @@ int main(void)
 	graph = (CUgraph)&log;
 	CHECK_CU(cuStreamEndCapture(s, &graph), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
 	CHECK(graph == NULL);
-	CHECK(run_log_at(&log, 5) == -2);
+	CHECK(run_log_at(&log, 9) == -2);
 
 	/* the NULL (legacy) stream cannot be captured */
 	CHECK_CU(cuStreamBeginCapture(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
@@ -73,7 +116,7 @@ int main(void)
 	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
 	OK(simStreamEnqueue(s, logged_run, logged_drop, &items[2]));
 	OK(cuStreamDestroy(s));
-	CHECK(run_log_count(&log) == 7 && run_log_at(&log, 6) == -3);
+	CHECK(run_log_count(&log) == 11 && run_log_at(&log, 10) == -3);
 	OK(cuEventDestroy(ev));
 	printf("ok\n");
 	return 0;

@@ -1,0 +1,241 @@
+# The scenario corpus (issue 11): run cases of tests/corpus/cases.txt and
+# judge each in three views. Sourced after tests/lib.sh.
+#
+#   corpus_names [CLASS...]   the cases of those classes (all without one)
+#   corpus_run NAME...        runs them, CORPUS_JOBS (4) at a time, each in
+#                             its own process (run-one.sh) with its own
+#                             NCCLWATCH_DIR and NCCLSIM_DIR; prints one line
+#                             per case and view, in the order given:
+#                               NAME VIEW ok|FAIL kind=K culprits=C waiting=W unknown=U (want ...)
+#                             returns 1 if any line is FAIL
+#   corpus_case NAME          runs one case here (run-one.sh calls it)
+#   corpus_test CLASS...      what a test-corpus-<class>.sh does: runs the
+#                             cases of those classes and fails on any wrong
+#                             view, except for cases listed in
+#                             known-failures.txt (wrong with the engine of
+#                             the day: printed as XFAIL), and fails when a
+#                             listed case is right in every view (XPASS:
+#                             take it off the list). CORPUS_STRICT=1
+#                             ignores the list.
+#
+# Views: live (`ncclwatch diagnose --json` on the job dir while the job
+# runs), dead (the same after the job's process group was SIGKILLed, or after
+# it ended by itself), watchdog (the verdict the watchdog printed last,
+# report.txt in the job dir, which its last verdict on stderr must match);
+# post (a generated case: diagnose on nwgen's
+# files). A job that ends by itself must end with the status cases.txt
+# gives, and its watchdog must stay silent (no report.txt, no "ncclwatch:
+# stall:" or verdict line on stderr).
+CORPUS_DIR="$NW_ROOT/tests/corpus"
+CORPUS_CASES="$CORPUS_DIR/cases.txt"
+CORPUS_SCENARIO="$NW_BUILD/tests/corpus/scenario"
+CORPUS_GEN="$NW_BUILD/tests/progs/nwgen"
+: "${CORPUS_JOBS:=4}"
+: "${CORPUS_TIMEOUT:=2}"     # NCCLWATCH_TIMEOUT of every job
+CORPUS_WAIT=60               # bound of every wait for an event
+
+# The cases.txt line of NAME, fields trimmed, '|' between them.
+corpus_line() {
+	grep -v '^[[:space:]]*#' "$CORPUS_CASES" | sed 's/[[:space:]]*|[[:space:]]*/|/g; s/^[[:space:]]*//; s/[[:space:]]*$//' |
+		awk -F'|' -v n="$1" 'NF >= 10 && $2 == n { print; exit }'
+}
+
+corpus_names() {
+	grep -v '^[[:space:]]*#' "$CORPUS_CASES" | sed 's/[[:space:]]*|[[:space:]]*/|/g; s/^[[:space:]]*//' |
+		awk -F'|' -v want=" $* " 'NF >= 10 && (want == "  " || index(want, " " $1 " ")) { print $2 }'
+}
+
+corpus_run() {
+	[ -x "$CORPUS_SCENARIO" ] || fail "$CORPUS_SCENARIO is not built"
+	_out="$T/corpus-results"
+	rm -rf "$_out"; mkdir -p "$_out"
+	printf '%s\n' "$@" | CORPUS_OUT="$_out" xargs -P "$CORPUS_JOBS" -n 1 sh "$CORPUS_DIR/run-one.sh"
+	_bad=0
+	for _n in "$@"; do
+		if [ -s "$_out/$_n.res" ]; then cat "$_out/$_n.res"; else echo "$_n - FAIL the case produced no result"; _bad=1; fi
+		if grep -q ' FAIL ' "$_out/$_n.res" 2>/dev/null; then _bad=1; fi
+	done
+	# the slowest cases, for whoever keeps the corpus quick (stderr)
+	for _n in "$@"; do echo "$(cat "$_out/$_n.secs" 2>/dev/null || echo 0) $_n"; done | sort -rn | head -n 3 |
+		awk '{ s = s sep $2 " " $1 "s"; sep = ", " } END { if (s != "") print "slowest: " s > "/dev/stderr" }'
+	return $_bad
+}
+
+# ---- one case --------------------------------------------------------------------
+
+_cj() { python3 "$CORPUS_DIR/judge.py" "$@"; }
+
+# _view VIEW FORMAT FILE: one result line against the wanted verdict.
+_view() { echo "$CN $1 $(_cj "$2" "$3" "$CK" "$CC" "$CW" "$CU")"; }
+
+# _diagnose FILE: ncclwatch diagnose --json on the job dir into FILE;
+# status 2 (bad input) or a crash leaves a note in FILE.err.
+_diagnose() {
+	"$NW_CLI" diagnose --json "$JD" > "$1" 2> "$1.err"
+	_s=$?
+	[ $_s -le 1 ] || { echo "diagnose exited $_s: $(head -c 200 "$1.err")" > "$1"; }
+}
+
+_parked() { [ "$(grep -c '^corpus: rank [0-9]* parked' "$T/out")" -ge "$CR" ]; }
+_gone() { ! kill -0 "$CP" 2>/dev/null || ps -o stat= -p "$CP" 2>/dev/null | grep -q Z; }
+_parked_or_gone() { _parked || _gone; }
+_report() { [ -s "$JD/report.txt" ] || _gone; }
+_checked() { grep -q '^corpus: check' "$T/out" || _gone; }
+_segs() { [ "$(ls "$JD" 2>/dev/null | grep -c '\.seg$')" -ge "$CR" ] || _gone; }
+_group_empty() { ! pgrep -g "$CP" > /dev/null; }
+
+# _shuffled: with CORPUS_SHUFFLE=1, diagnose the files left given one by
+# one in a random order; view "order": ok when its verdicts are those of
+# the dead view (tests/bench/corpus.sh).
+_shuffled() {
+	[ -n "${CORPUS_SHUFFLE:-}" ] || return 0
+	find "$JD" -name '*.seg' | shuf > "$T/files"
+	# shellcheck disable=SC2046
+	"$NW_CLI" diagnose --json $(cat "$T/files") > "$T/shuffle.json" 2> /dev/null
+	_cj sig "$T/dead.json" > "$T/dead.sig"
+	_cj sig "$T/shuffle.json" > "$T/shuffle.sig"
+	if cmp -s "$T/dead.sig" "$T/shuffle.sig"; then echo "$CN order ok same verdicts from $(grep -c . "$T/files") files in a shuffled order"
+	else echo "$CN order FAIL other verdicts from the files in a shuffled order: $(diff "$T/dead.sig" "$T/shuffle.sig" | grep '^[<>]' | head -n 2 | tr '\n' ' ' | cut -c1-200)"; fi
+}
+
+# _forget: the job is reaped; its pid may be reused at once (pid_max is
+# 32768 here and the corpus starts many processes), so tests/lib.sh's
+# cleanup must not kill that number's group any more.
+_forget() { _nw_pgids=$(echo " $_nw_pgids " | sed "s/ $CP / /g"); }
+
+# _wd_view: the watchdog's verdict, report.txt, judged; its last verdict on
+# stderr (the "ncclwatch: " lines of the last "job" block, without the
+# stall and dump lines of other ranks) must judge the same.
+_wd_view() {
+	sed -n 's/^ncclwatch: //p' "$T/out" | grep -Ev '^(stall: |stall cleared: |dump requested by )' |
+		awk '/^job / { b = "" } { b = b $0 "\n" } END { printf "%s", b }' > "$T/stderr.txt"
+	_r=$(_cj text "$T/report.txt" "$CK" "$CC" "$CW" "$CU")
+	_e=$(_cj text "$T/stderr.txt" "$CK" "$CC" "$CW" "$CU")
+	[ "$_r" = "$_e" ] || _r="FAIL stderr's last verdict is not report.txt's: ${_e#* }; report.txt: ${_r#* }"
+	echo "$CN watchdog $_r"
+}
+
+# _wd_silent: the watchdog view of a job where nothing is pending: no
+# report.txt, no stall or verdict line on stderr.
+_wd_silent() {
+	_r=$(_cj text "$T/report.txt" HEALTHY - - -)
+	if grep -Eq '^ncclwatch: (stall: |[A-Z][A-Z_/]+: )' "$T/out"; then
+		_r="FAIL the watchdog printed: $(grep -E '^ncclwatch: (stall: |[A-Z][A-Z_/]+: )' "$T/out" | head -n 1 | cut -c1-120)"
+	fi
+	echo "$CN watchdog $_r"
+}
+
+corpus_case() {
+	_l=$(corpus_line "$1")
+	[ -n "$_l" ] || { echo "$1 - FAIL no such case in $CORPUS_CASES"; return; }
+	CN=$1
+	CR=$(echo "$_l" | cut -d'|' -f3) CE=$(echo "$_l" | cut -d'|' -f4) CK=$(echo "$_l" | cut -d'|' -f5)
+	CC=$(echo "$_l" | cut -d'|' -f6) CW=$(echo "$_l" | cut -d'|' -f7) CU=$(echo "$_l" | cut -d'|' -f8)
+	_cmd=$(echo "$_l" | cut -d'|' -f9)
+	export NCCLWATCH_TIMEOUT="$CORPUS_TIMEOUT" NCCLWATCH_KEEP=1
+	nw_use_sim
+	JD="$NCCLWATCH_DIR/$CN"
+	# leading NAME=VALUE words are the job's environment
+	_env= _prog=
+	set -f
+	# shellcheck disable=SC2086
+	set -- $_cmd
+	set +f
+	while [ $# -gt 0 ]; do
+		case $1 in *=*) _env="$_env $1"; shift ;; *) _prog=$1; shift; break ;; esac
+	done
+	case $_prog in
+	gen)
+		_s=$1; shift
+		"$CORPUS_GEN" --scenario "$_s" --ranks "$CR" --out "$NCCLWATCH_DIR" --job "$CN" "$@" > "$T/gen.out" 2>&1 ||
+			{ echo "$CN post FAIL nwgen: $(tail -n 1 "$T/gen.out")"; return; }
+		_diagnose "$T/post.json"
+		_view post json "$T/post.json"
+		_keep
+		return ;;
+	scenario) _case=$1; shift; set -- "$CORPUS_SCENARIO" --case "$_case" --nranks "$CR" --dir "$T/rdv" "$@" ;;
+	trainer)  set -- "$NW_TRAINER" --nranks "$CR" "$@" ;;
+	*) echo "$CN - FAIL unknown program '$_prog' in cases.txt"; return ;;
+	esac
+	mkdir -p "$T/rdv"
+	# shellcheck disable=SC2086
+	nw_spawn env LD_PRELOAD="$(nw_preload)" NCCLWATCH_JOB="$CN" $_env "$@" > "$T/out" 2>&1
+	CP=$NW_PID
+
+	if [ "$CE" = hang ] || [ "$CE" = quiet ]; then
+		# Every rank at its last state (scenario), or the watchdog's
+		# first report (trainer; every file there when nothing will be
+		# pending); then the timeout must pass for every op that waits,
+		# and the watchdogs' next polls judge them.
+		if [ "$_prog" = scenario ]; then nw_until $CORPUS_WAIT _parked_or_gone
+		elif [ "$CE" = quiet ]; then nw_until $CORPUS_WAIT _segs
+		else nw_until $CORPUS_WAIT _report; fi
+		sleep $((CORPUS_TIMEOUT + 2))
+		[ "$CE" = quiet ] || nw_until 10 sh -c "[ -s '$JD/report.txt' ]"
+		if _gone; then
+			echo "$CN live FAIL the job ended instead of hanging; last: $(tail -n 1 "$T/out")"
+		else
+			_diagnose "$T/live.json"
+			_view live json "$T/live.json"
+		fi
+		cp "$JD/report.txt" "$T/report.txt" 2>/dev/null || : > "$T/report.txt"
+		if [ "$CE" = quiet ]; then _wd_silent; else _wd_view; fi
+		kill -KILL "-$CP" "$CP" 2>/dev/null
+		wait "$CP" 2>/dev/null
+		nw_until 20 _group_empty || echo "$CN dead FAIL processes of the job outlived SIGKILL"
+		_forget
+		_diagnose "$T/dead.json"
+		_view dead json "$T/dead.json"
+		_shuffled
+	else
+		if [ "$_prog" = scenario ]; then nw_until $CORPUS_WAIT _checked; else nw_until $CORPUS_WAIT _segs; fi
+		_diagnose "$T/live.json"
+		_view live json "$T/live.json"
+		nw_wait "$CP" $CORPUS_WAIT
+		_st=$?
+		_forget
+		_diagnose "$T/dead.json"
+		_r=$(_cj json "$T/dead.json" "$CK" "$CC" "$CW" "$CU")
+		[ "$_st" = "$CE" ] || _r="FAIL exit=$_st (want exit=$CE); ${_r#ok }"
+		echo "$CN dead $_r"
+		_shuffled
+		cp "$JD/report.txt" "$T/report.txt" 2>/dev/null || : > "$T/report.txt"
+		_wd_silent
+	fi
+	_keep
+}
+
+# _keep: with CORPUS_KEEP=DIR, the case's output, diagnoses and the
+# watchdog's report.txt into DIR/NAME/.
+_keep() {
+	[ -n "${CORPUS_KEEP:-}" ] || return 0
+	mkdir -p "$CORPUS_KEEP/$CN"
+	for _f in "$T/out" "$T"/*.json "$T/report.txt"; do
+		[ -e "$_f" ] && cp "$_f" "$CORPUS_KEEP/$CN/"
+	done
+	return 0
+}
+
+corpus_test() {
+	_names=$(corpus_names "$@")
+	[ -n "$_names" ] || fail "no case of class $* in $CORPUS_CASES"
+	# shellcheck disable=SC2086
+	corpus_run $_names > "$T/lines"
+	cat "$T/lines"
+	_known=
+	[ -n "${CORPUS_STRICT:-}" ] || _known=$(sed 's/#.*//' "$CORPUS_DIR/known-failures.txt" | awk 'NF { print $1 }')
+	_bad= _xfail= _xpass=
+	for _n in $_names; do
+		_listed=0
+		for _k in $_known; do [ "$_k" = "$_n" ] && _listed=1; done
+		if grep -q "^$_n [a-z]* FAIL " "$T/lines" || ! grep -q "^$_n " "$T/lines"; then
+			if [ $_listed = 1 ]; then _xfail="$_xfail $_n"; else _bad="$_bad $_n"; fi
+		elif [ $_listed = 1 ]; then
+			_xpass="$_xpass $_n"
+		fi
+	done
+	[ -z "$_xfail" ] || note "XFAIL (known-failures.txt):$_xfail"
+	[ -z "$_xpass" ] || fail "XPASS: right in every view now, take them off tests/corpus/known-failures.txt:$_xpass"
+	[ -z "$_bad" ] || fail "wrong views in:$_bad"
+	return 0
+}
