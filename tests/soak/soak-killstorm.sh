@@ -8,28 +8,51 @@
 # broadcast of that step (and its send and receive with --pipeline), the
 # collective seqs of the world communicator 1..N without a gap.
 # The kill points (one of, per round):
-#   time     after a random 0-599 ms, every rank (anywhere: start, init,
+#   time     after a random 0-299 ms, every rank (anywhere: start, init,
 #            steps, finalize, exit)
-#   step     once a random rank logged a random step done, every rank
+#   step     at the moment a random rank logs a random step done (tail -f
+#            wakes on the write), every rank
 #   partial  once a random rank logged a random step, a random 1-7 ranks;
 #            the others hang, their watchdogs (NCCLWATCH_TIMEOUT=1) find
 #            stalls, dump and print a verdict, and are killed after a
 #            random 0-3 s (so some kills land while they dump)
-# Figures: rounds, kills, files read, records checked, and the memory
-# ceiling: the peak RSS of diagnose on one round's job, and on the last
-# (up to) 25 rounds' jobs at once.
+# Figures: rounds (and those where a kill landed before the job ended: on
+# a loaded machine the job can outrun its follower), kills, files read,
+# records checked, and the memory ceiling: the peak RSS of diagnose on one
+# round's job, and on the last (up to) 25 rounds' jobs at once.
+# NW_KILLSTORM_ROUNDS=N sets the rounds directly (to try a few by hand).
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/interpose/interpose-lib.sh"
 . "$NW_ROOT/tests/trainer/trainer-lib.sh"
 [ -x /usr/bin/time ] || skip "/usr/bin/time is not installed (Debian package time)"
 export NCCLSIM_GPUS=8
 
-rounds=${NW_KILLSTORM_ROUNDS:-$(( 100 * ${NW_SOAK_ROUNDS:-1} ))}   # (the former to try a few by hand)
+rounds=${NW_KILLSTORM_ROUNDS:-$(( 100 * ${NW_SOAK_ROUNDS:-1} ))}
 steps=600      # x 5 records a step with --pipeline: fits the ring (4096), nothing overwritten
+# (--count 4096: a job of a second or more, so that a kill at a step's line lands before its end)
 keep=25        # job directories kept for the all-jobs diagnose (about 15 MB each)
 
 # rnd N: a random number in 0..N-1
 rnd() { od -An -N4 -tu4 /dev/urandom | awk -v n="$1" '{ print $1 % n }'; }
+# kill_picked I...: SIGKILL the I-th (1..8) of the ranks alive now; prints
+# the pids killed
+kill_picked() {
+	_idx="$*"
+	# shellcheck disable=SC2046
+	set -- $(rank_pids)
+	for _i in $_idx; do
+		eval "_p=\${$_i:-}"
+		[ -n "$_p" ] && kill -KILL "$_p" 2>/dev/null && echo "$_p"
+	done
+	return 0      # (none left: the job ended first)
+}
+# follow FILE PATTERN CMD...: run CMD at the moment FILE gets a line
+# matching PATTERN (tail -f wakes on the write: not a poll later, when the
+# job may be over); fails if the job ends first, or after 120 s.
+follow() {
+	_f=$1; _pat=$2; shift 2
+	timeout 120 tail -s 0.1 --pid="$TRAINER_PID" -n +1 -f "$_f" | { grep -q -m 1 -- "$_pat" && "$@"; }
+}
 # the job's processes (its process group) are all gone, zombies reaped
 job_gone() { ! pgrep -g "$TRAINER_PID" > /dev/null; }
 
@@ -82,36 +105,42 @@ check_segment() {
 	steps_checked=$((steps_checked + want_ar))
 }
 
-kills=0 files=0 dumps=0 records=0 steps_checked=0 rss_max=0 r=0
+kills=0 killed_rounds=0 files=0 dumps=0 records=0 steps_checked=0 rss_max=0 r=0
 modes_time=0 modes_step=0 modes_partial=0
 while [ $r -lt $rounds ]; do
-	r=$((r + 1))
+	r=$((r + 1)); k0=$kills
 	job=ks$r
 	out="$T/round$r.out"
 	pipeline=""; [ "$(rnd 2)" = 1 ] && pipeline=--pipeline
 	case $(rnd 3) in 0) mode=time ;; 1) mode=step ;; *) mode=partial ;; esac
 	eval "modes_$mode=\$((modes_$mode + 1))"
-	NCCLWATCH_TIMEOUT=1 watched_start "$out" "$job" --nranks 8 --steps $steps --verbose $pipeline
-	rank=$(rnd 8); step=$(rnd $((steps - 50)))
-	case $mode in
-	time)
-		sleep "0.$(printf %03d "$(rnd 600)")"
+	rank=$(rnd 8); step=$(rnd $((steps - 50))); n=$(( $(rnd 7) + 1 )); seed=$(rnd 1000000)
+	pick=$(seq 1 8 | awk -v s="$seed" 'BEGIN { srand(s) } { print rand(), $0 }' | sort | cut -d' ' -f2 | tr '\n' ' ')
+	[ $mode = partial ] && pick=$(echo "$pick" | cut -d' ' -f1-"$n")
+	delay="0.$(printf %03d "$(rnd 300)")"
+	: > "$out"     # before the job starts: tail -f must find it
+	NCCLWATCH_TIMEOUT=1 watched_start "$out" "$job" --nranks 8 --steps $steps --count 4096 --verbose $pipeline
+	first=""
+	if [ $mode = time ]; then
+		sleep "$delay"
 		note "round $r: $mode $pipeline"
-		victims=$(rank_pids) ;;
-	*)
-		# a bound on the wait, not a time assumption: the line comes when the rank gets there
-		wait_for_line 120 "^rank $rank step $step done$" "$out"
-		note "round $r: $mode $pipeline at rank $rank step $step"
-		victims=$(rank_pids) ;;
-	esac
-	if [ $mode = partial ]; then
-		n=$(( $(rnd 7) + 1 ))
-		first=$(echo "$victims" | awk -v s="$(rnd 1000000)" 'BEGIN { srand(s) } { print rand(), $0 }' | sort | head -n "$n" | cut -d' ' -f2)
-		for p in $first; do kill -KILL "$p" 2>/dev/null && kills=$((kills + 1)); done
-		sleep "$(rnd 3).$(printf %03d "$(rnd 1000)")"
+	else
+		follow "$out" "^rank $rank step $step done\$" kill_picked $pick > "$T/killed" \
+			|| { tail "$out"; fail "round $r: no line 'rank $rank step $step done'"; }
+		first=$(cat "$T/killed")
+		kills=$((kills + $(echo $first | wc -w)))
+		note "round $r: $mode $pipeline at rank $rank step $step, $(echo $first | wc -w) killed there"
+		[ $mode = partial ] && sleep "$(rnd 3).$(printf %03d "$(rnd 1000)")"
 	fi
-	for p in $victims; do kill -KILL "$p" 2>/dev/null && kills=$((kills + 1)); done
+	victims=$(rank_pids)
+	# the rest (a rank killed first may be a zombie still: kill would succeed again)
+	for p in $victims; do
+		case " $(echo $first) " in *" $p "*) continue ;; esac
+		kill -KILL "$p" 2>/dev/null && kills=$((kills + 1))
+	done
 	trainer_kill
+	[ $kills -gt $k0 ] && killed_rounds=$((killed_rounds + 1))   # (else the job had ended first)
+	note "round $r: $((kills - k0)) kills, last line $(tail -n 1 "$out")"
 	nw_until 60 job_gone || fail "round $r: processes of the job still there 60 s after SIGKILL"
 
 	dir="$NCCLWATCH_DIR/$job"
@@ -137,7 +166,7 @@ st=$?
 [ $st -le 1 ] || { tail "$T/diag"; fail "diagnose on $jobs jobs exited $st"; }
 assert_no_grep 'unreadable' "$T/diag"
 
-echo "soak killstorm: rounds=$rounds kills=$kills files_read=$files dumps_read=$dumps records_checked=$records steps_checked=$steps_checked modes=time:$modes_time,step:$modes_step,partial:$modes_partial"
+echo "soak killstorm: rounds=$rounds rounds_with_kills=$killed_rounds kills=$kills files_read=$files dumps_read=$dumps records_checked=$records steps_checked=$steps_checked modes=time:$modes_time,step:$modes_step,partial:$modes_partial"
 echo "soak killstorm: diagnose_peak_rss_kb=$rss_max (one job of 8 ranks) diagnose_all_peak_rss_kb=$RSS_KB (jobs=$jobs files=$nfiles)"
 [ $kills -gt 0 ] || fail "no process was killed"
 exit 0
