@@ -5,6 +5,8 @@
 #
 #   make            build everything into $(BUILD)
 #   make test       install deps, build, run every test; ends "N passed, N failed"
+#   make soak       the chaos tests tests/soak/soak-*.sh, NW_SOAK_ROUNDS=N times
+#                   the CI size (default 1); figures, then "N passed, N failed"
 #   make demo       a simulated 8-rank job that hangs and gets diagnosed
 #   make bench      benchmarks (figures and ratios, never pass/fail on time)
 #   make deps       install the Debian packages (root) or print the line
@@ -51,7 +53,9 @@ BINS      :=
 TEST_BINS :=
 BENCHES   :=
 
-.PHONY: all test demo bench deps deps-build install clean readme-verdicts
+NW_SOAK_ROUNDS ?= 1
+
+.PHONY: all test soak demo bench deps deps-build install clean readme-verdicts
 all:
 
 include tests/sim/part.mk
@@ -91,6 +95,11 @@ deps-build:
 test: deps
 	@$(MAKE) --no-print-directory all
 	@NW_BUILD=$(BUILD) NW_SAN=$(SAN) NW_NCCL_WHEELS=$(NCCL_WHEELS) CUDA_HOME=$(CUDA_HOME) sh tests/run.sh $(T)
+
+# Long chaos tests, bounded by a count (NW_SOAK_ROUNDS multiplies it).
+soak: deps
+	@$(MAKE) --no-print-directory all
+	@NW_BUILD=$(BUILD) NW_SAN=$(SAN) NW_SOAK_ROUNDS=$(NW_SOAK_ROUNDS) CUDA_HOME=$(CUDA_HOME) sh tests/run.sh --soak $(T)
 
 demo: deps-build
 	@$(MAKE) --no-print-directory all

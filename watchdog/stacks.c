@@ -48,7 +48,7 @@
 #define REPLY_SPARE 16             /* slots beyond thread_capacity (some may be stuck WRITING) */
 #define TOKEN_INDEX_BITS 20        /* si_value: generation << 20 | slot index */
 #define WAIT_STEP_NS 1000000ull
-#define WAIT_IDLE_NS 100000000ull  /* give up 100 ms after the last reply */
+#define WAIT_IDLE_NS 100000000ull  /* 100 ms without a reply: see wait_replies */
 #define WAIT_TOTAL_NS 1000000000ull
 #define NO_SLOT UINT32_MAX
 #define SEEN_FILTER 1024           /* recently seen op-stack addresses, to skip repeats cheaply */
@@ -380,24 +380,32 @@ static void read_name(uint32_t tid, char name[NW_STACK_NAME_LEN])
 	memcpy(name, buf, len);
 }
 
-/* Our signal is still queued for `tid` (sent by an earlier capture). */
-static int still_pending(uint32_t tid)
+/* The bit of our signal in the mask on line `key` ("\nSigPnd:",
+ * "\nSigBlk:") of /proc/self/task/<tid>/status; -1 if it cannot be read
+ * (the thread is gone). */
+static int status_has_signal(uint32_t tid, const char *key)
 {
 	char path[64], buf[4096];
 	snprintf(path, sizeof(path), "/proc/self/task/%u/status", tid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return -1;
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return -1;
 	buf[n] = 0;
-	const char *p = strstr(buf, "\nSigPnd:");
+	const char *p = strstr(buf, key);
 	if (!p)
-		return 0;
-	unsigned long long mask = strtoull(p + 8, NULL, 16);
+		return -1;
+	unsigned long long mask = strtoull(p + strlen(key), NULL, 16);
 	return (int)((mask >> (capture_sig - 1)) & 1);
+}
+
+/* Our signal is still queued for `tid` (sent by an earlier capture). */
+static int still_pending(uint32_t tid)
+{
+	return status_has_signal(tid, "\nSigPnd:") == 1;
 }
 
 static int was_unanswered(uint32_t tid)
@@ -463,8 +471,22 @@ static uint32_t signal_threads(struct reply_table *t, uint32_t n, uint32_t self,
 	return sent;
 }
 
-/* Poll in 1 ms steps until every signalled thread answered, 100 ms passed
- * without a new answer, or 1 s in all. */
+/* Some thread that has not answered yet does not block our signal: it
+ * will answer once it runs (on a loaded machine that can take a while). */
+static int unanswered_can_reply(uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		const struct cap_thread *c = &st.thr[i];
+		if (c->slot != NO_SLOT && !c->answered && status_has_signal(c->tid, "\nSigBlk:") == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Poll in 1 ms steps until every signalled thread answered, or 1 s in all.
+ * After 100 ms without a new answer, stop early if every thread still
+ * silent blocks the signal (it never answers); a starved thread that can
+ * answer is waited for, within the 1 s. */
 static void wait_replies(struct reply_table *t, uint32_t n, uint64_t gen, uint32_t pending)
 {
 	uint64_t start = now_ns(), last = start;
@@ -483,8 +505,13 @@ static void wait_replies(struct reply_table *t, uint32_t n, uint64_t gen, uint32
 		if (!pending)
 			break;
 		uint64_t now = now_ns();
-		if (now - last >= WAIT_IDLE_NS || now - start >= WAIT_TOTAL_NS)
+		if (now - start >= WAIT_TOTAL_NS)
 			break;
+		if (now - last >= WAIT_IDLE_NS) {
+			if (!unanswered_can_reply(n))
+				break;
+			last = now;
+		}
 		struct timespec step = { 0, (long)WAIT_STEP_NS };
 		nanosleep(&step, NULL);
 	}
