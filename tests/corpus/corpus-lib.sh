@@ -11,12 +11,7 @@
 #   corpus_case NAME          runs one case here (run-one.sh calls it)
 #   corpus_test CLASS...      what a test-corpus-<class>.sh does: runs the
 #                             cases of those classes and fails on any wrong
-#                             view, except for cases listed in
-#                             known-failures.txt (wrong with the engine of
-#                             the day: printed as XFAIL), and fails when a
-#                             listed case is right in every view (XPASS:
-#                             take it off the list). CORPUS_STRICT=1
-#                             ignores the list.
+#                             view
 #
 # Views: live (`ncclwatch diagnose --json` on the job dir while the job
 # runs), dead (the same after the job's process group was SIGKILLed, or after
@@ -222,20 +217,12 @@ corpus_test() {
 	# shellcheck disable=SC2086
 	corpus_run $_names > "$T/lines"
 	cat "$T/lines"
-	_known=
-	[ -n "${CORPUS_STRICT:-}" ] || _known=$(sed 's/#.*//' "$CORPUS_DIR/known-failures.txt" | awk 'NF { print $1 }')
-	_bad= _xfail= _xpass=
+	_bad=
 	for _n in $_names; do
-		_listed=0
-		for _k in $_known; do [ "$_k" = "$_n" ] && _listed=1; done
 		if grep -q "^$_n [a-z]* FAIL " "$T/lines" || ! grep -q "^$_n " "$T/lines"; then
-			if [ $_listed = 1 ]; then _xfail="$_xfail $_n"; else _bad="$_bad $_n"; fi
-		elif [ $_listed = 1 ]; then
-			_xpass="$_xpass $_n"
+			_bad="$_bad $_n"
 		fi
 	done
-	[ -z "$_xfail" ] || note "XFAIL (known-failures.txt):$_xfail"
-	[ -z "$_xpass" ] || fail "XPASS: right in every view now, take them off tests/corpus/known-failures.txt:$_xpass"
 	[ -z "$_bad" ] || fail "wrong views in:$_bad"
 	return 0
 }

@@ -4,7 +4,6 @@
 # watchdog; post for generated ones) must give the first verdict, culprits,
 # waiting and unknown sets cases.txt gives, and no verdict may blame a rank
 # outside the culprits. The lines are those of tests/corpus/run-corpus.sh;
-# cases in tests/corpus/known-failures.txt may fail (XFAIL), but not pass.
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/corpus/corpus-lib.sh"
 corpus_test healthy

@@ -77,7 +77,3 @@ assert_grep '^ok kind=TRANSPORT_STALL culprits=- waiting=0-1,3 unknown=- ' "$T/j
 python3 "$CORPUS_DIR/judge.py" text "$T/none.txt" HEALTHY - - - > "$T/j"
 assert_grep '^ok kind=HEALTHY ' "$T/j"
 
-note "known-failures.txt names cases of cases.txt"
-for k in $(sed 's/#.*//' "$CORPUS_DIR/known-failures.txt" | awk 'NF { print $1 }'); do
-	[ -n "$(corpus_line "$k")" ] || fail "known-failures.txt: no case $k in cases.txt"
-done
