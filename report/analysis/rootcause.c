@@ -348,6 +348,9 @@ static void cycle_verdict(struct rctx *r, uint32_t s)
 	                                    mop ? mop->kind : 0, mop ? mop->seq : 0);
 	if (!w)
 		return;
+	if (stream)
+		w->v.hint = "issue the collectives of communicators that share a stream in the same order on every "
+		            "rank (or give each communicator its own stream)";
 	for (uint32_t n = 0; n < g->nprocs; n++)
 		if (g->scc[n] == s && r->deviant[n])
 			nw_verdict_culprit(x, w, x->job->procs[n]);

@@ -280,6 +280,8 @@ static void deadlock(struct nw_jctx *x, uint32_t s, const struct nw_edge *e, uin
 	struct nw_vwork *w = nw_verdict_new(x, NW_V_P2P_DEADLOCK, e->view, e->op ? e->op->kind : 0, e->seq);
 	if (!w)
 		return;
+	w->v.hint = "post sends and receives that depend on each other inside one ncclGroupStart/ncclGroupEnd, "
+	            "or order them so that every send meets a posted receive";
 	for (uint32_t n = 0; n < g->nprocs; n++)
 		if (g->scc[n] == s)
 			nw_verdict_culprit(x, w, x->job->procs[n]);

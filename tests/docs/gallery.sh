@@ -5,8 +5,8 @@
 # checks the README still matches what the tool prints). Each case is the
 # example trainer on the simulation with 4 ranks under libncclwatch.so and
 # a 2 s stall timeout, diagnosed live once the watchdog has reported; the
-# two kinds no trainer fault produces come from generated segments
-# (tests/gen/nwgen) and say so.
+# two kinds no trainer fault produces come from the scenario corpus's hang
+# program (tests/corpus/scenario.c), on the same simulation, and say so.
 # Usage: NW_BUILD=build sh tests/docs/gallery.sh > out.md
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -14,9 +14,9 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 case "$NW_BUILD" in /*) ;; *) NW_BUILD="$root/$NW_BUILD" ;; esac
 trainer="$NW_BUILD/bin/trainer"
 cli="$NW_BUILD/bin/ncclwatch"
-nwgen="$NW_BUILD/tests/progs/nwgen"
-for f in "$trainer" "$cli" "$nwgen" "$NW_BUILD/lib/libncclwatch.so" "$NW_BUILD/sim/libnccl.so.2"; do
-	[ -e "$f" ] || { echo "gallery: $f is missing (make all $nwgen)" >&2; exit 2; }
+scenario="$NW_BUILD/tests/corpus/scenario"
+for f in "$trainer" "$cli" "$scenario" "$NW_BUILD/lib/libncclwatch.so" "$NW_BUILD/sim/libnccl.so.2"; do
+	[ -e "$f" ] || { echo "gallery: $f is missing (make all)" >&2; exit 2; }
 done
 work=$(mktemp -d "${TMPDIR:-/tmp}/nw-gallery.XXXXXX")
 job_pid=""
@@ -42,20 +42,22 @@ show() {
 }
 
 # live NAME KIND TITLE [VAR=VALUE...] -- TRAINER-ARGS...: run the job until
+# (PROGRAM=path as the first VAR: that program instead of the trainer)
 # the watchdog's report.txt holds KIND and every process's dump is in (for
 # IDLE, which no watchdog reports: 3.5 s), or until it ends by itself;
 # diagnose what is there, kill what is left.
 live() {
 	name=$1 kind=$2 title=$3
 	shift 3
-	envs=""
+	envs="" prog=$trainer progname=trainer
+	case "$1" in PROGRAM=*) prog=${1#PROGRAM=}; progname=$(basename "$prog"); shift ;; esac
 	while [ "$1" != -- ]; do envs="$envs $1"; shift; done
 	shift
 	mkdir -p "$work/sim-$name"
 	# shellcheck disable=SC2086
 	env NCCLSIM_DIR="$work/sim-$name" NCCLWATCH_JOB="$name" LD_LIBRARY_PATH="$NW_BUILD/sim" \
 		LD_PRELOAD="$NW_BUILD/lib/libncclwatch.so" $envs \
-		setsid sh -c '"$@" > "$0.log" 2>&1; echo $? > "$0.status"' "$work/$name" "$trainer" --nranks 4 "$@" &
+		setsid sh -c '"$@" > "$0.log" 2>&1; echo $? > "$0.status"' "$work/$name" "$prog" --nranks 4 "$@" &
 	job_pid=$!
 	i=0 seen=-1
 	while [ $i -lt 300 ] && [ ! -e "$work/$name.status" ]; do
@@ -81,17 +83,9 @@ live() {
 	wait "$job_pid" 2>/dev/null
 	job_pid=""
 	grep -q "^$kind: " "$work/out" || { cat "$work/$name.log" "$work/out" >&2; echo "gallery: $name did not give $kind" >&2; exit 1; }
-	how="\`$(printf '%s ' $envs | sed 's/ $//')${envs:+ }trainer --nranks 4 $*\`"
+	how="\`$(printf '%s ' $envs | sed 's/ $//')${envs:+ }$progname --nranks 4 $*\`"
+	[ "$progname" = trainer ] || how="$how: the scenario corpus's hang program (tests/corpus/scenario.c); no fault of the example trainer produces it."
 	show "$title" "$how"
-}
-
-# generated NAME KIND TITLE SCENARIO: segments written by nwgen, one
-# directory per job (same seed: the same fictional pids and start times).
-generated() {
-	"$nwgen" --scenario "$4" --ranks 4 --hosts 1 --stacks --job "$1" --out "$work/gen-$1" > /dev/null || exit 1
-	"$cli" diagnose --job "$1" "$work/gen-$1" > "$work/out" 2>&1
-	grep -q "^$2: " "$work/out" || { cat "$work/out" >&2; echo "gallery: $1 did not give $2" >&2; exit 1; }
-	show "$3" "Generated segments (\`nwgen --scenario $4 --ranks 4\`): no fault of the example trainer produces it."
 }
 
 live missing-rank MISSING_RANK "MISSING_RANK: a rank never called the collective the others wait in" \
@@ -102,10 +96,12 @@ live transport TRANSPORT_STALL "TRANSPORT_STALL: every rank started the op, none
 	NCCLSIM_FAULT=stall:seq=3 -- --steps 50
 live p2p P2P_UNMATCHED "P2P_UNMATCHED: a send or receive nobody matches" \
 	-- --steps 50 --pipeline --fault p2p:rank=1:step=3
-generated p2p-deadlock P2P_DEADLOCK "P2P_DEADLOCK: a cycle of waits across communicators" p2p_deadlock
+live p2p-deadlock P2P_DEADLOCK "P2P_DEADLOCK: every rank sends first, outside a group; each send waits for a receive queued behind the peer's own send" \
+	PROGRAM="$scenario" -- --case p2p-cycle
 live init INIT_STALL "INIT_STALL: ranks inside communicator init, one never came" \
 	-- --steps 50 --fault noinit:rank=3
-generated stream STREAM_BLOCKED "STREAM_BLOCKED: an op queued behind stuck work on its stream" stream_blocked
+live stream STREAM_BLOCKED "STREAM_BLOCKED: two communicators used in a different order on one stream by one rank" \
+	PROGRAM="$scenario" -- --case order2
 live gpu-fault GPU_FAULT "GPU_FAULT: the GPU reported an error" \
 	NCCLSIM_FAULT=gpufault:rank=2:seq=3 -- --steps 50
 live idle IDLE "IDLE: communicators made, no collective ever (compiling, loading data); the stacks after \`ncclwatch dump\`" \
