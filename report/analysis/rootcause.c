@@ -12,18 +12,23 @@
  *      never printed as a second culprit.
  *   2. A terminal component of two or more processes is a cycle: each waits
  *      for another. Somebody deviated; in order:
- *        a. send/receive counts: in a pair A -> B where B posted fewer than
- *           A expects, B deviates if B's counts with another peer went past
- *           that number (its counts do not add up), else A if A's other
- *           counts all stayed below it (A sent one too many);
- *        b. majority: processes are grouped by the op they are stuck in
+ *        a. send/receive counts (nw_p2p_count_deviants): in a pair where B
+ *           posted fewer of the other half than A waits for, B if B went
+ *           past that number with another peer, else A if A did more with
+ *           B than with anybody else;
+ *        b. never issued: the processes that never issued an op another
+ *           of the cycle waits in, when they are not all of it (the others
+ *           only wait behind their own earlier ops for them);
+ *        c. majority: processes are grouped by the op they are stuck in
  *           first; a strictly largest group is the majority, the others
  *           deviate; on a tie the processes waiting for the cycle from
  *           outside vote too;
- *        c. else the cycle cannot be decided: every verdict on it keeps
- *           its culprits and says why.
+ *        d. else the cycle cannot be decided: one verdict names the whole
+ *           cycle and says so, the cycle's other verdicts fold into it (a
+ *           cycle of posted send/receive halves only is the rule file's
+ *           P2P_DEADLOCK, which names the cycle itself).
  *      Culprits of the cycle that did not deviate are taken out (1.); a
- *      cycle whose deviants no verdict names gets one.
+ *      decided cycle whose deviants no verdict names gets one.
  *   3. Two root verdicts with the same culprits: the higher kind keeps
  *      them, the other is folded into it.
  *
@@ -42,10 +47,11 @@ struct rctx {
 	uint8_t *leaves;                 /* [nscc]: an edge leaves the component */
 	uint32_t *nproc;                 /* [nscc]: processes in it */
 	uint8_t *deviant;                /* [nprocs]: deviates in its cycle */
-	uint8_t *decided;                /* [nscc]: the cycle's deviants are known: 1 by the
-	                                  * send/receive counts, 3 by never issued, 2 by the
-	                                  * majority */
+	uint8_t *decided;                /* [nscc]: how the cycle's deviants are known (enum
+	                                  * decided), 0 not */
 };
+
+enum decided { BY_COUNTS = 1, BY_MAJORITY = 2, BY_NEVER_ISSUED = 3 };
 
 static int terminal(const struct rctx *r, uint32_t node)
 {
@@ -222,9 +228,9 @@ static uint32_t keep_root_culprits(struct rctx *r, struct nw_vwork *w)
 			nw_buf_rankset(e, &cyc);
 			nw_rankset_free(&cyc);
 			nw_buf_puts(e, "): ");
-			if (r->decided[s0] == 1)
+			if (r->decided[s0] == BY_COUNTS)
 				nw_buf_puts(e, "its send/receive counts with its peers do not add up (a skipped or extra post)");
-			else if (r->decided[s0] == 3)
+			else if (r->decided[s0] == BY_NEVER_ISSUED)
 				nw_buf_puts(e, "it never issued an op the others wait in; they only wait behind their own "
 				            "earlier ops for it");
 			else
@@ -403,11 +409,11 @@ void nw_rootcause(struct nw_jctx *x)
 		if (r.leaves[s] || r.nproc[s] < 2)
 			continue;
 		if (nw_p2p_count_deviants(x, s, r.deviant))
-			r.decided[s] = 1;
+			r.decided[s] = BY_COUNTS;
 		else if (!only_p2p(&r, s) && never_issued_deviants(&r, s))
-			r.decided[s] = 3;
+			r.decided[s] = BY_NEVER_ISSUED;
 		else if (!only_p2p(&r, s) && majority_deviants(&r, s))
-			r.decided[s] = 2;
+			r.decided[s] = BY_MAJORITY;
 	}
 
 	/* 1: culprits that wait are not roots; verdicts with none left are
