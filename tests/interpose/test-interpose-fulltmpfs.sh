@@ -19,6 +19,14 @@ cleanup_mount() { umount "$MNT" 2>/dev/null; _nw_cleanup; }
 trap cleanup_mount EXIT
 ${CC:-cc} -shared -fPIC -O2 -o "$T/shim.so" "$NW_ROOT/tests/interpose/fallocate_shim.c" -ldl \
 	|| fail "cannot build the fallocate shim"
+# The shim in front of the library, behind a sanitizer's runtime (which
+# must come first in the list).
+shim_preload() {
+	case "$NW_SAN" in
+		*address*|*thread*) _p=$(nw_preload); printf '%s:%s:%s' "${_p%%:*}" "$T/shim.so" "${_p#*:}" ;;
+		*) printf '%s:%s' "$T/shim.so" "$(nw_preload)" ;;
+	esac
+}
 PAGE=$(getconf PAGESIZE)
 ARGS="--steps 20 --count 256"
 
@@ -75,9 +83,9 @@ job 1 $((SEG_PAGES - 1)) 2
 assert_grep '^ncclwatch: cannot reserve or map .*\.seg \([0-9]+ bytes\): No space left on device; not recording$' "$T/run.out"
 
 note "a filesystem without fallocate: the files are written whole, still refused when full"
-PRELOAD="$T/shim.so:$(nw_preload)" job 1 "$SEG_PAGES" 2 NWTEST_FALLOCATE=eopnotsupp
+PRELOAD="$(shim_preload)" job 1 "$SEG_PAGES" 2 NWTEST_FALLOCATE=eopnotsupp
 assert_eq "$NOSPACE" 2 "runs without fallocate that said the control file had no room"
-env LD_PRELOAD="$T/shim.so:$(nw_preload)" NWTEST_FALLOCATE=eopnotsupp NCCLWATCH_KEEP=1 NCCLWATCH_DIR="$T/nofalloc" \
+env LD_PRELOAD="$(shim_preload)" NWTEST_FALLOCATE=eopnotsupp NCCLWATCH_KEEP=1 NCCLWATCH_DIR="$T/nofalloc" \
 	"$NW_TRAINER" --nranks 1 $ARGS > "$T/nofalloc.out" 2>&1 || { cat "$T/nofalloc.out"; fail "run without fallocate"; }
 assert_no_grep '^ncclwatch:' "$T/nofalloc.out"
 for f in $(segments "$T/nofalloc") "$(find "$T/nofalloc" -name control)"; do
@@ -86,7 +94,7 @@ for f in $(segments "$T/nofalloc") "$(find "$T/nofalloc" -name control)"; do
 done
 
 note "fallocate interrupted by signals 50 times: retried, recording"
-env LD_PRELOAD="$T/shim.so:$(nw_preload)" NWTEST_FALLOCATE=eintr:50 NCCLWATCH_KEEP=1 NCCLWATCH_DIR="$T/eintr" \
+env LD_PRELOAD="$(shim_preload)" NWTEST_FALLOCATE=eintr:50 NCCLWATCH_KEEP=1 NCCLWATCH_DIR="$T/eintr" \
 	"$NW_TRAINER" --nranks 1 $ARGS > "$T/eintr.out" 2>&1 || { cat "$T/eintr.out"; fail "run with EINTR"; }
 assert_no_grep '^ncclwatch:' "$T/eintr.out"
 show "$(segments "$T/eintr")" | grep -q ' AllReduce ' || fail "nothing recorded after EINTR"
