@@ -167,7 +167,7 @@ static int is_stale(unsigned char *p, size_t size, uint64_t key, int nranks, int
 		    !__atomic_load_n(&v.rank[r].left, __ATOMIC_ACQUIRE) && pid_alive(v.rank[r].pid))
 			alive = 1;
 	if (!alive) return 1;
-	if (h->nranks != nranks) { *conflict = 1; return 0; }
+	if (h->nranks != nranks) { *conflict = 2; return 0; }
 	if (v.rank[rank].joined) {
 		/* Our slot is taken by a live process: a duplicate rank, or an
 		 * earlier job that reused this id is still running. */
@@ -241,6 +241,16 @@ ncclResult_t sim_shm_join(uint64_t key, int nranks, int rank, int device, struct
 			munmap(p, size);
 			unlink(path);
 			p = NULL;
+		} else if (conflict == 2) {
+			/* Another nranks than the ranks already there: NCCL's bootstrap
+			 * root drops the rendezvous ("mismatch in rank count") and
+			 * every rank waits inside its init forever; no error comes back. */
+			int theirs = ((struct sim_comm_shared *)p)->nranks;
+			munmap(p, size);
+			dir_unlock(lk);
+			sim_debug("comm %016llx: rank %d joins with nranks %d, the others with %d: init never completes",
+			          (unsigned long long)key, rank, nranks, theirs);
+			sim_block_forever();
 		} else if (conflict) {
 			munmap(p, size);
 			dir_unlock(lk);
