@@ -299,8 +299,9 @@ static void verdict_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, ui
  * CUDA graph, so #n runs only when that graph is launched, and it went on
  * past #n while the others wait in it. */
 /* M_FINISHED: it never issued #n and has finalized or destroyed the comm
- * (it declared that it is done with it): the ranks inside #n went past the
- * comm's end, they are the culprits. */
+ * (it declared that it is done with it), along with a majority of the
+ * comm: the ranks inside #n went past the comm's end, they are the
+ * culprits. A minority that finished is M_NOT_ISSUED: it left early. */
 /* M_IN_GRAPH: it never issued #n, and stopped in a graph (stopped_in_graph)
  * along with a majority of the comm. */
 enum mclass { M_NOFILE, M_NOT_ISSUED, M_STARTED, M_ENQUEUED, M_COMPLETED, M_FAILED, M_GONE, M_CAPTURED, M_FINISHED,
@@ -337,17 +338,24 @@ static int stopped_in_graph(struct nw_jctx *x, const struct nw_member *m)
 	return op && op->state == NW_ST_CAPTURED;
 }
 
-/* Whether the members stopped in a graph outnumber those stuck in the
- * comm's ops: then they are the program as written, the stuck ones went
- * ahead without them (not waited for; the stuck ones are the culprits). */
-static int graph_majority(struct nw_jctx *x, const struct nw_comm_view *v, const struct nw_mpos *mp)
+static int finished(const struct nw_member *m)
 {
-	uint32_t in_graph = 0, stuck = 0;
+	return m->proc && (m->comm->state == NW_COMM_FINALIZED || m->comm->state == NW_COMM_DESTROYED);
+}
+
+/* Whether the members that stopped short of the stuck ones (they finished
+ * with the comm, or stopped in a graph) outnumber those stuck in its ops:
+ * then they are the program as written and the stuck ones went ahead
+ * without them (nobody waits for them; the stuck ones are the culprits).
+ * As a minority, they are the ones that left early. */
+static int stopped_majority(struct nw_jctx *x, const struct nw_comm_view *v, const struct nw_mpos *mp)
+{
+	uint32_t stopped = 0, stuck = 0;
 	for (int32_t r = 0; r < v->nranks; r++) {
 		stuck += mp[r].stuck;
-		in_graph += !mp[r].pend && stopped_in_graph(x, &v->members[r]);
+		stopped += !mp[r].pend && (finished(&v->members[r]) || stopped_in_graph(x, &v->members[r]));
 	}
-	return stuck && in_graph > stuck;
+	return stuck && stopped > stuck;
 }
 
 /* Edges: a member stuck in #m waits for the members whose coll_enqueued < m. */
@@ -362,17 +370,15 @@ static void edges_not_issued(struct nw_jctx *x, const struct nw_comm_view *v, co
 		x->oom = 1;
 		goto out;
 	}
-	int graph = graph_majority(x, v, mp);
+	int stopped = stopped_majority(x, v, mp);
 	for (int32_t r = 0; r < n; r++) {
 		if (mp[r].stuck)
 			seqs[k++] = mp[r].pend_seq;
-		/* A member that finalized or destroyed the comm is done with it:
-		 * nobody can wait for it to issue more; nor for a majority that
-		 * stopped in a graph. */
-		if (v->members[r].proc && v->members[r].comm->state != NW_COMM_FINALIZED &&
-		    v->members[r].comm->state != NW_COMM_DESTROYED &&
-		    !(graph && !mp[r].pend && stopped_in_graph(x, &v->members[r])))
-			by[nm++] = (struct byenq){ v->members[r].comm->coll_enqueued, r };
+		/* A majority that finished with the comm, or stopped in a graph, is
+		 * not waited for (stopped_majority). */
+		const struct nw_member *m = &v->members[r];
+		if (m->proc && !(stopped && !mp[r].pend && (finished(m) || stopped_in_graph(x, m))))
+			by[nm++] = (struct byenq){ m->comm->coll_enqueued, r };
 	}
 	if (!k)
 		goto out;
@@ -555,7 +561,7 @@ static void comm_frontier(struct nw_jctx *x, const struct nw_comm_view *v, const
 		return;
 	}
 	uint32_t cnt[M_OTHER + 1] = { 0 };
-	int graph = graph_majority(x, v, mp);
+	int stopped = stopped_majority(x, v, mp);
 	const struct nw_seg_op *first_pending = NULL;
 	uint64_t max_age = 0;
 	struct nw_rankset waiting = { 0 };
@@ -588,8 +594,8 @@ static void comm_frontier(struct nw_jctx *x, const struct nw_comm_view *v, const
 					nw_set_add(x, &waiting, m->proc->rank);
 				}
 			} else if (sc->coll_enqueued < nstar) {
-				c = sc->state == NW_COMM_FINALIZED || sc->state == NW_COMM_DESTROYED ? M_FINISHED
-				    : graph && stopped_in_graph(x, m) ? M_IN_GRAPH : M_NOT_ISSUED;
+				c = !stopped ? M_NOT_ISSUED : finished(m) ? M_FINISHED
+				    : stopped_in_graph(x, m) ? M_IN_GRAPH : M_NOT_ISSUED;
 			} else {
 				/* Enqueued but no longer in the ring: the positions tell. */
 				c = sc->coll_completed >= nstar ? M_COMPLETED : x->sink[m->proc->job_index] ? M_GONE
@@ -646,7 +652,10 @@ static void comm_frontier(struct nw_jctx *x, const struct nw_comm_view *v, const
 			if (cls[r] == M_NOT_ISSUED || cls[r] == M_GONE || cls[r] == M_CAPTURED) {
 				nw_verdict_culprit(x, w, m->proc);
 				struct nw_buf t = { 0 };
-				if (cls[r] == M_NOT_ISSUED)
+				if (cls[r] == M_NOT_ISSUED && finished(m))
+					nw_buf_printf(&t, "never called it: it %s the comm after #%" PRIu64 "; ",
+					              nw_comm_state_name(m->comm->state, sb), m->comm->coll_enqueued);
+				else if (cls[r] == M_NOT_ISSUED)
 					nw_buf_printf(&t, "never called it (coll_enqueued %" PRIu64 "); ", m->comm->coll_enqueued);
 				else if (cls[r] == M_GONE)
 					nw_buf_puts(&t, "called it but ended before completing it; ");

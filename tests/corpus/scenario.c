@@ -478,6 +478,22 @@ static int case_extra_step(struct sc *c)
 	return 0;
 }
 
+/* The mirror of extra-step: rank 1 finishes (finalizes, destroys, exits 0)
+ * after 4 steps, the others run a 5th: rank 1 left early. */
+static int case_leave_early(struct sc *c)
+{
+	init_world(c);
+	warm(c, &c->world, 1, c->s, WARM);
+	if (c->rank == 1) {
+		parked(c, "finished after 4 steps");
+		finish(c);
+		return 0;
+	}
+	allreduce(c, c->world, c->s);
+	hang_on(c, c->s, "step 5 issued (rank 1 finished after 4)");
+	return 0;
+}
+
 /* Send/recv ring on comm A (a split of the world), then an AllReduce on
  * the world, each step. At step 5 `who` leaves out its receive
  * (leave=1) or its send (leave=2). */
@@ -1037,6 +1053,7 @@ static const struct scenario_case cases[] = {
 	{ "desync-sym", case_desync_sym, 4, "ranks 0-2 in comm A's #5, rank 3 in comm B's #5" },
 	{ "desync-sym8", case_desync_sym8, 7, "ranks 0-5 in comm A's #5, ranks 6-7 in comm B's #5" },
 	{ "extra-step", case_extra_step, 3, "rank 2 runs a 6th step; the others finish and exit 0" },
+	{ "leave-early", case_leave_early, 2, "rank 1 finishes after 4 steps; the others run a 5th" },
 	{ "ring-missing-recv", case_ring_missing_recv, 3, "rank 2 leaves out its receive in ring step 5" },
 	{ "ring-missing-send", case_ring_missing_send, 3, "rank 1 leaves out its send in ring step 5" },
 	{ "pipeline-mismatch", case_pipeline_mismatch, 4, "rank 2 schedules 3 micro-batches, the others 4" },
