@@ -202,6 +202,16 @@ static void hang_on(struct sc *c, CUstream s, const char *why)
 	line("rank %d: the stream finished after all", c->rank);
 }
 
+/* The end of a step of the loops below: the warm-up steps wait for their
+ * stream, the faulty one (step 5) hangs there. */
+static void end_step(struct sc *c, int step)
+{
+	if (step == WARM + 1)
+		hang_on(c, c->s, "step 5 issued");
+	else
+		sync_stream(c, c->s);
+}
+
 static int rank_of(ncclComm_t comm)
 {
 	int r = -1;
@@ -505,10 +515,7 @@ static int ring_case(struct sc *c, int who, int leave)
 		int faulty = step == WARM + 1 && c->rank == who;
 		ring_exchange(c, c->comm[0], c->s, !(faulty && leave == 2), !(faulty && leave == 1));
 		allreduce(c, c->world, c->s);
-		if (step == WARM + 1)
-			hang_on(c, c->s, "step 5 issued");
-		else
-			sync_stream(c, c->s);
+		end_step(c, step);
 	}
 	return 0;
 }
@@ -533,10 +540,7 @@ static int case_pipeline_mismatch(struct sc *c)
 				nccl_ok(c, ncclSend((void *)c->buf2, (size_t)c->count, ncclFloat, me + 1, p, c->s), "ncclSend");
 		}
 		allreduce(c, c->world, c->s);
-		if (step == WARM + 1)
-			hang_on(c, c->s, "step 5 issued");
-		else
-			sync_stream(c, c->s);
+		end_step(c, step);
 	}
 	return 0;
 }
@@ -837,10 +841,7 @@ static int case_skip_allgather(struct sc *c)
 		if (step == WARM + 1 && c->rank == 4)
 			idle_forever(c, "skipping AllGather #5");
 		nccl_ok(c, ncclAllGather((void *)c->buf2, (void *)c->buf, part, ncclFloat, c->world, c->s), "ncclAllGather");
-		if (step == WARM + 1)
-			hang_on(c, c->s, "step 5 issued");
-		else
-			sync_stream(c, c->s);
+		end_step(c, step);
 	}
 	return 0;
 }
