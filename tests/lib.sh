@@ -19,10 +19,25 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/nwtest.XXXXXX")
 export NCCLWATCH_DIR="$T/shm"        # never touch the user's real segments
 export NCCLSIM_DIR="$T/sim"          # the simulation's shared files
 mkdir -p "$NCCLSIM_DIR"
+# Every process this test starts inherits NW_TEST_ID: at the end, only
+# those are killed. A group id recorded here may name another test's
+# process by then (its leader reaped long ago, the pid reused: tests run
+# side by side), and killing that made other tests fail under load.
+export NW_TEST_ID="$T"
 _nw_pgids=""
+_nw_ours() { tr '\0' '\n' < "/proc/$1/environ" 2>/dev/null | grep -qxF "NW_TEST_ID=$T"; }
 _nw_cleanup() {
-	# The group, and the leader itself in case it has not called setsid() yet.
-	for g in $_nw_pgids; do kill -KILL "-$g" "$g" 2>/dev/null; done
+	# The group, and the leader itself in case it has not called setsid()
+	# yet; a group only while one of its processes is ours (a group id is
+	# not reused while any member lives), a pid only if it is ours.
+	for g in $_nw_pgids; do
+		_ours=0
+		for _p in $(ps -eo pid=,pgid= | awk -v g="$g" '$2 == g { print $1 }'); do
+			_nw_ours "$_p" && { _ours=1; break; }
+		done
+		[ $_ours = 1 ] && kill -KILL "-$g" 2>/dev/null
+		_nw_ours "$g" && kill -KILL "$g" 2>/dev/null
+	done
 	[ -n "${NW_KEEP_TMP:-}" ] || rm -rf "$T"
 }
 trap _nw_cleanup EXIT
