@@ -25,7 +25,7 @@ mkdir -p "$NCCLSIM_DIR"
 # side by side), and killing that made other tests fail under load.
 export NW_TEST_ID="$T"
 _nw_pgids=""
-_nw_ours() { tr '\0' '\n' < "/proc/$1/environ" 2>/dev/null | grep -qxF "NW_TEST_ID=$T"; }
+_nw_ours() { tr '\0' '\n' 2>/dev/null < "/proc/$1/environ" | grep -qxF "NW_TEST_ID=$T"; }
 _nw_cleanup() {
 	# The group, and the leader itself in case it has not called setsid()
 	# yet; a group only while one of its processes is ours (a group id is
@@ -100,3 +100,15 @@ nw_until() {
 assert_eq() { [ "$1" = "$2" ] || fail "${3:-values differ}: expected '$2', got '$1'"; }
 assert_grep() { grep -Eq -- "$1" "$2" || { sed 's/^/    /' "$2" | tail -n 30 >&2; fail "no line matching /$1/ in $2"; }; }
 assert_no_grep() { ! grep -Eq -- "$1" "$2" || { grep -E -- "$1" "$2" | head >&2; fail "unexpected /$1/ in $2"; }; }
+
+# nw_small_tmpfs: MNT, an empty directory of this test where the caller
+# mounts a small tmpfs of the size it needs; it is unmounted when the test
+# ends. Skips the test without root or without the right to mount.
+nw_small_tmpfs() {
+	[ "$(id -u)" = 0 ] || skip "mounting a small tmpfs needs root"
+	MNT="$T/small"
+	mkdir -p "$MNT"
+	mount -t tmpfs -o size=4096,mode=0700 tmpfs "$MNT" 2>/dev/null || skip "cannot mount a tmpfs here (no CAP_SYS_ADMIN?)"
+	umount "$MNT"
+	trap 'umount "$MNT" 2>/dev/null; _nw_cleanup' EXIT
+}

@@ -10,13 +10,7 @@
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/interpose/interpose-lib.sh"
 . "$NW_ROOT/tests/trainer/trainer-lib.sh"
-[ "$(id -u)" = 0 ] || skip "mounting a small tmpfs needs root"
-MNT="$T/small"
-mkdir -p "$MNT"
-mount -t tmpfs -o size=4096,mode=0700 tmpfs "$MNT" 2>/dev/null || skip "cannot mount a tmpfs here (no CAP_SYS_ADMIN?)"
-umount "$MNT"
-cleanup_mount() { umount "$MNT" 2>/dev/null; _nw_cleanup; }
-trap cleanup_mount EXIT
+nw_small_tmpfs
 ${CC:-cc} -shared -fPIC -O2 -o "$T/shim.so" "$NW_ROOT/tests/interpose/fallocate_shim.c" -ldl \
 	|| fail "cannot build the fallocate shim"
 # The shim in front of the library, behind a sanitizer's runtime (which

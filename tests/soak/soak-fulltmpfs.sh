@@ -8,12 +8,7 @@
 # why not. NW_SOAK_ROUNDS (default 1) repeats the sweep.
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/trainer/trainer-lib.sh"
-[ "$(id -u)" = 0 ] || skip "mounting a small tmpfs needs root"
-MNT="$T/small"
-mkdir -p "$MNT"
-mount -t tmpfs -o size=4096,mode=0700 tmpfs "$MNT" 2>/dev/null || skip "cannot mount a tmpfs here (no CAP_SYS_ADMIN?)"
-umount "$MNT"
-trap 'umount "$MNT" 2>/dev/null; _nw_cleanup' EXIT
+nw_small_tmpfs
 ROUNDS=${NW_SOAK_ROUNDS:-1}
 PAGE=$(getconf PAGESIZE)
 ARGS="--nranks 2 --steps 20 --count 256"
