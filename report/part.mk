@@ -21,7 +21,10 @@ READER_SRCS     := report/segment_reader.c report/names.c
 # The analysis engine (report/analysis/): uses pthreads (parallel reading)
 # and uthash (uthash-dev).
 ANALYSIS_SRCS   := $(wildcard report/analysis/*.c)
-REPORT_LIB_SRCS := $(READER_SRCS) $(RENDER_SRCS) $(ANALYSIS_SRCS)
+# Flight Recorder dumps (report/fr/): a data-only pickle reader, the JSON
+# form (jansson), the loader into the engine's model.
+FR_SRCS         := $(wildcard report/fr/*.c)
+REPORT_LIB_SRCS := $(READER_SRCS) $(RENDER_SRCS) $(ANALYSIS_SRCS) $(FR_SRCS)
 REPORT_LIB_OBJS := $(REPORT_LIB_SRCS:%.c=$(BUILD)/%.o)
 REPORT_LIB      := $(BUILD)/lib/libncclwatch-report.a
 

@@ -86,6 +86,11 @@ struct nw_proc {
 	struct nw_thread_stack *threads;  /* from the stack area, if captured */
 	uint64_t stacks_ns;            /* when they were captured (its clock), 0 none */
 	uint32_t job_index;            /* its position in its job's procs[] */
+	/* Sources other than a segment (report/fr/: Flight Recorder dumps). */
+	const char **op_site;          /* [nops] or NULL: where each op was called ("fn at
+	                                * file.py:12"), interned; an entry may be NULL */
+	const char *source_note;       /* NULL for a segment; else what the source cannot
+	                                * tell (said once per verdict as evidence), interned */
 };
 
 #define NW_ANALYSIS_RECENT 16
@@ -204,7 +209,13 @@ struct nw_analysis {
 	size_t nread;                  /* segment files read (before dedupe) */
 	struct nw_intern *intern;      /* engine-private: the one copy of every frame string
 	                                * and frame list that stacks share */
+	size_t nnotes;
+	char **notes;                  /* lines about the input that are not errors (e.g. a
+	                                * Flight Recorder dump set aside for a segment) */
 };
+
+/* Add a note line (0, or -1 out of memory). */
+int nw_analysis_note(struct nw_analysis *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 struct nw_analysis_options {
 	double timeout_s;              /* stall threshold; 0: each job's watchdog setting

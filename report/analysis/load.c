@@ -11,6 +11,7 @@
  * results are taken in list order, so the outcome does not depend on the
  * threads. The helper threads block every signal. */
 #include "analysis_int.h"
+#include "../fr/fr.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -236,6 +237,7 @@ void nw_proc_free(struct nw_proc *p)
 	free(p->peers);
 	free(p->ops);
 	free(p->threads);   /* frame lists are interned: the analysis frees them */
+	free(p->op_site);   /* the array; its strings are interned */
 	free(p);
 }
 
@@ -259,10 +261,23 @@ struct reader {
 
 /* Reading and validating (most of the work) run in parallel; the summary
  * is built under the lock because it interns into the shared table. */
+static int seg_suffix(const char *p)
+{
+	size_t n = strlen(p);
+	return n > 4 && !strcmp(p + n - 4, ".seg");
+}
+
 static void read_one(struct reader *r, size_t i)
 {
 	struct slot *s = &r->slots[i];
 	struct nw_segment seg;
+	/* Flight Recorder dumps (report/fr/): any file not named *.seg whose
+	 * first bytes say so; the loader interns under the lock itself. */
+	if (!seg_suffix(r->paths[i]) && nw_fr_sniff(r->paths[i])) {
+		if (nw_fr_read(r->paths[i], r->in, &r->lock, &s->proc, &s->err) == NW_READ_ERR_NOMEM)
+			s->nomem = 1;
+		return;
+	}
 	if (nw_segment_read(r->paths[i], 0, &seg, &s->err) != NW_READ_OK)
 		return;
 	pthread_mutex_lock(&r->lock);
@@ -372,7 +387,7 @@ int nw_load(const char *const *paths, size_t npaths, int max_threads, struct nw_
 	memset(out, 0, sizeof *out);
 
 	for (size_t i = 0; i < npaths; i++) {
-		if (nw_segment_list(paths[i], &list, &e) == NW_READ_OK)
+		if (nw_input_list(paths[i], &list, &e) == NW_READ_OK)
 			continue;
 		if (e.code == NW_READ_ERR_NOMEM) {
 			nw_path_list_free(&list);
@@ -464,6 +479,19 @@ int nw_load(const char *const *paths, size_t npaths, int max_threads, struct nw_
 	}
 	HASH_CLEAR(hh, seen);
 	free(ents);
+	/* Flight Recorder dumps: one clock per job; those of a job that also
+	 * left segments give way to the segments (said in a->notes). */
+	char **pref = NULL;
+	size_t npref = 0;
+	if (!failed && nw_fr_settle(out->procs, &out->nprocs, &pref, &npref))
+		failed = 1;
+	for (size_t i = 0; i < npref; i++) {
+		if (!failed && nw_analysis_note(a, "%s: a Flight Recorder dump of a process whose segment "
+		                                "was read too: the segment is used", pref[i]))
+			failed = 1;
+		free(pref[i]);
+	}
+	free(pref);
 	for (size_t i = 0; i < list.count; i++)
 		nw_proc_free(r.slots[i].proc);   /* left only after a failure */
 	free(r.slots);
