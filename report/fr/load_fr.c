@@ -189,6 +189,7 @@ struct fent {                         /* one entry, parsed */
 	uint8_t dtype;
 	const struct nw_pv *frames;
 	uint8_t in_group;
+	uint64_t timeout_ms;
 };
 
 struct peerpos {
@@ -496,6 +497,8 @@ static int read_entries(struct build *b, const struct nw_pv *ents)
 			f->dtype = dtype_of(nw_pv_get(d, "input_dtypes"));
 		}
 		f->frames = nw_pv_get(d, "frames");
+		int64_t to = nw_pv_int(nw_pv_get(d, "timeout_ms"), 0);
+		f->timeout_ms = to > 0 && to < (int64_t)1 << 40 ? (uint64_t)to : 0;
 		if (i == 0 && nw_pv_int(nw_pv_get(d, "record_id"), 0) > 0)
 			b->wrapped = 1;
 	}
@@ -604,7 +607,7 @@ static int make_proc(struct build *b, const struct nw_pv *root, const char *path
 		}
 	}
 
-	uint64_t newest = 0;
+	uint64_t newest = 0, oldest_due = 0;
 	for (uint32_t i = 0; i < b->ne && !oom; i++) {
 		struct fent *f = &b->e[i];
 		max_into(&newest, f->created);
@@ -628,7 +631,13 @@ static int make_proc(struct build *b, const struct nw_pv *root, const char *path
 		op->enqueue_ns = f->created;
 		op->start_ns = f->started;
 		op->end_ns = f->completed;
-		op->state = f->state;
+		/* Without start events (TORCH_NCCL_ENABLE_TIMING unset) "scheduled"
+		 * only says "not completed": the kernel was launched when the op was
+		 * enqueued, so it is taken as started (the source note says so). */
+		op->state = f->state == NW_ST_ENQUEUED && !b->timing ? NW_ST_STARTED : f->state;
+		if (nw_op_pending(op->state) && f->timeout_ms &&
+		    (!oldest_due || f->created + f->timeout_ms * 1000000ull < oldest_due))
+			oldest_due = f->created + f->timeout_ms * 1000000ull;
 		op->commit = nops + 1;
 		if (f->in_group) {
 			op->flags |= NW_OPF_IN_GROUP;
@@ -786,7 +795,9 @@ static int make_proc(struct build *b, const struct nw_pv *root, const char *path
 		p->rank = b->rank;
 		p->alive = -1;
 		p->is_dump = 1;
-		p->now_ns = newest;
+		/* The dump's moment, at the earliest: the newest time it recorded, and
+		 * when its oldest pending op reached its timeout (the watchdog dumps then). */
+		p->now_ns = newest > oldest_due ? newest : oldest_due;
 		p->last_activity_ns = 0;
 		for (size_t i = 0; i < p->nops; i++)
 			max_into(&p->last_activity_ns, p->ops[i].enqueue_ns);
