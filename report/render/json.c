@@ -182,6 +182,10 @@ int nw_render_json(FILE *out, const struct nw_analysis *a)
 	for (size_t i = 0; i < a->nbad; i++)
 		nw_json_push(arr, bad_json(&a->bad[i], &failed), &failed);
 	nw_json_set(doc, "unreadable", arr, &failed);
+	arr = json_array();
+	for (size_t i = 0; i < a->nnotes; i++)
+		nw_json_push(arr, nw_json_str(a->notes[i]), &failed);
+	nw_json_set(doc, "notes", arr, &failed);
 
 	if (failed) {
 		json_decref(doc);

@@ -20,6 +20,7 @@
  *     ranks 0-4,6-7 (7) thread "trainer":
  *       #0 FRAME                         innermost first
  *   unreadable: PATH: PROBLEM
+ *   note: PATH: ... (input set aside, e.g. a Flight Recorder dump for a segment)
  *
  * Line formats are pinned by tests/cli/test_render.c: change them on
  * purpose. Every string from a segment is escaped (control bytes as \xNN)
@@ -265,6 +266,11 @@ int nw_render_text(FILE *out, const struct nw_analysis *a, unsigned flags)
 		/* The reader's message already names the file: "PATH: problem". */
 		fputs("unreadable: ", out);
 		put_escaped(out, a->bad[i].err.message[0] ? a->bad[i].err.message : a->bad[i].path, 0);
+		fputc('\n', out);
+	}
+	for (size_t i = 0; i < a->nnotes; i++) {
+		fputs("note: ", out);
+		put_escaped(out, a->notes[i], 0);
 		fputc('\n', out);
 	}
 	if (fflush(out) != 0 || ferror(out)) {
