@@ -1,0 +1,58 @@
+#!/bin/sh
+# Flight Recorder dumps written by tests/gen/frgen.py for every scenario
+# torch's analyzer knows and ours beyond it: `diagnose` gives the verdict
+# kind and the exact culprit set. Pickles (protocol 2, like torch's own),
+# the JSON form, and old/new dump versions.
+. "$NW_ROOT/tests/lib.sh"
+. "$NW_ROOT/tests/cli/cli-lib.sh"
+need_engine
+. "$NW_ROOT/tests/fr/fr-lib.sh"
+
+fr_expect healthy HEALTHY -
+fr_expect missing-rank MISSING_RANK 7
+# No file from rank 7 at all: torch's analyzer refuses to work without
+# every file (check_no_missing_dump_files); ours names the rank as unknown.
+fr_expect missing-file MISSING_RANK -
+assert_grep '"unknown": *\[7\]' "$T/missing-file.json"
+fr_expect type-mismatch MISMATCH 7
+# Rank 0 is the odd one: torch's analyzer compares every rank with the
+# first dump it reads and "assumes the current rank is not the source"
+# (utils.py), so it blames ranks 1-7; the minority is rank 0.
+fr_expect first-rank-wrong MISMATCH 0
+fr_expect size-mismatch MISMATCH 1
+fr_expect dtype-mismatch MISMATCH 2
+fr_expect late-mismatch MISSING_RANK 1
+fr_expect state-mismatch TRANSPORT_STALL -
+fr_expect transport TRANSPORT_STALL -
+fr_expect p2p-ok HEALTHY -
+fr_expect p2p-unmatched P2P_UNMATCHED 1
+# all_to_all with uneven splits is legal: no size mismatch
+fr_expect alltoall-ok HEALTHY -
+fr_expect multi-pg MISSING_RANK 1
+fr_expect coalesced-ok HEALTHY -
+
+note "the JSON form, and dump versions 2.0, 2.3, 2.10"
+fr_expect missing-rank MISSING_RANK 7 --json
+fr_expect type-mismatch MISMATCH 7 --json
+fr_expect missing-rank MISSING_RANK 7 --version 2.0 --no-frames
+fr_expect size-mismatch MISMATCH 1 --version 2.3
+
+note "text: the call site, the source's limits, the NCCL version"
+"$PY" "$FRGEN" missing-rank "$T/text" > /dev/null
+cli "$T/text.out" diagnose "$T/text"
+assert_eq "$CLI_STATUS" 1 "exit status"
+assert_grep 'called from train_step at /home/user/train.py:40' "$T/text.out"
+assert_grep 'source: PyTorch Flight Recorder dumps \(version 2.10\)' "$T/text.out"
+assert_grep 'no GPU start events' "$T/text.out"
+
+note "an unknown version: one line naming it, exit 2"
+"$PY" "$FRGEN" missing-rank "$T/v3" --version 3.0 > /dev/null
+usage_error 'Flight Recorder dump version "3.0" is not one this reader knows' diagnose "$T/v3"
+
+note "a directory mixing dumps with segments of another job"
+"$PY" "$FRGEN" size-mismatch "$T/mix" > /dev/null
+"$NW_BUILD/tests/progs/mkseg" "$T/mix/other.1.seg" > /dev/null 2>&1 || true
+cli "$T/mix.out" diagnose "$T/mix"
+assert_grep '^job fr:mix: 8 processes read' "$T/mix.out"
+assert_grep '^MISMATCH: ' "$T/mix.out"
+echo ok
