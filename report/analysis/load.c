@@ -257,6 +257,7 @@ struct reader {
 	pthread_mutex_t lock;           /* next, and the intern table */
 	struct nw_intern *in;
 	const char *myhost;
+	struct nw_fr_cache *fr;         /* what Flight Recorder dumps share (report/fr/) */
 };
 
 /* Reading and validating (most of the work) run in parallel; the summary
@@ -273,10 +274,13 @@ static void read_one(struct reader *r, size_t i)
 	struct nw_segment seg;
 	/* Flight Recorder dumps (report/fr/): any file not named *.seg whose
 	 * first bytes say so; the loader interns under the lock itself. */
-	if (!seg_suffix(r->paths[i]) && nw_fr_sniff(r->paths[i])) {
-		if (nw_fr_read(r->paths[i], r->in, &r->lock, &s->proc, &s->err) == NW_READ_ERR_NOMEM)
-			s->nomem = 1;
-		return;
+	if (!seg_suffix(r->paths[i])) {
+		int rc = nw_fr_read_if_dump(r->paths[i], r->in, &r->lock, r->fr, &s->proc, &s->err);
+		if (rc != NW_FR_NOT_A_DUMP) {
+			if (rc == NW_READ_ERR_NOMEM)
+				s->nomem = 1;
+			return;
+		}
 	}
 	if (nw_segment_read(r->paths[i], 0, &seg, &s->err) != NW_READ_OK)
 		return;
@@ -433,7 +437,9 @@ int nw_load(const char *const *paths, size_t npaths, int max_threads, struct nw_
 		nw_path_list_free(&list);
 		return nomem(err, "reading segments");
 	}
+	r.fr = nw_fr_cache_new();        /* NULL: every dump parses its own rank lists */
 	read_all(&r, max_threads);
+	nw_fr_cache_free(r.fr);
 	pthread_mutex_destroy(&r.lock);
 	a->nread += list.count;
 

@@ -27,14 +27,26 @@ enum nw_fr_form {
 int nw_fr_sniff(const char *path);
 int nw_fr_sniff_bytes(const uint8_t *d, size_t n);
 
+/* What the dumps of one reading share (the process groups' rank lists,
+ * parsed once); thread-safe. NULL works too (nothing shared). */
+struct nw_fr_cache;
+struct nw_fr_cache *nw_fr_cache_new(void);
+void nw_fr_cache_free(struct nw_fr_cache *c);
+
 /* Read the dump at `path` into a new process (*out). The frame strings
  * are interned into `in` under `lock` (may be NULL). Returns NW_READ_OK,
  * or an error code with err set ("PATH: problem", one line). */
-int nw_fr_read(const char *path, struct nw_intern *in, pthread_mutex_t *lock, struct nw_proc **out,
-               struct nw_read_error *err);
+int nw_fr_read(const char *path, struct nw_intern *in, pthread_mutex_t *lock, struct nw_fr_cache *cache,
+               struct nw_proc **out, struct nw_read_error *err);
+/* The same, but first the file's first bytes are sniffed: not a dump ->
+ * NW_FR_NOT_A_DUMP and nothing else done (one open for both questions). */
+#define NW_FR_NOT_A_DUMP (-1)
+int nw_fr_read_if_dump(const char *path, struct nw_intern *in, pthread_mutex_t *lock,
+                       struct nw_fr_cache *cache, struct nw_proc **out, struct nw_read_error *err);
 /* The same from bytes (the fuzz target); `name` is used in messages. */
 int nw_fr_read_bytes(const uint8_t *d, size_t n, const char *name, struct nw_intern *in,
-                     pthread_mutex_t *lock, struct nw_proc **out, struct nw_read_error *err);
+                     pthread_mutex_t *lock, struct nw_fr_cache *cache, struct nw_proc **out,
+                     struct nw_read_error *err);
 
 /* After every file is read: the processes of FR dumps of one job get the
  * job's one "now" (a dump carries no time of its own); FR dumps whose job

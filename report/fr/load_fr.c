@@ -165,12 +165,62 @@ static int parse_ranks(const struct nw_pv *v, int32_t **out, uint32_t *n)
 	return 0;
 }
 
+/* ---- rank lists shared by every dump of a job ----
+ *
+ * Every rank's dump holds the same pg_config, and the default group's
+ * ranks string names every rank: parsing and hashing it again per file
+ * would make reading N dumps cost N^2. The cache keeps each distinct
+ * string once (compared byte for byte), parsed, with its hash. */
+
+#define FR_CACHE_MAX 1024
+
+struct fr_rl {
+	char *bytes;
+	size_t len;
+	int32_t *ranks;
+	uint32_t nranks;
+	int identity;                      /* ranks[i] == i */
+	uint64_t hash;
+};
+
+struct nw_fr_cache {
+	pthread_mutex_t lock;
+	struct fr_rl *e;
+	size_t n, cap;
+};
+
+struct nw_fr_cache *nw_fr_cache_new(void)
+{
+	struct nw_fr_cache *c = calloc(1, sizeof *c);
+	if (c && pthread_mutex_init(&c->lock, NULL) != 0) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void nw_fr_cache_free(struct nw_fr_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->e[i].bytes);
+		free(c->e[i].ranks);
+	}
+	free(c->e);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
 /* ---- what one dump holds ---- */
 
 struct fpg {                          /* a process group of pg_config */
 	const struct nw_pv *name, *desc;
 	int32_t *ranks;
 	uint32_t nranks;
+	int shared;                       /* ranks belong to the cache */
+	int identity;                     /* ranks[i] == i */
+	uint64_t rhash;                   /* hash of the ranks as written */
 	uint64_t id;
 	int32_t me;                       /* my group rank, -1 not a member */
 	int32_t slot;                     /* comm slot, -1 none */
@@ -363,6 +413,7 @@ static void max_into(uint64_t *m, uint64_t v)
 /* ---- the loader ---- */
 
 struct build {
+	struct nw_fr_cache *cache;
 	const char *name;
 	struct nw_read_error *err;
 	struct fpg *pgs;
@@ -378,9 +429,84 @@ struct build {
 static void build_free(struct build *b)
 {
 	for (uint32_t i = 0; i < b->npgs; i++)
-		free(b->pgs[i].ranks);
+		if (!b->pgs[i].shared)
+			free(b->pgs[i].ranks);
 	free(b->pgs);
 	free(b->e);
+}
+
+/* A fast hash of a long string (8 bytes a step): the ranks of the
+ * default group run to hundreds of KB per dump at scale. */
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+	const uint8_t *s = p;
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, s + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	for (; i < n; i++)
+		h = (h ^ s[i]) * 0x100000001b3ull;
+	return h ^ (h >> 29);
+}
+
+static void ranks_facts(struct fpg *g)
+{
+	g->identity = 1;
+	for (uint32_t i = 0; i < g->nranks && g->identity; i++)
+		g->identity = g->ranks[i] == (int32_t)i;
+}
+
+static int group_ranks(struct build *b, const struct nw_pv *v, struct fpg *g)
+{
+	struct nw_fr_cache *c = b->cache;
+	if (c && v && v->type == NW_PV_STR && v->u.str.len >= 64) {
+		size_t len = v->u.str.len;
+		pthread_mutex_lock(&c->lock);
+		for (size_t i = 0; i < c->n; i++) {
+			struct fr_rl *e = &c->e[i];
+			if (e->len == len && !memcmp(e->bytes, v->u.str.s, len)) {
+				g->ranks = e->ranks;
+				g->nranks = e->nranks;
+				g->identity = e->identity;
+				g->rhash = e->hash;
+				g->shared = 1;
+				pthread_mutex_unlock(&c->lock);
+				return 0;
+			}
+		}
+		pthread_mutex_unlock(&c->lock);
+	}
+	if (parse_ranks(v, &g->ranks, &g->nranks))
+		return fail(b->err, NW_READ_ERR_FORMAT, b->name, "pg_config: the ranks of a process group "
+		            "are not a list of ranks");
+	ranks_facts(g);
+	g->rhash = hash_bytes(g->ranks, g->nranks * sizeof *g->ranks);
+	if (!c || !v || v->type != NW_PV_STR || v->u.str.len < 64)
+		return 0;
+	/* Keep it for the other dumps (two threads may both add one: harmless). */
+	pthread_mutex_lock(&c->lock);
+	if (c->n < FR_CACHE_MAX) {
+		if (c->n == c->cap) {
+			size_t cap = c->cap ? c->cap * 2 : 8;
+			struct fr_rl *e = realloc(c->e, cap * sizeof *e);
+			if (e) {
+				c->e = e;
+				c->cap = cap;
+			}
+		}
+		char *bytes = c->n < c->cap ? malloc(v->u.str.len) : NULL;
+		if (bytes) {
+			memcpy(bytes, v->u.str.s, v->u.str.len);
+			c->e[c->n++] = (struct fr_rl){ bytes, v->u.str.len, g->ranks, g->nranks, g->identity, g->rhash };
+			g->shared = 1;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	return 0;
 }
 
 static int read_pgs(struct build *b, const struct nw_pv *cfg)
@@ -404,9 +530,9 @@ static int read_pgs(struct build *b, const struct nw_pv *cfg)
 			g->desc = nw_pv_get(val, "desc");
 			ranks = nw_pv_get(val, "ranks");
 		}
-		if (parse_ranks(ranks, &g->ranks, &g->nranks))
-			return fail(b->err, NW_READ_ERR_FORMAT, b->name, "pg_config: the ranks of a process group "
-			            "are not a list of ranks");
+		int rc = group_ranks(b, ranks, g);
+		if (rc)
+			return rc;
 		size_t l;
 		const char *s = sv(g->name, &l);
 		uint64_t h = fnv(0xcbf29ce484222325ull, "fr-pg", 5);
@@ -415,10 +541,64 @@ static int read_pgs(struct build *b, const struct nw_pv *cfg)
 		s = sv(g->desc, &l);
 		h = fnv(h, s, l);
 		h = fnv(h, "\0", 1);
-		h = fnv(h, g->ranks, g->nranks * sizeof *g->ranks);
+		h = fnv(h, &g->rhash, sizeof g->rhash);
 		g->id = h ? h : 1;
 	}
 	return 0;
+}
+
+/* The keys of an entry the loader uses, found in one pass over its dict
+ * (a dump has thousands of entries of ~20 keys each). */
+enum ekey {
+	K_PG, K_PNAME, K_ISP2P, K_CSEQ, K_PSEQ, K_STATE, K_CREATED, K_STARTED, K_COMPLETED, K_DURATION,
+	K_INSIZES, K_OUTSIZES, K_INDT, K_OUTDT, K_FRAMES, K_TIMEOUT, K_RECORD, K_N
+};
+#define EK(s) { s, sizeof s - 1 }
+static const struct { const char *s; size_t len; } ekey_name[K_N] = {
+	EK("process_group"), EK("profiling_name"), EK("is_p2p"), EK("collective_seq_id"), EK("p2p_seq_id"),
+	EK("state"), EK("time_created_ns"), EK("time_discovered_started_ns"),
+	EK("time_discovered_completed_ns"), EK("duration_ms"), EK("input_sizes"), EK("output_sizes"),
+	EK("input_dtypes"), EK("output_dtypes"), EK("frames"), EK("timeout_ms"), EK("record_id"),
+};
+#undef EK
+
+/* Entries of one dump list their keys in the same order, and a pickler
+ * memoizes the key strings: the key at position j is most likely the
+ * one found there in the previous entry (checked first, by address). */
+#define EK_HINTS 32
+struct ekey_hint {
+	const char *at[EK_HINTS];
+	int8_t idx[EK_HINTS];
+};
+
+static void entry_keys(const struct nw_pv *d, const struct nw_pv *k[K_N], struct ekey_hint *h)
+{
+	memset(k, 0, K_N * sizeof *k);
+	for (uint32_t j = 0; j + 1 < d->n; j += 2) {
+		const struct nw_pv *key = d->u.items[j];
+		if (!key || key->type != NW_PV_STR || !key->u.str.len)
+			continue;
+		uint32_t pos = j / 2;
+		if (pos < EK_HINTS && h->at[pos] == key->u.str.s) {
+			int i = h->idx[pos];
+			if (i >= 0 && !k[i])
+				k[i] = d->u.items[j + 1];
+			continue;
+		}
+		int found = -1;
+		for (int i = 0; i < K_N; i++)
+			if (key->u.str.len == ekey_name[i].len && key->u.str.s[0] == ekey_name[i].s[0] &&
+			    !memcmp(key->u.str.s, ekey_name[i].s, ekey_name[i].len)) {
+				if (!k[i])
+					k[i] = d->u.items[j + 1];
+				found = i;
+				break;
+			}
+		if (pos < EK_HINTS) {
+			h->at[pos] = key->u.str.s;
+			h->idx[pos] = (int8_t)found;
+		}
+	}
 }
 
 static int read_entries(struct build *b, const struct nw_pv *ents)
@@ -430,16 +610,19 @@ static int read_entries(struct build *b, const struct nw_pv *ents)
 	b->e = calloc(ents->n + 1, sizeof *b->e);
 	if (!b->e)
 		return fail(b->err, NW_READ_ERR_NOMEM, b->name, "out of memory");
+	struct ekey_hint hint = { { 0 }, { 0 } };
 	for (uint32_t i = 0; i < ents->n; i++) {
 		const struct nw_pv *d = ents->u.items[i];
 		if (!d || d->type != NW_PV_DICT)
 			return fail(b->err, NW_READ_ERR_FORMAT, b->name, "entry %u is not a dict", i);
 		struct fent *f = &b->e[b->ne++];
-		const struct nw_pv *pgt = nw_pv_get(d, "process_group");
+		const struct nw_pv *k[K_N];
+		entry_keys(d, k, &hint);
+		const struct nw_pv *pgt = k[K_PG];
 		f->pg = pgt && (pgt->type == NW_PV_TUPLE || pgt->type == NW_PV_LIST) && pgt->n >= 1
 		            ? find_pg(b->pgs, b->npgs, pgt->u.items[0]) : -1;
 		size_t n;
-		const char *pn = sv(nw_pv_get(d, "profiling_name"), &n), *colon = memchr(pn, ':', n);
+		const char *pn = sv(k[K_PNAME], &n), *colon = memchr(pn, ':', n);
 		const char *t = colon ? colon + 1 : pn, *end = pn + n;
 		const char *sp = memchr(t, ' ', (size_t)(end - t));
 		f->kind = kind_of(t, (size_t)((sp ? sp : end) - t), &f->is_p2p);
@@ -462,44 +645,44 @@ static int read_entries(struct build *b, const struct nw_pv *ents)
 				f->kind = 0;        /* a send/recv whose name does not say who: not matchable */
 			}
 		}
-		const struct nw_pv *ip = nw_pv_get(d, "is_p2p");
+		const struct nw_pv *ip = k[K_ISP2P];
 		if (ip && ip->type == NW_PV_BOOL)
 			f->is_p2p = ip->u.i != 0;
-		f->coll_seq = (uint64_t)nw_pv_int(nw_pv_get(d, "collective_seq_id"), 0);
-		f->p2p_seq = (uint64_t)nw_pv_int(nw_pv_get(d, "p2p_seq_id"), 0);
-		const struct nw_pv *st = nw_pv_get(d, "state");
+		f->coll_seq = (uint64_t)nw_pv_int(k[K_CSEQ], 0);
+		f->p2p_seq = (uint64_t)nw_pv_int(k[K_PSEQ], 0);
+		const struct nw_pv *st = k[K_STATE];
 		f->state = nw_pv_is_str(st, "completed") ? NW_ST_COMPLETED
 		           : nw_pv_is_str(st, "started") ? NW_ST_STARTED : NW_ST_ENQUEUED;
-		f->created = time_of(nw_pv_get(d, "time_created_ns"));
-		f->started = time_of(nw_pv_get(d, "time_discovered_started_ns"));
-		f->completed = time_of(nw_pv_get(d, "time_discovered_completed_ns"));
-		if (f->started || f->state == NW_ST_STARTED || nw_pv_get(d, "duration_ms"))
+		f->created = time_of(k[K_CREATED]);
+		f->started = time_of(k[K_STARTED]);
+		f->completed = time_of(k[K_COMPLETED]);
+		if (f->started || f->state == NW_ST_STARTED || k[K_DURATION])
 			b->timing = 1;
-		const struct nw_pv *in = nw_pv_get(d, "input_sizes"), *out = nw_pv_get(d, "output_sizes");
+		const struct nw_pv *in = k[K_INSIZES], *out = k[K_OUTSIZES];
 		switch (f->kind) {
 		case NW_OP_REDUCESCATTER:
 		case NW_OP_SCATTER:
 			f->count = numel(out);
-			f->dtype = dtype_of(nw_pv_get(d, "output_dtypes"));
+			f->dtype = dtype_of(k[K_OUTDT]);
 			break;
 		case NW_OP_RECV:
 			f->count = numel(out) ? numel(out) : numel(in);
-			f->dtype = dtype_of(nw_pv_get(d, nw_pv_get(d, "output_dtypes") ? "output_dtypes" : "input_dtypes"));
+			f->dtype = dtype_of(k[K_OUTDT] ? k[K_OUTDT] : k[K_INDT]);
 			break;
 		case NW_OP_ALLTOALL:
 			/* Per-peer splits may differ by design (all_to_all_v): the
 			 * count is not compared. */
 			f->count = 0;
-			f->dtype = dtype_of(nw_pv_get(d, "input_dtypes"));
+			f->dtype = dtype_of(k[K_INDT]);
 			break;
 		default:
 			f->count = numel(in);
-			f->dtype = dtype_of(nw_pv_get(d, "input_dtypes"));
+			f->dtype = dtype_of(k[K_INDT]);
 		}
-		f->frames = nw_pv_get(d, "frames");
-		int64_t to = nw_pv_int(nw_pv_get(d, "timeout_ms"), 0);
+		f->frames = k[K_FRAMES];
+		int64_t to = nw_pv_int(k[K_TIMEOUT], 0);
 		f->timeout_ms = to > 0 && to < (int64_t)1 << 40 ? (uint64_t)to : 0;
-		if (i == 0 && nw_pv_int(nw_pv_get(d, "record_id"), 0) > 0)
+		if (i == 0 && nw_pv_int(k[K_RECORD], 0) > 0)
 			b->wrapped = 1;
 	}
 	return 0;
@@ -563,11 +746,14 @@ static int make_proc(struct build *b, const struct nw_pv *root, const char *path
 		struct fpg *g = &b->pgs[i];
 		if (nw_pv_is_str(g->name, "0"))
 			world = (int32_t)g->nranks;
-		for (uint32_t k = 0; k < g->nranks; k++)
-			if (g->ranks[k] == b->rank) {
-				g->me = (int32_t)k;
-				break;
-			}
+		if (g->identity)
+			g->me = b->rank < (int32_t)g->nranks ? b->rank : -1;
+		else
+			for (uint32_t k = 0; k < g->nranks; k++)
+				if (g->ranks[k] == b->rank) {
+					g->me = (int32_t)k;
+					break;
+				}
 		if (g->me < 0)
 			continue;
 		g->slot = (int32_t)p->ncomms;
@@ -830,7 +1016,8 @@ static int make_proc(struct build *b, const struct nw_pv *root, const char *path
 }
 
 int nw_fr_read_bytes(const uint8_t *d, size_t n, const char *name, struct nw_intern *in,
-                     pthread_mutex_t *lock, struct nw_proc **out, struct nw_read_error *err)
+                     pthread_mutex_t *lock, struct nw_fr_cache *cache, struct nw_proc **out,
+                     struct nw_read_error *err)
 {
 	*out = NULL;
 	int form = nw_fr_sniff_bytes(d, n);
@@ -844,7 +1031,7 @@ int nw_fr_read_bytes(const uint8_t *d, size_t n, const char *name, struct nw_int
 		nw_pickle_free(&pk);
 		return fail(err, NW_READ_ERR_FORMAT, name, "not readable as a Flight Recorder dump: %s", perr);
 	}
-	struct build b = { .name = name, .err = err, .rank = -1 };
+	struct build b = { .cache = cache, .name = name, .err = err, .rank = -1 };
 	const struct nw_pv *root = pk.root;
 	if (!root || root->type != NW_PV_DICT) {
 		nw_pickle_free(&pk);
@@ -875,8 +1062,8 @@ int nw_fr_read_bytes(const uint8_t *d, size_t n, const char *name, struct nw_int
 	return rc;
 }
 
-int nw_fr_read(const char *path, struct nw_intern *in, pthread_mutex_t *lock, struct nw_proc **out,
-               struct nw_read_error *err)
+static int read_file(const char *path, int sniff_first, struct nw_intern *in, pthread_mutex_t *lock,
+                     struct nw_fr_cache *cache, struct nw_proc **out, struct nw_read_error *err)
 {
 	*out = NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -898,6 +1085,14 @@ int nw_fr_read(const char *path, struct nw_intern *in, pthread_mutex_t *lock, st
 		            "can be (1 GiB); not read", (long long)st.st_size);
 	}
 	size_t n = (size_t)st.st_size;
+	if (sniff_first) {
+		uint8_t head[256];
+		ssize_t h = pread(fd, head, sizeof head, 0);
+		if (h <= 0 || !nw_fr_sniff_bytes(head, (size_t)h)) {
+			close(fd);
+			return NW_FR_NOT_A_DUMP;
+		}
+	}
 	uint8_t *d = malloc(n ? n : 1);
 	if (!d) {
 		close(fd);
@@ -913,7 +1108,19 @@ int nw_fr_read(const char *path, struct nw_intern *in, pthread_mutex_t *lock, st
 		got += (size_t)r;
 	}
 	close(fd);
-	int rc = nw_fr_read_bytes(d, got, path, in, lock, out, err);
+	int rc = nw_fr_read_bytes(d, got, path, in, lock, cache, out, err);
 	free(d);
 	return rc;
+}
+
+int nw_fr_read(const char *path, struct nw_intern *in, pthread_mutex_t *lock, struct nw_fr_cache *cache,
+               struct nw_proc **out, struct nw_read_error *err)
+{
+	return read_file(path, 0, in, lock, cache, out, err);
+}
+
+int nw_fr_read_if_dump(const char *path, struct nw_intern *in, pthread_mutex_t *lock,
+                       struct nw_fr_cache *cache, struct nw_proc **out, struct nw_read_error *err)
+{
+	return read_file(path, 1, in, lock, cache, out, err);
 }

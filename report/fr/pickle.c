@@ -76,6 +76,27 @@ struct nw_pv *nw_pv_new(struct nw_arena *a, int type)
 	return v;
 }
 
+/* Room for `extra` more items at once (fill knows how many come). */
+static int pv_reserve(struct nw_arena *a, struct nw_pv *c, size_t extra)
+{
+	if ((size_t)c->cap - c->n >= extra)
+		return 0;
+	size_t want = (size_t)c->n + extra;
+	if (want > UINT32_MAX / 2)
+		return -1;
+	size_t cap = c->cap ? (size_t)c->cap * 2 : 4;
+	if (cap < want)
+		cap = want;
+	struct nw_pv **items = nw_arena_alloc(a, cap * sizeof *items);
+	if (!items)
+		return -1;
+	if (c->n)
+		memcpy(items, c->u.items, c->n * sizeof *items);
+	c->u.items = items;
+	c->cap = (uint32_t)cap;
+	return 0;
+}
+
 int nw_pv_push(struct nw_arena *a, struct nw_pv *c, struct nw_pv *v)
 {
 	if (c->n == c->cap) {
@@ -158,7 +179,7 @@ struct pm {
 	size_t nmemo;
 	size_t nstored;                      /* distinct indices stored (len(memo) in Python) */
 	char *err;
-	struct nw_pv *mark_tok;              /* never on the stack */
+	struct nw_pv *small[256];            /* shared ints 0..255 */
 };
 
 static int perr(struct pm *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -241,6 +262,12 @@ static struct nw_pv *scalar(struct pm *m, int type)
 
 static int push_int(struct pm *m, int64_t i)
 {
+	/* Small ints are shared: values are never changed once built. */
+	if (i >= 0 && i < 256) {
+		if (!m->small[i] && (m->small[i] = scalar(m, NW_PV_INT)))
+			m->small[i]->u.i = i;
+		return push(m, m->small[i]);
+	}
 	struct nw_pv *v = scalar(m, NW_PV_INT);
 	if (v)
 		v->u.i = i;
@@ -356,7 +383,7 @@ static int seq_from_mark(struct pm *m, int type)
 	if (pop_mark(m, &from))
 		return -1;
 	struct nw_pv *c = nw_pv_new(m->a, type);
-	if (!c)
+	if (!c || pv_reserve(m->a, c, m->sp - from))
 		return perr(m, "the values would take more than the memory limit");
 	for (size_t i = from; i < m->sp; i++)
 		if (nw_pv_push(m->a, c, m->stack[i]))
@@ -391,6 +418,8 @@ static int fill(struct pm *m, size_t from, int dict)
 		return perr(m, "items added to a value that is not a %s", dict ? "dict" : "list or set");
 	if (dict && (m->sp - from) % 2)
 		return perr(m, "a key without a value");
+	if (pv_reserve(m->a, c, m->sp - from))
+		return perr(m, "the values would take more than the memory limit");
 	for (size_t i = from; i < m->sp; i++)
 		if (nw_pv_push(m->a, c, m->stack[i]))
 			return perr(m, "the values would take more than the memory limit");

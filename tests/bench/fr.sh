@@ -22,9 +22,10 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/nwfr.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 echo "command: frgen.py bench DIR --ranks N --entries 256"
-echo "         /usr/bin/time -f '%e s %M KiB' ncclwatch diagnose DIR  (the second of two runs: warm cache)"
+echo "         /usr/bin/time -f '%e s %U+%S cpu %M KiB' ncclwatch diagnose DIR  (the second of two runs: warm cache)"
+echo "         cpu_s (user+system) is printed too: wall time on a loaded machine says little"
 echo "torch's analyzer: not installed here (see the comment in tests/bench/fr.sh): only ours"
-printf '%8s %10s %8s %12s %10s %12s %s\n' ranks files_MB gen_s wall_s ratio peak_MiB verdict
+printf '%8s %10s %8s %10s %8s %10s %10s %s\n' ranks files_MB gen_s wall_s cpu_s ratio peak_MiB verdict
 prev_wall=""
 for n in $FR_BENCH_SIZES; do
 	rm -rf "$tmp/d"
@@ -33,14 +34,17 @@ for n in $FR_BENCH_SIZES; do
 	g1=$(date +%s.%N)
 	mb=$(du -sm "$tmp/d" | cut -f1)
 	"$cli" diagnose "$tmp/d" > /dev/null 2>&1
-	/usr/bin/time -f '%e %M' -o "$tmp/time" "$cli" diagnose "$tmp/d" > "$tmp/out" 2> /dev/null
+	/usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$cli" diagnose "$tmp/d" > "$tmp/out" 2> /dev/null
 	tail -n 1 "$tmp/time" > "$tmp/time1"
-	read -r wall rss < "$tmp/time1"
+	read -r wall usr sys rss < "$tmp/time1"
+	cpu=$(awk -v a="$usr" -v b="$sys" 'BEGIN { printf "%.2f", a + b }')
 	verdict="$(grep -m1 -o '^[A-Z_]*:' "$tmp/out" | tr -d :) $(grep -m1 '^  culprits:' "$tmp/out" | tr -d ' ')"
 	ratio=-
-	[ -n "$prev_wall" ] && ratio=$(awk -v a="$wall" -v b="$prev_wall" 'BEGIN { printf "%.1fx", (b > 0 ? a / b : 0) }')
+	[ -n "$prev_wall" ] && ratio=$(awk -v a="$cpu" -v b="$prev_wall" 'BEGIN { printf "%.1fx", (b > 0 ? a / b : 0) }')
 	gs=$(awk -v a="$g0" -v b="$g1" 'BEGIN { printf "%.1f", b - a }')
-	printf '%8s %10s %8s %12s %10s %12s %s\n' "$n" "$mb" "$gs" "$wall" "$ratio" "$((rss / 1024))" "$verdict"
-	prev_wall=$wall
+	printf '%8s %10s %8s %10s %8s %10s %10s %s\n' "$n" "$mb" "$gs" "$wall" "$cpu" "$ratio" "$((rss / 1024))" "$verdict"
+	prev_wall=$cpu
 done
-echo "goal: 16384 ranks < 5 s and < 1024 MiB; linear growth = about 4x per row"
+echo "goal: 16384 ranks < 5 s and < 1024 MiB; linear growth = about 4x per row (ratio: of cpu_s)"
+echo "note: every rank's dump holds the default group's rank list (ranks_str of all N ranks), so the"
+echo "      input itself grows as N^2 (files_MB); its rank lists are parsed once per reading (report/fr/)"
