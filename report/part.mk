@@ -80,3 +80,16 @@ $(FUZZ_TARGET): $(FUZZ_SRCS) $(wildcard report/*.h report/cli/*.h) include/ncclw
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -o $@ $(FUZZ_SRCS)
 TEST_BINS += $(FUZZ_TARGET)
 endif
+# The Flight Recorder reader's fuzz target (tests/fr/test-fr-fuzz.sh), the
+# same way: the reader, the loader and what they use of the engine (its
+# interning; nw_proc_free comes with the target).
+FR_FUZZ_TARGET := $(BUILD)/tests/progs/fuzz-fr-reader
+FR_FUZZ_SRCS   := tests/fuzz/fuzz_fr_reader.c report/fr/pickle.c report/fr/fr_json.c report/fr/load_fr.c \
+                  report/analysis/util.c report/analysis/rankset.c report/names.c
+ifeq ($(HAVE_LIBFUZZER),yes)
+$(FR_FUZZ_TARGET): $(FR_FUZZ_SRCS) $(wildcard report/*.h report/analysis/*.h report/fr/*.h) include/ncclwatch/segment.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 -Wall -Wextra -Werror -g -O1 -pthread \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -o $@ $(FR_FUZZ_SRCS) $(JSON_LIBS)
+TEST_BINS += $(FR_FUZZ_TARGET)
+endif

@@ -325,11 +325,12 @@ static int line_num(struct pm *m, int is_float)
 		b[n - 1] = '\0';
 	errno = 0;
 	if (is_float) {
-		struct nw_pv *v = scalar(m, NW_PV_FLOAT);
-		if (v)
-			v->u.f = strtod(b, &end);
+		double f = strtod(b, &end);
 		if (end == b || *end)
 			return perr(m, "not a number: '%s'", b);
+		struct nw_pv *v = scalar(m, NW_PV_FLOAT);
+		if (v)
+			v->u.f = f;
 		return push(m, v);
 	}
 	if (!strcmp(b, "00") || !strcmp(b, "01")) {   /* protocol 0's False/True */
