@@ -225,6 +225,7 @@ struct fpg {                          /* a process group of pg_config */
 	int32_t me;                       /* my group rank, -1 not a member */
 	int32_t slot;                     /* comm slot, -1 none */
 	uint64_t last_coll;               /* last collective seq made an op */
+	size_t last_op;                   /* its index in the ops being built */
 };
 
 struct fent {                         /* one entry, parsed */
@@ -239,6 +240,7 @@ struct fent {                         /* one entry, parsed */
 	uint8_t dtype;
 	const struct nw_pv *frames;
 	uint8_t in_group;
+	uint8_t closer;                   /* ends a coalesced group: "coalesced", "ALLGATHER_coalesced", ... */
 	uint64_t timeout_ms;
 };
 
@@ -297,6 +299,9 @@ static uint8_t dtype_of(const struct nw_pv *v)
 		{ "Char", 0 }, { "Byte", 1 }, { "Bool", 1 }, { "Int", 2 }, { "Long", 4 }, { "Half", 6 },
 		{ "Float", 7 }, { "Double", 8 }, { "BFloat16", 9 }, { "Float8_e4m3fn", 10 },
 		{ "Float8_e5m2", 11 },
+		/* torch's own names ("float32"), as its analyzer's tests write them */
+		{ "int8", 0 }, { "uint8", 1 }, { "bool", 1 }, { "int32", 2 }, { "int64", 4 }, { "float16", 6 },
+		{ "float32", 7 }, { "float64", 8 }, { "bfloat16", 9 },
 	};
 	if (v && (v->type == NW_PV_LIST || v->type == NW_PV_TUPLE))
 		v = v->n ? v->u.items[0] : NULL;
@@ -625,7 +630,14 @@ static int read_entries(struct build *b, const struct nw_pv *ents)
 		const char *pn = sv(k[K_PNAME], &n), *colon = memchr(pn, ':', n);
 		const char *t = colon ? colon + 1 : pn, *end = pn + n;
 		const char *sp = memchr(t, ' ', (size_t)(end - t));
-		f->kind = kind_of(t, (size_t)((sp ? sp : end) - t), &f->is_p2p);
+		size_t tl = (size_t)((sp ? sp : end) - t);
+		f->kind = kind_of(t, tl, &f->is_p2p);
+		/* Group ends: "coalesced", and from 2.7 the slow path's
+		 * "ALLGATHER_coalesced" / "REDUCE_SCATTER_coalesced" (after its
+		 * broadcasts / reduces); "allreduce_coalesced" and the
+		 * "*_tensor_coalesced" ops are collectives of their own. */
+		f->closer = f->kind == UINT16_MAX || (tl == 19 && !memcmp(t, "ALLGATHER_coalesced", 19)) ||
+		            (tl == 24 && !memcmp(t, "REDUCE_SCATTER_coalesced", 24));
 		f->src = f->dst = -1;
 		if (f->kind == NW_OP_SEND || f->kind == NW_OP_RECV) {
 			char meta[64];
@@ -678,6 +690,17 @@ static int read_entries(struct build *b, const struct nw_pv *ents)
 		default:
 			f->count = numel(in);
 			f->dtype = dtype_of(k[K_INDT]);
+			if (f->kind == NW_OP_ALLREDUCE || f->kind == NW_OP_BROADCAST) {
+				/* In place by definition: an output of another size or type
+				 * than the input is this rank's own error; the larger count,
+				 * or the output's type, makes it differ from the others. */
+				uint64_t o = numel(out);
+				if (o > f->count)
+					f->count = o;
+				uint8_t od = dtype_of(k[K_OUTDT]);
+				if (k[K_OUTDT] && od != f->dtype)
+					f->dtype = od;
+			}
 		}
 		f->frames = k[K_FRAMES];
 		int64_t to = nw_pv_int(k[K_TIMEOUT], 0);
@@ -775,14 +798,18 @@ static int make_proc(struct build *b, const struct nw_pv *root, const char *path
 	if (!oom) {
 		for (uint32_t i = b->ne; i-- > 0;) {
 			struct fent *f = &b->e[i];
-			if (f->kind == UINT16_MAX) {
-				for (uint32_t j = i; j-- > 0;) {
+			if (f->closer) {
+				/* Bounded: entries of other groups in between are skipped,
+				 * at most 1024 of them. */
+				for (uint32_t j = i, other = 0; j-- > 0 && other < 1024;) {
 					struct fent *m = &b->e[j];
-					if (m->pg != f->pg)
+					if (m->pg != f->pg) {
+						other++;
 						continue;
+					}
 					int same = f->is_p2p ? m->is_p2p && m->p2p_seq == f->p2p_seq
 					                     : !m->is_p2p && m->coll_seq == f->coll_seq;
-					if (!same || m->kind == UINT16_MAX)
+					if (!same || m->closer)
 						break;
 					m->state = f->state;
 					m->started = f->started;
@@ -799,7 +826,7 @@ static int make_proc(struct build *b, const struct nw_pv *root, const char *path
 		max_into(&newest, f->created);
 		max_into(&newest, f->started);
 		max_into(&newest, f->completed);
-		if (!f->kind || f->kind == UINT16_MAX || f->pg < 0 || b->pgs[f->pg].slot < 0)
+		if (!f->kind || f->pg < 0 || b->pgs[f->pg].slot < 0 || (f->kind == UINT16_MAX && f->is_p2p))
 			continue;
 		struct fpg *g = &b->pgs[f->pg];
 		struct nw_seg_comm *c = &p->comms[g->slot];
@@ -870,9 +897,19 @@ static int make_proc(struct build *b, const struct nw_pv *root, const char *path
 					c->p2p_completed_ns = f->completed;
 			}
 		} else {
-			if (f->coll_seq == 0 || f->coll_seq == g->last_coll)
-				continue;            /* members of one coalesced collective: one op */
+			if (f->coll_seq == 0)
+				continue;
+			if (f->coll_seq == g->last_coll) {
+				/* Members of one coalesced collective are one op: their
+				 * counts add up (so a member of another size shows). */
+				if (!f->closer && f->kind != UINT16_MAX)
+					ops[g->last_op].count += f->count;
+				continue;
+			}
+			if (f->kind == UINT16_MAX)
+				continue;            /* a "coalesced" end with no member kept */
 			g->last_coll = f->coll_seq;
+			g->last_op = nops;
 			op->seq = f->coll_seq;
 			if (op->seq > c->coll_enqueued) {
 				c->coll_enqueued = op->seq;

@@ -78,7 +78,8 @@ class Rank:
         self.entries.append(e)
 
     def coll_op(self, pg, name, state="completed", sizes=(1024,), dtype="Float", line=40, out_sizes=None):
-        self.entry(pg, name, state, list(sizes), dtype, line=line, out_sizes=out_sizes)
+        self.entry(pg, name, state, list(sizes), dtype, line=line,
+                   out_sizes=list(out_sizes) if out_sizes is not None else None)
 
     def send(self, pg, dst, state="completed", n=256):
         self.entry(pg, "send %d->%d" % (self.grank(pg), dst), state, [n], "Float", p2p=True, line=77)
@@ -277,7 +278,130 @@ def sc_coalesced_ok(n, k):
     return rs, "HEALTHY culprits=-"
 
 
+# ---- the scenarios of torch's own analyzer tests
+# (test/distributed/flight_recorder/test_fr_analysis.py), rebuilt as the
+# dumps a 2-rank job would leave: their situations, with real sequence
+# numbers (their unit tests leave them at 0) and ops left pending where the
+# situation is a hang. Two groups as in their template: the default group
+# [0, 1] and a group "1" ("sub_pg") that each rank made alone ([0] on rank
+# 0, [1] on rank 1).
+
+def torch_pgs(rank):
+    return {"0": ("default_pg", [0, 1]), "1": ("sub_pg", [rank])}
+
+
+def torch_ranks():
+    return [Rank(i, torch_pgs(i), VERSION, FRAMES) for i in range(2)]
+
+
+def coalesced(r, pg, members, closer, state="completed"):
+    """members: (name, sizes) issued in one coalescing block: one seq."""
+    seq = r.coll[pg] + 1
+    for name, sizes in members + [(closer, ())]:
+        r.coll[pg] = seq - 1
+        r.coll_op(pg, name, state=state, sizes=sizes)
+
+
+def sc_torch_matched(n, k):
+    # their case 1: all_reduce on the default group, all_reduce [5, 5] on sub_pg
+    rs = torch_ranks()
+    for r in rs:
+        r.coll_op("0", "all_reduce", sizes=(4, 4))
+        r.coll_op("1", "all_reduce", sizes=(5, 5))
+    return rs, "HEALTHY culprits=-"
+
+
+def sc_torch_allreduce_coalesced(n, k):
+    # their case 2: one allreduce_coalesced (a collective of its own)
+    rs = torch_ranks()
+    for r in rs:
+        r.coll_op("0", "allreduce_coalesced", sizes=(4, 4))
+    return rs, "HEALTHY culprits=-"
+
+
+def sc_torch_broadcast_coalesced(n, k):
+    # their case 3: two broadcasts in one coalescing block, closed by "coalesced"
+    rs = torch_ranks()
+    for r in rs:
+        coalesced(r, "0", [("broadcast", (4, 4)), ("broadcast", (4, 4))], "coalesced")
+    return rs, "HEALTHY culprits=-"
+
+
+def sc_torch_uneven_allgather(n, k):
+    # their case 4: the slow path's all-gather (two _broadcast_oop closed by
+    # ALLGATHER_coalesced) with an uneven second member on rank 0: a size
+    # mismatch (they report pass_check False). Two ranks, one each way: no
+    # majority, so no rank can be blamed: the mismatch is reported with the
+    # culprit set empty (torch names rank 1, the rank not read first).
+    rs = torch_ranks()
+    for r in rs:
+        second = (5, 5) if r.rank == 0 else (4, 4)
+        coalesced(r, "0", [("_broadcast_oop", (4, 4)), ("_broadcast_oop", second)], "ALLGATHER_coalesced",
+                  state="scheduled")
+    return rs, "MISMATCH culprits=-"
+
+
+def sc_torch_reduce_scatter_coalesced(n, k):
+    # their case 5: the slow path's reduce-scatter (two _reduce_oop closed by
+    # REDUCE_SCATTER_coalesced), matched
+    rs = torch_ranks()
+    for r in rs:
+        coalesced(r, "0", [("_reduce_oop", (4, 4)), ("_reduce_oop", (4, 4))], "REDUCE_SCATTER_coalesced")
+    return rs, "HEALTHY culprits=-"
+
+
+def sc_torch_empty_coalesced(n, k):
+    # their case 6: rank 0's coalescing block was empty (it recorded nothing),
+    # rank 1's held two reduces; as a hang: rank 1 waits in the group's op,
+    # which rank 0 never issued
+    rs = torch_ranks()
+    for r in rs:
+        r.coll_op("0", "all_reduce", sizes=(4, 4))
+    coalesced(rs[1], "0", [("_reduce_oop", (4, 4)), ("_reduce_oop", (4, 4))], "REDUCE_SCATTER_coalesced",
+              state="scheduled")
+    return rs, "MISSING_RANK culprits=0"
+
+
+def sc_torch_output_size(n, k):
+    # their match_one_event: an all_reduce whose output size differs from its
+    # input on one rank (SIZE_OR_SYNTAX_MISMATCH); 3 ranks so a majority exists
+    rs = [Rank(i, world(3), VERSION, FRAMES) for i in range(3)]
+    for r in rs:
+        r.coll_op("0", "all_reduce", state="scheduled", sizes=(4, 4), out_sizes=(5, 4) if r.rank == 2 else (4, 4))
+    return rs, "MISMATCH culprits=2"
+
+
+def sc_torch_output_dtype(n, k):
+    # their match_one_event: same sizes, output float16 on one rank (DTYPE_MISMATCH)
+    rs = [Rank(i, world(3), VERSION, FRAMES) for i in range(3)]
+    for r in rs:
+        r.coll_op("0", "all_reduce", state="scheduled", sizes=(4, 4))
+        if r.rank == 1:
+            r.entries[-1]["output_dtypes"] = ["Half"]
+    return rs, "MISMATCH culprits=1"
+
+
+def sc_torch_gather_root(n, k):
+    # their match_one_event: gather, the root's output lists every rank's
+    # tensor, the others' is empty: a match
+    rs = torch_ranks()
+    for r in rs:
+        r.coll_op("0", "gather", sizes=(4, 4))
+        r.entries[-1]["output_sizes"] = [[4, 4], [4, 4]] if r.rank == 0 else [[]]
+        r.entries[-1]["output_dtypes"] = ["Float"] if r.rank == 0 else [""]
+    return rs, "HEALTHY culprits=-"
+
+
 SCENARIOS = {
+    "torch-matched": sc_torch_matched,
+    "torch-allreduce-coalesced": sc_torch_allreduce_coalesced,
+    "torch-broadcast-coalesced": sc_torch_broadcast_coalesced,
+    "torch-uneven-allgather": sc_torch_uneven_allgather,
+    "torch-reduce-scatter-coalesced": sc_torch_reduce_scatter_coalesced,
+    "torch-empty-coalesced": sc_torch_empty_coalesced,
+    "torch-output-size": sc_torch_output_size,
+    "torch-output-dtype": sc_torch_output_dtype,
+    "torch-gather-root": sc_torch_gather_root,
     "healthy": sc_healthy,
     "missing-rank": sc_missing_rank,
     "missing-file": sc_missing_file,
