@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "show_text.h"
+#include "show_fr.h"
+#include "../fr/fr.h"
 
 static void show_help(FILE *out)
 {
@@ -17,6 +19,9 @@ static void show_help(FILE *out)
 	        "\n"
 	        "Prints what each segment holds: a live segment or a dump, or every *.seg\n"
 	        "file under DIR and its subdirectories two levels down (DIR/<job>/<host>.<pid>.seg).\n"
+	        "A PyTorch Flight Recorder dump (pickle or JSON) is shown as the process the\n"
+	        "engine makes of it: \"flight-recorder PATH\", rank, comms, peers and the ops kept\n"
+	        "(docs/flight-recorder.md).\n"
 	        "\n"
 	        "  -n, --records N   show only the newest N op records (default: all valid ones)\n"
 	        "  -S, --no-stacks   only the one-line stack summary: no module, thread, frame\n"
@@ -108,12 +113,25 @@ static int show_run(int argc, char **argv)
 	for (int i = optind; i < argc; i++) {
 		struct nw_path_list list = { 0 };
 		struct nw_read_error err;
-		if (nw_segment_list(argv[i], &list, &err) != NW_READ_OK) {
+		if (nw_input_list(argv[i], &list, &err) != NW_READ_OK) {
 			fprintf(stderr, "ncclwatch: %s\n", err.message);
 			bad++;
 		}
 		for (size_t j = 0; j < list.count; j++) {
 			struct nw_segment seg;
+			size_t pl = strlen(list.paths[j]);
+			if ((pl < 4 || strcmp(list.paths[j] + pl - 4, ".seg")) && nw_fr_sniff(list.paths[j])) {
+				/* A PyTorch Flight Recorder dump: what the engine makes of it. */
+				if (shown)
+					fputc('\n', stdout);
+				if (nw_show_fr(stdout, list.paths[j], &err) != NW_READ_OK) {
+					fprintf(stderr, "ncclwatch: %s\n", err.message);
+					bad++;
+				} else {
+					shown++;
+				}
+				continue;
+			}
 			if (nw_segment_read(list.paths[j], 0, &seg, &err) != NW_READ_OK) {
 				fprintf(stderr, "ncclwatch: %s\n", err.message);
 				bad++;

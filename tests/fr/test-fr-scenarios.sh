@@ -45,6 +45,21 @@ assert_grep 'called from train_step at /home/user/train.py:40' "$T/text.out"
 assert_grep 'source: PyTorch Flight Recorder dumps \(version 2.10\)' "$T/text.out"
 assert_grep 'no GPU start events' "$T/text.out"
 
+note "show: the process the engine makes of a dump; --trace: a valid trace"
+cli_ok 0 "$T/show.out" show "$T/p2p-unmatched/comm_lib_trace_rank_0"
+assert_grep '^flight-recorder .*comm_lib_trace_rank_0$' "$T/show.out"
+assert_grep '^  peer 0 comm=0 peer=1 send_enqueued=1 send_completed=0 recv_enqueued=0 recv_completed=0$' "$T/show.out"
+assert_grep ' Send comm=[0-9a-f]{16} rank=0/8 seq=1 count=256 dtype=float32 peer=1 state=STARTED from=train_step at /home/user/train.py:77$' "$T/show.out"
+cli "$T/tr.out" diagnose --trace "$T/trace.json" "$T/text"
+"$PY" - "$T/trace.json" <<'PY' || fail "the trace"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"] if isinstance(d, dict) else d
+x = [e for e in ev if e.get("ph") == "X"]
+assert len({e["pid"] for e in x}) == 8, "a process per rank"
+assert any(e["name"] == "AllReduce #5" for e in x), "the pending op"
+PY
+
 note "an unknown version: one line naming it, exit 2"
 "$PY" "$FRGEN" missing-rank "$T/v3" --version 3.0 > /dev/null
 usage_error 'Flight Recorder dump version "3.0" is not one this reader knows' diagnose "$T/v3"
