@@ -85,12 +85,8 @@ int nw_input_list(const char *path, struct nw_path_list *list, struct nw_read_er
 	if (s)
 		goto nomem;
 	if (list->count == before) {
-		if (err) {
-			memset(err, 0, sizeof *err);
-			err->code = NW_READ_ERR_EMPTY;
-			snprintf(err->message, sizeof err->message, "%s: no segment files (*.seg) and no Flight "
-			         "Recorder dumps in this directory", path);
-		}
+		/* The segment lister's message stands (err was set by it): a
+		 * directory with neither is, first of all, one without segments. */
 		return NW_READ_ERR_EMPTY;
 	}
 	qsort(list->paths + segs, list->count - segs, sizeof *list->paths, cmp_path);
