@@ -1036,7 +1036,8 @@ static int make_proc(struct build *b, const struct nw_pv *root, const char *path
 		         b->timing ? "GPU start events were recorded (TORCH_NCCL_ENABLE_TIMING=1)"
 		                   : "no GPU start events (the job did not set TORCH_NCCL_ENABLE_TIMING=1): "
 		                     "scheduled means not completed, started or not",
-		         b->wrapped ? "; its ring wrapped, so sends/receives are left out (their per-peer "
+		         b->wrapped ? "; its first entries are gone (the ring wrapped, or only active "
+		                      "entries were dumped), so sends/receives are left out (their per-peer "
 		                      "numbers are not known)" : "");
 		if (intern_site(in, lock, note, &p->source_note))
 			oom = 1;
