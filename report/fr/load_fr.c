@@ -1026,7 +1026,7 @@ static int make_proc(struct build *b, const struct nw_pv *root, const char *path
 			max_into(&p->last_activity_ns, p->ops[i].enqueue_ns);
 		for (uint32_t i = 0; i < b->ne; i++)
 			max_into(&p->last_activity_ns, b->e[i].created);
-		char note[512];
+		char note[1024];
 		snprintf(note, sizeof note,
 		         "source: PyTorch Flight Recorder dumps (version %s): states are what torch's watchdog "
 		         "last saw (its time_discovered_* are late by design); %s; no thread stacks and no "
