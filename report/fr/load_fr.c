@@ -1004,6 +1004,7 @@ static int make_proc(struct build *b, const struct nw_pv *root, const char *path
 		h->flags = NW_SEG_F_DUMP;
 		h->pid = 0;
 		h->ppid = 0;
+		snprintf(h->host, sizeof h->host, "?");       /* a dump names no host */
 		h->start_realtime_ns = (uint64_t)b->rank + 1;   /* one process per rank (load.c's dedupe) */
 		h->global_rank = b->rank;
 		h->local_rank = -1;

@@ -31,6 +31,12 @@ fr_expect alltoall-ok HEALTHY -
 fr_expect multi-pg MISSING_RANK 1
 fr_expect coalesced-ok HEALTHY -
 
+note "comm_lib_version: the NCCL version among the environment differences"
+fr_expect nccl-differs TRANSPORT_STALL -
+"$NW_CLI" diagnose "$T/nccl-differs" > "$T/nccl.out"
+assert_grep 'NCCL version' "$T/nccl.out"
+assert_grep '2\.18\.1' "$T/nccl.out"
+
 note "the JSON form, and dump versions 2.0, 2.3, 2.10"
 fr_expect missing-rank MISSING_RANK 7 --json
 fr_expect type-mismatch MISMATCH 7 --json

@@ -40,6 +40,7 @@ class Rank:
         self.p2p = {n: 0 for n in pgs}
         self.t = T0
         self.with_frames = with_frames
+        self.comm_lib = "2.21.5"
 
     def grank(self, pg):
         return self.pgs[pg][1].index(self.rank)
@@ -87,7 +88,8 @@ class Rank:
     def recv(self, pg, src, state="completed", n=256):
         self.entry(pg, "recv %d<-%d" % (self.grank(pg), src), state, [n], "Float", p2p=True, line=78)
 
-    def dump(self, comm_lib="2.21.5"):
+    def dump(self):
+        comm_lib = self.comm_lib
         d = {"version": "%d.%d" % self.version}
         d["pg_config"] = {n: {"name": n, "desc": desc, "ranks": str(list(r))} for n, (desc, r) in self.pgs.items()}
         if self.version >= (2, 4):
@@ -392,7 +394,16 @@ def sc_torch_gather_root(n, k):
     return rs, "HEALTHY culprits=-"
 
 
+def sc_nccl_differs(n, k):
+    # transport-like hang where rank 3 runs another NCCL (comm_lib_version):
+    # the environment differences name it
+    rs, expect = sc_transport(n, k)
+    rs[3].comm_lib = "2.18.1"
+    return rs, expect
+
+
 SCENARIOS = {
+    "nccl-differs": sc_nccl_differs,
     "torch-matched": sc_torch_matched,
     "torch-allreduce-coalesced": sc_torch_allreduce_coalesced,
     "torch-broadcast-coalesced": sc_torch_broadcast_coalesced,
