@@ -51,6 +51,15 @@ assert_grep 'called from train_step at /home/user/train.py:40' "$T/text.out"
 assert_grep 'source: PyTorch Flight Recorder dumps \(version 2.10\)' "$T/text.out"
 assert_grep 'no GPU start events' "$T/text.out"
 
+note "--json validates against the schema; --trace is a trace of the 8 ranks"
+if "$PY" -c 'import jsonschema' 2>/dev/null; then
+	CLI_PY=$PY
+	schema_ok "$T/missing-rank.json"
+	schema_ok "$T/p2p-unmatched.json"
+else
+	echo "(no jsonschema module: the schema check is left out)"
+fi
+
 note "show: the process the engine makes of a dump; --trace: a valid trace"
 cli_ok 0 "$T/show.out" show "$T/p2p-unmatched/comm_lib_trace_rank_0"
 assert_grep '^flight-recorder .*comm_lib_trace_rank_0$' "$T/show.out"
