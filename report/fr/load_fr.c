@@ -265,27 +265,29 @@ static int32_t find_pg(struct fpg *pgs, uint32_t n, const struct nw_pv *name)
 
 static uint16_t kind_of(const char *t, size_t n, int *p2p)
 {
-	static const struct { const char *name; uint16_t kind; } k[] = {
-		{ "all_reduce", NW_OP_ALLREDUCE }, { "allreduce_coalesced", NW_OP_ALLREDUCE },
-		{ "all_reduce_barrier", NW_OP_ALLREDUCE }, { "barrier", NW_OP_ALLREDUCE },
-		{ "broadcast", NW_OP_BROADCAST }, { "_broadcast_oop", NW_OP_BROADCAST },
-		{ "reduce", NW_OP_REDUCE }, { "_reduce_oop", NW_OP_REDUCE },
-		{ "all_gather", NW_OP_ALLGATHER }, { "all_gather_single", NW_OP_ALLGATHER },
-		{ "all_gather_v", NW_OP_ALLGATHER }, { "_all_gather_base", NW_OP_ALLGATHER },
-		{ "all_gather_into_tensor_coalesced", NW_OP_ALLGATHER }, { "ALLGATHER_coalesced", NW_OP_ALLGATHER },
-		{ "reduce_scatter", NW_OP_REDUCESCATTER }, { "reduce_scatter_single", NW_OP_REDUCESCATTER },
-		{ "reduce_scatter_v", NW_OP_REDUCESCATTER }, { "_reduce_scatter_base", NW_OP_REDUCESCATTER },
-		{ "reduce_scatter_tensor_coalesced", NW_OP_REDUCESCATTER },
-		{ "REDUCE_SCATTER_coalesced", NW_OP_REDUCESCATTER },
-		{ "all_to_all", NW_OP_ALLTOALL }, { "all_to_all_single", NW_OP_ALLTOALL },
-		{ "all_to_all_v_single", NW_OP_ALLTOALL }, { "alltoall_base", NW_OP_ALLTOALL },
-		{ "gather", NW_OP_GATHER }, { "scatter", NW_OP_SCATTER },
-		{ "send", NW_OP_SEND }, { "recv", NW_OP_RECV },
-		{ "coalesced", UINT16_MAX },
+#define KN(s, k) { s, sizeof s - 1, k }
+	static const struct { const char *name; size_t len; uint16_t kind; } k[] = {
+		KN("all_reduce", NW_OP_ALLREDUCE), KN("allreduce_coalesced", NW_OP_ALLREDUCE),
+		KN("all_reduce_barrier", NW_OP_ALLREDUCE), KN("barrier", NW_OP_ALLREDUCE),
+		KN("broadcast", NW_OP_BROADCAST), KN("_broadcast_oop", NW_OP_BROADCAST),
+		KN("reduce", NW_OP_REDUCE), KN("_reduce_oop", NW_OP_REDUCE),
+		KN("all_gather", NW_OP_ALLGATHER), KN("all_gather_single", NW_OP_ALLGATHER),
+		KN("all_gather_v", NW_OP_ALLGATHER), KN("_all_gather_base", NW_OP_ALLGATHER),
+		KN("all_gather_into_tensor_coalesced", NW_OP_ALLGATHER), KN("ALLGATHER_coalesced", NW_OP_ALLGATHER),
+		KN("reduce_scatter", NW_OP_REDUCESCATTER), KN("reduce_scatter_single", NW_OP_REDUCESCATTER),
+		KN("reduce_scatter_v", NW_OP_REDUCESCATTER), KN("_reduce_scatter_base", NW_OP_REDUCESCATTER),
+		KN("reduce_scatter_tensor_coalesced", NW_OP_REDUCESCATTER),
+		KN("REDUCE_SCATTER_coalesced", NW_OP_REDUCESCATTER),
+		KN("all_to_all", NW_OP_ALLTOALL), KN("all_to_all_single", NW_OP_ALLTOALL),
+		KN("all_to_all_v_single", NW_OP_ALLTOALL), KN("alltoall_base", NW_OP_ALLTOALL),
+		KN("gather", NW_OP_GATHER), KN("scatter", NW_OP_SCATTER),
+		KN("send", NW_OP_SEND), KN("recv", NW_OP_RECV),
+		KN("coalesced", UINT16_MAX),
 	};
+#undef KN
 	*p2p = 0;
 	for (size_t i = 0; i < sizeof k / sizeof *k; i++)
-		if (strlen(k[i].name) == n && !memcmp(k[i].name, t, n)) {
+		if (k[i].len == n && !memcmp(k[i].name, t, n)) {
 			*p2p = k[i].kind == NW_OP_SEND || k[i].kind == NW_OP_RECV;
 			return k[i].kind;
 		}
@@ -295,20 +297,22 @@ static uint16_t kind_of(const char *t, size_t n, int *p2p)
 /* c10::toString(ScalarType) -> ncclDataType_t (0xff: none NCCL has). */
 static uint8_t dtype_of(const struct nw_pv *v)
 {
-	static const struct { const char *name; uint8_t t; } d[] = {
-		{ "Char", 0 }, { "Byte", 1 }, { "Bool", 1 }, { "Int", 2 }, { "Long", 4 }, { "Half", 6 },
-		{ "Float", 7 }, { "Double", 8 }, { "BFloat16", 9 }, { "Float8_e4m3fn", 10 },
-		{ "Float8_e5m2", 11 },
+#define DN(s, t) { s, sizeof s - 1, t }
+	static const struct { const char *name; size_t len; uint8_t t; } d[] = {
+		DN("Char", 0), DN("Byte", 1), DN("Bool", 1), DN("Int", 2), DN("Long", 4), DN("Half", 6),
+		DN("Float", 7), DN("Double", 8), DN("BFloat16", 9), DN("Float8_e4m3fn", 10),
+		DN("Float8_e5m2", 11),
 		/* torch's own names ("float32"), as its analyzer's tests write them */
-		{ "int8", 0 }, { "uint8", 1 }, { "bool", 1 }, { "int32", 2 }, { "int64", 4 }, { "float16", 6 },
-		{ "float32", 7 }, { "float64", 8 }, { "bfloat16", 9 },
+		DN("int8", 0), DN("uint8", 1), DN("bool", 1), DN("int32", 2), DN("int64", 4), DN("float16", 6),
+		DN("float32", 7), DN("float64", 8), DN("bfloat16", 9),
 	};
+#undef DN
 	if (v && (v->type == NW_PV_LIST || v->type == NW_PV_TUPLE))
 		v = v->n ? v->u.items[0] : NULL;
 	size_t n;
 	const char *s = sv(v, &n);
 	for (size_t i = 0; i < sizeof d / sizeof *d; i++)
-		if (strlen(d[i].name) == n && !memcmp(d[i].name, s, n))
+		if (d[i].len == n && !memcmp(d[i].name, s, n))
 			return d[i].t;
 	return 0xff;
 }
