@@ -75,6 +75,24 @@ assert len({e["pid"] for e in x}) == 8, "a process per rank"
 assert any(e["name"] == "AllReduce #5" for e in x), "the pending op"
 PY
 
+note "the rank: from a send/receive entry when there is one, else the name's trailing number"
+mkdir -p "$T/names"
+"$PY" "$FRGEN" p2p-unmatched "$T/p2p2" > /dev/null
+# rank 0's dump (it sends 0->1) under a name that says nothing, rank 1's
+# (collectives only) under a name whose number is its rank
+cp "$T/p2p2/comm_lib_trace_rank_0" "$T/names/dump-of-the-sender"
+for r in 1 2 3 4 5 6 7; do cp "$T/p2p2/comm_lib_trace_rank_$r" "$T/names/trace_$r"; done
+cli "$T/names.out" diagnose --json "$T/names"
+assert_eq "$CLI_STATUS" 1 "exit status"
+"$PY" - "$T/names.out" <<'PY' || fail "ranks from the content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+v = d["jobs"][0]["verdicts"][0]
+assert v["kind"] == "P2P_UNMATCHED" and v["culprits"] == [1], v
+PY
+cp "$T/p2p2/comm_lib_trace_rank_3" "$T/names/no-number-here"
+usage_error 'which rank wrote this Flight Recorder dump is not known' diagnose "$T/names/no-number-here"
+
 note "an unknown version: one line naming it, exit 2"
 "$PY" "$FRGEN" missing-rank "$T/v3" --version 3.0 > /dev/null
 usage_error 'Flight Recorder dump version "3.0" is not one this reader knows' diagnose "$T/v3"
