@@ -312,6 +312,14 @@ static void show_stacks(FILE *out, const struct nw_segment *seg, const struct nw
 	        a->opstack_count && a->opstack_offset ? a->opstack_depth : 0);
 	if (!c || opt->no_stacks)
 		return;
+	for (int python = 0; python <= 1; python++) {
+		const char *note = nw_stack_note(seg, python);
+		if (note) {
+			fprintf(out, "  note %s ", python ? "python" : "native");
+			put_escaped(out, note);
+			fputc('\n', out);
+		}
+	}
 	for (uint32_t i = 1; i <= c->module_count; i++) {
 		const struct nw_seg_module *m = nw_stack_module(seg, i);
 		if (!m)
