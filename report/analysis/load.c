@@ -179,6 +179,9 @@ static struct nw_proc *make_proc(const struct nw_segment *seg, struct nw_intern 
 	p->hdr = seg->header;
 	p->hdr.ring_head = seg->ring.head;
 	p->is_dump = (seg->header.flags & NW_SEG_F_DUMP) != 0;
+	p->snapshot = (seg->header.flags & NW_SEG_F_SNAPSHOT) != 0;
+	if (p->snapshot)
+		p->is_dump = 1;                 /* nothing writes it after attach */
 	p->rank = seg->header.global_rank >= 0 ? seg->header.global_rank : -1;
 	p->ncomms = seg->comm_count;
 	p->comms = malloc((seg->comm_count ? seg->comm_count : 1) * sizeof *p->comms);
@@ -329,9 +332,12 @@ struct dent {
 	UT_hash_handle hh;
 };
 
-/* a is a better copy than b: more records, then a newer heartbeat, then the live file. */
+/* a is a better copy than b: more records, then a newer heartbeat, then the live file
+ * (two snapshots of a process: the newer capture). */
 static int better(const struct nw_proc *a, const struct nw_proc *b)
 {
+	if (a->snapshot && b->snapshot && a->stacks_ns != b->stacks_ns)
+		return a->stacks_ns > b->stacks_ns;
 	if (a->hdr.ring_head != b->hdr.ring_head)
 		return a->hdr.ring_head > b->hdr.ring_head;
 	if (a->hdr.heartbeat_ns != b->hdr.heartbeat_ns)

@@ -103,14 +103,15 @@ void snap_spec_free(struct snap_spec *s)
 	memset(s, 0, sizeof *s);
 }
 
-/* Group i gives rank r a thread: it names r, or it is "*" and no group
- * naming r gives that thread. */
+/* Group i gives rank r a thread: it names r and no later group of the
+ * same thread name does (the last one wins), or it is "*" and no group of
+ * that thread name names r. */
 static int gives(const struct snap_spec *s, size_t i, int32_t r)
 {
 	const struct snap_group *g = &s->g[i];
-	if (g->ranks)
-		return g->ranks[r];
-	for (size_t k = 0; k < s->ngroups; k++)
+	if (g->ranks && !g->ranks[r])
+		return 0;
+	for (size_t k = g->ranks ? i + 1 : 0; k < s->ngroups; k++)
 		if (s->g[k].ranks && s->g[k].ranks[r] && !strcmp(s->g[k].thread, g->thread))
 			return 0;
 	return 1;

@@ -13,8 +13,10 @@
  *   name, or a Python frame written "all_reduce (torch/distributed/distributed_c10d.py:2501)");
  *   MODULE: a file name (libnccl.so.2, libcudart.so.12; default: the program,
  *   /opt/job/bin/train); "@MODULE" alone is a frame with no symbol.
- * THREAD: the thread's name (default "train"). A rank's first thread (in
- * spec order) is its main thread (tid = pid); the others get pid + 1, ...
+ * THREAD: the thread's name (default "train"). Of the groups of one thread
+ * name that name a rank, the last one gives it that thread. A rank's first
+ * thread (in spec order) is its main thread (tid = pid); the others get
+ * pid + 1, ...
  *
  * Test-only code (tests/gen/). */
 #ifndef NCCLWATCH_TESTS_GEN_SNAPGEN_H
