@@ -324,6 +324,7 @@ struct dkey {
 	char host[NW_SEG_HOST_LEN];
 	int64_t pid;
 	uint64_t start_realtime_ns;
+	uint64_t snapshot;              /* a snapshot is paired with its segment later (snapshots.c) */
 };
 
 struct dent {
@@ -447,6 +448,7 @@ int nw_load(const char *const *paths, size_t npaths, int max_threads, struct nw_
 		memcpy(d->k.host, s->proc->hdr.host, sizeof d->k.host);
 		d->k.pid = s->proc->hdr.pid;
 		d->k.start_realtime_ns = s->proc->hdr.start_realtime_ns;
+		d->k.snapshot = (uint64_t)s->proc->snapshot;
 		HASH_FIND(hh, seen, &d->k, sizeof d->k, found);
 		if (found) {
 			struct nw_proc **have = &out->procs[found->at];

@@ -449,7 +449,10 @@ out:
 }
 
 /* A job with segments: what the snapshots of ranks without a segment show,
- * on each verdict that names them (culprits, waiting or unknown). */
+ * on each verdict that names them (culprits, waiting or unknown). A verdict
+ * that blames no rank, whose unknown ranks (no segment) include some whose
+ * snapshot is not inside NCCL (or whose process is gone) while others wait,
+ * takes those as its culprits "from stacks". */
 static void annotate(struct nw_jctx *x)
 {
 	for (size_t i = 0; i < x->nvw && !x->oom; i++) {
@@ -457,6 +460,8 @@ static void annotate(struct nw_jctx *x)
 		if (w->dropped)
 			continue;
 		struct nw_egroups eg = { 0 };
+		struct nw_rankset promote = { 0 };
+		const struct nw_thread_stack *first = NULL;
 		const struct nw_rankset *sets[3] = { &w->v.culprits, &w->v.unknown, &w->v.waiting };
 		for (int s = 0; s < 3; s++) {
 			for (uint32_t k = 0; k < sets[s]->n && !x->oom; k++) {
@@ -467,13 +472,14 @@ static void annotate(struct nw_jctx *x)
 				const struct nw_thread_stack *t = nw_main_thread(p);
 				struct nw_buf b = { 0 };
 				uint32_t e = 0;
+				int waits = t && t->nframes && nw_stack_waits(t, &e) != NW_FC_OTHER;
 				nw_buf_puts(&b, "from stacks (attached, no preload): ");
 				if (p->alive == 0)
 					nw_buf_puts(&b, "process gone; ");
 				if (!t || !t->nframes) {
 					nw_buf_puts(&b, "no stack");
 				} else {
-					if (nw_stack_waits(t, &e) != NW_FC_OTHER)
+					if (waits)
 						nw_buf_printf(&b, "waits in %s: ", t->frames[e]);
 					else
 						nw_buf_puts(&b, "not inside NCCL: ");
@@ -484,9 +490,44 @@ static void annotate(struct nw_jctx *x)
 				else
 					x->oom = 1;
 				nw_buf_free(&b);
+				if (s == 1 && !w->v.culprits.n && w->v.waiting.n && w->v.kind != NW_V_HEALTHY &&
+				    (p->alive == 0 || (t && t->nframes && !waits))) {
+					nw_set_add(x, &promote, p->rank);
+					if (!first && p->alive != 0)
+						first = t;
+				}
 			}
 		}
 		nw_eg_flush(x, w, &eg, 8);
+		if (promote.n && !x->oom) {
+			struct nw_rankset left = { 0 };
+			for (uint32_t k = 0; k < w->v.unknown.n; k++)
+				if (!nw_rankset_has(&promote, w->v.unknown.v[k]))
+					nw_set_add(x, &left, w->v.unknown.v[k]);
+			nw_rankset_free(&w->v.unknown);
+			w->v.unknown = left;
+			for (uint32_t k = 0; k < promote.n; k++)
+				nw_set_add(x, &w->v.culprits, promote.v[k]);
+			struct nw_buf b = { 0 };
+			nw_buf_puts(&b, w->v.summary ? w->v.summary : "");
+			nw_buf_puts(&b, "; from stacks: ");
+			ranks_phrase(&b, &promote, 0);
+			nw_buf_puts(&b, promote.n == 1 ? " (no segment) is not inside NCCL" : " (no segment) are not inside NCCL");
+			if (first && promote.n == 1) {
+				nw_buf_puts(&b, " (");
+				nw_buf_frames(&b, first, WHERE_FRAMES);
+				nw_buf_puts(&b, ")");
+			}
+			nw_buf_puts(&b, promote.n == 1 ? ": the culprit" : ": the culprits");
+			char *sum = nw_buf_take(&b);
+			if (sum) {
+				free(w->v.summary);
+				w->v.summary = sum;
+			} else {
+				x->oom = 1;
+			}
+		}
+		nw_rankset_free(&promote);
 	}
 }
 
