@@ -63,6 +63,23 @@ assert_grep '^  thread 10007 "train" regs-syscall$' "$T/show"
 assert_grep '^    #0 0x[0-9a-f]+ compile_step\+0x24 \(train\+0x[0-9a-f]+\)$' "$T/show"
 assert_grep '^  thread 10008 "pt_autograd" regs-syscall$' "$T/show"
 
+note "the reader: only a snapshot may have no ring, and a snapshot has none"
+f="$T/one/gen-snapshot/node0.10000.snapshot.seg"
+cp "$f" "$T/noflag.seg"
+cp "$f" "$T/ring.seg"
+python3 - "$T/noflag.seg" "$T/ring.seg" <<'EOF'
+import struct, sys
+f = open(sys.argv[1], "r+b"); f.seek(20); flags, = struct.unpack("<I", f.read(4))
+f.seek(20); f.write(struct.pack("<I", flags & ~0x100))           # SNAPSHOT off
+f = open(sys.argv[2], "r+b"); f.seek(72); f.write(struct.pack("<I", 16))   # ring_capacity 16
+EOF
+"$NW_CLI" show "$T/noflag.seg" > /dev/null 2> "$T/err"
+assert_eq "$?" 2 "a ring of 0 records without SNAPSHOT: exit status"
+assert_grep "^ncclwatch: $T/noflag.seg: ring_capacity 0 is not a power of two$" "$T/err"
+"$NW_CLI" show "$T/ring.seg" > /dev/null 2> "$T/err"
+assert_eq "$?" 2 "a snapshot with a ring: exit status"
+assert_grep "^ncclwatch: $T/ring.seg: snapshot with comm_capacity 0, peer_capacity 0, ring_capacity 16, ring_head 0 " "$T/err"
+
 note "1 of 8 in compile_step while 7 wait in ncclAllReduce: rank 7, from stacks"
 assert_eq "$RC" 1 "minority: exit status"
 assert_eq "$RCJ" 1 "minority: exit status (json)"
