@@ -449,6 +449,10 @@ int nw_load(const char *const *paths, size_t npaths, int max_threads, struct nw_
 		d->k.pid = s->proc->hdr.pid;
 		d->k.start_realtime_ns = s->proc->hdr.start_realtime_ns;
 		d->k.snapshot = (uint64_t)s->proc->snapshot;
+		/* attach writes when it took the snapshot there: two snapshots of
+		 * one process share its start ticks instead. */
+		if (s->proc->snapshot && s->proc->hdr.proc_start_ticks)
+			d->k.start_realtime_ns = s->proc->hdr.proc_start_ticks;
 		HASH_FIND(hh, seen, &d->k, sizeof d->k, found);
 		if (found) {
 			struct nw_proc **have = &out->procs[found->at];
