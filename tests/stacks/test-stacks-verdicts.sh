@@ -177,4 +177,13 @@ for j in json.load(open(sys.argv[1]))["jobs"]:
         assert v.get("op") is None and v.get("seq") is None and v.get("comm") is None, v
 EOF
 done
+note "every JSON document validates against docs/diagnose.schema.json"
+if python3 -c 'import jsonschema' 2>/dev/null; then
+	for n in one inner two all calls half gone gone2 torch py jax healthy; do
+		python3 "$NW_ROOT/tests/cli/check_json.py" schema "$NW_ROOT/docs/diagnose.schema.json" "$T/$n.json" ||
+			fail "$n.json does not validate"
+	done
+else
+	echo "(no python3 jsonschema: not validated)"
+fi
 echo "ok"
