@@ -55,6 +55,13 @@ struct nw_thread_stack {
 	char name[NW_STACK_NAME_LEN];
 	uint32_t nframes;
 	char **frames;
+	/* What the verdict from stacks judges (frameclass.c), when it differs
+	 * from `frames`: a Python thread's native frames under its innermost
+	 * Python frame, then its Python frames with their full file names
+	 * (cudaStreamSynchronize under loss.item() waits on the GPU). NULL:
+	 * `frames`. Interned like them. */
+	char **wait_frames;
+	uint32_t nwait_frames;
 };
 
 /* One process: the newest readable copy of its segment. */

@@ -331,10 +331,11 @@ enum nw_frame_class {
 	                                  * JAX's block_until_ready) */
 };
 int nw_frame_class(const char *frame);
-/* The class of a thread: that of its outermost frame that matches (its
- * index in *at, may be NULL), else NW_FC_NCCL for a thread the preload
- * marked IN_NCCL, else NW_FC_OTHER. */
-int nw_stack_waits(const struct nw_thread_stack *t, uint32_t *at);
+/* The class of a thread (judged on its wait_frames, else its frames):
+ * that of its outermost frame that matches (its text in *entry, may be
+ * NULL), else NW_FC_NCCL for a thread the preload marked IN_NCCL, else
+ * NW_FC_OTHER. */
+int nw_stack_waits(const struct nw_thread_stack *t, const char **entry);
 /* snapshots.c: a snapshot and a segment of one process (host, pid, start
  * ticks) become one process: the segment's, with attach's stacks when they
  * are newer (or it had none); a snapshot job that holds such a process

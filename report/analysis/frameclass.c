@@ -45,26 +45,26 @@ static const struct rule rules[] = {
 	/* Frameworks waiting for their NCCL work. */
 	{ "c10d::ProcessGroupNCCL::", SCOPE, NW_FC_FRAMEWORK, NULL },
 	{ "BlockHostUntilReady", SUBSTR, NW_FC_FRAMEWORK, NULL },
-	{ "all_reduce", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/" },
-	{ "all_gather", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/" },
-	{ "all_gather_into_tensor", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/" },
-	{ "all_gather_object", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/" },
-	{ "reduce_scatter", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/" },
-	{ "reduce_scatter_tensor", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/" },
-	{ "broadcast", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/" },
-	{ "broadcast_object_list", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/" },
-	{ "reduce", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/" },
-	{ "all_to_all", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/" },
-	{ "all_to_all_single", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/" },
-	{ "gather", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/" },
-	{ "scatter", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/" },
-	{ "send", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/" },
-	{ "recv", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/" },
-	{ "barrier", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/" },
-	{ "monitored_barrier", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/" },
-	{ "wait", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/" },
+	{ "all_reduce", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/,distributed_c10d.py" },
+	{ "all_gather", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/,distributed_c10d.py" },
+	{ "all_gather_into_tensor", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/,distributed_c10d.py" },
+	{ "all_gather_object", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/,distributed_c10d.py" },
+	{ "reduce_scatter", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/,distributed_c10d.py" },
+	{ "reduce_scatter_tensor", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/,distributed_c10d.py" },
+	{ "broadcast", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/,distributed_c10d.py" },
+	{ "broadcast_object_list", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/,distributed_c10d.py" },
+	{ "reduce", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/,distributed_c10d.py" },
+	{ "all_to_all", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/,distributed_c10d.py" },
+	{ "all_to_all_single", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/,distributed_c10d.py" },
+	{ "gather", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/,distributed_c10d.py" },
+	{ "scatter", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/,distributed_c10d.py" },
+	{ "send", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/,distributed_c10d.py" },
+	{ "recv", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/,distributed_c10d.py" },
+	{ "barrier", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/,distributed_c10d.py" },
+	{ "monitored_barrier", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/,distributed_c10d.py" },
+	{ "wait", PYTHON, NW_FC_FRAMEWORK, "torch/distributed/,distributed_c10d.py" },
 	{ "synchronize", PYTHON, NW_FC_GPU, "torch/cuda/" },
-	{ "block_until_ready", PYTHON, NW_FC_FRAMEWORK, "jax" },
+	{ "block_until_ready", PYTHON, NW_FC_FRAMEWORK, "jax/,array.py,api.py" },
 };
 
 /* "4c10d16ProcessGroupNCCL" for "c10d::ProcessGroupNCCL::" (the
@@ -103,6 +103,27 @@ static int python_frame(const char *f, size_t *fn, const char **file, size_t *fl
 	return *fn > 0;
 }
 
+/* The frame's file (FILE:LINE, or a base name only, as stacks print them)
+ * is one of `files`: "dir/,name.py,..." (a directory part, or the base
+ * name of one of the modules). */
+static int in_file(const char *file, size_t fl, const char *files)
+{
+	const char *colon = memrchr(file, ':', fl);
+	size_t plen = colon ? (size_t)(colon - file) : fl;         /* without ":LINE" */
+	const char *slash = memrchr(file, '/', plen);
+	const char *base = slash ? slash + 1 : file;
+	size_t blen = plen - (size_t)(base - file);
+	for (const char *p = files; *p;) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+		if (n && p[n - 1] == '/' ? memmem(file, plen, p, n) != NULL
+		                         : n == blen && !memcmp(base, p, n))
+			return 1;
+		p += n + (comma ? 1 : 0);
+	}
+	return 0;
+}
+
 int nw_frame_class(const char *f)
 {
 	size_t fn = 0, fl = 0;
@@ -127,8 +148,7 @@ int nw_frame_class(const char *f)
 			break;
 		}
 		case PYTHON:
-			if (py && fn == strlen(r->pattern) && !strncmp(f, r->pattern, fn) &&
-			    memmem(file, fl, r->file, strlen(r->file)))
+			if (py && fn == strlen(r->pattern) && !strncmp(f, r->pattern, fn) && in_file(file, fl, r->file))
 				return r->cls;
 			break;
 		}
@@ -136,21 +156,23 @@ int nw_frame_class(const char *f)
 	return NW_FC_OTHER;
 }
 
-int nw_stack_waits(const struct nw_thread_stack *t, uint32_t *at)
+int nw_stack_waits(const struct nw_thread_stack *t, const char **entry)
 {
+	char **f = t->wait_frames ? t->wait_frames : t->frames;
+	uint32_t n = t->wait_frames ? t->nwait_frames : t->nframes;
 	/* The outermost frame that matches: the call the program made
 	 * (all_reduce, WorkNCCL::wait, ncclAllReduce), not NCCL's insides. */
-	for (uint32_t i = t->nframes; i-- > 0;) {
-		int c = nw_frame_class(t->frames[i]);
+	for (uint32_t i = n; i-- > 0;) {
+		int c = nw_frame_class(f[i]);
 		if (c != NW_FC_OTHER) {
-			if (at)
-				*at = i;
+			if (entry)
+				*entry = f[i];
 			return c;
 		}
 	}
 	if (t->flags & NW_THR_IN_NCCL) {      /* the preload said so, whatever the names */
-		if (at)
-			*at = 0;
+		if (entry)
+			*entry = n ? f[0] : "?";
 		return NW_FC_NCCL;
 	}
 	return NW_FC_OTHER;

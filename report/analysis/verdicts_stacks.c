@@ -33,7 +33,7 @@ struct sproc {
 	struct nw_proc *p;
 	int cls;                         /* enum sclass */
 	const struct nw_thread_stack *t; /* its main thread, or NULL */
-	uint32_t entry;                  /* S_WAIT: index of the frame it waits in */
+	const char *entry;               /* S_WAIT: the frame it waits in */
 	char **where;                    /* S_ELSE: the interned frames from where it leaves the
 	                                  * waiting ranks' stack outwards (the group key) */
 	uint32_t nwhere;
@@ -61,7 +61,7 @@ static const char *const ONE_CAPTURE =
 /* "ncclAllReduce" or the frame the process waits in. */
 static const char *entry_of(const struct sproc *s)
 {
-	return s->t && s->entry < s->t->nframes ? s->t->frames[s->entry] : "?";
+	return s->entry ? s->entry : "?";
 }
 
 static void where_text(struct nw_buf *b, char **f, uint32_t n)
@@ -471,7 +471,7 @@ static void annotate(struct nw_jctx *x)
 				const struct nw_proc *p = x->job->procs[at];
 				const struct nw_thread_stack *t = nw_main_thread(p);
 				struct nw_buf b = { 0 };
-				uint32_t e = 0;
+				const char *e = NULL;
 				int waits = t && t->nframes && nw_stack_waits(t, &e) != NW_FC_OTHER;
 				nw_buf_puts(&b, "from stacks (attached, no preload): ");
 				if (p->alive == 0)
@@ -480,7 +480,7 @@ static void annotate(struct nw_jctx *x)
 					nw_buf_puts(&b, "no stack");
 				} else {
 					if (waits)
-						nw_buf_printf(&b, "waits in %s: ", t->frames[e]);
+						nw_buf_printf(&b, "waits in %s: ", e);
 					else
 						nw_buf_puts(&b, "not inside NCCL: ");
 					nw_buf_frames(&b, t, STACK_FRAMES);

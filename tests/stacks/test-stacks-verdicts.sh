@@ -149,7 +149,8 @@ assert_eq "$(cat "$T/v")" "MISSING_RANK culprits=7 waiting=0-6 op=None seq=None 
 
 note "Python frames (FUNCTION (FILE:LINE)): torch.distributed's all_reduce waits, a user's all_reduce does not"
 PYW='all_reduce (/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py:2501)<train_step (train.py:40)<main (train.py:90)'
-snap py "*=$PYW;5=all_reduce (mymodel/sum.py:12)<train_step (train.py:40)<main (train.py:90)"
+# Rank 3 as stacks print Python frames by default (the file's base name).
+snap py "*=$PYW;3=all_reduce (distributed_c10d.py:2501)<train_step (train.py:40)<main (train.py:90);5=all_reduce (mymodel/sum.py:12)<train_step (train.py:40)<main (train.py:90)"
 verdicts "$T/py.json" > "$T/v"
 assert_eq "$(cat "$T/v")" "MISSING_RANK culprits=5 waiting=0-4,6-7 op=None seq=None comm=None" "python: verdicts"
 assert_grep '^MISSING_RANK: rank 5 is in all_reduce \(mymodel/sum.py:12\) < train_step \(train.py:40\) < main \(train.py:90\), not inside NCCL' "$T/py.txt"
