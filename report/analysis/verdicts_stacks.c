@@ -11,7 +11,9 @@
  * first frame that differs, and the callers above it), so two ranks in one
  * compile step are one group whatever their innermost frames. Then:
  *
- *   - gone ranks are culprits (MISSING_RANK, "process gone");
+ *   - gone ranks are culprits (MISSING_RANK, "process gone"): no file at
+ *     all, or a snapshot of a process that exited while others of its host
+ *     still run (when none does, the job was torn down: stacks decide);
  *   - a strict minority elsewhere while the others wait: each group of it is
  *     a culprit (MISSING_RANK, "from stacks");
  *   - everybody waiting, or no minority elsewhere: UNDECIDED, saying what
@@ -197,6 +199,20 @@ static size_t distinct_entries(const struct sproc *sp, size_t n)
 	return d;
 }
 
+/* Whether another process of the job on p's host still runs: a process
+ * gone while its job goes on is gone; a job whose processes are all gone
+ * was torn down (its snapshots read afterwards), and each is judged as
+ * attach saw it. */
+static int host_runs(const struct nw_job *job, const struct nw_proc *p)
+{
+	for (size_t i = 0; i < job->nprocs; i++) {
+		const struct nw_proc *q = job->procs[i];
+		if (q != p && q->alive == 1 && !strcmp(q->hdr.host, p->hdr.host))
+			return 1;
+	}
+	return 0;
+}
+
 static void stacks_only(struct nw_jctx *x)
 {
 	struct nw_job *job = x->job;
@@ -214,7 +230,7 @@ static void stacks_only(struct nw_jctx *x)
 		s->t = nw_main_thread(s->p);
 		if (s->t && !s->t->nframes)
 			s->t = NULL;
-		if (s->p->alive == 0)
+		if (s->p->alive == 0 && host_runs(job, s->p))
 			s->cls = S_GONE;
 		else if (!s->t)
 			s->cls = S_NOSTACK;
@@ -248,6 +264,9 @@ static void stacks_only(struct nw_jctx *x)
 	const struct nw_thread_stack *ref = reference(sp, n);
 	const int anygone = gone.n || gone_norank;
 	const size_t first_vw = x->nvw;
+	size_t ended = 0;
+	for (size_t i = 0; i < n; i++)
+		ended += sp[i].p->alive == 0 && sp[i].cls != S_GONE;
 
 	/* Gone ranks: culprits whatever the others do. */
 	if (anygone) {
@@ -357,10 +376,18 @@ static void stacks_only(struct nw_jctx *x)
 			}
 			if (common < g->nwhere)
 				common = g->nwhere;
+			/* ... up to two callers above where they leave. */
+			uint32_t shown = common - g->nwhere + 3 < common ? common - g->nwhere + 3 : common;
 			struct nw_buf b = { 0 };
-			ranks_phrase(&b, &g->ranks, g->n - g->ranks.n);
+			char lb[128];
+			if (!g->ranks.n && g->n == 1)
+				nw_buf_puts(&b, nw_proc_label(sp[g->first].p, lb));
+			else
+				ranks_phrase(&b, &g->ranks, g->n - g->ranks.n);
 			nw_buf_puts(&b, g->n == 1 ? " is in " : " are in ");
-			where_text(&b, t0->frames + (t0->nframes - common), common);
+			where_text(&b, t0->frames + (t0->nframes - common), shown);
+			if (shown < common && shown <= WHERE_FRAMES)
+				nw_buf_puts(&b, " < ...");
 			nw_buf_puts(&b, ", not inside NCCL, while ");
 			ranks_phrase(&b, &wait, wait_norank);
 			nw_buf_printf(&b, " %s inside NCCL or on the GPU (from stacks): the code path differs on %s",
@@ -441,6 +468,10 @@ static void stacks_only(struct nw_jctx *x)
 	/* Processes without a stack: said once, on the first verdict made here. */
 	if (nno && x->nvw > first_vw && !x->oom)
 		evidence_others(x, x->vw[first_vw], sp, n, S_NOSTACK);
+	if (ended && x->nvw > first_vw && !x->oom)
+		nw_verdict_evidence(x, x->vw[first_vw], "from stacks: %zu process%s of this host no longer run%s, and none "
+		                    "of the job does (read after the job ended): judged as attach saw them", ended,
+		                    ended == 1 ? "" : "es", ended == 1 ? "s" : "");
 out:
 	nw_rankset_free(&wait);
 	nw_rankset_free(&gone);

@@ -170,7 +170,9 @@
  * a snapshot of every rank SPEC names, in DIR/<--snapshot-job, default
  * attach-<job>>/: the same processes (host, pid, start ticks) seen by
  * attach, captured at the segments' NOW + 1 s (a mixed job; the segments
- * keep their own captures, --stacks). --gone LIST: those ranks' snapshots
+ * keep their own captures, --stacks). --alive R: that rank's snapshot
+ * names this host and nwgen's parent (the caller's shell: it runs while
+ * the test reads the files). --gone LIST: those ranks' snapshots
  * name this host and the pid of a process that has exited (a rank gone
  * since attach saw it).
  */
@@ -265,6 +267,7 @@ struct gen {
 	int snap_only;                 /* no --scenario: snapshots only */
 	char snap_job[NW_SEG_JOB_LEN];
 	uint8_t *gone;                 /* [n] flags: --gone */
+	int32_t alive;                 /* --alive R, or -1 */
 	char jobdir[PATH_MAX];
 	uint8_t *drop, *exited;        /* [n] flags */
 	uint64_t world_id;
@@ -1128,6 +1131,7 @@ static void usage(FILE *out)
 	        "                    with --scenario: snapshots of the ranks SPEC names too\n"
 	        "  --snapshot-job NAME  job of those snapshots (default: attach-<job>)\n"
 	        "  --gone LIST       snapshots of these ranks name a process that has exited\n"
+	        "  --alive R         rank R's snapshot names this host and nwgen's parent\n"
 	        "  --list            list the scenarios\n"
 	        "  -h, --help        this text\n");
 }
@@ -1254,6 +1258,26 @@ static int write_snapshot(const struct gen *g, int32_t r, const struct rank_ctx 
                           uint8_t *buf, const char *dir)
 {
 	struct nw_seg_header like = *rc->seg.h;
+	if (r == g->alive) {
+		/* A process that runs: the caller, with its real start ticks. */
+		char path[64], stat[1024];
+		snprintf(path, sizeof path, "/proc/%d/stat", (int)getppid());
+		FILE *f = fopen(path, "r");
+		size_t len = f ? fread(stat, 1, sizeof stat - 1, f) : 0;
+		if (f)
+			fclose(f);
+		stat[len] = 0;
+		char *rp = strrchr(stat, ')');
+		unsigned long long ticks = 0;
+		/* Field 22 (starttime); fields 3.. follow the ")". */
+		for (int field = 3; rp && field <= 22; field++)
+			if (!(rp = strchr(rp + 1, ' ')) || (field == 22 && sscanf(rp + 1, "%llu", &ticks) != 1))
+				rp = NULL;
+		if (!ticks || gethostname(like.host, sizeof like.host - 1) != 0)
+			return die("--alive: cannot read %s", path);
+		like.pid = getppid();
+		like.proc_start_ticks = ticks;
+	}
 	if (g->gone[r]) {
 		if (gethostname(like.host, sizeof like.host - 1) != 0 || (like.pid = gone_pid()) < 0)
 			return die("--gone: cannot make a process that is gone: %s", strerror(errno));
@@ -1282,13 +1306,14 @@ int main(int argc, char **argv)
 		{ "dump", no_argument, NULL, 'D' },           { "stacks", no_argument, NULL, 'K' },
 		{ "list", no_argument, NULL, 'l' },           { "help", no_argument, NULL, 'h' },
 		{ "snapshot", required_argument, NULL, 'P' }, { "snapshot-job", required_argument, NULL, 'J' },
-		{ "gone", required_argument, NULL, 'g' },
+		{ "gone", required_argument, NULL, 'g' },    { "alive", required_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct gen g;   /* static: what it holds stays reachable on an error exit */
 	memset(&g, 0, sizeof g);
 	const char *scenario = NULL, *job = NULL, *drop = NULL, *exited = NULL;
 	const char *snapshot = NULL, *snap_job = NULL, *gone = NULL;
+	uint64_t alive = UINT64_MAX;
 	static struct snap_spec spec;
 	uint64_t ranks = 0, ring = 256, hosts = 0, group = 4, culprit = UINT64_MAX, history = 300;
 	g.seed = 1;
@@ -1317,6 +1342,7 @@ int main(int argc, char **argv)
 		case 'P': snapshot = optarg; break;
 		case 'J': snap_job = optarg; break;
 		case 'g': gone = optarg; break;
+		case 'A': u = &alive; break;
 		case 'l':
 			for (size_t i = 0; i < NSCEN; i++)
 				printf("%-20s %s\n", scenarios[i].name, scenarios[i].what);
@@ -1392,9 +1418,12 @@ int main(int argc, char **argv)
 		memcpy(g.snap_job + strlen(pre), base, strlen(base) + 1);
 		if (strchr(g.snap_job, '/') || !strcmp(g.snap_job, ".") || !strcmp(g.snap_job, ".."))
 			return die("--snapshot-job %s: not a directory name", g.snap_job);
-	} else if (snap_job || gone) {
-		return die("--snapshot-job and --gone are for --snapshot");
+	} else if (snap_job || gone || alive != UINT64_MAX) {
+		return die("--snapshot-job, --gone and --alive are for --snapshot");
 	}
+	if (alive != UINT64_MAX && alive >= (uint64_t)g.n)
+		return die("--alive %" PRIu64 ": ranks are 0..%d", alive, (int)g.n - 1);
+	g.alive = alive == UINT64_MAX ? -1 : (int32_t)alive;
 	g.gone = calloc((size_t)g.n, 1);
 	if (!g.gone)
 		return die("out of memory");

@@ -128,13 +128,20 @@ verdicts "$T/half.json" > "$T/v"
 assert_eq "$(cat "$T/v")" "UNDECIDED culprits=- waiting=0-3 op=None seq=None comm=None" "half: verdicts"
 assert_grep 'no minority stands out' "$T/half.txt"
 
-note "a rank with no file at all, and one whose process is gone: process gone"
-snap gone "*=$NCCL" --drop 2 --gone 5
+note "a rank with no file at all, and one whose process is gone while another of its host runs: process gone"
+snap gone "*=$NCCL" --drop 2 --gone 5 --alive 0
 verdicts "$T/gone.json" > "$T/v"
 assert_eq "$(cat "$T/v")" "MISSING_RANK culprits=2,5 waiting=0-1,3-4,6-7 op=None seq=None comm=None" "gone: verdicts"
 assert_grep '^MISSING_RANK: ranks 2,5: process gone; ranks 0-1,3-4,6-7 wait inside NCCL' "$T/gone.txt"
 assert_grep '^    rank 2: no snapshot and no segment \(world size 8\)' "$T/gone.txt"
 assert_grep '^    rank 5: process gone: pid [0-9]+ on .* no longer runs; its main thread when attach saw it: futex_wait < ncclAllReduce' "$T/gone.txt"
+
+note "every process gone (snapshots read after the job ended): judged by their stacks, nobody 'gone'"
+snap ended "*=$NCCL;7=compile_step<train_step<main" --gone 0-7
+verdicts "$T/ended.json" > "$T/v"
+assert_eq "$(cat "$T/v")" "MISSING_RANK culprits=7 waiting=0-6 op=None seq=None comm=None" "ended: verdicts"
+assert_grep 'from stacks: 8 processes of this host no longer run, and none of the job does \(read after the job ended\)' "$T/ended.txt"
+assert_no_grep 'process gone' "$T/ended.txt"
 
 note "a gone rank and a minority elsewhere: both named"
 snap gone2 "*=$NCCL;6=compile_step<train_step<main" --drop 1
@@ -167,7 +174,7 @@ assert_eq "$(cat "$T/v")" "HEALTHY culprits=- waiting=- op=None seq=None comm=No
 assert_grep '^HEALTHY: from stacks: no rank waits inside NCCL or on the GPU \(8 processes' "$T/healthy.txt"
 
 note "a snapshot never gives op numbers or communicators"
-for n in one inner two all calls half gone gone2 torch py jax healthy; do
+for n in one inner two all calls half gone ended gone2 torch py jax healthy; do
 	sed '/^environment differences/,$d' "$T/$n.txt" > "$T/verdicts-only"   # the merged stacks number frames
 	assert_no_grep '^  (op|comm):' "$T/verdicts-only"
 	assert_no_grep '#[0-9]' "$T/verdicts-only"
@@ -180,7 +187,7 @@ EOF
 done
 note "every JSON document validates against docs/diagnose.schema.json"
 if python3 -c 'import jsonschema' 2>/dev/null; then
-	for n in one inner two all calls half gone gone2 torch py jax healthy; do
+	for n in one inner two all calls half gone ended gone2 torch py jax healthy; do
 		python3 "$NW_ROOT/tests/cli/check_json.py" schema "$NW_ROOT/docs/diagnose.schema.json" "$T/$n.json" ||
 			fail "$n.json does not validate"
 	done
