@@ -173,6 +173,26 @@ verdicts "$T/healthy.json" > "$T/v"
 assert_eq "$(cat "$T/v")" "HEALTHY culprits=- waiting=- op=None seq=None comm=None" "healthy: verdicts"
 assert_grep '^HEALTHY: from stacks: no rank waits inside NCCL or on the GPU \(8 processes' "$T/healthy.txt"
 
+note "two snapshots of one process (attach run twice): one process, the newer capture"
+rm -rf "$T/twice"
+cp -r "$T/one" "$T/twice"
+python3 - "$T/twice/gen-snapshot/node0.10003.snapshot.seg" "$T/twice/gen-snapshot/node0.10003.again.seg" <<'EOF'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+stack, = struct.unpack_from("<Q", b, 80)                   # header.stack_offset
+for off in (112, stack + 88):                               # start_realtime_ns (attach: when taken), capture_ns
+    v, = struct.unpack_from("<Q", b, off); struct.pack_into("<Q", b, off, v + 5 * 10**9)
+open(sys.argv[2], "wb").write(b)
+EOF
+"$NW_CLI" diagnose --json "$T/twice" > "$T/twice.json"
+python3 - "$T/twice.json" <<'EOF' || fail "two snapshots of one process"
+import json, sys
+j = json.load(open(sys.argv[1]))["jobs"][0]
+assert j["process_count"] == 8, j["process_count"]
+p = [p for p in j["processes"] if p["rank"] == 3]
+assert len(p) == 1 and p[0]["path"].endswith("node0.10003.again.seg"), p
+EOF
+
 note "a snapshot never gives op numbers or communicators"
 for n in one inner two all calls half gone ended gone2 torch py jax healthy; do
 	sed '/^environment differences/,$d' "$T/$n.txt" > "$T/verdicts-only"   # the merged stacks number frames
