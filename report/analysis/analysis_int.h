@@ -336,6 +336,11 @@ int nw_frame_class(const char *frame);
  * NULL), else NW_FC_NCCL for a thread the preload marked IN_NCCL, else
  * NW_FC_OTHER. */
 int nw_stack_waits(const struct nw_thread_stack *t, const char **entry);
+#ifdef NW_PYT_PYTHON
+/* waitframes.c: each Python thread's wait_frames from the segment (load.c,
+ * after its threads); -1 out of memory. */
+int nw_keep_wait_frames(struct nw_proc *p, const struct nw_segment *seg, struct nw_intern *in);
+#endif
 /* snapshots.c: a snapshot and a segment of one process (host, pid, start
  * ticks) become one process: the segment's, with attach's stacks when they
  * are newer (or it had none); a snapshot job that holds such a process

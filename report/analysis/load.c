@@ -193,6 +193,13 @@ static struct nw_proc *make_proc(const struct nw_segment *seg, struct nw_intern 
 	}
 	memcpy(p->comms, seg->comms, seg->comm_count * sizeof *p->comms);
 	memcpy(p->peers, seg->peers, seg->peer_count * sizeof *p->peers);
+#ifdef NW_PYT_PYTHON
+	/* What the verdict from stacks judges of a Python thread (waitframes.c). */
+	if (nw_keep_wait_frames(p, seg, in)) {
+		nw_proc_free(p);
+		return NULL;
+	}
+#endif
 	qsort(p->peers, p->npeers, sizeof *p->peers, cmp_peer);
 
 	/* The last NCCL call: the newest record, or the comm table's times. */

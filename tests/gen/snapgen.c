@@ -125,9 +125,40 @@ int snap_spec_has(const struct snap_spec *s, int32_t r)
 	return 0;
 }
 
+#ifdef NW_PYT_PYTHON
+#define SNAP_PYFRAMES 64
+#endif
+
 void snap_layout(struct sb_layout *l)
 {
 	sb_layout_init(l, 0, 0, 0, 1);
+#ifdef NW_PYT_PYTHON
+	/* A Python frame table after the strings. */
+	l->pyframe_off = l->stack_size;
+	l->pyframes = SNAP_PYFRAMES;
+	l->stack_size += SNAP_PYFRAMES * sizeof(struct nw_seg_pyframe);
+	l->size += SNAP_PYFRAMES * sizeof(struct nw_seg_pyframe);
+#endif
+}
+
+/* A Python frame "FUNCTION (FILE:LINE)" or "FUNCTION (FILE)": the
+ * function's length, the file's start and length, the line (0 none). */
+static int python_frame(const char *f, size_t *fn, const char **file, size_t *fl, int *line)
+{
+	const char *open = strstr(f, " (");
+	size_t n = strlen(f);
+	if (!open || n < 4 || f[n - 1] != ')')
+		return 0;
+	*fn = (size_t)(open - f);
+	*file = open + 2;
+	*fl = (size_t)(f + n - 1 - *file);
+	*line = 0;
+	const char *colon = memrchr(*file, ':', *fl);
+	if (colon && colon + 1 < f + n - 1 && strspn(colon + 1, "0123456789") == (size_t)(f + n - 1 - colon - 1)) {
+		*line = atoi(colon + 1);
+		*fl = (size_t)(colon - *file);
+	}
+	return *fn > 0;
 }
 
 /* A stable offset for a symbol in its module. */
@@ -183,21 +214,68 @@ void snap_build(struct sb_seg *seg, const struct sb_layout *l, uint8_t *buf, con
 		}
 	}
 	sb_stack_begin(seg, mods, nmods);
+#ifdef NW_PYT_PYTHON
+	struct nw_seg_stack_ext *ext = (struct nw_seg_stack_ext *)(void *)(seg->stk + 1);
+	struct nw_seg_pyframe *pyf = (struct nw_seg_pyframe *)(void *)((char *)seg->stk + l->pyframe_off);
+	ext->pyframe_offset = l->pyframe_off;
+	ext->pyframe_capacity = l->pyframes;
+	ext->pyframe_count = 0;
+#endif
 	uint32_t tid = (uint32_t)h->pid;
 	for (size_t i = 0; i < s->ngroups; i++) {
 		const struct snap_group *g = &s->g[i];
 		if (!gives(s, i, r))
 			continue;
 		struct sb_frame f[SNAP_MAX_FRAMES];
+		uint32_t nf = 0, npy = 0, py_native = 0;
 		for (uint32_t k = 0; k < g->nframes; k++) {
+			size_t fn, fl;
+			const char *file;
+			int line;
+			if (g->symbol[k] && !g->module[k] && python_frame(g->symbol[k], &fn, &file, &fl, &line)) {
+#ifdef NW_PYT_PYTHON
+				/* A format with Python frames: in the thread's Python stack. */
+				if (ext->pyframe_count + npy < l->pyframes) {
+					char fun[256], fil[256];
+					snprintf(fun, sizeof fun, "%.*s", (int)fn, g->symbol[k]);
+					snprintf(fil, sizeof fil, "%.*s", (int)fl, file);
+					struct nw_seg_pyframe *p = &pyf[ext->pyframe_count + npy];
+					memset(p, 0, sizeof *p);
+					p->code = 0x7f5000000000ull + offset_of(fun, 0);
+					p->instr = p->code + 0x40;
+					p->function = sb_stack_string(seg, fun);
+					p->file = sb_stack_string(seg, fil);
+					p->line = line;
+					if (!npy)
+						py_native = nf;
+					npy++;
+					continue;
+				}
+#endif
+			}
 			uint32_t mod = 1;
 			for (uint32_t j = 1; g->module[k] && j < nmods; j++)
 				if (!strcmp(strrchr(paths[j], '/') + 1, g->module[k]))
 					mod = j + 1;
-			f[k] = (struct sb_frame){ mod, g->symbol[k], offset_of(g->symbol[k], k), g->symbol[k] ? 0x24 : 0 };
+			f[nf++] = (struct sb_frame){ mod, g->symbol[k], offset_of(g->symbol[k], k), g->symbol[k] ? 0x24 : 0 };
 		}
 		/* Blocked in a system call: attach read its registers from /proc. */
-		sb_stack_thread(seg, tid++, g->thread, NW_THR_REGS_SYSCALL, f, g->nframes);
+		sb_stack_thread(seg, tid++, g->thread, NW_THR_REGS_SYSCALL, f, nf);
+#ifdef NW_PYT_PYTHON
+		if (npy) {
+			struct nw_seg_thread *t = (struct nw_seg_thread *)(void *)((char *)seg->stk + seg->stk->thread_offset) +
+			                          (seg->stk->thread_count - 1);
+			t->py_first = ext->pyframe_count;
+			t->py_count = npy;
+			t->py_flags = NW_PYT_PYTHON | (t->tid == (uint32_t)h->pid ? NW_PYT_MAIN : 0);
+			t->py_native = py_native;
+			ext->pyframe_count += npy;
+			ext->python_method = NW_PY_PY_SPY;
+		}
+#else
+		(void)npy;
+		(void)py_native;
+#endif
 	}
 	sb_stack_end(seg, capture_ns, 0);
 	sb_finish(seg);

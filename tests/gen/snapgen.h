@@ -10,7 +10,10 @@
  * FRAMES = FRAME[<FRAME...]         innermost first, as ncclwatch prints stacks
  * FRAME = SYMBOL | SYMBOL@MODULE | @MODULE
  *   SYMBOL: any text but ';' '<' '@' '=' (e.g. "ncclAllReduce", a mangled C++
- *   name, or a Python frame written "all_reduce (torch/distributed/distributed_c10d.py:2501)");
+ *   name, or a Python frame written "all_reduce (torch/distributed/distributed_c10d.py:2501)":
+ *   in a format with Python frames (the py branch's 1.4, NW_PYT_PYTHON) such a frame
+ *   with no @MODULE goes to the thread's Python stack, the native frames before
+ *   the first one being those under it (py_native); else it is a native symbol);
  *   MODULE: a file name (libnccl.so.2, libcudart.so.12; default: the program,
  *   /opt/job/bin/train); "@MODULE" alone is a frame with no symbol.
  * THREAD: the thread's name (default "train"). Of the groups of one thread

@@ -162,6 +162,14 @@ verdicts "$T/py.json" > "$T/v"
 assert_eq "$(cat "$T/v")" "MISSING_RANK culprits=5 waiting=0-4,6-7 op=None seq=None comm=None" "python: verdicts"
 assert_grep '^MISSING_RANK: rank 5 is in all_reduce \(mymodel/sum.py:12\) < train_step \(train.py:40\) < main \(train.py:90\), not inside NCCL' "$T/py.txt"
 assert_grep 'waits in all_reduce \(/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py:2501\)' "$T/py.txt"
+# loss.item(): a Python thread waiting in native code under its innermost
+# Python frame (with the py format, what stacks print of it is its Python
+# frames alone: the engine judges the native frames under them too).
+snap pynative "*=futex_wait@libc.so.6<cudaStreamSynchronize@libcudart.so.12<train_step (train.py:40)<main (train.py:90);7=compile (jit.py:12)<train_step (train.py:40)<main (train.py:90)"
+verdicts "$T/pynative.json" > "$T/v"
+assert_eq "$(cat "$T/v")" "MISSING_RANK culprits=7 waiting=0-6 op=None seq=None comm=None" "python over native: verdicts"
+assert_grep '^MISSING_RANK: rank 7 is in compile \(jit.py:12\) < train_step \(train.py:40\) < main \(train.py:90\), not inside NCCL' "$T/pynative.txt"
+assert_grep 'waits in cudaStreamSynchronize' "$T/pynative.txt"
 snap jax "*=block_until_ready (/opt/venv/lib/python3.12/site-packages/jax/_src/array.py:610)<step (train.py:77);0=compile (/opt/venv/lib/python3.12/site-packages/jax/_src/compiler.py:238)<step (train.py:77)"
 verdicts "$T/jax.json" > "$T/v"
 assert_eq "$(cat "$T/v")" "MISSING_RANK culprits=0 waiting=1-7 op=None seq=None comm=None" "jax: verdicts"
@@ -194,7 +202,7 @@ assert len(p) == 1 and p[0]["path"].endswith("node0.10003.again.seg"), p
 EOF
 
 note "a snapshot never gives op numbers or communicators"
-for n in one inner two all calls half gone ended gone2 torch py jax healthy; do
+for n in one inner two all calls half gone ended gone2 torch py pynative jax healthy; do
 	sed '/^environment differences/,$d' "$T/$n.txt" > "$T/verdicts-only"   # the merged stacks number frames
 	assert_no_grep '^  (op|comm):' "$T/verdicts-only"
 	assert_no_grep '#[0-9]' "$T/verdicts-only"
@@ -207,7 +215,7 @@ EOF
 done
 note "every JSON document validates against docs/diagnose.schema.json"
 if python3 -c 'import jsonschema' 2>/dev/null; then
-	for n in one inner two all calls half gone ended gone2 torch py jax healthy; do
+	for n in one inner two all calls half gone ended gone2 torch py pynative jax healthy; do
 		python3 "$NW_ROOT/tests/cli/check_json.py" schema "$NW_ROOT/docs/diagnose.schema.json" "$T/$n.json" ||
 			fail "$n.json does not validate"
 	done
