@@ -149,10 +149,12 @@ verdicts "$T/gone2.json" > "$T/v"
 assert_eq "$(cat "$T/v")" "MISSING_RANK culprits=1 waiting=0,2-5,7 op=None seq=None comm=None
 MISSING_RANK culprits=6 waiting=0,2-5,7 op=None seq=None comm=None" "gone and elsewhere: verdicts"
 
-note "torch: c10d's wait (mangled, as dladdr names it) and cudaStreamSynchronize count as waiting"
-snap torch "*=pthread_cond_wait@libc.so.6<_ZN4c10d16ProcessGroupNCCL8WorkNCCL4waitENSt6chrono8durationIlSt5ratioILl1ELl1000EEEE@libtorch_cuda.so<_PyEval_EvalFrameDefault@libpython3.11.so;1-2=futex_wait@libc.so.6<cudaStreamSynchronize@libcudart.so.12<_PyEval_EvalFrameDefault@libpython3.11.so;7=_PyEval_EvalFrameDefault@libpython3.11.so"
+note "torch: c10d's wait (mangled, as dladdr names it), cudaStreamSynchronize, a frame in libnccl with no symbol, XLA's BlockHostUntilReady count as waiting"
+snap torch "*=pthread_cond_wait@libc.so.6<_ZN4c10d16ProcessGroupNCCL8WorkNCCL4waitENSt6chrono8durationIlSt5ratioILl1ELl1000EEEE@libtorch_cuda.so<_PyEval_EvalFrameDefault@libpython3.11.so;1-2=futex_wait@libc.so.6<cudaStreamSynchronize@libcudart.so.12<_PyEval_EvalFrameDefault@libpython3.11.so;3=poll@libc.so.6<@libnccl.so.2<_PyEval_EvalFrameDefault@libpython3.11.so;4=_ZN3xla25PjRtStreamExecutorBuffer19BlockHostUntilReadyEv@libxla.so<_PyEval_EvalFrameDefault@libpython3.11.so;7=_PyEval_EvalFrameDefault@libpython3.11.so"
 verdicts "$T/torch.json" > "$T/v"
 assert_eq "$(cat "$T/v")" "MISSING_RANK culprits=7 waiting=0-6 op=None seq=None comm=None" "torch: verdicts"
+assert_grep '^    rank 3: from stacks: waits in libnccl.so.2\+0x[0-9a-f]+: poll < libnccl.so.2\+0x' "$T/torch.txt"
+assert_grep '^    rank 4: from stacks: waits in _ZN3xla25PjRtStreamExecutorBuffer19BlockHostUntilReadyEv:' "$T/torch.txt"
 
 note "Python frames (FUNCTION (FILE:LINE)): torch.distributed's all_reduce waits, a user's all_reduce does not"
 PYW='all_reduce (/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py:2501)<train_step (train.py:40)<main (train.py:90)'
