@@ -74,25 +74,47 @@ static void where_text(struct nw_buf *b, char **f, uint32_t n)
 		nw_buf_puts(b, " < ...");
 }
 
-/* The most common main-thread stack of the waiting processes. */
-static const struct nw_thread_stack *reference(const struct sproc *sp, size_t n)
+/* The most common main-thread stack of the waiting processes (frame lists
+ * are interned: one pointer per distinct stack); the first on a tie. */
+struct scount {
+	char **frames;
+	size_t n;
+	size_t first;
+	UT_hash_handle hh;
+};
+
+static const struct nw_thread_stack *reference(struct nw_jctx *x, const struct sproc *sp, size_t n)
 {
-	const struct nw_thread_stack *best = NULL;
-	size_t bestn = 0;
+	struct scount *h = NULL, *c, *ct, *best = NULL;
+	struct scount *pool = calloc(n + 1, sizeof *pool);
+	if (!pool) {
+		x->oom = 1;
+		return NULL;
+	}
+	size_t used = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (sp[i].cls != S_WAIT)
 			continue;
-		size_t c = 0;
-		for (size_t k = 0; k < n; k++)
-			c += sp[k].cls == S_WAIT && sp[k].t->frames == sp[i].t->frames && sp[k].t->nframes == sp[i].t->nframes;
-		if (c > bestn) {
-			bestn = c;
-			best = sp[i].t;
+		HASH_FIND(hh, h, &sp[i].t->frames, sizeof sp[i].t->frames, c);
+		if (!c) {
+			c = &pool[used++];
+			c->frames = sp[i].t->frames;
+			c->first = i;
+			HASH_ADD(hh, h, frames, sizeof c->frames, c);
+			if (nw_hash_oom_taken()) {
+				x->oom = 1;
+				break;
+			}
 		}
-		if (bestn * 2 > n)
-			break;                      /* a majority: no other can beat it */
+		c->n++;
+		if (!best || c->n > best->n || (c->n == best->n && c->first < best->first))
+			best = c;
 	}
-	return best;
+	const struct nw_thread_stack *ref = best ? sp[best->first].t : NULL;
+	HASH_ITER(hh, h, c, ct)
+		HASH_DEL(h, c);
+	free(pool);
+	return ref;
 }
 
 /* Where an elsewhere stack leaves the reference: its frames from the first
@@ -261,7 +283,7 @@ static void stacks_only(struct nw_jctx *x)
 	/* Ranks below the world size with no file: attach found no process. */
 	for (uint32_t k = 0; k < job->missing.n; k++)
 		nw_set_add(x, &gone, job->missing.v[k]);
-	const struct nw_thread_stack *ref = reference(sp, n);
+	const struct nw_thread_stack *ref = reference(x, sp, n);
 	const int anygone = gone.n || gone_norank;
 	const size_t first_vw = x->nvw;
 	size_t ended = 0;
