@@ -60,7 +60,9 @@ all:
 
 include tests/sim/part.mk
 include examples/part.mk
+include capture/part.mk
 include watchdog/part.mk
+include attach/part.mk
 include report/part.mk
 include interpose/part.mk
 include tests/part.mk
