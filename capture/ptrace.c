@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,10 +95,17 @@ static int wait_stop(uint32_t tid, int *status)
 			return WIFSTOPPED(*status) ? 1 : 0;
 		if (w < 0 && errno != EINTR)
 			return 0;
-		if (now_ns() >= deadline)
+		uint64_t now = now_ns();
+		if (now >= deadline)
 			return -1;
-		struct timespec ts = { 0, 20000 };
-		nanosleep(&ts, NULL);
+		/* The stop comes within microseconds unless we are descheduled:
+		 * yield first, sleep only after 2 ms. */
+		if (now + STOP_WAIT_NS - deadline < 2000000ull) {
+			sched_yield();
+		} else {
+			struct timespec ts = { 0, 20000 };
+			nanosleep(&ts, NULL);
+		}
 	}
 }
 

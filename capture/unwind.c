@@ -16,6 +16,8 @@ static __thread struct nw_cap_target *cur;
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need, void *arg)
 {
 	(void)arg;
+	if (!cur->upt)
+		return -UNW_ENOINFO;
 	return _UPT_find_proc_info(as, ip, pi, need, cur->upt);
 }
 
@@ -74,6 +76,8 @@ static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t
                          void *arg)
 {
 	(void)arg;
+	if (!cur->upt)
+		return -UNW_ENOINFO;
 	return _UPT_get_proc_name(as, addr, buf, len, off, cur->upt);
 }
 
@@ -102,6 +106,14 @@ int nw_cap_unwind_init(struct nw_cap_target *t)
 	/* Per target: one process's addresses mean nothing in another's. */
 	unw_set_caching_policy(t->as, UNW_CACHE_GLOBAL);
 	return 0;
+}
+
+void nw_cap_flush(struct nw_cap_target *t)
+{
+	unw_flush_cache(t->as, 0, 0);
+	/* libunwind-ptrace keeps the last ELF image it mapped: start anew. */
+	_UPT_destroy(t->upt);
+	t->upt = _UPT_create(t->pid);
 }
 
 void nw_cap_unwind_free(struct nw_cap_target *t)
@@ -142,6 +154,8 @@ void nw_cap_unwind(struct nw_cap_target *t, struct nw_cap_stack *out)
 int nw_cap_symbol(struct nw_cap_target *t, uint64_t addr, char *name, size_t len, uint64_t *offset)
 {
 	unw_word_t off = 0;
+	if (!t->upt)
+		return 0;
 	cur = t;
 	int r = _UPT_get_proc_name(t->as, addr, name, len, &off, t->upt);
 	cur = NULL;
