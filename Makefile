@@ -90,6 +90,7 @@ NCCL_WHEELS = $(CURDIR)/build/nccl-wheels
 deps:
 	@sh tests/deps.sh $(DEB_PKGS) $(LAUNCHER_PKGS)
 	@sh tests/compat/fetch-nccl.sh $(NCCL_WHEELS)
+	@sh tests/capture/install-pyspy.sh $(CURDIR)/build/venv
 
 deps-build:
 	@sh tests/deps.sh $(DEB_PKGS)

@@ -203,7 +203,7 @@ struct nw_py_process *nw_pyspy_dump(const char *pyspy, pid_t pid, char *note, si
 		p->nthreads++;
 	}
 	json_decref(root);
-	snprintf(note, len, "%s", "");
+	snprintf(note, len, "py-spy dump --nonblocking: %u Python thread%s", p->nthreads, p->nthreads == 1 ? "" : "s");
 	return p;
 }
 

@@ -108,6 +108,69 @@ static void describe(struct builder *b, struct nw_seg_frame *f, uint64_t ip, uin
 	}
 }
 
+/* The frames of the interpreter (and what runs it) start at the first
+ * native frame in the python executable or libpython: those below are C
+ * functions Python called (time.sleep's clock_nanosleep, a ctypes call). */
+static uint32_t native_under_python(const struct builder *b, const struct nw_seg_frame *f, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++) {
+		if (!f[k].module)
+			continue;
+		const char *path = b->mods[f[k].module - 1].path, *base = strrchr(path, '/');
+		base = base ? base + 1 : path;
+		if (!strncmp(base, "python", 6) || !strncmp(base, "libpython", 9))
+			return k;
+	}
+	return 0;
+}
+
+/* py-spy's threads into the Python frame table, tied to our thread slots
+ * by tid (a slot of its own for one we did not list). Returns the slots
+ * in use. */
+static uint32_t add_python(struct builder *b, struct nw_seg_stack_header *area, struct nw_seg_stack_ext *ext,
+                           uint64_t table, const struct nw_py_process *py, pid_t pid, uint32_t kept)
+{
+	struct nw_seg_thread *thr = (struct nw_seg_thread *)((char *)area + area->thread_offset);
+	struct nw_seg_frame *frames = (struct nw_seg_frame *)((char *)area + area->frame_offset);
+	struct nw_seg_pyframe *pf = (struct nw_seg_pyframe *)((char *)area + table);
+	uint32_t used = 0, total = 0;
+	for (uint32_t i = 0; i < py->nthreads; i++)
+		total += py->threads[i].nframes;
+	ext->pyframe_offset = table;
+	ext->pyframe_capacity = total;
+	ext->python_method = NW_PY_PY_SPY;
+	for (uint32_t i = 0; i < py->nthreads; i++) {
+		const struct nw_py_thread *pt = &py->threads[i];
+		uint32_t k = 0;
+		while (k < kept && thr[k].tid != pt->tid)
+			k++;
+		if (k == kept) {
+			if (kept >= area->thread_capacity)
+				continue;
+			memset(&thr[kept], 0, sizeof(thr[kept]));
+			thr[kept].tid = pt->tid;
+			snprintf(thr[kept].name, sizeof(thr[kept].name), "%.15s", pt->name);
+			kept++;
+		}
+		struct nw_seg_thread *th = &thr[k];
+		th->py_first = used;
+		th->py_count = pt->nframes;
+		th->py_name = pt->name[0] ? str_add(b, pt->name) : 0;
+		th->py_flags = NW_PYT_PYTHON | (pt->owns_gil ? NW_PYT_GIL : 0) |
+		               (pt->tid == (uint32_t)pid ? NW_PYT_MAIN : 0);
+		th->py_native = native_under_python(b, &frames[(size_t)k * area->frame_capacity], th->nframes);
+		for (uint32_t f = 0; f < pt->nframes; f++) {
+			struct nw_seg_pyframe *o = &pf[used++];
+			memset(o, 0, sizeof(*o));
+			o->file = str_add(b, pt->frames[f].file);
+			o->function = str_add(b, pt->frames[f].name);
+			o->line = (int32_t)pt->frames[f].line;
+		}
+	}
+	ext->pyframe_count = used;
+	return kept;
+}
+
 static void builder_free(struct builder *b)
 {
 	struct str *e, *et;
@@ -174,7 +237,6 @@ int nw_snapshot_take(const struct nw_attach_proc *p, const char *dir, const stru
                      struct nw_snapshot_result *res, char *err, size_t errlen)
 {
 	memset(res, 0, sizeof(*res));
-	(void)py;    /* Python frames: written once the format has them (branch py) */
 	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
 	static uint32_t tids[MAX_THREADS];
 	uint32_t n = nw_attach_threads(p->pid, tids, MAX_THREADS);
@@ -190,7 +252,19 @@ int nw_snapshot_take(const struct nw_attach_proc *p, const char *dir, const stru
 	struct nw_cap_stack *stk = calloc(n, sizeof(*stk));
 	int *rc = calloc(n, sizeof(*rc));
 	static struct nw_seg_module mods[NW_STACK_MODULES];
-	uint64_t area_size = nw_stack_area_size(n, 0, 0);
+	/* Python threads py-spy found that are not among ours get a slot each. */
+	uint32_t py_frames = 0, py_alone = 0;
+	for (uint32_t i = 0; py && i < py->nthreads; i++) {
+		py_frames += py->threads[i].nframes;
+		uint32_t k = 0;
+		while (k < n && tids[k] != py->threads[i].tid)
+			k++;
+		py_alone += k == n;
+	}
+	uint32_t slots = n + py_alone;
+	uint64_t base_size = nw_stack_area_size(slots, 0, 0);
+	uint64_t area_size = base_size + (((uint64_t)py_frames * sizeof(struct nw_seg_pyframe) + NW_SEG_ALIGN - 1) &
+	                                  ~(uint64_t)(NW_SEG_ALIGN - 1));
 	char *file = calloc(1, sizeof(struct nw_seg_header) + area_size);
 	if (!stk || !rc || !file) {
 		free(stk);
@@ -232,7 +306,7 @@ int nw_snapshot_take(const struct nw_attach_proc *p, const char *dir, const stru
 	res->capture_ns = now_ns(CLOCK_MONOTONIC) - t0;
 
 	struct nw_seg_stack_header *area = (struct nw_seg_stack_header *)(file + sizeof(struct nw_seg_header));
-	nw_stack_area_init(area, n, 0, 0);
+	nw_stack_area_init(area, slots, 0, 0);
 	struct builder b = { .t = t, .strtab = (char *)area + area->strtab_offset,
 	                     .strtab_size = area->strtab_size, .strtab_used = 1, .mods = mods, .nmods = nmods };
 	struct nw_seg_thread *thr = (struct nw_seg_thread *)((char *)area + area->thread_offset);
@@ -258,12 +332,14 @@ int nw_snapshot_take(const struct nw_attach_proc *p, const char *dir, const stru
 		th->nframes = nf;
 		kept++;
 	}
+	struct nw_seg_stack_ext *ext = (struct nw_seg_stack_ext *)(area + 1);
+	if (py)
+		kept = add_python(&b, area, ext, base_size, py, p->pid, kept);
 	res->threads = kept;
 	area->thread_count = kept;
 	area->module_count = nmods;
 	memcpy((char *)area + area->module_offset, mods, (size_t)nmods * sizeof(mods[0]));
 
-	struct nw_seg_stack_ext *ext = (struct nw_seg_stack_ext *)(area + 1);
 	char note[256] = "";
 	if (res->denied || failed || running)
 		snprintf(note, sizeof(note), "%u of %u threads without a stack%s%s%s", res->denied + failed + running,

@@ -26,6 +26,7 @@ void nw_cap_close(struct nw_cap_target *t)
 	if (!t)
 		return;
 	nw_cap_unwind_free(t);
+	nw_cap_syms_free(t->syms);
 	nw_cap_mem_free(&t->mem);
 	free(t);
 }

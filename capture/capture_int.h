@@ -31,8 +31,12 @@ struct nw_cap_mem {
 	uint8_t (*page)[NW_CAP_PAGE];
 };
 
+struct nw_cap_syms;   /* symbols.c */
+void nw_cap_syms_free(struct nw_cap_syms *s);
+
 struct nw_cap_target {
 	pid_t pid;
+	struct nw_cap_syms *syms;           /* loaded at the first nw_cap_symbol */
 	void *upt;                          /* libunwind-ptrace's per-process info */
 	unw_addr_space_t as;
 	struct nw_cap_mem mem;

@@ -150,18 +150,3 @@ void nw_cap_unwind(struct nw_cap_target *t, struct nw_cap_stack *out)
 	}
 	cur = NULL;
 }
-
-int nw_cap_symbol(struct nw_cap_target *t, uint64_t addr, char *name, size_t len, uint64_t *offset)
-{
-	unw_word_t off = 0;
-	if (!t->upt)
-		return 0;
-	cur = t;
-	int r = _UPT_get_proc_name(t->as, addr, name, len, &off, t->upt);
-	cur = NULL;
-	if ((r != 0 && r != -UNW_ENOMEM) || !name[0] || off > addr)
-		return 0;
-	name[len - 1] = 0;
-	*offset = off;
-	return 1;
-}
