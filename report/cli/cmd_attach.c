@@ -283,9 +283,9 @@ static int run_attach(int argc, char **argv)
 			problems = 1;
 		}
 		printf("attach: pid %d rank %s (%s): %u threads, %u stacks (%u stopped, longest %.3f ms), "
-		       "%.1f ms -> %s\n",
+		       "%.1f ms; python: %s -> %s\n",
 		       (int)p.pid, rank_text(p.global_rank, rbuf, sizeof(rbuf)), p.comm, res.threads, res.stacks,
-		       res.by_ptrace, res.stopped_max_ns / 1e6, res.capture_ns / 1e6, res.path);
+		       res.by_ptrace, res.stopped_max_ns / 1e6, res.capture_ns / 1e6, pynote, res.path);
 		if (p.uid != getuid())
 			foreign = 1;
 		written++;
