@@ -3,7 +3,7 @@
  * noticed: a call returning early, an EINTR, a short transfer, a signal it
  * did not send itself, a crash.
  *
- * usage: capture-quiet STOPFILE [--nccl] [--no-small-stack]
+ * usage: capture-quiet STOPFILE [--nccl] [--no-small-stack] [--eight [--spin]]
  *   Starts one thread per call, prints "ready" once every thread is in its
  *   call (its /proc/self/task/TID/syscall no longer says "running"), then
  *   waits until STOPFILE exists (the test makes its captures meanwhile),
@@ -16,7 +16,9 @@
  *   --nccl: first make a 1-rank communicator (the preload's watchdog starts
  *   with the first NCCL call), for `ncclwatch dump`. --no-small-stack: no
  *   thread with 6 KB of stack left (the signal capture kills the process
- *   there; its test wants to see the other damage).
+ *   there; its test wants to see the other damage). --eight: the
+ *   benchmark's process, 8 threads in timed calls (with --spin: 7 and the
+ *   spinner), no exec at the end.
  *
  * Timed calls (nanosleep, clock_nanosleep, usleep, sleep, poll, select,
  * epoll_wait, sem_timedwait, recv with SO_RCVTIMEO) run in a loop of
@@ -525,6 +527,41 @@ static void make_comm(void)
 		problem("nccl", "cannot make a 1-rank communicator");
 }
 
+static void wait_stopfile(void)
+{
+	struct stat st;
+	while (stat(stopfile, &st) != 0) {
+		struct timespec ts = { 0, 20000000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* --eight: 8 timed calls in their loops (--spin: 7 and the spinner); no exec. */
+static int eight_spin;
+static int run_eight(void)
+{
+	void *(*fn[])(void *) = { t_nanosleep, t_clock_nanosleep, t_poll, t_select, t_epoll, t_sem,
+	                          t_recv_timeo, eight_spin ? t_spin : t_usleep };
+	enum { N8 = sizeof(fn) / sizeof(fn[0]) };
+	pthread_t th[N8];
+	for (int i = 0; i < N8; i++)
+		pthread_create(&th[i], NULL, fn[i], NULL);
+	while (in_call < N8 || !all_in_calls())
+		usleep(1000);
+	printf("ready pid=%d threads=%d\n", (int)getpid(), N8 + 1);
+	fflush(stdout);
+	wait_stopfile();
+	done = 1;
+	sem_post(&sem);
+	if (write(stop_pipe[1], "x", 1) != 1 || send(sock_timeo[1], "x", 1, 0) != 1)
+		problem("wake", "stop pipe");
+	for (int i = 0; i < N8; i++)
+		pthread_join(th[i], NULL);
+	msgctl(msq, IPC_RMID, NULL);
+	printf("calls=%d problems=%d\n", (int)calls, (int)problems);
+	return problems ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	self_argv = argv;
@@ -536,8 +573,12 @@ int main(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	stopfile = argv[1];
-	int small_stack = 1;
+	int small_stack = 1, eight = 0;
 	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--eight"))
+			eight = 1;
+		else if (!strcmp(argv[i], "--spin"))
+			eight_spin = 1;
 		if (!strcmp(argv[i], "--nccl"))
 			make_comm();
 		else if (!strcmp(argv[i], "--no-small-stack"))
@@ -566,6 +607,8 @@ int main(int argc, char **argv)
 	                          t_spin };
 	enum { NFN = sizeof(fn) / sizeof(fn[0]) };
 	pthread_t th[NFN + 1], small;
+	if (eight)
+		return run_eight();
 	for (int i = 0; i < NFN; i++)
 		pthread_create(&th[i], NULL, fn[i], NULL);
 	pthread_attr_t attr;
