@@ -454,6 +454,38 @@ static int send_signal(uint32_t tid, uint64_t token)
 }
 
 /* Signal every listed thread but ourselves; returns how many were sent. */
+/* Arm a reply slot for c and send it the signal: 1 if sent. `next` is the
+ * first slot not yet used by this capture. */
+static int signal_one(struct reply_table *t, struct cap_thread *c, uint64_t gen, uint32_t *next)
+{
+	if (was_unanswered(c->tid) && still_pending(c->tid)) {
+		c->flags |= NW_THR_NO_REPLY;
+		return 0;
+	}
+	/* A slot a late handler is still writing is skipped. */
+	while (*next < t->count &&
+	       (atomic_load_explicit(&t->slot[*next].state, memory_order_acquire) & 3) == PH_WRITING)
+		(*next)++;
+	if (*next >= t->count) {
+		c->flags |= NW_THR_NO_REPLY;
+		return 0;
+	}
+	struct reply *r = &t->slot[*next];
+	r->n = r->first = r->in_nccl = 0;
+	atomic_store_explicit(&r->state, STATE(gen, PH_ARMED), memory_order_release);
+	if (send_signal(c->tid, gen << TOKEN_INDEX_BITS | *next) != 0) {
+		atomic_store_explicit(&r->state, STATE(gen, PH_ABANDONED), memory_order_relaxed);
+		if (errno == ESRCH)
+			c->gone = 1;
+		else
+			c->flags |= NW_THR_NO_REPLY;
+		return 0;
+	}
+	c->slot = (*next)++;
+	return 1;
+}
+
+/* Signal every listed thread marked for it; returns how many were sent. */
 static uint32_t signal_threads(struct reply_table *t, uint32_t n, uint32_t self, uint64_t gen)
 {
 	uint32_t sent = 0, next = 0;
@@ -462,31 +494,7 @@ static uint32_t signal_threads(struct reply_table *t, uint32_t n, uint32_t self,
 		c->slot = NO_SLOT;
 		if (c->tid == self || !c->want_signal)
 			continue;
-		if (was_unanswered(c->tid) && still_pending(c->tid)) {
-			c->flags = NW_THR_NO_REPLY;
-			continue;
-		}
-		/* A slot a late handler is still writing is skipped. */
-		while (next < t->count &&
-		       (atomic_load_explicit(&t->slot[next].state, memory_order_acquire) & 3) == PH_WRITING)
-			next++;
-		if (next >= t->count) {
-			c->flags = NW_THR_NO_REPLY;
-			continue;
-		}
-		struct reply *r = &t->slot[next];
-		r->n = r->first = r->in_nccl = 0;
-		atomic_store_explicit(&r->state, STATE(gen, PH_ARMED), memory_order_release);
-		if (send_signal(c->tid, gen << TOKEN_INDEX_BITS | next) != 0) {
-			atomic_store_explicit(&r->state, STATE(gen, PH_ABANDONED), memory_order_relaxed);
-			if (errno == ESRCH)
-				c->gone = 1;
-			else
-				c->flags = NW_THR_NO_REPLY;
-			continue;
-		}
-		c->slot = next++;
-		sent++;
+		sent += (uint32_t)signal_one(t, c, gen, &next);
 	}
 	return sent;
 }
@@ -693,52 +701,60 @@ static int blocks_signal(uint32_t tid)
 	return capture_sig ? status_has_signal(tid, "\nSigBlk:") : 1;
 }
 
-/* Every thread but ourselves through the capture core; those running user
- * code are marked for the signal. Sets st.note when something could not
- * be done. */
-static void core_threads(uint32_t n, uint32_t self)
+/* Every thread but ourselves through the capture core, then those running
+ * user code once more (the signal that reaches one of them wakes a thread
+ * waiting on a signalfd for an instant: read first, signal after), each
+ * sent the signal right away if it still runs: the window in which it
+ * could enter a blocking call is the read of its SigBlk. Sets st.note when
+ * something could not be done. Returns the signals sent. */
+static uint32_t core_threads(struct reply_table *t, uint32_t n, uint32_t self, uint64_t gen)
 {
-	uint32_t denied = 0, running_blocked = 0, failed = 0;
+	uint32_t denied = 0, running_blocked = 0, failed = 0, sent = 0, next = 0;
 	const char *why = NULL;
-	for (uint32_t i = 0; i < n; i++) {
-		struct cap_thread *c = &st.thr[i];
-		if (c->tid == self)
-			continue;
-		switch (nw_cap_thread(core, c->tid, 0, &st.cs)) {
-		case NW_CAP_OK: {
-			struct reply *r = &st.core[i];
-			uint32_t k = st.cs.n < REPLY_FRAMES ? st.cs.n : REPLY_FRAMES;
-			memcpy(r->ip, st.cs.ip, k * sizeof(r->ip[0]));
-			r->n = k;
-			r->first = 0;
-			r->in_nccl = 0;
-			c->flags |= st.cs.flags;
-			c->core = 1;
-			break;
-		}
-		case NW_CAP_GONE:
-			c->gone = 1;
-			break;
-		case NW_CAP_RUNNING:
-			if (blocks_signal(c->tid) == 0) {
-				c->want_signal = 1;
-			} else {
-				c->flags |= NW_THR_NO_REPLY;
-				running_blocked++;
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t i = 0; i < n; i++) {
+			struct cap_thread *c = &st.thr[i];
+			if (c->tid == self || (pass == 1 && !c->want_signal))
+				continue;
+			c->want_signal = 0;
+			switch (nw_cap_thread(core, c->tid, 0, &st.cs)) {
+			case NW_CAP_OK: {
+				struct reply *r = &st.core[i];
+				uint32_t k = st.cs.n < REPLY_FRAMES ? st.cs.n : REPLY_FRAMES;
+				memcpy(r->ip, st.cs.ip, k * sizeof(r->ip[0]));
+				r->n = k;
+				r->first = 0;
+				r->in_nccl = 0;
+				c->flags |= st.cs.flags;
+				c->core = 1;
+				break;
 			}
-			break;
-		case NW_CAP_DENIED:
-			c->flags |= NW_THR_NO_REPLY;
-			denied++;
-			why = st.cs.why;
-			break;
-		default:
-			c->flags |= NW_THR_NO_REPLY;
-			failed++;
-			why = st.cs.why;
-			break;
+			case NW_CAP_GONE:
+				c->gone = 1;
+				break;
+			case NW_CAP_RUNNING:
+				if (pass == 0) {
+					c->want_signal = 1;
+				} else if (blocks_signal(c->tid) == 0) {
+					c->want_signal = 1;
+					sent += (uint32_t)signal_one(t, c, gen, &next);
+				} else {
+					c->flags |= NW_THR_NO_REPLY;
+					running_blocked++;
+				}
+				break;
+			case NW_CAP_DENIED:
+				c->flags |= NW_THR_NO_REPLY;
+				denied++;
+				why = st.cs.why;
+				break;
+			default:
+				c->flags |= NW_THR_NO_REPLY;
+				failed++;
+				why = st.cs.why;
+				break;
+			}
 		}
-	}
 	if (denied + failed && denied + failed + 1 >= n) {
 		NW_LOG_ONCE("thread stacks: %s (is /proc hidden?); no stacks", why ? why : "capture failed");
 		snprintf(st.note_buf, sizeof(st.note_buf), "no stacks: %s", why ? why : "capture failed");
@@ -750,6 +766,7 @@ static void core_threads(uint32_t n, uint32_t self)
 		                                               : why ? why : "capture failed");
 		st.note = st.note_buf;
 	}
+	return sent;
 }
 
 /* The range of this library (or program), where the NCCL wrappers are: a
@@ -804,13 +821,13 @@ int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
 		c->want_signal = c->tid != self && capture_sig && !core;
 	}
 	if (core)
-		core_threads(n, self);
-	else if (!capture_sig)
+		sent = core_threads(t, n, self, gen);
+	else if (capture_sig)
+		sent = signal_threads(t, n, self, gen);
+	else
 		for (uint32_t i = 0; i < n; i++)
 			if (st.thr[i].tid != self)
 				st.thr[i].flags |= NW_THR_NO_REPLY;
-	if (capture_sig)
-		sent = signal_threads(t, n, self, gen);
 	unwind_into(&st.self, 0);
 	wait_replies(t, n, gen, sent);
 
