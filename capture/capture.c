@@ -31,6 +31,11 @@ void nw_cap_close(struct nw_cap_target *t)
 	free(t);
 }
 
+void nw_cap_begin(struct nw_cap_target *t)
+{
+	nw_cap_forget_maps(t);
+}
+
 static enum nw_cap_result from_syscall(struct nw_cap_target *t, uint32_t tid, struct nw_cap_stack *out)
 {
 	char a[256], b[256];

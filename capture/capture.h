@@ -69,6 +69,9 @@ struct nw_cap_target *nw_cap_open(pid_t pid);
 void nw_cap_close(struct nw_cap_target *t);
 /* Forget cached unwind information (objects were unloaded). */
 void nw_cap_flush(struct nw_cap_target *t);
+/* A new capture of a long-lived target: its mappings are read again when
+ * needed (objects may have been loaded since). */
+void nw_cap_begin(struct nw_cap_target *t);
 
 /* Capture thread `tid` of the target into out. allow_ptrace: a running
  * thread of another process may be stopped briefly. */

@@ -33,6 +33,9 @@ struct nw_cap_mem {
 
 struct nw_cap_syms;   /* symbols.c */
 void nw_cap_syms_free(struct nw_cap_syms *s);
+struct nw_cap_target;
+/* Read /proc/PID/maps again at the next need. */
+void nw_cap_forget_maps(struct nw_cap_target *t);
 
 struct nw_cap_target {
 	pid_t pid;

@@ -4,7 +4,7 @@
  * function of a library without .symtab, like Debian's libc) is unknown,
  * not that function. Files are read with their program headers mapping
  * file offsets to addresses; each file's functions are loaded once per
- * target, sorted, and searched by bisection. */
+ * target (at its first address), sorted, and searched by bisection. */
 #include "capture_int.h"
 
 #include <elf.h>
@@ -25,6 +25,7 @@ struct func {
 
 struct elf_syms {
 	char path[PATH_MAX];
+	int loaded;
 	struct func *f;
 	uint32_t n;
 	char *names;
@@ -146,8 +147,22 @@ static void load_maps(struct nw_cap_target *t, struct nw_cap_syms *s)
 		s->maps[s->nmaps++] = (struct mapping){ lo, hi, off, k };
 	}
 	fclose(f);
-	for (uint32_t k = 0; k < s->nfiles; k++)
-		load_file(&s->files[k]);
+}
+
+static struct nw_cap_syms *syms_of(struct nw_cap_target *t)
+{
+	if (!t->syms) {
+		t->syms = calloc(1, sizeof(*t->syms));
+		if (t->syms)
+			load_maps(t, t->syms);
+	}
+	return t->syms;
+}
+
+void nw_cap_forget_maps(struct nw_cap_target *t)
+{
+	nw_cap_syms_free(t->syms);
+	t->syms = NULL;
 }
 
 void nw_cap_syms_free(struct nw_cap_syms *s)
@@ -166,18 +181,16 @@ void nw_cap_syms_free(struct nw_cap_syms *s)
 
 int nw_cap_symbol(struct nw_cap_target *t, uint64_t addr, char *name, size_t len, uint64_t *offset)
 {
-	if (!t->syms) {
-		t->syms = calloc(1, sizeof(*t->syms));
-		if (!t->syms)
-			return 0;
-		load_maps(t, t->syms);
-	}
-	struct nw_cap_syms *s = t->syms;
-	for (uint32_t i = 0; i < s->nmaps; i++) {
+	struct nw_cap_syms *s = syms_of(t);
+	for (uint32_t i = 0; s && i < s->nmaps; i++) {
 		const struct mapping *m = &s->maps[i];
 		if (addr < m->lo || addr >= m->hi)
 			continue;
-		const struct elf_syms *e = &s->files[m->file];
+		struct elf_syms *e = &s->files[m->file];
+		if (!e->loaded) {
+			e->loaded = 1;
+			load_file(e);
+		}
 		uint64_t foff = addr - m->lo + m->off, vaddr = 0;
 		int found = 0;
 		for (uint32_t p = 0; p < e->nph && !found; p++)

@@ -820,8 +820,10 @@ int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
 		c->answered = c->gone = c->core = 0;
 		c->want_signal = c->tid != self && capture_sig && !core;
 	}
-	if (core)
+	if (core) {
+		nw_cap_begin(core);
 		sent = core_threads(t, n, self, gen);
+	}
 	else if (capture_sig)
 		sent = signal_threads(t, n, self, gen);
 	else
