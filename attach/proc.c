@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The whole file at path, NUL-terminated, malloc'd; NULL with errno. */
@@ -113,7 +114,9 @@ static const char *base_name(const char *path)
 	return b ? b + 1 : path;
 }
 
-/* Interesting mappings: libnccl, libncclwatch, a segment, libpython. */
+/* Interesting mappings: libnccl, libncclwatch, libpython. (The segment
+ * shows under the name it was made with, before it was linked: see
+ * preload_segment.) */
 static void scan_maps(const char *maps, struct nw_attach_proc *p)
 {
 	for (const char *line = maps; line && *line;) {
@@ -134,12 +137,25 @@ static void scan_maps(const char *maps, struct nw_attach_proc *p)
 				p->preload = 1;
 			else if (!strncmp(b, "libpython", 9) || !strncmp(b, "python", 6))
 				p->python = 1;
-			size_t bl = strlen(buf);
-			if (bl > 4 && !strcmp(buf + bl - 4, ".seg") && !strstr(buf, ".dump.seg") && !p->segment[0])
-				snprintf(p->segment, sizeof(p->segment), "%s", buf);
 		}
 		line = nl ? nl + 1 : NULL;
 	}
+}
+
+/* Where the preload put the process's segment: its NCCLWATCH_DIR (or the
+ * default), its job, this host, its pid (interpose/segment_file.c). Set
+ * only if that file is there. */
+static void preload_segment(struct nw_attach_proc *p, const char *segdir)
+{
+	char host[NW_SEG_HOST_LEN], path[PATH_MAX];
+	struct stat st;
+	if (gethostname(host, sizeof(host) - 1) != 0)
+		strcpy(host, "unknown");
+	host[sizeof(host) - 1] = 0;
+	nw_job_sanitize(host);
+	if (snprintf(path, sizeof(path), "%s/%s/%s.%d.seg", segdir, p->job, host, (int)p->pid) < (int)sizeof(path) &&
+	    stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		snprintf(p->segment, sizeof(p->segment), "%s", path);
 }
 
 /* The environment as NULL-terminated strings (pointers into `buf`). */
@@ -187,10 +203,16 @@ int nw_attach_proc_read(pid_t pid, struct nw_attach_proc *p)
 	}
 	/* A process with an empty environ file is readable (a kernel thread, or an exec in progress). */
 	char **v = split_environ(env, len);
+	char segdir[PATH_MAX] = "";
 	if (v) {
 		nw_env_fingerprint_of(v, p->env, sizeof(p->env));
 		nw_job_ranks_env(env_lookup, v, &p->global_rank, &p->local_rank, &p->world_size);
 		nw_job_id_env(env_lookup, v, p->ppid, p->job, sizeof(p->job));
+		const char *d = env_lookup("NCCLWATCH_DIR", v);
+		if (d && *d)
+			snprintf(segdir, sizeof(segdir), "%s", d);
+		else
+			snprintf(segdir, sizeof(segdir), "/dev/shm/ncclwatch-%u", (unsigned)p->uid);
 		free(v);
 	}
 	free(env);
@@ -204,6 +226,8 @@ int nw_attach_proc_read(pid_t pid, struct nw_attach_proc *p)
 	}
 	scan_maps(maps, p);
 	free(maps);
+	if (p->preload && segdir[0])
+		preload_segment(p, segdir);
 	return 0;
 }
 

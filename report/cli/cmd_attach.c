@@ -237,7 +237,10 @@ static int run_attach(int argc, char **argv)
 			problems = 1;
 			continue;
 		}
-		if (p.preload && p.segment[0]) {
+		if (p.preload && !p.segment[0]) {
+			printf("attach: pid %d rank %s (%s): has the preload but no segment yet (no NCCL call so far): "
+			       "a snapshot instead\n", (int)p.pid, rank_text(p.global_rank, rbuf, sizeof(rbuf)), p.comm);
+		} else if (p.preload) {
 			char jobdir[PATH_MAX];
 			snprintf(jobdir, sizeof(jobdir), "%s", p.segment);
 			char *slash = strrchr(jobdir, '/');
