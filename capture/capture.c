@@ -31,6 +31,11 @@ void nw_cap_close(struct nw_cap_target *t)
 	free(t);
 }
 
+pid_t nw_cap_pid(const struct nw_cap_target *t)
+{
+	return t->pid;
+}
+
 void nw_cap_begin(struct nw_cap_target *t)
 {
 	nw_cap_forget_maps(t);

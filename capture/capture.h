@@ -67,6 +67,8 @@ struct nw_cap_target;   /* one process being captured */
 /* Open `pid` (our own pid is fine). NULL with errno on failure. */
 struct nw_cap_target *nw_cap_open(pid_t pid);
 void nw_cap_close(struct nw_cap_target *t);
+/* The process it reads. */
+pid_t nw_cap_pid(const struct nw_cap_target *t);
 /* Forget cached unwind information (objects were unloaded). */
 void nw_cap_flush(struct nw_cap_target *t);
 /* A new capture of a long-lived target: its mappings are read again when

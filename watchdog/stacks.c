@@ -800,6 +800,11 @@ int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
 		       capture_sig);
 		capture_sig = 0;
 	}
+	/* A fork child captures itself, not the process it was forked from. */
+	if (core && nw_cap_pid(core) != getpid()) {
+		nw_cap_close(core);
+		core = NULL;
+	}
 	if (!signal_all && !core && !core_failed) {
 		core = nw_cap_open(getpid());
 		if (!core) {
