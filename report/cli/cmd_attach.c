@@ -295,6 +295,12 @@ static int run_attach(int argc, char **argv)
 		dirset_add(&dirs, dir);
 	}
 	free(pids);
+	if (written)
+		printf("attach: %d process%s: %llu threads read without stopping them, %llu stopped (longest %.3f ms), "
+		       "%llu call%s woken in the window restarted\n",
+		       written, written == 1 ? "" : "es", (unsigned long long)nw_cap_stats.by_syscall,
+		       (unsigned long long)nw_cap_stats.by_ptrace, nw_cap_stats.stopped_max_ns / 1e6,
+		       (unsigned long long)nw_cap_stats.restarted, nw_cap_stats.restarted == 1 ? "" : "s");
 	fflush(stdout);
 
 	if (dump)

@@ -58,3 +58,22 @@ for n in 8 64; do
 		}' "$tmp/run/attach" "$tmp"/run/q.*
 done
 echo "goal: 64 processes < 2000 ms, no thread stopped > 10 ms, 0 early returns"
+
+# The window: 8 threads running user code 20 us between 2 ms epoll_wait and
+# nanosleep calls (capture-quiet --window), attached 30 times.
+rm -rf "$tmp/run" && mkdir -p "$tmp/run"
+"$quiet" "$tmp/run/stop" --window > "$tmp/run/q" 2>&1 &
+pids=$!
+until grep -q '^ready' "$tmp/run/q" 2>/dev/null; do sleep 0.05; done
+for i in $(seq 30); do
+	"$cli" attach --no-verdict --no-python -o "$tmp/run/snap" $pids | tail -1
+done > "$tmp/run/sum"
+touch "$tmp/run/stop"
+wait $pids 2>/dev/null
+pids=""
+awk '{ for (i = 1; i <= NF; i++) { if ($i == "stopped") s += $(i - 1); if ($i == "woken") r += $(i - 2)
+	if ($i == "(longest") { v = $(i + 1) + 0; if (v > l) l = v } } }
+	FILENAME ~ /q$/ && /^calls=/ { split($1, c, "="); split($2, p, "="); calls = c[2]; early = p[2] }
+	END { printf "the window: 30 attaches of 8 threads switching between 20 us of user code and 2 ms calls:\n"
+	      printf "    %d threads stopped while running (longest %.3f ms), %d calls woken in the window and restarted;\n", s, l, r
+	      printf "    calls %d, returned early %d\n", calls, early }' "$tmp/run/sum" "$tmp/run/q"

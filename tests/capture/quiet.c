@@ -3,7 +3,7 @@
  * noticed: a call returning early, an EINTR, a short transfer, a signal it
  * did not send itself, a crash.
  *
- * usage: capture-quiet STOPFILE [--nccl] [--no-small-stack] [--eight [--spin]]
+ * usage: capture-quiet STOPFILE [--nccl] [--no-small-stack] [--eight [--spin]] [--window]
  *   Starts one thread per call, prints "ready" once every thread is in its
  *   call (its /proc/self/task/TID/syscall no longer says "running"), then
  *   waits until STOPFILE exists (the test makes its captures meanwhile),
@@ -18,7 +18,10 @@
  *   thread with 6 KB of stack left (the signal capture kills the process
  *   there; its test wants to see the other damage). --eight: the
  *   benchmark's process, 8 threads in timed calls (with --spin: 7 and the
- *   spinner), no exec at the end.
+ *   spinner), no exec at the end. --window: 8 threads that run user code
+ *   (20 us) between short calls (epoll_wait and nanosleep of 2 ms): a
+ *   capture often catches one running, and sometimes just as it enters
+ *   its call (the window).
  *
  * Timed calls (nanosleep, clock_nanosleep, usleep, sleep, poll, select,
  * epoll_wait, sem_timedwait, recv with SO_RCVTIMEO) run in a loop of
@@ -536,6 +539,73 @@ static void wait_stopfile(void)
 	}
 }
 
+static void spin_us(int us)
+{
+	uint64_t end = now_ns() + (uint64_t)us * 1000;
+	while (now_ns() < end)
+		spins++;
+}
+
+static void *t_window_epoll(void *a)
+{
+	(void)a;
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = stop_pipe[0] };
+	epoll_ctl(ep, EPOLL_CTL_ADD, stop_pipe[0], &ev);
+	entered();
+	while (!done) {
+		spin_us(20);
+		struct epoll_event out;
+		uint64_t t0 = now_ns();
+		int r = epoll_wait(ep, &out, 1, 2);
+		calls++;
+		if (r < 0)
+			problem("epoll_wait", "errno %s", strerror(errno));
+		else if (r == 0)
+			check_time("epoll_wait", t0, 2);
+	}
+	close(ep);
+	return NULL;
+}
+
+static void *t_window_sleep(void *a)
+{
+	(void)a;
+	entered();
+	while (!done) {
+		spin_us(20);
+		struct timespec ts = { 0, 2000000 };
+		uint64_t t0 = now_ns();
+		int r = nanosleep(&ts, NULL);
+		calls++;
+		if (r != 0)
+			problem("nanosleep", "returned %d errno %s", r, strerror(errno));
+		check_time("nanosleep", t0, 2);
+	}
+	return NULL;
+}
+
+/* --window: see the usage. */
+static int run_window(void)
+{
+	pthread_t th[8];
+	for (int i = 0; i < 8; i++)
+		pthread_create(&th[i], NULL, i < 4 ? t_window_epoll : t_window_sleep, NULL);
+	while (in_call < 8)
+		usleep(1000);
+	printf("ready pid=%d threads=9\n", (int)getpid());
+	fflush(stdout);
+	wait_stopfile();
+	done = 1;
+	if (write(stop_pipe[1], "x", 1) != 1)
+		problem("wake", "stop pipe");
+	for (int i = 0; i < 8; i++)
+		pthread_join(th[i], NULL);
+	msgctl(msq, IPC_RMID, NULL);
+	printf("calls=%d problems=%d\n", (int)calls, (int)problems);
+	return problems ? 1 : 0;
+}
+
 /* --eight: 8 timed calls in their loops (--spin: 7 and the spinner); no exec. */
 static int eight_spin;
 static int run_eight(void)
@@ -573,12 +643,14 @@ int main(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	stopfile = argv[1];
-	int small_stack = 1, eight = 0;
+	int small_stack = 1, eight = 0, window = 0;
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--eight"))
 			eight = 1;
 		else if (!strcmp(argv[i], "--spin"))
 			eight_spin = 1;
+		else if (!strcmp(argv[i], "--window"))
+			window = 1;
 		if (!strcmp(argv[i], "--nccl"))
 			make_comm();
 		else if (!strcmp(argv[i], "--no-small-stack"))
@@ -609,6 +681,8 @@ int main(int argc, char **argv)
 	pthread_t th[NFN + 1], small;
 	if (eight)
 		return run_eight();
+	if (window)
+		return run_window();
 	for (int i = 0; i < NFN; i++)
 		pthread_create(&th[i], NULL, fn[i], NULL);
 	pthread_attr_t attr;
