@@ -7,8 +7,10 @@
 . "$NW_ROOT/tests/launch/launch-lib.sh"
 need_mpirun
 sh -n "$NW_ROOT/examples/attach-all-hosts.sh" || fail "sh -n"
-export NCCLWATCH="$NW_CLI" ATTACH_OPTS=--no-python
 launch_mpirun 4 "$T/job.out" "$NW_TRAINER" --steps 10 --verbose --fault skip:rank=2:step=3
+# Only this test's job (by default attach takes every process of the user
+# with libnccl mapped: other tests' too, which it must not disturb here).
+export NCCLWATCH="$NW_CLI" ATTACH_OPTS="--no-python --no-dump --tree $LAUNCH_PID"
 hung() { [ "$(grep -c 'step 2 done' "$T/job.out")" -ge 4 ]; }
 nw_until 120 hung || { cat "$T/job.out"; fail "the job did not reach step 2"; }
 for mode in --local --mpirun; do
@@ -22,6 +24,7 @@ for mode in --local --mpirun; do
 	for r in 0 1 2 3; do
 		ls "$d"/*.rank$r.snap.seg > /dev/null 2>&1 || fail "$mode: no snapshot of rank $r"
 	done
+	assert_eq "$(ls "$d" | grep -c '\.snap\.seg$')" 4 "$mode: snapshots"
 	# the last step is diagnose of the directory (its verdict needs the
 	# snapshot reader; here it is enough that it ran on that directory)
 	assert_grep "$d|job " "$T/out$mode"
