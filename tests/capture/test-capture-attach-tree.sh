@@ -4,7 +4,8 @@
 # 3's all-reduce and idles, the others wait in it): one snapshot per rank
 # (the launcher and its helpers are left out), ranks and world size from
 # each rank's environment, job named as the preload would name it, and the
-# culprit's snapshot alone holds the function it idles in.
+# culprit's snapshot alone holds the function it idles in; diagnose of the
+# snapshots names rank 2 from stacks alone.
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/launch/launch-lib.sh"
 
@@ -27,6 +28,17 @@ check_tree() {
 			! grep -q idle_forever "$f" || fail "$_name: rank $r's snapshot names idle_forever"
 		fi
 	done
+	# The verdict from stacks alone (report/analysis, the snapshot reader):
+	# rank 2 is the culprit. A CLI without that reader refuses snapshots.
+	"$NW_CLI" diagnose "$T/$_name" > "$T/$_name.verdict" 2>&1
+	if grep -q 'ring_capacity 0 is not a power of two' "$T/$_name.verdict"; then
+		echo "$_name: this diagnose cannot read snapshots yet (no verdict checked)"
+	else
+		cat "$T/$_name.verdict"
+		assert_grep '^MISSING_RANK: rank 2 ' "$T/$_name.verdict"
+		assert_grep '^  culprits: 2$' "$T/$_name.verdict"
+		assert_grep 'from stacks' "$T/$_name.verdict"
+	fi
 	launch_stop KILL
 }
 
