@@ -117,6 +117,7 @@ static struct {
 	struct nw_strtab strtab;
 	struct nw_module_map modules;
 	struct reply self;         /* the watchdog's own stack */
+	int no_proc;               /* /proc/self/task could not be listed at the last capture */
 	struct reply *core;        /* per thread slot: stacks the core captured */
 	struct nw_cap_stack cs;    /* the core's answer for one thread */
 	const char *note;          /* what this capture could not do, NULL none */
@@ -359,6 +360,7 @@ static uint32_t list_threads(uint32_t cap, uint32_t self)
 	uint32_t pid = (uint32_t)getpid(), n = 1;
 	int main_seen = 0;
 	DIR *d = opendir("/proc/self/task");
+	st.no_proc = d == NULL;
 	if (d) {
 		struct dirent *e;
 		while ((e = readdir(d))) {
@@ -825,16 +827,19 @@ int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
 		c->answered = c->gone = c->core = 0;
 		c->want_signal = c->tid != self && capture_sig && !core;
 	}
-	if (core) {
+	if (st.no_proc) {
+		NW_LOG_ONCE("thread stacks: /proc/self/task cannot be read (is /proc hidden?); no stacks");
+		st.note = "no stacks: /proc/self/task cannot be read";
+	} else if (core) {
 		nw_cap_begin(core);
 		sent = core_threads(t, n, self, gen);
-	}
-	else if (capture_sig)
+	} else if (capture_sig) {
 		sent = signal_threads(t, n, self, gen);
-	else
+	} else {
 		for (uint32_t i = 0; i < n; i++)
 			if (st.thr[i].tid != self)
 				st.thr[i].flags |= NW_THR_NO_REPLY;
+	}
 	unwind_into(&st.self, 0);
 	wait_replies(t, n, gen, sent);
 
