@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #define ERESTARTNOINTR 513          /* kernel-internal, include/linux/errno.h */
-#define STOP_WAIT_NS 1000000000ull  /* a thread that does not stop within 1 s is left */
+#define STOP_WAIT_NS 5000000000ull  /* a thread that does not stop within 5 s is left */
 
 struct nw_cap_stats nw_cap_stats;
 
@@ -142,7 +142,7 @@ enum nw_cap_result nw_cap_ptrace_regs(struct nw_cap_target *t, uint32_t tid, str
 	}
 	if (w < 0) {
 		/* Still seized: our exit detaches it (and clears the interrupt). */
-		out->why = "thread did not stop within 1 s";
+		out->why = "thread did not stop within 5 s";
 		return NW_CAP_FAILED;
 	}
 	int event = status >> 16, sig = WSTOPSIG(status);
