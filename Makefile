@@ -61,6 +61,7 @@ all:
 include tests/sim/part.mk
 include examples/part.mk
 include watchdog/part.mk
+include pystack/part.mk
 include report/part.mk
 include interpose/part.mk
 include tests/part.mk

@@ -596,7 +596,9 @@ static int validate_stack_contents(const struct nw_segment *seg, struct nw_read_
 		            "stack area: the string table's last string is not NUL-terminated within strtab_used %u",
 		            a->strtab_used);
 
-	const struct nw_seg_stack_ext *ext = nw_stack_ext(seg);
+	/* The state is not CAPTURED yet: the extension by the version alone. */
+	const struct nw_seg_stack_ext *ext =
+		seg->header.version_minor >= 4 ? (const struct nw_seg_stack_ext *)(a + 1) : NULL;
 	if (ext && (ext->native_note >= a->strtab_used || ext->python_note >= a->strtab_used))
 		return fail(err, NW_READ_ERR_FORMAT, path,
 		            "stack area: a note's string offset (%u, %u) is beyond strtab_used %u",

@@ -5,8 +5,12 @@
  * disagree. */
 #include "stacks.h"
 
+#include "../pystack/pystack.h"
+
 struct layout {
 	uint64_t thread, frame, module, ipsym, strtab, opstack, size;
+	uint64_t pyframe, pysite, pycall;   /* 1.4: Python tables (pystack/) */
+	uint32_t pycall_depth;
 };
 
 static uint64_t align_up(uint64_t n)
@@ -33,6 +37,16 @@ static struct layout layout_of(uint32_t threads, uint32_t ring_capacity, int ops
 	if (opstacks && ring_capacity) {
 		l.opstack = at;
 		at = align_up(at + (uint64_t)ring_capacity * NW_OPSTACK_DEPTH * sizeof(uint64_t));
+	}
+	l.pyframe = at;
+	at = align_up(at + (uint64_t)NW_PYFRAME_CAPACITY * sizeof(struct nw_seg_pyframe));
+	l.pysite = at;
+	at = align_up(at + (uint64_t)NW_PYSITE_CAPACITY * sizeof(struct nw_seg_pyframe));
+	l.pycall_depth = ring_capacity ? nw_pycall_depth_config() : 0;
+	l.pycall = 0;
+	if (l.pycall_depth) {
+		l.pycall = at;
+		at = align_up(at + (uint64_t)ring_capacity * l.pycall_depth * sizeof(struct nw_seg_pycall));
 	}
 	l.size = at;
 	return l;
@@ -73,4 +87,11 @@ void nw_stack_area_init(struct nw_seg_stack_header *area, uint32_t threads,
 	ext->ext_size = sizeof *ext;
 	ext->native_note = 0;
 	ext->python_note = 0;
+	ext->pyframe_offset = l.pyframe;
+	ext->pyframe_capacity = NW_PYFRAME_CAPACITY;
+	ext->pysite_offset = l.pysite;
+	ext->pysite_capacity = NW_PYSITE_CAPACITY;
+	ext->pycall_offset = l.pycall;
+	ext->pycall_depth = l.pycall ? l.pycall_depth : 0;
+	ext->pycall_count = l.pycall ? ring_capacity : 0;
 }

@@ -28,6 +28,7 @@
 #include "stacks.h"
 #include "modules.h"
 #include "symbolize.h"
+#include "../pystack/pystack.h"
 #include "../interpose/log.h"
 #include "../interpose/thread.h"
 
@@ -657,6 +658,7 @@ static void write_area(struct nw_seg_stack_header *area, uint32_t n, uint32_t ip
 	area->strtab_used = st.strtab.used;
 	area->ipsym_count = ipsyms;
 	memcpy(base + area->ipsym_offset, st.seg_ipsyms, (size_t)st.ipsyms * sizeof(*st.seg_ipsyms));
+	nw_pystack_write(area);
 	area->capture_ns = now_ns();
 	area->request_id = request_id;
 	area->captures++;
@@ -723,6 +725,8 @@ int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
 		kept++;
 	}
 	uint32_t ipsyms = describe_opstacks(area, module_capacity);
+	/* Python stacks next to the native ones (pystack/), tied by tid. */
+	kept = nw_pystack_capture(area, st.seg_thr, kept, st.threads, st.seg_frames, st.frames, &st.strtab);
 	write_area(area, kept, ipsyms, modules, request_id);
 	return (int)kept;
 }

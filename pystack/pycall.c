@@ -1,0 +1,88 @@
+/* pycall: the per-op Python call site on the hot path (pystack.h).
+ *
+ * The calling thread reads its own frames: its thread state from the
+ * interpreter's thread-specific storage (PyGILState_GetThisThreadState: a
+ * pthread_getspecific, no lock, and valid while ctypes or torch released
+ * the GIL around the call), then frame -> code object and instruction
+ * pointer, innermost first. They are this thread's own frames, alive while
+ * it is inside the call: plain loads. The layout was checked against the
+ * live interpreter with fault-proof reads before nw_pycall_base is set. */
+#include "pystack.h"
+#include "cpython.h"
+#include "../interpose/log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct nw_seg_pycall *nw_pycall_base;
+static uint32_t depth, mask;
+
+uint32_t nw_pycall_depth_config(void)
+{
+	const char *e = getenv("NCCLWATCH_PY_FRAMES");
+	if (!e || !*e)
+		return NW_PY_FRAMES_DEFAULT;
+	char *end;
+	unsigned long v = strtoul(e, &end, 10);
+	if (*end || v > NW_PY_FRAMES_MAX) {
+		NW_LOG_ONCE("NCCLWATCH_PY_FRAMES=%s is not a number in 0..%d; using %d", e, NW_PY_FRAMES_MAX,
+		            NW_PY_FRAMES_DEFAULT);
+		return NW_PY_FRAMES_DEFAULT;
+	}
+	return (uint32_t)v;
+}
+
+void nw_pycall_enable(struct nw_seg_stack_header *area, uint32_t ring_capacity)
+{
+	if (!area || area->magic != NW_STACK_MAGIC)
+		return;
+	const struct nw_seg_stack_ext *ext = (const void *)(area + 1);
+	if (!ext->pycall_depth || !ext->pycall_offset || ext->pycall_count != ring_capacity ||
+	    ring_capacity == 0 || (ring_capacity & (ring_capacity - 1)))
+		return;
+	if (nw_py_probe() != NW_PYRT_READY || !nw_py_check_layout())
+		return;
+	depth = ext->pycall_depth;
+	mask = ring_capacity - 1;
+	__atomic_store_n(&nw_pycall_base, (struct nw_seg_pycall *)((char *)area + ext->pycall_offset),
+	                 __ATOMIC_RELEASE);
+}
+
+#define LOAD(addr) (*(const uint64_t *)(uintptr_t)(addr))
+
+void nw_pycall_record_slow(uint64_t ticket)
+{
+	struct nw_seg_pycall *slot = __atomic_load_n(&nw_pycall_base, __ATOMIC_ACQUIRE);
+	if (!slot)
+		return;
+	slot += (ticket & mask) * depth;
+	const struct nw_py_layout *L = &nw_py.L;
+	uint64_t ts = (uint64_t)(uintptr_t)nw_py.this_tstate();
+	uint32_t k = 0;
+	if (ts) {
+		uint64_t f;
+		if (L->ts_cframe == NW_PY_NO_OFF) {
+			f = LOAD(ts + L->cf_frame);
+		} else {
+			uint64_t cf = LOAD(ts + L->ts_cframe);
+			f = cf ? LOAD(cf + L->cf_frame) : 0;
+		}
+		for (int guard = 0; f && k < depth && guard < 256; guard++, f = LOAD(f + L->fr_previous)) {
+			uint64_t code = LOAD(f + L->fr_code), instr = LOAD(f + L->fr_instr);
+			uint8_t owner = *(const uint8_t *)(uintptr_t)(f + L->fr_owner);
+			if (L->owner_cstack >= 0 && owner == (uint8_t)L->owner_cstack)
+				continue;
+			if (L->co_firsttraceable != NW_PY_NO_OFF && owner != 1 &&
+			    instr < code + L->co_code_adaptive +
+			                2 * (uint64_t)*(const int32_t *)(uintptr_t)(code + L->co_firsttraceable))
+				continue;
+			__atomic_store_n(&slot[k].code, code, __ATOMIC_RELAXED);
+			__atomic_store_n(&slot[k].instr, instr, __ATOMIC_RELAXED);
+			k++;
+		}
+	}
+	for (; k < depth; k++) {
+		__atomic_store_n(&slot[k].code, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&slot[k].instr, 0, __ATOMIC_RELAXED);
+	}
+}

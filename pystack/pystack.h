@@ -1,0 +1,57 @@
+/* pystack: Python stacks in our own process, without the GIL and without a
+ * signal (issue 12; docs/ARCHITECTURE.md, "pystack/").
+ *
+ * - At every capture the watchdog calls nw_pystack_capture once, after its
+ *   native capture: every Python thread's frames (file, function, line),
+ *   tied to its native thread by tid, and the names of the per-op call
+ *   sites; nw_pystack_write stores them inside the capture's seqlock.
+ * - The hot path calls nw_pycall_record: the innermost Python frames of the
+ *   calling thread as raw references (code object, instruction pointer),
+ *   no lock, no system call, no allocation; one test when off.
+ *
+ * CPython <= 3.12: the interpreter's _Py_DumpTracebackThreads into a memory
+ * file, parsed. CPython >= 3.13: thread and frame states walked with the
+ * _Py_DebugOffsets table. Every read of the interpreter's memory by the
+ * watchdog goes through process_vm_readv (cannot fault). Anything else:
+ * one note in the stack area's python_note, nothing else. */
+#ifndef NCCLWATCH_PYSTACK_PYSTACK_H
+#define NCCLWATCH_PYSTACK_PYSTACK_H
+
+#include <stdint.h>
+#include <ncclwatch/segment.h>
+
+struct nw_strtab;
+
+#define NW_PY_FRAMES_DEFAULT 4        /* NCCLWATCH_PY_FRAMES: per-op references */
+#define NW_PY_FRAMES_MAX 16
+#define NW_PYFRAME_CAPACITY 4096      /* Python frame table slots */
+#define NW_PYSITE_CAPACITY 4096       /* site table slots */
+#define NW_PY_THREAD_FRAMES 64        /* Python frames kept per thread (innermost) */
+
+/* NCCLWATCH_PY_FRAMES as parsed (0 = per-op call sites off). */
+uint32_t nw_pycall_depth_config(void);
+
+/* Python stacks of this process into the staged capture: `threads` (n in
+ * use, `cap` slots) get their py_* fields, a Python thread the native
+ * capture did not list gets a slot of its own; names go into `strtab`.
+ * `frames` (frame_capacity per slot) tells where each mixed stack turns
+ * into the interpreter. Returns the new thread count. Watchdog only. */
+uint32_t nw_pystack_capture(const struct nw_seg_stack_header *area, struct nw_seg_thread *threads,
+                            uint32_t n, uint32_t cap, const struct nw_seg_frame *frames,
+                            uint32_t frame_capacity, struct nw_strtab *strtab);
+/* Store what nw_pystack_capture staged into `area` (inside its seqlock). */
+void nw_pystack_write(struct nw_seg_stack_header *area);
+
+/* The hot path: set by nw_pycall_enable when this process runs a CPython
+ * whose frames we know how to read. */
+extern struct nw_seg_pycall *nw_pycall_base;   /* NULL: off */
+/* Called once on the first NCCL call (any thread, not the hot path). */
+void nw_pycall_enable(struct nw_seg_stack_header *area, uint32_t ring_capacity);
+void nw_pycall_record_slow(uint64_t ticket);
+static inline void nw_pycall_record(uint64_t ticket)
+{
+	if (__builtin_expect(nw_pycall_base != 0, 0))
+		nw_pycall_record_slow(ticket);
+}
+
+#endif
