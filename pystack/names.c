@@ -114,7 +114,8 @@ int nw_py_name_ref(uint64_t code, uint64_t instr, struct nw_py_name *out)
 	if (!code || nw_py.state != NW_PYRT_READY || nw_mem_u64(code + L->ob_type) != nw_py.code_type)
 		return -1;
 	uint64_t file = nw_mem_u64(code + L->co_filename);
-	uint64_t name = nw_mem_u64(code + (L->co_qualname != NW_PY_NO_OFF ? L->co_qualname : L->co_name));
+	/* co_name, as CPython's own tracebacks (and its dumper) print it. */
+	uint64_t name = nw_mem_u64(code + L->co_name);
 	if (nw_py_read_str(file, out->file, sizeof out->file) != 0 ||
 	    nw_py_read_str(name, out->function, sizeof out->function) != 0)
 		return -1;

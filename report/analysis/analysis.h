@@ -55,6 +55,16 @@ struct nw_thread_stack {
 	char name[NW_STACK_NAME_LEN];
 	uint32_t nframes;
 	char **frames;
+	/* 1.4: a thread that runs Python (py_flags has NW_PYT_PYTHON): `frames`
+	 * is then its Python frames, "function (file.py:line)", innermost
+	 * first, or with nw_analysis_options.native its mixed stack (the
+	 * native frames under its innermost Python frame, the Python frames,
+	 * the interpreter's native frames). */
+	uint32_t py_flags;             /* NW_PYT_* */
+	uint32_t npy;                  /* its Python frames */
+	uint32_t py_at;                /* index in frames[] of its innermost Python frame */
+	uint32_t py_app;               /* index in frames[] of its innermost frame of application
+	                                * code (not the standard library or site-packages) */
 };
 
 /* One process: the newest readable copy of its segment. */
@@ -75,6 +85,8 @@ struct nw_proc {
 	struct nw_seg_peer *peers;     /* the peer table (published slots), sorted by
 	                                * (comm_slot, peer) so that a position is found by
 	                                * binary search */
+	char **op_site;                /* 1.4: per kept op (ops[i]), its Python call site
+	                                * "file.py:line in function" (innermost frame), NULL none */
 	size_t nops;
 	struct nw_seg_op *ops;         /* the records kept, oldest first: every op not final
 	                                * (ENQUEUED, STARTED, FAILED, INIT_ENTERED) and the last
@@ -169,6 +181,8 @@ struct nw_stack_group {
 	char *thread_name;
 	uint32_t nframes;
 	char **frames;                 /* as in nw_thread_stack */
+	int python;                    /* 1.4: a Python thread's stack */
+	int main;                      /* the processes' main thread */
 };
 
 /* ---- a job ---- */
@@ -187,7 +201,10 @@ struct nw_job {
 	struct nw_env_diff *diffs;
 	size_t nstacks;
 	struct nw_stack_group *stacks; /* each process's main thread (the first thread of its
-	                                * capture), grouped; largest group first */
+	                                * capture) and its other Python threads, grouped;
+	                                * largest group first */
+	int native;                    /* Python threads' stacks are mixed (--native) */
+	int python;                    /* some stack group is of a Python thread */
 };
 
 /* A file that could not be used, and why. */
@@ -204,12 +221,15 @@ struct nw_analysis {
 	size_t nread;                  /* segment files read (before dedupe) */
 	struct nw_intern *intern;      /* engine-private: the one copy of every frame string
 	                                * and frame list that stacks share */
+	int native;                    /* nw_analysis_options.native, as the stacks were built */
 };
 
 struct nw_analysis_options {
 	double timeout_s;              /* stall threshold; 0: each job's watchdog setting
 	                                * (header.timeout_ms, the largest seen), else 60 */
 	const char *job;               /* only this job; NULL: all */
+	int native;                    /* 1.4: a Python thread's stack is its mixed stack (native
+	                                * frames too), not its Python frames alone (--native) */
 	int max_threads;               /* threads that read files: 0 = up to 4 (one per CPU) when
 	                                * there are 64 files or more; 1 = only the calling thread
 	                                * (e.g. inside a process the engine must not add threads to) */
