@@ -122,6 +122,8 @@ class Trainer:
         self.nccl = ctypes.CDLL("libnccl.so.2")
         self.count = args.count
         self.checkpoint_lock = threading.Lock()
+        self.save_now = threading.Event()    # ask the checkpoint thread for a save
+        self.saving = threading.Event()      # it holds the lock, saving
         self.weights = [0.0] * self.count
 
     def setup_device(self):
@@ -201,7 +203,10 @@ class Trainer:
             time.sleep(0.2)
 
     def wait_for_checkpoint(self):
-        """The lock fault: the checkpoint thread holds this lock."""
+        """The lock fault: a save is asked for, then waited for on its lock,
+        which the checkpoint thread never gives back."""
+        self.save_now.set()
+        self.saving.wait()
         with self.checkpoint_lock:
             pass
 
@@ -297,13 +302,22 @@ def data_loader(batches, stop, count):
 
 
 def checkpoint_loop(trainer, stop, fault):
-    """The checkpoint thread: every half second, 'saves' under the lock."""
-    while not stop.wait(0.5):
+    """The checkpoint thread: every half second, or when asked, 'saves'
+    under the lock."""
+    while not stop.is_set():
+        asked = trainer.save_now.wait(0.5)
+        trainer.save_now.clear()
         with trainer.checkpoint_lock:
-            if fault.kind == "lock" and fault.rank == trainer.rank:
-                while True:           # a save that never ends, lock held
-                    time.sleep(0.2)
+            trainer.saving.set()
+            if asked and fault.kind == "lock":
+                write_checkpoint_forever()
             trainer.saved = list(trainer.weights[:4])
+
+
+def write_checkpoint_forever():
+    """The lock fault: a save that never ends, the lock held."""
+    while True:
+        time.sleep(0.2)
 
 
 def compile_step(fault):
