@@ -184,6 +184,7 @@ uint32_t nw_pystack_capture(const struct nw_seg_stack_header *area, struct nw_se
 	if (++cs.gen == 0)
 		cs.gen = 1;
 	cs.nframes = cs.nsites = 0;
+	nw_py_names_begin();
 	cs.version = cs.method = 0;
 	int state = nw_py_probe();
 	if (state == NW_PYRT_READY && !nw_py.layout_checked)

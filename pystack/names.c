@@ -107,7 +107,42 @@ static int32_t line_of(const uint8_t *t, uint32_t n, int32_t first_line, int64_t
 	return 0;
 }
 
+#define NAME_CACHE 1024               /* a power of two */
+
+static struct cached {
+	uint64_t code, instr;
+	uint32_t gen;
+	int ok;
+	struct nw_py_name name;
+} cache[NAME_CACHE];
+static uint32_t cache_gen = 1;
+
+void nw_py_names_begin(void)
+{
+	if (++cache_gen == 0)
+		cache_gen = 1;
+}
+
+static int name_ref(uint64_t code, uint64_t instr, struct nw_py_name *out);
+
 int nw_py_name_ref(uint64_t code, uint64_t instr, struct nw_py_name *out)
+{
+	uint64_t h = (code * 0x9e3779b97f4a7c15ull) ^ (instr * 0xc2b2ae3d27d4eb4full);
+	struct cached *c = &cache[(h >> 40) & (NAME_CACHE - 1)];
+	if (c->gen == cache_gen && c->code == code && c->instr == instr) {
+		*out = c->name;
+		return c->ok;
+	}
+	int ok = name_ref(code, instr, out);
+	c->gen = cache_gen;
+	c->code = code;
+	c->instr = instr;
+	c->ok = ok;
+	c->name = *out;
+	return ok;
+}
+
+static int name_ref(uint64_t code, uint64_t instr, struct nw_py_name *out)
 {
 	const struct nw_py_layout *L = &nw_py.L;
 	memset(out, 0, sizeof *out);

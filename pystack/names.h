@@ -15,8 +15,11 @@ struct nw_py_name {
 	int32_t line;
 };
 
-/* 0 named, -1 not (not a code object, unreadable). */
+/* 0 named, -1 not (not a code object, unreadable). Names are cached from
+ * one nw_py_names_begin to the next (a capture: code objects do not move
+ * while it runs; threads share most of their frames). */
 int nw_py_name_ref(uint64_t code, uint64_t instr, struct nw_py_name *out);
+void nw_py_names_begin(void);
 
 /* A str object's text as printable ASCII (others as \xNN / \uNNNN), cut
  * to the buffer; 0 or -1. */

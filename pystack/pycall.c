@@ -16,6 +16,7 @@
 
 struct nw_seg_pycall *nw_pycall_base;
 static uint32_t depth, mask;
+static struct nw_py_layout hot;    /* nw_py.L when enabled */
 
 uint32_t nw_pycall_depth_config(void)
 {
@@ -44,6 +45,7 @@ void nw_pycall_enable(struct nw_seg_stack_header *area, uint32_t ring_capacity)
 		return;
 	depth = ext->pycall_depth;
 	mask = ring_capacity - 1;
+	hot = nw_py.L;
 	__atomic_store_n(&nw_pycall_base, (struct nw_seg_pycall *)((char *)area + ext->pycall_offset),
 	                 __ATOMIC_RELEASE);
 }
@@ -55,33 +57,41 @@ void nw_pycall_record_slow(uint64_t ticket)
 	struct nw_seg_pycall *slot = __atomic_load_n(&nw_pycall_base, __ATOMIC_ACQUIRE);
 	if (!slot)
 		return;
-	slot += (ticket & mask) * depth;
-	const struct nw_py_layout *L = &nw_py.L;
+	const uint32_t n = depth;
+	slot += (ticket & mask) * n;
 	uint64_t ts = (uint64_t)(uintptr_t)nw_py.this_tstate();
 	uint32_t k = 0;
 	if (ts) {
+		/* The layout in locals: the stores below must not make the
+		 * compiler reload it. No test for 3.11's incomplete frames: only
+		 * the newest frame can be one, in its prologue, and the newest
+		 * frame here is the one whose CALL brought us. */
+		const uint64_t cframe = hot.ts_cframe, cf_frame = hot.cf_frame, code_at = hot.fr_code,
+		               instr_at = hot.fr_instr, prev_at = hot.fr_previous, owner_at = hot.fr_owner;
+		const int cstack = hot.owner_cstack;
 		uint64_t f;
-		if (L->ts_cframe == NW_PY_NO_OFF) {
-			f = LOAD(ts + L->cf_frame);
+		if (cframe == NW_PY_NO_OFF) {
+			f = LOAD(ts + cf_frame);
 		} else {
-			uint64_t cf = LOAD(ts + L->ts_cframe);
-			f = cf ? LOAD(cf + L->cf_frame) : 0;
+			uint64_t cf = LOAD(ts + cframe);
+			f = cf ? LOAD(cf + cf_frame) : 0;
 		}
-		for (int guard = 0; f && k < depth && guard < 256; guard++, f = LOAD(f + L->fr_previous)) {
-			uint64_t code = LOAD(f + L->fr_code), instr = LOAD(f + L->fr_instr);
-			uint8_t owner = *(const uint8_t *)(uintptr_t)(f + L->fr_owner);
-			if (L->owner_cstack >= 0 && owner == (uint8_t)L->owner_cstack)
-				continue;
-			if (L->co_firsttraceable != NW_PY_NO_OFF && owner != 1 &&
-			    instr < code + L->co_code_adaptive +
-			                2 * (uint64_t)*(const int32_t *)(uintptr_t)(code + L->co_firsttraceable))
-				continue;
-			__atomic_store_n(&slot[k].code, code, __ATOMIC_RELAXED);
-			__atomic_store_n(&slot[k].instr, instr, __ATOMIC_RELAXED);
-			k++;
+		if (cstack < 0) {            /* 3.11: every frame is a line of Python */
+			for (; f && k < n; k++, f = LOAD(f + prev_at)) {
+				__atomic_store_n(&slot[k].code, LOAD(f + code_at), __ATOMIC_RELAXED);
+				__atomic_store_n(&slot[k].instr, LOAD(f + instr_at), __ATOMIC_RELAXED);
+			}
+		} else {                     /* 3.12+: C-stack shim frames are skipped */
+			for (int guard = 0; f && k < n && guard < 256; guard++, f = LOAD(f + prev_at)) {
+				if (*(const uint8_t *)(uintptr_t)(f + owner_at) == (uint8_t)cstack)
+					continue;
+				__atomic_store_n(&slot[k].code, LOAD(f + code_at), __ATOMIC_RELAXED);
+				__atomic_store_n(&slot[k].instr, LOAD(f + instr_at), __ATOMIC_RELAXED);
+				k++;
+			}
 		}
 	}
-	for (; k < depth; k++) {
+	for (; k < n; k++) {
 		__atomic_store_n(&slot[k].code, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&slot[k].instr, 0, __ATOMIC_RELAXED);
 	}
