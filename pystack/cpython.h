@@ -30,8 +30,8 @@ struct nw_py_layout {
 	uint32_t bytes_size, bytes_sval;
 	uint32_t interp_threads_head;
 	uint32_t gil_holder;         /* from _PyRuntime (3.11: gilstate.tstate_current), NO_OFF unknown */
-	int gil_indirect;            /* 3.13: the holder is at *(interp + gil_ceval) + gil_holder */
-	uint32_t gil_ceval, gil_locked;  /* 3.13: the holder is the last one, held while locked */
+	int gil_indirect;            /* 3.13: the holder is at interp + gil_holder, */
+	uint32_t gil_locked;         /* valid while the int at interp + gil_locked is nonzero */
 };
 
 enum nw_py_state {

@@ -9,10 +9,11 @@
  * indexes: the thread-state section is the one that starts [size, prev =
  * 0, next = 8, interp = 16] (PyThreadState begins with those three
  * pointers); the frame section follows it; the PyObject section is [16,
- * 8]; the code-object section sits before the type, tuple and object
- * sections and is checked for consistent offsets; the unicode section
- * follows the tuple section. Anything that does not fit: not supported,
- * said once. */
+ * 8]; the code-object section sits before it and is checked for
+ * consistent offsets; the bytes section is [size, ob_size = 16, ob_sval =
+ * 32] and the unicode one [size, state = 32, length = 16, asciiobject_size]
+ * (3.13.5 has list, dict, float and long sections between them; 3.13.0
+ * not). Anything that does not fit: not supported, said once. */
 #include "cpython.h"
 #include "memread.h"
 
@@ -85,8 +86,14 @@ int nw_py_debug_offsets(void)
 		}
 	if (code < 0)
 		return unsupported("has no code-object section we know");
-	int uni = obj + 6;             /* after object, type and tuple: size, state, length, asciiobject_size */
-	if (w[uni + 3] < 32 || w[uni + 3] > 64 || w[uni + 2] != 16)
+	int uni = -1, bytes = -1;
+	for (int i = obj + 2; i + 3 < WORDS && uni < 0; i++) {
+		if (bytes < 0 && w[i] >= 33 && w[i] < 64 && w[i + 1] == 16 && w[i + 2] == 32)
+			bytes = i;
+		if (w[i + 1] == 32 && w[i + 2] == 16 && w[i + 3] >= 32 && w[i + 3] <= 64 && w[i] >= w[i + 3])
+			uni = i;
+	}
+	if (uni < 0)
 		return unsupported("has no unicode section we know");
 
 	struct nw_py_layout *L = &nw_py.L;
@@ -116,14 +123,14 @@ int nw_py_debug_offsets(void)
 	L->str_ascii_size = (uint32_t)w[uni + 3];
 	/* PyCompactUnicodeObject: PyASCIIObject, utf8_length, utf8. */
 	L->str_compact_size = L->str_ascii_size + 16;
-	L->bytes_size = 16;            /* PyVarObject.ob_size */
-	L->bytes_sval = 32;            /* after ob_shash (kept, deprecated) */
+	L->bytes_size = bytes >= 0 ? (uint32_t)w[bytes + 1] : 16;  /* PyVarObject.ob_size */
+	L->bytes_sval = bytes >= 0 ? (uint32_t)w[bytes + 2] : 32;  /* after ob_shash (kept, deprecated) */
 	/* The GIL holder: 3.13's interpreter section ends with
-	 * gil_runtime_state_holder, an offset in the struct the ceval_gil
-	 * pointer (its 9th field) names. Only for 3.13, whose order we know. */
+	 * gil_runtime_state_locked and _holder, offsets in the interpreter
+	 * state of its own GIL's fields (the main interpreter's is its own).
+	 * Only for 3.13, whose order we know. */
 	L->gil_holder = NW_PY_NO_OFF;
-	if (((nw_py.version >> 16) & 0xff) == 13) {
-		L->gil_ceval = (uint32_t)w[interp + 8];
+	if (((nw_py.version >> 16) & 0xff) == 13 && w[ts - 1] < w[interp] && w[ts - 2] < w[interp]) {
 		L->gil_holder = (uint32_t)w[ts - 1];
 		L->gil_locked = (uint32_t)w[ts - 2];
 		L->gil_indirect = 1;

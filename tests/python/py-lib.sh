@@ -25,7 +25,8 @@ py_mpirun() {
 	_out=$1; shift
 	nw_spawn "$MPIRUN" --allow-run-as-root --oversubscribe -np 4 -x LD_PRELOAD="$PRELOAD" \
 		-x LD_LIBRARY_PATH -x NCCLWATCH_DIR -x NCCLSIM_DIR -x NCCLWATCH_TIMEOUT -x NCCLWATCH_DUMP_DIR \
-		-x NW_TEST_ID ${NCCLWATCH_PY_FRAMES+-x NCCLWATCH_PY_FRAMES} "$PY" "$TRAIN" "$@" > "$_out" 2>&1
+		-x NW_TEST_ID ${NCCLWATCH_PY_FRAMES+-x NCCLWATCH_PY_FRAMES} \
+		${NCCLWATCH_PY_METHOD+-x NCCLWATCH_PY_METHOD} "$PY" "$TRAIN" "$@" > "$_out" 2>&1
 	LAUNCH_PID=$NW_PID
 }
 
