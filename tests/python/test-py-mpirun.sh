@@ -11,6 +11,9 @@
 #     first collective: the verdict names it there, and where its last NCCL
 #     call (the communicator's init) was issued: init_comms. Taken with
 #     NCCLWATCH_PY_METHOD=walk: 3.13's walk of the thread states, on 3.11.
+# (c) --fault p2p:rank=1:step=3: rank 1 sends to the wrong peer in the
+#     pipeline ring: P2P_UNMATCHED, and its evidence says where Python
+#     issued the misdirected send (pass_activations, the ncclSend line).
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/launch/launch-lib.sh"
 need_mpirun
@@ -59,4 +62,17 @@ launch_stop TERM
 "$NW_CLI" diagnose "$NCCLWATCH_DIR" "$NCCLWATCH_DUMP_DIR" > "$T/compile.txt"
 assert_grep "^MISSING_RANK: rank 1 never called AllReduce #1 " "$T/compile.txt"
 assert_grep "^    $ev" "$T/compile.txt"
+unset NCCLWATCH_PY_METHOD
+
+note "(c) p2p: rank 1 sends to the wrong peer at step 3"
+rm -rf "$NCCLWATCH_DIR" "$NCCLWATCH_DUMP_DIR"
+send_line=$(line_of 'check_nccl(self.nccl.ncclSend(')
+[ -n "$send_line" ] || fail "train.py: no ncclSend line"
+py_mpirun "$T/p2p.out" --steps 30 --count 64 --bcast-every 0 --fault p2p:rank=1:step=3
+wait_verdict 120 "$T/p2p.out" P2P_UNMATCHED
+ev="rank 1: in Send #1 to rank 3 on comm [0-9a-f]{16} \\(STARTED for [^)]*\\), issued at train.py:$send_line in pass_activations; main thread in "
+nw_until 60 grep -Eq "^ncclwatch:     $ev" "$T/p2p.out" || assert_grep "^ncclwatch:     $ev" "$T/p2p.out"
+"$NW_CLI" diagnose "$NCCLWATCH_DIR" > "$T/p2p.txt"
+assert_grep "^    $ev" "$T/p2p.txt"
+launch_stop TERM
 echo ok
