@@ -194,6 +194,16 @@ uint32_t nw_pystack_capture(const struct nw_seg_stack_header *area, struct nw_se
 	if (state != NW_PYRT_READY)
 		return n;
 	cs.version = nw_py.version;
+	const struct nw_seg_stack_ext *ext = (const void *)(area + 1);
+	if (!ext->pyframe_capacity || !ext->pyframe_offset) {
+		/* The segment was made before CPython was loaded (an embedding
+		 * program): its area has no room for Python frames. */
+		char note[2 * NW_PY_NOTE_LEN];
+		snprintf(note, sizeof note, "%s: the stack area has no Python tables (CPython was loaded after "
+		         "the first NCCL call)", nw_py.note);
+		cs.note = put_str(note);
+		return n;
+	}
 
 	char err[NW_PY_NOTE_LEN] = "";
 	int count = nw_py_threads(pyt, NW_PY_THREADS_MAX, err, sizeof err);

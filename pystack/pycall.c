@@ -11,12 +11,18 @@
 #include "cpython.h"
 #include "../interpose/log.h"
 
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct nw_seg_pycall *nw_pycall_base;
 static uint32_t depth, mask;
 static struct nw_py_layout hot;    /* nw_py.L when enabled */
+
+int nw_py_linked(void)
+{
+	return dlsym(RTLD_DEFAULT, "Py_IsInitialized") != NULL;
+}
 
 uint32_t nw_pycall_depth_config(void)
 {

@@ -30,6 +30,10 @@ struct nw_strtab;
 
 /* NCCLWATCH_PY_FRAMES as parsed (0 = per-op call sites off). */
 uint32_t nw_pycall_depth_config(void);
+/* A CPython is linked into this process (its API is among the global
+ * symbols): the stack area gets Python tables only then, so that other
+ * programs pay nothing for them. */
+int nw_py_linked(void);
 
 /* Python stacks of this process into the staged capture: `threads` (n in
  * use, `cap` slots) get their py_* fields, a Python thread the native

@@ -20,6 +20,7 @@ static uint64_t align_up(uint64_t n)
 
 static struct layout layout_of(uint32_t threads, uint32_t ring_capacity, int opstacks)
 {
+	const int python = nw_py_linked();
 	struct layout l;
 	/* 1.4: the extension follows the area header. */
 	uint64_t at = align_up(sizeof(struct nw_seg_stack_header) + sizeof(struct nw_seg_stack_ext));
@@ -38,12 +39,16 @@ static struct layout layout_of(uint32_t threads, uint32_t ring_capacity, int ops
 		l.opstack = at;
 		at = align_up(at + (uint64_t)ring_capacity * NW_OPSTACK_DEPTH * sizeof(uint64_t));
 	}
-	l.pyframe = at;
-	at = align_up(at + (uint64_t)NW_PYFRAME_CAPACITY * sizeof(struct nw_seg_pyframe));
-	l.pysite = at;
-	at = align_up(at + (uint64_t)NW_PYSITE_CAPACITY * sizeof(struct nw_seg_pyframe));
-	l.pycall_depth = ring_capacity ? nw_pycall_depth_config() : 0;
-	l.pycall = 0;
+	/* 1.4: Python tables, for a process that runs CPython. */
+	l.pyframe = l.pysite = l.pycall = 0;
+	l.pycall_depth = 0;
+	if (python) {
+		l.pyframe = at;
+		at = align_up(at + (uint64_t)NW_PYFRAME_CAPACITY * sizeof(struct nw_seg_pyframe));
+		l.pysite = at;
+		at = align_up(at + (uint64_t)NW_PYSITE_CAPACITY * sizeof(struct nw_seg_pyframe));
+		l.pycall_depth = ring_capacity ? nw_pycall_depth_config() : 0;
+	}
 	if (l.pycall_depth) {
 		l.pycall = at;
 		at = align_up(at + (uint64_t)ring_capacity * l.pycall_depth * sizeof(struct nw_seg_pycall));
@@ -88,9 +93,9 @@ void nw_stack_area_init(struct nw_seg_stack_header *area, uint32_t threads,
 	ext->native_note = 0;
 	ext->python_note = 0;
 	ext->pyframe_offset = l.pyframe;
-	ext->pyframe_capacity = NW_PYFRAME_CAPACITY;
+	ext->pyframe_capacity = l.pyframe ? NW_PYFRAME_CAPACITY : 0;
 	ext->pysite_offset = l.pysite;
-	ext->pysite_capacity = NW_PYSITE_CAPACITY;
+	ext->pysite_capacity = l.pysite ? NW_PYSITE_CAPACITY : 0;
 	ext->pycall_offset = l.pycall;
 	ext->pycall_depth = l.pycall ? l.pycall_depth : 0;
 	ext->pycall_count = l.pycall ? ring_capacity : 0;
