@@ -10,7 +10,9 @@
  * struct nw_seg_op ends with explicit padding (pad0) to its 128 bytes.
  * Format 1.1 added the watchdog's header fields (from the reserved tail)
  * and the stack area's structs; 1.2 the header's proc_start_ticks (from
- * the reserved tail).
+ * the reserved tail); 1.4 the stack area extension, its Python fields
+ * (from its reserved tail), the Python frame and call-site structs and
+ * the thread's py_* fields (from its reserved tail).
  */
 #include <stdio.h>
 #include <string.h>
