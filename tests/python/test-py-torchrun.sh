@@ -11,7 +11,8 @@
 #     data-loader thread's included; `show` gives every AllReduce the call
 #     site sync_gradients < train_step and every Broadcast broadcast_weights
 #     < train_step, at their lines; --native prints the interpreter's frames
-#     too; --json's stack groups say python.
+#     too; --json's stack groups say python (and validate against the
+#     schema); --trace's slices carry the call site in args.python.
 # (b) --fault lock:rank=1:step=4: rank 1's main thread waits on a
 #     threading.Lock the checkpoint thread holds forever: the verdict names
 #     rank 1 in wait_for_checkpoint, and rank 1's checkpoint thread is in
@@ -65,6 +66,22 @@ d = json.load(open(sys.argv[1]))
 groups = d["jobs"][0]["stacks"]
 assert any(g["python"] and any(f.startswith("data_loader (train.py:") for f in g["frames"]) for g in groups)
 assert all(isinstance(g["python"], bool) for g in groups)
+PYEOF
+$PY "$NW_ROOT/tests/cli/check_json.py" schema "$NW_ROOT/docs/diagnose.schema.json" "$T/diag.json" ||
+	[ $? = 77 ] || fail "--json does not validate against docs/diagnose.schema.json"
+# --trace: every slice of an op issued from Python carries its call site.
+"$NW_CLI" diagnose --trace "$T/trace.json" "$NCCLWATCH_DIR" > /dev/null
+$PY "$NW_ROOT/tests/cli/check_json.py" trace "$T/trace.json" 4 > /dev/null || fail "the trace is not one Perfetto loads"
+$PY - "$T/trace.json" "$ar_line" "$bc_line" <<'PYEOF' || fail "--trace: slices without their Python call site"
+import json, sys
+events = json.load(open(sys.argv[1]))
+events = events["traceEvents"] if isinstance(events, dict) else events
+ops = [e for e in events if e.get("ph") == "X" and e["name"].startswith(("AllReduce", "Broadcast"))]
+assert ops
+for e in ops:
+    want = ("train.py:%s in sync_gradients" % sys.argv[2] if e["name"].startswith("AllReduce")
+            else "train.py:%s in broadcast_weights" % sys.argv[3])
+    assert e["args"].get("python") == want, (e["name"], e["args"].get("python"))
 PYEOF
 
 # The per-op call sites, in the live segment of rank 0.
