@@ -206,7 +206,12 @@ uint32_t nw_pystack_capture(const struct nw_seg_stack_header *area, struct nw_se
 	}
 
 	char err[NW_PY_NOTE_LEN] = "";
-	int count = nw_py_threads(pyt, NW_PY_THREADS_MAX, err, sizeof err);
+	/* Thread states are being freed while the interpreter shuts down. */
+	int count = nw_py.is_finalizing && nw_py.is_finalizing() ? -1 : 0;
+	if (count < 0)
+		snprintf(err, sizeof err, "the interpreter is shutting down");
+	else
+		count = nw_py_threads(pyt, NW_PY_THREADS_MAX, err, sizeof err);
 	if (count < 0) {
 		char note[2 * NW_PY_NOTE_LEN];
 		snprintf(note, sizeof note, "%s: %s", nw_py.note, err);

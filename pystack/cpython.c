@@ -90,6 +90,9 @@ int nw_py_probe(void)
 	nw_py.this_tstate = (void *(*)(void))sym("PyGILState_GetThisThreadState");
 	nw_py.interp_main = (void *(*)(void))sym("PyInterpreterState_Main");
 	nw_py.dump_threads = (const char *(*)(int, void *, void *))sym("_Py_DumpTracebackThreads");
+	nw_py.is_finalizing = (int (*)(void))sym("Py_IsFinalizing");
+	if (!nw_py.is_finalizing)
+		nw_py.is_finalizing = (int (*)(void))sym("_Py_IsFinalizing");
 	nw_py.code_type = (uint64_t)(uintptr_t)sym("PyCode_Type");
 	nw_py.runtime = (uint64_t)(uintptr_t)sym("_PyRuntime");
 	nw_py.state = NW_PYRT_UNSUPPORTED;

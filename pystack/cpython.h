@@ -51,6 +51,7 @@ struct nw_py_rt {
 	void *(*interp_main)(void);  /* PyInterpreterState_Main */
 	const char *(*dump_threads)(int fd, void *interp, void *tstate); /* _Py_DumpTracebackThreads */
 	int (*is_initialized)(void); /* Py_IsInitialized */
+	int (*is_finalizing)(void);  /* Py_IsFinalizing (3.13) or _Py_IsFinalizing, may be NULL */
 	uint64_t code_type;          /* &PyCode_Type */
 	uint64_t runtime;            /* &_PyRuntime */
 	struct nw_py_layout L;
