@@ -236,7 +236,16 @@ static int validate_header(const struct nw_seg_header *h, uint64_t file_size, co
 	if (h->ring_capacity > NW_SEG_MAX_RING)
 		return fail(err, NW_READ_ERR_FORMAT, path, "ring_capacity %u is over the bound %u",
 		            h->ring_capacity, NW_SEG_MAX_RING);
-	if (h->ring_capacity == 0 || (h->ring_capacity & (h->ring_capacity - 1)))
+	/* 1.4: a snapshot (written by attach for a process without the
+	 * preload) has no tables and no ring: every capacity is 0, and only
+	 * a snapshot may have a ring of 0 records. */
+	const int snapshot = (h->flags & NW_SEG_F_SNAPSHOT) != 0;
+	if (snapshot && (h->comm_capacity || h->peer_capacity || h->ring_capacity || h->ring_head))
+		return fail(err, NW_READ_ERR_FORMAT, path,
+		            "snapshot with comm_capacity %u, peer_capacity %u, ring_capacity %u, ring_head %llu "
+		            "(a snapshot has no tables and no ring: all 0)", h->comm_capacity, h->peer_capacity,
+		            h->ring_capacity, (unsigned long long)h->ring_head);
+	if (!snapshot && (h->ring_capacity == 0 || (h->ring_capacity & (h->ring_capacity - 1))))
 		return fail(err, NW_READ_ERR_FORMAT, path, "ring_capacity %u is not a power of two",
 		            h->ring_capacity);
 	if (h->stack_size > NW_SEG_MAX_STACK)
@@ -254,9 +263,13 @@ static int validate_header(const struct nw_seg_header *h, uint64_t file_size, co
 		{ "stack area", h->stack_offset, h->stack_size },
 	};
 	size_t n_areas = h->stack_offset ? 4 : 3;
-	for (size_t i = 0; i < n_areas; i++)
+	for (size_t i = 0; i < n_areas; i++) {
+		/* A snapshot's empty tables and ring may have offset 0. */
+		if (snapshot && i < 3 && areas[i].offset == 0)
+			continue;
 		if ((rc = check_area(&areas[i], h->header_size, h->segment_size, path, err)))
 			return rc;
+	}
 	for (size_t i = 0; i < n_areas; i++)
 		for (size_t j = i + 1; j < n_areas; j++) {
 			const struct area *a = &areas[i], *b = &areas[j];

@@ -65,6 +65,13 @@ struct nw_thread_stack {
 	uint32_t py_at;                /* index in frames[] of its innermost Python frame */
 	uint32_t py_app;               /* index in frames[] of its innermost frame of application
 	                                * code (not the standard library or site-packages) */
+	/* What the verdict from stacks judges (frameclass.c), when it differs
+	 * from `frames`: a Python thread's native frames under its innermost
+	 * Python frame, then its Python frames with their full file names
+	 * (cudaStreamSynchronize under loss.item() waits on the GPU). NULL:
+	 * `frames`. Interned like them. */
+	char **wait_frames;
+	uint32_t nwait_frames;
 };
 
 /* One process: the newest readable copy of its segment. */
@@ -98,6 +105,10 @@ struct nw_proc {
 	struct nw_thread_stack *threads;  /* from the stack area, if captured */
 	uint64_t stacks_ns;            /* when they were captured (its clock), 0 none */
 	uint32_t job_index;            /* its position in its job's procs[] */
+	int snapshot;                  /* 1.4: its only record is a snapshot `ncclwatch attach` wrote
+	                                * (NW_SEG_F_SNAPSHOT): identity and stacks, no op numbers */
+	int attached;                  /* its stacks come from attach's snapshot of it (newer than its
+	                                * segment's capture, or the segment had none) */
 };
 
 #define NW_ANALYSIS_RECENT 16
@@ -128,15 +139,17 @@ struct nw_comm_view {
 enum nw_verdict_kind {
 	NW_V_HEALTHY = 0,
 	NW_V_IDLE = 1,
-	NW_V_TRANSPORT_STALL = 2,
-	NW_V_STREAM_BLOCKED = 3,
-	NW_V_MISSING_RANK = 4,     /* below the p2p verdicts: a pipeline rank stuck in a
+	NW_V_UNDECIDED = 2,        /* stuck (ranks wait inside NCCL), and the data (stacks alone)
+	                            * cannot tell who is behind: says what would */
+	NW_V_TRANSPORT_STALL = 3,
+	NW_V_STREAM_BLOCKED = 4,
+	NW_V_MISSING_RANK = 5,     /* below the p2p verdicts: a pipeline rank stuck in a
 	                            * send/recv also misses the next collective */
-	NW_V_P2P_UNMATCHED = 5,
-	NW_V_P2P_DEADLOCK = 6,
-	NW_V_MISMATCH = 7,
-	NW_V_INIT_STALL = 8,
-	NW_V_GPU_FAULT = 9,
+	NW_V_P2P_UNMATCHED = 6,
+	NW_V_P2P_DEADLOCK = 7,
+	NW_V_MISMATCH = 8,
+	NW_V_INIT_STALL = 9,
+	NW_V_GPU_FAULT = 10,
 };
 
 const char *nw_verdict_name(int kind);     /* "MISSING_RANK" */

@@ -85,7 +85,7 @@ int nw_analyze(const char *const *paths, size_t npaths, const struct nw_analysis
 		nw_analysis_free(a);
 		return -1;
 	}
-	if (nw_model(a, &ld, opt))
+	if (nw_merge_snapshots(&ld) || nw_model(a, &ld, opt))
 		goto nomem;
 	return 0;
 nomem:

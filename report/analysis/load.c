@@ -241,6 +241,9 @@ static struct nw_proc *make_proc(const struct nw_segment *seg, struct nw_intern 
 	p->hdr = seg->header;
 	p->hdr.ring_head = seg->ring.head;
 	p->is_dump = (seg->header.flags & NW_SEG_F_DUMP) != 0;
+	p->snapshot = (seg->header.flags & NW_SEG_F_SNAPSHOT) != 0;
+	if (p->snapshot)
+		p->is_dump = 1;                 /* nothing writes it after attach */
 	p->rank = seg->header.global_rank >= 0 ? seg->header.global_rank : -1;
 	p->ncomms = seg->comm_count;
 	p->comms = malloc((seg->comm_count ? seg->comm_count : 1) * sizeof *p->comms);
@@ -253,6 +256,13 @@ static struct nw_proc *make_proc(const struct nw_segment *seg, struct nw_intern 
 	}
 	memcpy(p->comms, seg->comms, seg->comm_count * sizeof *p->comms);
 	memcpy(p->peers, seg->peers, seg->peer_count * sizeof *p->peers);
+#ifdef NW_PYT_PYTHON
+	/* What the verdict from stacks judges of a Python thread (waitframes.c). */
+	if (nw_keep_wait_frames(p, seg, in)) {
+		nw_proc_free(p);
+		return NULL;
+	}
+#endif
 	qsort(p->peers, p->npeers, sizeof *p->peers, cmp_peer);
 
 	/* The last NCCL call: the newest record, or the comm table's times. */
@@ -386,6 +396,7 @@ struct dkey {
 	char host[NW_SEG_HOST_LEN];
 	int64_t pid;
 	uint64_t start_realtime_ns;
+	uint64_t snapshot;              /* a snapshot is paired with its segment later (snapshots.c) */
 };
 
 struct dent {
@@ -394,9 +405,12 @@ struct dent {
 	UT_hash_handle hh;
 };
 
-/* a is a better copy than b: more records, then a newer heartbeat, then the live file. */
+/* a is a better copy than b: more records, then a newer heartbeat, then the live file
+ * (two snapshots of a process: the newer capture). */
 static int better(const struct nw_proc *a, const struct nw_proc *b)
 {
+	if (a->snapshot && b->snapshot && a->stacks_ns != b->stacks_ns)
+		return a->stacks_ns > b->stacks_ns;
 	if (a->hdr.ring_head != b->hdr.ring_head)
 		return a->hdr.ring_head > b->hdr.ring_head;
 	if (a->hdr.heartbeat_ns != b->hdr.heartbeat_ns)
@@ -506,6 +520,11 @@ int nw_load(const char *const *paths, size_t npaths, int max_threads, struct nw_
 		memcpy(d->k.host, s->proc->hdr.host, sizeof d->k.host);
 		d->k.pid = s->proc->hdr.pid;
 		d->k.start_realtime_ns = s->proc->hdr.start_realtime_ns;
+		d->k.snapshot = (uint64_t)s->proc->snapshot;
+		/* attach writes when it took the snapshot there: two snapshots of
+		 * one process share its start ticks instead. */
+		if (s->proc->snapshot && s->proc->hdr.proc_start_ticks)
+			d->k.start_realtime_ns = s->proc->hdr.proc_start_ticks;
 		HASH_FIND(hh, seen, &d->k, sizeof d->k, found);
 		if (found) {
 			struct nw_proc **have = &out->procs[found->at];

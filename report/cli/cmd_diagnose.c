@@ -51,7 +51,7 @@ static void diagnose_help(FILE *out)
 	        "\"function (file.py:line)\", and an op issued from Python says \"issued at\n"
 	        "file.py:line in function\";\n"
 	        "last, \"unreadable: PATH: problem\" per file that could not be read.\n"
-	        "KIND is one of HEALTHY IDLE TRANSPORT_STALL STREAM_BLOCKED P2P_UNMATCHED\n"
+	        "KIND is one of HEALTHY IDLE UNDECIDED TRANSPORT_STALL STREAM_BLOCKED P2P_UNMATCHED\n"
 	        "P2P_DEADLOCK MISSING_RANK MISMATCH INIT_STALL GPU_FAULT. Colour when stdout\n"
 	        "is a terminal and NO_COLOR is not set.\n"
 	        "\n"

@@ -395,8 +395,15 @@ static void show_stacks(FILE *out, const struct nw_segment *seg, const struct nw
 void nw_show_segment(FILE *out, const struct nw_segment *seg, const struct nw_show_options *opt)
 {
 	show_header(out, seg);
-	show_comms(out, seg);
-	show_peers(out, seg);
-	show_records(out, seg, opt);
+	if (seg->header.flags & NW_SEG_F_SNAPSHOT) {
+		/* 1.4: attach's file for a process without the preload: the reader
+		 * checked that it has no tables and no ring; say so once. */
+		fputs("snapshot no comm table, peer table or op ring (written by ncclwatch attach: no op numbers)\n",
+		      out);
+	} else {
+		show_comms(out, seg);
+		show_peers(out, seg);
+		show_records(out, seg, opt);
+	}
 	show_stacks(out, seg, opt);
 }

@@ -100,6 +100,8 @@ static json_t *proc_json(const struct nw_proc *p, int *failed)
 	nw_json_set(o, "path", nw_json_str(p->path ? p->path : ""), failed);
 	nw_json_set(o, "alive", p->alive < 0 ? json_null() : json_boolean(p->alive), failed);
 	nw_json_set(o, "dump", json_boolean(p->is_dump), failed);
+	nw_json_set(o, "snapshot", json_boolean(p->snapshot), failed);
+	nw_json_set(o, "stacks_from_attach", json_boolean(p->snapshot || p->attached), failed);
 	return o;
 }
 

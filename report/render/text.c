@@ -143,6 +143,8 @@ static void put_verdict(FILE *out, const struct nw_verdict *v, unsigned flags)
 		put_ranks(out, &v->culprits);
 		if (!v->culprits.n && v->comm_id)
 			fputs(" (the communicator or its link, not a rank)", out);
+		else if (!v->culprits.n && v->kind == NW_V_UNDECIDED)
+			fputs(" (cannot decide: see the evidence)", out);
 		fputc('\n', out);
 	}
 	if (v->waiting.n) {

@@ -378,6 +378,11 @@ static uint32_t intern(struct sb_seg *s, const char *str)
 	return off;
 }
 
+uint32_t sb_stack_string(struct sb_seg *s, const char *str)
+{
+	return s->stk ? intern(s, str) : 0;
+}
+
 void sb_stack_begin(struct sb_seg *s, const struct sb_module *mods, uint32_t nmods)
 {
 	struct nw_seg_stack_header *a = s->stk;
