@@ -187,8 +187,13 @@ uint32_t nw_pystack_capture(const struct nw_seg_stack_header *area, struct nw_se
 	nw_py_names_begin();
 	cs.version = cs.method = 0;
 	int state = nw_py_probe();
-	if (state == NW_PYRT_READY && !nw_py.layout_checked)
-		nw_py_check_layout();
+	if (state == NW_PYRT_READY && !nw_py.layout_checked && !nw_py_check_layout()) {
+		char note[2 * NW_PY_NOTE_LEN];
+		snprintf(note, sizeof note, "%s%s", nw_py.note,
+		         nw_py.state == NW_PYRT_READY ? ": its thread states read inconsistent; tried again next time" : "");
+		cs.note = put_str(note);
+		return n;
+	}
 	state = nw_py.state;
 	cs.note = put_str(nw_py.note);
 	if (state != NW_PYRT_READY)
@@ -259,10 +264,13 @@ uint32_t nw_pystack_capture(const struct nw_seg_stack_header *area, struct nw_se
 		t->py_native = native_above_eval(frames + (size_t)slot * frame_capacity,
 		                                 slot < cap ? t->nframes : 0);
 	}
-	if (untied) {
-		char note[2 * NW_PY_NOTE_LEN];
-		snprintf(note, sizeof note, "%s; %u Python thread%s not tied to a native thread", nw_py.note,
-		         untied, untied == 1 ? "" : "s");
+	if (untied || nw_py_threads_cut) {
+		char note[2 * NW_PY_NOTE_LEN], tied[64] = "";
+		if (untied)
+			snprintf(tied, sizeof tied, "; %u Python thread%s not tied to a native thread", untied,
+			         untied == 1 ? "" : "s");
+		snprintf(note, sizeof note, "%s%s%s", nw_py.note, tied,
+		         nw_py_threads_cut ? "; more Python threads than were listed" : "");
 		cs.note = put_str(note);
 	}
 	name_sites(area);

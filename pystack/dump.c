@@ -95,6 +95,7 @@ int nw_py_threads_dump(struct nw_py_thread *out, int max, char *err, size_t errs
 		unsigned long long id;
 		if (sscanf(s, "Thread 0x%llx", &id) == 1 || sscanf(s, "Current thread 0x%llx", &id) == 1) {
 			if (n == max) {
+				nw_py_threads_cut = 1;
 				cur = NULL;
 				continue;
 			}
@@ -108,6 +109,10 @@ int nw_py_threads_dump(struct nw_py_thread *out, int max, char *err, size_t errs
 					cur->flags = states[i].flags;
 					break;
 				}
+			continue;
+		}
+		if (!strcmp(s, "...")) {      /* the dumper's own limit: 100 threads */
+			nw_py_threads_cut = 1;
 			continue;
 		}
 		if (!cur)

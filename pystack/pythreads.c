@@ -33,7 +33,11 @@ int nw_py_thread_states(struct nw_py_thread *out, int max)
 	}
 	int n = 0;
 	/* The list is changed under us without a lock: bounded, and a cycle stops at max. */
-	for (; ts && n < max; ts = nw_mem_u64(ts + L->ts_next)) {
+	for (; ts; ts = nw_mem_u64(ts + L->ts_next)) {
+		if (n == max) {
+			nw_py_threads_cut = 1;
+			break;
+		}
 		struct nw_py_thread *p = &out[n++];
 		memset(p, 0, offsetof(struct nw_py_thread, frames));
 		p->tstate = ts;
@@ -49,8 +53,11 @@ int nw_py_thread_states(struct nw_py_thread *out, int max)
 	return n;
 }
 
+int nw_py_threads_cut;
+
 int nw_py_threads(struct nw_py_thread *out, int max, char *err, size_t errsize)
 {
+	nw_py_threads_cut = 0;
 	if (nw_py.method == NW_PY_DUMP_TRACEBACK)
 		return nw_py_threads_dump(out, max, err, errsize);
 	return nw_py_threads_walk(out, max, err, errsize);

@@ -10,6 +10,7 @@
  * sleeps=N early=N".
  *
  * usage: bench-pystack THREADS CAPTURES */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,12 +87,16 @@ int main(int argc, char **argv)
 	void *main_state = PyEval_SaveThread();   /* the GIL to the threads */
 	usleep(200000);
 
+	/* A stack area with the Python frame table, as the library lays it out. */
 	static struct {
 		struct nw_seg_stack_header h;
 		struct nw_seg_stack_ext e;
+		struct nw_seg_pyframe frames[NW_PYFRAME_CAPACITY];
 	} area;
 	area.h.magic = NW_STACK_MAGIC;
 	area.e.ext_size = sizeof area.e;
+	area.e.pyframe_offset = offsetof(__typeof__(area), frames);
+	area.e.pyframe_capacity = NW_PYFRAME_CAPACITY;
 	static struct nw_seg_thread thr[CAP];
 	static struct nw_seg_frame frames[CAP * FCAP];
 	static char buf[128 << 10];
@@ -106,6 +111,9 @@ int main(int argc, char **argv)
 		ns[r] = now_ns() - t0;
 		usleep(5000);
 	}
+	nw_pystack_write(&area.h);
+	if (area.e.python_note && area.e.python_note < strtab.used)
+		fprintf(stderr, "bench-pystack: note: %s\n", buf + area.e.python_note);
 	for (uint32_t i = 0; i < n; i++) {
 		py += (thr[i].py_flags & NW_PYT_PYTHON) != 0;
 		pyframes += thr[i].py_count;
