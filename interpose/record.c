@@ -3,7 +3,7 @@
 
 #include "groups.h"
 #include "../watchdog/stacks.h"
-#include "../pystack/pystack.h"
+#include "../pystack/pycall.h"
 
 uint32_t nw_op_initial_state = NW_ST_ENQUEUED;
 

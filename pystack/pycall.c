@@ -7,7 +7,7 @@
  * pointer, innermost first. They are this thread's own frames, alive while
  * it is inside the call: plain loads. The layout was checked against the
  * live interpreter with fault-proof reads before nw_pycall_base is set. */
-#include "pystack.h"
+#include "pycall.h"
 #include "cpython.h"
 #include "../interpose/log.h"
 

@@ -19,21 +19,13 @@
 
 #include <stdint.h>
 #include <ncclwatch/segment.h>
+#include "pycall.h"
 
 struct nw_strtab;
 
-#define NW_PY_FRAMES_DEFAULT 4        /* NCCLWATCH_PY_FRAMES: per-op references */
-#define NW_PY_FRAMES_MAX 16
 #define NW_PYFRAME_CAPACITY 4096      /* Python frame table slots */
 #define NW_PYSITE_CAPACITY 4096       /* site table slots */
 #define NW_PY_THREAD_FRAMES 64        /* Python frames kept per thread (innermost) */
-
-/* NCCLWATCH_PY_FRAMES as parsed (0 = per-op call sites off). */
-uint32_t nw_pycall_depth_config(void);
-/* A CPython is linked into this process (its API is among the global
- * symbols): the stack area gets Python tables only then, so that other
- * programs pay nothing for them. */
-int nw_py_linked(void);
 
 /* Python stacks of this process into the staged capture: `threads` (n in
  * use, `cap` slots) get their py_* fields, a Python thread the native
@@ -45,17 +37,5 @@ uint32_t nw_pystack_capture(const struct nw_seg_stack_header *area, struct nw_se
                             uint32_t frame_capacity, struct nw_strtab *strtab);
 /* Store what nw_pystack_capture staged into `area` (inside its seqlock). */
 void nw_pystack_write(struct nw_seg_stack_header *area);
-
-/* The hot path: set by nw_pycall_enable when this process runs a CPython
- * whose frames we know how to read. */
-extern struct nw_seg_pycall *nw_pycall_base;   /* NULL: off */
-/* Called once on the first NCCL call (any thread, not the hot path). */
-void nw_pycall_enable(struct nw_seg_stack_header *area, uint32_t ring_capacity);
-void nw_pycall_record_slow(uint64_t ticket);
-static inline void nw_pycall_record(uint64_t ticket)
-{
-	if (__builtin_expect(nw_pycall_base != 0, 0))
-		nw_pycall_record_slow(ticket);
-}
 
 #endif

@@ -6,7 +6,7 @@
 #include "progress.h"
 #include "requests.h"
 #include "stacks.h"
-#include "../pystack/pystack.h"
+#include "../pystack/pycall.h"
 #include "stalls.h"
 #include "track.h"
 #include "verdict.h"
