@@ -26,16 +26,28 @@ export LD_LIBRARY_PATH="$NW_BUILD/sim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 mkdir -p "$NCCLSIM_DIR"
 calls="$root/tests/bench/py_calls.py"
 echo "command: [LD_PRELOAD=$lib] [NCCLWATCH_PY_FRAMES=0|4] $py tests/bench/py_calls.py 200000 9"
-plain=$("$py" "$calls" 200000 9)
-off=$(NCCLWATCH_PY_FRAMES=0 LD_PRELOAD="$lib" "$py" "$calls" 200000 9)
-on=$(NCCLWATCH_PY_FRAMES=4 LD_PRELOAD="$lib" "$py" "$calls" 200000 9)
-awk -v p="$plain" -v f="$off" -v n="$on" 'BEGIN {
-	printf "ns per call from Python: plain %.1f, watched (call site off) %.1f, watched (4 frames) %.1f\n", p, f, n
-	printf "  added by recording %.1f ns, by the call site %.1f ns (noise of a ctypes call: a few ns)\n", f - p, n - f }'
+# Interleaved, three runs each (the machine's drift between runs is larger
+# than what is measured): the median of each.
+runs=""
+for i in 1 2 3; do
+	runs="$runs p$("$py" "$calls" 200000 9)"
+	runs="$runs f$(NCCLWATCH_PY_FRAMES=0 LD_PRELOAD="$lib" "$py" "$calls" 200000 9)"
+	runs="$runs n$(NCCLWATCH_PY_FRAMES=4 LD_PRELOAD="$lib" "$py" "$calls" 200000 9)"
+done
+echo "$runs" | tr ' ' '\n' | awk '
+	function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+	                                 return a[int((n + 1) / 2)] }
+	/^p/ { p[++np] = substr($0, 2) } /^f/ { f[++nf] = substr($0, 2) } /^n/ { n[++nn] = substr($0, 2) }
+	END { P = med(p, np); F = med(f, nf); N = med(n, nn)
+	      printf "ns per call from Python (median of 3 interleaved runs): plain %.1f, watched (call site off) %.1f, watched (4 frames) %.1f\n", P, F, N
+	      printf "  added by recording %.1f ns, by the call site %.1f ns (runs differ by tens of ns here: see the instructions)\n", F - P, N - F }'
 if command -v valgrind > /dev/null; then
-	ir() {   # ir CALLS FRAMES: instructions of a whole watched run
-		NCCLWATCH_PY_FRAMES=$2 LD_PRELOAD="$lib" valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-			"$py" "$calls" "$1" 1 2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+	ir() {   # ir CALLS FRAMES: instructions of the calling (main) thread of a watched run;
+	         # the watchdog's, which poll by time, would vary with valgrind's pace
+		rm -f "$tmp"/cg.*
+		NCCLWATCH_PY_FRAMES=$2 LD_PRELOAD="$lib" valgrind --tool=callgrind --separate-threads=yes \
+			--callgrind-out-file="$tmp/cg.out" "$py" "$calls" "$1" 1 > /dev/null 2>&1
+		sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$tmp/cg.out-01"
 	}
 	n=20000
 	a=$(ir $n 0); b=$(ir $((2 * n)) 0); c=$(ir $n 4); d=$(ir $((2 * n)) 4)
