@@ -1,10 +1,8 @@
 /* capture: nw_pystack_capture and nw_pystack_write (pystack.h).
  *
- * Thread stacks: CPython <= 3.12 dumps them itself
- * (_Py_DumpTracebackThreads(fd, interp, NULL), as faulthandler's watchdog
- * thread does, without the GIL) into a memory file that we parse; 3.13+
- * (or NCCLWATCH_PY_METHOD=walk) walks the thread and frame states with
- * fault-proof reads (walk.c). Either way each Python thread is tied to its
+ * Thread stacks: the thread and frame states walked with fault-proof reads
+ * (walk.c); on 3.11 with NCCLWATCH_PY_METHOD=dump, the interpreter's own
+ * dumper (dump.c). Either way each Python thread is tied to its
  * native thread through its thread state's native_thread_id, read with
  * fault-proof reads and kept only when /proc/self/task lists it. */
 #include "pystack.h"

@@ -111,13 +111,22 @@ int nw_py_probe(void)
 	}
 	uint32_t minor = (v >> 16) & 0xff;
 	if ((v >> 24) == 3 && minor == 11) {
+		/* The walk by default: the interpreter's dumper reads thread states
+		 * and frames without a lock and was seen to crash the process when
+		 * threads start and exit during a dump; the walk's reads cannot
+		 * fault. NCCLWATCH_PY_METHOD=dump asks for the dumper. */
 		nw_py.L = layout_311;
-		if (!nw_py.dump_threads) {
-			set_note("CPython %u.%u: _Py_DumpTracebackThreads is not exported: no Python stacks", v);
-			return nw_py.state;
+		nw_py.method = NW_PY_WALK_TABLE;
+		set_note("CPython %u.%u via its thread states", v);
+		const char *m = getenv("NCCLWATCH_PY_METHOD");
+		if (m && !strcmp(m, "dump")) {
+			if (!nw_py.dump_threads) {
+				set_note("CPython %u.%u: _Py_DumpTracebackThreads is not exported: no Python stacks", v);
+				return nw_py.state;
+			}
+			nw_py.method = NW_PY_DUMP_TRACEBACK;
+			set_note("CPython %u.%u via _Py_DumpTracebackThreads (NCCLWATCH_PY_METHOD=dump)", v);
 		}
-		nw_py.method = NW_PY_DUMP_TRACEBACK;
-		set_note("CPython %u.%u via _Py_DumpTracebackThreads", v);
 	} else if ((v >> 24) == 3 && minor >= 13) {
 		if (nw_py_debug_offsets() != 0)
 			return nw_py.state; /* the note says why */
@@ -126,12 +135,6 @@ int nw_py_probe(void)
 	} else {
 		set_note("CPython %u.%u: not supported (3.11, 3.13 and later are)", v);
 		return nw_py.state;
-	}
-	/* For tests of the walker on a 3.11: NCCLWATCH_PY_METHOD=walk. */
-	const char *m = getenv("NCCLWATCH_PY_METHOD");
-	if (m && !strcmp(m, "walk") && nw_py.method == NW_PY_DUMP_TRACEBACK) {
-		nw_py.method = NW_PY_DEBUG_OFFSETS;
-		set_note("CPython %u.%u via its thread states (NCCLWATCH_PY_METHOD=walk)", v);
 	}
 	nw_py.state = NW_PYRT_READY;
 	return nw_py.state;

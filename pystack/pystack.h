@@ -9,10 +9,12 @@
  *   calling thread as raw references (code object, instruction pointer),
  *   no lock, no system call, no allocation; one test when off.
  *
- * CPython <= 3.12: the interpreter's _Py_DumpTracebackThreads into a memory
- * file, parsed. CPython >= 3.13: thread and frame states walked with the
- * _Py_DebugOffsets table. Every read of the interpreter's memory by the
- * watchdog goes through process_vm_readv (cannot fault). Anything else:
+ * Thread and frame states walked (walk.c) with the layout of
+ * _Py_DebugOffsets (CPython >= 3.13) or of a table for 3.11 (cpython.c);
+ * every read of the interpreter's memory by the watchdog goes through
+ * process_vm_readv (cannot fault). On 3.11, NCCLWATCH_PY_METHOD=dump uses
+ * the interpreter's _Py_DumpTracebackThreads into a memory file instead
+ * (dump.c): plain loads, seen to crash when threads come and go. Anything else:
  * one note in the stack area's python_note, nothing else. */
 #ifndef NCCLWATCH_PYSTACK_PYSTACK_H
 #define NCCLWATCH_PYSTACK_PYSTACK_H

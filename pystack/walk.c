@@ -1,6 +1,6 @@
 /* walk: Python thread stacks from the interpreter's thread and frame
  * states, every read fault-proof (CPython 3.13+, where the layout comes
- * from _Py_DebugOffsets; on 3.11 with NCCLWATCH_PY_METHOD=walk). */
+ * from _Py_DebugOffsets; on 3.11 from the table of cpython.c, the default). */
 #include "pythreads.h"
 #include "cpython.h"
 #include "memread.h"

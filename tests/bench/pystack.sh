@@ -62,9 +62,9 @@ echo "goal: the call site adds <= 40 ns over the C path (figure 4's added ns)"
 
 bench="$NW_BUILD/tests/bench/bench-pystack"
 if [ -x "$bench" ]; then
-	echo "command: [NCCLWATCH_PY_METHOD=walk] bench-pystack 64 50"
-	printf '  dumper (_Py_DumpTracebackThreads): %s\n' "$("$bench" 64 50)"
-	printf '  walk of the thread states:         %s\n' "$(NCCLWATCH_PY_METHOD=walk "$bench" 64 50)"
+	echo "command: [NCCLWATCH_PY_METHOD=dump] bench-pystack 64 50"
+	printf '  walk of the thread states (default): %s\n' "$("$bench" 64 50 2>/dev/null)"
+	printf '  dumper (_Py_DumpTracebackThreads):   %s\n' "$(NCCLWATCH_PY_METHOD=dump "$bench" 64 50 2>/dev/null)"
 	echo "  (python_threads counts the main thread; early = 2 ms sleeps that came back early: no"
 	echo "   signal is sent and no GIL taken, the capture only reads memory)"
 	echo "goal: <= 10 ms for 64 Python threads"

@@ -10,7 +10,7 @@
 # (b) --fault compile:rank=1: rank 1 stalls in compile_step() before the
 #     first collective: the verdict names it there, and where its last NCCL
 #     call (the communicator's init) was issued: init_comms. Taken with
-#     NCCLWATCH_PY_METHOD=walk: 3.13's walk of the thread states, on 3.11.
+#     NCCLWATCH_PY_METHOD=dump: the interpreter's own dumper, parsed.
 # (c) --fault p2p:rank=1:step=3: rank 1 sends to the wrong peer in the
 #     pipeline ring: P2P_UNMATCHED, and its evidence says where Python
 #     issued the misdirected send (pass_activations, the ncclSend line).
@@ -50,14 +50,14 @@ unset NCCLWATCH_PY_FRAMES
 
 note "(b) compile: rank 1 stalls in compile_step before the first collective"
 rm -rf "$NCCLWATCH_DIR" "$NCCLWATCH_DUMP_DIR"
-export NCCLWATCH_PY_METHOD=walk
+export NCCLWATCH_PY_METHOD=dump
 py_mpirun "$T/compile.out" --steps 30 --count 64 --fault compile:rank=1
 wait_verdict 120 "$T/compile.out" MISSING_RANK
 ev="rank 1: never called it .*CommInit of comm [0-9a-f]{16} \\(INIT_DONE\\), issued at train.py:$init_line in init_comms.*; main thread in compile_step \\(train.py:$compile_line\\) < main "
 nw_until 60 grep -Eq "^ncclwatch:     $ev" "$T/compile.out" || assert_grep "^ncclwatch:     $ev" "$T/compile.out"
 seg=$(grep -l . "$NCCLWATCH_DIR"/*/*.seg | head -1)
-"$NW_CLI" show "$seg" > "$T/walk.show"
-assert_grep '^  note python CPython 3\.11 via its thread states \(NCCLWATCH_PY_METHOD=walk\)$' "$T/walk.show"
+"$NW_CLI" show "$seg" > "$T/dump.show"
+assert_grep '^  note python CPython 3\.11 via _Py_DumpTracebackThreads \(NCCLWATCH_PY_METHOD=dump\)$' "$T/dump.show"
 launch_stop TERM
 "$NW_CLI" diagnose "$NCCLWATCH_DIR" "$NCCLWATCH_DUMP_DIR" > "$T/compile.txt"
 assert_grep "^MISSING_RANK: rank 1 never called AllReduce #1 " "$T/compile.txt"

@@ -93,7 +93,7 @@ assert_eq "$(cat "$T/ar.sites")" "    py sync_gradients ($TRAIN:$ar_line)" "AllR
 assert_eq "$(cat "$T/bc.sites")" "    py broadcast_weights ($TRAIN:$bc_line)" "Broadcast call sites"
 assert_grep "^    py train_step \\($TRAIN:$ar_call\\)" "$T/show.txt"
 assert_grep "^    py train_step \\($TRAIN:$bc_call\\)" "$T/show.txt"
-assert_grep '^  note python CPython 3\.11 via _Py_DumpTracebackThreads$' "$T/show.txt"
+assert_grep '^  note python CPython 3\.11 via its thread states$' "$T/show.txt"
 
 launch_stop TERM
 launch_settled 30 || fail "workers left after torchrun was stopped"

@@ -356,6 +356,7 @@ static void constants(void)
 	VALUE(NW_PY_DUMP_TRACEBACK, 1);
 	VALUE(NW_PY_DEBUG_OFFSETS, 2);
 	VALUE(NW_PY_PY_SPY, 3);
+	VALUE(NW_PY_WALK_TABLE, 4);
 
 	/* Atomics in a shared file must be lock-free, and plain-sized. */
 	check("atomic uint64 lock-free", ATOMIC_LLONG_LOCK_FREE, 2);
