@@ -63,6 +63,7 @@ include examples/part.mk
 include capture/part.mk
 include watchdog/part.mk
 include attach/part.mk
+include pystack/part.mk
 include report/part.mk
 include interpose/part.mk
 include tests/part.mk
@@ -71,6 +72,7 @@ include tests/gen/part.mk
 include tests/cli/part.mk
 include tests/analysis/part.mk
 include tests/corpus/part.mk
+include tests/python/part.mk
 
 all: $(LIBS) $(BINS) $(TEST_BINS)
 
@@ -86,11 +88,17 @@ $(BUILD)/%.o: %.c
 # only for the tests; the demo needs the build packages alone.
 DEB_PKGS = build-essential libunwind-dev uthash-dev libjansson-dev python3-jsonschema valgrind strace procps psmisc time clang
 LAUNCHER_PKGS = python3-torch openmpi-bin
+# Python programs (issue 12): libpython3.11 for bench-pystack, debootstrap
+# for a Debian 13 CPython 3.13 (tests/python/fetch-py313.sh; kept in
+# PY313_ROOT, skipped when present).
+PY_PKGS = libpython3.11 debootstrap
+PY313_ROOT = /opt/ncclwatch-trixie
 NCCL_WHEELS = $(CURDIR)/build/nccl-wheels
 deps:
-	@sh tests/deps.sh $(DEB_PKGS) $(LAUNCHER_PKGS)
+	@sh tests/deps.sh $(DEB_PKGS) $(LAUNCHER_PKGS) $(PY_PKGS)
 	@sh tests/compat/fetch-nccl.sh $(NCCL_WHEELS)
 	@sh tests/capture/install-pyspy.sh $(CURDIR)/build/venv
+	@sh tests/python/fetch-py313.sh $(PY313_ROOT)
 
 deps-build:
 	@sh tests/deps.sh $(DEB_PKGS)

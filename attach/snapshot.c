@@ -262,7 +262,7 @@ int nw_snapshot_take(const struct nw_attach_proc *p, const char *dir, const stru
 		py_alone += k == n;
 	}
 	uint32_t slots = n + py_alone;
-	uint64_t base_size = nw_stack_area_size(slots, 0, 0);
+	uint64_t base_size = nw_stack_area_size(slots, 0, 0, 0, 0);
 	uint64_t area_size = base_size + (((uint64_t)py_frames * sizeof(struct nw_seg_pyframe) + NW_SEG_ALIGN - 1) &
 	                                  ~(uint64_t)(NW_SEG_ALIGN - 1));
 	char *file = calloc(1, sizeof(struct nw_seg_header) + area_size);
@@ -306,7 +306,7 @@ int nw_snapshot_take(const struct nw_attach_proc *p, const char *dir, const stru
 	res->capture_ns = now_ns(CLOCK_MONOTONIC) - t0;
 
 	struct nw_seg_stack_header *area = (struct nw_seg_stack_header *)(file + sizeof(struct nw_seg_header));
-	nw_stack_area_init(area, slots, 0, 0);
+	nw_stack_area_init(area, slots, 0, 0, 0, 0);
 	struct builder b = { .t = t, .strtab = (char *)area + area->strtab_offset,
 	                     .strtab_size = area->strtab_size, .strtab_used = 1, .mods = mods, .nmods = nmods };
 	struct nw_seg_thread *thr = (struct nw_seg_thread *)((char *)area + area->thread_offset);

@@ -13,7 +13,7 @@ $(INTERPOSE_OBJS): CFLAGS += $(LIB_CFLAGS)
 # names its findings and prints the cross-rank verdict with the report
 # library (reader, analysis engine, text renderer: only the members it uses
 # are linked; jansson only if a JSON renderer were pulled in).
-LIBNCCLWATCH_OBJS := $(INTERPOSE_OBJS) $(WATCHDOG_OBJS) $(CAPTURE_OBJS)
+LIBNCCLWATCH_OBJS := $(INTERPOSE_OBJS) $(WATCHDOG_OBJS) $(CAPTURE_OBJS) $(PYSTACK_OBJS)
 
 $(INTERPOSE_LIB): $(LIBNCCLWATCH_OBJS) $(REPORT_LIB) interpose/libncclwatch.map
 	@mkdir -p $(dir $@)

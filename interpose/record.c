@@ -3,6 +3,7 @@
 
 #include "groups.h"
 #include "../watchdog/stacks.h"
+#include "../pystack/pycall.h"
 
 uint32_t nw_op_initial_state = NW_ST_ENQUEUED;
 
@@ -17,6 +18,7 @@ static uint64_t write_op(struct nw_comm *c, const struct nw_op_desc *d, uint64_t
 		return 0;
 	}
 	nw_opstack_record(t);
+	nw_pycall_record(t);
 	const struct nw_thread *th = &nw_tls;
 	uint32_t flags = extra_flags | (d ? d->flags : 0);
 	if (th->group_depth)

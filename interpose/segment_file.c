@@ -6,6 +6,7 @@
 #include "log.h"
 #include "reserve.h"
 #include "../watchdog/stacks.h"
+#include "../pystack/pycall.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -145,7 +146,7 @@ static void fill_header(struct nw_segment *s, const char *job, int32_t nccl_vers
 	s->ring = (void *)((char *)s->base + h->ring_offset);
 	s->ring_mask = ring_cap - 1;
 	s->stacks = (void *)((char *)s->base + h->stack_offset);
-	nw_stack_area_init(s->stacks, stack_threads, ring_cap, opstacks);
+	nw_stack_area_init(s->stacks, stack_threads, ring_cap, opstacks, s->python, s->pycall_depth);
 	atomic_store_explicit(&h->flags, NW_SEG_F_RECORDING, memory_order_relaxed);
 	/* The magic last, with release: a reader never takes a half-built
 	 * header for a segment. */
@@ -186,7 +187,10 @@ int nw_segment_create(struct nw_segment *s, const char *job, int32_t nccl_versio
 	uint32_t stack_threads = env_size("NCCLWATCH_STACK_THREADS", NW_STACK_THREADS_DEFAULT, 1, 4096);
 	const char *opstacks_env = getenv("NCCLWATCH_STACKS");
 	int opstacks = opstacks_env && !strcmp(opstacks_env, "1");
-	uint64_t stack_size = nw_stack_area_size(stack_threads, ring_cap, opstacks);
+	/* 1.4: Python tables only in a process running CPython. */
+	s->python = nw_py_linked();
+	s->pycall_depth = s->python ? nw_pycall_depth_config() : 0;
+	uint64_t stack_size = nw_stack_area_size(stack_threads, ring_cap, opstacks, s->python, s->pycall_depth);
 	size += stack_size;
 	s->size = size;
 

@@ -22,6 +22,8 @@ struct nw_segment {
 	void *base;
 	size_t size;
 	pid_t owner;                  /* the process that created it */
+	int python;                   /* its stack area has 1.4's Python tables (CPython runs here) */
+	uint32_t pycall_depth;        /* and this many Python frames per op (0 none) */
 	char path[PATH_MAX];
 	char jobdir[PATH_MAX];        /* the directory it is in */
 };

@@ -446,12 +446,18 @@ static int validate_stack_layout(const struct nw_seg_stack_header *a, uint64_t a
 		head += ext->ext_size;
 		py = *ext;
 	}
-	if (py.pyframe_capacity > NW_STACK_MAX_PYFRAMES || py.pysite_capacity > NW_STACK_MAX_PYSITES ||
-	    py.pycall_depth > NW_STACK_MAX_PYCALL_DEPTH)
-		return fail(err, NW_READ_ERR_FORMAT, path,
-		            "stack area: Python capacities (frames %u, sites %u, call depth %u) over the bounds "
-		            "(%u, %u, %u)", py.pyframe_capacity, py.pysite_capacity, py.pycall_depth,
-		            NW_STACK_MAX_PYFRAMES, NW_STACK_MAX_PYSITES, NW_STACK_MAX_PYCALL_DEPTH);
+	static const struct { const char *name; size_t offset; uint32_t max; } pycaps[] = {
+		{ "pyframe_capacity", offsetof(struct nw_seg_stack_ext, pyframe_capacity), NW_STACK_MAX_PYFRAMES },
+		{ "pysite_capacity", offsetof(struct nw_seg_stack_ext, pysite_capacity), NW_STACK_MAX_PYSITES },
+		{ "pycall_depth", offsetof(struct nw_seg_stack_ext, pycall_depth), NW_STACK_MAX_PYCALL_DEPTH },
+	};
+	for (size_t i = 0; i < sizeof pycaps / sizeof pycaps[0]; i++) {
+		uint32_t v;
+		memcpy(&v, (const char *)&py + pycaps[i].offset, sizeof v);
+		if (v > pycaps[i].max)
+			return fail(err, NW_READ_ERR_FORMAT, path, "stack area: %s %u is over the bound %u",
+			            pycaps[i].name, v, pycaps[i].max);
+	}
 	if (py.pycall_count != 0 && py.pycall_count != ring_capacity)
 		return fail(err, NW_READ_ERR_FORMAT, path,
 		            "stack area: pycall_count %u is neither 0 nor ring_capacity %u", py.pycall_count,
@@ -609,7 +615,9 @@ static int validate_stack_contents(const struct nw_segment *seg, struct nw_read_
 		            "stack area: the string table's last string is not NUL-terminated within strtab_used %u",
 		            a->strtab_used);
 
-	const struct nw_seg_stack_ext *ext = nw_stack_ext(seg);
+	/* The state is not CAPTURED yet: the extension by the version alone. */
+	const struct nw_seg_stack_ext *ext =
+		seg->header.version_minor >= 4 ? (const struct nw_seg_stack_ext *)(a + 1) : NULL;
 	if (ext && (ext->native_note >= a->strtab_used || ext->python_note >= a->strtab_used))
 		return fail(err, NW_READ_ERR_FORMAT, path,
 		            "stack area: a note's string offset (%u, %u) is beyond strtab_used %u",
@@ -618,10 +626,12 @@ static int validate_stack_contents(const struct nw_segment *seg, struct nw_read_
 	/* 1.4: the Python tables (all zero before). */
 	static const struct nw_seg_stack_ext none;
 	const struct nw_seg_stack_ext *py = ext ? ext : &none;
-	if (py->pyframe_count > py->pyframe_capacity || py->pysite_count > py->pysite_capacity)
-		return fail(err, NW_READ_ERR_FORMAT, path,
-		            "stack area: pyframe_count %u or pysite_count %u is over its capacity (%u, %u)",
-		            py->pyframe_count, py->pysite_count, py->pyframe_capacity, py->pysite_capacity);
+	if (py->pyframe_count > py->pyframe_capacity)
+		return fail(err, NW_READ_ERR_FORMAT, path, "stack area: pyframe_count %u is over pyframe_capacity %u",
+		            py->pyframe_count, py->pyframe_capacity);
+	if (py->pysite_count > py->pysite_capacity)
+		return fail(err, NW_READ_ERR_FORMAT, path, "stack area: pysite_count %u is over pysite_capacity %u",
+		            py->pysite_count, py->pysite_capacity);
 	const struct nw_seg_pyframe *pyframes = (const void *)(base + py->pyframe_offset);
 	for (uint32_t i = 0; i < py->pyframe_count; i++)
 		if ((rc = check_pyframe(a, &pyframes[i], path, err, "Python frame %u", i)))
@@ -642,14 +652,18 @@ static int validate_stack_contents(const struct nw_segment *seg, struct nw_read_
 		if (!terminated(t->name, sizeof t->name))
 			return fail(err, NW_READ_ERR_FORMAT, path, "stack area: thread %u (tid %u): name is not NUL-terminated",
 			            i, t->tid);
-		if (t->py_first > py->pyframe_count || t->py_count > py->pyframe_count - t->py_first ||
-		    t->py_name >= (a->strtab_used ? a->strtab_used : 1) ||
-		    (t->py_native > t->nframes))
+		if (t->py_first > py->pyframe_count || t->py_count > py->pyframe_count - t->py_first)
 			return fail(err, NW_READ_ERR_FORMAT, path,
-			            "stack area: thread %u (tid %u): Python frames %u+%u beyond pyframe_count %u, "
-			            "name %u beyond strtab_used %u, or py_native %u over nframes %u",
-			            i, t->tid, t->py_first, t->py_count, py->pyframe_count, t->py_name,
-			            a->strtab_used, t->py_native, t->nframes);
+			            "stack area: thread %u (tid %u): Python frames %u..%u+%u are beyond pyframe_count %u",
+			            i, t->tid, t->py_first, t->py_first, t->py_count, py->pyframe_count);
+		if (t->py_name >= (a->strtab_used ? a->strtab_used : 1))
+			return fail(err, NW_READ_ERR_FORMAT, path,
+			            "stack area: thread %u (tid %u): Python name offset %u is beyond strtab_used %u",
+			            i, t->tid, t->py_name, a->strtab_used);
+		if (t->py_native > t->nframes)
+			return fail(err, NW_READ_ERR_FORMAT, path,
+			            "stack area: thread %u (tid %u): py_native %u is over its %u frames", i, t->tid,
+			            t->py_native, t->nframes);
 		if (t->nframes > a->frame_capacity)
 			return fail(err, NW_READ_ERR_FORMAT, path,
 			            "stack area: thread %u (tid %u) has %u frames, over frame_capacity %u", i, t->tid,

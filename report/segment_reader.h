@@ -7,7 +7,10 @@
  * Versions: reads format 1.0, 1.1 and 1.2 (and, by their known prefix,
  * newer minors of major 1). In a 1.0 file the 1.1 header fields read as
  * zero and the stack area (opaque in 1.0) is not interpreted; in a 1.0 or
- * 1.1 file the 1.2 field (proc_start_ticks) reads as zero.
+ * 1.1 file the 1.2 field (proc_start_ticks) reads as zero. 1.4's stack area
+ * extension (notes, Python frames, per-op Python call sites) is validated
+ * and returned by nw_stack_ext, nw_stack_pyframes, nw_pysite_lookup and
+ * nw_pycall.
  *
  * Library code, shared by the CLI, the analysis engine and the watchdog: it
  * never exits, never prints, and never maps the file (it uses pread, so a

@@ -5,8 +5,12 @@
  * disagree. */
 #include "stacks.h"
 
+#include "../pystack/pystack.h"   /* NW_PYFRAME_CAPACITY, NW_PYSITE_CAPACITY */
+
 struct layout {
 	uint64_t thread, frame, module, ipsym, strtab, opstack, size;
+	uint64_t pyframe, pysite, pycall;   /* 1.4: Python tables (pystack/) */
+	uint32_t pycall_depth;
 };
 
 static uint64_t align_up(uint64_t n)
@@ -14,7 +18,8 @@ static uint64_t align_up(uint64_t n)
 	return (n + NW_SEG_ALIGN - 1) & ~(uint64_t)(NW_SEG_ALIGN - 1);
 }
 
-static struct layout layout_of(uint32_t threads, uint32_t ring_capacity, int opstacks)
+static struct layout layout_of(uint32_t threads, uint32_t ring_capacity, int opstacks, int python,
+                               uint32_t pycall_depth)
 {
 	struct layout l;
 	/* 1.4: the extension follows the area header. */
@@ -34,19 +39,34 @@ static struct layout layout_of(uint32_t threads, uint32_t ring_capacity, int ops
 		l.opstack = at;
 		at = align_up(at + (uint64_t)ring_capacity * NW_OPSTACK_DEPTH * sizeof(uint64_t));
 	}
+	/* 1.4: Python tables, for a process that runs CPython. */
+	l.pyframe = l.pysite = l.pycall = 0;
+	l.pycall_depth = 0;
+	if (python) {
+		l.pyframe = at;
+		at = align_up(at + (uint64_t)NW_PYFRAME_CAPACITY * sizeof(struct nw_seg_pyframe));
+		l.pysite = at;
+		at = align_up(at + (uint64_t)NW_PYSITE_CAPACITY * sizeof(struct nw_seg_pyframe));
+		l.pycall_depth = ring_capacity ? pycall_depth : 0;
+	}
+	if (l.pycall_depth) {
+		l.pycall = at;
+		at = align_up(at + (uint64_t)ring_capacity * l.pycall_depth * sizeof(struct nw_seg_pycall));
+	}
 	l.size = at;
 	return l;
 }
 
-uint64_t nw_stack_area_size(uint32_t threads, uint32_t ring_capacity, int opstacks)
+uint64_t nw_stack_area_size(uint32_t threads, uint32_t ring_capacity, int opstacks, int python,
+                            uint32_t pycall_depth)
 {
-	return layout_of(threads, ring_capacity, opstacks).size;
+	return layout_of(threads, ring_capacity, opstacks, python, pycall_depth).size;
 }
 
-void nw_stack_area_init(struct nw_seg_stack_header *area, uint32_t threads,
-                        uint32_t ring_capacity, int opstacks)
+void nw_stack_area_init(struct nw_seg_stack_header *area, uint32_t threads, uint32_t ring_capacity,
+                        int opstacks, int python, uint32_t pycall_depth)
 {
-	struct layout l = layout_of(threads, ring_capacity, opstacks);
+	struct layout l = layout_of(threads, ring_capacity, opstacks, python, pycall_depth);
 	area->magic = NW_STACK_MAGIC;
 	atomic_store_explicit(&area->seq, 0, memory_order_relaxed);
 	area->thread_capacity = threads;
@@ -73,4 +93,11 @@ void nw_stack_area_init(struct nw_seg_stack_header *area, uint32_t threads,
 	ext->ext_size = sizeof *ext;
 	ext->native_note = 0;
 	ext->python_note = 0;
+	ext->pyframe_offset = l.pyframe;
+	ext->pyframe_capacity = l.pyframe ? NW_PYFRAME_CAPACITY : 0;
+	ext->pysite_offset = l.pysite;
+	ext->pysite_capacity = l.pysite ? NW_PYSITE_CAPACITY : 0;
+	ext->pycall_offset = l.pycall;
+	ext->pycall_depth = l.pycall ? l.pycall_depth : 0;
+	ext->pycall_count = l.pycall ? ring_capacity : 0;
 }

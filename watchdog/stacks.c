@@ -39,6 +39,7 @@
 #include "modules.h"
 #include "../capture/capture.h"
 #include "symbolize.h"
+#include "../pystack/pystack.h"
 #include "../interpose/log.h"
 #include "../interpose/thread.h"
 
@@ -690,6 +691,7 @@ static void write_area(struct nw_seg_stack_header *area, uint32_t n, uint32_t ip
 	struct nw_seg_stack_ext *ext = (struct nw_seg_stack_ext *)(area + 1);
 	if (area->thread_offset >= sizeof(*area) + sizeof(*ext) && ext->ext_size >= sizeof(*ext))
 		ext->native_note = note;
+	nw_pystack_write(area);
 	area->capture_ns = now_ns();
 	area->request_id = request_id;
 	area->captures++;
@@ -886,6 +888,8 @@ int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
 	}
 	uint32_t note = st.note ? nw_strtab_add_str(&st.strtab, st.note) : 0;
 	uint32_t ipsyms = describe_opstacks(area, module_capacity);
+	/* Python stacks next to the native ones (pystack/), tied by tid. */
+	kept = nw_pystack_capture(area, st.seg_thr, kept, st.threads, st.seg_frames, st.frames, &st.strtab);
 	write_area(area, kept, ipsyms, modules, request_id, note);
 	return (int)kept;
 }

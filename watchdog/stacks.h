@@ -24,14 +24,18 @@
 #define NW_OPSTACK_DEPTH 16
 #define NW_STACK_IPSYMS 4096
 
-/* Layout of a stack area for `threads` thread slots, and per-op stacks for
- * `ring_capacity` ops when `opstacks` is nonzero: its size in bytes
- * (a multiple of NW_SEG_ALIGN). */
-uint64_t nw_stack_area_size(uint32_t threads, uint32_t ring_capacity, int opstacks);
+/* Layout of a stack area for `threads` thread slots, per-op stacks for
+ * `ring_capacity` ops when `opstacks` is nonzero, and 1.4's Python tables
+ * when `python` is nonzero (a process running CPython: nw_py_linked()),
+ * with `pycall_depth` Python frames per op (nw_pycall_depth_config(); 0
+ * none): its size in bytes (a multiple of NW_SEG_ALIGN). The caller
+ * decides, so that a writer without pystack/ (attach) can lay one out. */
+uint64_t nw_stack_area_size(uint32_t threads, uint32_t ring_capacity, int opstacks, int python,
+                            uint32_t pycall_depth);
 /* Write the area's header (magic, capacities, offsets) into zeroed memory
- * of nw_stack_area_size(...) bytes. */
-void nw_stack_area_init(struct nw_seg_stack_header *area, uint32_t threads,
-                        uint32_t ring_capacity, int opstacks);
+ * of nw_stack_area_size(...) bytes, called with the same arguments. */
+void nw_stack_area_init(struct nw_seg_stack_header *area, uint32_t threads, uint32_t ring_capacity,
+                        int opstacks, int python, uint32_t pycall_depth);
 
 /* Install the capture signal's handler (once per process; called by the
  * watchdog thread when it starts). 0, or -1 after one "ncclwatch:" line

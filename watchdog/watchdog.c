@@ -6,6 +6,7 @@
 #include "progress.h"
 #include "requests.h"
 #include "stacks.h"
+#include "../pystack/pycall.h"
 #include "stalls.h"
 #include "track.h"
 #include "verdict.h"
@@ -181,6 +182,8 @@ int nw_watchdog_start(void)
 		snprintf(cfg.dump_dir, sizeof(cfg.dump_dir), "%s", nw_seg.jobdir);
 	if (nw_seg.stacks)
 		nw_opstack_enable(nw_seg.stacks, nw_seg.ring_mask + 1);
+	if (nw_seg.stacks)
+		nw_pycall_enable(nw_seg.stacks, nw_seg.ring_mask + 1);
 	/* Here, not in the thread: the file is in use from the first NCCL call
 	 * on, so a process of the job exiting meanwhile sees us (requests.h). */
 	nw_requests_open(nw_seg.jobdir, cfg.dump_dir_own && strcmp(cfg.dump_dir, nw_seg.jobdir) ? cfg.dump_dir : NULL);

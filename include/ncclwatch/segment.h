@@ -414,6 +414,8 @@ enum nw_py_method {
 	NW_PY_DUMP_TRACEBACK = 1,  /* the interpreter's _Py_DumpTracebackThreads, parsed (CPython <= 3.12) */
 	NW_PY_DEBUG_OFFSETS = 2,   /* thread and frame states walked with _Py_DebugOffsets (CPython >= 3.13) */
 	NW_PY_PY_SPY = 3,          /* `py-spy dump` from outside (ncclwatch attach) */
+	NW_PY_WALK_TABLE = 4,      /* thread and frame states walked with a layout ncclwatch knows
+	                            * (CPython 3.11), checked against the live interpreter */
 };
 
 /* ---- pyframe.flags ---- */

@@ -55,6 +55,16 @@ struct nw_thread_stack {
 	char name[NW_STACK_NAME_LEN];
 	uint32_t nframes;
 	char **frames;
+	/* 1.4: a thread that runs Python (py_flags has NW_PYT_PYTHON): `frames`
+	 * is then its Python frames, "function (file.py:line)", innermost
+	 * first, or with nw_analysis_options.native its mixed stack (the
+	 * native frames under its innermost Python frame, the Python frames,
+	 * the interpreter's native frames). */
+	uint32_t py_flags;             /* NW_PYT_* */
+	uint32_t npy;                  /* its Python frames */
+	uint32_t py_at;                /* index in frames[] of its innermost Python frame */
+	uint32_t py_app;               /* index in frames[] of its innermost frame of application
+	                                * code (not the standard library or site-packages) */
 	/* What the verdict from stacks judges (frameclass.c), when it differs
 	 * from `frames`: a Python thread's native frames under its innermost
 	 * Python frame, then its Python frames with their full file names
@@ -97,9 +107,10 @@ struct nw_proc {
 	                                * (NW_SEG_F_SNAPSHOT): identity and stacks, no op numbers */
 	int attached;                  /* its stacks come from attach's snapshot of it (newer than its
 	                                * segment's capture, or the segment had none) */
+	const char **op_site;          /* [nops] or NULL: each kept op's Python call site,
+	                                * "file.py:line in function", interned; an entry may be
+	                                * NULL (1.4 per-op call sites; a Flight Recorder entry's frames) */
 	/* Sources other than a segment (report/fr/: Flight Recorder dumps). */
-	const char **op_site;          /* [nops] or NULL: where each op was called ("fn at
-	                                * file.py:12"), interned; an entry may be NULL */
 	const char *source_note;       /* NULL for a segment; else what the source cannot
 	                                * tell (said once per verdict as evidence), interned */
 };
@@ -187,6 +198,8 @@ struct nw_stack_group {
 	char *thread_name;
 	uint32_t nframes;
 	char **frames;                 /* as in nw_thread_stack */
+	int python;                    /* 1.4: a Python thread's stack */
+	int main;                      /* the processes' main thread */
 };
 
 /* ---- a job ---- */
@@ -205,7 +218,10 @@ struct nw_job {
 	struct nw_env_diff *diffs;
 	size_t nstacks;
 	struct nw_stack_group *stacks; /* each process's main thread (the first thread of its
-	                                * capture), grouped; largest group first */
+	                                * capture) and its other Python threads, grouped;
+	                                * largest group first */
+	int native;                    /* Python threads' stacks are mixed (--native) */
+	int python;                    /* some stack group is of a Python thread */
 };
 
 /* A file that could not be used, and why. */
@@ -225,6 +241,7 @@ struct nw_analysis {
 	size_t nnotes;
 	char **notes;                  /* lines about the input that are not errors (e.g. a
 	                                * Flight Recorder dump set aside for a segment) */
+	int native;                    /* nw_analysis_options.native, as the stacks were built */
 };
 
 /* Add a note line (0, or -1 out of memory). */
@@ -234,6 +251,8 @@ struct nw_analysis_options {
 	double timeout_s;              /* stall threshold; 0: each job's watchdog setting
 	                                * (header.timeout_ms, the largest seen), else 60 */
 	const char *job;               /* only this job; NULL: all */
+	int native;                    /* 1.4: a Python thread's stack is its mixed stack (native
+	                                * frames too), not its Python frames alone (--native) */
 	int max_threads;               /* threads that read files: 0 = up to 4 (one per CPU) when
 	                                * there are 64 files or more; 1 = only the calling thread
 	                                * (e.g. inside a process the engine must not add threads to) */

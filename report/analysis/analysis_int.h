@@ -290,6 +290,11 @@ const struct nw_seg_op *nw_previous_work(const struct nw_proc *p, const struct n
 /* Where a process is: its oldest stuck op, or its newest op; idle time; main
  * stack. Its one age is written as NW_AGE and returned (NW_NO_AGE: none). */
 uint64_t nw_where(struct nw_jctx *x, const struct nw_proc *p, struct nw_buf *b, int with_stack);
+/* 1.4: "file.py:line in function" where op (one of p->ops) was issued, or NULL. */
+const char *nw_op_site(const struct nw_proc *p, const struct nw_seg_op *op);
+/* "; WHAT in f (a.py:1) < g (a.py:9)" for a Python thread (its innermost
+ * application frames), else "; WHAT: frame0 < frame1 ...". */
+void nw_buf_thread(struct nw_buf *b, const struct nw_thread_stack *t, const char *what, int native);
 /* "PREFIX<where p is>" (nw_where) as one of eg's lines. */
 void nw_eg_where(struct nw_jctx *x, struct nw_egroups *eg, const struct nw_proc *p, const char *prefix,
                  int with_stack);

@@ -101,6 +101,7 @@ int nw_analyze(const char *const *paths, size_t npaths, const struct nw_analysis
 	struct nw_load ld = { 0 };
 	if (!(a->intern = calloc(1, sizeof *a->intern)))
 		goto nomem;
+	a->native = opt ? opt->native : 0;
 	if (nw_load(paths, npaths, opt ? opt->max_threads : 0, a, &ld, err)) {
 		nw_analysis_free(a);
 		return -1;

@@ -70,8 +70,27 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+/* A Python file of the standard library or an installed package, not the
+ * application's own code. */
+static int py_library_file(const char *file)
+{
+	return strstr(file, "/lib/python") || strstr(file, "site-packages/") ||
+	       strstr(file, "dist-packages/") || file[0] == '<';
+}
+
+/* "function (file.py:line)" of a Python frame, the file's base name. */
+static void py_text(const struct nw_segment *seg, const struct nw_seg_pyframe *f, char *text, size_t size)
+{
+	const char *fn = nw_stack_string(seg, f->function), *file = nw_stack_string(seg, f->file);
+	if (f->line > 0)
+		snprintf(text, size, "%s (%s:%d)", fn && *fn ? fn : "??", file && *file ? base_name(file) : "??",
+		         (int)f->line);
+	else
+		snprintf(text, size, "%s (%s)", fn && *fn ? fn : "??", file && *file ? base_name(file) : "??");
+}
+
 /* Thread stacks of a consistent capture, frames interned. */
-static int keep_threads(struct nw_proc *p, const struct nw_segment *seg, struct nw_intern *in)
+static int keep_threads(struct nw_proc *p, const struct nw_segment *seg, struct nw_intern *in, int native)
 {
 	if (seg->stack_state != NW_STACKS_CAPTURED || !seg->stack)
 		return 0;
@@ -94,20 +113,40 @@ static int keep_threads(struct nw_proc *p, const struct nw_segment *seg, struct 
 		ts->flags = t->flags;
 		memcpy(ts->name, t->name, sizeof ts->name);
 		ts->name[sizeof ts->name - 1] = '\0';
-		uint32_t nf = 0;
+		uint32_t nf = 0, npy = 0;
 		const struct nw_seg_frame *fr = nw_stack_frames(seg, i, &nf);
-		if (!fr || !nf)
+		const struct nw_seg_pyframe *py = nw_stack_pyframes(seg, i, &npy);
+		if (!(t->py_flags & NW_PYT_PYTHON))
+			npy = 0;
+		ts->py_flags = t->py_flags;
+		if ((!fr || !nf) && !npy)
 			continue;
-		if (nf > tmpcap) {
-			char **t2 = realloc(tmp, nf * sizeof *tmp);
+		/* A Python thread: its Python frames, or (native) its mixed stack. */
+		uint32_t above = npy && native ? t->py_native : 0, below = npy && !native ? 0 : nf - above;
+		uint32_t total = above + npy + below;
+		if (total > tmpcap) {
+			char **t2 = realloc(tmp, total * sizeof *tmp);
 			if (!t2) {
 				oom = 1;
 				break;
 			}
 			tmp = t2;
-			tmpcap = nf;
+			tmpcap = total;
 		}
-		for (uint32_t k = 0; k < nf; k++) {
+		ts->npy = npy;
+		ts->py_at = ts->py_app = above;
+		for (uint32_t k = 0; k < npy && !oom; k++) {
+			char text[600];
+			py_text(seg, &py[k], text, sizeof text);
+			const char *file = nw_stack_string(seg, py[k].file);
+			/* Library frames (threading.py's wait) above the application's are skipped. */
+			if (ts->py_app == above + k && file && py_library_file(file) && k + 1 < npy)
+				ts->py_app = above + k + 1;
+			if (!(tmp[above + k] = nw_intern_str(in, text, strlen(text))))
+				oom = 1;
+		}
+		for (uint32_t j = 0; j < above + below && !oom; j++) {
+			uint32_t k = j, at = j < above ? j : j + npy; /* native frame k, its place */
 			char text[NW_STACK_MODULE_PATH_LEN + 64];
 			const char *sym = fr[k].symbol ? nw_stack_string(seg, fr[k].symbol) : NULL;
 			const struct nw_seg_module *m = nw_stack_module(seg, fr[k].module);
@@ -118,14 +157,14 @@ static int keep_threads(struct nw_proc *p, const struct nw_segment *seg, struct 
 				         m->path[0] ? base_name(m->path) : "<main>", fr[k].module_offset);
 			else
 				snprintf(text, sizeof text, "??");
-			if (!(tmp[k] = nw_intern_str(in, text, strlen(text)))) {
+			if (!(tmp[at] = nw_intern_str(in, text, strlen(text)))) {
 				oom = 1;
 				break;
 			}
 		}
 		if (!oom) {
-			ts->frames = nw_intern_list(in, tmp, nf, &oom);
-			ts->nframes = oom ? 0 : nf;
+			ts->frames = nw_intern_list(in, tmp, total, &oom);
+			ts->nframes = oom ? 0 : total;
 		}
 	}
 	free(tmp);
@@ -171,7 +210,30 @@ static int keep_ops(struct nw_proc *p, const struct nw_segment *seg)
 	return p->ops ? 0 : -1;
 }
 
-static struct nw_proc *make_proc(const struct nw_segment *seg, struct nw_intern *in, const char *myhost)
+/* 1.4: each kept op's Python call site, "file.py:line in function" (its
+ * innermost frame), interned; none when no op has one. */
+static int keep_sites(struct nw_proc *p, const struct nw_segment *seg, struct nw_intern *in)
+{
+	for (size_t i = 0; i < p->nops; i++) {
+		uint32_t depth;
+		const struct nw_seg_pycall *c = nw_pycall(seg, nw_op_ticket(&p->ops[i]), &depth);
+		const struct nw_seg_pyframe *f = c ? nw_pysite_lookup(seg, c[0].code, c[0].instr) : NULL;
+		const char *fn = f ? nw_stack_string(seg, f->function) : NULL;
+		const char *file = f ? nw_stack_string(seg, f->file) : NULL;
+		if (!fn || !*fn || !file || !*file)
+			continue;
+		if (!p->op_site && !(p->op_site = calloc(p->nops, sizeof *p->op_site)))
+			return -1;
+		char text[600];
+		snprintf(text, sizeof text, "%s:%d in %s", base_name(file), (int)f->line, fn);
+		if (!(p->op_site[i] = nw_intern_str(in, text, strlen(text))))
+			return -1;
+	}
+	return 0;
+}
+
+static struct nw_proc *make_proc(const struct nw_segment *seg, struct nw_intern *in, const char *myhost,
+                                 int native)
 {
 	struct nw_proc *p = calloc(1, sizeof *p);
 	if (!p)
@@ -188,7 +250,8 @@ static struct nw_proc *make_proc(const struct nw_segment *seg, struct nw_intern 
 	p->comms = malloc((seg->comm_count ? seg->comm_count : 1) * sizeof *p->comms);
 	p->npeers = seg->peer_count;
 	p->peers = malloc((seg->peer_count ? seg->peer_count : 1) * sizeof *p->peers);
-	if (!p->path || !p->comms || !p->peers || keep_ops(p, seg) || keep_threads(p, seg, in)) {
+	if (!p->path || !p->comms || !p->peers || keep_ops(p, seg) || keep_threads(p, seg, in, native) ||
+	    keep_sites(p, seg, in)) {
 		nw_proc_free(p);
 		return NULL;
 	}
@@ -268,6 +331,7 @@ struct reader {
 	struct nw_intern *in;
 	const char *myhost;
 	struct nw_fr_cache *fr;         /* what Flight Recorder dumps share (report/fr/) */
+	int native;
 };
 
 /* Reading and validating (most of the work) run in parallel; the summary
@@ -295,7 +359,7 @@ static void read_one(struct reader *r, size_t i)
 	if (nw_segment_read(r->paths[i], 0, &seg, &s->err) != NW_READ_OK)
 		return;
 	pthread_mutex_lock(&r->lock);
-	s->proc = make_proc(&seg, r->in, r->myhost);
+	s->proc = make_proc(&seg, r->in, r->myhost, r->native);
 	pthread_mutex_unlock(&r->lock);
 	if (!s->proc)
 		s->nomem = 1;
@@ -440,7 +504,7 @@ int nw_load(const char *const *paths, size_t npaths, int max_threads, struct nw_
 	host[sizeof host - 1] = '\0';
 
 	struct reader r = {
-		.paths = list.paths, .n = list.count, .in = a->intern, .myhost = host,
+		.paths = list.paths, .n = list.count, .in = a->intern, .myhost = host, .native = a->native,
 	};
 	r.slots = calloc(list.count, sizeof *r.slots);
 	out->procs = calloc(list.count, sizeof *out->procs);

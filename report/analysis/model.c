@@ -254,6 +254,7 @@ int nw_model(struct nw_analysis *a, struct nw_load *ld, const struct nw_analysis
 		qsort(a->jobs, a->njobs, sizeof *a->jobs, cmp_job);
 	for (i = 0; i < a->njobs; i++) {
 		struct nw_job *job = &a->jobs[i];
+		job->native = a->native;
 		if (build_job(job, opt) || nw_job_verdicts(a, job, a->intern) || nw_job_envdiff(job) ||
 		    nw_job_stacks(job))
 			return -1;

@@ -187,12 +187,35 @@ static void ended_state(struct nw_jctx *x, const struct nw_proc *p, const struct
 		                      : "; state as it ended: no other rank completed it");
 }
 
-/* " called from fn at file.py:12" when the source names the op's caller. */
-static void op_site(const struct nw_proc *p, const struct nw_seg_op *op, struct nw_buf *b)
+const char *nw_op_site(const struct nw_proc *p, const struct nw_seg_op *op)
 {
-	size_t i = (size_t)(op - p->ops);
-	if (p->op_site && i < p->nops && p->op_site[i])
-		nw_buf_printf(b, " called from %s", p->op_site[i]);
+	if (!p->op_site || op < p->ops || op >= p->ops + p->nops)
+		return NULL;
+	return p->op_site[op - p->ops];
+}
+
+/* ", issued at train.py:77 in sync_gradients" when the op has a Python call site. */
+static void put_site(const struct nw_proc *p, const struct nw_seg_op *op, struct nw_buf *b)
+{
+	const char *site = nw_op_site(p, op);
+	if (site)
+		nw_buf_printf(b, ", issued at %s", site);
+}
+
+void nw_buf_thread(struct nw_buf *b, const struct nw_thread_stack *t, const char *what, int native)
+{
+	/* A Python thread: where its application code is, innermost first. */
+	if (t->npy && !native) {
+		nw_buf_printf(b, "; %s in ", what);
+		uint32_t end = t->py_at + t->npy;
+		for (uint32_t i = t->py_app, k = 0; i < end && k < 4; i++, k++)
+			nw_buf_printf(b, "%s%s", k ? " < " : "", t->frames[i]);
+		if (end - t->py_app > 4)
+			nw_buf_puts(b, " < ...");
+		return;
+	}
+	nw_buf_printf(b, "; %s: ", what);
+	nw_buf_frames(b, t, 8);
 }
 
 uint64_t nw_where(struct nw_jctx *x, const struct nw_proc *p, struct nw_buf *b, int with_stack)
@@ -215,14 +238,14 @@ uint64_t nw_where(struct nw_jctx *x, const struct nw_proc *p, struct nw_buf *b, 
 		nw_buf_puts(b, stuck->state == NW_ST_INIT_ENTERED ? "inside " : "in ");
 		nw_describe_op(x, stuck, b);
 		nw_buf_printf(b, " (%s for " NW_AGE ")", nw_op_state_name(stuck->state, sb));
-		op_site(p, stuck, b);
+		put_site(p, stuck, b);
 		ended_state(x, p, stuck, b);
 		age = nw_age(p, stuck->enqueue_ns);
 	} else if (last) {
 		nw_buf_puts(b, "last NCCL call ");
 		nw_describe_op(x, last, b);
 		nw_buf_printf(b, " (%s)", nw_op_state_name(last->state, sb));
-		op_site(p, last, b);
+		put_site(p, last, b);
 		ended_state(x, p, last, b);
 	} else {
 		nw_buf_puts(b, "no NCCL op recorded");
@@ -242,10 +265,8 @@ uint64_t nw_where(struct nw_jctx *x, const struct nw_proc *p, struct nw_buf *b, 
 		nw_buf_printf(b, " with status %d", (int)p->hdr.exit_status);
 	if (with_stack) {
 		const struct nw_thread_stack *t = nw_main_thread(p);
-		if (t) {
-			nw_buf_puts(b, "; main thread: ");
-			nw_buf_frames(b, t, 8);
-		}
+		if (t)
+			nw_buf_thread(b, t, "main thread", x->job->native);
 	}
 	return age;
 }

@@ -2,7 +2,10 @@
  * else the first thread of its capture that is not the watchdog), grouped
  * by identical symbolized frame lists, STAT-style: one group per distinct
  * stack with the set of ranks that have it, largest group first. Frame
- * lists are interned (load.c), so identical stacks are one pointer. */
+ * lists are interned (load.c), so identical stacks are one pointer.
+ * 1.4: every other thread that runs Python (a data loader, a checkpoint
+ * thread) is merged too, in groups of its own: its stack is its Python
+ * frames, or its mixed stack (--native). */
 #include "analysis_int.h"
 
 #include <stdlib.h>
@@ -11,7 +14,7 @@
 struct key {
 	char **frames;
 	uint32_t nframes;
-	uint32_t pad;
+	uint32_t main;                  /* main threads and others never share a group */
 };
 
 struct group {
@@ -23,6 +26,8 @@ struct group {
 static int cmp_group(const void *a, const void *b)
 {
 	const struct nw_stack_group *x = a, *y = b;
+	if (x->main != y->main)
+		return x->main ? -1 : 1;
 	if (x->ranks.n != y->ranks.n)
 		return x->ranks.n > y->ranks.n ? -1 : 1;
 	int32_t fx = x->ranks.n ? x->ranks.v[0] : INT32_MAX, fy = y->ranks.n ? y->ranks.v[0] : INT32_MAX;
@@ -36,13 +41,17 @@ int nw_job_stacks(struct nw_job *job)
 	size_t cap = 0;
 	for (size_t i = 0; i < job->nprocs && !oom; i++) {
 		const struct nw_proc *p = job->procs[i];
-		const struct nw_thread_stack *t = nw_main_thread(p);
-		if (!t)
+		const struct nw_thread_stack *main = nw_main_thread(p);
+		for (uint32_t ti = 0; main && ti <= p->nthreads && !oom; ti++) {
+		/* The main thread first, then the other Python threads. */
+		const struct nw_thread_stack *t = ti == 0 ? main : &p->threads[ti - 1];
+		if (ti > 0 && (t == main || !t->npy))
 			continue;
 		struct key k;
 		memset(&k, 0, sizeof k);
 		k.frames = t->frames;
 		k.nframes = t->nframes;
+		k.main = ti == 0;
 		HASH_FIND(hh, groups, &k, sizeof k, g);
 		if (!g) {
 			if (job->nstacks == cap) {
@@ -64,6 +73,9 @@ int nw_job_stacks(struct nw_job *job)
 			}
 			sg->nframes = t->nframes;
 			sg->frames = t->frames;   /* interned: owned by a->intern */
+			sg->python = t->npy != 0;
+			sg->main = ti == 0;
+			job->python |= sg->python;
 			g->k = k;
 			g->at = job->nstacks++;
 			HASH_ADD(hh, groups, k, sizeof g->k, g);
@@ -73,8 +85,10 @@ int nw_job_stacks(struct nw_job *job)
 				break;
 			}
 		}
-		if (p->rank >= 0 && nw_rankset_add(&job->stacks[g->at].ranks, p->rank))
+		if (p->rank >= 0 && !nw_rankset_has(&job->stacks[g->at].ranks, p->rank) &&
+		    nw_rankset_add(&job->stacks[g->at].ranks, p->rank))
 			oom = 1;
+		}
 	}
 	HASH_ITER(hh, groups, g, gt) {
 		HASH_DEL(groups, g);

@@ -280,6 +280,10 @@ static void verdict_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, ui
 		sig_text(&s[grp[r]], &t);
 		nw_buf_printf(&t, " (%s%s), %s", grp[r] == maj ? "majority" : "differs in ", grp[r] == maj ? "" : what,
 		              nw_op_state_name(op->state, sb));
+		/* 1.4: the Python line that issued the differing op. */
+		const char *site = grp[r] == maj ? NULL : nw_op_site(m->proc, op);
+		if (site)
+			nw_buf_printf(&t, ", issued at %s", site);
 		if (t.s && !t.oom)
 			nw_eg_add(x, &eg, m->proc, t.s, NW_NO_AGE);
 		nw_buf_free(&t);

@@ -15,7 +15,7 @@ static void diagnose_help(FILE *out)
 {
 	fprintf(out,
 	        "usage: ncclwatch diagnose [--json] [--trace FILE] [--timeout S] [--job NAME]\n"
-	        "                          [--verbose] [--any-owner] [DIR|FILE...]\n"
+	        "                          [--verbose] [--native] [--any-owner] [DIR|FILE...]\n"
 	        "\n"
 	        "Reads every segment and dump under the paths (default $NCCLWATCH_DIR, else\n"
 	        "/dev/shm/ncclwatch-$UID: every job of this user), live or left after a crash,\n"
@@ -33,6 +33,10 @@ static void diagnose_help(FILE *out)
 	        "  -J, --job NAME      only the job NAME (its directory name)\n"
 	        "  -v, --verbose       every evidence line and stack group (text shows the\n"
 	        "                      first 5 of each)\n"
+	        "  -N, --native        a Python thread's stack is its mixed stack: native frames\n"
+	        "                      under its innermost Python frame, its Python frames, the\n"
+	        "                      interpreter's native frames (default: Python frames only,\n"
+	        "                      and the evidence names its innermost application frames)\n"
 	        "  -A, --any-owner     also read files of other users (without it, a file\n"
 	        "                      owned by another uid, or whose header names one, is\n"
 	        "                      skipped with a line on stderr)\n"
@@ -42,7 +46,10 @@ static void diagnose_help(FILE *out)
 	        "timeout Ts\"; then each verdict, worst first: \"KIND: summary\", its op and\n"
 	        "communicator, \"culprits:\", \"waiting:\", \"unknown:\" (rank sets as 0-4,6),\n"
 	        "evidence and \"hint:\"; then the environment differences between ranks and\n"
-	        "the stacks of the first thread of each process, grouped by identical stack;\n"
+	        "the stacks of the first thread of each process (and of its other Python\n"
+	        "threads), grouped by identical stack; a Python thread's frames read\n"
+	        "\"function (file.py:line)\", and an op issued from Python says \"issued at\n"
+	        "file.py:line in function\";\n"
 	        "last, \"unreadable: PATH: problem\" per file that could not be read.\n"
 	        "KIND is one of HEALTHY IDLE UNDECIDED TRANSPORT_STALL STREAM_BLOCKED P2P_UNMATCHED\n"
 	        "P2P_DEADLOCK MISSING_RANK MISMATCH INIT_STALL GPU_FAULT. Colour when stdout\n"
@@ -63,6 +70,7 @@ static int diagnose_run(int argc, char **argv)
 		{ "job", required_argument, NULL, 'J' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "any-owner", no_argument, NULL, 'A' },
+		{ "native", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -70,7 +78,7 @@ static int diagnose_run(int argc, char **argv)
 	const char *trace = NULL;
 	int json = 0, verbose = 0, any_owner = 0, c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:jT:t:J:vAh", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:jT:t:J:vANh", options, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = 1;
@@ -92,6 +100,9 @@ static int diagnose_run(int argc, char **argv)
 			break;
 		case 'A':
 			any_owner = 1;
+			break;
+		case 'N':
+			opt.native = 1;
 			break;
 		case 'h':
 			diagnose_help(stdout);

@@ -49,7 +49,7 @@ int nw_show_fr(FILE *out, const char *path, struct nw_read_error *err)
 		        nw_datatype_name(op->datatype, db), NW_OP_IS_P2P(op->kind) ? "peer" : "root", (int)op->root,
 		        nw_op_state_name(op->state, b2));
 		if (p->op_site && p->op_site[i])
-			fprintf(out, " from=%s", p->op_site[i]);
+			fprintf(out, " site=\"%s\"", p->op_site[i]);
 		fputc('\n', out);
 	}
 	nw_proc_free(p);

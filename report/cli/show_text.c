@@ -233,6 +233,32 @@ static void show_opstack(FILE *out, const struct nw_segment *seg, uint64_t ticke
 	}
 }
 
+/* "FUNCTION (FILE:LINE)" of a Python frame; "??" for what is unknown. */
+static void put_pyframe(FILE *out, const struct nw_segment *seg, const struct nw_seg_pyframe *f)
+{
+	const char *fn = f ? nw_stack_string(seg, f->function) : NULL;
+	const char *file = f ? nw_stack_string(seg, f->file) : NULL;
+	put_escaped(out, fn && *fn ? fn : "??");
+	fputs(" (", out);
+	put_escaped(out, file && *file ? file : "??");
+	if (f && f->line > 0)
+		fprintf(out, ":%d", f->line);
+	fputc(')', out);
+}
+
+/* 1.4: the op's Python call site, one "    py" line per frame: named by
+ * the site table of the last capture ("?? (??)" before one). */
+static void show_pycall(FILE *out, const struct nw_segment *seg, uint64_t ticket)
+{
+	uint32_t depth;
+	const struct nw_seg_pycall *c = nw_pycall(seg, ticket, &depth);
+	for (uint32_t k = 0; c && k < depth; k++) {
+		fputs("    py ", out);
+		put_pyframe(out, seg, nw_pysite_lookup(seg, c[k].code, c[k].instr));
+		fputc('\n', out);
+	}
+}
+
 static void show_op(FILE *out, const struct nw_segment *seg, const struct nw_seg_op *op)
 {
 	const uint64_t t0 = seg->header.start_monotonic_ns;
@@ -270,8 +296,10 @@ static void show_records(FILE *out, const struct nw_segment *seg, const struct n
 	        seg->header.ring_capacity);
 	for (size_t i = first; i < seg->op_count; i++) {
 		show_op(out, seg, &seg->ops[i]);
-		if (!opt->no_stacks)
+		if (!opt->no_stacks) {
 			show_opstack(out, seg, nw_op_ticket(&seg->ops[i]));
+			show_pycall(out, seg, nw_op_ticket(&seg->ops[i]));
+		}
 	}
 }
 
@@ -345,6 +373,21 @@ static void show_stacks(FILE *out, const struct nw_segment *seg, const struct nw
 			fputs(" (", out);
 			put_module(out, seg, f[k].module, f[k].module_offset);
 			fputs(")\n", out);
+		}
+		uint32_t np;
+		const struct nw_seg_pyframe *pf = nw_stack_pyframes(seg, i, &np);
+		if (!(th->py_flags & NW_PYT_PYTHON))
+			continue;
+		fputs("    python ", out);
+		const char *pyname = nw_stack_string(seg, th->py_name);
+		put_quoted(out, pyname ? pyname : "");
+		fprintf(out, " frames=%u native_above=%u%s%s%s\n", np, th->py_native,
+		        th->py_flags & NW_PYT_MAIN ? " main" : "", th->py_flags & NW_PYT_GIL ? " gil" : "",
+		        th->py_flags & NW_PYT_TRUNCATED ? " truncated" : "");
+		for (uint32_t k = 0; k < np; k++) {
+			fprintf(out, "    py#%u ", k);
+			put_pyframe(out, seg, &pf[k]);
+			fputc('\n', out);
 		}
 	}
 }

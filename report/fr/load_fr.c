@@ -343,7 +343,7 @@ static uint64_t time_of(const struct nw_pv *v)
 	return t > 0 ? (uint64_t)t : 0;
 }
 
-/* "fn at file.py:12": the first frame outside torch's own distributed and
+/* "file.py:12 in fn" (the file's base name, as for a segment's call sites): the first frame outside torch's own distributed and
  * module code (the caller's line), else the innermost. */
 static int site_of(const struct nw_pv *frames, char *buf, size_t len)
 {
@@ -364,7 +364,9 @@ static int site_of(const struct nw_pv *frames, char *buf, size_t len)
 	nw_pv_cstr(nw_pv_get(pick, "filename"), file, sizeof file);
 	if (!name[0] && !file[0])
 		return 0;
-	snprintf(buf, len, "%s at %s:%" PRId64, name[0] ? name : "?", file, nw_pv_int(nw_pv_get(pick, "line"), 0));
+	const char *slash = strrchr(file, '/');
+	snprintf(buf, len, "%s:%" PRId64 " in %s", slash ? slash + 1 : file, nw_pv_int(nw_pv_get(pick, "line"), 0),
+	         name[0] ? name : "?");
 	return 1;
 }
 

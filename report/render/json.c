@@ -87,6 +87,7 @@ static json_t *stack_json(const struct nw_stack_group *g, int *failed)
 	nw_json_set(o, "ranks", rank_array(&g->ranks, failed), failed);
 	nw_json_set(o, "thread", nw_json_str(g->thread_name ? g->thread_name : ""), failed);
 	nw_json_set(o, "frames", str_array(g->frames, g->nframes, failed), failed);
+	nw_json_set(o, "python", json_boolean(g->python), failed);
 	return o;
 }
 

@@ -228,8 +228,8 @@ static void put_stacks(FILE *out, const struct nw_job *job, unsigned flags)
 	size_t shown = job->nstacks;
 	if (!(flags & NW_RENDER_VERBOSE) && shown > MAX_STACKS)
 		shown = MAX_STACKS;
-	fprintf(out, "stacks (first thread of each process, %zu group%s):\n", job->nstacks,
-	        job->nstacks == 1 ? "" : "s");
+	fprintf(out, "stacks (first thread of each process%s, %zu group%s):\n",
+	        job->python ? " and its other Python threads" : "", job->nstacks, job->nstacks == 1 ? "" : "s");
 	for (size_t i = 0; i < shown; i++) {
 		const struct nw_stack_group *g = &job->stacks[i];
 		fprintf(out, "  rank%s ", g->ranks.n == 1 ? "" : "s");

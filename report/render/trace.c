@@ -315,7 +315,7 @@ static const char *op_category(unsigned kind)
 	return "comm";
 }
 
-static json_t *op_args(const struct nw_seg_op *op, int *failed)
+static json_t *op_args(const struct nw_proc *p, const struct nw_seg_op *op, int *failed)
 {
 	char b[NW_NAME_BUF];
 	json_t *args = json_object();
@@ -342,6 +342,9 @@ static json_t *op_args(const struct nw_seg_op *op, int *failed)
 	if (op->cuda_error)
 		nw_json_set(args, "cuda_error", nw_json_int(op->cuda_error), failed);
 	nw_json_set(args, "thread", nw_json_int(op->tid), failed);
+	/* 1.4: where Python issued it ("train.py:77 in sync_gradients"). */
+	if (p->op_site && op >= p->ops && op < p->ops + p->nops && p->op_site[op - p->ops])
+		nw_json_set(args, "python", json_string(p->op_site[op - p->ops]), failed);
 	if (op->start_ns && op->start_ns >= op->enqueue_ns)
 		nw_json_set(args, "started_after_us", nw_json_int((int64_t)((op->start_ns - op->enqueue_ns) / 1000)),
 		            failed);
@@ -350,7 +353,7 @@ static json_t *op_args(const struct nw_seg_op *op, int *failed)
 	return args;
 }
 
-static void emit_op(struct writer *w, int64_t pid, const struct tev *e)
+static void emit_op(struct writer *w, const struct nw_proc *p, int64_t pid, const struct tev *e)
 {
 	int failed = 0;
 	char title[96];
@@ -363,7 +366,7 @@ static void emit_op(struct writer *w, int64_t pid, const struct tev *e)
 	nw_json_set(ev, "tid", nw_json_int((int64_t)e->lane * LANE_TID_STRIDE + e->tid), &failed);
 	nw_json_set(ev, "ts", nw_json_int((int64_t)e->ts), &failed);
 	nw_json_set(ev, "dur", nw_json_int((int64_t)(e->end - e->ts)), &failed);
-	nw_json_set(ev, "args", op_args(e->op, &failed), &failed);
+	nw_json_set(ev, "args", op_args(p, e->op, &failed), &failed);
 	if (failed) {
 		json_decref(ev);
 		ev = NULL;
@@ -561,7 +564,7 @@ static void emit_proc(struct writer *w, const struct nw_job *job, const struct n
 	uint64_t timeout_ns = job->timeout_s > 0 ? (uint64_t)(job->timeout_s * 1e9) : 0;
 	for (size_t i = 0; i < n && !w->failed; i++) {
 		const struct nw_seg_op *op = ev[i].op;
-		emit_op(w, pid, &ev[i]);
+		emit_op(w, p, pid, &ev[i]);
 		if (op_pending(op->state) && !op->end_ns && p->now_ns > op->enqueue_ns
 		    && p->now_ns - op->enqueue_ns > timeout_ns) {
 			uint64_t at = us_since(op->enqueue_ns + timeout_ns, base);

@@ -29,3 +29,18 @@ $(BUILD)/tests/bench/bench_linger.o: CFLAGS += $(LIB_CFLAGS)
 $(BENCH_LINGER): $(BUILD)/tests/bench/bench_linger.o
 	@mkdir -p $(dir $@)
 	$(CC) -shared -o $@ $< $(LDFLAGS) -ldl
+
+# bench-pystack: the Python part of a capture (pystack/) timed on an
+# embedded CPython 3.11 with 64 threads; built only where Debian's
+# libpython3.11 is installed (tests/bench/pystack.sh says so otherwise).
+LIBPYTHON := $(wildcard /usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0)
+ifneq ($(LIBPYTHON),)
+BENCH_PYSTACK := $(BUILD)/tests/bench/bench-pystack
+BENCHES   += $(BENCH_PYSTACK)
+TEST_BINS += $(BENCH_PYSTACK)
+
+$(BENCH_PYSTACK): $(BUILD)/tests/bench/bench_pystack.o $(PYSTACK_OBJS) $(BUILD)/watchdog/symbolize.o \
+		$(BUILD)/interpose/log.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBPYTHON) -lunwind -ldl -pthread -lm
+endif

@@ -26,6 +26,10 @@ small="--comm-cap 2 --peer-cap 2 --ring 8"
 # and one whose thread has more frames than its slot holds.
 "$mkseg" $small --records 11 --stacks "$out/v11-stacks.seg"
 "$mkseg" $small --records 3 --corrupt stack_area_frames "$out/v11-stack-bad-frames.seg"
+# Format 1.4: Python frames of a thread and per-op Python call sites (after
+# a wrap), and one whose thread claims more Python frames than the table.
+"$mkseg" $small --records 11 --python "$out/v14-python.seg"
+"$mkseg" $small --records 3 --corrupt stack_area_py_thread "$out/v14-python-bad-thread.seg"
 # Sparse files (issue 16): the data of a small segment whose header says
 # its ring holds 2^24 (over the reader's per-file cap) or 2^20 records, all
 # written; the fuzz target makes the file as long as the header says, by a

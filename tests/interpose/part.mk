@@ -33,7 +33,7 @@ $(BUILD)/tests/interpose/nccl-hot-loop: $(BUILD)/tests/interpose/nccl_hot_loop.o
 # shipped $(INTERPOSE_LIB): the ring-race tests check it has no trace of it.
 HOOKS_DIR  := $(BUILD)/tests/hooks
 HOOKS_OBJS := $(addprefix $(HOOKS_DIR)/,$(INTERPOSE_SRCS:%.c=%.o) $(WATCHDOG_SRCS:%.c=%.o) \
-	$(CAPTURE_SRCS:%.c=%.o) interpose/test_hooks.o)
+	$(CAPTURE_SRCS:%.c=%.o) $(PYSTACK_SRCS:%.c=%.o) interpose/test_hooks.o)
 HOOKS_LIB  := $(HOOKS_DIR)/lib/libncclwatch.so
 TEST_BINS  += $(HOOKS_LIB)
 

@@ -10,6 +10,8 @@
  *     --stacks                    --v11 and a stack area with a capture and
  *                                 per-op stacks (contents: segwriter.h)
  *     --no-opstacks               with --stacks: no per-op stacks
+ *     --python                    --stacks in a 1.4 file with Python frames
+ *                                 (thread 0) and per-op Python call sites
  *     --tear T                    ticket T's commit names no ticket of its slot
  *     --unpublish T               ticket T's commit is 0 (its writer died mid-write)
  *     --writing T                 ticket T's commit is its writing marker
@@ -110,6 +112,19 @@ DEFECT(stack_area_ipsym_unsorted, struct nw_seg_frame *y = AREA_AT(struct nw_seg
        struct nw_seg_frame tmp = y[0]; y[0] = y[1]; y[1] = tmp)
 DEFECT(stack_area_opstack_count, AREA->opstack_count = h->ring_capacity / 2)
 DEFECT(stack_area_opstack_depth, AREA->opstack_depth = 65)
+/* 1.4's Python tables (mkseg implies --python for stack_area_py_*). */
+#define EXT ((struct nw_seg_stack_ext *)(AREA + 1))
+#define THR0 (AREA_AT(struct nw_seg_thread, thread_offset)[0])
+DEFECT(stack_area_py_count, EXT->pyframe_count = EXT->pyframe_capacity + 1)
+DEFECT(stack_area_py_thread, THR0.py_count = 7)
+DEFECT(stack_area_py_native, THR0.py_native = THR0.nframes + 1)
+DEFECT(stack_area_py_string, ((struct nw_seg_pyframe *)((char *)AREA + EXT->pyframe_offset))[1].file =
+                                 AREA->strtab_used + 3)
+DEFECT(stack_area_py_site_unsorted, struct nw_seg_pyframe *y = (void *)((char *)AREA + EXT->pysite_offset);
+       struct nw_seg_pyframe tmp = y[0]; y[0] = y[1]; y[1] = tmp)
+DEFECT(stack_area_py_call_depth, EXT->pycall_depth = 65)
+DEFECT(stack_area_py_call_count, EXT->pycall_count = h->ring_capacity / 2)
+DEFECT(stack_area_py_overlap, EXT->pysite_offset = EXT->pyframe_offset)
 DEFECT(stack_area_seq_odd, AREA->seq = 5)
 DEFECT(stack_area_never, AREA->capture_ns = 0; AREA->captures = 0; AREA->request_id = 0)
 DEFECT(stack_area_uninitialized, memset(AREA, 0, h->stack_size))
@@ -148,6 +163,9 @@ static const struct defect defects[] = {
 	D(stack_area_thread_name), D(stack_area_module_path), D(stack_area_ipsym_unsorted),
 	D(stack_area_opstack_count), D(stack_area_opstack_depth), D(stack_area_seq_odd),
 	D(stack_area_never), D(stack_area_uninitialized), D(random_stack_area), D(random_stack_bytes),
+	D(stack_area_py_count), D(stack_area_py_thread), D(stack_area_py_native), D(stack_area_py_string),
+	D(stack_area_py_site_unsorted), D(stack_area_py_call_depth), D(stack_area_py_call_count),
+	D(stack_area_py_overlap),
 #undef D
 };
 
@@ -175,7 +193,7 @@ int main(int argc, char **argv)
 		{ "list-defects", no_argument, NULL, 'l' },  { "v11", no_argument, NULL, 'v' },
 		{ "stacks", no_argument, NULL, 'k' },        { "no-opstacks", no_argument, NULL, 'K' },
 		{ "reserved-junk", no_argument, NULL, 'J' }, { "writing", required_argument, NULL, 'w' },
-		{ "held", required_argument, NULL, 'H' },
+		{ "held", required_argument, NULL, 'H' },   { "python", no_argument, NULL, 'y' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct segw_spec spec = { .comm_capacity = 4, .comms = 2, .peer_capacity = 8, .peers = 2,
@@ -204,6 +222,7 @@ int main(int argc, char **argv)
 		          spec.record_extra = 64; spec.v11 = 1; break;
 		case 'v': spec.v11 = 1; break;
 		case 'k': spec.stacks = 1; break;
+		case 'y': spec.stacks = spec.python = 1; break;
 		case 'K': no_opstacks = 1; break;
 		case 'J': reserved_junk = 1; break;
 		case 'x': corrupt = optarg; break;
@@ -221,8 +240,12 @@ int main(int argc, char **argv)
 		spec.v11 = 1;
 		spec.opstacks = !no_opstacks;
 	}
+	if (corrupt && strncmp(corrupt, "stack_area_py_", 14) == 0)
+		spec.python = 1;
 	if (spec.v11 && spec.version_minor < 1)
 		spec.version_minor = 1;
+	if (spec.python && spec.version_minor < 4)   /* the Python tables: a 1.4 file */
+		spec.version_minor = 4;
 	if (n_held && spec.version_minor < 3) {   /* updaters in commit: a 1.3 file */
 		spec.v11 = 1;
 		spec.version_minor = 3;

@@ -46,6 +46,14 @@ struct segw_stack_layout segw_stack_plan(const struct segw_spec *s)
 	l.opstack_off = s->opstacks ? end : 0;
 	if (s->opstacks)
 		end = align_up(end + (uint64_t)s->ring_capacity * SEGW_OPSTACK_DEPTH * sizeof(uint64_t));
+	l.pyframe_off = l.pysite_off = l.pycall_off = 0;
+	if (s->python) {
+		l.pyframe_off = end;
+		l.pysite_off = align_up(end + SEGW_PYFRAMES * sizeof(struct nw_seg_pyframe));
+		l.pycall_off = align_up(l.pysite_off + SEGW_PYSITES * sizeof(struct nw_seg_pyframe));
+		end = align_up(l.pycall_off + (uint64_t)s->ring_capacity * SEGW_PYCALL_DEPTH *
+		                                  sizeof(struct nw_seg_pycall));
+	}
 	l.size = end;
 	return l;
 }
@@ -162,6 +170,40 @@ static void build_stacks(char *mem, const struct segw_spec *s, const struct layo
 	ipsym[2] = nccl;
 	a->ipsym_count = 3;
 
+	if (s->python) {
+		/* Thread 0 runs Python: train_step (train.py:83) < main
+		 * (train.py:120) under its ncclAllReduce frame. Sites of the
+		 * per-op references: sync_gradients (train.py:77) < train_step. */
+		struct nw_seg_stack_ext *e = (struct nw_seg_stack_ext *)(a + 1);
+		e->pyframe_offset = l.pyframe_off;
+		e->pyframe_capacity = SEGW_PYFRAMES;
+		e->pysite_offset = l.pysite_off;
+		e->pysite_capacity = SEGW_PYSITES;
+		e->pycall_offset = l.pycall_off;
+		e->pycall_depth = SEGW_PYCALL_DEPTH;
+		e->pycall_count = s->ring_capacity;
+		e->python_version = 0x030b02f0;
+		e->python_method = NW_PY_DUMP_TRACEBACK;
+		e->python_note = intern(a, "CPython 3.11 via _Py_DumpTracebackThreads");
+		uint32_t f_train = intern(a, "/work/train.py"), n_step = intern(a, "train_step"),
+		         n_main = intern(a, "<module>"), n_sync = intern(a, "sync_gradients"),
+		         n_thread = intern(a, "MainThread");
+		struct nw_seg_pyframe *pf = (struct nw_seg_pyframe *)((char *)a + l.pyframe_off);
+		pf[0] = (struct nw_seg_pyframe){ .file = f_train, .function = n_step, .line = 83 };
+		pf[1] = (struct nw_seg_pyframe){ .file = f_train, .function = n_main, .line = 120 };
+		e->pyframe_count = 2;
+		th[0].py_first = 0;
+		th[0].py_count = 2;
+		th[0].py_name = n_thread;
+		th[0].py_flags = NW_PYT_PYTHON | NW_PYT_MAIN | NW_PYT_GIL;
+		th[0].py_native = 1;
+		struct nw_seg_pyframe *site = (struct nw_seg_pyframe *)((char *)a + l.pysite_off);
+		site[0] = (struct nw_seg_pyframe){ .code = 0x7e0000001000, .instr = 0x7e0000001080,
+		                                   .file = f_train, .function = n_step, .line = 83 };
+		site[1] = (struct nw_seg_pyframe){ .code = 0x7e0000002000, .instr = 0x7e0000002040,
+		                                   .file = f_train, .function = n_sync, .line = 77 };
+		e->pysite_count = 2;
+	}
 	a->capture_ns = SEGW_START_MONO_NS + 3000000000ull;
 	a->request_id = 7;
 	a->captures = 2;
@@ -257,8 +299,29 @@ int segw_publish_op(void *mem, uint64_t t)
 		for (int k = 0; k < SEGW_OPSTACK_DEPTH; k++)
 			__atomic_store_n(&slot[k], ips[k], __ATOMIC_RELAXED);
 	}
+	/* 1.4: its Python call site, the same way. */
+	const struct nw_seg_stack_ext *e = a && h->version_minor >= 4 ? (const void *)(a + 1) : NULL;
+	if (e && a->magic == NW_STACK_MAGIC && e->pycall_depth == SEGW_PYCALL_DEPTH &&
+	    e->pycall_count == h->ring_capacity && e->pycall_offset) {
+		struct nw_seg_pycall c[SEGW_PYCALL_DEPTH], *slot =
+			(struct nw_seg_pycall *)((char *)a + e->pycall_offset) + (t % h->ring_capacity) * SEGW_PYCALL_DEPTH;
+		segw_pycall_of(t, c);
+		for (int k = 0; k < SEGW_PYCALL_DEPTH; k++) {
+			__atomic_store_n(&slot[k].code, c[k].code, __ATOMIC_RELAXED);
+			__atomic_store_n(&slot[k].instr, c[k].instr, __ATOMIC_RELAXED);
+		}
+	}
 	atomic_store_explicit(&op->commit, t + 1, memory_order_release);
 	return 0;
+}
+
+void segw_pycall_of(uint64_t t, struct nw_seg_pycall c[SEGW_PYCALL_DEPTH])
+{
+	memset(c, 0, SEGW_PYCALL_DEPTH * sizeof *c);
+	if (t % 2)
+		return;
+	c[0] = (struct nw_seg_pycall){ 0x7e0000002000, 0x7e0000002040 };   /* sync_gradients */
+	c[1] = (struct nw_seg_pycall){ 0x7e0000001000, 0x7e0000001080 };   /* train_step */
 }
 
 void segw_build(void *mem, const struct segw_spec *s)

@@ -62,12 +62,18 @@ struct segw_spec {
 	int stacks;                   /* a v1.1 stack area with the contents above (stack_size is
 	                               * then computed, not taken from the spec) */
 	int opstacks;                 /* with stacks: per-op stacks, one slot per ring slot */
+	int python;                   /* with stacks (1.4): Python frames of thread 0 and a
+	                               * Python call site for every even ticket (segw_pycall_of) */
 };
 
 /* Where the stack area's parts lie (offsets from the area's start). */
 struct segw_stack_layout {
 	uint64_t thread_off, frame_off, module_off, strtab_off, ipsym_off, opstack_off, size;
+	uint64_t pyframe_off, pysite_off, pycall_off;   /* spec.python */
 };
+#define SEGW_PYFRAMES 8
+#define SEGW_PYSITES 4
+#define SEGW_PYCALL_DEPTH 2
 struct segw_stack_layout segw_stack_plan(const struct segw_spec *spec);
 
 #define SEGW_STACK_THREADS 4
@@ -108,6 +114,10 @@ void segw_opstack_of(uint64_t ticket, uint64_t ips[SEGW_OPSTACK_DEPTH]);
 
 /* The record of ticket t's slot. */
 struct nw_seg_op *segw_op_slot(void *mem, uint64_t ticket);
+
+/* The Python call site of ticket t (spec.python): for an even t
+ * sync_gradients < train_step, for an odd one none. */
+void segw_pycall_of(uint64_t ticket, struct nw_seg_pycall c[SEGW_PYCALL_DEPTH]);
 
 /* The stack area of a segment built with spec.stacks, or NULL. */
 struct nw_seg_stack_header *segw_stack_area(void *mem);

@@ -107,6 +107,39 @@ bad stack_area_module_path         'module 1: path is not NUL-terminated$'
 bad stack_area_ipsym_unsorted      'ip-symbol table is not sorted by ip \(entry 1\)$'
 bad stack_area_opstack_count       'opstack_count 8 is neither 0 nor ring_capacity 16$'
 bad stack_area_opstack_depth       'opstack_depth 65 is over the bound 64$'
+bad stack_area_py_count            'pyframe_count 9 is over pyframe_capacity 8$'
+bad stack_area_py_thread           'thread 0 \(tid 4242\): Python frames 0\.\.0\+7 are beyond pyframe_count 2$'
+bad stack_area_py_native           'thread 0 \(tid 4242\): py_native 4 is over its 3 frames$'
+bad stack_area_py_string           'Python frame 1: file [0-9]+ or function [0-9]+ is beyond strtab_used [0-9]+$'
+bad stack_area_py_site_unsorted    'Python site table is not sorted by \(code, instr\) \(entry 1\)$'
+bad stack_area_py_call_depth       'pycall_depth 65 is over the bound 64$'
+bad stack_area_py_call_count       'pycall_count 8 is neither 0 nor ring_capacity 16$'
+bad stack_area_py_overlap          'Python frame table overlaps Python site table$'
+
+# 1.4's Python frames: a thread's Python line and frames after its native
+# ones; each op with a call site (even tickets) its "py" lines, named by
+# the site table; the note.
+"$NW_MKSEG" --python --records 6 "$T/py.seg" || fail "mkseg --python"
+show_ok "$T/py" "$T/py.seg"
+assert_grep '^  format +1\.4$' "$T/py"
+assert_grep '^  note python CPython 3\.11 via _Py_DumpTracebackThreads$' "$T/py"
+sed -n '/^  thread 4242 /,/^  thread 4243 /p' "$T/py" > "$T/py.t0"
+assert_grep '^    python "MainThread" frames=2 native_above=1 main gil$' "$T/py.t0"
+assert_eq "$(grep '^    py#' "$T/py.t0" | tr '\n' '|')" \
+	'    py#0 train_step (/work/train.py:83)|    py#1 <module> (/work/train.py:120)|' "thread 4242's Python frames"
+assert_eq "$(grep -c '^    python ' "$T/py")" 1 "Python threads"
+sed -n '/^  op 2 /,/^  op 3 /p' "$T/py" > "$T/py.op2"
+assert_eq "$(grep '^    py ' "$T/py.op2" | tr '\n' '|')" \
+	'    py sync_gradients (/work/train.py:77)|    py train_step (/work/train.py:83)|' "op 2's call site"
+assert_eq "$(sed -n '/^  op 1 /,/^  op 2 /p' "$T/py" | grep -c '^    py ')" 0 "no call site for op 1"
+assert_eq "$(grep -c '^    py ' "$T/py")" 6 "call-site lines (3 ops x 2)"
+# The analysis: the thread's Python frames are its stack, and the op's site.
+"$NW_CLI" diagnose --any-owner "$T/py.seg" > "$T/py.diag"
+assert_grep '^    #0 train_step \(train.py:83\)$' "$T/py.diag"
+assert_grep '^    #1 <module> \(train.py:120\)$' "$T/py.diag"
+"$NW_CLI" diagnose --any-owner --native "$T/py.seg" > "$T/py.native"
+assert_eq "$(sed -n '/^  rank.*thread "python3"/,/^  rank/p' "$T/py.native" | grep '^    #' | head -4 | tr '\n' '|')" \
+	'    #0 ncclAllReduce|    #1 train_step (train.py:83)|    #2 <module> (train.py:120)|    #3 train_step|' "the mixed stack"
 
 # Every stack-area defect mkseg knows is covered above.
 for d in $("$NW_MKSEG" --list-defects | grep '^stack_area_'); do

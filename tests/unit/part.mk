@@ -4,6 +4,7 @@
 #     whole interposer)
 STACKS_TEST_OBJS := $(BUILD)/tests/unit/test_stacks.o \
 	$(addprefix $(BUILD)/watchdog/,stack_area.o stacks.o modules.o symbolize.o opstack.o) \
+	$(PYSTACK_OBJS) \
 	$(BUILD)/interpose/log.o $(CAPTURE_OBJS)
 STACKS_TEST := $(BUILD)/tests/test-unit-stacks
 

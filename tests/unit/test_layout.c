@@ -10,7 +10,9 @@
  * struct nw_seg_op ends with explicit padding (pad0) to its 128 bytes.
  * Format 1.1 added the watchdog's header fields (from the reserved tail)
  * and the stack area's structs; 1.2 the header's proc_start_ticks (from
- * the reserved tail).
+ * the reserved tail); 1.4 the stack area extension, its Python fields
+ * (from its reserved tail), the Python frame and call-site structs and
+ * the thread's py_* fields (from its reserved tail).
  */
 #include <stdio.h>
 #include <string.h>
@@ -354,6 +356,7 @@ static void constants(void)
 	VALUE(NW_PY_DUMP_TRACEBACK, 1);
 	VALUE(NW_PY_DEBUG_OFFSETS, 2);
 	VALUE(NW_PY_PY_SPY, 3);
+	VALUE(NW_PY_WALK_TABLE, 4);
 
 	/* Atomics in a shared file must be lock-free, and plain-sized. */
 	check("atomic uint64 lock-free", ATOMIC_LLONG_LOCK_FREE, 2);

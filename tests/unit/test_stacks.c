@@ -384,10 +384,10 @@ static int cmp_ipsym(const void *key, const void *elem)
 
 static void check_opstacks(void)
 {
-	uint64_t size0 = nw_stack_area_size(THREADS, RING, 0), size = nw_stack_area_size(THREADS, RING, 1);
+	uint64_t size0 = nw_stack_area_size(THREADS, RING, 0, 0, 0), size = nw_stack_area_size(THREADS, RING, 1, 0, 0);
 	struct nw_seg_stack_header *a = aligned_alloc(64, size);
 	memset(a, 0, size);
-	nw_stack_area_init(a, THREADS, RING, 1);
+	nw_stack_area_init(a, THREADS, RING, 1, 0, 0);
 	CHECK(size % 64 == 0 && size >= size0 + (uint64_t)RING * NW_OPSTACK_DEPTH * 8,
 	      "op-stack area: %llu bytes (%llu without op stacks)", (unsigned long long)size, (unsigned long long)size0);
 	CHECK(a->opstack_offset % 64 == 0 && a->opstack_offset >= a->strtab_offset + a->strtab_size &&
@@ -507,10 +507,10 @@ int main(void)
 	sleep_ms(50);   /* let them reach their parking places */
 
 	/* Layout. */
-	uint64_t size = nw_stack_area_size(THREADS, RING, 0);
+	uint64_t size = nw_stack_area_size(THREADS, RING, 0, 0, 0);
 	struct nw_seg_stack_header *a = aligned_alloc(64, size);
 	memset(a, 0, size);
-	nw_stack_area_init(a, THREADS, RING, 0);
+	nw_stack_area_init(a, THREADS, RING, 0, 0, 0);
 	CHECK(size % 64 == 0 && a->magic == NW_STACK_MAGIC && a->thread_offset % 64 == 0 &&
 	      a->frame_offset % 64 == 0 && a->module_offset % 64 == 0 && a->ipsym_offset % 64 == 0 &&
 	      a->strtab_offset % 64 == 0 && a->opstack_offset == 0 && a->opstack_depth == 0 &&
@@ -599,10 +599,10 @@ int main(void)
 	free(a);
 
 	/* A thread table smaller than the process: main thread first. */
-	size = nw_stack_area_size(3, 0, 0);
+	size = nw_stack_area_size(3, 0, 0, 0, 0);
 	a = aligned_alloc(64, size);
 	memset(a, 0, size);
-	nw_stack_area_init(a, 3, 0, 0);
+	nw_stack_area_init(a, 3, 0, 0, 0, 0);
 	n = run_capture(a, 0, &el4);
 	CHECK(n == 3 && a->thread_count == 3 && area_thread(a, 0)->tid == (uint32_t)getpid(),
 	      "thread capacity 3: 3 threads captured, main first");

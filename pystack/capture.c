@@ -1,0 +1,297 @@
+/* capture: nw_pystack_capture and nw_pystack_write (pystack.h).
+ *
+ * Thread stacks: the thread and frame states walked with fault-proof reads
+ * (walk.c); on 3.11 with NCCLWATCH_PY_METHOD=dump, the interpreter's own
+ * dumper (dump.c). Either way each Python thread is tied to its
+ * native thread through its thread state's native_thread_id, read with
+ * fault-proof reads and kept only when /proc/self/task lists it. */
+#include "pystack.h"
+#include "cpython.h"
+#include "memread.h"
+#include "names.h"
+#include "pythreads.h"
+#include "../watchdog/symbolize.h"
+#include "../interpose/log.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define STR_HASH 8192
+
+static struct {
+	struct nw_seg_pyframe frames[NW_PYFRAME_CAPACITY];
+	uint32_t nframes;
+	struct nw_seg_pyframe sites[NW_PYSITE_CAPACITY];
+	uint32_t nsites;
+	struct nw_seg_pycall refs[2 * NW_PYSITE_CAPACITY];
+	uint32_t note;            /* strtab offset */
+	uint32_t version, method;
+	/* strings of this capture: hash -> strtab offset */
+	uint32_t str_off[STR_HASH];
+	uint32_t str_gen[STR_HASH];
+	uint32_t gen;
+	struct nw_strtab *strtab;
+} cs;
+
+static struct nw_py_thread pyt[NW_PY_THREADS_MAX];
+
+static uint32_t put_str(const char *s)
+{
+	struct nw_strtab *t = cs.strtab;
+	if (!s || !*s)
+		return 0;
+	uint32_t h = 2166136261u;
+	for (const char *p = s; *p; p++)
+		h = (h ^ (uint8_t)*p) * 16777619u;
+	for (uint32_t k = 0; k < 16; k++) {
+		uint32_t i = (h + k) & (STR_HASH - 1);
+		if (cs.str_gen[i] != cs.gen) {
+			size_t len = strlen(s) + 1;
+			if (len > t->size - t->used)
+				return 0;
+			memcpy(t->buf + t->used, s, len);
+			cs.str_gen[i] = cs.gen;
+			cs.str_off[i] = t->used;
+			t->used += (uint32_t)len;
+			return cs.str_off[i];
+		}
+		if (!strcmp(t->buf + cs.str_off[i], s))
+			return cs.str_off[i];
+	}
+	/* A crowded bucket: store it again rather than lose it. */
+	size_t len = strlen(s) + 1;
+	if (len > t->size - t->used)
+		return 0;
+	memcpy(t->buf + t->used, s, len);
+	t->used += (uint32_t)len;
+	return t->used - (uint32_t)len;
+}
+
+static void name_into(struct nw_seg_pyframe *f, const struct nw_py_name *nm)
+{
+	f->file = put_str(nm->file);
+	f->function = put_str(nm->function);
+	f->line = nm->line;
+}
+
+static void read_comm(uint32_t tid, char name[NW_STACK_NAME_LEN])
+{
+	char path[64], buf[64];
+	memset(name, 0, NW_STACK_NAME_LEN);
+	snprintf(path, sizeof path, "/proc/self/task/%u/comm", tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	size_t len = strcspn(buf, "\n");
+	if (len > NW_STACK_NAME_LEN - 1)
+		len = NW_STACK_NAME_LEN - 1;
+	memcpy(name, buf, len);
+}
+
+/* Where a thread's native stack turns into the interpreter: the first
+ * frame of the eval loop (what runs under its innermost Python frame is
+ * above it). 0 when there is none. */
+static uint32_t native_above_eval(const struct nw_seg_frame *f, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++) {
+		if (!f[k].symbol || f[k].symbol >= cs.strtab->used)
+			continue;
+		const char *s = cs.strtab->buf + f[k].symbol;
+		if (!strncmp(s, "_PyEval_EvalFrame", 17) || !strcmp(s, "PyEval_EvalCode") ||
+		    !strncmp(s, "_PyEval_Vector", 14))
+			return k;
+	}
+	return 0;
+}
+
+static int cmp_ref(const void *a, const void *b)
+{
+	const struct nw_seg_pycall *x = a, *y = b;
+	if (x->code != y->code)
+		return x->code < y->code ? -1 : 1;
+	return x->instr < y->instr ? -1 : x->instr > y->instr;
+}
+
+static uint32_t unique_refs(uint32_t n)
+{
+	if (!n)
+		return 0;
+	qsort(cs.refs, n, sizeof cs.refs[0], cmp_ref);
+	uint32_t m = 1;
+	for (uint32_t i = 1; i < n; i++)
+		if (cmp_ref(&cs.refs[i], &cs.refs[m - 1]))
+			cs.refs[m++] = cs.refs[i];
+	return m;
+}
+
+/* The site table: every distinct reference in the per-op call sites. */
+static void name_sites(const struct nw_seg_stack_header *area)
+{
+	const struct nw_seg_stack_ext *ext = (const void *)(area + 1);
+	cs.nsites = 0;
+	if (!ext->pycall_offset || !ext->pycall_depth || !ext->pycall_count)
+		return;
+	const struct nw_seg_pycall *c = (const void *)((const char *)area + ext->pycall_offset);
+	uint64_t total = (uint64_t)ext->pycall_count * ext->pycall_depth;
+	uint32_t room = 2 * NW_PYSITE_CAPACITY, n = 0;
+	for (uint64_t i = 0; i < total; i++) {
+		uint64_t code = __atomic_load_n(&c[i].code, __ATOMIC_RELAXED);
+		uint64_t instr = __atomic_load_n(&c[i].instr, __ATOMIC_RELAXED);
+		if (!code)
+			continue;
+		if (n == room) {
+			n = unique_refs(n);
+			if (n > NW_PYSITE_CAPACITY)
+				n = NW_PYSITE_CAPACITY;
+		}
+		cs.refs[n].code = code;
+		cs.refs[n].instr = instr;
+		n++;
+	}
+	n = unique_refs(n);
+	if (n > NW_PYSITE_CAPACITY)
+		n = NW_PYSITE_CAPACITY;
+	for (uint32_t i = 0; i < n; i++) {
+		struct nw_seg_pyframe *s = &cs.sites[i];
+		struct nw_py_name nm;
+		memset(s, 0, sizeof *s);
+		s->code = cs.refs[i].code;
+		s->instr = cs.refs[i].instr;
+		if (nw_py_name_ref(s->code, s->instr, &nm) == 0)
+			name_into(s, &nm);
+		else
+			s->flags = NW_PYF_UNREAD;
+	}
+	cs.nsites = n;
+}
+
+uint32_t nw_pystack_capture(const struct nw_seg_stack_header *area, struct nw_seg_thread *threads,
+                            uint32_t n, uint32_t cap, const struct nw_seg_frame *frames,
+                            uint32_t frame_capacity, struct nw_strtab *strtab)
+{
+	cs.strtab = strtab;
+	if (++cs.gen == 0)
+		cs.gen = 1;
+	cs.nframes = cs.nsites = 0;
+	nw_py_names_begin();
+	cs.version = cs.method = 0;
+	int state = nw_py_probe();
+	if (state == NW_PYRT_READY && !nw_py.layout_checked && !nw_py_check_layout()) {
+		char note[2 * NW_PY_NOTE_LEN];
+		snprintf(note, sizeof note, "%s%s", nw_py.note,
+		         nw_py.state == NW_PYRT_READY ? ": its thread states read inconsistent; tried again next time" : "");
+		cs.note = put_str(note);
+		return n;
+	}
+	state = nw_py.state;
+	cs.note = put_str(nw_py.note);
+	if (state != NW_PYRT_READY)
+		return n;
+	cs.version = nw_py.version;
+	const struct nw_seg_stack_ext *ext = (const void *)(area + 1);
+	if (!ext->pyframe_capacity || !ext->pyframe_offset) {
+		/* The segment was made before CPython was loaded (an embedding
+		 * program): its area has no room for Python frames. */
+		char note[2 * NW_PY_NOTE_LEN];
+		snprintf(note, sizeof note, "%s: the stack area has no Python tables (CPython was loaded after "
+		         "the first NCCL call)", nw_py.note);
+		cs.note = put_str(note);
+		return n;
+	}
+
+	char err[NW_PY_NOTE_LEN] = "";
+	/* Thread states are being freed while the interpreter shuts down. */
+	int count = nw_py.is_finalizing && nw_py.is_finalizing() ? -1 : 0;
+	if (count < 0)
+		snprintf(err, sizeof err, "the interpreter is shutting down");
+	else
+		count = nw_py_threads(pyt, NW_PY_THREADS_MAX, err, sizeof err);
+	if (count < 0) {
+		char note[2 * NW_PY_NOTE_LEN];
+		snprintf(note, sizeof note, "%s: %s", nw_py.note, err);
+		cs.note = put_str(note);
+		name_sites(area);
+		return n;
+	}
+	cs.method = nw_py.method;
+	uint32_t untied = 0;
+	for (int i = 0; i < count; i++) {
+		struct nw_py_thread *p = &pyt[i];
+		if (!p->tid) {
+			untied++;
+			continue;
+		}
+		uint32_t slot = 0;
+		while (slot < n && threads[slot].tid != p->tid)
+			slot++;
+		if (slot == n) {
+			if (n == cap)
+				continue;
+			memset(&threads[n], 0, sizeof threads[n]);
+			threads[n].tid = p->tid;
+			read_comm(p->tid, threads[n].name);
+			n++;
+		}
+		struct nw_seg_thread *t = &threads[slot];
+		uint32_t keep = p->nframes;
+		if (keep > NW_PYFRAME_CAPACITY - cs.nframes)
+			keep = NW_PYFRAME_CAPACITY - cs.nframes;
+		t->py_first = cs.nframes;
+		t->py_count = keep;
+		t->py_flags = NW_PYT_PYTHON | p->flags | (keep < p->nframes ? NW_PYT_TRUNCATED : 0);
+		t->py_name = put_str(p->name);
+		for (uint32_t k = 0; k < keep; k++) {
+			struct nw_seg_pyframe *f = &cs.frames[cs.nframes++];
+			memset(f, 0, sizeof *f);
+			f->code = p->frames[k].code;
+			f->instr = p->frames[k].instr;
+			f->line = p->frames[k].line;
+			f->flags = p->frames[k].flags;
+			f->file = put_str(p->frames[k].file);
+			f->function = put_str(p->frames[k].function);
+		}
+		t->py_native = native_above_eval(frames + (size_t)slot * frame_capacity,
+		                                 slot < cap ? t->nframes : 0);
+	}
+	if (untied || nw_py_threads_cut) {
+		char note[2 * NW_PY_NOTE_LEN], tied[64] = "";
+		if (untied)
+			snprintf(tied, sizeof tied, "; %u Python thread%s not tied to a native thread", untied,
+			         untied == 1 ? "" : "s");
+		snprintf(note, sizeof note, "%s%s%s", nw_py.note, tied,
+		         nw_py_threads_cut ? "; more Python threads than were listed" : "");
+		cs.note = put_str(note);
+	}
+	name_sites(area);
+	return n;
+}
+
+void nw_pystack_write(struct nw_seg_stack_header *area)
+{
+	struct nw_seg_stack_ext *ext = (struct nw_seg_stack_ext *)(area + 1);
+	char *base = (char *)area;
+	if (ext->ext_size < sizeof *ext)
+		return;
+	ext->python_note = cs.note;
+	ext->python_version = cs.version;
+	ext->python_method = cs.method;
+	if (ext->pyframe_offset && ext->pyframe_capacity) {
+		uint32_t n = cs.nframes < ext->pyframe_capacity ? cs.nframes : ext->pyframe_capacity;
+		memcpy(base + ext->pyframe_offset, cs.frames, (size_t)n * sizeof cs.frames[0]);
+		ext->pyframe_count = n;
+	}
+	if (ext->pysite_offset && ext->pysite_capacity) {
+		uint32_t n = cs.nsites < ext->pysite_capacity ? cs.nsites : ext->pysite_capacity;
+		memcpy(base + ext->pysite_offset, cs.sites, (size_t)n * sizeof cs.sites[0]);
+		ext->pysite_count = n;
+	}
+}

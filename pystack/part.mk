@@ -1,0 +1,16 @@
+# pystack: Python stacks in our own process (issue 12), built into
+# libncclwatch.so with the watchdog's objects.
+#   cpython.c    which CPython runs here, its layout (3.11 table, 3.13+ _Py_DebugOffsets)
+#   memread.c    reads that cannot fault (process_vm_readv on our own pid)
+#   names.c      code object + instruction -> file, function, line
+#   pythreads.c  thread states -> tid, GIL holder, main thread
+#   dump.c       CPython <= 3.12: _Py_DumpTracebackThreads into a memory file, parsed
+#   walk.c       CPython >= 3.13: thread and frame states walked
+#   debugoff.c   _Py_DebugOffsets -> the layout
+#   capture.c    the watchdog's capture: Python frames tied to native threads, site names
+#   pycall.c     the hot path: per-op call sites (NCCLWATCH_PY_FRAMES)
+PYSTACK_SRCS := $(addprefix pystack/,cpython.c memread.c names.c pythreads.c dump.c walk.c \
+	debugoff.c capture.c pycall.c)
+PYSTACK_OBJS := $(PYSTACK_SRCS:%.c=$(BUILD)/%.o)
+
+$(PYSTACK_OBJS): CFLAGS += $(LIB_CFLAGS)

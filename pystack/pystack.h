@@ -1,0 +1,43 @@
+/* pystack: Python stacks in our own process, without the GIL and without a
+ * signal (issue 12; docs/ARCHITECTURE.md, "pystack/").
+ *
+ * - At every capture the watchdog calls nw_pystack_capture once, after its
+ *   native capture: every Python thread's frames (file, function, line),
+ *   tied to its native thread by tid, and the names of the per-op call
+ *   sites; nw_pystack_write stores them inside the capture's seqlock.
+ * - The hot path calls nw_pycall_record: the innermost Python frames of the
+ *   calling thread as raw references (code object, instruction pointer),
+ *   no lock, no system call, no allocation; one test when off.
+ *
+ * Thread and frame states walked (walk.c) with the layout of
+ * _Py_DebugOffsets (CPython >= 3.13) or of a table for 3.11 (cpython.c);
+ * every read of the interpreter's memory by the watchdog goes through
+ * process_vm_readv (cannot fault). On 3.11, NCCLWATCH_PY_METHOD=dump uses
+ * the interpreter's _Py_DumpTracebackThreads into a memory file instead
+ * (dump.c): plain loads, seen to crash when threads come and go. Anything else:
+ * one note in the stack area's python_note, nothing else. */
+#ifndef NCCLWATCH_PYSTACK_PYSTACK_H
+#define NCCLWATCH_PYSTACK_PYSTACK_H
+
+#include <stdint.h>
+#include <ncclwatch/segment.h>
+#include "pycall.h"
+
+struct nw_strtab;
+
+#define NW_PYFRAME_CAPACITY 4096      /* Python frame table slots */
+#define NW_PYSITE_CAPACITY 4096       /* site table slots */
+#define NW_PY_THREAD_FRAMES 64        /* Python frames kept per thread (innermost) */
+
+/* Python stacks of this process into the staged capture: `threads` (n in
+ * use, `cap` slots) get their py_* fields, a Python thread the native
+ * capture did not list gets a slot of its own; names go into `strtab`.
+ * `frames` (frame_capacity per slot) tells where each mixed stack turns
+ * into the interpreter. Returns the new thread count. Watchdog only. */
+uint32_t nw_pystack_capture(const struct nw_seg_stack_header *area, struct nw_seg_thread *threads,
+                            uint32_t n, uint32_t cap, const struct nw_seg_frame *frames,
+                            uint32_t frame_capacity, struct nw_strtab *strtab);
+/* Store what nw_pystack_capture staged into `area` (inside its seqlock). */
+void nw_pystack_write(struct nw_seg_stack_header *area);
+
+#endif

@@ -1,0 +1,13 @@
+# tests/python: py-churn (Python stacks taken while threads come and go),
+# built only where Debian's libpython3.11 is installed (its test skips
+# otherwise).
+PY_CHURN_LIBPYTHON := $(wildcard /usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0)
+ifneq ($(PY_CHURN_LIBPYTHON),)
+PY_CHURN := $(BUILD)/tests/progs/py-churn
+TEST_BINS += $(PY_CHURN)
+
+$(PY_CHURN): $(BUILD)/tests/python/py_churn.o $(PYSTACK_OBJS) $(BUILD)/watchdog/symbolize.o \
+		$(BUILD)/interpose/log.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PY_CHURN_LIBPYTHON) -lunwind -ldl -pthread -lm
+endif

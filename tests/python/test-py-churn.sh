@@ -1,0 +1,19 @@
+#!/bin/sh
+# Python stacks taken 2000 times in a row while Python threads start, run
+# 15 calls deep and exit (tests/python/py_churn.c, an embedded CPython
+# 3.11): the default method (the walk of the thread states, every read
+# through process_vm_readv) never crashes the process and sees Python
+# threads. The interpreter's own dumper (_Py_DumpTracebackThreads,
+# NCCLWATCH_PY_METHOD=dump) was seen to crash this very program inside
+# CPython, which is why it is not the default: not asserted here (a test
+# must not depend on a crash).
+. "$NW_ROOT/tests/lib.sh"
+churn="$NW_BUILD/tests/progs/py-churn"
+[ -x "$churn" ] || skip "py-churn not built (needs Debian's libpython3.11)"
+unset NCCLWATCH_PY_METHOD
+nw_bounded 300 "$churn" 2000 > "$T/out" 2>&1
+rc=$?
+cat "$T/out"
+[ $rc = 0 ] || fail "py-churn ended with status $rc"
+assert_grep '^captures=2000 threads_seen=[1-9][0-9]* frames_seen=[1-9][0-9]* note=CPython 3\.11 via its thread states$' "$T/out"
+echo ok
