@@ -21,7 +21,10 @@ READER_SRCS     := report/segment_reader.c report/names.c
 # The analysis engine (report/analysis/): uses pthreads (parallel reading)
 # and uthash (uthash-dev).
 ANALYSIS_SRCS   := $(wildcard report/analysis/*.c)
-REPORT_LIB_SRCS := $(READER_SRCS) $(RENDER_SRCS) $(ANALYSIS_SRCS)
+# The RAS client (report/ras/: NCCL's RAS protocol, its JSON via jansson):
+# only the CLI pulls it in (ras, diagnose of a saved report, attach).
+RAS_SRCS        := $(wildcard report/ras/*.c)
+REPORT_LIB_SRCS := $(READER_SRCS) $(RENDER_SRCS) $(ANALYSIS_SRCS) $(RAS_SRCS)
 REPORT_LIB_OBJS := $(REPORT_LIB_SRCS:%.c=$(BUILD)/%.o)
 REPORT_LIB      := $(BUILD)/lib/libncclwatch-report.a
 

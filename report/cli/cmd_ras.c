@@ -1,0 +1,171 @@
+/* `ncclwatch ras [--addr H:P] [--json] [--save FILE]`: asks NCCL's RAS
+ * endpoint of a running job (report/ras/, docs/ras.md) for its status and
+ * shows it as it is: per communicator, the ranks grouped by state and
+ * launch counts, and the ranks that did not answer. No verdict here:
+ * `ncclwatch diagnose FILE` reads what --save wrote. */
+#include "commands.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../analysis/analysis.h"
+#include "../ras/ras_client.h"
+
+static void ras_help(FILE *out)
+{
+	fprintf(out,
+	        "usage: ncclwatch ras [--addr HOST:PORT] [--json] [--save FILE] [--timeout S]\n"
+	        "                     [--verbose] [--text]\n"
+	        "\n"
+	        "Asks the RAS endpoint every NCCL process (2.24+) runs for the state of its\n"
+	        "whole job, also one started without ncclwatch: per communicator and rank the\n"
+	        "collective launch counts (Broadcast, Reduce, AllGather, ReduceScatter,\n"
+	        "AllReduce; launched, not completed; no send/receive), init state, async\n"
+	        "errors, finalize/destroy/abort, and the ranks whose process did not answer\n"
+	        "or is considered dead. The protocol is NCCL's (docs/ras.md): JSON from NCCL\n"
+	        "2.28.7 on, text before.\n"
+	        "\n"
+	        "  -a, --addr H:P    where to ask (default $NCCL_RAS_ADDR, else localhost:28028,\n"
+	        "                    NCCL's default; IPv6 as [addr]:port)\n"
+	        "  -j, --json        print the report as received instead of the summary\n"
+	        "  -s, --save FILE   also write the report as received to FILE (for\n"
+	        "                    `ncclwatch diagnose FILE`, or a directory it reads)\n"
+	        "  -t, --timeout S   give up after S seconds in all (default 20; NCCL itself\n"
+	        "                    waits up to 10 s for unresponsive processes)\n"
+	        "  -v, --verbose     VERBOSE STATUS (text format: every outlier rank)\n"
+	        "      --text        ask for NCCL's text format even where JSON is offered\n"
+	        "  -h, --help        this text\n"
+	        "\n"
+	        "Output: \"RAS at ADDR: NCCL V, N communicators, ...\", then per communicator\n"
+	        "\"comm 0xHASH: size N, A answered, M missing\", its ranks grouped as\n"
+	        "\"  ranks 0-3,5: STATE AllReduce 23\" and \"  missing rank 4: pid P on HOST:\n"
+	        "unresponsive|dead|no longer a member\".\n"
+	        "\n"
+	        "Exit status: 0 a report was read; 2 nothing answers at the address, the peer\n"
+	        "does not speak NCCL's RAS protocol, or a usage error (one line on stderr).\n");
+}
+
+static const char *rank_state(const struct nw_ras_rank *r)
+{
+	if (r->abort_flag) return "ABORT";
+	if (r->finalize_called || r->destroy_flag) return "FINALIZE";
+	if (r->init_state == 0) return "RUNNING";
+	return r->init_state == 7 ? "INIT" : "INIT-ERROR";
+}
+
+static void print_counts(FILE *out, const struct nw_ras_rank *r)
+{
+	int any = 0;
+	if (!r->counts_known) { fprintf(out, " (counts not in the text report)"); return; }
+	for (int f = 0; f < NW_RAS_NFUNCS; f++)
+		if (r->counts[f]) { fprintf(out, " %s %llu", nw_ras_func_names[f], (unsigned long long)r->counts[f]); any = 1; }
+	if (!any) fprintf(out, " no collective launched");
+}
+
+static int same_group(const struct nw_ras_rank *a, const struct nw_ras_rank *b)
+{
+	return !strcmp(rank_state(a), rank_state(b)) && a->async_error == b->async_error &&
+	       a->counts_known == b->counts_known && !memcmp(a->counts, b->counts, sizeof a->counts);
+}
+
+static void print_summary(FILE *out, const struct nw_ras_report *r)
+{
+	fprintf(out, "RAS at %s: NCCL %s, %zu communicator%s, collected in %.3f s, %d timeout%s%s\n", r->addr,
+	        r->nccl_version[0] ? r->nccl_version : "?", r->ncomms, r->ncomms == 1 ? "" : "s", r->collection_time_s,
+	        r->timeouts, r->timeouts == 1 ? "" : "s", r->from_text ? " (text format: outliers only)" : "");
+	if (r->from_text && (r->dead_processes || r->missing_processes))
+		fprintf(out, "processes: %d considered dead, %d did not answer\n", r->dead_processes, r->missing_processes);
+	for (size_t i = 0; i < r->ncomms; i++) {
+		const struct nw_ras_comm *c = &r->comms[i];
+		fprintf(out, "comm 0x%016llx: size %d, %zu answered, %zu missing\n", (unsigned long long)c->hash, c->size,
+		        c->nranks, c->nmissing);
+		char *done = calloc(c->nranks ? c->nranks : 1, 1);
+		if (!done) return;
+		for (size_t a = 0; a < c->nranks; a++) {
+			if (done[a]) continue;
+			struct nw_rankset set = { 0 };
+			for (size_t b = a; b < c->nranks; b++)
+				if (!done[b] && same_group(&c->ranks[a], &c->ranks[b])) { done[b] = 1; nw_rankset_add(&set, c->ranks[b].rank); }
+			char buf[256];
+			nw_rankset_format(&set, buf, sizeof buf);
+			fprintf(out, "  rank%s %s: %s", set.n == 1 ? "" : "s", buf, rank_state(&c->ranks[a]));
+			if (c->ranks[a].async_error && c->ranks[a].async_error != 7) fprintf(out, " async error %d", c->ranks[a].async_error);
+			print_counts(out, &c->ranks[a]);
+			fputc('\n', out);
+			nw_rankset_free(&set);
+		}
+		free(done);
+		for (size_t m = 0; m < c->nmissing; m++) {
+			const struct nw_ras_missing *x = &c->missing[m];
+			fprintf(out, "  missing rank %d: pid %d on %s: %s\n", x->rank, x->pid, x->host[0] ? x->host : "?",
+			        x->dead ? "considered dead" : x->unresponsive ? "unresponsive" : "no longer a member (destroyed or never joined)");
+		}
+	}
+}
+
+static int ras_run(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "addr", required_argument, NULL, 'a' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "save", required_argument, NULL, 's' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "text", no_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct nw_ras_query_opts q = { .server_timeout_s = -1 };
+	const char *save = NULL;
+	int json = 0, c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:a:js:t:vTh", options, NULL)) != -1) {
+		switch (c) {
+		case 'a':
+			if (!*optarg) return nw_usage_error("ras", "--addr wants HOST:PORT");
+			q.addr = optarg;
+			break;
+		case 'j': json = 1; break;
+		case 's':
+			if (!*optarg) return nw_usage_error("ras", "--save wants a file name");
+			save = optarg;
+			break;
+		case 't':
+			if (nw_cli_seconds(optarg, &q.deadline_s)) return nw_usage_error("ras", "--timeout '%s': not a number of seconds > 0", optarg);
+			break;
+		case 'v': q.verbose = 1; break;
+		case 'T': q.force_text = 1; break;
+		case 'h': ras_help(stdout); return NW_EXIT_OK;
+		case ':': return nw_usage_error("ras", "%s wants a value", argv[optind - 1]);
+		default: return nw_usage_error("ras", "unknown option '%s' (see ncclwatch ras --help)", argv[optind - 1]);
+		}
+	}
+	if (optind < argc) return nw_usage_error("ras", "unexpected argument '%s'", argv[optind]);
+	struct nw_ras_report r;
+	char err[512];
+	int st = nw_ras_query(&q, &r, err, sizeof err);
+	if (st != NW_RAS_OK) {
+		fprintf(stderr, "ncclwatch ras: %s\n", err);
+		return NW_EXIT_USAGE;
+	}
+	int rc = NW_EXIT_OK;
+	if (save) {
+		FILE *f = fopen(save, "we");
+		if (!f || fwrite(r.raw, 1, r.raw_len, f) != r.raw_len || fclose(f)) {
+			if (f) fclose(f);
+			nw_ras_report_free(&r);
+			return nw_usage_error("ras", "cannot write %s", save);
+		}
+	}
+	if (json) fwrite(r.raw, 1, r.raw_len, stdout);
+	else print_summary(stdout, &r);
+	nw_ras_report_free(&r);
+	return rc;
+}
+
+const struct nw_command nw_cmd_ras = {
+	.name = "ras",
+	.summary = "ask NCCL's RAS endpoint of a running job for its launch counts and dead ranks",
+	.help = ras_help,
+	.run = ras_run,
+};
