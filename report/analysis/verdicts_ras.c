@@ -172,6 +172,22 @@ static int rule_gone(struct vl *l, const struct world *w, const struct nw_ras_co
 	vsummary(l, v, "rank%s %s: process gone or unreachable (RAS got no answer from %s); the others wait for %s",
 	         v->culprits.n == 1 ? "" : "s", set, v->culprits.n == 1 ? "it" : "them", v->culprits.n == 1 ? "it" : "them");
 	all_waiting(l, v, w, comms[0]);
+	/* the op the others are in: the largest launch count they agree on */
+	const struct nw_ras_comm *c0 = comms[0];
+	int best = -1;
+	for (int f = 0; f < NW_RAS_NFUNCS && c0->nranks; f++) {
+		int agree = 1;
+		for (size_t i = 0; i < c0->nranks; i++)
+			agree &= c0->ranks[i].counts_known && c0->ranks[i].counts[f] == c0->ranks[0].counts[f];
+		if (agree && c0->ranks[0].counts[f] && (best < 0 || c0->ranks[0].counts[f] >= c0->ranks[0].counts[best])) best = f;
+	}
+	if (best >= 0) {
+		v->op_kind = op_of(best);
+		v->seq = c0->ranks[0].counts[best];
+		vevidence(l, v, "the %zu ranks that answered last launched %s #%" PRIu64 " on comm 0x%016" PRIx64
+		          " (the gone process's own counts are not known; RAS cannot see completion)",
+		          c0->nranks, nw_ras_func_names[best], v->seq, c0->hash);
+	}
 	vevidence(l, v, SRC);
 	v->hint = "the process died or stopped (OOM killer, a crash, a node down, SIGSTOP): its exit status, dmesg "
 	          "and the launcher's log on that host";

@@ -264,6 +264,21 @@ static struct peer *peer_add(struct job *j, int pid)
 	return p;
 }
 
+/* An exited process not yet reaped still has its pid: it answers nothing. */
+static int zombie(int pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) return 1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0) return 1;
+	buf[n] = 0;
+	const char *rp = strrchr(buf, ')');
+	return !rp || rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X';
+}
+
 /* Would this peer's RAS thread answer? From its heartbeat and whether it lives. */
 static void peer_judge(struct peer *p, int64_t now)
 {
@@ -276,7 +291,7 @@ static void peer_judge(struct peer *p, int64_t now)
 		have = pread(fd, &f, sizeof f, 0) == (ssize_t)sizeof f && f.magic == RAS_PEER_MAGIC && f.pid == p->pid;
 		close(fd);
 	}
-	int alive = kill(p->pid, 0) == 0 || errno == EPERM;
+	int alive = (kill(p->pid, 0) == 0 || errno == EPERM) && !zombie(p->pid);
 	if (!have) { p->responsive = 0; return; }  /* RAS off in that process: it never answers */
 	int64_t age = now - f.heartbeat_ns;
 	int64_t leg = (int64_t)RAS_LEG_TIMEOUT_SEC * 1000000000LL * factor;
@@ -348,10 +363,33 @@ static int job_collect(struct job *j)
 			views = n;
 		}
 		views[nviews++] = v;
-		for (int r = 0; r < v.hdr->nranks; r++)
-			if (__atomic_load_n(&v.rank[r].joined, __ATOMIC_ACQUIRE)) peer_add(j, v.rank[r].pid);
 	}
 	closedir(d);
+	/* The job: the processes connected to this one through communicators
+	 * (NCCL's RAS network grows from each comm's peers), not every file a
+	 * dead earlier job left in NCCLSIM_DIR. */
+	char *in_job = calloc(nviews ? nviews : 1, 1);
+	for (int changed = 1; in_job && changed;) {
+		changed = 0;
+		for (int i = 0; i < nviews; i++) {
+			if (in_job[i]) continue;
+			struct sim_shm_view *v = &views[i];
+			int linked = 0;
+			for (int r = 0; r < v->hdr->nranks && !linked; r++)
+				linked = __atomic_load_n(&v->rank[r].joined, __ATOMIC_ACQUIRE) && peer_find(j, v->rank[r].pid);
+			if (!linked) continue;
+			in_job[i] = changed = 1;
+			for (int r = 0; r < v->hdr->nranks; r++)
+				if (__atomic_load_n(&v->rank[r].joined, __ATOMIC_ACQUIRE)) peer_add(j, v->rank[r].pid);
+		}
+	}
+	for (int i = 0; i < nviews; i++)
+		if (!in_job || !in_job[i]) sim_shm_unmap_ranks(&views[i]);
+	int kept = 0;
+	for (int i = 0; i < nviews; i++)
+		if (in_job && in_job[i]) views[kept++] = views[i];
+	nviews = kept;
+	free(in_job);
 	int64_t now = now_ns();
 	for (int i = 0; i < j->npeers; i++) {
 		peer_judge(&j->peers[i], now);
