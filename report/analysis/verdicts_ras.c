@@ -274,15 +274,12 @@ static int rule_counts(struct vl *l, const struct world *w, const struct nw_ras_
 			i += m;
 		}
 		if (from_text) {
-			/* a text report lists only the outliers; the others are the
-			 * majority it summarized ("N ranks have launched up to ...") */
-			if (!k || (size_t)c->size <= k) continue;
-			size_t others = (size_t)c->size - k;
-			/* the majority count is not listed per rank: any listed rank
-			 * deviates from the unlisted majority */
-			majn = others;
+			/* a text report lists only the outliers by rank; the largest
+			 * group is the line "N ranks have launched up to operation V" */
+			if (!c->text_majority_ranks[f]) continue;
+			majn = (size_t)c->text_majority_ranks[f];
+			maj = c->text_majority[f];
 			second = 0;
-			maj = UINT64_MAX;
 		} else if (distinct < 2) {
 			continue;
 		}
@@ -308,7 +305,7 @@ static int rule_counts(struct vl *l, const struct world *w, const struct nw_ras_
 			for (size_t i = 0; i < c->nranks; i++) {
 				const struct nw_ras_rank *r = &c->ranks[i];
 				if (!r->counts_known || r->counts[f] == maj) continue;
-				if (from_text ? ahead : ((r->counts[f] > maj) != ahead)) continue;
+				if ((r->counts[f] > maj) != ahead) continue;
 				if (!v && !(v = vadd(l, NW_V_MISSING_RANK, c, op_of(f), 0))) break;
 				radd(l, &v->culprits, grank(w, c, r->rank, r->pid));
 				if (r->counts[f] < low) low = r->counts[f];
@@ -320,12 +317,7 @@ static int rule_counts(struct vl *l, const struct world *w, const struct nw_ras_
 			char set[256];
 			nw_rankset_format(&v->culprits, set, sizeof set);
 			const char *fn = nw_ras_func_names[f];
-			if (from_text) {
-				v->seq = low + 1;
-				vsummary(l, v, "rank%s %s of comm 0x%016" PRIx64 " launched %s %" PRIu64 " times where %zu other rank%s "
-				         "launched it a different number of times (text report: only the outliers are listed)",
-				         v->culprits.n == 1 ? "" : "s", set, c->hash, fn, low, majn, majn == 1 ? "" : "s");
-			} else if (!ahead) {
+			if (!ahead) {
 				v->seq = low + 1;
 				vsummary(l, v, "rank%s %s never launched %s #%" PRIu64 " on comm 0x%016" PRIx64 " (launched it %" PRIu64
 				         " times where %zu peer%s launched it %" PRIu64 " times); the others wait in it",
@@ -338,8 +330,8 @@ static int rule_counts(struct vl *l, const struct world *w, const struct nw_ras_
 				         v->culprits.n == 1 ? "it" : "they");
 				(void)high;
 			}
-			if (!from_text)
-				vevidence(l, v, "%zu rank%s launched %s %" PRIu64 " times", majn, majn == 1 ? "" : "s", fn, maj);
+			vevidence(l, v, "%zu rank%s launched %s %" PRIu64 " times%s", majn, majn == 1 ? "" : "s", fn, maj,
+			          from_text ? " (text report: only the outliers are listed by rank)" : "");
 			all_waiting(l, v, w, c);
 			vevidence(l, v, SRC);
 			made = 1;

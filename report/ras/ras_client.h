@@ -51,6 +51,10 @@ struct nw_ras_comm {
 	struct nw_ras_rank *ranks;        /* that answered, by rank */
 	size_t nmissing;
 	struct nw_ras_missing *missing;   /* that did not, by rank */
+	/* text format only: "N ranks have launched up to operation V", the
+	 * largest group of a kind whose counts differ (0 ranks: not given) */
+	uint64_t text_majority[NW_RAS_NFUNCS];
+	int text_majority_ranks[NW_RAS_NFUNCS];
 };
 
 struct nw_ras_report {
@@ -108,7 +112,8 @@ int nw_ras_parse_text(const char *name, const char *text, size_t len, struct nw_
 /* Read a saved report (`ncclwatch ras --save`): 0, or -1 with err naming the file. */
 int nw_ras_load_file(const char *path, struct nw_ras_report *out, char *err, size_t errlen);
 /* Does the file look like a saved RAS report (a JSON object with
- * "communicators" and "nccl_version")? Reads its first bytes only. */
+ * "nccl_version", or the text format's "NCCL version" line)? Reads its
+ * first bytes only. */
 int nw_ras_is_report_file(const char *path);
 
 void nw_ras_report_free(struct nw_ras_report *r);

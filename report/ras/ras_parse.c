@@ -316,47 +316,52 @@ int nw_ras_parse_text(const char *name, const char *text, size_t len, struct nw_
 	if (keep_raw(out, text, len)) { set_err(err, errlen, "%s: out of memory", name); return -1; }
 	struct nw_ras_comm *cur = NULL;
 	int func = -1, section = 0, async = 0;   /* section: 1 Errors, 2 Warnings */
-	int saw_version = 0;
+	int saw_version = 0, what = 0, err_code = 0, have_val = 0;
+	uint64_t val = 0;
+	int group_size[64] = { 0 };   /* the summary table: "Ranks per comm" of each group */
 	char *save = NULL, *copy = strdup(out->raw);
 	if (!copy) { set_err(err, errlen, "%s: out of memory", name); nw_ras_report_free(out); return -1; }
 	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long h;
-		int g, k, rank, n;
-		unsigned long long count;
+		unsigned long long h, count;
+		int g, k, rank, n, cnt, nodes, per_comm, in_group;
+		char rpn[32], st[32], er[64], kind[32], fname[32];
 		if (sscanf(line, "NCCL version %31s", out->nccl_version) == 1) { saw_version = 1; continue; }
 		if (sscanf(line, "CUDA runtime version %d, driver version %d", &out->cuda_runtime_version, &out->cuda_driver_version) == 2)
 			continue;
-		if (!strcmp(line, "Errors")) { section = 1; continue; }
-		if (!strcmp(line, "Warnings")) { section = 2; continue; }
-		if (section && sscanf(line, "#%d-%d (%llx)", &g, &k, &h) == 3) {
+		if (!strcmp(line, "Errors")) { section = 1; cur = NULL; continue; }
+		if (!strcmp(line, "Warnings")) { section = 2; cur = NULL; continue; }
+		if (!section && sscanf(line, "%d %d %d %31s %d %d %31s %63s", &g, &cnt, &nodes, rpn, &per_comm, &in_group, st, er) == 8) {
+			if (g >= 0 && g < 64) group_size[g] = per_comm;
+			continue;
+		}
+		if (section && sscanf(line, "#%d-%d (%llx) %31s", &g, &k, &h, kind) == 4) {
 			if (!(cur = text_comm(out, h))) goto nomem;
+			if (g >= 0 && g < 64 && !cur->size) cur->size = group_size[g];
+			what = !strcmp(kind, "INCOMPLETE") ? 1 : !strcmp(kind, "ERROR") ? 2 : 3;
 			func = -1;
+			have_val = 0;
 			continue;
 		}
 		if (section == 1 && sscanf(line, "  %d job process", &n) == 1 && strstr(line, "considered dead")) { out->dead_processes = n; continue; }
-		if (section == 1 && sscanf(line, "  Missing communicator data from %d job process", &n) == 1) { out->missing_processes = n; continue; }
+		if (section == 1 && !cur && sscanf(line, "  Missing communicator data from %d job process", &n) == 1) { out->missing_processes = n; continue; }
 		if (!cur) continue;
-		if (strstr(line, "Asynchronous error")) { async = 1; continue; }
-		if (strstr(line, "Initialization error")) { async = 0; continue; }
-		char fname[32];
-		if (sscanf(line, "  Communicator ranks have different %31s operation counts", fname) == 1) {
-			func = -1;
-			for (int f = 0; f < NW_RAS_NFUNCS; f++) if (!strcmp(fname, nw_ras_func_names[f])) func = f;
-			continue;
-		}
-		if (func >= 0 && sscanf(line, "  %d ranks have launched up to operation %llu", &n, &count) == 2) continue;
-		if (sscanf(line, "  Rank %d", &rank) != 1) continue;
-		if (section == 1 && strstr(line, "INCOMPLETE") == NULL && strstr(line, " reported ")) {
+		if (what == 2) {   /* ERROR: "Initialization|Asynchronous error(s) on N ranks", "N ranks reported E", rank lines */
+			if (strstr(line, "Asynchronous error")) { async = 1; err_code = 0; continue; }
+			if (strstr(line, "Initialization error")) { async = 0; err_code = 0; continue; }
+			const char *rep = strstr(line, " reported ");
+			if (sscanf(line, "  %d ranks reported", &n) == 1 && rep) { err_code = text_error_code(rep + 10); continue; }
+			if (sscanf(line, "  Rank %d", &rank) != 1) continue;
+			int e = rep ? text_error_code(rep + 10) : err_code;
+			if (!e) continue;
 			struct nw_ras_rank *r = text_rank(cur, rank);
 			if (!r) goto nomem;
-			const char *e = strstr(line, " reported ") + 10;
-			if (async) r->async_error = text_error_code(e);
-			else r->init_state = text_error_code(e);
+			if (async) r->async_error = e;
+			else r->init_state = e;
 			text_where(line, &r->pid, r->host, sizeof r->host);
 			continue;
 		}
-		if (section == 1 && strstr(line, " -- GPU ") && !strstr(line, " has ")) {
-			/* a rank of an INCOMPLETE comm: its process did not answer */
+		if (what == 1) {   /* INCOMPLETE: the ranks whose process did not answer */
+			if (sscanf(line, "  Rank %d", &rank) != 1) continue;
 			struct nw_ras_missing *m = realloc(cur->missing, (cur->nmissing + 1) * sizeof *m);
 			if (!m) goto nomem;
 			cur->missing = m;
@@ -368,16 +373,39 @@ int nw_ras_parse_text(const char *name, const char *text, size_t len, struct nw_
 			text_where(line, &m->pid, m->host, sizeof m->host);
 			continue;
 		}
-		if (section == 2 && func >= 0) {
-			struct nw_ras_rank *r = text_rank(cur, rank);
-			if (!r) goto nomem;
-			const char *p = strstr(line, "has launched up to operation ");
-			if (p) r->counts[func] = strtoull(p + 29, NULL, 10);
-			else if (strstr(line, "has not launched any operations")) r->counts[func] = 0;
-			else continue;
-			r->counts_known = 1;
-			text_where(line, &r->pid, r->host, sizeof r->host);
+		/* MISMATCH */
+		if (sscanf(line, "  Communicator ranks have different %31s operation counts", fname) == 1) {
+			func = -1;
+			have_val = 0;
+			for (int f = 0; f < NW_RAS_NFUNCS; f++) if (!strcmp(fname, nw_ras_func_names[f])) func = f;
+			continue;
 		}
+		if (strstr(line, "Communicator ranks have different status")) { func = -1; continue; }
+		if (func < 0) continue;
+		int group = 0;
+		if (sscanf(line, "  %d ranks have launched up to operation %llu", &n, &count) == 2) group = 1;
+		else if (sscanf(line, "  %d ranks have not launched any operations", &n) == 1) { count = 0; group = 1; }
+		if (group) {   /* groups come largest first: the first is the majority */
+			if (!cur->text_majority_ranks[func]) {
+				cur->text_majority_ranks[func] = n;
+				cur->text_majority[func] = count;
+			}
+			val = count;
+			have_val = 1;
+			continue;
+		}
+		if (sscanf(line, "  Rank %d", &rank) != 1) continue;
+		const char *p = strstr(line, "has launched up to operation ");
+		uint64_t v;
+		if (p) v = strtoull(p + 29, NULL, 10);
+		else if (strstr(line, "has not launched any operations")) v = 0;
+		else if (have_val && strstr(line, " -- ")) v = val;   /* "Rank R -- GPU ..." under a group line */
+		else continue;
+		struct nw_ras_rank *r = text_rank(cur, rank);
+		if (!r) goto nomem;
+		r->counts[func] = v;
+		r->counts_known = 1;
+		text_where(line, &r->pid, r->host, sizeof r->host);
 	}
 	free(copy);
 	if (!saw_version) {
@@ -434,5 +462,6 @@ int nw_ras_is_report_file(const char *path)
 	buf[n] = 0;
 	size_t i = 0;
 	while (i < n && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t')) i++;
-	return i < n && buf[i] == '{' && strstr(buf, "\"nccl_version\"") != NULL;
+	if (i < n && buf[i] == '{') return strstr(buf, "\"nccl_version\"") != NULL;
+	return !strncmp(buf + i, "NCCL version ", 13);   /* the text format */
 }
