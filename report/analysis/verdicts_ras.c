@@ -483,3 +483,64 @@ int nw_ras_add_job(struct nw_analysis *a, const struct nw_ras_report *r, const c
 	a->njobs++;
 	return 0;
 }
+
+/* ---- lining RAS comms up with ours (by membership) ---- */
+static int view_matches(const struct nw_comm_view *v, const struct nw_ras_comm *c)
+{
+	if (v->nranks != c->size || !v->members || !c->nranks) return 0;
+	for (size_t i = 0; i < c->nranks; i++) {
+		const struct nw_ras_rank *r = &c->ranks[i];
+		if (r->rank < 0 || r->rank >= v->nranks) return 0;
+		const struct nw_proc *p = v->members[r->rank].proc;
+		if (!p || p->hdr.pid != r->pid) return 0;
+	}
+	return 1;
+}
+
+int nw_ras_match(struct nw_analysis *a, size_t ras_job, const struct nw_ras_report *r)
+{
+	struct vl l = { 0 };
+	for (size_t k = 0; k < r->ncomms; k++) {
+		const struct nw_ras_comm *c = &r->comms[k];
+		size_t nmatch = 0;
+		uint64_t id = 0;
+		const char *job = NULL;
+		const struct nw_job *seg = NULL;
+		for (size_t j = 0; j < a->njobs; j++) {
+			if (j == ras_job || !a->jobs[j].nprocs) continue;
+			const struct nw_comm_view *v, *vt;
+			HASH_ITER(hh, a->jobs[j].comms, v, vt) {
+				if (!view_matches(v, c)) continue;
+				if (!nmatch++) { id = v->id; job = a->jobs[j].name; seg = &a->jobs[j]; }
+			}
+		}
+		struct nw_job *rj = &a->jobs[ras_job];
+		for (size_t i = 0; i < rj->nverdicts; i++) {
+			struct nw_verdict *v = &rj->verdicts[i];
+			if (v->comm_id != c->hash) continue;
+			if (nmatch == 1)
+				vevidence(&l, v, "RAS comm 0x%016" PRIx64 " is ncclwatch comm %016" PRIx64 " of job %s (same size, same pid "
+				          "for every rank that answered)", c->hash, id, job ? job : "?");
+			if (nmatch == 1 && seg) {
+				/* the segments' own verdict on that comm: agree, or say where they differ */
+				const struct nw_verdict *sv = NULL;
+				for (size_t q = 0; q < seg->nverdicts && !sv; q++)
+					if (seg->verdicts[q].comm_id == id) sv = &seg->verdicts[q];
+				char a1[256], a2[256];
+				nw_rankset_format(&v->culprits, a1, sizeof a1);
+				if (sv) nw_rankset_format(&sv->culprits, a2, sizeof a2);
+				if (!sv)
+					vevidence(&l, v, "the segments of job %s give no verdict on that comm", job);
+				else if (sv->kind == v->kind && !strcmp(a1, a2) && (!v->seq || sv->op_kind != v->op_kind || sv->seq == v->seq))
+					vevidence(&l, v, "the segments of job %s agree: %s, culprits %s", job, nw_verdict_name(sv->kind), a2);
+				else
+					vevidence(&l, v, "the segments of job %s say otherwise: %s, culprits %s: %s", job,
+					          nw_verdict_name(sv->kind), a2, sv->summary ? sv->summary : "");
+			}
+			else if (nmatch > 1)
+				vevidence(&l, v, "RAS comm 0x%016" PRIx64 " matches %zu communicators of the segments by membership: not "
+				          "lined up", c->hash, nmatch);
+		}
+	}
+	return l.oom ? -1 : 0;
+}

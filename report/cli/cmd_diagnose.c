@@ -194,7 +194,7 @@ static int diagnose_run(int argc, char **argv)
 			break;
 		}
 		snprintf(name, sizeof name, "ras %s", ras.paths[i]);
-		if (nw_ras_add_job(&a, &r, name)) {
+		if (nw_ras_add_job(&a, &r, name) || nw_ras_match(&a, a.njobs - 1, &r)) {
 			nw_ras_report_free(&r);
 			nw_analysis_free(&a);
 			rc = nw_usage_error("diagnose", "%s: out of memory", ras.paths[i]);
