@@ -97,6 +97,17 @@ const char *nw_ras_default_addr(void);
  * environment cannot be read (buf then holds the default). */
 int nw_ras_addr_of_pid(pid_t pid, char *buf, size_t len, int *enabled);
 
+/* For attach: the RAS report of the job whose processes are `pids` (all
+ * on this host). The address is the one most of them serve on (their
+ * NCCL_RAS_ADDR, else the default); processes with NCCL_RAS_ENABLE other
+ * than 1 are not counted. NW_RAS_DISABLED when every process has RAS off
+ * (nothing queried); else as nw_ras_query. `note` gets one line for the
+ * user either way ("RAS off in every process (NCCL_RAS_ENABLE=0): stacks
+ * alone", "RAS at ADDR: ...", or the query's error). */
+#define NW_RAS_DISABLED 4
+int nw_ras_query_pids(const pid_t *pids, size_t n, const struct nw_ras_query_opts *o, struct nw_ras_report *out,
+                      char *note, size_t notelen);
+
 /* Connect, CLIENT PROTOCOL 2, TIMEOUT, SET FORMAT json (text when the
  * server refuses it), STATUS, read until the server closes, parse.
  * NW_RAS_OK with *out filled (free with nw_ras_report_free), else the
