@@ -14,8 +14,8 @@
 static void ras_help(FILE *out)
 {
 	fprintf(out,
-	        "usage: ncclwatch ras [--addr HOST:PORT] [--json] [--save FILE] [--timeout S]\n"
-	        "                     [--verbose] [--text]\n"
+	        "usage: ncclwatch ras [--addr HOST:PORT | --pid PID...] [--json] [--save FILE]\n"
+	        "                     [--timeout S] [--verbose] [--text]\n"
 	        "\n"
 	        "Asks the RAS endpoint every NCCL process (2.24+) runs for the state of its\n"
 	        "whole job, also one started without ncclwatch: per communicator and rank the\n"
@@ -27,6 +27,9 @@ static void ras_help(FILE *out)
 	        "\n"
 	        "  -a, --addr H:P    where to ask (default $NCCL_RAS_ADDR, else localhost:28028,\n"
 	        "                    NCCL's default; IPv6 as [addr]:port)\n"
+	        "  -p, --pid PID     ask where process PID (repeatable: the processes of one job)\n"
+	        "                    serves RAS: its NCCL_RAS_ADDR, else the default; none of them\n"
+	        "                    with NCCL_RAS_ENABLE=1 (or unset): one line, exit 2\n"
 	        "  -j, --json        print the report as received instead of the summary\n"
 	        "  -s, --save FILE   also write the report as received to FILE (for\n"
 	        "                    `ncclwatch diagnose FILE`, or a directory it reads)\n"
@@ -108,6 +111,7 @@ static int ras_run(int argc, char **argv)
 	static const struct option options[] = {
 		{ "addr", required_argument, NULL, 'a' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "pid", required_argument, NULL, 'p' },
 		{ "save", required_argument, NULL, 's' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -117,15 +121,25 @@ static int ras_run(int argc, char **argv)
 	};
 	struct nw_ras_query_opts q = { .server_timeout_s = -1 };
 	const char *save = NULL;
+	pid_t pids[256];
+	size_t npids = 0;
 	int json = 0, c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:a:js:t:vTh", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:a:jp:s:t:vTh", options, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			if (!*optarg) return nw_usage_error("ras", "--addr wants HOST:PORT");
 			q.addr = optarg;
 			break;
 		case 'j': json = 1; break;
+		case 'p': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v <= 0 || npids == sizeof pids / sizeof pids[0])
+				return nw_usage_error("ras", "--pid '%s': not a process id (at most 256)", optarg);
+			pids[npids++] = (pid_t)v;
+			break;
+		}
 		case 's':
 			if (!*optarg) return nw_usage_error("ras", "--save wants a file name");
 			save = optarg;
@@ -141,9 +155,10 @@ static int ras_run(int argc, char **argv)
 		}
 	}
 	if (optind < argc) return nw_usage_error("ras", "unexpected argument '%s'", argv[optind]);
+	if (npids && q.addr) return nw_usage_error("ras", "--addr and --pid exclude each other");
 	struct nw_ras_report r;
 	char err[512];
-	int st = nw_ras_query(&q, &r, err, sizeof err);
+	int st = npids ? nw_ras_query_pids(pids, npids, &q, &r, err, sizeof err) : nw_ras_query(&q, &r, err, sizeof err);
 	if (st != NW_RAS_OK) {
 		fprintf(stderr, "ncclwatch ras: %s\n", err);
 		return NW_EXIT_USAGE;

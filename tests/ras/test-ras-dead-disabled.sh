@@ -40,4 +40,8 @@ assert_eq "$rc" 2 "exit status when no RAS answers"
 assert_eq "$(wc -l < "$T/off.err")" 1 "lines on stderr"
 assert_grep "^ncclwatch ras: no RAS answers at 127\.0\.0\.1:$RAS_PORT: connection refused" "$T/off.err"
 assert_eq "$(wc -c < "$T/off.out")" 0 "stdout"
+"$NW_CLI" ras --pid "$(rank_pids | head -n 1)" > "$T/off2.out" 2> "$T/off2.err"; rc=$?
+cat "$T/off2.err"
+assert_eq "$rc:$(wc -l < "$T/off2.err")" "2:1" "--pid of a process with RAS off: exit status and lines"
+assert_grep '^ncclwatch ras: RAS off in every process \(NCCL_RAS_ENABLE not 1\): stacks alone$' "$T/off2.err"
 trainer_kill
