@@ -130,8 +130,12 @@ void sim_ras_comm_join(ncclComm_t c)
 {
 	struct sim_ras_rank *r = mine(c);
 	if (!r) return;
-	memset(r, 0, sizeof *r);
-	r->comm_hash = c->ras_hash;
+	for (int f = 0; f < SIM_RAS_NFUNCS; f++) __atomic_store_n(&r->coll_counts[f], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->async_error, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->finalize_called, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->destroy_flag, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->abort_flag, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->comm_hash, c->ras_hash, __ATOMIC_RELEASE);
 	__atomic_store_n(&r->init_state, ncclInProgress, __ATOMIC_RELEASE);  /* init.cc sets it before bootstrap */
 	pthread_once(&ras_once, ras_start);
 }
@@ -416,8 +420,15 @@ static int job_collect(struct job *j)
 				rr->rank = r;
 				rr->pid = rs->pid;
 				rr->dev = rs->device;
-				memcpy(&rr->st, (const void *)&rs->ras, sizeof rr->st);
-				__atomic_thread_fence(__ATOMIC_ACQUIRE);
+				/* field by field with atomics: the owner writes them meanwhile */
+				rr->st.comm_hash = __atomic_load_n(&rs->ras.comm_hash, __ATOMIC_ACQUIRE);
+				for (int f = 0; f < SIM_RAS_NFUNCS; f++)
+					rr->st.coll_counts[f] = __atomic_load_n(&rs->ras.coll_counts[f], __ATOMIC_ACQUIRE);
+				rr->st.init_state = __atomic_load_n(&rs->ras.init_state, __ATOMIC_ACQUIRE);
+				rr->st.async_error = __atomic_load_n(&rs->ras.async_error, __ATOMIC_ACQUIRE);
+				rr->st.finalize_called = __atomic_load_n(&rs->ras.finalize_called, __ATOMIC_ACQUIRE);
+				rr->st.destroy_flag = __atomic_load_n(&rs->ras.destroy_flag, __ATOMIC_ACQUIRE);
+				rr->st.abort_flag = __atomic_load_n(&rs->ras.abort_flag, __ATOMIC_ACQUIRE);
 				if (!c->hash) c->hash = rr->st.comm_hash;
 			} else {
 				struct mrank *m = &c->m[c->nm++];
