@@ -383,8 +383,11 @@ static int job_collect(struct job *j)
 				linked = __atomic_load_n(&v->rank[r].joined, __ATOMIC_ACQUIRE) && peer_find(j, v->rank[r].pid);
 			if (!linked) continue;
 			in_job[i] = changed = 1;
-			for (int r = 0; r < v->hdr->nranks; r++)
-				if (__atomic_load_n(&v->rank[r].joined, __ATOMIC_ACQUIRE)) peer_add(j, v->rank[r].pid);
+			for (int r = 0; r < v->hdr->nranks; r++) {
+				if (!__atomic_load_n(&v->rank[r].joined, __ATOMIC_ACQUIRE)) continue;
+				struct peer *p = peer_add(j, v->rank[r].pid);
+				if (p && v->rank[r].device >= 0 && v->rank[r].device < 64) p->devs |= 1ull << v->rank[r].device;
+			}
 		}
 	}
 	for (int i = 0; i < nviews; i++)
@@ -622,6 +625,16 @@ static void comm_classify(struct job *j, struct rcomm *c)
 	if (__builtin_popcount(c->status) > 1) c->errors |= ACE_MISMATCH;
 }
 
+/* "  Process P on node H managing GPU(s) a,b" (rasGpuDevsToString) */
+static void peer_line(struct out *o, const struct peer *p)
+{
+	char devs[256] = "";
+	size_t n = 0;
+	for (int d = 0; d < 64; d++)
+		if (p->devs & (1ull << d)) n += (size_t)snprintf(devs + n, sizeof devs - n, "%s%d", n ? "," : "", d);
+	out_append(o, "  Process %d on node %s managing GPU%s %s\n", p->pid, HOST, __builtin_popcountll(p->devs) > 1 ? "s" : "", devs);
+}
+
 static void rank_line(struct out *o, const char *prefix, int rank, const char *what, int dev, int pid)
 {
 	if (what) out_append(o, "%sRank %d %s -- GPU %d managed by process %d on node %s\n", prefix, rank, what, dev, pid, HOST);
@@ -658,7 +671,7 @@ static void report_text_comms(struct out *o, struct job *j, int verbose)
 		if (outlier(j->missing, verbose, -1))
 			for (int i = 0; i < j->npeers; i++)
 				if (!j->peers[i].responsive && !j->peers[i].dead)
-					out_append(o, "  Process %d on node %s managing GPU %s\n", j->peers[i].pid, HOST, "0");
+					peer_line(o, &j->peers[i]);
 		out_append(o, "\n");
 	}
 	if (j->dead > 0) {
@@ -666,7 +679,7 @@ static void report_text_comms(struct out *o, struct job *j, int verbose)
 		           j->dead > 1 ? "es are" : " is");
 		if (outlier(j->dead, verbose, -1))
 			for (int i = 0; i < j->npeers; i++)
-				if (j->peers[i].dead) out_append(o, "  Process %d on node %s managing GPU %s\n", j->peers[i].pid, HOST, "0");
+				if (j->peers[i].dead) peer_line(o, &j->peers[i]);
 		out_append(o, "\n");
 	}
 	for (int i = 0; i < j->ncomms; i++) {
@@ -787,14 +800,15 @@ static void report_text_comms(struct out *o, struct job *j, int verbose)
 static void report_text_head(struct out *o, struct job *j)
 {
 	int gpus = 0;
-	for (int i = 0; i < j->npeers; i++) gpus++;  /* one GPU per simulated process */
+	for (int i = 0; i < j->npeers; i++) gpus += __builtin_popcountll(j->peers[i].devs);
 	out_append(o, "NCCL version %d.%d.%d%s compiled with CUDA %d.%d\n", NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH, NCCL_SUFFIX,
 	           CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10);
 	out_append(o, "CUDA runtime version %d, driver version %d\n\n", CUDA_VERSION, driver_version());
 	out_append(o, "Job summary\n===========\n\n");
 	out_append(o, "  Nodes  Processes         GPUs  Processes     GPUs\n"
 	              "(total)   per node  per process    (total)  (total)\n"
-	              "%7d  %9d  %11d  %9d  %7d\n", 1, j->npeers, 1, j->npeers, gpus);
+	              "%7d  %9d  %11d  %9d  %7d\n", 1, j->npeers, j->npeers ? __builtin_popcountll(j->peers[0].devs) : 0,
+	              j->npeers, gpus);
 	out_append(o, "\nCommunicators...");
 }
 
