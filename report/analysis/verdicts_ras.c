@@ -386,11 +386,14 @@ static void rule_equal(struct vl *l, const struct world *w, const struct nw_ras_
 			o += (size_t)snprintf(counts + o, sizeof counts - o, "%s%s %" PRIu64, o ? ", " : "", nw_ras_func_names[f],
 			                      c->ranks[0].counts[f]);
 	vsummary(l, v, "launch counts equal; RAS cannot see completion: every rank of comm 0x%016" PRIx64 " (%d) launched the "
-	         "same collectives (%s); if the job is hung, the transfer itself does not complete",
+	         "same collectives (%s); if the job is hung, the transfer itself does not complete, unless ranks launched them in "
+	         "another order",
 	         c->hash, c->size, counts[0] ? counts : "none");
 	all_waiting(l, v, w, c);
 	vevidence(l, v, "launch counts equal; RAS cannot see completion: a rank inside a collective and a rank past it look the "
 	                "same; thread stacks (ncclwatch attach) or the preload tell them apart");
+	vevidence(l, v, "equal counts also hide a different launch order of the same ops (one rank launching a Broadcast "
+	                "before an AllReduce, the others after it): counts are per kind, not a sequence");
 	vevidence(l, v, SRC);
 }
 
