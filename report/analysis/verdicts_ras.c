@@ -114,16 +114,43 @@ static const char *err_name(int e)
 }
 
 /* ---- global ranks: the largest comm's ranks, others mapped by pid ---- */
+struct pidrank { int pid, rank; };
 struct world {
 	const struct nw_ras_comm *c;
+	struct pidrank *byp;      /* the world comm's (pid, rank), sorted by pid */
+	size_t n;
 };
 
+static int cmp_pidrank(const void *a, const void *b)
+{
+	const struct pidrank *x = a, *y = b;
+	if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+	return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static int world_index(struct world *w)
+{
+	if (!w->c) return 0;
+	w->byp = malloc((w->c->nranks + w->c->nmissing + 1) * sizeof *w->byp);
+	if (!w->byp) return -1;
+	for (size_t i = 0; i < w->c->nranks; i++) w->byp[w->n++] = (struct pidrank){ w->c->ranks[i].pid, w->c->ranks[i].rank };
+	for (size_t i = 0; i < w->c->nmissing; i++) w->byp[w->n++] = (struct pidrank){ w->c->missing[i].pid, w->c->missing[i].rank };
+	qsort(w->byp, w->n, sizeof *w->byp, cmp_pidrank);
+	return 0;
+}
+
+/* A rank of comm c as a rank of the world comm: by pid (a process with
+ * several GPUs: its lowest world rank), else the comm rank itself. */
 static int32_t grank(const struct world *w, const struct nw_ras_comm *c, int rank, int pid)
 {
-	if (!w->c || c == w->c || pid <= 0) return rank;
-	for (size_t i = 0; i < w->c->nranks; i++) if (w->c->ranks[i].pid == pid) return w->c->ranks[i].rank;
-	for (size_t i = 0; i < w->c->nmissing; i++) if (w->c->missing[i].pid == pid) return w->c->missing[i].rank;
-	return rank;
+	if (!w->c || c == w->c || pid <= 0 || !w->n) return rank;
+	size_t lo = 0, hi = w->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (w->byp[mid].pid < pid) lo = mid + 1;
+		else hi = mid;
+	}
+	return lo < w->n && w->byp[lo].pid == pid ? w->byp[lo].rank : rank;
 }
 
 static int cmp_comm_size(const void *a, const void *b)
@@ -427,6 +454,7 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 	qsort(comms, r->ncomms, sizeof *comms, cmp_comm_size);
 	struct world w = { .c = r->ncomms ? comms[0] : NULL };
 	*world_size = w.c ? w.c->size : -1;
+	if (world_index(&w)) { free(comms); return -1; }
 	if (!r->ncomms) {
 		struct nw_verdict *v = vadd(&l, NW_V_INIT_STALL, NULL, NW_OP_COMM_INIT, 0);
 		if (v) {
@@ -459,6 +487,7 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 		}
 	}
 	free(comms);
+	free(w.byp);
 	if (l.oom) { nw_ras_verdicts_free(l.v, l.n); return -1; }
 	qsort(l.v, l.n, sizeof *l.v, cmp_verdict);
 	*out = l.v;

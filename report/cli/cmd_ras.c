@@ -71,6 +71,28 @@ static int same_group(const struct nw_ras_rank *a, const struct nw_ras_rank *b)
 	       a->counts_known == b->counts_known && !memcmp(a->counts, b->counts, sizeof a->counts);
 }
 
+/* Ranks ordered by what they show (state, error, counts), then by rank:
+ * equal ranks end up next to each other in O(n log n). */
+static int cmp_show(const void *x, const void *y)
+{
+	const struct nw_ras_rank *a = *(const struct nw_ras_rank *const *)x, *b = *(const struct nw_ras_rank *const *)y;
+	int c = strcmp(rank_state(a), rank_state(b));
+	if (c) return c;
+	if (a->async_error != b->async_error) return a->async_error < b->async_error ? -1 : 1;
+	if (a->counts_known != b->counts_known) return a->counts_known < b->counts_known ? -1 : 1;
+	for (int f = 0; f < NW_RAS_NFUNCS; f++)
+		if (a->counts[f] != b->counts[f]) return a->counts[f] < b->counts[f] ? 1 : -1;
+	return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+struct group { int first; size_t from, to; };
+
+static int cmp_group(const void *x, const void *y)
+{
+	const struct group *a = x, *b = y;
+	return (a->first > b->first) - (a->first < b->first);
+}
+
 static void print_summary(FILE *out, const struct nw_ras_report *r)
 {
 	fprintf(out, "RAS at %s: NCCL %s, %zu communicator%s, collected in %.3f s, %d timeout%s%s\n", r->addr,
@@ -82,22 +104,31 @@ static void print_summary(FILE *out, const struct nw_ras_report *r)
 		const struct nw_ras_comm *c = &r->comms[i];
 		fprintf(out, "comm 0x%016llx: size %d, %zu answered, %zu missing\n", (unsigned long long)c->hash, c->size,
 		        c->nranks, c->nmissing);
-		char *done = calloc(c->nranks ? c->nranks : 1, 1);
-		if (!done) return;
-		for (size_t a = 0; a < c->nranks; a++) {
-			if (done[a]) continue;
+		const struct nw_ras_rank **by = malloc((c->nranks ? c->nranks : 1) * sizeof *by);
+		struct group *g = malloc((c->nranks ? c->nranks : 1) * sizeof *g);
+		if (!by || !g) { free(by); free(g); return; }
+		for (size_t k = 0; k < c->nranks; k++) by[k] = &c->ranks[k];
+		qsort(by, c->nranks, sizeof *by, cmp_show);
+		size_t ng = 0;
+		for (size_t k = 0; k < c->nranks; k++) {
+			if (k && same_group(by[k - 1], by[k])) { g[ng - 1].to = k + 1; if (by[k]->rank < g[ng - 1].first) g[ng - 1].first = by[k]->rank; continue; }
+			g[ng++] = (struct group){ by[k]->rank, k, k + 1 };
+		}
+		qsort(g, ng, sizeof *g, cmp_group);   /* groups in the order of their first rank */
+		for (size_t k = 0; k < ng; k++) {
 			struct nw_rankset set = { 0 };
-			for (size_t b = a; b < c->nranks; b++)
-				if (!done[b] && same_group(&c->ranks[a], &c->ranks[b])) { done[b] = 1; nw_rankset_add(&set, c->ranks[b].rank); }
+			for (size_t m = g[k].from; m < g[k].to; m++) nw_rankset_add(&set, by[m]->rank);
 			char buf[256];
 			nw_rankset_format(&set, buf, sizeof buf);
-			fprintf(out, "  rank%s %s: %s", set.n == 1 ? "" : "s", buf, rank_state(&c->ranks[a]));
-			if (c->ranks[a].async_error && c->ranks[a].async_error != 7) fprintf(out, " async error %d", c->ranks[a].async_error);
-			print_counts(out, &c->ranks[a]);
+			const struct nw_ras_rank *r0 = by[g[k].from];
+			fprintf(out, "  rank%s %s: %s", set.n == 1 ? "" : "s", buf, rank_state(r0));
+			if (r0->async_error && r0->async_error != 7) fprintf(out, " async error %d", r0->async_error);
+			print_counts(out, r0);
 			fputc('\n', out);
 			nw_rankset_free(&set);
 		}
-		free(done);
+		free(by);
+		free(g);
 		for (size_t m = 0; m < c->nmissing; m++) {
 			const struct nw_ras_missing *x = &c->missing[m];
 			fprintf(out, "  missing rank %d: pid %d on %s: %s\n", x->rank, x->pid, x->host[0] ? x->host : "?",

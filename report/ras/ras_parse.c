@@ -264,9 +264,12 @@ fail:
 }
 
 /* ---- the text format (NCCL before 2.28.7, or a server refusing JSON) ---- */
+#define MAX_TEXT_RANKS 65536  /* communicators, or ranks of one, listed by name: NCCL lists outliers only
+                               * (at most 10; verbose: under half the ranks) */
 static struct nw_ras_comm *text_comm(struct nw_ras_report *r, uint64_t hash)
 {
 	for (size_t i = 0; i < r->ncomms; i++) if (r->comms[i].hash == hash) return &r->comms[i];
+	if (r->ncomms >= MAX_TEXT_RANKS) return NULL;
 	struct nw_ras_comm *n = realloc(r->comms, (r->ncomms + 1) * sizeof *n);
 	if (!n) return NULL;
 	r->comms = n;
@@ -279,7 +282,7 @@ static struct nw_ras_comm *text_comm(struct nw_ras_report *r, uint64_t hash)
 static struct nw_ras_rank *text_rank(struct nw_ras_comm *c, int rank)
 {
 	for (size_t i = 0; i < c->nranks; i++) if (c->ranks[i].rank == rank) return &c->ranks[i];
-	if (c->nranks >= MAX_ITEMS) return NULL;
+	if (c->nranks >= MAX_TEXT_RANKS) return NULL;
 	struct nw_ras_rank *n = realloc(c->ranks, (c->nranks + 1) * sizeof *n);
 	if (!n) return NULL;
 	c->ranks = n;
@@ -335,7 +338,7 @@ int nw_ras_parse_text(const char *name, const char *text, size_t len, struct nw_
 			continue;
 		}
 		if (section && sscanf(line, "#%d-%d (%llx) %31s", &g, &k, &h, kind) == 4) {
-			if (!(cur = text_comm(out, h))) goto nomem;
+			if (!(cur = text_comm(out, h))) goto too_many;
 			if (g >= 0 && g < 64 && !cur->size) cur->size = group_size[g];
 			what = !strcmp(kind, "INCOMPLETE") ? 1 : !strcmp(kind, "ERROR") ? 2 : 3;
 			func = -1;
@@ -354,7 +357,7 @@ int nw_ras_parse_text(const char *name, const char *text, size_t len, struct nw_
 			int e = rep ? text_error_code(rep + 10) : err_code;
 			if (!e) continue;
 			struct nw_ras_rank *r = text_rank(cur, rank);
-			if (!r) goto nomem;
+			if (!r) goto too_many;
 			if (async) r->async_error = e;
 			else r->init_state = e;
 			text_where(line, &r->pid, r->host, sizeof r->host);
@@ -362,6 +365,7 @@ int nw_ras_parse_text(const char *name, const char *text, size_t len, struct nw_
 		}
 		if (what == 1) {   /* INCOMPLETE: the ranks whose process did not answer */
 			if (sscanf(line, "  Rank %d", &rank) != 1) continue;
+			if (cur->nmissing >= MAX_TEXT_RANKS) goto too_many;
 			struct nw_ras_missing *m = realloc(cur->missing, (cur->nmissing + 1) * sizeof *m);
 			if (!m) goto nomem;
 			cur->missing = m;
@@ -402,7 +406,7 @@ int nw_ras_parse_text(const char *name, const char *text, size_t len, struct nw_
 		else if (have_val && strstr(line, " -- ")) v = val;   /* "Rank R -- GPU ..." under a group line */
 		else continue;
 		struct nw_ras_rank *r = text_rank(cur, rank);
-		if (!r) goto nomem;
+		if (!r) goto too_many;
 		r->counts[func] = v;
 		r->counts_known = 1;
 		text_where(line, &r->pid, r->host, sizeof r->host);
@@ -417,6 +421,11 @@ int nw_ras_parse_text(const char *name, const char *text, size_t len, struct nw_
 nomem:
 	free(copy);
 	set_err(err, errlen, "%s: out of memory", name);
+	nw_ras_report_free(out);
+	return -1;
+too_many:
+	free(copy);
+	set_err(err, errlen, "%s: more than %d communicators or ranks of one listed: not NCCL's text report", name, MAX_TEXT_RANKS);
 	nw_ras_report_free(out);
 	return -1;
 }

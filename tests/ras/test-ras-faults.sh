@@ -97,12 +97,18 @@ if [ -x "$MPIRUN" ]; then
 	nw_until 60 mpi6 || fail "mpirun: ranks 0-2 never launched AllReduce #7"
 	diag mpi
 	assert_grep '^MISSING_RANK: rank 3 never launched AllReduce #7 on comm' "$T/mpi.diag"
-	launch_stop KILL
+	# SIGTERM: mpirun tears its ranks down (after SIGKILL they would live on
+	# in process groups of their own, and keep answering on this port)
+	launch_stop TERM
+	launch_settled 30 || fail "mpirun's ranks outlived it"
 else
 	note "no $MPIRUN: mpirun case skipped"
 fi
 if [ -x "$TORCHRUN" ]; then
 	note "skip under torchrun"
+	# a port of its own: nothing of an earlier job may answer there
+	RAS_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	export NCCL_RAS_ADDR="127.0.0.1:$RAS_PORT"
 	launch_torchrun 4 "$T/torch.out" "$NW_TRAINER" --steps 24 --count 64 --bcast-every 0 --verbose --fault skip:rank=1:step=6
 	nw_until 120 grep -q 'rank 1 step 6: fault skip' "$T/torch.out" || { cat "$T/torch.out"; fail "torchrun: no skip"; }
 	t6() { "$NW_CLI" ras | grep -q '^  ranks 0,2-3: RUNNING AllReduce 7$'; }
