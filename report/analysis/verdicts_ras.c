@@ -509,7 +509,8 @@ int nw_ras_add_job(struct nw_analysis *a, const struct nw_ras_report *r, const c
 	j->name = strdup(name);
 	if (!j->name) { nw_ras_verdicts_free(v, n); return -1; }
 	j->world_size = ws;
-	j->timeout_s = 0;
+	j->timeout_s = 5;   /* RAS's own threshold: a process that does not answer within its
+	                     * collective leg timeout (5 s x NCCL_RAS_TIMEOUT_FACTOR) is unresponsive */
 	j->verdicts = v;
 	j->nverdicts = n;
 	a->njobs++;

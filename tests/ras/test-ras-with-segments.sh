@@ -28,4 +28,13 @@ ours=$(sed -n '/^job rasjob/,/^job ras /p' "$T/diag.out" | sed -n 's/^  op: AllR
 assert_grep '^MISSING_RANK: rank 3 never launched AllReduce #5 on comm 0x[0-9a-f]{16}' "$T/diag.out"
 assert_grep "^    RAS comm 0x[0-9a-f]{16} is ncclwatch comm $ours of job rasjob \\(same size, same pid for every rank that answered\\)$" "$T/diag.out"
 assert_grep '^    the segments of job rasjob agree: MISSING_RANK, culprits 3$' "$T/diag.out"
+note "the JSON of both jobs validates against docs/diagnose.schema.json"
+. "$NW_ROOT/tests/cli/cli-lib.sh"
+if (need_jsonschema) > /dev/null; then
+	need_jsonschema
+	"$NW_CLI" diagnose --json --timeout 1 "$NCCLWATCH_DIR" > "$T/doc.json"
+	"$CLI_PY" "$CLI_CHECK" schema "$CLI_SCHEMA" "$T/doc.json" || fail "diagnose --json with a RAS job breaks the schema"
+else
+	note "no python3 jsonschema: schema check left out"
+fi
 trainer_kill
