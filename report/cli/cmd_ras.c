@@ -16,6 +16,7 @@ static void ras_help(FILE *out)
 	fprintf(out,
 	        "usage: ncclwatch ras [--addr HOST:PORT | --pid PID...] [--json] [--save FILE]\n"
 	        "                     [--timeout S] [--verbose] [--text]\n"
+	        "       ncclwatch ras --monitor GROUPS [--addr HOST:PORT] [--json] [--timeout S]\n"
 	        "\n"
 	        "Asks the RAS endpoint every NCCL process (2.24+) runs for the state of its\n"
 	        "whole job, also one started without ncclwatch: per communicator and rank the\n"
@@ -37,6 +38,10 @@ static void ras_help(FILE *out)
 	        "                    waits up to 10 s for unresponsive processes)\n"
 	        "  -v, --verbose     VERBOSE STATUS (text format: every outlier rank)\n"
 	        "      --text        ask for NCCL's text format even where JSON is offered\n"
+	        "  -m, --monitor G   NCCL 2.29.2+: print the events of groups G (lifecycle, trace,\n"
+	        "                    all; comma-separated) as the server sends them, for --timeout\n"
+	        "                    seconds (as JSON objects with --json); an older NCCL refuses\n"
+	        "                    it: one line, exit 2\n"
 	        "  -h, --help        this text\n"
 	        "\n"
 	        "Output: \"RAS at ADDR: NCCL V, N communicators, ...\", then per communicator\n"
@@ -143,6 +148,7 @@ static int ras_run(int argc, char **argv)
 		{ "addr", required_argument, NULL, 'a' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "pid", required_argument, NULL, 'p' },
+		{ "monitor", required_argument, NULL, 'm' },
 		{ "save", required_argument, NULL, 's' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -151,18 +157,22 @@ static int ras_run(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct nw_ras_query_opts q = { .server_timeout_s = -1 };
-	const char *save = NULL;
+	const char *save = NULL, *monitor = NULL;
 	pid_t pids[256];
 	size_t npids = 0;
 	int json = 0, c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:a:jp:s:t:vTh", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:a:jp:m:s:t:vTh", options, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			if (!*optarg) return nw_usage_error("ras", "--addr wants HOST:PORT");
 			q.addr = optarg;
 			break;
 		case 'j': json = 1; break;
+		case 'm':
+			if (!*optarg) return nw_usage_error("ras", "--monitor wants event groups (lifecycle, trace, all)");
+			monitor = optarg;
+			break;
 		case 'p': {
 			char *end;
 			long v = strtol(optarg, &end, 10);
@@ -187,6 +197,16 @@ static int ras_run(int argc, char **argv)
 	}
 	if (optind < argc) return nw_usage_error("ras", "unexpected argument '%s'", argv[optind]);
 	if (npids && q.addr) return nw_usage_error("ras", "--addr and --pid exclude each other");
+	char err0[512];
+	if (monitor) {
+		if (npids || save || q.verbose || q.force_text)
+			return nw_usage_error("ras", "--monitor goes with --addr, --json and --timeout only");
+		if (nw_ras_monitor(&q, monitor, json, stdout, err0, sizeof err0) != NW_RAS_OK) {
+			fprintf(stderr, "ncclwatch ras: %s\n", err0);
+			return NW_EXIT_USAGE;
+		}
+		return NW_EXIT_OK;
+	}
 	struct nw_ras_report r;
 	char err[512];
 	int st = npids ? nw_ras_query_pids(pids, npids, &q, &r, err, sizeof err) : nw_ras_query(&q, &r, err, sizeof err);

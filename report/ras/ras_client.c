@@ -199,24 +199,21 @@ static int fail_read(struct conn *c, const char *addr, const char *what, double 
 	return NW_RAS_BAD_PEER;
 }
 
-int nw_ras_query(const struct nw_ras_query_opts *o, struct nw_ras_report *out, char *err, size_t errlen)
+/* Connect to addr before the deadline: the socket, or -1 with err and *rc. */
+static int ras_connect(const char *addr, double deadline, double secs, int *rc, char *err, size_t errlen)
 {
-	struct nw_ras_query_opts dflt = { .server_timeout_s = -1 };
-	if (!o) o = &dflt;
-	const char *addr = o->addr ? o->addr : nw_ras_default_addr();
-	double secs = o->deadline_s > 0 ? o->deadline_s : NW_RAS_DEFAULT_DEADLINE_S;
-	double deadline = mono() + secs;
-	char host[256], port[32], line[1100], q[128];
-	memset(out, 0, sizeof *out);
+	char host[256], port[32];
 	if (split_addr(addr, host, sizeof host, port, sizeof port)) {
 		set_err(err, errlen, "RAS address '%s': not host:port", addr);
-		return NW_RAS_ERROR;
+		*rc = NW_RAS_ERROR;
+		return -1;
 	}
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL;
 	int g = getaddrinfo(host, port, &hints, &ai);
 	if (g) {
 		set_err(err, errlen, "RAS address '%s': %s", addr, gai_strerror(g));
-		return NW_RAS_ERROR;
+		*rc = NW_RAS_ERROR;
+		return -1;
 	}
 	int fd = -1, refused = 0;
 	for (struct addrinfo *a = ai; a && fd < 0; a = a->ai_next) fd = connect_one(a, deadline, &refused);
@@ -227,10 +224,87 @@ int nw_ras_query(const struct nw_ras_query_opts *o, struct nw_ras_report *out, c
 			        "or NCCL_RAS_ADDR differs)", addr);
 		else
 			set_err(err, errlen, "no RAS answers at %s: no connection within %.0f s", addr, secs);
-		return NW_RAS_NO_ANSWER;
+		*rc = NW_RAS_NO_ANSWER;
 	}
+	return fd;
+}
+
+int nw_ras_monitor(const struct nw_ras_query_opts *o, const char *groups, int json, FILE *out, char *err, size_t errlen)
+{
+	struct nw_ras_query_opts dflt = { .server_timeout_s = -1 };
+	if (!o) o = &dflt;
+	const char *addr = o->addr ? o->addr : nw_ras_default_addr();
+	double secs = o->deadline_s > 0 ? o->deadline_s : NW_RAS_DEFAULT_DEADLINE_S;
+	double deadline = mono() + secs;
+	char line[1100], q[128];
+	int rc = NW_RAS_OK;
+	int fd = ras_connect(addr, deadline, secs, &rc, err, errlen);
+	if (fd < 0) return rc;
 	struct conn c = { .fd = fd, .deadline = deadline, .max = o->max_bytes ? o->max_bytes : NW_RAS_DEFAULT_MAX_BYTES };
-	int rc = NW_RAS_OK, json = !o->force_text, r;
+	if (send_line(fd, "CLIENT PROTOCOL 2\n", deadline)) goto send_failed;
+	if (read_line(&c, line, sizeof line)) { rc = fail_read(&c, addr, "SERVER PROTOCOL reply", secs, err, errlen); goto out; }
+	if (strncasecmp(line, "SERVER PROTOCOL ", 16)) {
+		quote(q, sizeof q, line, strlen(line));
+		set_err(err, errlen, "RAS at %s: not NCCL's RAS protocol: answered '%s' to CLIENT PROTOCOL", addr, q);
+		rc = NW_RAS_BAD_PEER;
+		goto out;
+	}
+	if (json) {
+		if (send_line(fd, "SET FORMAT json\n", deadline)) goto send_failed;
+		if (read_line(&c, line, sizeof line)) { rc = fail_read(&c, addr, "reply to SET FORMAT", secs, err, errlen); goto out; }
+		if (strcasecmp(line, "OK")) {
+			quote(q, sizeof q, line, strlen(line));
+			set_err(err, errlen, "RAS at %s: no JSON events (NCCL before 2.28.7?): answered '%s' to SET FORMAT json", addr, q);
+			rc = NW_RAS_BAD_PEER;
+			goto out;
+		}
+	}
+	snprintf(line, sizeof line, "MONITOR%s%.1000s\n", groups ? " " : "", groups ? groups : "");
+	if (send_line(fd, line, deadline)) goto send_failed;
+	if (read_line(&c, line, sizeof line)) { rc = fail_read(&c, addr, "reply to MONITOR", secs, err, errlen); goto out; }
+	if (strcasecmp(line, "OK")) {
+		quote(q, sizeof q, line, strlen(line));
+		set_err(err, errlen, "RAS at %s: MONITOR refused (it needs NCCL 2.29.2 or later): answered '%s'", addr, q);
+		rc = NW_RAS_BAD_PEER;
+		goto out;
+	}
+	/* events until the server closes, the deadline, or the size bound */
+	size_t copied = 0;
+	for (;;) {
+		if (c.len) {
+			size_t n = c.len < c.max - copied ? c.len : c.max - copied;
+			fwrite(c.buf, 1, n, out);
+			fflush(out);
+			copied += n;
+			c.len = 0;
+			if (copied >= c.max) break;
+		}
+		if (fill(&c)) break;   /* eof, deadline: the watch ends */
+	}
+	goto out;
+send_failed:
+	set_err(err, errlen, "RAS at %s: the connection broke while sending a command", addr);
+	rc = NW_RAS_BAD_PEER;
+out:
+	free(c.buf);
+	close(fd);
+	return rc;
+}
+
+int nw_ras_query(const struct nw_ras_query_opts *o, struct nw_ras_report *out, char *err, size_t errlen)
+{
+	struct nw_ras_query_opts dflt = { .server_timeout_s = -1 };
+	if (!o) o = &dflt;
+	const char *addr = o->addr ? o->addr : nw_ras_default_addr();
+	double secs = o->deadline_s > 0 ? o->deadline_s : NW_RAS_DEFAULT_DEADLINE_S;
+	double deadline = mono() + secs;
+	char line[1100], q[128];
+	memset(out, 0, sizeof *out);
+	int rc = NW_RAS_OK;
+	int fd = ras_connect(addr, deadline, secs, &rc, err, errlen);
+	if (fd < 0) return rc;
+	struct conn c = { .fd = fd, .deadline = deadline, .max = o->max_bytes ? o->max_bytes : NW_RAS_DEFAULT_MAX_BYTES };
+	int json = !o->force_text, r;
 
 	if (send_line(fd, "CLIENT PROTOCOL 2\n", deadline)) goto send_failed;
 	if ((r = read_line(&c, line, sizeof line))) { rc = fail_read(&c, addr, "SERVER PROTOCOL reply", secs, err, errlen); goto out; }

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #define NW_RAS_DEFAULT_PORT 28028
@@ -113,6 +114,15 @@ int nw_ras_query_pids(const pid_t *pids, size_t n, const struct nw_ras_query_opt
  * NW_RAS_OK with *out filled (free with nw_ras_report_free), else the
  * status with one line in err. */
 int nw_ras_query(const struct nw_ras_query_opts *o, struct nw_ras_report *out, char *err, size_t errlen);
+
+/* MONITOR (NCCL 2.29.2+): after the handshake (and SET FORMAT json when
+ * `json`), subscribe to `groups` ("lifecycle", "trace", "all", comma-
+ * separated; NULL: the server's default, lifecycle) and copy every event
+ * the server sends to `out` until it closes, o->deadline_s passes or
+ * o->max_bytes were copied (all three end the watch normally: NW_RAS_OK).
+ * A server that refuses MONITOR (before 2.29.2: "ERROR: Unknown command")
+ * is NW_RAS_BAD_PEER with err saying so. */
+int nw_ras_monitor(const struct nw_ras_query_opts *o, const char *groups, int json, FILE *out, char *err, size_t errlen);
 
 /* Parse a report (JSON or NCCL's text format): 0, or -1 with err. Takes
  * a copy of text as out->raw. `name` names the source in messages. */
