@@ -398,6 +398,9 @@ static void rule_equal(struct vl *l, const struct world *w, const struct nw_ras_
 		if (r->init_state != 0 || r->abort_flag || r->finalize_called || r->destroy_flag || !r->counts_known) return;
 	}
 	if (!c->nranks || c->nmissing) return;
+	uint64_t any = 0;
+	for (int f = 0; f < NW_RAS_NFUNCS; f++) any |= c->ranks[0].counts[f];
+	if (!any) return;   /* nothing counted (send/receive only, or nothing yet): nothing to say */
 	struct nw_verdict *v = vadd(l, NW_V_TRANSPORT_STALL, c, 0, 0);
 	if (!v) return;
 	int last = -1;
@@ -484,6 +487,14 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 				         "error or missing process");
 				vevidence(&l, v, SRC);
 			}
+		}
+	}
+	if (l.n == 0 && !l.oom) {
+		struct nw_verdict *v = vadd(&l, NW_V_HEALTHY, NULL, 0, 0);
+		if (v) {
+			vsummary(&l, v, "nothing RAS can see is wrong: every rank answered, no error, no launch count differs "
+			         "(RAS cannot see completion, nor send/receive)");
+			vevidence(&l, v, SRC);
 		}
 	}
 	free(comms);

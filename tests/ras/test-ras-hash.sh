@@ -1,0 +1,49 @@
+#!/bin/sh
+# RAS's comm hash is NCCL's commHash, not the simulation's key: for a comm
+# split from the world one (the trainer's --pipeline: color 0, the parent's
+# first split), NCCL computes digestHash(eatHash(parent commHash),
+# eatHash(splitCount = 1), eatHash(color = 0)) (init.cc, bitops.h). A
+# Python port of bitops.h's getHash family recomputes it from the world
+# comm's hash in the report. Also: send/receive are not counted (the
+# pipeline comm only does send/recv: all counts 0).
+. "$NW_ROOT/tests/lib.sh"
+. "$NW_ROOT/tests/trainer/trainer-lib.sh"
+. "$NW_ROOT/tests/ras/ras-lib.sh"
+trainer_start "$T/out" --nranks 4 --steps 1000000 --count 64 --bcast-every 0 --pipeline --verbose
+wait_for_ranks 120 "$T/out" ' step 3 done$' 0 1 2 3
+nw_until 60 ras_answers 8 || fail "RAS never listed both comms"
+"$NW_CLI" ras --json > "$T/r.json" || fail "ncclwatch ras failed"
+"$NW_CLI" ras
+python3 - "$T/r.json" <<'PY' || fail "commHash of the split comm is not NCCL's"
+import json, struct, sys
+M = (1 << 64) - 1
+def eat(acc, b):
+    acc[0] ^= len(b)
+    while b:
+        acc[0] = (acc[0] + acc[1]) & M; acc[1] ^= acc[0]; acc[0] ^= acc[0] >> 31
+        acc[0] = (acc[0] * 0x9de62bbc8cef3ce3) & M; acc[1] ^= acc[1] >> 32; acc[1] = (acc[1] * 0x485cd6311b599e79) & M
+        chunk, b = b[:8], b[8:]
+        acc[0] = (acc[0] + int.from_bytes(chunk.ljust(8, b"\0"), "little")) & M
+def digest(acc):
+    h = acc[0]; h ^= h >> 31; h = (h * 0xbac3bd562846de6b) & M; h = (h + acc[1]) & M; h ^= h >> 32
+    return (h * 0x995a187a14e7b445) & M
+doc = json.load(open(sys.argv[1]))
+comms = doc["communicators"]
+assert len(comms) == 2, comms
+world = [c for c in comms if any(r["collective_counts"]["AllReduce"] for r in c["ranks"])]
+pipe = [c for c in comms if not any(sum(r["collective_counts"].values()) for r in c["ranks"])]
+assert len(world) == 1 and len(pipe) == 1, "one comm with all-reduces, one with only send/recv (not counted)"
+parent = int(world[0]["hash"], 16)
+acc = [1, 1]
+eat(acc, struct.pack("<Q", parent)); eat(acc, struct.pack("<i", 1)); eat(acc, struct.pack("<i", 0))
+want = digest(acc)
+got = int(pipe[0]["hash"], 16)
+print("world 0x%x, split: expected 0x%x, RAS says 0x%x" % (parent, want, got))
+assert got == want
+PY
+note "a healthy job, and a comm that only sends and receives: nothing for RAS to blame"
+"$NW_CLI" diagnose "$T/r.json" > "$T/diag.out"
+cat "$T/diag.out"
+assert_eq "$(grep -c '^TRANSPORT_STALL: ' "$T/diag.out")" 1 "equal counts verdicts (the all-reduce comm only)"
+assert_no_grep 'launched the same collectives \(none\)' "$T/diag.out"
+trainer_kill
