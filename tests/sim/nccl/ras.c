@@ -118,9 +118,12 @@ static int64_t now_ns(void)
 }
 
 /* ---- what this process publishes ---- */
+/* This rank's published RAS fields, once sim_ras_comm_join made them (the
+ * flag orders the mapping before any other thread's use: a background
+ * init may still be joining while the application aborts). */
 static struct sim_ras_rank *mine(ncclComm_t c)
 {
-	return c && c->shm_joined && c->shm.rank ? &c->shm.rank[c->rank].ras : NULL;
+	return c && __atomic_load_n(&c->ras_ready, __ATOMIC_ACQUIRE) ? &c->shm.rank[c->rank].ras : NULL;
 }
 
 static pthread_once_t ras_once = PTHREAD_ONCE_INIT;
@@ -128,14 +131,15 @@ static void ras_start(void);
 
 void sim_ras_comm_join(ncclComm_t c)
 {
-	struct sim_ras_rank *r = mine(c);
-	if (!r) return;
+	if (!c || !c->shm_joined || !c->shm.rank) return;
+	struct sim_ras_rank *r = &c->shm.rank[c->rank].ras;
 	for (int f = 0; f < SIM_RAS_NFUNCS; f++) __atomic_store_n(&r->coll_counts[f], 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->async_error, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->finalize_called, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->destroy_flag, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->abort_flag, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->comm_hash, c->ras_hash, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->ras_ready, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&r->init_state, ncclInProgress, __ATOMIC_RELEASE);  /* init.cc sets it before bootstrap */
 	pthread_once(&ras_once, ras_start);
 }

@@ -182,6 +182,7 @@ struct ncclComm {
 	void *bg_job;              /* last non-blocking background job */
 	uint64_t ras_hash;         /* NCCL's commHash of this comm (ras.c) */
 	int ras_split_count;       /* NCCL's comm->splitCount: splits and shrinks */
+	int ras_ready;             /* atomic: shm.rank[rank].ras is published (ras.c) */
 };
 int sim_comm_valid(ncclComm_t comm);
 void sim_comm_ref(ncclComm_t comm);
