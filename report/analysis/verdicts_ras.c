@@ -16,9 +16,9 @@
  *             of it, they launched op #(their count) that the others never
  *             launched. MISSING_RANK with that op number. No strict
  *             majority: the verdict names no culprit and says so.
- *   left      ranks that answered but no longer hold the comm (destroyed
- *             or finalized it) while the others still run it: a minority
- *             left early (MISSING_RANK).
+ *   left      ranks that answered but no longer hold the comm, or that
+ *             finalized, destroy or abort it, while the others still run
+ *             it: a minority left early (MISSING_RANK).
  *   equal     nothing of the above and every rank launched the same
  *             counts: TRANSPORT_STALL of the comm, marked "launch counts
  *             equal; RAS cannot see completion" (if the job is hung, the
@@ -368,10 +368,13 @@ static int rule_counts(struct vl *l, const struct world *w, const struct nw_ras_
 	return made;
 }
 
+static int leaving(const struct nw_ras_rank *r) { return r->abort_flag || r->finalize_called || r->destroy_flag; }
+
 static int rule_left(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
 {
 	size_t left = 0;
 	for (size_t i = 0; i < c->nmissing; i++) left += !c->missing[i].unresponsive && !c->missing[i].dead;
+	for (size_t i = 0; i < c->nranks; i++) left += leaving(&c->ranks[i]);
 	if (!left || left * 2 >= (size_t)c->size) return 0;
 	struct nw_verdict *v = vadd(l, NW_V_MISSING_RANK, c, NW_OP_COMM_DESTROY, 0);
 	if (!v) return 0;
@@ -382,10 +385,17 @@ static int rule_left(struct vl *l, const struct world *w, const struct nw_ras_co
 		vevidence(l, v, "rank %d (pid %d on %s) answered RAS but no longer holds the comm (destroyed or never created)",
 		          m->rank, m->pid, m->host[0] ? m->host : "?");
 	}
+	for (size_t i = 0; i < c->nranks; i++) {
+		const struct nw_ras_rank *r = &c->ranks[i];
+		if (!leaving(r)) continue;
+		radd(l, &v->culprits, grank(w, c, r->rank, r->pid));
+		vevidence(l, v, "rank %d (pid %d on %s) %s the comm", r->rank, r->pid, r->host[0] ? r->host : "?",
+		          r->abort_flag ? "aborted" : r->finalize_called ? "finalized" : "is destroying");
+	}
 	char set[256];
 	nw_rankset_format(&v->culprits, set, sizeof set);
-	vsummary(l, v, "rank%s %s left comm 0x%016" PRIx64 " early: %zu of its %d ranks still hold it", v->culprits.n == 1 ? "" : "s",
-	         set, c->hash, c->nranks, c->size);
+	vsummary(l, v, "rank%s %s left comm 0x%016" PRIx64 " early (finalized, destroyed or aborted it): %zu of its %d ranks "
+	         "still run it", v->culprits.n == 1 ? "" : "s", set, c->hash, c->size - left, c->size);
 	all_waiting(l, v, w, c);
 	vevidence(l, v, SRC);
 	return 1;

@@ -56,7 +56,13 @@ assert_no_grep '^  culprits: [0-9]' "$T/tie.json.out"
 note "rank 3 answered but no longer holds the comm (NOCOMM) while 0-2 run it"
 report "$T/left.json" "$(comm 0xa4 4 "$(rank 0 100 5), $(rank 1 101 5), $(rank 2 102 5)" "$(missing 3 103 false false)")"
 diag "$T/left.json"
-assert_grep '^MISSING_RANK: rank 3 left comm 0x00000000000000a4 early: 3 of its 4 ranks still hold it$' "$T/left.json.out"
+assert_grep '^MISSING_RANK: rank 3 left comm 0x00000000000000a4 early \(finalized, destroyed or aborted it\): 3 of its 4 ranks still run it$' "$T/left.json.out"
+
+note "rank 0 of 4 finalized the comm while 1-3 run it"
+report "$T/fin.json" "$(comm 0xa5 4 "$(rank 0 100 5 0 0 true false false), $(rank 1 101 5), $(rank 2 102 5), $(rank 3 103 5)" "")"
+diag "$T/fin.json"
+assert_grep '^MISSING_RANK: rank 0 left comm 0x00000000000000a5 early \(finalized, destroyed or aborted it\): 3 of its 4 ranks still run it$' "$T/fin.json.out"
+assert_grep 'rank 0 \(pid 100 on 10\.0\.0\.1\) finalized the comm' "$T/fin.json.out"
 
 note "world of 4 and a 2-rank comm (world ranks 2,3): its culprit is named as world rank 3"
 report "$T/two.json" "$(comm 0xb1 4 "$(rank 0 100 7), $(rank 1 101 7), $(rank 2 102 7), $(rank 3 103 7)" "")" \
