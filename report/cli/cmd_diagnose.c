@@ -8,79 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <dirent.h>
-#include <sys/stat.h>
-#include "../analysis/verdicts_ras.h"
-#include "../ras/ras_client.h"
 #include "../render/render.h"
-#include "../segment_reader.h"
 #include "cli_analyze.h"
-
-static int strcmp_ptr(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-/* ---- saved RAS reports (`ncclwatch ras --save FILE`) among the paths ---- */
-struct ras_files {
-	char **paths;
-	size_t n;
-};
-
-static void ras_note(struct ras_files *r, const char *path)
-{
-	char **n = realloc(r->paths, (r->n + 1) * sizeof *n);
-	if (!n) return;
-	r->paths = n;
-	if ((r->paths[r->n] = strdup(path))) r->n++;
-}
-
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t a = strlen(s), b = strlen(suffix);
-	return a >= b && !strcmp(s + a - b, suffix);
-}
-
-/* RAS reports given as files, or lying as *.json in a directory given (not
- * below it: the segments' job directories hold no report); the other paths
- * stay in argv for the segment analysis. Returns the number of paths left;
- * *has_segments says whether any of them holds a segment. */
-static int ras_split(int argc, char **argv, struct ras_files *r, int *has_segments)
-{
-	int left = 0;
-	*has_segments = 0;
-	for (int i = 0; i < argc; i++) {
-		struct stat st;
-		if (stat(argv[i], &st) == 0 && S_ISREG(st.st_mode) && nw_ras_is_report_file(argv[i])) {
-			ras_note(r, argv[i]);
-			continue;
-		}
-		if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-			DIR *d = opendir(argv[i]);
-			struct dirent *e;
-			char **names = NULL;
-			size_t nnames = 0;
-			while (d && (e = readdir(d))) {
-				if (!ends_with(e->d_name, ".json")) continue;
-				char path[4096];
-				snprintf(path, sizeof path, "%s/%s", argv[i], e->d_name);
-				if (stat(path, &st) || !S_ISREG(st.st_mode) || !nw_ras_is_report_file(path)) continue;
-				char **n = realloc(names, (nnames + 1) * sizeof *n);
-				if (!n) break;
-				names = n;
-				if ((names[nnames] = strdup(path))) nnames++;
-			}
-			if (d) closedir(d);
-			qsort(names, nnames, sizeof *names, strcmp_ptr);
-			for (size_t k = 0; k < nnames; k++) { ras_note(r, names[k]); free(names[k]); }
-			free(names);
-			struct nw_path_list list = { 0 };
-			struct nw_read_error err;
-			if (nnames && nw_segment_list(argv[i], &list, &err) != 0) continue;  /* reports only */
-			nw_path_list_free(&list);
-		}
-		*has_segments = 1;
-		argv[left++] = argv[i];
-	}
-	return left;
-}
+#include "cli_ras.h"
 
 static void diagnose_help(FILE *out)
 {
@@ -122,7 +52,11 @@ static void diagnose_help(FILE *out)
 	        "Exit status: 0 every job HEALTHY and every file read; 1 a problem found (a\n"
 	        "verdict other than HEALTHY, or a file that could not be read: one line on\n"
 	        "stderr each); 2 usage error, an untrusted default directory, or nothing\n"
-	        "readable (one line on stderr).\n");
+	        "readable (one line on stderr).\n"
+	        "\n"
+	        "A FILE may also be a saved NCCL RAS report (`ncclwatch ras --save`), and a\n"
+	        "DIR's *.json reports are read too: each is a job \"ras FILE\" whose verdicts\n"
+	        "come from RAS launch counts, its comms lined up with the segments' (docs/ras.md).\n");
 }
 
 static int diagnose_run(int argc, char **argv)
@@ -176,35 +110,7 @@ static int diagnose_run(int argc, char **argv)
 	}
 
 	struct nw_analysis a;
-	struct ras_files ras = { 0 };
-	int has_segments = 1, nargs = argc - optind;
-	if (nargs > 0)
-		nargs = ras_split(nargs, argv + optind, &ras, &has_segments);
-	int rc = NW_EXIT_OK;
-	if (has_segments || !ras.n)
-		rc = nw_cli_analyze("diagnose", nargs, argv + optind, &opt, any_owner, &a);
-	else
-		memset(&a, 0, sizeof a);
-	for (size_t i = 0; i < ras.n && rc == NW_EXIT_OK; i++) {
-		struct nw_ras_report r;
-		char err[512], name[4200];
-		if (nw_ras_load_file(ras.paths[i], &r, err, sizeof err)) {
-			nw_analysis_free(&a);
-			rc = nw_usage_error("diagnose", "%s", err);
-			break;
-		}
-		snprintf(name, sizeof name, "ras %s", ras.paths[i]);
-		if (nw_ras_add_job(&a, &r, name) || nw_ras_match(&a, a.njobs - 1, &r)) {
-			nw_ras_report_free(&r);
-			nw_analysis_free(&a);
-			rc = nw_usage_error("diagnose", "%s: out of memory", ras.paths[i]);
-			break;
-		}
-		nw_ras_report_free(&r);
-	}
-	for (size_t i = 0; i < ras.n; i++)
-		free(ras.paths[i]);
-	free(ras.paths);
+	int rc = nw_cli_analyze_ras("diagnose", argc - optind, argv + optind, &opt, any_owner, &a);
 	if (rc != NW_EXIT_OK)
 		return rc;
 

@@ -5,12 +5,16 @@
 # eatHash(splitCount = 1), eatHash(color = 0)) (init.cc, bitops.h). A
 # Python port of bitops.h's getHash family recomputes it from the world
 # comm's hash in the report. Also: send/receive are not counted (the
-# pipeline comm only does send/recv: all counts 0).
+# pipeline comm only does send/recv: all counts 0, and no verdict).
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/trainer/trainer-lib.sh"
 . "$NW_ROOT/tests/ras/ras-lib.sh"
-trainer_start "$T/out" --nranks 4 --steps 1000000 --count 64 --bcast-every 0 --pipeline --verbose
+# hung in all-reduce #5 (a running job's ranks are caught at different
+# counts: RAS is a snapshot of launches)
+NCCLSIM_FAULT=stall:seq=5 trainer_start "$T/out" --nranks 4 --steps 1000000 --count 64 --bcast-every 0 --pipeline --verbose
 wait_for_ranks 120 "$T/out" ' step 3 done$' 0 1 2 3
+at5() { "$NW_CLI" ras | grep -q '^  ranks 0-3: RUNNING AllReduce 5$'; }
+nw_until 60 at5 || fail "the world comm never reached AllReduce 5 everywhere"
 nw_until 60 ras_answers 8 || fail "RAS never listed both comms"
 "$NW_CLI" ras --json > "$T/r.json" || fail "ncclwatch ras failed"
 "$NW_CLI" ras
@@ -41,7 +45,7 @@ got = int(pipe[0]["hash"], 16)
 print("world 0x%x, split: expected 0x%x, RAS says 0x%x" % (parent, want, got))
 assert got == want
 PY
-note "a healthy job, and a comm that only sends and receives: nothing for RAS to blame"
+note "a comm that only sends and receives: nothing for RAS to blame"
 "$NW_CLI" diagnose "$T/r.json" > "$T/diag.out"
 cat "$T/diag.out"
 assert_eq "$(grep -c '^TRANSPORT_STALL: ' "$T/diag.out")" 1 "equal counts verdicts (the all-reduce comm only)"
