@@ -6,6 +6,7 @@
 #include "commands.h"
 
 #include <getopt.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include "../analysis/analysis.h"
@@ -15,7 +16,7 @@ static void ras_help(FILE *out)
 {
 	fprintf(out,
 	        "usage: ncclwatch ras [--addr HOST:PORT | --pid PID...] [--json] [--save FILE]\n"
-	        "                     [--timeout S] [--verbose] [--text]\n"
+	        "                     [--timeout S] [--verbose] [--text] [--settle S]\n"
 	        "       ncclwatch ras --monitor GROUPS [--addr HOST:PORT] [--json] [--timeout S]\n"
 	        "\n"
 	        "Asks the RAS endpoint every NCCL process (2.24+) runs for the state of its\n"
@@ -38,6 +39,10 @@ static void ras_help(FILE *out)
 	        "                    waits up to 10 s for unresponsive processes)\n"
 	        "  -v, --verbose     VERBOSE STATUS (text format: every outlier rank)\n"
 	        "      --text        ask for NCCL's text format even where JSON is offered\n"
+	        "  -S, --settle S    ask twice, S seconds apart, and say whether the job moved\n"
+	        "                    (\"progress: ...\" when launch counts grew: not hung; a\n"
+	        "                    running job's ranks always differ a little); the second\n"
+	        "                    report is the one shown and saved\n"
 	        "  -m, --monitor G   NCCL 2.29.2+: print the events of groups G (lifecycle, trace,\n"
 	        "                    all; comma-separated) as the server sends them, for --timeout\n"
 	        "                    seconds (as JSON objects with --json); an older NCCL refuses\n"
@@ -142,6 +147,34 @@ static void print_summary(FILE *out, const struct nw_ras_report *r)
 	}
 }
 
+/* Ranks (comm hash, rank) whose launch counts grew from a to b. */
+static size_t grown(const struct nw_ras_report *a, const struct nw_ras_report *b)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < b->ncomms; i++) {
+		const struct nw_ras_comm *cb = &b->comms[i], *ca = NULL;
+		for (size_t k = 0; k < a->ncomms && !ca; k++) if (a->comms[k].hash == cb->hash) ca = &a->comms[k];
+		if (!ca) continue;
+		/* NCCL lists ranks by rank: a binary search (a list out of order is not compared) */
+		int sorted = 1;
+		for (size_t s = 1; s < ca->nranks; s++) sorted &= ca->ranks[s - 1].rank < ca->ranks[s].rank;
+		if (!sorted) continue;
+		for (size_t r = 0; r < cb->nranks; r++) {
+			size_t lo = 0, hi = ca->nranks;
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (ca->ranks[mid].rank < cb->ranks[r].rank) lo = mid + 1;
+				else hi = mid;
+			}
+			if (lo == ca->nranks || ca->ranks[lo].rank != cb->ranks[r].rank) continue;
+			int up = 0;
+			for (int f = 0; f < NW_RAS_NFUNCS; f++) up |= cb->ranks[r].counts[f] > ca->ranks[lo].counts[f];
+			n += up;
+		}
+	}
+	return n;
+}
+
 static int ras_run(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -149,6 +182,7 @@ static int ras_run(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "monitor", required_argument, NULL, 'm' },
+		{ "settle", required_argument, NULL, 'S' },
 		{ "save", required_argument, NULL, 's' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -158,17 +192,21 @@ static int ras_run(int argc, char **argv)
 	};
 	struct nw_ras_query_opts q = { .server_timeout_s = -1 };
 	const char *save = NULL, *monitor = NULL;
+	double settle = 0;
 	pid_t pids[256];
 	size_t npids = 0;
 	int json = 0, c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:a:jp:m:s:t:vTh", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:a:jp:m:S:s:t:vTh", options, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			if (!*optarg) return nw_usage_error("ras", "--addr wants HOST:PORT");
 			q.addr = optarg;
 			break;
 		case 'j': json = 1; break;
+		case 'S':
+			if (nw_cli_seconds(optarg, &settle)) return nw_usage_error("ras", "--settle '%s': not a number of seconds > 0", optarg);
+			break;
 		case 'm':
 			if (!*optarg) return nw_usage_error("ras", "--monitor wants event groups (lifecycle, trace, all)");
 			monitor = optarg;
@@ -214,6 +252,26 @@ static int ras_run(int argc, char **argv)
 		fprintf(stderr, "ncclwatch ras: %s\n", err);
 		return NW_EXIT_USAGE;
 	}
+	char progress[256] = "";
+	if (settle > 0) {
+		struct timespec ts = { (time_t)settle, (long)((settle - (double)(time_t)settle) * 1e9) };
+		while (nanosleep(&ts, &ts)) {}
+		struct nw_ras_report r2;
+		st = npids ? nw_ras_query_pids(pids, npids, &q, &r2, err, sizeof err) : nw_ras_query(&q, &r2, err, sizeof err);
+		if (st != NW_RAS_OK) {
+			nw_ras_report_free(&r);
+			fprintf(stderr, "ncclwatch ras: second query: %s\n", err);
+			return NW_EXIT_USAGE;
+		}
+		size_t moved = grown(&r, &r2);
+		if (moved)
+			snprintf(progress, sizeof progress, "progress: %zu rank%s launched more collectives in %g s: the job moves, "
+			         "count differences are in-flight ops", moved, moved == 1 ? "" : "s", settle);
+		else
+			snprintf(progress, sizeof progress, "no progress in %g s: no launch count grew", settle);
+		nw_ras_report_free(&r);
+		r = r2;
+	}
 	int rc = NW_EXIT_OK;
 	if (save) {
 		FILE *f = fopen(save, "we");
@@ -225,6 +283,7 @@ static int ras_run(int argc, char **argv)
 	}
 	if (json) fwrite(r.raw, 1, r.raw_len, stdout);
 	else print_summary(stdout, &r);
+	if (progress[0]) fprintf(json ? stderr : stdout, "%s\n", progress);
 	nw_ras_report_free(&r);
 	return rc;
 }

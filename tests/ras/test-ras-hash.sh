@@ -9,12 +9,24 @@
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/trainer/trainer-lib.sh"
 . "$NW_ROOT/tests/ras/ras-lib.sh"
+note "a running job moves: --settle says so"
+trainer_start "$T/run.out" --nranks 2 --steps 1000000 --count 64 --bcast-every 0 --verbose
+wait_for_ranks 120 "$T/run.out" ' step 3 done$' 0 1
+# (polled: under load a 0.5 s window may see no launch; a hung job never does)
+moved() { "$NW_CLI" ras --settle 0.5 > "$T/settle.out" && grep -q '^progress: ' "$T/settle.out"; }
+nw_until 60 moved || { cat "$T/settle.out"; fail "a running job never showed progress"; }
+cat "$T/settle.out"
+assert_grep '^progress: [12] ranks? launched more collectives in 0\.5 s: the job moves, count differences are in-flight ops$' "$T/settle.out"
+trainer_kill
+
 # hung in all-reduce #5 (a running job's ranks are caught at different
 # counts: RAS is a snapshot of launches)
 NCCLSIM_FAULT=stall:seq=5 trainer_start "$T/out" --nranks 4 --steps 1000000 --count 64 --bcast-every 0 --pipeline --verbose
 wait_for_ranks 120 "$T/out" ' step 3 done$' 0 1 2 3
 at5() { "$NW_CLI" ras | grep -q '^  ranks 0-3: RUNNING AllReduce 5$'; }
 nw_until 60 at5 || fail "the world comm never reached AllReduce 5 everywhere"
+"$NW_CLI" ras --settle 0.5 > "$T/settle2.out" || fail "ncclwatch ras --settle failed"
+assert_grep '^no progress in 0\.5 s: no launch count grew$' "$T/settle2.out"
 nw_until 60 ras_answers 8 || fail "RAS never listed both comms"
 "$NW_CLI" ras --json > "$T/r.json" || fail "ncclwatch ras failed"
 "$NW_CLI" ras
