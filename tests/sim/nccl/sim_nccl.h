@@ -72,7 +72,7 @@ struct sim_coll_desc {          /* what a rank issued at one position */
 	uint64_t count;
 };
 /* What NCCL's RAS thread reads of one rank's ncclComm when it answers a
- * client (src/ras/collectives.cc, rasCommsCollectData): written only by
+ * client (src/ras/collectives.cc, rasCollCommsInit): written only by
  * the rank's own process, read by whichever process answers (ras.c). */
 #define SIM_RAS_NFUNCS 5        /* NCCL_NUM_FUNCTIONS: Broadcast, Reduce, AllGather, ReduceScatter, AllReduce */
 struct sim_ras_rank {
