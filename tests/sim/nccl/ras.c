@@ -194,9 +194,31 @@ static void peer_path(char *buf, size_t len, int pid)
 	snprintf(buf, len, "%s/ras-peer-%d", sim_env.dir, pid);
 }
 
+/* Heartbeat files of processes long gone (earlier jobs in this
+ * NCCLSIM_DIR) would pile up: a starting RAS thread removes those whose
+ * process no longer exists. One of a crashed process of a job still
+ * running goes too, and that process then counts as having RAS off: an
+ * unresponsive peer either way. */
+static void sweep_peer_files(void)
+{
+	DIR *d = opendir(sim_env.dir);
+	struct dirent *e;
+	char path[4400];
+	while (d && (e = readdir(d))) {
+		int pid;
+		char tail;
+		if (sscanf(e->d_name, "ras-peer-%d%c", &pid, &tail) != 1 || pid <= 0) continue;
+		if (kill(pid, 0) == 0 || errno == EPERM) continue;
+		snprintf(path, sizeof path, "%s/%s", sim_env.dir, e->d_name);
+		unlink(path);
+	}
+	if (d) closedir(d);
+}
+
 static void heartbeat_open(void)
 {
 	char path[4200];
+	sweep_peer_files();
 	peer_path(path, sizeof path, (int)getpid());
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) return;
