@@ -1,5 +1,5 @@
 /* env_fingerprint: see env_fingerprint.h. The allowlist: NCCL_*,
- * TORCH_NCCL_*, NCCLWATCH_*, and a fixed set of names about devices,
+ * TORCH_NCCL_*, TORCH_FR_*, NCCLWATCH_*, and a fixed set of names about devices,
  * threads, ranks and the launcher. */
 #include "env_fingerprint.h"
 
@@ -7,7 +7,8 @@
 
 extern char **environ;
 
-static const char *const nw_env_prefixes[] = { "NCCL_", "TORCH_NCCL_", "NCCLWATCH_", NULL };
+/* TORCH_FR_*: where a Flight Recorder dump of the same job goes (report/fr/). */
+static const char *const nw_env_prefixes[] = { "NCCL_", "TORCH_NCCL_", "TORCH_FR_", "NCCLWATCH_", NULL };
 static const char *const nw_env_names[] = {
 	"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_MAX_CONNECTIONS", "TORCH_DISTRIBUTED_DEBUG",
 	"XLA_FLAGS", "JAX_PLATFORMS", "OMP_NUM_THREADS",

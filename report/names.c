@@ -207,6 +207,7 @@ const char *nw_seg_flags_str(uint32_t flags, char buf[NW_FLAGS_BUF])
 		{ NW_SEG_F_EXITED, "exited" },         { NW_SEG_F_DUMP, "dump" },
 		{ NW_SEG_F_STALL_SEEN, "stall_seen" }, { NW_SEG_F_PEERS_FULL, "peers_full" },
 		{ NW_SEG_F_COMMS_FULL, "comms_full" }, { NW_SEG_F_EXIT_STATUS, "exit_status" },
+		{ NW_SEG_F_SNAPSHOT, "snapshot" },
 	};
 	return flags_str(flags, names, COUNT(names), buf);
 }
@@ -227,6 +228,9 @@ const char *nw_thread_flags_str(uint32_t flags, char buf[NW_FLAGS_BUF])
 		{ NW_THR_WATCHDOG, "watchdog" },
 		{ NW_THR_NO_REPLY, "no-reply" },
 		{ NW_THR_IN_NCCL, "in-nccl" },
+		{ NW_THR_REGS_SYSCALL, "regs-syscall" },
+		{ NW_THR_REGS_PTRACE, "regs-ptrace" },
+		{ NW_THR_REGS_SIGNAL, "regs-signal" },
 		{ NW_THR_TRUNCATED, "truncated" },
 	};
 	return flags_sep(flags, names, COUNT(names), " ", "", buf);

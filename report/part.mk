@@ -21,10 +21,13 @@ READER_SRCS     := report/segment_reader.c report/names.c
 # The analysis engine (report/analysis/): uses pthreads (parallel reading)
 # and uthash (uthash-dev).
 ANALYSIS_SRCS   := $(wildcard report/analysis/*.c)
+# Flight Recorder dumps (report/fr/): a data-only pickle reader, the JSON
+# form (jansson), the loader into the engine's model.
+FR_SRCS         := $(wildcard report/fr/*.c)
 # The RAS client (report/ras/: NCCL's RAS protocol, its JSON via jansson):
 # only the CLI pulls it in (ras, diagnose of a saved report, attach).
 RAS_SRCS        := $(wildcard report/ras/*.c)
-REPORT_LIB_SRCS := $(READER_SRCS) $(RENDER_SRCS) $(ANALYSIS_SRCS) $(RAS_SRCS)
+REPORT_LIB_SRCS := $(READER_SRCS) $(RENDER_SRCS) $(ANALYSIS_SRCS) $(FR_SRCS) $(RAS_SRCS)
 REPORT_LIB_OBJS := $(REPORT_LIB_SRCS:%.c=$(BUILD)/%.o)
 REPORT_LIB      := $(BUILD)/lib/libncclwatch-report.a
 
@@ -79,4 +82,17 @@ $(FUZZ_TARGET): $(FUZZ_SRCS) $(wildcard report/*.h report/cli/*.h) include/ncclw
 	$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 -Wall -Wextra -Werror -g -O1 \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -o $@ $(FUZZ_SRCS)
 TEST_BINS += $(FUZZ_TARGET)
+endif
+# The Flight Recorder reader's fuzz target (tests/fr/test-fr-fuzz.sh), the
+# same way: the reader, the loader and what they use of the engine (its
+# interning; nw_proc_free comes with the target).
+FR_FUZZ_TARGET := $(BUILD)/tests/progs/fuzz-fr-reader
+FR_FUZZ_SRCS   := tests/fuzz/fuzz_fr_reader.c report/fr/pickle.c report/fr/fr_json.c report/fr/load_fr.c \
+                  report/analysis/util.c report/analysis/rankset.c report/names.c
+ifeq ($(HAVE_LIBFUZZER),yes)
+$(FR_FUZZ_TARGET): $(FR_FUZZ_SRCS) $(wildcard report/*.h report/analysis/*.h report/fr/*.h) include/ncclwatch/segment.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 -Wall -Wextra -Werror -g -O1 -pthread \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -o $@ $(FR_FUZZ_SRCS) $(JSON_LIBS)
+TEST_BINS += $(FR_FUZZ_TARGET)
 endif

@@ -47,6 +47,7 @@
 #define NW_STACK_MAX_MODULES (1u << 16)
 #define NW_STACK_MAX_IPSYMS (1u << 20)
 #define NW_STACK_MAX_OPSTACK_DEPTH 64u
+#define NW_STACK_MAX_EXT 4096u
 
 /* Copies of a stack area whose seq is odd or moves before giving up
  * ("being written"), and the pause between them (none with
@@ -232,7 +233,16 @@ static int validate_header(const struct nw_seg_header *h, uint64_t file_size, co
 	if (h->ring_capacity > NW_SEG_MAX_RING)
 		return fail(err, NW_READ_ERR_FORMAT, path, "ring_capacity %u is over the bound %u",
 		            h->ring_capacity, NW_SEG_MAX_RING);
-	if (h->ring_capacity == 0 || (h->ring_capacity & (h->ring_capacity - 1)))
+	/* 1.4: a snapshot (written by attach for a process without the
+	 * preload) has no tables and no ring: every capacity is 0, and only
+	 * a snapshot may have a ring of 0 records. */
+	const int snapshot = (h->flags & NW_SEG_F_SNAPSHOT) != 0;
+	if (snapshot && (h->comm_capacity || h->peer_capacity || h->ring_capacity || h->ring_head))
+		return fail(err, NW_READ_ERR_FORMAT, path,
+		            "snapshot with comm_capacity %u, peer_capacity %u, ring_capacity %u, ring_head %llu "
+		            "(a snapshot has no tables and no ring: all 0)", h->comm_capacity, h->peer_capacity,
+		            h->ring_capacity, (unsigned long long)h->ring_head);
+	if (!snapshot && (h->ring_capacity == 0 || (h->ring_capacity & (h->ring_capacity - 1))))
 		return fail(err, NW_READ_ERR_FORMAT, path, "ring_capacity %u is not a power of two",
 		            h->ring_capacity);
 	if (h->stack_size > NW_SEG_MAX_STACK)
@@ -250,9 +260,13 @@ static int validate_header(const struct nw_seg_header *h, uint64_t file_size, co
 		{ "stack area", h->stack_offset, h->stack_size },
 	};
 	size_t n_areas = h->stack_offset ? 4 : 3;
-	for (size_t i = 0; i < n_areas; i++)
+	for (size_t i = 0; i < n_areas; i++) {
+		/* A snapshot's empty tables and ring may have offset 0. */
+		if (snapshot && i < 3 && areas[i].offset == 0)
+			continue;
 		if ((rc = check_area(&areas[i], h->header_size, h->segment_size, path, err)))
 			return rc;
+	}
 	for (size_t i = 0; i < n_areas; i++)
 		for (size_t j = i + 1; j < n_areas; j++) {
 			const struct area *a = &areas[i], *b = &areas[j];
@@ -406,12 +420,27 @@ struct sub_area {
 /* The layout of a stack area: what never changes after the watchdog laid it
  * out (magic, capacities, offsets), checked in every state. */
 static int validate_stack_layout(const struct nw_seg_stack_header *a, uint64_t area_size,
-                                 uint32_t ring_capacity, const char *path,
+                                 uint32_t ring_capacity, uint16_t minor, const char *path,
                                  struct nw_read_error *err)
 {
 	if (a->magic != NW_STACK_MAGIC)
 		return fail(err, NW_READ_ERR_FORMAT, path, "stack area: bad magic 0x%08x (expected 0x%08x)",
 		            a->magic, NW_STACK_MAGIC);
+	/* 1.4: the extension follows the area header; a newer minor may make it
+	 * longer (it is then still read as far as this reader knows it). */
+	uint64_t head = sizeof *a;
+	if (minor >= 4) {
+		const struct nw_seg_stack_ext *ext = (const void *)(a + 1);
+		if (area_size < sizeof *a + sizeof *ext)
+			return fail(err, NW_READ_ERR_FORMAT, path,
+			            "stack area: %llu bytes, too small for the area header and its extension",
+			            (unsigned long long)area_size);
+		if (ext->ext_size < sizeof *ext || ext->ext_size % 8 || ext->ext_size > NW_STACK_MAX_EXT)
+			return fail(err, NW_READ_ERR_FORMAT, path,
+			            "stack area: ext_size %u is not a multiple of 8 in [%zu, %u]", ext->ext_size,
+			            sizeof *ext, NW_STACK_MAX_EXT);
+		head += ext->ext_size;
+	}
 	static const struct { const char *name; size_t offset; uint32_t max; } caps[] = {
 		{ "thread_capacity", offsetof(struct nw_seg_stack_header, thread_capacity), NW_STACK_MAX_THREADS },
 		{ "frame_capacity", offsetof(struct nw_seg_stack_header, frame_capacity), NW_STACK_MAX_FRAMES },
@@ -439,7 +468,7 @@ static int validate_stack_layout(const struct nw_seg_stack_header *a, uint64_t a
 
 	/* Bounded capacities: none of these products overflows. */
 	const struct sub_area subs[] = {
-		{ "area header", 0, sizeof *a },
+		{ "area header", 0, head },
 		{ "thread table", a->thread_offset, (uint64_t)a->thread_capacity * sizeof(struct nw_seg_thread) },
 		{ "frame table", a->frame_offset,
 		  (uint64_t)a->thread_capacity * a->frame_capacity * sizeof(struct nw_seg_frame) },
@@ -530,6 +559,12 @@ static int validate_stack_contents(const struct nw_segment *seg, struct nw_read_
 		            "stack area: the string table's last string is not NUL-terminated within strtab_used %u",
 		            a->strtab_used);
 
+	const struct nw_seg_stack_ext *ext = nw_stack_ext(seg);
+	if (ext && (ext->native_note >= a->strtab_used || ext->python_note >= a->strtab_used))
+		return fail(err, NW_READ_ERR_FORMAT, path,
+		            "stack area: a note's string offset (%u, %u) is beyond strtab_used %u",
+		            ext->native_note, ext->python_note, a->strtab_used);
+
 	const struct nw_seg_thread *threads = (const void *)(base + a->thread_offset);
 	const struct nw_seg_frame *frames = (const void *)(base + a->frame_offset);
 	for (uint32_t i = 0; i < a->thread_count; i++) {
@@ -614,7 +649,7 @@ static int read_stacks(int fd, struct nw_segment *seg, unsigned flags, struct nw
 		seg->stack_state = NW_STACKS_UNINITIALIZED;
 		return NW_READ_OK;
 	}
-	if ((rc = validate_stack_layout(a, size, h->ring_capacity, seg->path, err)))
+	if ((rc = validate_stack_layout(a, size, h->ring_capacity, h->version_minor, seg->path, err)))
 		return rc;
 	if (seq1 != seq2 || seq1 % 2) {
 		seg->stack_state = NW_STACKS_BEING_WRITTEN;
@@ -629,6 +664,22 @@ static int read_stacks(int fd, struct nw_segment *seg, unsigned flags, struct nw
 	seg->stack_state = NW_STACKS_CAPTURED;
 	seg->stack = a;
 	return NW_READ_OK;
+}
+
+const struct nw_seg_stack_ext *nw_stack_ext(const struct nw_segment *seg)
+{
+	if (!seg->stack_copy || seg->stack_state < NW_STACKS_NEVER || seg->header.version_minor < 4)
+		return NULL;
+	return (const struct nw_seg_stack_ext *)((const struct nw_seg_stack_header *)seg->stack_copy + 1);
+}
+
+const char *nw_stack_note(const struct nw_segment *seg, int python)
+{
+	const struct nw_seg_stack_ext *ext = seg->stack ? nw_stack_ext(seg) : NULL;
+	if (!ext)
+		return NULL;
+	const char *s = nw_stack_string(seg, python ? ext->python_note : ext->native_note);
+	return s && *s ? s : NULL;
 }
 
 const struct nw_seg_thread *nw_stack_thread(const struct nw_segment *seg, uint32_t i)

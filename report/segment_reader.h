@@ -124,6 +124,12 @@ const struct nw_seg_comm *nw_segment_comm_at(const struct nw_segment *seg, uint3
  * the capture's seqlock, so they are returned in every state whose layout
  * was validated. */
 
+/* 1.4: the area extension (laid out; NULL before 1.4 or without an area)
+ * and the capture's notes on native (python 0) or Python (python 1)
+ * stacks: NULL when there is none or no consistent capture. */
+const struct nw_seg_stack_ext *nw_stack_ext(const struct nw_segment *seg);
+const char *nw_stack_note(const struct nw_segment *seg, int python);
+
 /* Thread i of the capture, i < stack->thread_count. */
 const struct nw_seg_thread *nw_stack_thread(const struct nw_segment *seg, uint32_t i);
 

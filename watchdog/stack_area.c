@@ -17,7 +17,8 @@ static uint64_t align_up(uint64_t n)
 static struct layout layout_of(uint32_t threads, uint32_t ring_capacity, int opstacks)
 {
 	struct layout l;
-	uint64_t at = align_up(sizeof(struct nw_seg_stack_header));
+	/* 1.4: the extension follows the area header. */
+	uint64_t at = align_up(sizeof(struct nw_seg_stack_header) + sizeof(struct nw_seg_stack_ext));
 	l.thread = at;
 	at = align_up(at + (uint64_t)threads * sizeof(struct nw_seg_thread));
 	l.frame = at;
@@ -68,4 +69,8 @@ void nw_stack_area_init(struct nw_seg_stack_header *area, uint32_t threads,
 	area->ipsym_offset = l.ipsym;
 	area->ipsym_capacity = NW_STACK_IPSYMS;
 	area->ipsym_count = 0;
+	struct nw_seg_stack_ext *ext = (struct nw_seg_stack_ext *)(area + 1);
+	ext->ext_size = sizeof *ext;
+	ext->native_note = 0;
+	ext->python_note = 0;
 }

@@ -1,4 +1,4 @@
-/* ncclwatch segment format, version 1 (minor 3).
+/* ncclwatch segment format, version 1 (minor 4).
  *
  * One segment per process: a file mapped MAP_SHARED by libncclwatch.so
  * (default /dev/shm/ncclwatch-$UID/<job>/<host>.<pid>.seg). The live file
@@ -32,7 +32,7 @@
 #define NW_SEG_MAGIC "NCCLWSEG"           /* 8 bytes, no terminator */
 #define NW_SEG_ENDIAN 0x01020304u
 #define NW_SEG_VERSION_MAJOR 1
-#define NW_SEG_VERSION_MINOR 3
+#define NW_SEG_VERSION_MINOR 4
 #define NW_SEG_ALIGN 64
 
 /* ---- header.flags ---- */
@@ -44,6 +44,9 @@
 #define NW_SEG_F_PEERS_FULL  0x20u /* the peer table overflowed: some per-peer positions are ring-only */
 #define NW_SEG_F_COMMS_FULL  0x40u /* the comm table overflowed: ops on untracked comms are not recorded */
 #define NW_SEG_F_EXIT_STATUS 0x80u /* 1.2: exit_status holds the status the process passed to exit() */
+#define NW_SEG_F_SNAPSHOT    0x100u /* 1.4: written by `ncclwatch attach` from outside a process that
+                                     * ran without the preload: identity and environment from /proc,
+                                     * a stack area, no comm or peer table and no ring (capacities 0) */
 
 #define NW_SEG_HOST_LEN 64
 #define NW_SEG_JOB_LEN 64
@@ -377,11 +380,27 @@ struct nw_seg_stack_header {            /* 128 bytes */
 	uint32_t ipsym_count;               /* entries in use, sorted by ip */
 };
 
+/* 1.4: the area extension, right after the area header (area offset 128).
+ * A 1.4 area's tables start after it; a 1.3 area has none. */
+struct nw_seg_stack_ext {               /* 128 bytes */
+	uint32_t ext_size;                  /* layout: sizeof(struct nw_seg_stack_ext) */
+	uint32_t native_note;               /* capture: string table offset of a note on the native
+	                                     * stacks of the last capture (e.g. why there are none), 0 none */
+	uint32_t python_note;               /* capture: the same for Python stacks, 0 none */
+	uint32_t pad0;
+	uint8_t  reserved[128 - 16];        /* zero; 1.4's Python tables take from here */
+};
+
 /* ---- thread.flags ---- */
 #define NW_THR_WATCHDOG   0x1u  /* the watchdog thread itself */
 #define NW_THR_NO_REPLY   0x2u  /* did not answer the capture signal in time (signal blocked?) */
 #define NW_THR_TRUNCATED  0x4u  /* more frames than frame_capacity */
 #define NW_THR_IN_NCCL    0x8u  /* inside a wrapped NCCL call at the capture */
+/* 1.4: where the capture took the thread's registers from (at most one). */
+#define NW_THR_REGS_SYSCALL 0x10u /* blocked in a system call: pc and sp from /proc/PID/task/TID/syscall;
+                                   * nothing was stopped or signalled */
+#define NW_THR_REGS_PTRACE  0x20u /* stopped briefly from another process (PTRACE_SEIZE, PTRACE_INTERRUPT) */
+#define NW_THR_REGS_SIGNAL  0x40u /* unwound in a signal handler run by the thread itself */
 
 struct nw_seg_thread {                  /* 64 bytes */
 	uint32_t tid;
@@ -408,6 +427,7 @@ struct nw_seg_module {                  /* 256 bytes */
 
 #ifndef __cplusplus
 _Static_assert(sizeof(struct nw_seg_stack_header) == 128, "stack header size");
+_Static_assert(sizeof(struct nw_seg_stack_ext) == 128, "stack extension size");
 _Static_assert(sizeof(struct nw_seg_thread) == 64, "thread size");
 _Static_assert(sizeof(struct nw_seg_frame) == 32, "frame size");
 _Static_assert(sizeof(struct nw_seg_module) == 256, "module size");

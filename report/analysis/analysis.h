@@ -55,6 +55,13 @@ struct nw_thread_stack {
 	char name[NW_STACK_NAME_LEN];
 	uint32_t nframes;
 	char **frames;
+	/* What the verdict from stacks judges (frameclass.c), when it differs
+	 * from `frames`: a Python thread's native frames under its innermost
+	 * Python frame, then its Python frames with their full file names
+	 * (cudaStreamSynchronize under loss.item() waits on the GPU). NULL:
+	 * `frames`. Interned like them. */
+	char **wait_frames;
+	uint32_t nwait_frames;
 };
 
 /* One process: the newest readable copy of its segment. */
@@ -86,6 +93,15 @@ struct nw_proc {
 	struct nw_thread_stack *threads;  /* from the stack area, if captured */
 	uint64_t stacks_ns;            /* when they were captured (its clock), 0 none */
 	uint32_t job_index;            /* its position in its job's procs[] */
+	int snapshot;                  /* 1.4: its only record is a snapshot `ncclwatch attach` wrote
+	                                * (NW_SEG_F_SNAPSHOT): identity and stacks, no op numbers */
+	int attached;                  /* its stacks come from attach's snapshot of it (newer than its
+	                                * segment's capture, or the segment had none) */
+	/* Sources other than a segment (report/fr/: Flight Recorder dumps). */
+	const char **op_site;          /* [nops] or NULL: where each op was called ("fn at
+	                                * file.py:12"), interned; an entry may be NULL */
+	const char *source_note;       /* NULL for a segment; else what the source cannot
+	                                * tell (said once per verdict as evidence), interned */
 };
 
 #define NW_ANALYSIS_RECENT 16
@@ -116,15 +132,17 @@ struct nw_comm_view {
 enum nw_verdict_kind {
 	NW_V_HEALTHY = 0,
 	NW_V_IDLE = 1,
-	NW_V_TRANSPORT_STALL = 2,
-	NW_V_STREAM_BLOCKED = 3,
-	NW_V_MISSING_RANK = 4,     /* below the p2p verdicts: a pipeline rank stuck in a
+	NW_V_UNDECIDED = 2,        /* stuck (ranks wait inside NCCL), and the data (stacks alone)
+	                            * cannot tell who is behind: says what would */
+	NW_V_TRANSPORT_STALL = 3,
+	NW_V_STREAM_BLOCKED = 4,
+	NW_V_MISSING_RANK = 5,     /* below the p2p verdicts: a pipeline rank stuck in a
 	                            * send/recv also misses the next collective */
-	NW_V_P2P_UNMATCHED = 5,
-	NW_V_P2P_DEADLOCK = 6,
-	NW_V_MISMATCH = 7,
-	NW_V_INIT_STALL = 8,
-	NW_V_GPU_FAULT = 9,
+	NW_V_P2P_UNMATCHED = 6,
+	NW_V_P2P_DEADLOCK = 7,
+	NW_V_MISMATCH = 8,
+	NW_V_INIT_STALL = 9,
+	NW_V_GPU_FAULT = 10,
 };
 
 const char *nw_verdict_name(int kind);     /* "MISSING_RANK" */
@@ -204,7 +222,13 @@ struct nw_analysis {
 	size_t nread;                  /* segment files read (before dedupe) */
 	struct nw_intern *intern;      /* engine-private: the one copy of every frame string
 	                                * and frame list that stacks share */
+	size_t nnotes;
+	char **notes;                  /* lines about the input that are not errors (e.g. a
+	                                * Flight Recorder dump set aside for a segment) */
 };
+
+/* Add a note line (0, or -1 out of memory). */
+int nw_analysis_note(struct nw_analysis *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 struct nw_analysis_options {
 	double timeout_s;              /* stall threshold; 0: each job's watchdog setting

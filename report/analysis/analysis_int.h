@@ -319,6 +319,38 @@ void nw_rules_unexplained(struct nw_jctx *x, const uint8_t *explained); /* verdi
                                                   * that no verdict explains */
 int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern *in);
 
+/* ---- stacks (attach snapshots) ----
+ *
+ * frameclass.c: what a frame's text means (docs/diagnosis.md, "Verdicts
+ * from stacks alone"). */
+enum nw_frame_class {
+	NW_FC_OTHER = 0,
+	NW_FC_NCCL = 1,                  /* inside NCCL */
+	NW_FC_GPU = 2,                   /* the host waits for the GPU (stream/event/device sync) */
+	NW_FC_FRAMEWORK = 3,             /* a framework waits for its NCCL work (c10d, torch.distributed,
+	                                  * JAX's block_until_ready) */
+};
+int nw_frame_class(const char *frame);
+/* The class of a thread (judged on its wait_frames, else its frames):
+ * that of its outermost frame that matches (its text in *entry, may be
+ * NULL), else NW_FC_NCCL for a thread the preload marked IN_NCCL, else
+ * NW_FC_OTHER. */
+int nw_stack_waits(const struct nw_thread_stack *t, const char **entry);
+#ifdef NW_PYT_PYTHON
+/* waitframes.c: each Python thread's wait_frames from the segment (load.c,
+ * after its threads); -1 out of memory. */
+int nw_keep_wait_frames(struct nw_proc *p, const struct nw_segment *seg, struct nw_intern *in);
+#endif
+/* snapshots.c: a snapshot and a segment of one process (host, pid, start
+ * ticks) become one process: the segment's, with attach's stacks when they
+ * are newer (or it had none); a snapshot job that holds such a process
+ * takes that process's job name. -1 out of memory. */
+int nw_merge_snapshots(struct nw_load *ld);
+/* verdicts_stacks.c: verdicts from stacks alone for a job of snapshots
+ * only; in a job with segments, what the snapshots of ranks without a
+ * segment show, as evidence of the verdicts that name them. */
+void nw_rules_stacks(struct nw_jctx *x);
+
 int nw_job_envdiff(struct nw_job *job);          /* envdiff.c; -1 out of memory */
 int nw_job_stacks(struct nw_job *job);           /* stackmerge.c; -1 out of memory */
 

@@ -2,6 +2,8 @@
  * nw_analysis_free. */
 #include "analysis_int.h"
 
+#include <stdarg.h>
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +55,22 @@ static void job_free(struct nw_job *job)
 	memset(job, 0, sizeof *job);
 }
 
+int nw_analysis_note(struct nw_analysis *a, const char *fmt, ...)
+{
+	char **n = realloc(a->notes, (a->nnotes + 1) * sizeof *n);
+	if (!n)
+		return -1;
+	a->notes = n;
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = vasprintf(&n[a->nnotes], fmt, ap);
+	va_end(ap);
+	if (rc < 0)
+		return -1;
+	a->nnotes++;
+	return 0;
+}
+
 void nw_analysis_free(struct nw_analysis *a)
 {
 	for (size_t j = 0; j < a->njobs; j++)
@@ -61,6 +79,9 @@ void nw_analysis_free(struct nw_analysis *a)
 	for (size_t i = 0; i < a->nbad; i++)
 		free(a->bad[i].path);
 	free(a->bad);
+	for (size_t i = 0; i < a->nnotes; i++)
+		free(a->notes[i]);
+	free(a->notes);
 	if (a->intern) {
 		nw_intern_free(a->intern);
 		free(a->intern);
@@ -84,7 +105,7 @@ int nw_analyze(const char *const *paths, size_t npaths, const struct nw_analysis
 		nw_analysis_free(a);
 		return -1;
 	}
-	if (nw_model(a, &ld, opt))
+	if (nw_merge_snapshots(&ld) || nw_model(a, &ld, opt))
 		goto nomem;
 	return 0;
 nomem:

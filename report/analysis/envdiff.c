@@ -191,18 +191,33 @@ static void val_free(struct val *e)
 	free(e);
 }
 
+/* The fingerprint's own fields (NCCL version, ...): an attach snapshot
+ * does not know them (they come from the preload), so it neither has nor
+ * lacks them. */
+static int is_fixed(const char *name)
+{
+	for (int i = 0; fixed[i]; i++)
+		if (!strcmp(name, fixed[i]))
+			return 1;
+	return 0;
+}
+
 int nw_job_envdiff(struct nw_job *job)
 {
 	struct ctx c = { .nprocs = job->nprocs };
+	size_t nsnap = 0;
 	for (size_t i = 0; i < job->nprocs && !c.oom; i++) {
 		const struct nw_proc *p = job->procs[i];
 		char b[NW_NAME_BUF];
-		const char *s = nw_nccl_version_str(p->hdr.nccl_version, b);
-		add(&c, p, fixed[0], strlen(fixed[0]), s, strlen(s));
-		add(&c, p, fixed[1], strlen(fixed[1]), p->hdr.nccl_lib, strnlen(p->hdr.nccl_lib, sizeof p->hdr.nccl_lib));
-		s = nw_cuda_version_str(p->hdr.cuda_driver_version, b);
-		add(&c, p, fixed[2], strlen(fixed[2]), s, strlen(s));
-		add(&c, p, fixed[3], strlen(fixed[3]), p->hdr.gpu_name, strnlen(p->hdr.gpu_name, sizeof p->hdr.gpu_name));
+		nsnap += p->snapshot != 0;
+		if (!p->snapshot) {
+			const char *s = nw_nccl_version_str(p->hdr.nccl_version, b);
+			add(&c, p, fixed[0], strlen(fixed[0]), s, strlen(s));
+			add(&c, p, fixed[1], strlen(fixed[1]), p->hdr.nccl_lib, strnlen(p->hdr.nccl_lib, sizeof p->hdr.nccl_lib));
+			s = nw_cuda_version_str(p->hdr.cuda_driver_version, b);
+			add(&c, p, fixed[2], strlen(fixed[2]), s, strlen(s));
+			add(&c, p, fixed[3], strlen(fixed[3]), p->hdr.gpu_name, strnlen(p->hdr.gpu_name, sizeof p->hdr.gpu_name));
+		}
 		/* "NAME=value\0...\0\0" within the field (the reader checked it ends). */
 		const char *e = p->hdr.env, *end = p->hdr.env + sizeof p->hdr.env;
 		while (e < end && *e && !c.oom) {
@@ -217,18 +232,20 @@ int nw_job_envdiff(struct nw_job *job)
 	struct var *v, *vt;
 	size_t ndiff = 0;
 	HASH_ITER(hh, c.vars, v, vt)
-		ndiff += HASH_COUNT(v->vals) + (v->present < job->nprocs) >= 2;
+		ndiff += HASH_COUNT(v->vals) + (v->present < job->nprocs - (is_fixed(v->name) ? nsnap : 0)) >= 2;
 	if (!c.oom && ndiff && !(job->diffs = calloc(ndiff, sizeof *job->diffs)))
 		c.oom = 1;
 	HASH_ITER(hh, c.vars, v, vt) {
-		size_t nvals = HASH_COUNT(v->vals) + (v->present < job->nprocs);
+		const int fx = is_fixed(v->name);
+		const size_t could = job->nprocs - (fx ? nsnap : 0);
+		size_t nvals = HASH_COUNT(v->vals) + (v->present < could);
 		if (!c.oom && nvals >= 2 && job->diffs) {
 			/* The processes without it have the value "" (merged with an
 			 * empty value some process set). */
-			if (v->present < job->nprocs) {
+			if (v->present < could) {
 				struct val *unset = val_get(&c, v, "", 0);
 				for (size_t i = 0; i < job->nprocs && unset && !c.oom; i++)
-					if (!v->has[i])
+					if (!v->has[i] && !(fx && job->procs[i]->snapshot))
 						val_add(&c, unset, job->procs[i]);
 			}
 			struct nw_env_diff *d = &job->diffs[job->ndiffs];

@@ -11,6 +11,7 @@
  * results are taken in list order, so the outcome does not depend on the
  * threads. The helper threads block every signal. */
 #include "analysis_int.h"
+#include "../fr/fr.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -179,6 +180,9 @@ static struct nw_proc *make_proc(const struct nw_segment *seg, struct nw_intern 
 	p->hdr = seg->header;
 	p->hdr.ring_head = seg->ring.head;
 	p->is_dump = (seg->header.flags & NW_SEG_F_DUMP) != 0;
+	p->snapshot = (seg->header.flags & NW_SEG_F_SNAPSHOT) != 0;
+	if (p->snapshot)
+		p->is_dump = 1;                 /* nothing writes it after attach */
 	p->rank = seg->header.global_rank >= 0 ? seg->header.global_rank : -1;
 	p->ncomms = seg->comm_count;
 	p->comms = malloc((seg->comm_count ? seg->comm_count : 1) * sizeof *p->comms);
@@ -190,6 +194,13 @@ static struct nw_proc *make_proc(const struct nw_segment *seg, struct nw_intern 
 	}
 	memcpy(p->comms, seg->comms, seg->comm_count * sizeof *p->comms);
 	memcpy(p->peers, seg->peers, seg->peer_count * sizeof *p->peers);
+#ifdef NW_PYT_PYTHON
+	/* What the verdict from stacks judges of a Python thread (waitframes.c). */
+	if (nw_keep_wait_frames(p, seg, in)) {
+		nw_proc_free(p);
+		return NULL;
+	}
+#endif
 	qsort(p->peers, p->npeers, sizeof *p->peers, cmp_peer);
 
 	/* The last NCCL call: the newest record, or the comm table's times. */
@@ -236,6 +247,7 @@ void nw_proc_free(struct nw_proc *p)
 	free(p->peers);
 	free(p->ops);
 	free(p->threads);   /* frame lists are interned: the analysis frees them */
+	free(p->op_site);   /* the array; its strings are interned */
 	free(p);
 }
 
@@ -255,14 +267,31 @@ struct reader {
 	pthread_mutex_t lock;           /* next, and the intern table */
 	struct nw_intern *in;
 	const char *myhost;
+	struct nw_fr_cache *fr;         /* what Flight Recorder dumps share (report/fr/) */
 };
 
 /* Reading and validating (most of the work) run in parallel; the summary
  * is built under the lock because it interns into the shared table. */
+static int seg_suffix(const char *p)
+{
+	size_t n = strlen(p);
+	return n > 4 && !strcmp(p + n - 4, ".seg");
+}
+
 static void read_one(struct reader *r, size_t i)
 {
 	struct slot *s = &r->slots[i];
 	struct nw_segment seg;
+	/* Flight Recorder dumps (report/fr/): any file not named *.seg whose
+	 * first bytes say so; the loader interns under the lock itself. */
+	if (!seg_suffix(r->paths[i])) {
+		int rc = nw_fr_read_if_dump(r->paths[i], r->in, &r->lock, r->fr, &s->proc, &s->err);
+		if (rc != NW_FR_NOT_A_DUMP) {
+			if (rc == NW_READ_ERR_NOMEM)
+				s->nomem = 1;
+			return;
+		}
+	}
 	if (nw_segment_read(r->paths[i], 0, &seg, &s->err) != NW_READ_OK)
 		return;
 	pthread_mutex_lock(&r->lock);
@@ -321,6 +350,7 @@ struct dkey {
 	char host[NW_SEG_HOST_LEN];
 	int64_t pid;
 	uint64_t start_realtime_ns;
+	uint64_t snapshot;              /* a snapshot is paired with its segment later (snapshots.c) */
 };
 
 struct dent {
@@ -329,9 +359,12 @@ struct dent {
 	UT_hash_handle hh;
 };
 
-/* a is a better copy than b: more records, then a newer heartbeat, then the live file. */
+/* a is a better copy than b: more records, then a newer heartbeat, then the live file
+ * (two snapshots of a process: the newer capture). */
 static int better(const struct nw_proc *a, const struct nw_proc *b)
 {
+	if (a->snapshot && b->snapshot && a->stacks_ns != b->stacks_ns)
+		return a->stacks_ns > b->stacks_ns;
 	if (a->hdr.ring_head != b->hdr.ring_head)
 		return a->hdr.ring_head > b->hdr.ring_head;
 	if (a->hdr.heartbeat_ns != b->hdr.heartbeat_ns)
@@ -372,7 +405,7 @@ int nw_load(const char *const *paths, size_t npaths, int max_threads, struct nw_
 	memset(out, 0, sizeof *out);
 
 	for (size_t i = 0; i < npaths; i++) {
-		if (nw_segment_list(paths[i], &list, &e) == NW_READ_OK)
+		if (nw_input_list(paths[i], &list, &e) == NW_READ_OK)
 			continue;
 		if (e.code == NW_READ_ERR_NOMEM) {
 			nw_path_list_free(&list);
@@ -418,7 +451,9 @@ int nw_load(const char *const *paths, size_t npaths, int max_threads, struct nw_
 		nw_path_list_free(&list);
 		return nomem(err, "reading segments");
 	}
+	r.fr = nw_fr_cache_new();        /* NULL: every dump parses its own rank lists */
 	read_all(&r, max_threads);
+	nw_fr_cache_free(r.fr);
 	pthread_mutex_destroy(&r.lock);
 	a->nread += list.count;
 
@@ -441,6 +476,11 @@ int nw_load(const char *const *paths, size_t npaths, int max_threads, struct nw_
 		memcpy(d->k.host, s->proc->hdr.host, sizeof d->k.host);
 		d->k.pid = s->proc->hdr.pid;
 		d->k.start_realtime_ns = s->proc->hdr.start_realtime_ns;
+		d->k.snapshot = (uint64_t)s->proc->snapshot;
+		/* attach writes when it took the snapshot there: two snapshots of
+		 * one process share its start ticks instead. */
+		if (s->proc->snapshot && s->proc->hdr.proc_start_ticks)
+			d->k.start_realtime_ns = s->proc->hdr.proc_start_ticks;
 		HASH_FIND(hh, seen, &d->k, sizeof d->k, found);
 		if (found) {
 			struct nw_proc **have = &out->procs[found->at];
@@ -464,6 +504,19 @@ int nw_load(const char *const *paths, size_t npaths, int max_threads, struct nw_
 	}
 	HASH_CLEAR(hh, seen);
 	free(ents);
+	/* Flight Recorder dumps: one clock per job; those of a job that also
+	 * left segments give way to the segments (said in a->notes). */
+	char **pref = NULL;
+	size_t npref = 0;
+	if (!failed && nw_fr_settle(out->procs, &out->nprocs, &pref, &npref))
+		failed = 1;
+	for (size_t i = 0; i < npref; i++) {
+		if (!failed && nw_analysis_note(a, "%s: a Flight Recorder dump of a process whose segment "
+		                                "was read too: the segment is used", pref[i]))
+			failed = 1;
+		free(pref[i]);
+	}
+	free(pref);
 	for (size_t i = 0; i < list.count; i++)
 		nw_proc_free(r.slots[i].proc);   /* left only after a failure */
 	free(r.slots);

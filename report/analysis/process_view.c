@@ -187,6 +187,14 @@ static void ended_state(struct nw_jctx *x, const struct nw_proc *p, const struct
 		                      : "; state as it ended: no other rank completed it");
 }
 
+/* " called from fn at file.py:12" when the source names the op's caller. */
+static void op_site(const struct nw_proc *p, const struct nw_seg_op *op, struct nw_buf *b)
+{
+	size_t i = (size_t)(op - p->ops);
+	if (p->op_site && i < p->nops && p->op_site[i])
+		nw_buf_printf(b, " called from %s", p->op_site[i]);
+}
+
 uint64_t nw_where(struct nw_jctx *x, const struct nw_proc *p, struct nw_buf *b, int with_stack)
 {
 	uint64_t age = NW_NO_AGE;
@@ -207,12 +215,14 @@ uint64_t nw_where(struct nw_jctx *x, const struct nw_proc *p, struct nw_buf *b, 
 		nw_buf_puts(b, stuck->state == NW_ST_INIT_ENTERED ? "inside " : "in ");
 		nw_describe_op(x, stuck, b);
 		nw_buf_printf(b, " (%s for " NW_AGE ")", nw_op_state_name(stuck->state, sb));
+		op_site(p, stuck, b);
 		ended_state(x, p, stuck, b);
 		age = nw_age(p, stuck->enqueue_ns);
 	} else if (last) {
 		nw_buf_puts(b, "last NCCL call ");
 		nw_describe_op(x, last, b);
 		nw_buf_printf(b, " (%s)", nw_op_state_name(last->state, sb));
+		op_site(p, last, b);
 		ended_state(x, p, last, b);
 	} else {
 		nw_buf_puts(b, "no NCCL op recorded");

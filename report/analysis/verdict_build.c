@@ -13,6 +13,7 @@ const char *nw_verdict_name(int kind)
 	static const char *const names[] = {
 		[NW_V_HEALTHY] = "HEALTHY",
 		[NW_V_IDLE] = "IDLE",
+		[NW_V_UNDECIDED] = "UNDECIDED",
 		[NW_V_TRANSPORT_STALL] = "TRANSPORT_STALL",
 		[NW_V_STREAM_BLOCKED] = "STREAM_BLOCKED",
 		[NW_V_MISSING_RANK] = "MISSING_RANK",
@@ -43,6 +44,9 @@ const char *nw_verdict_hint(int kind)
 		return "Xid / ECC; the error string";
 	case NW_V_IDLE:
 		return "compile / data loading / checkpoint";
+	case NW_V_UNDECIDED:
+		return "ncclwatch ras (NCCL's own counts), or run the job with the preload (ncclwatch run, "
+		       "LD_PRELOAD=libncclwatch.so) for op numbers";
 	default:
 		return "";
 	}

@@ -221,7 +221,27 @@ int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern 
 	}
 	nw_rules_unexplained(&x, explained);
 	free(explained);
+	nw_rules_stacks(&x);
 	nw_rules_idle(&x);
+	if (x.oom)
+		goto fail;
+
+	/* What the job's sources cannot tell (e.g. Flight Recorder dumps: no
+	 * stacks, late states), once per verdict: the limits of its evidence. */
+	for (size_t i = 0; i < x.nvw && !x.oom; i++) {
+		const char *seen[4] = { 0 };
+		size_t nseen = 0;
+		for (size_t k = 0; k < job->nprocs && nseen < 4; k++) {
+			const char *note = job->procs[k]->source_note;
+			size_t j = 0;
+			while (note && j < nseen && seen[j] != note)
+				j++;
+			if (!note || j < nseen)
+				continue;
+			seen[nseen++] = note;
+			nw_verdict_evidence(&x, x.vw[i], "%s", note);
+		}
+	}
 	if (x.oom)
 		goto fail;
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "../analysis/verdicts_ras.h"
+#include "../fr/fr.h"
 #include "../ras/ras_client.h"
 #include "../segment_reader.h"
 #include "cli_analyze.h"
@@ -66,7 +67,7 @@ static int ras_split(int argc, char **argv, struct ras_files *r, int *has_segmen
 			free(names);
 			struct nw_path_list list = { 0 };
 			struct nw_read_error err;
-			if (nnames && nw_segment_list(argv[i], &list, &err) != 0) continue;  /* reports only */
+			if (nnames && nw_input_list(argv[i], &list, &err) != 0) continue;  /* reports only: no segment, no FR dump */
 			nw_path_list_free(&list);
 		}
 		*has_segments = 1;

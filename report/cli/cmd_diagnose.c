@@ -45,7 +45,7 @@ static void diagnose_help(FILE *out)
 	        "evidence and \"hint:\"; then the environment differences between ranks and\n"
 	        "the stacks of the first thread of each process, grouped by identical stack;\n"
 	        "last, \"unreadable: PATH: problem\" per file that could not be read.\n"
-	        "KIND is one of HEALTHY IDLE TRANSPORT_STALL STREAM_BLOCKED P2P_UNMATCHED\n"
+	        "KIND is one of HEALTHY IDLE UNDECIDED TRANSPORT_STALL STREAM_BLOCKED P2P_UNMATCHED\n"
 	        "P2P_DEADLOCK MISSING_RANK MISMATCH INIT_STALL GPU_FAULT. Colour when stdout\n"
 	        "is a terminal and NO_COLOR is not set.\n"
 	        "\n"

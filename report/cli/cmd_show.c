@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "show_text.h"
+#include "show_fr.h"
+#include "../fr/fr.h"
 
 static void show_help(FILE *out)
 {
@@ -17,6 +19,9 @@ static void show_help(FILE *out)
 	        "\n"
 	        "Prints what each segment holds: a live segment or a dump, or every *.seg\n"
 	        "file under DIR and its subdirectories two levels down (DIR/<job>/<host>.<pid>.seg).\n"
+	        "A PyTorch Flight Recorder dump (pickle or JSON) is shown as the process the\n"
+	        "engine makes of it: \"flight-recorder PATH\", rank, comms, peers and the ops kept\n"
+	        "(docs/flight-recorder.md).\n"
 	        "\n"
 	        "  -n, --records N   show only the newest N op records (default: all valid ones)\n"
 	        "  -S, --no-stacks   only the one-line stack summary: no module, thread, frame\n"
@@ -44,6 +49,9 @@ static void show_help(FILE *out)
 	        "    op TICKET t=+S.US tid= KIND comm=HEX16 rank=R/N seq= count= dtype= redop=\n"
 	        "         root=|peer= group= depth= state= result= cuda_error= flags= started=\n"
 	        "         ended= stream= caller=                                  (one line)\n"
+	        "  snapshot no comm table, peer table or op ring (...)   instead of the comms,\n"
+	        "                     peers and records lines in a snapshot (1.4: flag\n"
+	        "                     snapshot, written by ncclwatch attach)\n"
 	        "      at 0xIP SYMBOL+0xOFF (MODULE+0xOFF)   the op's call stack, innermost\n"
 	        "                     first, if recorded (NCCLWATCH_STACKS=1); ?? = unknown\n"
 	        "  stacks STATE t=+S request=N threads=N captures=N seq=N modules=N\n"
@@ -51,8 +59,10 @@ static void show_help(FILE *out)
 	        "                     STATE: captured | never | being-written (a capture in\n"
 	        "                     progress or interrupted: not shown) | uninitialized |\n"
 	        "                     none (no stack area: only this word)\n"
+	        "    note native|python TEXT            (1.4: what the capture could not do)\n"
 	        "    module IDX 0xBASE PATH                  every module of the capture\n"
 	        "    thread TID \"NAME\" [watchdog] [no-reply] [in-nccl] [truncated]\n"
+	        "                      [regs-syscall|regs-ptrace|regs-signal]   (1.4)\n"
 	        "      #N 0xIP SYMBOL+0xOFF (MODULE+0xOFF)   its frames, innermost first\n"
 	        "Records come oldest first; times are seconds after the segment's start; '-'\n"
 	        "means none; MODULE is the module's file name (its path is on its module\n"
@@ -108,12 +118,25 @@ static int show_run(int argc, char **argv)
 	for (int i = optind; i < argc; i++) {
 		struct nw_path_list list = { 0 };
 		struct nw_read_error err;
-		if (nw_segment_list(argv[i], &list, &err) != NW_READ_OK) {
+		if (nw_input_list(argv[i], &list, &err) != NW_READ_OK) {
 			fprintf(stderr, "ncclwatch: %s\n", err.message);
 			bad++;
 		}
 		for (size_t j = 0; j < list.count; j++) {
 			struct nw_segment seg;
+			size_t pl = strlen(list.paths[j]);
+			if ((pl < 4 || strcmp(list.paths[j] + pl - 4, ".seg")) && nw_fr_sniff(list.paths[j])) {
+				/* A PyTorch Flight Recorder dump: what the engine makes of it. */
+				if (shown)
+					fputc('\n', stdout);
+				if (nw_show_fr(stdout, list.paths[j], &err) != NW_READ_OK) {
+					fprintf(stderr, "ncclwatch: %s\n", err.message);
+					bad++;
+				} else {
+					shown++;
+				}
+				continue;
+			}
 			if (nw_segment_read(list.paths[j], 0, &seg, &err) != NW_READ_OK) {
 				fprintf(stderr, "ncclwatch: %s\n", err.message);
 				bad++;

@@ -312,6 +312,14 @@ static void show_stacks(FILE *out, const struct nw_segment *seg, const struct nw
 	        a->opstack_count && a->opstack_offset ? a->opstack_depth : 0);
 	if (!c || opt->no_stacks)
 		return;
+	for (int python = 0; python <= 1; python++) {
+		const char *note = nw_stack_note(seg, python);
+		if (note) {
+			fprintf(out, "  note %s ", python ? "python" : "native");
+			put_escaped(out, note);
+			fputc('\n', out);
+		}
+	}
 	for (uint32_t i = 1; i <= c->module_count; i++) {
 		const struct nw_seg_module *m = nw_stack_module(seg, i);
 		if (!m)
@@ -344,8 +352,15 @@ static void show_stacks(FILE *out, const struct nw_segment *seg, const struct nw
 void nw_show_segment(FILE *out, const struct nw_segment *seg, const struct nw_show_options *opt)
 {
 	show_header(out, seg);
-	show_comms(out, seg);
-	show_peers(out, seg);
-	show_records(out, seg, opt);
+	if (seg->header.flags & NW_SEG_F_SNAPSHOT) {
+		/* 1.4: attach's file for a process without the preload: the reader
+		 * checked that it has no tables and no ring; say so once. */
+		fputs("snapshot no comm table, peer table or op ring (written by ncclwatch attach: no op numbers)\n",
+		      out);
+	} else {
+		show_comms(out, seg);
+		show_peers(out, seg);
+		show_records(out, seg, opt);
+	}
 	show_stacks(out, seg, opt);
 }

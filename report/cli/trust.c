@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <ncclwatch/segment.h>
 #include "../segment_reader.h"
+#include "../fr/fr.h"
 #include "commands.h"
 
 int nw_cli_default_dir(const char *cmd, char *buf, size_t len, const char *missing_hint,
@@ -90,7 +91,7 @@ int nw_cli_mine(const char *cmd, const char *const *paths, size_t npaths, int an
 	for (size_t i = 0; i < npaths; i++) {
 		struct nw_path_list list = { 0 };
 		struct nw_read_error err;
-		if (nw_segment_list(paths[i], &list, &err) != NW_READ_OK) {
+		if (nw_input_list(paths[i], &list, &err) != NW_READ_OK) {
 			nw_path_list_free(&list);
 			if (err.code == NW_READ_ERR_NOMEM || push(out, nout, &cap, paths[i]))
 				goto nomem;

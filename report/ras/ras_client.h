@@ -133,8 +133,8 @@ int nw_ras_parse_text(const char *name, const char *text, size_t len, struct nw_
 /* Read a saved report (`ncclwatch ras --save`): 0, or -1 with err naming the file. */
 int nw_ras_load_file(const char *path, struct nw_ras_report *out, char *err, size_t errlen);
 /* Does the file look like a saved RAS report (a JSON object with
- * "nccl_version", or the text format's "NCCL version" line)? Reads its
- * first bytes only. */
+ * "nccl_version" and "communicators_count" in its first 512 bytes, or the
+ * text format's "NCCL version" line)? Reads its first bytes only. */
 int nw_ras_is_report_file(const char *path);
 
 void nw_ras_report_free(struct nw_ras_report *r);

@@ -471,6 +471,8 @@ int nw_ras_is_report_file(const char *path)
 	buf[n] = 0;
 	size_t i = 0;
 	while (i < n && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t')) i++;
-	if (i < n && buf[i] == '{') return strstr(buf, "\"nccl_version\"") != NULL;
+	/* NCCL writes "nccl_version" ... "communicators_count" first (a Flight
+	 * Recorder dump has "comm_lib_version" and no communicators_count) */
+	if (i < n && buf[i] == '{') return strstr(buf, "\"nccl_version\"") && strstr(buf, "\"communicators_count\"");
 	return !strncmp(buf + i, "NCCL version ", 13);   /* the text format */
 }

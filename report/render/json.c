@@ -99,6 +99,8 @@ static json_t *proc_json(const struct nw_proc *p, int *failed)
 	nw_json_set(o, "path", nw_json_str(p->path ? p->path : ""), failed);
 	nw_json_set(o, "alive", p->alive < 0 ? json_null() : json_boolean(p->alive), failed);
 	nw_json_set(o, "dump", json_boolean(p->is_dump), failed);
+	nw_json_set(o, "snapshot", json_boolean(p->snapshot), failed);
+	nw_json_set(o, "stacks_from_attach", json_boolean(p->snapshot || p->attached), failed);
 	return o;
 }
 
@@ -182,6 +184,10 @@ int nw_render_json(FILE *out, const struct nw_analysis *a)
 	for (size_t i = 0; i < a->nbad; i++)
 		nw_json_push(arr, bad_json(&a->bad[i], &failed), &failed);
 	nw_json_set(doc, "unreadable", arr, &failed);
+	arr = json_array();
+	for (size_t i = 0; i < a->nnotes; i++)
+		nw_json_push(arr, nw_json_str(a->notes[i]), &failed);
+	nw_json_set(doc, "notes", arr, &failed);
 
 	if (failed) {
 		json_decref(doc);

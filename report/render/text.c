@@ -20,6 +20,7 @@
  *     ranks 0-4,6-7 (7) thread "trainer":
  *       #0 FRAME                         innermost first
  *   unreadable: PATH: PROBLEM
+ *   note: PATH: ... (input set aside, e.g. a Flight Recorder dump for a segment)
  *
  * Line formats are pinned by tests/cli/test_render.c: change them on
  * purpose. Every string from a segment is escaped (control bytes as \xNN)
@@ -143,6 +144,8 @@ static void put_verdict(FILE *out, const struct nw_verdict *v, unsigned flags)
 		put_ranks(out, &v->culprits);
 		if (!v->culprits.n && v->comm_id)
 			fputs(" (the communicator or its link, not a rank)", out);
+		else if (!v->culprits.n && v->kind == NW_V_UNDECIDED)
+			fputs(" (cannot decide: see the evidence)", out);
 		fputc('\n', out);
 	}
 	if (v->waiting.n) {
@@ -265,6 +268,11 @@ int nw_render_text(FILE *out, const struct nw_analysis *a, unsigned flags)
 		/* The reader's message already names the file: "PATH: problem". */
 		fputs("unreadable: ", out);
 		put_escaped(out, a->bad[i].err.message[0] ? a->bad[i].err.message : a->bad[i].path, 0);
+		fputc('\n', out);
+	}
+	for (size_t i = 0; i < a->nnotes; i++) {
+		fputs("note: ", out);
+		put_escaped(out, a->notes[i], 0);
 		fputc('\n', out);
 	}
 	if (fflush(out) != 0 || ferror(out)) {

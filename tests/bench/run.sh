@@ -22,6 +22,7 @@
 # figure 2, watchdog CPU: tests/bench/cpu.sh
 # figure 1, stall detection latency: tests/bench/latency.sh
 # figure 5, diagnose at scale: tests/bench/diagnose.sh
+# Flight Recorder dumps at scale: tests/bench/fr.sh
 # figure 6, ncclwatch ras + diagnose at 8 and 64 processes: tests/bench/ras.sh
 # the scenario corpus of issue 11 per view, false alarms, determinism:
 #   tests/bench/corpus.sh (the longest: CORPUS_BENCH_REPEAT and
@@ -118,7 +119,7 @@ fi
 echo "goal: <= 100 ns and <= 300 instructions added per call"
 )
 
-for s in events cpu latency diagnose ras corpus; do
+for s in events cpu latency diagnose fr ras corpus; do
 	sh "$root/tests/bench/$s.sh"
 done
 echo

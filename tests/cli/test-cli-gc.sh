@@ -79,7 +79,7 @@ case $done_ticks in
 [1-9]*) ;;
 *) fail "the producer wrote no start_ticks ('$done_ticks')" ;;
 esac
-assert_eq "$(header_field "$done_seg" format)" 1.3 "the producer's format"
+assert_eq "$(header_field "$done_seg" format)" 1.4 "the producer's format"
 
 # Offsets (docs/FORMAT.md): version_minor 14, pid 96, start_monotonic_ns
 # 120, proc_start_ticks 3904.

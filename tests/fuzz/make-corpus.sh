@@ -41,6 +41,15 @@ rm -f "$out/.dense.seg" "$out/.sparse.seg"
 python3 -c 'import struct,sys; f=open(sys.argv[1],"r+b"); f.seek(272); f.write(struct.pack("<Q", 2**64-1))' \
 	"$out/head-near-top.seg"
 
+# 1.4: a snapshot (ncclwatch attach's file: no tables, no ring, a stack
+# area), from nwgen (make build/tests/progs/nwgen).
+rm -rf "$out/.snap"
+"$build/tests/progs/nwgen" --ranks 1 --out "$out/.snap" \
+	--snapshot '0=futex_wait@libc.so.6<ncclAllReduce@libnccl.so.2<train_step<main;0/pt_autograd=pthread_cond_wait@libc.so.6<autograd_loop' \
+	> /dev/null
+mv "$out/.snap/gen-snapshot/node0.10000.snapshot.seg" "$out/snapshot.seg"
+rm -rf "$out/.snap"
+
 for f in "$out"/*.seg; do
 	[ "$(wc -c < "$f")" -le 16384 ] || { echo "$f: over 16384 bytes" >&2; exit 1; }
 done

@@ -156,8 +156,28 @@
  * Options that change the picture: --exited R,... marks ranks EXITED
  * (their heartbeat stops 1 s before NOW); --age below --timeout gives the
  * same positions with no watchdog finding (no STALL_SEEN, no dumps).
+ *
+ * ---------------------------------------------------------------------------
+ * SNAPSHOTS (--snapshot SPEC: the files `ncclwatch attach` writes for
+ * processes that ran without the preload; tests/gen/snapgen.h has the SPEC)
+ *
+ * Without --scenario: one snapshot per rank (but the --drop ranks) and no
+ * segment, in DIR/<job>/<host>.<pid>.snapshot.seg (job: --job, default
+ * gen-snapshot); identity as above (pid 10000 + r, hosts nodeH, RANK,
+ * WORLD_SIZE...), proc_start_ticks 100000 + r, flags SNAPSHOT and DUMP, a
+ * capture at job time 100 s holding the threads SPEC gives the rank (none:
+ * a capture with no thread). With --scenario: the scenario's segments, plus
+ * a snapshot of every rank SPEC names, in DIR/<--snapshot-job, default
+ * attach-<job>>/: the same processes (host, pid, start ticks) seen by
+ * attach, captured at the segments' NOW + 1 s (a mixed job; the segments
+ * keep their own captures, --stacks). --alive R: that rank's snapshot
+ * names this host and nwgen's parent (the caller's shell: it runs while
+ * the test reads the files). --gone LIST: those ranks' snapshots
+ * name this host and the pid of a process that has exited (a rank gone
+ * since attach saw it).
  */
 #include "segbuild.h"
+#include "snapgen.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -170,6 +190,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -242,6 +263,11 @@ struct gen {
 	int dump, stacks;
 	const char *out;
 	char job[NW_SEG_JOB_LEN];
+	struct snap_spec *snap;        /* --snapshot, or NULL */
+	int snap_only;                 /* no --scenario: snapshots only */
+	char snap_job[NW_SEG_JOB_LEN];
+	uint8_t *gone;                 /* [n] flags: --gone */
+	int32_t alive;                 /* --alive R, or -1 */
 	char jobdir[PATH_MAX];
 	uint8_t *drop, *exited;        /* [n] flags */
 	uint64_t world_id;
@@ -427,6 +453,7 @@ static void identity(struct rank_ctx *rc)
 	h->ppid = 5000 + rc->host % 5000;
 	h->start_monotonic_ns = AT(rc, start_at(r));
 	h->start_realtime_ns = GEN_REALTIME0 + start_at(r);
+	h->proc_start_ticks = 100000 + (uint64_t)r;   /* what pairs a segment with attach's snapshot */
 	h->global_rank = r;
 	h->local_rank = rc->local;
 	h->world_size = g->n;
@@ -1095,10 +1122,16 @@ static void usage(FILE *out)
 	        "  --history H       completed steps before the frontier step H+1 (default 300)\n"
 	        "  --timeout SECS    the watchdogs' timeout (default 5)\n"
 	        "  --age SECS        age of the stall at the heartbeat (default 30)\n"
-	        "  --drop LIST       missing_files: ranks whose files are not written (default K)\n"
+	        "  --drop LIST       missing_files (or --snapshot alone): ranks with no file (default K)\n"
 	        "  --exited LIST     ranks marked EXITED (LIST: R,R-R,...)\n"
 	        "  --dump            write dumps (flag DUMP) instead of live segments\n"
 	        "  --stacks          add a stack area (captured when the job stalled)\n"
+	        "  --snapshot SPEC   attach's snapshot files (stacks per rank and thread: see\n"
+	        "                    tests/gen/snapgen.h); alone: a job of snapshots only;\n"
+	        "                    with --scenario: snapshots of the ranks SPEC names too\n"
+	        "  --snapshot-job NAME  job of those snapshots (default: attach-<job>)\n"
+	        "  --gone LIST       snapshots of these ranks name a process that has exited\n"
+	        "  --alive R         rank R's snapshot names this host and nwgen's parent\n"
 	        "  --list            list the scenarios\n"
 	        "  -h, --help        this text\n");
 }
@@ -1189,6 +1222,77 @@ static int die(const char *fmt, ...)
 	return 2;
 }
 
+/* ---- snapshots ---- */
+
+/* The pid of a process that has exited: a child made and reaped here. */
+static int64_t gone_pid(void)
+{
+	pid_t p = fork();
+	if (p == 0)
+		_exit(0);
+	if (p < 0)
+		return -1;
+	waitpid(p, NULL, 0);
+	return p;
+}
+
+static int write_file(const char *path, const uint8_t *buf, uint64_t size)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return die("%s: %s", path, strerror(errno));
+	ssize_t w = pwrite(fd, buf, size, 0);
+	if (w != (ssize_t)size) {
+		int e = w < 0 ? errno : ENOSPC;
+		close(fd);
+		return die("%s: write: %s", path, strerror(e));
+	}
+	if (close(fd) != 0)
+		return die("%s: close: %s", path, strerror(errno));
+	return 0;
+}
+
+/* Rank r's snapshot, as attach would write it for the process whose
+ * segment rc holds (or would hold). */
+static int write_snapshot(const struct gen *g, int32_t r, const struct rank_ctx *rc, const struct sb_layout *l,
+                          uint8_t *buf, const char *dir)
+{
+	struct nw_seg_header like = *rc->seg.h;
+	if (r == g->alive) {
+		/* A process that runs: the caller, with its real start ticks. */
+		char path[64], stat[1024];
+		snprintf(path, sizeof path, "/proc/%d/stat", (int)getppid());
+		FILE *f = fopen(path, "r");
+		size_t len = f ? fread(stat, 1, sizeof stat - 1, f) : 0;
+		if (f)
+			fclose(f);
+		stat[len] = 0;
+		char *rp = strrchr(stat, ')');
+		unsigned long long ticks = 0;
+		/* Field 22 (starttime); fields 3.. follow the ")". */
+		for (int field = 3; rp && field <= 22; field++)
+			if (!(rp = strchr(rp + 1, ' ')) || (field == 22 && sscanf(rp + 1, "%llu", &ticks) != 1))
+				rp = NULL;
+		if (!ticks || gethostname(like.host, sizeof like.host - 1) != 0)
+			return die("--alive: cannot read %s", path);
+		like.pid = getppid();
+		like.proc_start_ticks = ticks;
+	}
+	if (g->gone[r]) {
+		if (gethostname(like.host, sizeof like.host - 1) != 0 || (like.pid = gone_pid()) < 0)
+			return die("--gone: cannot make a process that is gone: %s", strerror(errno));
+		like.proc_start_ticks = 1;   /* not that pid's if another process takes it */
+	}
+	uint64_t now = g->snap_only ? 100 * SEC : rc->now + SEC;
+	struct sb_seg seg;
+	snap_build(&seg, l, buf, g->snap, r, &like, g->snap_job, AT(rc, now), rc->app, rc->lib);
+	char path[PATH_MAX + 128];
+	int len = snprintf(path, sizeof path, "%s/%s.%" PRId64 ".snapshot.seg", dir, like.host, like.pid);
+	if (len < 0 || len >= (int)sizeof path)
+		return die("%s: path too long", dir);
+	return write_file(path, buf, l->size);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -1201,11 +1305,16 @@ int main(int argc, char **argv)
 		{ "drop", required_argument, NULL, 'd' },     { "exited", required_argument, NULL, 'x' },
 		{ "dump", no_argument, NULL, 'D' },           { "stacks", no_argument, NULL, 'K' },
 		{ "list", no_argument, NULL, 'l' },           { "help", no_argument, NULL, 'h' },
+		{ "snapshot", required_argument, NULL, 'P' }, { "snapshot-job", required_argument, NULL, 'J' },
+		{ "gone", required_argument, NULL, 'g' },    { "alive", required_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct gen g;   /* static: what it holds stays reachable on an error exit */
 	memset(&g, 0, sizeof g);
 	const char *scenario = NULL, *job = NULL, *drop = NULL, *exited = NULL;
+	const char *snapshot = NULL, *snap_job = NULL, *gone = NULL;
+	uint64_t alive = UINT64_MAX;
+	static struct snap_spec spec;
 	uint64_t ranks = 0, ring = 256, hosts = 0, group = 4, culprit = UINT64_MAX, history = 300;
 	g.seed = 1;
 	g.timeout_ns = 5 * SEC;
@@ -1230,6 +1339,10 @@ int main(int argc, char **argv)
 		case 'x': exited = optarg; break;
 		case 'D': g.dump = 1; break;
 		case 'K': g.stacks = 1; break;
+		case 'P': snapshot = optarg; break;
+		case 'J': snap_job = optarg; break;
+		case 'g': gone = optarg; break;
+		case 'A': u = &alive; break;
 		case 'l':
 			for (size_t i = 0; i < NSCEN; i++)
 				printf("%-20s %s\n", scenarios[i].name, scenarios[i].what);
@@ -1240,9 +1353,14 @@ int main(int argc, char **argv)
 		if (u && parse_u64(optarg, u))
 			return die("--%s: not a number: %s", options[li].name, optarg);
 	}
-	if (optind != argc || !scenario || !ranks || !g.out) {
+	if (optind != argc || (!scenario && !snapshot) || !ranks || !g.out) {
 		usage(stderr);
 		return 2;
+	}
+	if (!scenario) {
+		/* Snapshots only: a healthy job gives each rank its identity. */
+		g.snap_only = 1;
+		scenario = "healthy";
 	}
 	for (size_t i = 0; i < NSCEN; i++)
 		if (!strcmp(scenarios[i].name, scenario))
@@ -1283,11 +1401,34 @@ int main(int argc, char **argv)
 		return die("--history %" PRIu64 " is over 1000000", history);
 	g.history = history;
 	g.nseq = history + 1;
-	snprintf(g.job, sizeof g.job, "%s%s", job ? "" : "gen-", job ? job : scenario);
+	snprintf(g.job, sizeof g.job, "%s%s", job ? "" : "gen-", job ? job : g.snap_only ? "snapshot" : scenario);
 	if (strchr(g.job, '/') || !strcmp(g.job, ".") || !strcmp(g.job, ".."))
 		return die("--job %s: not a directory name", g.job);
-	if (g.sc->id != SC_MISSING_FILES && drop)
-		return die("--drop is for missing_files");
+	if (g.sc->id != SC_MISSING_FILES && drop && !g.snap_only)
+		return die("--drop is for missing_files and --snapshot without --scenario");
+	if (snapshot) {
+		char why[256];
+		if (snap_spec_parse(snapshot, g.n, &spec, why, sizeof why))
+			return die("--snapshot: %s", why);
+		g.snap = &spec;
+		const char *pre = snap_job || g.snap_only ? "" : "attach-", *base = snap_job ? snap_job : g.job;
+		if (strlen(pre) + strlen(base) >= sizeof g.snap_job)
+			return die("--snapshot-job %s%s: over %d bytes", pre, base, NW_SEG_JOB_LEN - 1);
+		memcpy(g.snap_job, pre, strlen(pre));
+		memcpy(g.snap_job + strlen(pre), base, strlen(base) + 1);
+		if (strchr(g.snap_job, '/') || !strcmp(g.snap_job, ".") || !strcmp(g.snap_job, ".."))
+			return die("--snapshot-job %s: not a directory name", g.snap_job);
+	} else if (snap_job || gone || alive != UINT64_MAX) {
+		return die("--snapshot-job, --gone and --alive are for --snapshot");
+	}
+	if (alive != UINT64_MAX && alive >= (uint64_t)g.n)
+		return die("--alive %" PRIu64 ": ranks are 0..%d", alive, (int)g.n - 1);
+	g.alive = alive == UINT64_MAX ? -1 : (int32_t)alive;
+	g.gone = calloc((size_t)g.n, 1);
+	if (!g.gone)
+		return die("out of memory");
+	if (gone && parse_list(gone, g.gone, g.n))
+		return die("--gone %s: ranks R or R-R from 0 to %d, comma-separated", gone, (int)g.n - 1);
 	g.drop = calloc((size_t)g.n, 1);
 	g.exited = calloc((size_t)g.n, 1);
 	int bad_drop = !g.drop || !g.exited || (drop && parse_list(drop, g.drop, g.n));
@@ -1318,6 +1459,19 @@ int main(int argc, char **argv)
 		return die("%s/%s: path too long", g.out, g.job);
 	if (mkdirs(g.jobdir) != 0)
 		return die("cannot create %s: %s", g.jobdir, strerror(errno));
+	char snapdir[PATH_MAX];
+	struct sb_layout snapl;
+	uint8_t *snapbuf = NULL;
+	if (g.snap) {
+		if (snprintf(snapdir, sizeof snapdir, "%s/%s", g.out, g.snap_job) >= (int)sizeof snapdir)
+			return die("%s/%s: path too long", g.out, g.snap_job);
+		if (mkdirs(snapdir) != 0)
+			return die("cannot create %s: %s", snapdir, strerror(errno));
+		snap_layout(&snapl);
+		if (!(snapbuf = aligned_alloc(4096, (snapl.size + 4095) / 4096 * 4096)))
+			return die("out of memory");
+	}
+	uint64_t snaps = 0;
 
 	uint8_t *buf = aligned_alloc(4096, (g.layout.size + 4095) / 4096 * 4096);
 	if (!buf)
@@ -1327,7 +1481,12 @@ int main(int argc, char **argv)
 	uint64_t files = 0, bytes = 0;
 	for (int32_t r = 0; r < g.n; r++) {
 		gen_rank(&g, r, buf, &rc);
-		if (g.drop[r])
+		if (g.snap && (g.snap_only ? !g.drop[r] : snap_spec_has(g.snap, r))) {
+			if (write_snapshot(&g, r, &rc, &snapl, snapbuf, snapdir))
+				return 2;
+			snaps++;
+		}
+		if (g.drop[r] || g.snap_only)
 			continue;
 		char path[PATH_MAX + 128];
 		const struct nw_seg_header *h = rc.seg.h;
@@ -1351,9 +1510,23 @@ int main(int argc, char **argv)
 		bytes += g.layout.size;
 	}
 	double secs = mono_s() - t0;
+	if (g.snap)
+		printf("nwgen: snapshots: %" PRIu64 " of %" PRIu64 " bytes in %s\n", snaps, snapl.size, snapdir);
+	if (g.snap_only) {
+		free(buf);
+		free(snapbuf);
+		snap_spec_free(&spec);
+		free(g.drop);
+		free(g.exited);
+		free(g.gone);
+		return 0;
+	}
 	printf("nwgen: %s: %" PRIu64 " segments of %" PRIu64 " bytes (%" PRIu64 " bytes) in %s in %.2f s\n",
 	       g.sc->name, files, g.layout.size, bytes, g.jobdir, secs);
 	print_expect(&g, stdout);
+	free(snapbuf);
+	snap_spec_free(&spec);
+	free(g.gone);
 	free(buf);
 	free(g.drop);
 	free(g.exited);

@@ -5,7 +5,7 @@
 #   $(BUILD)/tests/progs/nwgen   nwgen --scenario NAME --ranks N --out DIR
 
 NWGEN      := $(BUILD)/tests/progs/nwgen
-NWGEN_OBJS := $(addprefix $(BUILD)/tests/gen/,nwgen.o segbuild.o) $(BUILD)/interpose/comm_id.o
+NWGEN_OBJS := $(addprefix $(BUILD)/tests/gen/,nwgen.o segbuild.o snapgen.o) $(BUILD)/interpose/comm_id.o
 
 $(NWGEN): $(NWGEN_OBJS)
 	@mkdir -p $(dir $@)

@@ -29,7 +29,7 @@ void sb_layout_init(struct sb_layout *l, uint32_t comms, uint32_t peers, uint32_
 	if (stacks) {
 		/* As watchdog/stack_area.c orders them: threads, frames, modules,
 		 * ip symbols, strings; no per-op stacks. */
-		uint64_t at = align_up(sizeof(struct nw_seg_stack_header));
+		uint64_t at = align_up(sizeof(struct nw_seg_stack_header) + sizeof(struct nw_seg_stack_ext));
 		l->thread_off = at;
 		at = align_up(at + (uint64_t)SB_STACK_THREADS * sizeof(struct nw_seg_thread));
 		l->frame_off = at;
@@ -80,6 +80,7 @@ void sb_begin(struct sb_seg *s, const struct sb_layout *l, uint8_t *buf)
 		struct nw_seg_stack_header *a = (struct nw_seg_stack_header *)(void *)(buf + l->stack_offset);
 		s->stk = a;
 		a->magic = NW_STACK_MAGIC;
+		((struct nw_seg_stack_ext *)(a + 1))->ext_size = sizeof(struct nw_seg_stack_ext);
 		a->thread_capacity = SB_STACK_THREADS;
 		a->frame_capacity = SB_STACK_FRAMES;
 		a->module_capacity = SB_STACK_MODULES;
@@ -375,6 +376,11 @@ static uint32_t intern(struct sb_seg *s, const char *str)
 	memcpy(tab + off, str, len);
 	a->strtab_used += (uint32_t)len;
 	return off;
+}
+
+uint32_t sb_stack_string(struct sb_seg *s, const char *str)
+{
+	return s->stk ? intern(s, str) : 0;
 }
 
 void sb_stack_begin(struct sb_seg *s, const struct sb_module *mods, uint32_t nmods)

@@ -32,6 +32,8 @@ struct sb_layout {
 	uint64_t comm_offset, peer_offset, ring_offset, stack_offset, stack_size, size;
 	/* Offsets inside the stack area. */
 	uint64_t thread_off, frame_off, module_off, ipsym_off, strtab_off;
+	uint64_t pyframe_off;          /* a Python frame table (snapgen, a format with Python frames) */
+	uint32_t pyframes;             /* its slots, 0 none */
 };
 
 /* Offsets and sizes for the given capacities (ring: a power of two). */
@@ -136,6 +138,9 @@ void sb_stack_begin(struct sb_seg *s, const struct sb_module *mods, uint32_t nmo
 /* One thread (at most SB_STACK_THREADS), frames innermost first. */
 void sb_stack_thread(struct sb_seg *s, uint32_t tid, const char *name, uint32_t flags,
                      const struct sb_frame *frames, uint32_t nframes);
+/* The string table offset of `str` (added if new; 0 for NULL, "" or a full
+ * table). */
+uint32_t sb_stack_string(struct sb_seg *s, const char *str);
 /* Close the capture: seq even (2), capture_ns, request_id, captures 1. */
 void sb_stack_end(struct sb_seg *s, uint64_t capture_ns, uint64_t request_id);
 

@@ -36,7 +36,8 @@ static struct layout plan(const struct segw_spec *s)
 struct segw_stack_layout segw_stack_plan(const struct segw_spec *s)
 {
 	struct segw_stack_layout l;
-	l.thread_off = align_up(sizeof(struct nw_seg_stack_header));
+	/* 1.4's extension after the area header (an older minor ignores it). */
+	l.thread_off = align_up(sizeof(struct nw_seg_stack_header) + sizeof(struct nw_seg_stack_ext));
 	l.frame_off = align_up(l.thread_off + SEGW_STACK_THREADS * sizeof(struct nw_seg_thread));
 	l.module_off = align_up(l.frame_off + SEGW_STACK_THREADS * SEGW_STACK_FRAMES * sizeof(struct nw_seg_frame));
 	l.strtab_off = align_up(l.module_off + SEGW_STACK_MODULES * sizeof(struct nw_seg_module));
@@ -86,6 +87,7 @@ static void build_stacks(char *mem, const struct segw_spec *s, const struct layo
 	struct segw_stack_layout l = segw_stack_plan(s);
 	struct nw_seg_stack_header *a = (struct nw_seg_stack_header *)(mem + seg->stack_off);
 	a->magic = NW_STACK_MAGIC;
+	((struct nw_seg_stack_ext *)(a + 1))->ext_size = sizeof(struct nw_seg_stack_ext);
 	a->thread_capacity = SEGW_STACK_THREADS;
 	a->frame_capacity = SEGW_STACK_FRAMES;
 	a->module_capacity = SEGW_STACK_MODULES;

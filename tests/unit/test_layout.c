@@ -189,6 +189,12 @@ static void fields(void)
 	FIELD(nw_seg_stack_header, ipsym_offset, 112, 8);
 	FIELD(nw_seg_stack_header, ipsym_capacity, 120, 4);
 	FIELD(nw_seg_stack_header, ipsym_count, 124, 4);
+	SIZE(nw_seg_stack_ext, 128);
+	FIELD(nw_seg_stack_ext, ext_size, 0, 4);
+	FIELD(nw_seg_stack_ext, native_note, 4, 4);
+	FIELD(nw_seg_stack_ext, python_note, 8, 4);
+	FIELD(nw_seg_stack_ext, pad0, 12, 4);
+	FIELD(nw_seg_stack_ext, reserved, 16, 112);
 	SIZE(nw_seg_thread, 64);
 	FIELD(nw_seg_thread, tid, 0, 4);
 	FIELD(nw_seg_thread, nframes, 4, 4);
@@ -213,7 +219,7 @@ static void constants(void)
 	check("NW_SEG_MAGIC", memcmp(NW_SEG_MAGIC, "NCCLWSEG", 8) == 0 && sizeof NW_SEG_MAGIC == 9, 1);
 	VALUE(NW_SEG_ENDIAN, 0x01020304u);
 	VALUE(NW_SEG_VERSION_MAJOR, 1);
-	VALUE(NW_SEG_VERSION_MINOR, 3);
+	VALUE(NW_SEG_VERSION_MINOR, 4);
 	VALUE(NW_SEG_ALIGN, 64);
 	VALUE(NW_SEG_HOST_LEN, 64);
 	VALUE(NW_SEG_JOB_LEN, 64);
@@ -239,6 +245,8 @@ static void constants(void)
 	VALUE(NW_SEG_F_STALL_SEEN, 0x10);
 	VALUE(NW_SEG_F_PEERS_FULL, 0x20);
 	VALUE(NW_SEG_F_COMMS_FULL, 0x40);
+	VALUE(NW_SEG_F_EXIT_STATUS, 0x80);
+	VALUE(NW_SEG_F_SNAPSHOT, 0x100);
 
 	VALUE(NW_COMM_FREE, 0);
 	VALUE(NW_COMM_INIT_ENTERED, 1);
@@ -307,6 +315,9 @@ static void constants(void)
 	VALUE(NW_THR_NO_REPLY, 0x2);
 	VALUE(NW_THR_TRUNCATED, 0x4);
 	VALUE(NW_THR_IN_NCCL, 0x8);
+	VALUE(NW_THR_REGS_SYSCALL, 0x10);
+	VALUE(NW_THR_REGS_PTRACE, 0x20);
+	VALUE(NW_THR_REGS_SIGNAL, 0x40);
 
 	/* Atomics in a shared file must be lock-free, and plain-sized. */
 	check("atomic uint64 lock-free", ATOMIC_LLONG_LOCK_FREE, 2);
