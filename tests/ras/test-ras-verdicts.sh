@@ -86,3 +86,15 @@ sed 1d "$T/dead.json.out" > "$T/a"; sed 1d "$T/dead229.json.out" > "$T/b"
 cmp -s "$T/a" "$T/b" || fail "2.28.9 and 2.29 forms give different verdicts"
 assert_grep '^MISSING_RANK: rank 2: process gone or unreachable' "$T/dead.json.out"
 assert_grep 'pid 102 on 10\.0\.0\.2, considered dead by RAS' "$T/dead.json.out"
+
+note "a directory with Flight Recorder dumps (JSON form) and a RAS report: both read, each its own job"
+mkdir -p "$T/mixed"
+python3 "$NW_ROOT/tests/gen/frgen.py" size-mismatch "$T/mixed" --json > /dev/null || fail "frgen failed"
+cp "$T/three.json" "$T/mixed/ras.json"
+"$NW_CLI" diagnose "$T/mixed" > "$T/mixed.out"; rc=$?
+grep -E '^(job|[A-Z_]+:) ' "$T/mixed.out" | sed 's/^/    /'
+assert_eq "$rc" 1 "diagnose exit status"
+assert_grep '^job fr:' "$T/mixed.out"
+assert_grep '^MISMATCH: rank 1 called AllReduce' "$T/mixed.out"
+assert_grep "^job ras $T/mixed/ras\\.json: " "$T/mixed.out"
+assert_grep '^MISSING_RANK: rank 3 never launched Broadcast #3 on comm 0x00000000000000b3' "$T/mixed.out"
