@@ -60,7 +60,9 @@ all:
 
 include tests/sim/part.mk
 include examples/part.mk
+include capture/part.mk
 include watchdog/part.mk
+include attach/part.mk
 include report/part.mk
 include interpose/part.mk
 include tests/part.mk
@@ -88,6 +90,7 @@ NCCL_WHEELS = $(CURDIR)/build/nccl-wheels
 deps:
 	@sh tests/deps.sh $(DEB_PKGS) $(LAUNCHER_PKGS)
 	@sh tests/compat/fetch-nccl.sh $(NCCL_WHEELS)
+	@sh tests/capture/install-pyspy.sh $(CURDIR)/build/venv
 
 deps-build:
 	@sh tests/deps.sh $(DEB_PKGS)

@@ -30,11 +30,16 @@ int nw_env_allowed(const char *name)
 
 void nw_env_fingerprint(char *out, size_t size)
 {
+	nw_env_fingerprint_of(environ, out, size);
+}
+
+void nw_env_fingerprint_of(char *const *env, char *out, size_t size)
+{
 	size_t used = 0;
 	memset(out, 0, size);
-	if (size < 2 || !environ)
+	if (size < 2 || !env)
 		return;
-	for (char **e = environ; *e; e++) {
+	for (char *const *e = env; *e; e++) {
 		if (!strchr(*e, '=') || !nw_env_allowed(*e))
 			continue;
 		size_t len = strlen(*e) + 1;

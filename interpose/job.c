@@ -18,10 +18,21 @@ void nw_job_sanitize(char *s)
 		strcpy(s, "job");
 }
 
+/* The environment the job's facts come from: this process's (getenv),
+ * or another's (`ncclwatch attach` reads /proc/PID/environ). */
+static nw_env_get_fn env_get;
+static void *env_ctx;
+
 static const char *env_nonempty(const char *name)
 {
-	const char *v = getenv(name);
+	const char *v = env_get(name, env_ctx);
 	return v && *v ? v : NULL;
+}
+
+static const char *own_env(const char *name, void *ctx)
+{
+	(void)ctx;
+	return getenv(name);
 }
 
 /* Field 22 of /proc/<pid>/stat (see job.h). */
@@ -64,6 +75,13 @@ static int multi_node_torchrun(void)
 
 void nw_job_id(char *out, size_t size)
 {
+	nw_job_id_env(own_env, NULL, getppid(), out, size);
+}
+
+void nw_job_id_env(nw_env_get_fn get, void *ctx, pid_t ppid, char *out, size_t size)
+{
+	env_get = get;
+	env_ctx = ctx;
 	const char *v;
 	if ((v = env_nonempty("NCCLWATCH_JOB"))) {
 		snprintf(out, size, "%s", v);
@@ -85,7 +103,6 @@ void nw_job_id(char *out, size_t size)
 	} else if ((v = env_nonempty("PMIX_NAMESPACE"))) {
 		snprintf(out, size, "%s", v);
 	} else {
-		pid_t ppid = getppid();
 		snprintf(out, size, "ppid-%d-%llu", (int)ppid, nw_process_start_ticks(ppid));
 	}
 	nw_job_sanitize(out);
@@ -107,6 +124,14 @@ static int32_t env_int(const char *const *names)
 
 void nw_job_ranks(int32_t *global_rank, int32_t *local_rank, int32_t *world_size)
 {
+	nw_job_ranks_env(own_env, NULL, global_rank, local_rank, world_size);
+}
+
+void nw_job_ranks_env(nw_env_get_fn get, void *ctx, int32_t *global_rank, int32_t *local_rank,
+                      int32_t *world_size)
+{
+	env_get = get;
+	env_ctx = ctx;
 	static const char *const global[] = { "RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK", NULL };
 	static const char *const local[] = { "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", NULL };
 	static const char *const world[] = { "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", "PMI_SIZE", NULL };

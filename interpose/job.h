@@ -17,9 +17,17 @@
  * the same launcher shares. */
 void nw_job_id(char *out, size_t size);
 
+/* The same from another environment: get(name, ctx) is a variable's value
+ * or NULL, ppid the process's parent (`ncclwatch attach` reads both from
+ * /proc/PID). Not thread-safe (one caller at a time). */
+typedef const char *(*nw_env_get_fn)(const char *name, void *ctx);
+void nw_job_id_env(nw_env_get_fn get, void *ctx, pid_t ppid, char *out, size_t size);
+
 /* RANK / LOCAL_RANK / WORLD_SIZE and the Open MPI, Slurm and PMI
  * equivalents; -1 where the launcher says nothing. */
 void nw_job_ranks(int32_t *global_rank, int32_t *local_rank, int32_t *world_size);
+void nw_job_ranks_env(nw_env_get_fn get, void *ctx, int32_t *global_rank, int32_t *local_rank,
+                      int32_t *world_size);
 
 /* Field 22 of /proc/<pid>/stat (/proc/self/stat for pid <= 0): when the
  * process started, in clock ticks since boot; 0 if it cannot be read. With

@@ -13,13 +13,13 @@ $(INTERPOSE_OBJS): CFLAGS += $(LIB_CFLAGS)
 # names its findings and prints the cross-rank verdict with the report
 # library (reader, analysis engine, text renderer: only the members it uses
 # are linked; jansson only if a JSON renderer were pulled in).
-LIBNCCLWATCH_OBJS := $(INTERPOSE_OBJS) $(WATCHDOG_OBJS)
+LIBNCCLWATCH_OBJS := $(INTERPOSE_OBJS) $(WATCHDOG_OBJS) $(CAPTURE_OBJS)
 
 $(INTERPOSE_LIB): $(LIBNCCLWATCH_OBJS) $(REPORT_LIB) interpose/libncclwatch.map
 	@mkdir -p $(dir $@)
 	$(CC) -shared -o $@ $(LIBNCCLWATCH_OBJS) $(REPORT_LIB) -Wl,-soname,libncclwatch.so \
 		-Wl,--version-script=interpose/libncclwatch.map -Wl,--no-undefined -Wl,-z,now \
-		$(LDFLAGS) -lunwind -Wl,--as-needed $(JSON_LIBS) -Wl,--no-as-needed -ldl
+		$(LDFLAGS) $(CAPTURE_LIBS) -Wl,--as-needed $(JSON_LIBS) -Wl,--no-as-needed -ldl
 
 LIBS         += $(INTERPOSE_LIB)
 INSTALL_LIBS += $(INTERPOSE_LIB)

@@ -48,6 +48,9 @@
 #define NW_STACK_MAX_IPSYMS (1u << 20)
 #define NW_STACK_MAX_OPSTACK_DEPTH 64u
 #define NW_STACK_MAX_EXT 4096u
+#define NW_STACK_MAX_PYFRAMES (1u << 20)
+#define NW_STACK_MAX_PYSITES (1u << 20)
+#define NW_STACK_MAX_PYCALL_DEPTH 64u
 
 /* Copies of a stack area whose seq is odd or moves before giving up
  * ("being written"), and the pause between them (none with
@@ -429,6 +432,7 @@ static int validate_stack_layout(const struct nw_seg_stack_header *a, uint64_t a
 	/* 1.4: the extension follows the area header; a newer minor may make it
 	 * longer (it is then still read as far as this reader knows it). */
 	uint64_t head = sizeof *a;
+	struct nw_seg_stack_ext py = { 0 }; /* its Python tables (none before 1.4) */
 	if (minor >= 4) {
 		const struct nw_seg_stack_ext *ext = (const void *)(a + 1);
 		if (area_size < sizeof *a + sizeof *ext)
@@ -440,7 +444,19 @@ static int validate_stack_layout(const struct nw_seg_stack_header *a, uint64_t a
 			            "stack area: ext_size %u is not a multiple of 8 in [%zu, %u]", ext->ext_size,
 			            sizeof *ext, NW_STACK_MAX_EXT);
 		head += ext->ext_size;
+		py = *ext;
 	}
+	if (py.pyframe_capacity > NW_STACK_MAX_PYFRAMES || py.pysite_capacity > NW_STACK_MAX_PYSITES ||
+	    py.pycall_depth > NW_STACK_MAX_PYCALL_DEPTH)
+		return fail(err, NW_READ_ERR_FORMAT, path,
+		            "stack area: Python capacities (frames %u, sites %u, call depth %u) over the bounds "
+		            "(%u, %u, %u)", py.pyframe_capacity, py.pysite_capacity, py.pycall_depth,
+		            NW_STACK_MAX_PYFRAMES, NW_STACK_MAX_PYSITES, NW_STACK_MAX_PYCALL_DEPTH);
+	if (py.pycall_count != 0 && py.pycall_count != ring_capacity)
+		return fail(err, NW_READ_ERR_FORMAT, path,
+		            "stack area: pycall_count %u is neither 0 nor ring_capacity %u", py.pycall_count,
+		            ring_capacity);
+	int pycalls = py.pycall_depth && py.pycall_count && py.pycall_offset;
 	static const struct { const char *name; size_t offset; uint32_t max; } caps[] = {
 		{ "thread_capacity", offsetof(struct nw_seg_stack_header, thread_capacity), NW_STACK_MAX_THREADS },
 		{ "frame_capacity", offsetof(struct nw_seg_stack_header, frame_capacity), NW_STACK_MAX_FRAMES },
@@ -477,6 +493,12 @@ static int validate_stack_layout(const struct nw_seg_stack_header *a, uint64_t a
 		{ "ip-symbol table", a->ipsym_offset, (uint64_t)a->ipsym_capacity * sizeof(struct nw_seg_frame) },
 		{ "op stacks", opstacks ? a->opstack_offset : 0,
 		  opstacks ? (uint64_t)a->opstack_count * a->opstack_depth * sizeof(uint64_t) : 0 },
+		{ "Python frame table", py.pyframe_offset,
+		  (uint64_t)py.pyframe_capacity * sizeof(struct nw_seg_pyframe) },
+		{ "Python site table", py.pysite_offset,
+		  (uint64_t)py.pysite_capacity * sizeof(struct nw_seg_pyframe) },
+		{ "Python call sites", pycalls ? py.pycall_offset : 0,
+		  pycalls ? (uint64_t)py.pycall_count * py.pycall_depth * sizeof(struct nw_seg_pycall) : 0 },
 	};
 	const size_t n = sizeof subs / sizeof subs[0];
 	for (size_t i = 1; i < n; i++) {
@@ -531,6 +553,34 @@ static int check_frame(const struct nw_seg_stack_header *a, const struct nw_seg_
 	            what, f->module, a->module_count);
 }
 
+/* A Python frame's strings are inside the used string table. */
+__attribute__((format(printf, 5, 6)))
+static int check_pyframe(const struct nw_seg_stack_header *a, const struct nw_seg_pyframe *f,
+                         const char *path, struct nw_read_error *err, const char *where, ...)
+{
+	uint32_t used = a->strtab_used ? a->strtab_used : 1; /* offset 0 is "" even in an empty table */
+	if (f->file < used && f->function < used)
+		return NW_READ_OK;
+	char what[64];
+	va_list ap;
+	va_start(ap, where);
+	vsnprintf(what, sizeof what, where, ap);
+	va_end(ap);
+	return fail(err, NW_READ_ERR_FORMAT, path,
+	            "stack area: %s: file %u or function %u is beyond strtab_used %u", what, f->file,
+	            f->function, a->strtab_used);
+}
+
+/* The site table's order: by code, then instr. */
+static int pysite_cmp(uint64_t code, uint64_t instr, const struct nw_seg_pyframe *e)
+{
+	if (code != e->code)
+		return code < e->code ? -1 : 1;
+	if (instr != e->instr)
+		return instr < e->instr ? -1 : 1;
+	return 0;
+}
+
 /* The contents of a consistent capture: counts, strings, references. */
 static int validate_stack_contents(const struct nw_segment *seg, struct nw_read_error *err)
 {
@@ -565,6 +615,26 @@ static int validate_stack_contents(const struct nw_segment *seg, struct nw_read_
 		            "stack area: a note's string offset (%u, %u) is beyond strtab_used %u",
 		            ext->native_note, ext->python_note, a->strtab_used);
 
+	/* 1.4: the Python tables (all zero before). */
+	static const struct nw_seg_stack_ext none;
+	const struct nw_seg_stack_ext *py = ext ? ext : &none;
+	if (py->pyframe_count > py->pyframe_capacity || py->pysite_count > py->pysite_capacity)
+		return fail(err, NW_READ_ERR_FORMAT, path,
+		            "stack area: pyframe_count %u or pysite_count %u is over its capacity (%u, %u)",
+		            py->pyframe_count, py->pysite_count, py->pyframe_capacity, py->pysite_capacity);
+	const struct nw_seg_pyframe *pyframes = (const void *)(base + py->pyframe_offset);
+	for (uint32_t i = 0; i < py->pyframe_count; i++)
+		if ((rc = check_pyframe(a, &pyframes[i], path, err, "Python frame %u", i)))
+			return rc;
+	const struct nw_seg_pyframe *pysites = (const void *)(base + py->pysite_offset);
+	for (uint32_t i = 0; i < py->pysite_count; i++) {
+		if ((rc = check_pyframe(a, &pysites[i], path, err, "Python site %u", i)))
+			return rc;
+		if (i && pysite_cmp(pysites[i - 1].code, pysites[i - 1].instr, &pysites[i]) >= 0)
+			return fail(err, NW_READ_ERR_FORMAT, path,
+			            "stack area: Python site table is not sorted by (code, instr) (entry %u)", i);
+	}
+
 	const struct nw_seg_thread *threads = (const void *)(base + a->thread_offset);
 	const struct nw_seg_frame *frames = (const void *)(base + a->frame_offset);
 	for (uint32_t i = 0; i < a->thread_count; i++) {
@@ -572,6 +642,14 @@ static int validate_stack_contents(const struct nw_segment *seg, struct nw_read_
 		if (!terminated(t->name, sizeof t->name))
 			return fail(err, NW_READ_ERR_FORMAT, path, "stack area: thread %u (tid %u): name is not NUL-terminated",
 			            i, t->tid);
+		if (t->py_first > py->pyframe_count || t->py_count > py->pyframe_count - t->py_first ||
+		    t->py_name >= (a->strtab_used ? a->strtab_used : 1) ||
+		    (t->py_native > t->nframes))
+			return fail(err, NW_READ_ERR_FORMAT, path,
+			            "stack area: thread %u (tid %u): Python frames %u+%u beyond pyframe_count %u, "
+			            "name %u beyond strtab_used %u, or py_native %u over nframes %u",
+			            i, t->tid, t->py_first, t->py_count, py->pyframe_count, t->py_name,
+			            a->strtab_used, t->py_native, t->nframes);
 		if (t->nframes > a->frame_capacity)
 			return fail(err, NW_READ_ERR_FORMAT, path,
 			            "stack area: thread %u (tid %u) has %u frames, over frame_capacity %u", i, t->tid,
@@ -761,6 +839,38 @@ const struct nw_seg_frame *nw_ipsym_lookup(const struct nw_segment *seg, uint64_
 	return NULL;
 }
 
+const struct nw_seg_pyframe *nw_stack_pyframes(const struct nw_segment *seg, uint32_t i, uint32_t *n)
+{
+	const struct nw_seg_thread *t = nw_stack_thread(seg, i);
+	const struct nw_seg_stack_ext *ext = seg->stack ? nw_stack_ext(seg) : NULL;
+	*n = 0;
+	if (!t || !ext || t->py_count == 0)
+		return NULL;
+	*n = t->py_count; /* within pyframe_count: checked when read */
+	return (const struct nw_seg_pyframe *)(stack_base(seg) + ext->pyframe_offset) + t->py_first;
+}
+
+const struct nw_seg_pyframe *nw_pysite_lookup(const struct nw_segment *seg, uint64_t code,
+                                              uint64_t instr)
+{
+	const struct nw_seg_stack_ext *ext = seg->stack ? nw_stack_ext(seg) : NULL;
+	if (!ext)
+		return NULL;
+	const struct nw_seg_pyframe *t = (const void *)(stack_base(seg) + ext->pysite_offset);
+	size_t lo = 0, hi = ext->pysite_count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = pysite_cmp(code, instr, &t[mid]);
+		if (c == 0)
+			return &t[mid];
+		if (c > 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 /* ops[] is sorted by ticket. */
 static int has_ticket(const struct nw_segment *seg, uint64_t ticket)
 {
@@ -793,6 +903,22 @@ const uint64_t *nw_opstack(const struct nw_segment *seg, uint64_t ticket, uint32
 		n++;
 	*depth = n;
 	return n ? ips : NULL;
+}
+
+const struct nw_seg_pycall *nw_pycall(const struct nw_segment *seg, uint64_t ticket, uint32_t *depth)
+{
+	*depth = 0;
+	const struct nw_seg_stack_ext *ext = nw_stack_ext(seg);
+	if (!ext || !ext->pycall_depth || !ext->pycall_count || !ext->pycall_offset ||
+	    !has_ticket(seg, ticket))
+		return NULL;
+	const struct nw_seg_pycall *c = (const struct nw_seg_pycall *)(stack_base(seg) + ext->pycall_offset) +
+	                                (size_t)(ticket % ext->pycall_count) * ext->pycall_depth;
+	uint32_t n = 0;
+	while (n < ext->pycall_depth && c[n].code)
+		n++;
+	*depth = n;
+	return n ? c : NULL;
 }
 
 /* Tickets [t, end) whose slots follow each other in the file and fit in

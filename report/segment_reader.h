@@ -163,6 +163,21 @@ const struct nw_seg_frame *nw_ipsym_lookup(const struct nw_segment *seg, uint64_
  * ips are zero. */
 const uint64_t *nw_opstack(const struct nw_segment *seg, uint64_t ticket, uint32_t *depth);
 
+/* 1.4: the Python frames of thread i (innermost first, tied to it by tid);
+ * *n = its py_count (0 when NULL is returned). */
+const struct nw_seg_pyframe *nw_stack_pyframes(const struct nw_segment *seg, uint32_t i, uint32_t *n);
+
+/* 1.4: the site table's name for a per-op reference (code, instr) (binary
+ * search; the reader checked the order), or NULL. */
+const struct nw_seg_pyframe *nw_pysite_lookup(const struct nw_segment *seg, uint64_t code,
+                                              uint64_t instr);
+
+/* 1.4: the Python call site recorded for ring ticket `ticket`
+ * (NCCLWATCH_PY_FRAMES): its references, innermost first; *depth = how
+ * many before the first with code 0. Like nw_opstack: in every state whose
+ * layout was validated, NULL when off or the ticket is not one of ops[]. */
+const struct nw_seg_pycall *nw_pycall(const struct nw_segment *seg, uint64_t ticket, uint32_t *depth);
+
 /* ---- Is the writer of a segment still running? ----
  *
  * For a segment of THIS host only (/proc cannot judge another host's

@@ -1,6 +1,16 @@
 /* stacks: capture every thread's stack into the segment's stack area.
  *
- * The watchdog thread sends each thread a real-time signal with
+ * By default through the capture core (capture/capture.h), which changes
+ * nothing a thread sees: a thread blocked in a call (a stuck thread almost
+ * always is) is read from /proc/self/task/TID/syscall and process_vm_readv
+ * without being signalled. Only a thread running user code gets the
+ * capture signal, alone, and never one that blocks it (SigBlk): it cannot
+ * be inside a blocking call at that moment, except in the window between
+ * the look and the signal (README, "Thread stacks"). The watchdog's own
+ * stack is unwound locally. NCCLWATCH_STACK_SIGNAL=1 brings back the old
+ * way, a signal to every thread, with its effects (README).
+ *
+ * The signal path: the watchdog thread sends a thread a real-time signal with
  * rt_tgsigqueueinfo; the value it carries names a reply slot and the
  * capture's generation. The handler unwinds with libunwind into that slot
  * (raw addresses only) and marks it done; the watchdog polls, then names
@@ -27,11 +37,13 @@
 
 #include "stacks.h"
 #include "modules.h"
+#include "../capture/capture.h"
 #include "symbolize.h"
 #include "../interpose/log.h"
 #include "../interpose/thread.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -77,11 +89,16 @@ struct cap_thread {
 	uint32_t slot;             /* reply slot, NO_SLOT if not signalled */
 	int answered;
 	int gone;                  /* exited before it could be signalled */
+	int want_signal;           /* to be signalled (running, or the all-thread mode) */
+	int core;                  /* captured by the core: st.core[i] */
 };
 
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 static int setup_result = -1;
-static int capture_sig;        /* 0: no signal, captures hold the watchdog's own stack */
+static int capture_sig;        /* 0: no signal (running threads then have no stack) */
+static int signal_all;         /* NCCLWATCH_STACK_SIGNAL=1: the old all-thread signal */
+static struct nw_cap_target *core;   /* our own process, for the capture core */
+static int core_failed;        /* nw_cap_open failed: said once */
 static struct reply_table *_Atomic replies;
 static uint64_t capture_gen;
 /* Replies that came too late for their capture (tests read it). */
@@ -100,6 +117,11 @@ static struct {
 	struct nw_strtab strtab;
 	struct nw_module_map modules;
 	struct reply self;         /* the watchdog's own stack */
+	int no_proc;               /* /proc/self/task could not be listed at the last capture */
+	struct reply *core;        /* per thread slot: stacks the core captured */
+	struct nw_cap_stack cs;    /* the core's answer for one thread */
+	const char *note;          /* what this capture could not do, NULL none */
+	char note_buf[160];
 } st;
 
 /* ---- the handler side ---- */
@@ -228,6 +250,8 @@ static int choose_signal(void)
 
 static void setup(void)
 {
+	const char *all = getenv("NCCLWATCH_STACK_SIGNAL");
+	signal_all = all && !strcmp(all, "1");
 	int sig = choose_signal();
 	if (!sig)
 		return;
@@ -297,7 +321,9 @@ static int ensure_buffers(const struct nw_seg_stack_header *area)
 		if (c) st.seg_frames = c;
 		void *d = grow(st.unanswered, threads, sizeof(*st.unanswered));
 		if (d) st.unanswered = d;
-		if (!a || !b || !c || !d) {
+		void *e = grow(st.core, threads, sizeof(*st.core));
+		if (e) st.core = e;
+		if (!a || !b || !c || !d || !e) {
 			st.threads = st.frames = 0;
 			return -1;
 		}
@@ -334,6 +360,7 @@ static uint32_t list_threads(uint32_t cap, uint32_t self)
 	uint32_t pid = (uint32_t)getpid(), n = 1;
 	int main_seen = 0;
 	DIR *d = opendir("/proc/self/task");
+	st.no_proc = d == NULL;
 	if (d) {
 		struct dirent *e;
 		while ((e = readdir(d))) {
@@ -429,44 +456,47 @@ static int send_signal(uint32_t tid, uint64_t token)
 }
 
 /* Signal every listed thread but ourselves; returns how many were sent. */
+/* Arm a reply slot for c and send it the signal: 1 if sent. `next` is the
+ * first slot not yet used by this capture. */
+static int signal_one(struct reply_table *t, struct cap_thread *c, uint64_t gen, uint32_t *next)
+{
+	if (was_unanswered(c->tid) && still_pending(c->tid)) {
+		c->flags |= NW_THR_NO_REPLY;
+		return 0;
+	}
+	/* A slot a late handler is still writing is skipped. */
+	while (*next < t->count &&
+	       (atomic_load_explicit(&t->slot[*next].state, memory_order_acquire) & 3) == PH_WRITING)
+		(*next)++;
+	if (*next >= t->count) {
+		c->flags |= NW_THR_NO_REPLY;
+		return 0;
+	}
+	struct reply *r = &t->slot[*next];
+	r->n = r->first = r->in_nccl = 0;
+	atomic_store_explicit(&r->state, STATE(gen, PH_ARMED), memory_order_release);
+	if (send_signal(c->tid, gen << TOKEN_INDEX_BITS | *next) != 0) {
+		atomic_store_explicit(&r->state, STATE(gen, PH_ABANDONED), memory_order_relaxed);
+		if (errno == ESRCH)
+			c->gone = 1;
+		else
+			c->flags |= NW_THR_NO_REPLY;
+		return 0;
+	}
+	c->slot = (*next)++;
+	return 1;
+}
+
+/* Signal every listed thread marked for it; returns how many were sent. */
 static uint32_t signal_threads(struct reply_table *t, uint32_t n, uint32_t self, uint64_t gen)
 {
 	uint32_t sent = 0, next = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		struct cap_thread *c = &st.thr[i];
-		c->flags = 0;
 		c->slot = NO_SLOT;
-		c->answered = 0;
-		c->gone = 0;
-		if (c->tid == self) {
-			c->flags = NW_THR_WATCHDOG;
+		if (c->tid == self || !c->want_signal)
 			continue;
-		}
-		if (was_unanswered(c->tid) && still_pending(c->tid)) {
-			c->flags = NW_THR_NO_REPLY;
-			continue;
-		}
-		/* A slot a late handler is still writing is skipped. */
-		while (next < t->count &&
-		       (atomic_load_explicit(&t->slot[next].state, memory_order_acquire) & 3) == PH_WRITING)
-			next++;
-		if (next >= t->count) {
-			c->flags = NW_THR_NO_REPLY;
-			continue;
-		}
-		struct reply *r = &t->slot[next];
-		r->n = r->first = r->in_nccl = 0;
-		atomic_store_explicit(&r->state, STATE(gen, PH_ARMED), memory_order_release);
-		if (send_signal(c->tid, gen << TOKEN_INDEX_BITS | next) != 0) {
-			atomic_store_explicit(&r->state, STATE(gen, PH_ABANDONED), memory_order_relaxed);
-			if (errno == ESRCH)
-				c->gone = 1;
-			else
-				c->flags = NW_THR_NO_REPLY;
-			continue;
-		}
-		c->slot = next++;
-		sent++;
+		sent += (uint32_t)signal_one(t, c, gen, &next);
 	}
 	return sent;
 }
@@ -630,7 +660,7 @@ static uint32_t describe_opstacks(const struct nw_seg_stack_header *area, uint32
 }
 
 static void write_area(struct nw_seg_stack_header *area, uint32_t n, uint32_t ipsyms,
-                       uint32_t modules, uint64_t request_id)
+                       uint32_t modules, uint64_t request_id, uint32_t note)
 {
 	char *base = (char *)area;
 	uint32_t s = atomic_load_explicit(&area->seq, memory_order_relaxed);
@@ -657,11 +687,103 @@ static void write_area(struct nw_seg_stack_header *area, uint32_t n, uint32_t ip
 	area->strtab_used = st.strtab.used;
 	area->ipsym_count = ipsyms;
 	memcpy(base + area->ipsym_offset, st.seg_ipsyms, (size_t)st.ipsyms * sizeof(*st.seg_ipsyms));
+	struct nw_seg_stack_ext *ext = (struct nw_seg_stack_ext *)(area + 1);
+	if (area->thread_offset >= sizeof(*area) + sizeof(*ext) && ext->ext_size >= sizeof(*ext))
+		ext->native_note = note;
 	area->capture_ns = now_ns();
 	area->request_id = request_id;
 	area->captures++;
 
 	atomic_store_explicit(&area->seq, s + 2, memory_order_release);
+}
+
+/* The thread's own block of signals has ours (1), not (0), unknown (-1). */
+static int blocks_signal(uint32_t tid)
+{
+	return capture_sig ? status_has_signal(tid, "\nSigBlk:") : 1;
+}
+
+/* Every thread but ourselves through the capture core, then those running
+ * user code once more (the signal that reaches one of them wakes a thread
+ * waiting on a signalfd for an instant: read first, signal after), each
+ * sent the signal right away if it still runs: the window in which it
+ * could enter a blocking call is the read of its SigBlk. Sets st.note when
+ * something could not be done. Returns the signals sent. */
+static uint32_t core_threads(struct reply_table *t, uint32_t n, uint32_t self, uint64_t gen)
+{
+	uint32_t denied = 0, running_blocked = 0, failed = 0, sent = 0, next = 0;
+	const char *why = NULL;
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t i = 0; i < n; i++) {
+			struct cap_thread *c = &st.thr[i];
+			if (c->tid == self || (pass == 1 && !c->want_signal))
+				continue;
+			c->want_signal = 0;
+			switch (nw_cap_thread(core, c->tid, 0, &st.cs)) {
+			case NW_CAP_OK: {
+				struct reply *r = &st.core[i];
+				uint32_t k = st.cs.n < REPLY_FRAMES ? st.cs.n : REPLY_FRAMES;
+				memcpy(r->ip, st.cs.ip, k * sizeof(r->ip[0]));
+				r->n = k;
+				r->first = 0;
+				r->in_nccl = 0;
+				c->flags |= st.cs.flags;
+				c->core = 1;
+				break;
+			}
+			case NW_CAP_GONE:
+				c->gone = 1;
+				break;
+			case NW_CAP_RUNNING:
+				if (pass == 0) {
+					c->want_signal = 1;
+				} else if (blocks_signal(c->tid) == 0) {
+					c->want_signal = 1;
+					sent += (uint32_t)signal_one(t, c, gen, &next);
+				} else {
+					c->flags |= NW_THR_NO_REPLY;
+					running_blocked++;
+				}
+				break;
+			case NW_CAP_DENIED:
+				c->flags |= NW_THR_NO_REPLY;
+				denied++;
+				why = st.cs.why;
+				break;
+			default:
+				c->flags |= NW_THR_NO_REPLY;
+				failed++;
+				why = st.cs.why;
+				break;
+			}
+		}
+	if (denied + failed && denied + failed + 1 >= n) {
+		NW_LOG_ONCE("thread stacks: %s (is /proc hidden?); no stacks", why ? why : "capture failed");
+		snprintf(st.note_buf, sizeof(st.note_buf), "no stacks: %s", why ? why : "capture failed");
+		st.note = st.note_buf;
+	} else if (denied + failed + running_blocked) {
+		snprintf(st.note_buf, sizeof(st.note_buf), "%u thread%s without a stack (%s)",
+		         denied + failed + running_blocked, denied + failed + running_blocked == 1 ? "" : "s",
+		         running_blocked && !(denied + failed) ? "running user code with the capture signal blocked"
+		                                               : why ? why : "capture failed");
+		st.note = st.note_buf;
+	}
+	return sent;
+}
+
+/* The range of this library (or program), where the NCCL wrappers are: a
+ * thread the core captured is inside NCCL if one of its frames is there. */
+static void own_range(uint64_t *lo, uint64_t *hi)
+{
+	Dl_info info;
+	*lo = *hi = 0;
+	if (!dladdr((void *)&nw_stacks_capture, &info))
+		return;
+	for (uint32_t i = 0; i < st.modules.count; i++)
+		if (st.modules.mod[i].base == (uint64_t)(uintptr_t)info.dli_fbase) {
+			*lo = st.modules.lo[i];
+			*hi = st.modules.mod[i].base + st.modules.mod[i].size;
+		}
 }
 
 int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
@@ -680,24 +802,50 @@ int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
 		       capture_sig);
 		capture_sig = 0;
 	}
+	/* A fork child captures itself, not the process it was forked from. */
+	if (core && nw_cap_pid(core) != getpid()) {
+		nw_cap_close(core);
+		core = NULL;
+	}
+	if (!signal_all && !core && !core_failed) {
+		core = nw_cap_open(getpid());
+		if (!core) {
+			core_failed = 1;
+			nw_log("thread stacks: cannot start the capture core: %s; %s", strerror(errno),
+			       capture_sig ? "using the capture signal for every thread" : "no stacks");
+		}
+	}
 	uint32_t self = (uint32_t)gettid();
 	struct reply_table *t = atomic_load_explicit(&replies, memory_order_relaxed);
 	uint64_t gen = ++capture_gen;
-	uint32_t n = 1, sent = 0;
-	if (capture_sig) {
-		n = list_threads(area->thread_capacity, self);
+	uint32_t n = list_threads(area->thread_capacity, self), sent = 0;
+	st.note = NULL;
+	for (uint32_t i = 0; i < n; i++) {
+		struct cap_thread *c = &st.thr[i];
+		c->flags = c->tid == self ? NW_THR_WATCHDOG : 0;
+		c->slot = NO_SLOT;
+		c->answered = c->gone = c->core = 0;
+		c->want_signal = c->tid != self && capture_sig && !core;
+	}
+	if (st.no_proc) {
+		NW_LOG_ONCE("thread stacks: /proc/self/task cannot be read (is /proc hidden?); no stacks");
+		st.note = "no stacks: /proc/self/task cannot be read";
+	} else if (core) {
+		nw_cap_begin(core);
+		sent = core_threads(t, n, self, gen);
+	} else if (capture_sig) {
 		sent = signal_threads(t, n, self, gen);
 	} else {
-		/* No signal: the watchdog's own stack only. */
-		memset(&st.thr[0], 0, sizeof(st.thr[0]));
-		st.thr[0].tid = self;
-		st.thr[0].flags = NW_THR_WATCHDOG;
-		st.thr[0].slot = NO_SLOT;
+		for (uint32_t i = 0; i < n; i++)
+			if (st.thr[i].tid != self)
+				st.thr[i].flags |= NW_THR_NO_REPLY;
 	}
 	unwind_into(&st.self, 0);
 	wait_replies(t, n, gen, sent);
 
 	int unloaded = nw_modules_refresh(&st.modules);
+	if (unloaded && core)
+		nw_cap_flush(core);
 	nw_symbolize_begin(unloaded);
 	nw_strtab_reset(&st.strtab);
 	memset(st.strtab.buf, 0, st.strtab.size);
@@ -708,21 +856,36 @@ int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
 	                                                                     : NW_STACK_MODULES;
 	uint32_t modules = st.modules.count < module_capacity ? st.modules.count : module_capacity;
 	uint32_t fcap = area->frame_capacity < NW_STACK_FRAMES ? area->frame_capacity : NW_STACK_FRAMES;
+	uint64_t lo, hi;
+	own_range(&lo, &hi);
 
 	uint32_t kept = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		if (st.thr[i].gone)
 			continue;
-		st.thr[kept] = st.thr[i];
 		const struct reply *r = NULL;
-		if (st.thr[kept].tid == self)
+		if (st.thr[i].tid == self) {
 			r = &st.self;
-		else if (st.thr[kept].answered)
-			r = &t->slot[st.thr[kept].slot];
+		} else if (st.thr[i].core) {
+			struct reply *cr = &st.core[i];
+			/* Frame 0 is where it blocks (libc); a wrapper of ours above it. */
+			for (uint32_t k = 1; k < cr->n && !cr->in_nccl; k++)
+				cr->in_nccl = cr->ip[k] > lo && cr->ip[k] <= hi;
+			r = cr;
+		} else if (st.thr[i].answered) {
+			r = &t->slot[st.thr[i].slot];
+			st.thr[i].flags |= NW_THR_REGS_SIGNAL;
+		}
+		st.thr[kept] = st.thr[i];
+		if (st.thr[i].core)
+			st.core[kept] = st.core[i];
+		if (r == &st.core[i])
+			r = &st.core[kept];
 		describe_thread(kept, r, fcap, module_capacity);
 		kept++;
 	}
+	uint32_t note = st.note ? nw_strtab_add_str(&st.strtab, st.note) : 0;
 	uint32_t ipsyms = describe_opstacks(area, module_capacity);
-	write_area(area, kept, ipsyms, modules, request_id);
+	write_area(area, kept, ipsyms, modules, request_id, note);
 	return (int)kept;
 }

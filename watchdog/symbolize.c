@@ -166,3 +166,14 @@ uint32_t nw_strtab_add(struct nw_strtab *t, struct nw_name *n)
 	t->used += (uint32_t)len;
 	return n->off;
 }
+
+uint32_t nw_strtab_add_str(struct nw_strtab *t, const char *s)
+{
+	size_t len = strlen(s) + 1;
+	if (len > t->size - t->used)
+		return 0;
+	memcpy(t->buf + t->used, s, len);
+	uint32_t off = t->used;
+	t->used += (uint32_t)len;
+	return off;
+}

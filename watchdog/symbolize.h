@@ -25,5 +25,7 @@ struct nw_strtab {
 void nw_strtab_reset(struct nw_strtab *t);
 /* The name's offset in the table, or 0 if the table is full. */
 uint32_t nw_strtab_add(struct nw_strtab *t, struct nw_name *name);
+/* A string that is not a symbol (a note): its offset, or 0 if full. */
+uint32_t nw_strtab_add_str(struct nw_strtab *t, const char *s);
 
 #endif

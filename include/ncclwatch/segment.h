@@ -388,7 +388,56 @@ struct nw_seg_stack_ext {               /* 128 bytes */
 	                                     * stacks of the last capture (e.g. why there are none), 0 none */
 	uint32_t python_note;               /* capture: the same for Python stacks, 0 none */
 	uint32_t pad0;
-	uint8_t  reserved[128 - 16];        /* zero; 1.4's Python tables take from here */
+	/* 1.4: Python stacks. Every thread that runs Python has its frames in
+	 * the Python frame table (thread.py_first/py_count), innermost first. */
+	uint64_t pyframe_offset;            /* layout: struct nw_seg_pyframe[pyframe_capacity] */
+	uint32_t pyframe_capacity;          /* layout: slots in the Python frame table, 0 = none */
+	uint32_t pyframe_count;             /* capture: slots in use */
+	/* 1.4: per-op Python call sites (NCCLWATCH_PY_FRAMES): raw references
+	 * written by the wrapped call, named by the watchdog in the site table. */
+	uint64_t pycall_offset;             /* layout: struct nw_seg_pycall[pycall_count][pycall_depth], 0 = none */
+	uint32_t pycall_depth;              /* layout: references per op (innermost first), 0 = off */
+	uint32_t pycall_count;              /* layout: op slots = header.ring_capacity, or 0 */
+	uint64_t pysite_offset;             /* layout: struct nw_seg_pyframe[pysite_capacity]: names of the
+	                                     * references in pycall, sorted by (code, instr) */
+	uint32_t pysite_capacity;           /* layout */
+	uint32_t pysite_count;              /* capture: entries in use */
+	uint32_t python_version;            /* capture: PY_VERSION_HEX of the interpreter found (0x030b04f0
+	                                     * = 3.11.4 final), 0 none or unknown */
+	uint32_t python_method;             /* capture: enum nw_py_method */
+	uint8_t  reserved[128 - 72];        /* zero */
+};
+
+/* ---- ext.python_method: how the Python stacks of the last capture were taken ---- */
+enum nw_py_method {
+	NW_PY_NONE = 0,            /* none taken (python_note says why) */
+	NW_PY_DUMP_TRACEBACK = 1,  /* the interpreter's _Py_DumpTracebackThreads, parsed (CPython <= 3.12) */
+	NW_PY_DEBUG_OFFSETS = 2,   /* thread and frame states walked with _Py_DebugOffsets (CPython >= 3.13) */
+	NW_PY_PY_SPY = 3,          /* `py-spy dump` from outside (ncclwatch attach) */
+};
+
+/* ---- pyframe.flags ---- */
+#define NW_PYF_UNREAD  0x1u  /* a reference the watchdog could not name (unreadable, freed) */
+#define NW_PYF_NATIVE  0x2u  /* a C function called from Python (py-spy's native frames), not bytecode */
+
+/* A Python frame: 32 bytes. In the Python frame table (a thread's stack)
+ * and in the site table (the name of a per-op reference). */
+struct nw_seg_pyframe {
+	uint64_t code;              /* address of the frame's code object in the process, 0 unknown
+	                             * (the site table's key, with instr) */
+	uint64_t instr;             /* address of its current instruction, 0 unknown */
+	uint32_t file;              /* string table offset of co_filename, 0 unknown */
+	uint32_t function;          /* string table offset of co_qualname (co_name before 3.11), 0 unknown */
+	int32_t  line;              /* line number, 0 unknown */
+	uint32_t flags;             /* NW_PYF_* */
+};
+
+/* A per-op call-site reference: 16 bytes, both zero = none. The frame's
+ * code object and instruction pointer (CPython 3.11/3.12: prev_instr,
+ * 3.13+: instr_ptr), read by the calling thread from its own frames. */
+struct nw_seg_pycall {
+	uint64_t code;
+	uint64_t instr;
 };
 
 /* ---- thread.flags ---- */
@@ -402,13 +451,27 @@ struct nw_seg_stack_ext {               /* 128 bytes */
 #define NW_THR_REGS_PTRACE  0x20u /* stopped briefly from another process (PTRACE_SEIZE, PTRACE_INTERRUPT) */
 #define NW_THR_REGS_SIGNAL  0x40u /* unwound in a signal handler run by the thread itself */
 
+/* ---- thread.py_flags (1.4) ---- */
+#define NW_PYT_PYTHON    0x1u  /* a Python thread state runs on this thread (py_first/py_count valid) */
+#define NW_PYT_TRUNCATED 0x2u  /* more Python frames than were kept (the innermost are) */
+#define NW_PYT_GIL       0x4u  /* it held the GIL at the capture */
+#define NW_PYT_MAIN      0x8u  /* the interpreter's main thread */
+
 struct nw_seg_thread {                  /* 64 bytes */
 	uint32_t tid;
 	uint32_t nframes;                   /* valid frames in its frame slot */
 	uint32_t flags;                     /* NW_THR_* */
 	uint32_t pad0;
 	char     name[NW_STACK_NAME_LEN];   /* /proc/self/task/<tid>/comm */
-	uint8_t  reserved[64 - 32];
+	/* 1.4: its Python stack, tied to it by tid (zero: none). */
+	uint32_t py_first;                  /* index of its innermost frame in the Python frame table */
+	uint32_t py_count;                  /* its Python frames: py_first .. py_first + py_count - 1 */
+	uint32_t py_name;                   /* string table offset of its Python thread name, 0 unknown */
+	uint32_t py_flags;                  /* NW_PYT_* */
+	uint32_t py_native;                 /* native frames (from frame 0) that run under its innermost
+	                                     * Python frame; its mixed stack is those, the Python
+	                                     * frames, then the rest from the first interpreter frame */
+	uint8_t  reserved[64 - 52];
 };
 
 struct nw_seg_frame {                   /* 32 bytes; frame 0 is the innermost */
@@ -431,6 +494,8 @@ _Static_assert(sizeof(struct nw_seg_stack_ext) == 128, "stack extension size");
 _Static_assert(sizeof(struct nw_seg_thread) == 64, "thread size");
 _Static_assert(sizeof(struct nw_seg_frame) == 32, "frame size");
 _Static_assert(sizeof(struct nw_seg_module) == 256, "module size");
+_Static_assert(sizeof(struct nw_seg_pyframe) == 32, "python frame size");
+_Static_assert(sizeof(struct nw_seg_pycall) == 16, "python call-site size");
 #endif
 
 #ifndef __cplusplus

@@ -10,6 +10,7 @@ const struct nw_command *const nw_commands[] = {
 	&nw_cmd_show,
 	&nw_cmd_gc,
 	&nw_cmd_run,
+	&nw_cmd_attach,
 	&nw_cmd_ras,
 	NULL,
 };

@@ -42,6 +42,7 @@ extern const struct nw_command nw_cmd_dump;
 extern const struct nw_command nw_cmd_show;
 extern const struct nw_command nw_cmd_gc;
 extern const struct nw_command nw_cmd_run;
+extern const struct nw_command nw_cmd_attach;
 extern const struct nw_command nw_cmd_ras;
 
 /* The directory the library writes to by default: $NCCLWATCH_DIR if set and

@@ -10,7 +10,7 @@ set -u
 : "${NW_BUILD:=$NW_ROOT/build}"
 cli="$NW_BUILD/bin/ncclwatch"
 trainer="$NW_BUILD/bin/trainer"
-printf '\n=== figure 6: ncclwatch ras + diagnose of the saved report (simulated NCCL 2.28.9 RAS, no preload) ===\n'
+printf '\n=== figure 7: ncclwatch ras + diagnose of the saved report (simulated NCCL 2.28.9 RAS, no preload) ===\n'
 if [ ! -x "$trainer" ] || [ ! -x "$cli" ]; then
 	echo "skipped: needs $trainer and $cli"
 	exit 0

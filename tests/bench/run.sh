@@ -23,7 +23,8 @@
 # figure 1, stall detection latency: tests/bench/latency.sh
 # figure 5, diagnose at scale: tests/bench/diagnose.sh
 # Flight Recorder dumps at scale: tests/bench/fr.sh
-# figure 6, ncclwatch ras + diagnose at 8 and 64 processes: tests/bench/ras.sh
+# figure 6, ncclwatch attach on 8 and 64 processes: tests/bench/attach.sh
+# figure 7, ncclwatch ras + diagnose at 8 and 64 processes: tests/bench/ras.sh
 # the scenario corpus of issue 11 per view, false alarms, determinism:
 #   tests/bench/corpus.sh (the longest: CORPUS_BENCH_REPEAT and
 #   CORPUS_BENCH_HEALTHY_RUNS make it shorter)
@@ -119,7 +120,7 @@ fi
 echo "goal: <= 100 ns and <= 300 instructions added per call"
 )
 
-for s in events cpu latency diagnose fr ras corpus; do
+for s in events cpu latency diagnose fr attach ras corpus; do
 	sh "$root/tests/bench/$s.sh"
 done
 echo

@@ -33,7 +33,7 @@ $(BUILD)/tests/interpose/nccl-hot-loop: $(BUILD)/tests/interpose/nccl_hot_loop.o
 # shipped $(INTERPOSE_LIB): the ring-race tests check it has no trace of it.
 HOOKS_DIR  := $(BUILD)/tests/hooks
 HOOKS_OBJS := $(addprefix $(HOOKS_DIR)/,$(INTERPOSE_SRCS:%.c=%.o) $(WATCHDOG_SRCS:%.c=%.o) \
-	interpose/test_hooks.o)
+	$(CAPTURE_SRCS:%.c=%.o) interpose/test_hooks.o)
 HOOKS_LIB  := $(HOOKS_DIR)/lib/libncclwatch.so
 TEST_BINS  += $(HOOKS_LIB)
 
@@ -45,4 +45,4 @@ $(HOOKS_LIB): $(HOOKS_OBJS) $(REPORT_LIB) interpose/libncclwatch.map
 	@mkdir -p $(dir $@)
 	$(CC) -shared -o $@ $(HOOKS_OBJS) $(REPORT_LIB) -Wl,-soname,libncclwatch.so \
 		-Wl,--version-script=interpose/libncclwatch.map -Wl,--no-undefined -Wl,-z,now \
-		$(LDFLAGS) -lunwind -Wl,--as-needed $(JSON_LIBS) -Wl,--no-as-needed -ldl
+		$(LDFLAGS) $(CAPTURE_LIBS) -Wl,--as-needed $(JSON_LIBS) -Wl,--no-as-needed -ldl

@@ -4,12 +4,12 @@
 #     whole interposer)
 STACKS_TEST_OBJS := $(BUILD)/tests/unit/test_stacks.o \
 	$(addprefix $(BUILD)/watchdog/,stack_area.o stacks.o modules.o symbolize.o opstack.o) \
-	$(BUILD)/interpose/log.o
+	$(BUILD)/interpose/log.o $(CAPTURE_OBJS)
 STACKS_TEST := $(BUILD)/tests/test-unit-stacks
 
 $(STACKS_TEST): $(STACKS_TEST_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(STACKS_TEST_OBJS) -lunwind -ldl -pthread
+	$(CC) $(LDFLAGS) -o $@ $(STACKS_TEST_OBJS) $(CAPTURE_LIBS) -ldl -pthread
 
 TEST_BINS += $(STACKS_TEST)
 

@@ -10,7 +10,8 @@
  * reply, in NCCL); names; the seqlock and capture count; the string table
  * rebuilt, never duplicated; a late reply rejected by its generation; a
  * small thread table; per-op stacks resolved through the ip-symbol table;
- * the signal choice and NCCLWATCH_SIGNAL. */
+ * the signal choice and NCCLWATCH_SIGNAL. All with NCCLWATCH_STACK_SIGNAL=1
+ * (the signal to every thread); the default path is tests/capture/'s. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -490,6 +491,9 @@ static void check_modules(const struct nw_seg_stack_header *a)
 
 int main(void)
 {
+	/* This test is about the signal path (a signal to every thread, the
+	 * opt-in fallback); the default capture core is tests/capture/'s. */
+	setenv("NCCLWATCH_STACK_SIGNAL", "1", 1);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	check_signal_choice();
 

@@ -1,0 +1,223 @@
+/* pyspy: see pyspy.h. py-spy runs as a child with its output in a pipe;
+ * its JSON is parsed with jansson, bounded by what it wrote. */
+#include "pyspy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PYSPY_TIMEOUT_MS 10000
+#define PYSPY_MAX_OUT (32u << 20)
+
+static int executable(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+const char *nw_pyspy_path(void)
+{
+	static char buf[PATH_MAX];
+	const char *env = getenv("NCCLWATCH_PYSPY");
+	if (env && *env)
+		return executable(env) ? env : NULL;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = 0;
+			if (snprintf(buf, sizeof(buf), "%s/../venv/bin/py-spy", exe) < (int)sizeof(buf) && executable(buf))
+				return buf;
+		}
+	}
+	const char *path = getenv("PATH");
+	while (path && *path) {
+		size_t len = strcspn(path, ":");
+		if (len && snprintf(buf, sizeof(buf), "%.*s/py-spy", (int)len, path) < (int)sizeof(buf) && executable(buf))
+			return buf;
+		path += len + (path[len] == ':');
+	}
+	return NULL;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Run py-spy; its stdout (malloc'd) and the first line of its stderr. */
+static char *run(const char *pyspy, pid_t pid, char *errline, size_t errlen, int *status)
+{
+	int out[2], err[2];
+	if (pipe2(out, O_CLOEXEC) != 0)
+		return NULL;
+	if (pipe2(err, O_CLOEXEC) != 0) {
+		close(out[0]);
+		close(out[1]);
+		return NULL;
+	}
+	char pidbuf[16];
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	pid_t child = fork();
+	if (child == 0) {
+		dup2(out[1], 1);
+		dup2(err[1], 2);
+		execl(pyspy, pyspy, "dump", "--pid", pidbuf, "--json", "--nonblocking", (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	close(err[1]);
+	if (child < 0) {
+		close(out[0]);
+		close(err[0]);
+		return NULL;
+	}
+	size_t cap = 65536, n = 0, en = 0;
+	char *buf = malloc(cap), ebuf[1024];
+	int64_t deadline = now_ms() + PYSPY_TIMEOUT_MS;
+	struct pollfd pf[2] = { { out[0], POLLIN, 0 }, { err[0], POLLIN, 0 } };
+	int open_fds = 2, killed = 0;
+	while (open_fds && buf) {
+		int64_t left = deadline - now_ms();
+		if (left <= 0) {
+			kill(child, SIGKILL);
+			killed = 1;
+			break;
+		}
+		if (poll(pf, 2, (int)left) < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < 2; i++) {
+			if (pf[i].fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			ssize_t r;
+			if (i == 0) {
+				if (n + 1 >= cap) {
+					char *nb = cap < PYSPY_MAX_OUT ? realloc(buf, cap * 2) : NULL;
+					if (!nb) {
+						kill(child, SIGKILL);
+						killed = 1;
+						free(buf);
+						buf = NULL;
+						break;
+					}
+					buf = nb;
+					cap *= 2;
+				}
+				r = read(pf[i].fd, buf + n, cap - n - 1);
+				if (r > 0)
+					n += (size_t)r;
+			} else {
+				r = read(pf[i].fd, ebuf + en, sizeof(ebuf) - en - 1);
+				if (r > 0)
+					en += (size_t)r;
+				if (en >= sizeof(ebuf) - 1)
+					en = sizeof(ebuf) - 1;
+			}
+			if (r <= 0 && !(r < 0 && errno == EINTR)) {
+				close(pf[i].fd);
+				pf[i].fd = -1;
+				open_fds--;
+			}
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		if (pf[i].fd >= 0)
+			close(pf[i].fd);
+	while (waitpid(child, status, 0) < 0 && errno == EINTR)
+		;
+	ebuf[en] = 0;
+	snprintf(errline, errlen, "%.*s", (int)strcspn(ebuf, "\n"), killed ? "timed out after 10 s" : ebuf);
+	if (buf)
+		buf[n] = 0;
+	return buf;
+}
+
+static char *dup_str(json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+	return strdup(s ? s : "");
+}
+
+struct nw_py_process *nw_pyspy_dump(const char *pyspy, pid_t pid, char *note, size_t len)
+{
+	char errline[512] = "";
+	int status = 0;
+	char *out = run(pyspy, pid, errline, sizeof(errline), &status);
+	if (!out || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		snprintf(note, len, "py-spy: %s", errline[0] ? errline : "failed");
+		free(out);
+		return NULL;
+	}
+	json_error_t jerr;
+	json_t *root = json_loads(out, 0, &jerr);
+	free(out);
+	if (!json_is_array(root)) {
+		snprintf(note, len, "py-spy: output is not a JSON list of threads");
+		json_decref(root);
+		return NULL;
+	}
+	struct nw_py_process *p = calloc(1, sizeof(*p));
+	size_t nt = json_array_size(root);
+	if (p)
+		p->threads = calloc(nt ? nt : 1, sizeof(*p->threads));
+	if (!p || !p->threads) {
+		free(p);
+		json_decref(root);
+		snprintf(note, len, "py-spy: out of memory");
+		return NULL;
+	}
+	for (size_t i = 0; i < nt; i++) {
+		json_t *t = json_array_get(root, i);
+		struct nw_py_thread *pt = &p->threads[p->nthreads];
+		pt->tid = (uint32_t)json_integer_value(json_object_get(t, "os_thread_id"));
+		const char *name = json_string_value(json_object_get(t, "thread_name"));
+		snprintf(pt->name, sizeof(pt->name), "%s", name ? name : "");
+		pt->active = json_is_true(json_object_get(t, "active"));
+		pt->owns_gil = json_is_true(json_object_get(t, "owns_gil"));
+		json_t *frames = json_object_get(t, "frames");
+		size_t nf = json_array_size(frames);
+		pt->frames = calloc(nf ? nf : 1, sizeof(*pt->frames));
+		if (!pt->frames)
+			continue;
+		for (size_t k = 0; k < nf; k++) {
+			json_t *f = json_array_get(frames, k);
+			struct nw_py_frame *pf = &pt->frames[pt->nframes++];
+			pf->name = dup_str(f, "name");
+			pf->file = dup_str(f, "filename");
+			pf->line = (uint32_t)json_integer_value(json_object_get(f, "line"));
+		}
+		p->nthreads++;
+	}
+	json_decref(root);
+	snprintf(note, len, "py-spy dump --nonblocking: %u Python thread%s", p->nthreads, p->nthreads == 1 ? "" : "s");
+	return p;
+}
+
+void nw_pyspy_free(struct nw_py_process *p)
+{
+	if (!p)
+		return;
+	for (uint32_t i = 0; i < p->nthreads; i++) {
+		for (uint32_t k = 0; k < p->threads[i].nframes; k++) {
+			free(p->threads[i].frames[k].name);
+			free(p->threads[i].frames[k].file);
+		}
+		free(p->threads[i].frames);
+	}
+	free(p->threads);
+	free(p);
+}

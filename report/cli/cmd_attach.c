@@ -1,0 +1,343 @@
+/* `ncclwatch attach [--tree PID] [-o DIR] [PID...]`: a job that runs
+ * without the preload, seen from outside: per process its ranks, its
+ * allowlisted environment and every thread's stack (native through the
+ * capture core, Python through py-spy), one snapshot file each
+ * (attach/snapshot.c); then the verdict over them, as `diagnose` gives. */
+#include "commands.h"
+#include "trust.h"
+
+#include "../../attach/proc.h"
+#include "../../attach/pyspy.h"
+#include "../../attach/snapshot.h"
+#include "../../capture/capture.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static void attach_help(FILE *out)
+{
+	fprintf(out,
+	        "usage: ncclwatch attach [--tree PID] [-o DIR] [--no-python] [--no-dump]\n"
+	        "                        [--no-verdict] [PID...]\n"
+	        "\n"
+	        "Takes the stacks of a job started without ncclwatch, without changing what\n"
+	        "it sees: for each process its rank, world size, local rank and the\n"
+	        "allowlisted variables of its environment (/proc/PID/environ), every thread's\n"
+	        "native stack (threads blocked in a call are read from /proc without being\n"
+	        "stopped; a thread running user code is stopped with ptrace only while its\n"
+	        "registers and stack are copied) and its Python stacks (py-spy dump\n"
+	        "--nonblocking, when\n"
+	        "py-spy is installed). Writes one snapshot file per process\n"
+	        "(<host>.<pid>.rank<R>.snap.seg), then prints the verdict over them, as\n"
+	        "`ncclwatch diagnose` does.\n"
+	        "\n"
+	        "Processes: the PIDs given; or --tree PID, the descendants of a launcher\n"
+	        "(torchrun, mpirun, an srun step) that have libnccl mapped or a launcher rank\n"
+	        "in their environment; by default every process of yours with libnccl mapped.\n"
+	        "A process that runs with the preload keeps its own segment (no snapshot is\n"
+	        "written for it); its watchdog is asked for a dump (as `ncclwatch dump`).\n"
+	        "\n"
+	        "  -t, --tree PID     the descendants of PID\n"
+	        "  -o, --output DIR   write the snapshots into DIR (made if missing); default\n"
+	        "                     $NCCLWATCH_DIR/<job>, else /dev/shm/ncclwatch-$UID/<job>,\n"
+	        "                     <job> as the preload would name it (README, \"Jobs\")\n"
+	        "  -P, --no-python    no Python stacks (py-spy is not run)\n"
+	        "  -D, --no-dump      do not ask processes with the preload for a dump\n"
+	        "  -n, --no-verdict   write the snapshots only\n"
+	        "  -h, --help         this text\n"
+	        "\n"
+	        "Output: one line per process (\"attach: pid P rank R: T threads, S stacks ...\n"
+	        "-> FILE\"), one line of what was stopped, then the verdict. Needs: same user (or root), ptrace allowed\n"
+	        "(kernel.yama.ptrace_scope 0, or 1 for descendants; in a container\n"
+	        "CAP_SYS_PTRACE for processes it did not start).\n"
+	        "\n"
+	        "Exit status: 2 usage error, no process found, or some process could not be\n"
+	        "read (one line each: not permitted, gone); else diagnose's: 0 healthy, 1 a\n"
+	        "problem found.\n");
+}
+
+#define MAX_DIRS 256
+
+struct dirset {
+	char *dir[MAX_DIRS];
+	int n;
+};
+
+static void dirset_add(struct dirset *s, const char *d)
+{
+	for (int i = 0; i < s->n; i++)
+		if (!strcmp(s->dir[i], d))
+			return;
+	if (s->n < MAX_DIRS)
+		s->dir[s->n++] = strdup(d);
+}
+
+/* mkdir -p with mode 0700 for the parts we make. 0, or -1 (errno). */
+static int make_dirs(const char *path)
+{
+	char buf[PATH_MAX];
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+		return -1;
+	struct stat st;
+	if (stat(buf, &st) != 0)
+		return -1;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_pid(const char *s, pid_t *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v <= 0 || v > 0x3fffffff)
+		return -1;
+	*out = (pid_t)v;
+	return 0;
+}
+
+static const char *rank_text(int32_t r, char *buf, size_t len)
+{
+	if (r < 0)
+		return "-";
+	snprintf(buf, len, "%d", r);
+	return buf;
+}
+
+static int run_attach(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "tree", required_argument, NULL, 't' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "no-python", no_argument, NULL, 'P' },
+		{ "no-dump", no_argument, NULL, 'D' },
+		{ "no-verdict", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	pid_t tree = 0;
+	const char *out_dir = NULL;
+	int python = 1, dump = 1, verdict = 1, c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:t:o:PDnh", options, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			if (parse_pid(optarg, &tree) != 0)
+				return nw_usage_error("attach", "--tree wants a process id, not '%s'", optarg);
+			break;
+		case 'o':
+			if (!*optarg)
+				return nw_usage_error("attach", "--output wants a directory");
+			out_dir = optarg;
+			break;
+		case 'P':
+			python = 0;
+			break;
+		case 'D':
+			dump = 0;
+			break;
+		case 'n':
+			verdict = 0;
+			break;
+		case 'h':
+			attach_help(stdout);
+			return NW_EXIT_OK;
+		case ':':
+			return nw_usage_error("attach", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return nw_usage_error("attach", "unknown option '%s' (see ncclwatch attach --help)",
+			                      argv[optind - 1]);
+		}
+	}
+	int npids = argc - optind;
+	if (tree && npids)
+		return nw_usage_error("attach", "either --tree PID or PIDs, not both");
+	pid_t *pids = NULL;
+	if (npids) {
+		pids = calloc((size_t)npids, sizeof(*pids));
+		if (!pids)
+			return nw_usage_error("attach", "out of memory");
+		for (int i = 0; i < npids; i++)
+			if (parse_pid(argv[optind + i], &pids[i]) != 0) {
+				free(pids);
+				return nw_usage_error("attach", "'%s' is not a process id", argv[optind + i]);
+			}
+	} else {
+		if (tree && kill(tree, 0) != 0 && errno == ESRCH)
+			return nw_usage_error("attach", "--tree %d: no such process", (int)tree);
+		npids = nw_attach_find(getuid(), tree, &pids);
+		if (npids < 0)
+			return nw_usage_error("attach", "/proc: %s", strerror(errno));
+		if (npids == 0) {
+			free(pids);
+			if (tree)
+				return nw_usage_error("attach", "--tree %d: no descendant has libnccl mapped or a rank "
+				                      "in its environment", (int)tree);
+			return nw_usage_error("attach", "no process of yours has libnccl mapped (give PIDs or --tree PID)");
+		}
+	}
+
+	char defbuf[PATH_MAX];
+	const char *base = NULL;
+	if (out_dir) {
+		if (make_dirs(out_dir) != 0) {
+			free(pids);
+			return nw_usage_error("attach", "%s: %s", out_dir, strerror(errno));
+		}
+	} else {
+		const char *d = nw_default_dir(defbuf, sizeof(defbuf));
+		if (make_dirs(d) != 0) {
+			free(pids);
+			return nw_usage_error("attach", "%s: %s", d, strerror(errno));
+		}
+		int rc = nw_cli_default_dir("attach", defbuf, sizeof(defbuf), NULL, &base);
+		if (rc != NW_EXIT_OK) {
+			free(pids);
+			return rc;
+		}
+	}
+
+	const char *pyspy = python ? nw_pyspy_path() : NULL;
+	int problems = 0, written = 0, foreign = 0;
+	struct dirset dirs = { .n = 0 };
+	struct dirset dump_dirs = { .n = 0 };
+	static struct nw_attach_proc p;
+	for (int i = 0; i < npids; i++) {
+		char rbuf[16];
+		if (nw_attach_proc_read(pids[i], &p) != 0) {
+			fprintf(stderr, "ncclwatch attach: pid %d: process gone\n", (int)pids[i]);
+			problems = 1;
+			continue;
+		}
+		if (p.denied) {
+			fprintf(stderr, "ncclwatch attach: pid %d (%s): not permitted to read it (another user's "
+			        "process, or one that set PR_SET_DUMPABLE 0)\n", (int)p.pid, p.comm);
+			problems = 1;
+			continue;
+		}
+		if (p.preload && !p.segment[0]) {
+			printf("attach: pid %d rank %s (%s): has the preload but no segment yet (no NCCL call so far): "
+			       "a snapshot instead\n", (int)p.pid, rank_text(p.global_rank, rbuf, sizeof(rbuf)), p.comm);
+		} else if (p.preload) {
+			char jobdir[PATH_MAX];
+			snprintf(jobdir, sizeof(jobdir), "%s", p.segment);
+			char *slash = strrchr(jobdir, '/');
+			if (slash)
+				*slash = 0;
+			printf("attach: pid %d rank %s (%s): runs with the preload: its segment %s\n", (int)p.pid,
+			       rank_text(p.global_rank, rbuf, sizeof(rbuf)), p.comm, p.segment);
+			dirset_add(&dirs, jobdir);
+			dirset_add(&dump_dirs, jobdir);
+			continue;
+		}
+		char dir[PATH_MAX];
+		if (out_dir)
+			snprintf(dir, sizeof(dir), "%s", out_dir);
+		else if (snprintf(dir, sizeof(dir), "%s/%s", base, p.job) >= (int)sizeof(dir) || make_dirs(dir) != 0) {
+			fprintf(stderr, "ncclwatch attach: %s: %s\n", dir, strerror(errno));
+			problems = 1;
+			continue;
+		}
+		char pynote[256] = "";
+		struct nw_py_process *py = NULL;
+		if (!python)
+			snprintf(pynote, sizeof(pynote), "not asked (--no-python)");
+		else if (!p.python)
+			snprintf(pynote, sizeof(pynote), "no Python in this process");
+		else if (!pyspy)
+			snprintf(pynote, sizeof(pynote), "py-spy not found (make deps installs it): native stacks only");
+		else
+			py = nw_pyspy_dump(pyspy, p.pid, pynote, sizeof(pynote));
+		struct nw_snapshot_result res;
+		char err[512];
+		if (nw_snapshot_take(&p, dir, py, pynote[0] ? pynote : NULL, &res, err, sizeof(err)) != 0) {
+			fprintf(stderr, "ncclwatch attach: pid %d (%s): %s\n", (int)p.pid, p.comm, err);
+			problems = 1;
+			nw_pyspy_free(py);
+			continue;
+		}
+		nw_pyspy_free(py);
+		if (res.denied) {
+			fprintf(stderr, "ncclwatch attach: pid %d (%s): not permitted to read its threads "
+			        "(ptrace: same user, kernel.yama.ptrace_scope, CAP_SYS_PTRACE in a container)\n",
+			        (int)p.pid, p.comm);
+			problems = 1;
+		}
+		printf("attach: pid %d rank %s (%s): %u threads, %u stacks (%u stopped, longest %.3f ms), "
+		       "%.1f ms; python: %s -> %s\n",
+		       (int)p.pid, rank_text(p.global_rank, rbuf, sizeof(rbuf)), p.comm, res.threads, res.stacks,
+		       res.by_ptrace, res.stopped_max_ns / 1e6, res.capture_ns / 1e6, pynote, res.path);
+		if (p.uid != getuid())
+			foreign = 1;
+		written++;
+		dirset_add(&dirs, dir);
+	}
+	free(pids);
+	if (written)
+		printf("attach: %d process%s: %llu threads read without stopping them, %llu stopped (longest %.3f ms), "
+		       "%llu call%s woken in the window restarted\n",
+		       written, written == 1 ? "" : "es", (unsigned long long)nw_cap_stats.by_syscall,
+		       (unsigned long long)nw_cap_stats.by_ptrace, nw_cap_stats.stopped_max_ns / 1e6,
+		       (unsigned long long)nw_cap_stats.restarted, nw_cap_stats.restarted == 1 ? "" : "s");
+	fflush(stdout);
+
+	if (dump)
+		for (int i = 0; i < dump_dirs.n; i++) {
+			char *dargv[] = { "dump", "--wait", "5", dump_dirs.dir[i], NULL };
+			optind = 0;
+			nw_cmd_dump.run(4, dargv);
+		}
+	int status = NW_EXIT_OK;
+	if (verdict && dirs.n) {
+		fflush(stdout);
+		char *dargv[MAX_DIRS + 3];
+		int k = 0;
+		dargv[k++] = "diagnose";
+		if (foreign)
+			dargv[k++] = "--any-owner";
+		for (int i = 0; i < dirs.n; i++)
+			dargv[k++] = dirs.dir[i];
+		dargv[k] = NULL;
+		optind = 0;
+		status = nw_cmd_diagnose.run(k, dargv);
+	}
+	for (int i = 0; i < dirs.n; i++)
+		free(dirs.dir[i]);
+	for (int i = 0; i < dump_dirs.n; i++)
+		free(dump_dirs.dir[i]);
+	if (problems)
+		return NW_EXIT_USAGE;
+	if (!written && !dirs.n)
+		return NW_EXIT_USAGE;
+	return status;
+}
+
+const struct nw_command nw_cmd_attach = {
+	.name = "attach",
+	.summary = "the stacks of a job started without ncclwatch (snapshot files), and the verdict",
+	.help = attach_help,
+	.run = run_attach,
+};

@@ -1,0 +1,9 @@
+# tests/capture: the capture core changes nothing a program sees.
+#   capture-quiet  sits in every blocking call of issue 13's list and says
+#                  whether any returned early, short, or saw a signal
+CAPTURE_QUIET := $(BUILD)/tests/capture/capture-quiet
+TEST_BINS += $(CAPTURE_QUIET)
+
+$(CAPTURE_QUIET): $(BUILD)/tests/capture/quiet.o | $(SIM_SONAMES)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(SIM_LINK)
