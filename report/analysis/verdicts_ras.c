@@ -27,6 +27,7 @@
  *             culprit (RAS lists a comm only once every rank exchanged its
  *             peer info, so a rank that never arrived cannot be named).
  */
+#include "analysis_int.h"   /* first: it configures uthash */
 #include "verdicts_ras.h"
 
 #include <inttypes.h>
@@ -551,9 +552,49 @@ static int view_matches(const struct nw_comm_view *v, const struct nw_ras_comm *
 	return 1;
 }
 
+/* The pid of rank `rank` (a world rank of the report) */
+static int pid_of(const struct nw_ras_report *r, int rank)
+{
+	const struct nw_ras_comm *w = NULL;
+	for (size_t i = 0; i < r->ncomms; i++)
+		if (!w || r->comms[i].size > w->size) w = &r->comms[i];
+	if (!w) return -1;
+	for (size_t i = 0; i < w->nranks; i++) if (w->ranks[i].rank == rank) return w->ranks[i].pid;
+	for (size_t i = 0; i < w->nmissing; i++) if (w->missing[i].rank == rank) return w->missing[i].pid;
+	return -1;
+}
+
+/* The culprits' stacks, from the other jobs' processes with their pid
+ * (attach's snapshots of a job started without ncclwatch, or segments). */
+static void culprit_stacks(struct vl *l, struct nw_analysis *a, size_t ras_job, const struct nw_ras_report *r,
+                           struct nw_verdict *v)
+{
+	for (uint32_t k = 0; k < v->culprits.n && k < 8; k++) {
+		int pid = pid_of(r, v->culprits.v[k]);
+		if (pid <= 0) continue;
+		for (size_t j = 0; j < a->njobs; j++) {
+			if (j == ras_job) continue;
+			for (size_t p = 0; p < a->jobs[j].nprocs; p++) {
+				const struct nw_proc *pr = a->jobs[j].procs[p];
+				if (pr->hdr.pid != pid) continue;
+				const struct nw_thread_stack *t = nw_main_thread(pr);
+				if (!t) continue;   /* no capture (a segment without a dump): nothing to add */
+				struct nw_buf b = { 0 };
+				nw_buf_frames(&b, t, 8);
+				vevidence(l, v, "rank %d is pid %d of job %s, its main thread: %s", v->culprits.v[k], pid,
+				          a->jobs[j].name, b.s ? b.s : "?");
+				if (b.oom) l->oom = 1;
+				nw_buf_free(&b);
+			}
+		}
+	}
+}
+
 int nw_ras_match(struct nw_analysis *a, size_t ras_job, const struct nw_ras_report *r)
 {
 	struct vl l = { 0 };
+	for (size_t i = 0; i < a->jobs[ras_job].nverdicts; i++)
+		culprit_stacks(&l, a, ras_job, r, &a->jobs[ras_job].verdicts[i]);
 	for (size_t k = 0; k < r->ncomms; k++) {
 		const struct nw_ras_comm *c = &r->comms[k];
 		size_t nmatch = 0;

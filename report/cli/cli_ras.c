@@ -34,7 +34,8 @@ static int ends_with(const char *s, const char *suffix)
 	return a >= b && !strcmp(s + a - b, suffix);
 }
 
-/* The reports out of argv (kept in r); returns the number of paths left,
+/* The reports out of argv (kept in r): files that sniff as reports, and
+ * in a directory given its *.json and *.txt files that do; returns the number of paths left,
  * *has_segments whether any of them may hold a segment. */
 static int ras_split(int argc, char **argv, struct ras_files *r, int *has_segments)
 {
@@ -52,7 +53,7 @@ static int ras_split(int argc, char **argv, struct ras_files *r, int *has_segmen
 			char **names = NULL;
 			size_t nnames = 0;
 			while (d && (e = readdir(d))) {
-				if (!ends_with(e->d_name, ".json")) continue;
+				if (!ends_with(e->d_name, ".json") && !ends_with(e->d_name, ".txt")) continue;
 				char path[4096];
 				snprintf(path, sizeof path, "%s/%s", argv[i], e->d_name);
 				if (stat(path, &st) || !S_ISREG(st.st_mode) || !nw_ras_is_report_file(path)) continue;
@@ -109,4 +110,26 @@ int nw_cli_analyze_ras(const char *cmd, int argc, char **argv, const struct nw_a
 		free(ras.paths[i]);
 	free(ras.paths);
 	return rc;
+}
+
+void nw_cli_ras_attach(const pid_t *pids, size_t n, char *const *dirs, int ndirs)
+{
+	struct nw_ras_report r;
+	struct nw_ras_query_opts q = { .server_timeout_s = -1 };
+	char note[600];
+	if (nw_ras_query_pids(pids, n, &q, &r, note, sizeof note) != NW_RAS_OK) {
+		printf("attach: %s\n", note);
+		return;
+	}
+	const char *name = r.from_text ? "ras.txt" : "ras.json";
+	for (int i = 0; i < ndirs; i++) {
+		char path[4200];
+		snprintf(path, sizeof path, "%s/%s", dirs[i], name);
+		FILE *f = fopen(path, "we");
+		int ok = f && fwrite(r.raw, 1, r.raw_len, f) == r.raw_len;
+		if (f && fclose(f)) ok = 0;
+		if (ok) printf("attach: %s -> %s\n", note, path);
+		else printf("attach: %s, but %s cannot be written: stacks alone\n", note, path);
+	}
+	nw_ras_report_free(&r);
 }

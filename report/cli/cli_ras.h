@@ -4,6 +4,7 @@
 #ifndef NCCLWATCH_REPORT_CLI_CLI_RAS_H
 #define NCCLWATCH_REPORT_CLI_CLI_RAS_H
 
+#include <sys/types.h>
 #include "../analysis/analysis.h"
 
 /* nw_cli_analyze on the paths that are not RAS reports (skipped when only
@@ -13,5 +14,14 @@
  * NW_EXIT_USAGE. argv is reordered. */
 int nw_cli_analyze_ras(const char *cmd, int argc, char **argv, const struct nw_analysis_options *opt, int any_owner,
                        struct nw_analysis *a);
+
+/* For attach: ask NCCL's RAS for the job of `pids` (the address most of
+ * them serve on, nw_ras_query_pids) and write the report as received into
+ * each of dirs[] (ras.json, or ras.txt in the text format), where diagnose
+ * reads it next to the snapshots. Prints one line: "attach: RAS at ADDR:
+ * NCCL V, N communicators -> FILE", or why there is none ("attach: RAS off
+ * in every process (NCCL_RAS_ENABLE not 1): stacks alone", "attach: no RAS
+ * answers at ADDR: ...: stacks alone"). Never fails attach. */
+void nw_cli_ras_attach(const pid_t *pids, size_t n, char *const *dirs, int ndirs);
 
 #endif

@@ -18,7 +18,7 @@ nw_until 60 at5 || fail "ranks 0-2 never launched AllReduce #5"
 # the segments' verdict needs the stuck ops older than the timeout (1 s)
 both() { "$NW_CLI" diagnose --timeout 1 "$NCCLWATCH_DIR" > "$T/diag.out"; [ "$(grep -c '^MISSING_RANK: ' "$T/diag.out")" -ge 2 ]; }
 nw_until 60 both || { cat "$T/diag.out"; fail "no verdict from both sources"; }
-"$NW_CLI" diagnose --timeout 1 "$NCCLWATCH_DIR" > "$T/diag.out"; rc=$?
+"$NW_CLI" diagnose --verbose --timeout 1 "$NCCLWATCH_DIR" > "$T/diag.out"; rc=$?
 grep -v '^    from NCCL RAS' "$T/diag.out" | sed 's/^/    /'
 assert_eq "$rc" 1 "diagnose exit status"
 assert_grep '^job rasjob: 4 processes read' "$T/diag.out"
