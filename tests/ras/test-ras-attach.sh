@@ -4,7 +4,8 @@
 # address in the processes' environment (NCCL_RAS_ADDR), writes the report
 # next to the snapshots, and the verdict has both: rank 2 from stacks, and
 # rank 2 with the op number from RAS launch counts. With NCCL_RAS_ENABLE=0
-# it says so and goes on with stacks alone.
+# it says so and goes on with stacks alone. The same under mpirun and
+# torchrun (attach --tree LAUNCHER).
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/trainer/trainer-lib.sh"
 . "$NW_ROOT/tests/ras/ras-lib.sh"
@@ -35,3 +36,24 @@ assert_eq "$(grep -c '^attach: RAS off in every process (NCCL_RAS_ENABLE not 1):
 [ ! -e "$T/snap2/ras.json" ] || fail "a ras.json with RAS off"
 assert_no_grep 'never launched' "$T/attach2.out"
 trainer_kill
+
+. "$NW_ROOT/tests/launch/launch-lib.sh"
+for launcher in mpirun torchrun; do
+	if [ $launcher = mpirun ]; then
+		[ -x "$MPIRUN" ] || { note "no $MPIRUN: skipped"; continue; }
+		launch_mpirun 4 "$T/$launcher.out" -- "$NW_TRAINER" --steps 10 --count 64 --bcast-every 0 --verbose --fault skip:rank=1:step=3
+	else
+		[ -x "$TORCHRUN" ] || { note "no $TORCHRUN: skipped"; continue; }
+		launch_torchrun 4 "$T/$launcher.out" "$NW_TRAINER" --steps 10 --count 64 --bcast-every 0 --verbose --fault skip:rank=1:step=3
+	fi
+	note "$launcher: attach --tree the launcher"
+	hung() { [ "$(grep -c 'step 2 done' "$T/$launcher.out")" -ge 4 ]; }
+	nw_until 120 hung || { cat "$T/$launcher.out"; fail "$launcher: the job did not reach step 2"; }
+	nw_until 60 ras_answers 4 || fail "$launcher: RAS never listed the 4 ranks"
+	"$NW_CLI" attach --no-python --tree "$LAUNCH_PID" -o "$T/$launcher" > "$T/$launcher.attach" 2>&1
+	grep -v '^        #' "$T/$launcher.attach" | sed 's/^/    /'
+	assert_grep "^attach: RAS at 127\\.0\\.0\\.1:$RAS_PORT: NCCL 2\\.28\\.9, 1 communicator -> $T/$launcher/ras\\.json$" "$T/$launcher.attach"
+	assert_grep '^MISSING_RANK: rank 1 never launched AllReduce #4 on comm' "$T/$launcher.attach"
+	assert_grep '^    rank 1 is pid [0-9]+ of job [^,]+, its main thread: .*idle_forever' "$T/$launcher.attach"
+	if [ $launcher = mpirun ]; then launch_stop TERM; launch_settled 30 || fail "mpirun's ranks outlived it"; else launch_stop KILL; fi
+done
