@@ -8,7 +8,9 @@
 . "$NW_ROOT/tests/ras/ras-lib.sh"
 prog="$NW_BUILD/tests/watchdog/nccl-capture"
 [ -x "$prog" ] || fail "$prog not built"
-nw_spawn "$prog" 60 > "$T/out" 2>&1
+# it sleeps SECONDS after the capture and again after the eager calls:
+# RAS sees the eager comm at 2 during the second sleep
+nw_spawn "$prog" 15 > "$T/out" 2>&1
 eager() { "$NW_CLI" ras > "$T/ras.out" 2>&1 && grep -q '^  rank 0: RUNNING AllReduce 2$' "$T/ras.out"; }
 nw_until 60 eager || { cat "$T/ras.out" "$T/out"; fail "the eager comm never showed 2 all-reduces"; }
 cat "$T/ras.out"
