@@ -24,7 +24,10 @@ ANALYSIS_SRCS   := $(wildcard report/analysis/*.c)
 # Flight Recorder dumps (report/fr/): a data-only pickle reader, the JSON
 # form (jansson), the loader into the engine's model.
 FR_SRCS         := $(wildcard report/fr/*.c)
-REPORT_LIB_SRCS := $(READER_SRCS) $(RENDER_SRCS) $(ANALYSIS_SRCS) $(FR_SRCS)
+# The RAS client (report/ras/: NCCL's RAS protocol, its JSON via jansson):
+# only the CLI pulls it in (ras, diagnose of a saved report, attach).
+RAS_SRCS        := $(wildcard report/ras/*.c)
+REPORT_LIB_SRCS := $(READER_SRCS) $(RENDER_SRCS) $(ANALYSIS_SRCS) $(FR_SRCS) $(RAS_SRCS)
 REPORT_LIB_OBJS := $(REPORT_LIB_SRCS:%.c=$(BUILD)/%.o)
 REPORT_LIB      := $(BUILD)/lib/libncclwatch-report.a
 

@@ -19,6 +19,12 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/nwtest.XXXXXX")
 export NCCLWATCH_DIR="$T/shm"        # never touch the user's real segments
 export NCCLSIM_DIR="$T/sim"          # the simulation's shared files
 mkdir -p "$NCCLSIM_DIR"
+# NCCL's RAS endpoint (the simulation serves it like NCCL 2.28.9, on by
+# default): a port of this test's own, never the default 28028, which every
+# test job running at once would bind with SO_REUSEPORT (a query, also
+# attach's, could land in another test's job).
+NCCL_RAS_ADDR="127.0.0.1:$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null || echo $((20000 + $$ % 20000)))"
+export NCCL_RAS_ADDR
 # Every process this test starts inherits NW_TEST_ID: at the end, only
 # those are killed. A group id recorded here may name another test's
 # process by then (its leader reaped long ago, the pid reused: tests run

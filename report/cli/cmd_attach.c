@@ -4,6 +4,7 @@
  * capture core, Python through py-spy), one snapshot file each
  * (attach/snapshot.c); then the verdict over them, as `diagnose` gives. */
 #include "commands.h"
+#include "cli_ras.h"
 #include "trust.h"
 
 #include "../../attach/proc.h"
@@ -26,7 +27,7 @@ static void attach_help(FILE *out)
 {
 	fprintf(out,
 	        "usage: ncclwatch attach [--tree PID] [-o DIR] [--no-python] [--no-dump]\n"
-	        "                        [--no-verdict] [PID...]\n"
+	        "                        [--no-verdict] [--no-ras] [PID...]\n"
 	        "\n"
 	        "Takes the stacks of a job started without ncclwatch, without changing what\n"
 	        "it sees: for each process its rank, world size, local rank and the\n"
@@ -52,6 +53,10 @@ static void attach_help(FILE *out)
 	        "  -P, --no-python    no Python stacks (py-spy is not run)\n"
 	        "  -D, --no-dump      do not ask processes with the preload for a dump\n"
 	        "  -n, --no-verdict   write the snapshots only\n"
+	        "  -R, --no-ras       do not ask NCCL's RAS (by default its report, from the\n"
+	        "                     address the processes' NCCL_RAS_ADDR names, else\n"
+	        "                     localhost:28028, goes next to the snapshots as ras.json and\n"
+	        "                     into the verdict: launch counts and op numbers; docs/ras.md)\n"
 	        "  -h, --help         this text\n"
 	        "\n"
 	        "Output: one line per process (\"attach: pid P rank R: T threads, S stacks ...\n"
@@ -135,14 +140,15 @@ static int run_attach(int argc, char **argv)
 		{ "no-python", no_argument, NULL, 'P' },
 		{ "no-dump", no_argument, NULL, 'D' },
 		{ "no-verdict", no_argument, NULL, 'n' },
+		{ "no-ras", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	pid_t tree = 0;
 	const char *out_dir = NULL;
-	int python = 1, dump = 1, verdict = 1, c;
+	int python = 1, dump = 1, verdict = 1, ras = 1, c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:t:o:PDnh", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:t:o:PDnRh", options, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if (parse_pid(optarg, &tree) != 0)
@@ -161,6 +167,9 @@ static int run_attach(int argc, char **argv)
 			break;
 		case 'n':
 			verdict = 0;
+			break;
+		case 'R':
+			ras = 0;
 			break;
 		case 'h':
 			attach_help(stdout);
@@ -295,6 +304,8 @@ static int run_attach(int argc, char **argv)
 		written++;
 		dirset_add(&dirs, dir);
 	}
+	if (ras && dirs.n)
+		nw_cli_ras_attach(pids, (size_t)npids, dirs.dir, dirs.n);
 	free(pids);
 	if (written)
 		printf("attach: %d process%s: %llu threads read without stopping them, %llu stopped (longest %.3f ms), "

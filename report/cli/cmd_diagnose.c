@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "../render/render.h"
 #include "cli_analyze.h"
+#include "cli_ras.h"
 
 static void diagnose_help(FILE *out)
 {
@@ -58,7 +59,11 @@ static void diagnose_help(FILE *out)
 	        "Exit status: 0 every job HEALTHY and every file read; 1 a problem found (a\n"
 	        "verdict other than HEALTHY, or a file that could not be read: one line on\n"
 	        "stderr each); 2 usage error, an untrusted default directory, or nothing\n"
-	        "readable (one line on stderr).\n");
+	        "readable (one line on stderr).\n"
+	        "\n"
+	        "A FILE may also be a saved NCCL RAS report (`ncclwatch ras --save`), and a\n"
+	        "DIR's *.json reports are read too: each is a job \"ras FILE\" whose verdicts\n"
+	        "come from RAS launch counts, its comms lined up with the segments' (docs/ras.md).\n");
 }
 
 static int diagnose_run(int argc, char **argv)
@@ -116,7 +121,7 @@ static int diagnose_run(int argc, char **argv)
 	}
 
 	struct nw_analysis a;
-	int rc = nw_cli_analyze("diagnose", argc - optind, argv + optind, &opt, any_owner, &a);
+	int rc = nw_cli_analyze_ras("diagnose", argc - optind, argv + optind, &opt, any_owner, &a);
 	if (rc != NW_EXIT_OK)
 		return rc;
 

@@ -11,5 +11,6 @@ const struct nw_command *const nw_commands[] = {
 	&nw_cmd_gc,
 	&nw_cmd_run,
 	&nw_cmd_attach,
+	&nw_cmd_ras,
 	NULL,
 };

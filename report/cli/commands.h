@@ -43,6 +43,7 @@ extern const struct nw_command nw_cmd_show;
 extern const struct nw_command nw_cmd_gc;
 extern const struct nw_command nw_cmd_run;
 extern const struct nw_command nw_cmd_attach;
+extern const struct nw_command nw_cmd_ras;
 
 /* The directory the library writes to by default: $NCCLWATCH_DIR if set and
  * not empty, else /dev/shm/ncclwatch-$UID (written into buf). */

@@ -1,5 +1,5 @@
 #!/bin/sh
-# `make bench`, figure 6 (issue 12): Python programs.
+# `make bench`, figure 7 (issue 12): Python programs.
 # - ns per ncclAllReduce made from Python (ctypes, Debian's python3 3.11) on
 #   the null NCCL: without the preload, with it and the per-op Python call
 #   site off (NCCLWATCH_PY_FRAMES=0), and on (4 frames, the default); and
@@ -14,7 +14,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 lib="$NW_BUILD/lib/libncclwatch.so"
 py=/usr/bin/python3
 echo
-echo "=== figure 6: Python programs (issue 12) ==="
+echo "=== figure 7: Python programs (issue 12) ==="
 if [ ! -x "$py" ]; then
 	echo "no $py: skipped"
 	exit 0

@@ -25,6 +25,7 @@
 # Flight Recorder dumps at scale: tests/bench/fr.sh
 # figure 6, ncclwatch attach on 8 and 64 processes: tests/bench/attach.sh
 # figure 7, Python programs (call sites, Python stacks): tests/bench/pystack.sh
+# figure 8, ncclwatch ras + diagnose at 8 and 64 processes: tests/bench/ras.sh
 # the scenario corpus of issue 11 per view, false alarms, determinism:
 #   tests/bench/corpus.sh (the longest: CORPUS_BENCH_REPEAT and
 #   CORPUS_BENCH_HEALTHY_RUNS make it shorter)
@@ -120,7 +121,7 @@ fi
 echo "goal: <= 100 ns and <= 300 instructions added per call"
 )
 
-for s in events cpu latency diagnose fr attach pystack corpus; do
+for s in events cpu latency diagnose fr attach pystack ras corpus; do
 	sh "$root/tests/bench/$s.sh"
 done
 echo

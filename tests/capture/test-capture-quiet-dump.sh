@@ -10,7 +10,9 @@
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/capture/capture-lib.sh"
 export NCCLWATCH_JOB=quiet
-QUIET_ARGS=--nccl quiet_start LD_PRELOAD="$(nw_preload)"
+# NCCL_RAS_ENABLE=0: the simulated NCCL, like NCCL, starts a RAS thread at
+# the first init; the thread counts below are the program's and the watchdog's.
+QUIET_ARGS=--nccl quiet_start NCCL_RAS_ENABLE=0 LD_PRELOAD="$(nw_preload)"
 
 answered=0 tries=0
 while [ $answered -lt 20 ] && [ $tries -lt 80 ]; do

@@ -93,6 +93,7 @@ ncclResult_t sim_comm_wait_joined(ncclComm_t comm)
 	}
 	sim_debug("comm %s rank %d/%d device %d%s%s ready", comm->keyhex, comm->rank, comm->nranks,
 	          comm->device, comm->name[0] ? " name " : "", comm->name);
+	sim_ras_init_state(comm, ncclSuccess);
 	return ncclSuccess;
 }
 
@@ -106,7 +107,10 @@ static ncclResult_t comm_join(ncclComm_t c)
 		sim_block_forever();
 	}
 	ncclResult_t r = sim_shm_join(c->key, c->nranks, c->rank, c->device, &c->shm);
-	if (r == ncclSuccess) c->shm_joined = 1;
+	if (r == ncclSuccess) {
+		c->shm_joined = 1;
+		sim_ras_comm_join(c);
+	}
 	return r;
 }
 
@@ -134,6 +138,7 @@ static void *job_main(void *p)
 		c->bg_job = NULL;
 		int expected = ncclInProgress;
 		__atomic_compare_exchange_n(&c->async_error, &expected, (int)r, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+		sim_ras_async_error(c, (ncclResult_t)__atomic_load_n(&c->async_error, __ATOMIC_ACQUIRE));
 		pthread_cond_broadcast(&c->cv);
 		pthread_mutex_unlock(&c->mu);
 		sim_comm_unref(c);
@@ -201,7 +206,8 @@ static uint64_t key_of_ids(const ncclUniqueId *ids, int n)
 	return h;
 }
 
-static ncclResult_t init_common(ncclComm_t *newcomm, int nranks, int rank, uint64_t key, ncclConfig_t *config)
+static ncclResult_t init_common(ncclComm_t *newcomm, int nranks, int rank, uint64_t key, ncclConfig_t *config,
+                                 const ncclUniqueId *first_id)
 {
 	if (!newcomm) return sim_error(ncclInvalidArgument, "comm pointer is NULL");
 	if (nranks < 1 || rank < 0 || rank >= nranks)
@@ -212,18 +218,20 @@ static ncclResult_t init_common(ncclComm_t *newcomm, int nranks, int rank, uint6
 	                        config_blocking(config, 1), config_name(config));
 	if (!c) return sim_error(ncclSystemError, "out of memory");
 	if (SIM_NULL()) { c->null_dummy = 1; *newcomm = c; return ncclSuccess; }
+	/* NCCL: comm->commHash = getHash(first commId) (init.cc, ncclCommInitRankFunc) */
+	c->ras_hash = sim_ras_hash(first_id->internal, NCCL_UNIQUE_ID_BYTES);
 	return comm_finish_init(newcomm, c);
 }
 
 ncclResult_t pncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t *config)
 {
-	return init_common(comm, nranks, rank, key_of_ids(&commId, 1), config);
+	return init_common(comm, nranks, rank, key_of_ids(&commId, 1), config, &commId);
 }
 NCCLSIM_ALIAS(ncclCommInitRankConfig);
 
 ncclResult_t pncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank)
 {
-	return init_common(comm, nranks, rank, key_of_ids(&commId, 1), NULL);
+	return init_common(comm, nranks, rank, key_of_ids(&commId, 1), NULL, &commId);
 }
 NCCLSIM_ALIAS(ncclCommInitRank);
 
@@ -231,7 +239,7 @@ ncclResult_t pncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, int myra
                                        ncclUniqueId *commIds, ncclConfig_t *config)
 {
 	if (nId < 1 || !commIds) return sim_error(ncclInvalidArgument, "nId %d / commIds %p", nId, (void *)commIds);
-	return init_common(newcomm, nranks, myrank, key_of_ids(commIds, nId), config);
+	return init_common(newcomm, nranks, myrank, key_of_ids(commIds, nId), config, &commIds[0]);
 }
 NCCLSIM_ALIAS(ncclCommInitRankScalable);
 
@@ -248,6 +256,7 @@ ncclResult_t pncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist)
 		if (!c || !comm_alloc_peers(c)) { r = sim_error(ncclSystemError, "out of memory"); if (c) sim_comm_unref(c); break; }
 		comms[i] = c;
 		if (SIM_NULL()) { c->null_dummy = 1; continue; }
+		c->ras_hash = sim_ras_hash(id.internal, NCCL_UNIQUE_ID_BYTES);
 		if ((r = comm_join(c)) != ncclSuccess) break;
 	}
 	for (int i = 0; i < ndev && r == ncclSuccess && !SIM_NULL(); i++) r = sim_comm_wait_joined(comms[i]);
@@ -262,6 +271,7 @@ struct split_job {
 	ncclComm_t parent, child;  /* child NULL for NCCL_SPLIT_NOCOLOR */
 	int color, key;
 	uint64_t split_no;
+	int ras_split_count;
 };
 
 static int all_ranks_reached(ncclComm_t c, size_t field_off, uint64_t value)
@@ -314,6 +324,7 @@ static ncclResult_t split_run(void *arg)
 		h = sim_fnv1a(h, &j->color, sizeof j->color);
 		c->key = h;
 		snprintf(c->keyhex, sizeof c->keyhex, "%016llx", (unsigned long long)h);
+		c->ras_hash = sim_ras_child_hash(p->ras_hash, j->ras_split_count, j->color);
 		c->nranks = n;
 		c->rank = myidx;
 		if (!comm_alloc_peers(c)) { r = sim_error(ncclSystemError, "out of memory"); goto out; }
@@ -360,6 +371,7 @@ ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *new
 	j->key = key;
 	pthread_mutex_lock(&comm->mu);
 	j->split_no = ++comm->split_count;
+	j->ras_split_count = ++comm->ras_split_count;
 	pthread_mutex_unlock(&comm->mu);
 	if (color != NCCL_SPLIT_NOCOLOR) {
 		j->child = comm_new(0, 0, 0, comm->device, blocking, config_name(config));
@@ -414,6 +426,7 @@ ncclResult_t pncclCommShrink(ncclComm_t comm, int *excludeRanksList, int exclude
 	}
 	pthread_mutex_lock(&comm->mu);
 	uint64_t shrink_no = ++comm->shrink_count;
+	int ras_split_count = ++comm->ras_split_count;
 	pthread_mutex_unlock(&comm->mu);
 	uint64_t h = sim_fnv1a(SIM_FNV_OFFSET, &comm->key, sizeof comm->key);
 	h = sim_fnv1a(h, "shrink", 6);
@@ -424,6 +437,7 @@ ncclResult_t pncclCommShrink(ncclComm_t comm, int *excludeRanksList, int exclude
 	                        config_blocking(config, comm->blocking), config_name(config));
 	if (!c) return sim_error(ncclSystemError, "out of memory");
 	if (comm->null_dummy) { c->null_dummy = 1; *newcomm = c; return ncclSuccess; }
+	c->ras_hash = sim_ras_child_hash(comm->ras_hash, ras_split_count, 0); /* NCCL: shrink is a child with color 0 */
 	return comm_finish_init(newcomm, c);
 }
 NCCLSIM_ALIAS(ncclCommShrink);
@@ -442,6 +456,7 @@ ncclResult_t pncclCommFinalize(ncclComm_t comm)
 {
 	if (!sim_comm_valid(comm)) return sim_error(ncclInvalidArgument, "invalid communicator %p", (void *)comm);
 	if (comm->null_dummy) return ncclSuccess;
+	sim_ras_flag(comm, 1, 0, 0);
 	if (!comm->blocking) {
 		sim_comm_wait_job(comm);
 		sim_comm_start_job(&comm, 1, finalize_run, comm);
@@ -456,6 +471,7 @@ static ncclResult_t release_user(ncclComm_t comm, int abort)
 	if (!sim_comm_valid(comm)) return sim_error(ncclInvalidArgument, "invalid communicator %p", (void *)comm);
 	if (__atomic_exchange_n(&comm->user_released, 1, __ATOMIC_ACQ_REL))
 		return sim_error(ncclInvalidUsage, "comm %s destroyed twice", comm->keyhex);
+	sim_ras_flag(comm, 0, 1, abort);  /* NCCL sets destroyFlag for both */
 	if (abort) {
 		/* Pending work of this comm wakes up and finishes as failed. */
 		__atomic_store_n(&comm->aborted, 1, __ATOMIC_RELEASE);

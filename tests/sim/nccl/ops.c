@@ -94,6 +94,9 @@ static ncclResult_t launch(struct sim_op *ops, int nops)
 		else op->seq = ++c->next_coll_seq;
 		c->inflight++;
 		pthread_mutex_unlock(&c->mu);
+		/* NCCL counts at launch (ncclProfilerStartTaskEvents), not for
+		 * plans captured into a CUDA graph. */
+		if (!simStreamCapturing(op->stream)) sim_ras_count_launch(c, op->kind);
 		sim_comm_ref(c);
 	}
 	struct launch_job *job = calloc(1, sizeof *job);

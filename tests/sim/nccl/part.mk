@@ -3,7 +3,7 @@
 # tests: C programs built into $(BUILD)/sim-tests/ (run by the
 # tests/sim/nccl/test-*.sh scripts) plus $(BUILD)/tests/test-sim-nccl-*.
 
-SIM_NCCL_SRCS := $(addprefix tests/sim/nccl/,env.c shm.c datatype.c comm.c ops.c progress.c transport.c api_misc.c)
+SIM_NCCL_SRCS := $(addprefix tests/sim/nccl/,env.c shm.c datatype.c comm.c ops.c progress.c transport.c api_misc.c ras.c)
 SIM_NCCL_OBJS := $(SIM_NCCL_SRCS:%.c=$(BUILD)/%.o)
 SIM_NCCL_LIB  := $(BUILD)/sim/libnccl.so.2
 

@@ -317,6 +317,7 @@ CUresult sim_unit_run(void *arg)
 			int r = op->kind == OP_SEND ? send_step(op) : op->kind == OP_RECV ? recv_step(op) : coll_step(op);
 			if (r == GPU_FAULT) {
 				__atomic_store_n(&op->comm->async_error, ncclUnhandledCudaError, __ATOMIC_RELEASE);
+				sim_ras_async_error(op->comm, ncclUnhandledCudaError);
 				unit_finish(u);
 				return CUDA_ERROR_ILLEGAL_ADDRESS;
 			}

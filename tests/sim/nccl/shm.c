@@ -302,3 +302,33 @@ void sim_shm_leave(uint64_t key, int rank, struct sim_shm_view *view)
 	memset(view, 0, sizeof *view);
 	sim_bell_ring();
 }
+
+/* ---- read-only views for the RAS endpoint (ras.c) ---- */
+int sim_shm_map_ranks(const char *path, struct sim_shm_view *v)
+{
+	memset(v, 0, sizeof *v);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) return -1;
+	struct stat st;
+	struct sim_comm_shared h;
+	int ok = fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof h && pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h &&
+	         h.magic == SIM_SHM_MAGIC && h.nranks > 0 && h.nranks <= SIM_MAX_RANKS &&
+	         layout(h.nranks, NULL, NULL) == (size_t)st.st_size && h.total_size == (uint64_t)st.st_size;
+	if (!ok) { close(fd); return -1; }
+	/* Only the header and the rank array: the staging slots are large. */
+	size_t want = ((sizeof(struct sim_comm_shared) + 63) & ~(size_t)63) + (size_t)h.nranks * sizeof(struct sim_rank_shared);
+	unsigned char *p = mmap(NULL, want, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) return -1;
+	layout(h.nranks, v, p);
+	v->p2p = NULL;
+	v->coll_slots = v->p2p_slots = NULL;
+	v->size = want;
+	return 0;
+}
+
+void sim_shm_unmap_ranks(struct sim_shm_view *v)
+{
+	if (v->hdr) munmap(v->hdr, v->size);
+	memset(v, 0, sizeof *v);
+}

@@ -53,7 +53,7 @@ uint64_t sim_fnv1a(uint64_t h, const void *data, size_t len);
 #define SIM_COLL_SLOT (64 * 1024)
 #define SIM_P2P_SLOT  (32 * 1024)
 #define SIM_MAX_RANKS 512
-#define SIM_SHM_MAGIC 0x6e63636c73696d33ull /* "ncclsim3" */
+#define SIM_SHM_MAGIC 0x6e63636c73696d34ull /* "ncclsim4" */
 
 /* ---- transport selection (transport.c) ---- */
 enum { SIM_TR_P2P = 1, SIM_TR_SHM, SIM_TR_NET };
@@ -71,6 +71,18 @@ struct sim_coll_desc {          /* what a rank issued at one position */
 	int32_t kind, dtype, redop, root;
 	uint64_t count;
 };
+/* What NCCL's RAS thread reads of one rank's ncclComm when it answers a
+ * client (src/ras/collectives.cc, rasCollCommsInit): written only by
+ * the rank's own process, read by whichever process answers (ras.c). */
+#define SIM_RAS_NFUNCS 5        /* NCCL_NUM_FUNCTIONS: Broadcast, Reduce, AllGather, ReduceScatter, AllReduce */
+struct sim_ras_rank {
+	uint64_t comm_hash;     /* NCCL's comm->commHash (not our key) */
+	uint64_t coll_counts[SIM_RAS_NFUNCS]; /* comm->seqNumber[]: at launch, graphs not counted */
+	int32_t init_state;     /* comm->initState */
+	int32_t async_error;    /* comm->asyncResult */
+	int32_t finalize_called, destroy_flag, abort_flag;
+	int32_t pad;
+};
 struct sim_rank_shared {        /* written only by its rank */
 	int32_t pid;
 	int32_t joined;
@@ -83,6 +95,7 @@ struct sim_rank_shared {        /* written only by its rank */
 	int32_t split_color, split_key;
 	uint64_t split_done;
 	struct sim_transport_env transport;  /* published at join */
+	struct sim_ras_rank ras;             /* what NCCL's RAS reads (ras.c) */
 };
 struct sim_p2p_shared {         /* channel src -> dst */
 	uint64_t sent_chunks;   /* written by src */
@@ -118,6 +131,11 @@ struct sim_shm_view {           /* pointers into one mapping */
 ncclResult_t sim_shm_join(uint64_t key, int nranks, int rank, int device, struct sim_shm_view *view);
 /* This rank leaves; the last rank to leave removes the file. Unmaps. */
 void sim_shm_leave(uint64_t key, int rank, struct sim_shm_view *view);
+
+/* Read-only view of a communicator file's header and rank array (for the
+ * RAS endpoint): 0, or -1 if `path` is not a usable communicator file. */
+int sim_shm_map_ranks(const char *path, struct sim_shm_view *v);
+void sim_shm_unmap_ranks(struct sim_shm_view *v);
 
 /* The global doorbell: every state change in any shared file rings it;
  * every waiter sleeps on it (a futex in NCCLSIM_DIR/bell). */
@@ -162,6 +180,9 @@ struct ncclComm {
 	uint64_t split_count, shrink_count;
 	struct sim_premul premul[64];
 	void *bg_job;              /* last non-blocking background job */
+	uint64_t ras_hash;         /* NCCL's commHash of this comm (ras.c) */
+	int ras_split_count;       /* NCCL's comm->splitCount: splits and shrinks */
+	int ras_ready;             /* atomic: shm.rank[rank].ras is published (ras.c) */
 };
 int sim_comm_valid(ncclComm_t comm);
 void sim_comm_ref(ncclComm_t comm);
@@ -220,5 +241,20 @@ struct sim_unit {                  /* one stream work item: ops run as one */
 };
 CUresult sim_unit_run(void *unit);
 void sim_unit_drop(void *unit);
+
+/* ---- the RAS endpoint (ras.c) ---- */
+/* NCCL's getHash() (src/include/bitops.h) of bytes, and the hash of a
+ * child comm: digest of (parent commHash, splitCount, color). */
+uint64_t sim_ras_hash(const void *bytes, size_t len);
+uint64_t sim_ras_child_hash(uint64_t parent, int split_count, int color);
+/* This rank's comm joined its shared file: publish what RAS reports and
+ * start the process's RAS thread (once; unless NCCL_RAS_ENABLE=0). */
+void sim_ras_comm_join(ncclComm_t comm);
+/* The comm's init finished with `state` (ncclSuccess or an error). */
+void sim_ras_init_state(ncclComm_t comm, ncclResult_t state);
+/* An op of `kind` was launched (numbered and queued, not captured). */
+void sim_ras_count_launch(ncclComm_t comm, int kind);
+void sim_ras_async_error(ncclComm_t comm, ncclResult_t err);
+void sim_ras_flag(ncclComm_t comm, int finalize, int destroy, int abort);
 
 #endif /* NCCLSIM_SIM_NCCL_H */

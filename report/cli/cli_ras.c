@@ -1,0 +1,135 @@
+/* See cli_ras.h. */
+#include "cli_ras.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "../analysis/verdicts_ras.h"
+#include "../fr/fr.h"
+#include "../ras/ras_client.h"
+#include "../segment_reader.h"
+#include "cli_analyze.h"
+#include "commands.h"
+
+struct ras_files {
+	char **paths;
+	size_t n;
+};
+
+static int strcmp_ptr(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void ras_note(struct ras_files *r, const char *path)
+{
+	char **n = realloc(r->paths, (r->n + 1) * sizeof *n);
+	if (!n) return;
+	r->paths = n;
+	if ((r->paths[r->n] = strdup(path))) r->n++;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
+/* The reports out of argv (kept in r): files that sniff as reports, and
+ * in a directory given its *.json and *.txt files that do; returns the number of paths left,
+ * *has_segments whether any of them may hold a segment. */
+static int ras_split(int argc, char **argv, struct ras_files *r, int *has_segments)
+{
+	int left = 0;
+	*has_segments = 0;
+	for (int i = 0; i < argc; i++) {
+		struct stat st;
+		if (stat(argv[i], &st) == 0 && S_ISREG(st.st_mode) && nw_ras_is_report_file(argv[i])) {
+			ras_note(r, argv[i]);
+			continue;
+		}
+		if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+			DIR *d = opendir(argv[i]);
+			struct dirent *e;
+			char **names = NULL;
+			size_t nnames = 0;
+			while (d && (e = readdir(d))) {
+				if (!ends_with(e->d_name, ".json") && !ends_with(e->d_name, ".txt")) continue;
+				char path[4096];
+				snprintf(path, sizeof path, "%s/%s", argv[i], e->d_name);
+				if (stat(path, &st) || !S_ISREG(st.st_mode) || !nw_ras_is_report_file(path)) continue;
+				char **n = realloc(names, (nnames + 1) * sizeof *n);
+				if (!n) break;
+				names = n;
+				if ((names[nnames] = strdup(path))) nnames++;
+			}
+			if (d) closedir(d);
+			if (nnames) qsort(names, nnames, sizeof *names, strcmp_ptr);
+			for (size_t k = 0; k < nnames; k++) { ras_note(r, names[k]); free(names[k]); }
+			free(names);
+			struct nw_path_list list = { 0 };
+			struct nw_read_error err;
+			if (nnames && nw_input_list(argv[i], &list, &err) != 0) continue;  /* reports only: no segment, no FR dump */
+			nw_path_list_free(&list);
+		}
+		*has_segments = 1;
+		argv[left++] = argv[i];
+	}
+	return left;
+}
+
+int nw_cli_analyze_ras(const char *cmd, int argc, char **argv, const struct nw_analysis_options *opt, int any_owner,
+                       struct nw_analysis *a)
+{
+	struct ras_files ras = { 0 };
+	int has_segments = 1, nargs = argc;
+	if (nargs > 0)
+		nargs = ras_split(nargs, argv, &ras, &has_segments);
+	int rc = NW_EXIT_OK;
+	if (has_segments || !ras.n)
+		rc = nw_cli_analyze(cmd, nargs, argv, opt, any_owner, a);
+	else
+		memset(a, 0, sizeof *a);
+	for (size_t i = 0; i < ras.n && rc == NW_EXIT_OK; i++) {
+		struct nw_ras_report r;
+		char err[512], name[4200];
+		if (nw_ras_load_file(ras.paths[i], &r, err, sizeof err)) {
+			nw_analysis_free(a);
+			rc = nw_usage_error(cmd, "%s", err);
+			break;
+		}
+		snprintf(name, sizeof name, "ras %s", ras.paths[i]);
+		if (nw_ras_add_job(a, &r, name) || nw_ras_match(a, a->njobs - 1, &r)) {
+			nw_ras_report_free(&r);
+			nw_analysis_free(a);
+			rc = nw_usage_error(cmd, "%s: out of memory", ras.paths[i]);
+			break;
+		}
+		nw_ras_report_free(&r);
+	}
+	for (size_t i = 0; i < ras.n; i++)
+		free(ras.paths[i]);
+	free(ras.paths);
+	return rc;
+}
+
+void nw_cli_ras_attach(const pid_t *pids, size_t n, char *const *dirs, int ndirs)
+{
+	struct nw_ras_report r;
+	struct nw_ras_query_opts q = { .server_timeout_s = -1 };
+	char note[600];
+	if (nw_ras_query_pids(pids, n, &q, &r, note, sizeof note) != NW_RAS_OK) {
+		printf("attach: %s\n", note);
+		return;
+	}
+	const char *name = r.from_text ? "ras.txt" : "ras.json";
+	for (int i = 0; i < ndirs; i++) {
+		char path[4200];
+		snprintf(path, sizeof path, "%s/%s", dirs[i], name);
+		FILE *f = fopen(path, "we");
+		int ok = f && fwrite(r.raw, 1, r.raw_len, f) == r.raw_len;
+		if (f && fclose(f)) ok = 0;
+		if (ok) printf("attach: %s -> %s\n", note, path);
+		else printf("attach: %s, but %s cannot be written: stacks alone\n", note, path);
+	}
+	nw_ras_report_free(&r);
+}

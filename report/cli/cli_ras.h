@@ -1,0 +1,27 @@
+/* Saved NCCL RAS reports among diagnose's paths (docs/ras.md): a file that
+ * `ncclwatch ras --save` wrote (JSON, or NCCL's text format), or such
+ * *.json files lying in a directory given (not below it). */
+#ifndef NCCLWATCH_REPORT_CLI_CLI_RAS_H
+#define NCCLWATCH_REPORT_CLI_CLI_RAS_H
+
+#include <sys/types.h>
+#include "../analysis/analysis.h"
+
+/* nw_cli_analyze on the paths that are not RAS reports (skipped when only
+ * reports were given), then one job per report, its comms lined up with the
+ * segments' (nw_ras_add_job, nw_ras_match). Same return and messages as
+ * nw_cli_analyze; a report that cannot be read is one line and
+ * NW_EXIT_USAGE. argv is reordered. */
+int nw_cli_analyze_ras(const char *cmd, int argc, char **argv, const struct nw_analysis_options *opt, int any_owner,
+                       struct nw_analysis *a);
+
+/* For attach: ask NCCL's RAS for the job of `pids` (the address most of
+ * them serve on, nw_ras_query_pids) and write the report as received into
+ * each of dirs[] (ras.json, or ras.txt in the text format), where diagnose
+ * reads it next to the snapshots. Prints one line: "attach: RAS at ADDR:
+ * NCCL V, N communicators -> FILE", or why there is none ("attach: RAS off
+ * in every process (NCCL_RAS_ENABLE not 1): stacks alone", "attach: no RAS
+ * answers at ADDR: ...: stacks alone"). Never fails attach. */
+void nw_cli_ras_attach(const pid_t *pids, size_t n, char *const *dirs, int ndirs);
+
+#endif

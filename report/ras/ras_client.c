@@ -1,0 +1,362 @@
+/* ras_client: the connection and the protocol (see ras_client.h and
+ * docs/ras.md). One overall deadline bounds every step: connect, each
+ * reply, the report; the report is bounded in size too. */
+#include "ras_client.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *const nw_ras_func_names[NW_RAS_NFUNCS] = { "Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce" };
+
+const char *nw_ras_default_addr(void)
+{
+	const char *s = getenv("NCCL_RAS_ADDR");
+	return s && *s ? s : NW_RAS_DEFAULT_ADDR;
+}
+
+int nw_ras_addr_of_pid(pid_t pid, char *buf, size_t len, int *enabled)
+{
+	char path[64], env[65536];
+	snprintf(buf, len, "%s", NW_RAS_DEFAULT_ADDR);
+	if (enabled) *enabled = 1;
+	snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f) return -1;
+	size_t n = fread(env, 1, sizeof env - 1, f);
+	fclose(f);
+	env[n] = 0;
+	for (size_t i = 0; i < n; i += strlen(env + i) + 1) {
+		const char *v = env + i;
+		if (!strncmp(v, "NCCL_RAS_ADDR=", 14) && v[14]) snprintf(buf, len, "%s", v + 14);
+		else if (!strncmp(v, "NCCL_RAS_ENABLE=", 16) && enabled) *enabled = strtoll(v + 16, NULL, 0) == 1;
+	}
+	return 0;
+}
+
+static void set_err(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+static double mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int ms_left(double deadline)
+{
+	double left = deadline - mono();
+	return left <= 0 ? 0 : (int)(left * 1000) + 1;
+}
+
+/* "what the peer said", printable and short, for a message */
+static void quote(char *dst, size_t len, const char *src, size_t n)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n && o + 5 < len && i < 60; i++) {
+		unsigned char c = (unsigned char)src[i];
+		if (c == '\n') break;
+		if (c >= 32 && c < 127) dst[o++] = (char)c;
+		else o += (size_t)snprintf(dst + o, len - o, "\\x%02x", c);
+	}
+	dst[o] = 0;
+	if (n > 60 && o + 4 < len) strcat(dst, "...");
+}
+
+static int split_addr(const char *addr, char *host, size_t hlen, char *port, size_t plen)
+{
+	if (addr[0] == '[') {
+		const char *rb = strchr(addr, ']');
+		if (!rb || (rb[1] && rb[1] != ':')) return -1;
+		snprintf(host, hlen, "%.*s", (int)(rb - addr - 1), addr + 1);
+		snprintf(port, plen, "%s", rb[1] ? rb + 2 : "28028");
+	} else {
+		const char *colon = strrchr(addr, ':');
+		if (colon && strchr(addr, ':') != colon) return -1;  /* a bare IPv6 address needs [] */
+		snprintf(host, hlen, "%.*s", colon ? (int)(colon - addr) : (int)strlen(addr), addr);
+		snprintf(port, plen, "%s", colon ? colon + 1 : "28028");
+	}
+	if (!*host || !*port) return -1;
+	for (const char *p = port; *p; p++) if (*p < '0' || *p > '9') return -1;
+	return 0;
+}
+
+static int connect_one(const struct addrinfo *ai, double deadline, int *refused)
+{
+	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) return -1;
+	if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) return fd;
+	if (errno != EINPROGRESS) { if (errno == ECONNREFUSED) *refused = 1; close(fd); return -1; }
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	int n;
+	while ((n = poll(&p, 1, ms_left(deadline))) < 0 && errno == EINTR) {}
+	int soerr = 0;
+	socklen_t sl = sizeof soerr;
+	if (n <= 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) || soerr) {
+		if (soerr == ECONNREFUSED) *refused = 1;
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int send_line(int fd, const char *line, double deadline)
+{
+	size_t n = strlen(line), off = 0;
+	while (off < n) {
+		ssize_t w = send(fd, line + off, n - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w > 0) { off += (size_t)w; continue; }
+		if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return -1;
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+		if (poll(&p, 1, ms_left(deadline)) <= 0) return -1;
+	}
+	return 0;
+}
+
+/* Buffered reads with the deadline. */
+struct conn {
+	int fd;
+	double deadline;
+	char *buf;
+	size_t len, cap, max;
+	int eof, timed_out, too_big;
+};
+
+static int fill(struct conn *c)
+{
+	if (c->len == c->cap) {
+		if (c->cap >= c->max + 1) { c->too_big = 1; return -1; }
+		size_t cap = c->cap ? c->cap * 2 : 8192;
+		if (cap > c->max + 1) cap = c->max + 1;
+		char *n = realloc(c->buf, cap + 1);
+		if (!n) return -1;
+		c->buf = n;
+		c->cap = cap;
+	}
+	for (;;) {
+		ssize_t r = recv(c->fd, c->buf + c->len, c->cap - c->len, MSG_DONTWAIT);
+		if (r > 0) { c->len += (size_t)r; return 0; }
+		if (r == 0) { c->eof = 1; return -1; }
+		if (errno == EINTR) continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK) { c->eof = 1; return -1; }
+		struct pollfd p = { .fd = c->fd, .events = POLLIN };
+		int n = poll(&p, 1, ms_left(c->deadline));
+		if (n == 0) { c->timed_out = 1; return -1; }
+		if (n < 0 && errno != EINTR) { c->eof = 1; return -1; }
+	}
+}
+
+/* One reply line (without '\n') into line; the bytes after it stay buffered. */
+static int read_line(struct conn *c, char *line, size_t len)
+{
+	for (;;) {
+		char *nl = c->len ? memchr(c->buf, '\n', c->len) : NULL;
+		if (nl) {
+			size_t n = (size_t)(nl - c->buf);
+			size_t k = n < len - 1 ? n : len - 1;
+			memcpy(line, c->buf, k);
+			line[k] = 0;
+			if (k && line[k - 1] == '\r') line[k - 1] = 0;
+			memmove(c->buf, nl + 1, c->len - n - 1);
+			c->len -= n + 1;
+			return 0;
+		}
+		if (c->len > 4096) return -2;   /* a protocol reply is one short line */
+		if (fill(c)) return -1;
+	}
+}
+
+static int fail_read(struct conn *c, const char *addr, const char *what, double secs, char *err, size_t errlen)
+{
+	char q[128];
+	if (c->timed_out) {
+		set_err(err, errlen, "RAS at %s: no %s within %.0f s", addr, what, secs);
+		return NW_RAS_NO_ANSWER;
+	}
+	if (c->too_big) {
+		set_err(err, errlen, "RAS at %s: %s larger than %zu bytes", addr, what, c->max);
+		return NW_RAS_BAD_PEER;
+	}
+	quote(q, sizeof q, c->buf ? c->buf : "", c->len);
+	if (c->len) set_err(err, errlen, "RAS at %s: not NCCL's RAS protocol: sent '%s' instead of a %s", addr, q, what);
+	else set_err(err, errlen, "RAS at %s: the connection closed before the %s", addr, what);
+	return NW_RAS_BAD_PEER;
+}
+
+/* Connect to addr before the deadline: the socket, or -1 with err and *rc. */
+static int ras_connect(const char *addr, double deadline, double secs, int *rc, char *err, size_t errlen)
+{
+	char host[256], port[32];
+	if (split_addr(addr, host, sizeof host, port, sizeof port)) {
+		set_err(err, errlen, "RAS address '%s': not host:port", addr);
+		*rc = NW_RAS_ERROR;
+		return -1;
+	}
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL;
+	int g = getaddrinfo(host, port, &hints, &ai);
+	if (g) {
+		set_err(err, errlen, "RAS address '%s': %s", addr, gai_strerror(g));
+		*rc = NW_RAS_ERROR;
+		return -1;
+	}
+	int fd = -1, refused = 0;
+	for (struct addrinfo *a = ai; a && fd < 0; a = a->ai_next) fd = connect_one(a, deadline, &refused);
+	freeaddrinfo(ai);
+	if (fd < 0) {
+		if (refused)
+			set_err(err, errlen, "no RAS answers at %s: connection refused (no NCCL process there, NCCL_RAS_ENABLE=0, "
+			        "or NCCL_RAS_ADDR differs)", addr);
+		else
+			set_err(err, errlen, "no RAS answers at %s: no connection within %.0f s", addr, secs);
+		*rc = NW_RAS_NO_ANSWER;
+	}
+	return fd;
+}
+
+int nw_ras_monitor(const struct nw_ras_query_opts *o, const char *groups, int json, FILE *out, char *err, size_t errlen)
+{
+	struct nw_ras_query_opts dflt = { .server_timeout_s = -1 };
+	if (!o) o = &dflt;
+	const char *addr = o->addr ? o->addr : nw_ras_default_addr();
+	double secs = o->deadline_s > 0 ? o->deadline_s : NW_RAS_DEFAULT_DEADLINE_S;
+	double deadline = mono() + secs;
+	char line[1100], q[128];
+	int rc = NW_RAS_OK;
+	int fd = ras_connect(addr, deadline, secs, &rc, err, errlen);
+	if (fd < 0) return rc;
+	struct conn c = { .fd = fd, .deadline = deadline, .max = o->max_bytes ? o->max_bytes : NW_RAS_DEFAULT_MAX_BYTES };
+	if (send_line(fd, "CLIENT PROTOCOL 2\n", deadline)) goto send_failed;
+	if (read_line(&c, line, sizeof line)) { rc = fail_read(&c, addr, "SERVER PROTOCOL reply", secs, err, errlen); goto out; }
+	if (strncasecmp(line, "SERVER PROTOCOL ", 16)) {
+		quote(q, sizeof q, line, strlen(line));
+		set_err(err, errlen, "RAS at %s: not NCCL's RAS protocol: answered '%s' to CLIENT PROTOCOL", addr, q);
+		rc = NW_RAS_BAD_PEER;
+		goto out;
+	}
+	if (json) {
+		if (send_line(fd, "SET FORMAT json\n", deadline)) goto send_failed;
+		if (read_line(&c, line, sizeof line)) { rc = fail_read(&c, addr, "reply to SET FORMAT", secs, err, errlen); goto out; }
+		if (strcasecmp(line, "OK")) {
+			quote(q, sizeof q, line, strlen(line));
+			set_err(err, errlen, "RAS at %s: no JSON events (NCCL before 2.28.7?): answered '%s' to SET FORMAT json", addr, q);
+			rc = NW_RAS_BAD_PEER;
+			goto out;
+		}
+	}
+	snprintf(line, sizeof line, "MONITOR%s%.1000s\n", groups ? " " : "", groups ? groups : "");
+	if (send_line(fd, line, deadline)) goto send_failed;
+	if (read_line(&c, line, sizeof line)) { rc = fail_read(&c, addr, "reply to MONITOR", secs, err, errlen); goto out; }
+	if (strcasecmp(line, "OK")) {
+		quote(q, sizeof q, line, strlen(line));
+		set_err(err, errlen, "RAS at %s: MONITOR refused (it needs NCCL 2.29.2 or later): answered '%s'", addr, q);
+		rc = NW_RAS_BAD_PEER;
+		goto out;
+	}
+	/* events until the server closes, the deadline, or the size bound */
+	size_t copied = 0;
+	for (;;) {
+		if (c.len) {
+			size_t n = c.len < c.max - copied ? c.len : c.max - copied;
+			fwrite(c.buf, 1, n, out);
+			fflush(out);
+			copied += n;
+			c.len = 0;
+			if (copied >= c.max) break;
+		}
+		if (fill(&c)) break;   /* eof, deadline: the watch ends */
+	}
+	goto out;
+send_failed:
+	set_err(err, errlen, "RAS at %s: the connection broke while sending a command", addr);
+	rc = NW_RAS_BAD_PEER;
+out:
+	free(c.buf);
+	close(fd);
+	return rc;
+}
+
+int nw_ras_query(const struct nw_ras_query_opts *o, struct nw_ras_report *out, char *err, size_t errlen)
+{
+	struct nw_ras_query_opts dflt = { .server_timeout_s = -1 };
+	if (!o) o = &dflt;
+	const char *addr = o->addr ? o->addr : nw_ras_default_addr();
+	double secs = o->deadline_s > 0 ? o->deadline_s : NW_RAS_DEFAULT_DEADLINE_S;
+	double deadline = mono() + secs;
+	char line[1100], q[128];
+	memset(out, 0, sizeof *out);
+	int rc = NW_RAS_OK;
+	int fd = ras_connect(addr, deadline, secs, &rc, err, errlen);
+	if (fd < 0) return rc;
+	struct conn c = { .fd = fd, .deadline = deadline, .max = o->max_bytes ? o->max_bytes : NW_RAS_DEFAULT_MAX_BYTES };
+	int json = !o->force_text, r;
+
+	if (send_line(fd, "CLIENT PROTOCOL 2\n", deadline)) goto send_failed;
+	if ((r = read_line(&c, line, sizeof line))) { rc = fail_read(&c, addr, "SERVER PROTOCOL reply", secs, err, errlen); goto out; }
+	if (strncasecmp(line, "SERVER PROTOCOL ", 16)) {
+		quote(q, sizeof q, line, strlen(line));
+		set_err(err, errlen, "RAS at %s: not NCCL's RAS protocol: answered '%s' to CLIENT PROTOCOL", addr, q);
+		rc = NW_RAS_BAD_PEER;
+		goto out;
+	}
+	if (o->server_timeout_s >= 0) {
+		snprintf(line, sizeof line, "TIMEOUT %d\n", o->server_timeout_s);
+		if (send_line(fd, line, deadline)) goto send_failed;
+		if ((r = read_line(&c, line, sizeof line))) { rc = fail_read(&c, addr, "reply to TIMEOUT", secs, err, errlen); goto out; }
+		if (strcasecmp(line, "OK")) {
+			quote(q, sizeof q, line, strlen(line));
+			set_err(err, errlen, "RAS at %s: answered '%s' to TIMEOUT", addr, q);
+			rc = NW_RAS_BAD_PEER;
+			goto out;
+		}
+	}
+	if (json) {
+		/* NCCL 2.28.7+; older servers answer "ERROR: Unknown command" and keep the connection */
+		if (send_line(fd, "SET FORMAT json\n", deadline)) goto send_failed;
+		if ((r = read_line(&c, line, sizeof line))) { rc = fail_read(&c, addr, "reply to SET FORMAT", secs, err, errlen); goto out; }
+		if (!strncasecmp(line, "ERROR: Unknown command", 22)) json = 0;
+		else if (strcasecmp(line, "OK")) {
+			quote(q, sizeof q, line, strlen(line));
+			set_err(err, errlen, "RAS at %s: answered '%s' to SET FORMAT json", addr, q);
+			rc = NW_RAS_BAD_PEER;
+			goto out;
+		}
+	}
+	if (send_line(fd, o->verbose ? "VERBOSE STATUS\n" : "STATUS\n", deadline)) goto send_failed;
+	/* the report is streamed until the server closes the connection */
+	while (!c.eof)
+		if (fill(&c) && !c.eof) { rc = fail_read(&c, addr, "complete report", secs, err, errlen); goto out; }
+	if (c.len == 0) {
+		set_err(err, errlen, "RAS at %s: the connection closed without a report", addr);
+		rc = NW_RAS_BAD_PEER;
+		goto out;
+	}
+	c.buf[c.len] = 0;
+	char name[200];
+	snprintf(name, sizeof name, "RAS at %s", addr);
+	if ((json ? nw_ras_parse_json : nw_ras_parse_text)(name, c.buf, c.len, out, err, errlen)) rc = NW_RAS_BAD_PEER;
+	else snprintf(out->addr, sizeof out->addr, "%s", addr);
+	goto out;
+send_failed:
+	set_err(err, errlen, "RAS at %s: the connection broke while sending a command", addr);
+	rc = NW_RAS_BAD_PEER;
+out:
+	free(c.buf);
+	close(fd);
+	return rc;
+}

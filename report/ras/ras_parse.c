@@ -1,0 +1,478 @@
+/* ras_parse: NCCL's RAS report, JSON (2.28.7+) or text, into struct
+ * nw_ras_report; saved reports (`ncclwatch ras --save`). The report is
+ * untrusted: every field is checked for its type and range, and anything
+ * else is one message naming the source and the place. */
+#include "ras_client.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_ITEMS (1u << 22)   /* comms x ranks in one report: far beyond any job */
+
+static void set_err(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+void nw_ras_report_free(struct nw_ras_report *r)
+{
+	for (size_t i = 0; i < r->ncomms; i++) {
+		free(r->comms[i].ranks);
+		free(r->comms[i].missing);
+	}
+	free(r->comms);
+	free(r->raw);
+	memset(r, 0, sizeof *r);
+}
+
+static int keep_raw(struct nw_ras_report *r, const char *text, size_t len)
+{
+	r->raw = malloc(len + 1);
+	if (!r->raw) return -1;
+	memcpy(r->raw, text, len);
+	r->raw[len] = 0;
+	r->raw_len = len;
+	return 0;
+}
+
+/* NCCL 2.28.7 and 2.28.9 write a missing rank's "nvml_dev" without the comma
+ * before its "status" (jsonWriteMissingRank; fixed in 2.29.2): put it back,
+ * and nothing else, so that a strict parser reads the report. */
+static char *repair_json(const char *text, size_t len, size_t *outlen)
+{
+	static const char key[] = "\"nvml_dev\":";
+	size_t extra = 0;
+	for (const char *p = text; (p = memmem(p, len - (size_t)(p - text), key, sizeof key - 1)); p++) extra++;
+	char *out = malloc(len + extra + 1);
+	if (!out) return NULL;
+	size_t o = 0, i = 0;
+	while (i < len) {
+		if (len - i >= sizeof key - 1 && !memcmp(text + i, key, sizeof key - 1)) {
+			memcpy(out + o, key, sizeof key - 1);
+			o += sizeof key - 1;
+			i += sizeof key - 1;
+			while (i < len && (text[i] == ' ' || text[i] == '-' || (text[i] >= '0' && text[i] <= '9'))) out[o++] = text[i++];
+			size_t j = i;
+			while (j < len && (text[j] == ' ' || text[j] == '\n' || text[j] == '\r' || text[j] == '\t')) j++;
+			if (j < len && text[j] == '"') out[o++] = ',';
+			continue;
+		}
+		out[o++] = text[i++];
+	}
+	out[o] = 0;
+	*outlen = o;
+	return out;
+}
+
+/* ---- typed field access with messages ---- */
+struct ctx { const char *name; char *err; size_t errlen; char where[160]; };
+
+static int get_int(struct ctx *c, json_t *obj, const char *key, int required, long long lo, long long hi, long long *v)
+{
+	json_t *x = json_object_get(obj, key);
+	if (!x) {
+		if (!required) return 0;
+		set_err(c->err, c->errlen, "%s: %s: no \"%s\"", c->name, c->where, key);
+		return -1;
+	}
+	if (!json_is_integer(x) || json_integer_value(x) < lo || json_integer_value(x) > hi) {
+		set_err(c->err, c->errlen, "%s: %s: \"%s\" is not an integer in [%lld, %lld]", c->name, c->where, key, lo, hi);
+		return -1;
+	}
+	*v = json_integer_value(x);
+	return 0;
+}
+
+static int get_bool(struct ctx *c, json_t *obj, const char *key, int *v)
+{
+	json_t *x = json_object_get(obj, key);
+	if (!x) return 0;
+	if (!json_is_boolean(x)) {
+		set_err(c->err, c->errlen, "%s: %s: \"%s\" is not true or false", c->name, c->where, key);
+		return -1;
+	}
+	*v = json_is_true(x);
+	return 0;
+}
+
+static int get_str(struct ctx *c, json_t *obj, const char *key, char *buf, size_t len)
+{
+	json_t *x = json_object_get(obj, key);
+	if (!x) return 0;
+	if (!json_is_string(x)) {
+		set_err(c->err, c->errlen, "%s: %s: \"%s\" is not a string", c->name, c->where, key);
+		return -1;
+	}
+	snprintf(buf, len, "%s", json_string_value(x));
+	return 0;
+}
+
+static int rank_of(struct ctx *c, json_t *e, int *rank, char *host, size_t hlen, int *pid, int *cdev, int *ndev)
+{
+	long long v;
+	if (!json_is_object(e)) { set_err(c->err, c->errlen, "%s: %s: not an object", c->name, c->where); return -1; }
+	if (get_int(c, e, "rank", 1, 0, 1 << 30, &v)) return -1;
+	*rank = (int)v;
+	if (get_str(c, e, "host", host, hlen)) return -1;
+	v = -1;
+	if (get_int(c, e, "pid", 0, -1, 1 << 30, &v)) return -1;
+	*pid = (int)v;
+	v = -1;
+	if (get_int(c, e, "cuda_dev", 0, -1, 1 << 16, &v)) return -1;
+	*cdev = (int)v;
+	v = -1;
+	if (get_int(c, e, "nvml_dev", 0, -1, 1 << 16, &v)) return -1;
+	*ndev = (int)v;
+	return 0;
+}
+
+static int parse_comm(struct ctx *c, json_t *jc, struct nw_ras_comm *out, size_t *budget)
+{
+	long long v;
+	if (!json_is_object(jc)) { set_err(c->err, c->errlen, "%s: %s: not an object", c->name, c->where); return -1; }
+	char hash[40] = "";
+	if (get_str(c, jc, "hash", hash, sizeof hash)) return -1;
+	char *end = NULL;
+	errno = 0;
+	out->hash = strtoull(hash, &end, 16);
+	if (!hash[0] || errno || *end) {
+		set_err(c->err, c->errlen, "%s: %s: \"hash\" is not a hexadecimal number", c->name, c->where);
+		return -1;
+	}
+	if (get_str(c, jc, "secondary_hash", out->secondary, sizeof out->secondary)) return -1;
+	if (get_int(c, jc, "size", 1, 1, 1 << 30, &v)) return -1;
+	out->size = (int)v;
+	json_t *ranks = json_object_get(jc, "ranks"), *missing = json_object_get(jc, "missing_ranks");
+	if (!json_is_array(ranks) || (missing && !json_is_array(missing))) {
+		set_err(c->err, c->errlen, "%s: %s: \"ranks\" or \"missing_ranks\" is not a list", c->name, c->where);
+		return -1;
+	}
+	size_t nr = json_array_size(ranks), nm = missing ? json_array_size(missing) : 0;
+	if (nr + nm > *budget) { set_err(c->err, c->errlen, "%s: too many ranks", c->name); return -1; }
+	*budget -= nr + nm;
+	out->ranks = calloc(nr ? nr : 1, sizeof *out->ranks);
+	out->missing = calloc(nm ? nm : 1, sizeof *out->missing);
+	if (!out->ranks || !out->missing) { set_err(c->err, c->errlen, "%s: out of memory", c->name); return -1; }
+	char base[64];
+	snprintf(base, sizeof base, "%s", c->where);
+	for (size_t i = 0; i < nr; i++) {
+		struct nw_ras_rank *r = &out->ranks[out->nranks];
+		json_t *e = json_array_get(ranks, i);
+		snprintf(c->where, sizeof c->where, "%s, ranks[%zu]", base, i);
+		if (rank_of(c, e, &r->rank, r->host, sizeof r->host, &r->pid, &r->cuda_dev, &r->nvml_dev)) return -1;
+		json_t *st = json_object_get(e, "status"), *cc = json_object_get(e, "collective_counts");
+		if ((st && !json_is_object(st)) || (cc && !json_is_object(cc))) {
+			set_err(c->err, c->errlen, "%s: %s: \"status\" or \"collective_counts\" is not an object", c->name, c->where);
+			return -1;
+		}
+		if (st) {
+			if (get_int(c, st, "init_state", 0, 0, 255, &v)) return -1;
+			else if (json_object_get(st, "init_state")) r->init_state = (int)v;
+			if (get_int(c, st, "async_error", 0, 0, 255, &v)) return -1;
+			else if (json_object_get(st, "async_error")) r->async_error = (int)v;
+			if (get_bool(c, st, "finalize_called", &r->finalize_called) || get_bool(c, st, "destroy_flag", &r->destroy_flag) ||
+			    get_bool(c, st, "abort_flag", &r->abort_flag))
+				return -1;
+		}
+		if (cc) {
+			for (int f = 0; f < NW_RAS_NFUNCS; f++) {
+				json_t *x = json_object_get(cc, nw_ras_func_names[f]);
+				if (!x) continue;
+				if (!json_is_integer(x) || json_integer_value(x) < 0) {
+					set_err(c->err, c->errlen, "%s: %s: count \"%s\" is not a number >= 0", c->name, c->where, nw_ras_func_names[f]);
+					return -1;
+				}
+				r->counts[f] = (uint64_t)json_integer_value(x);
+			}
+			r->counts_known = 1;
+		}
+		out->nranks++;
+	}
+	for (size_t i = 0; i < nm; i++) {
+		struct nw_ras_missing *m = &out->missing[out->nmissing];
+		json_t *e = json_array_get(missing, i);
+		snprintf(c->where, sizeof c->where, "%s, missing_ranks[%zu]", base, i);
+		if (rank_of(c, e, &m->rank, m->host, sizeof m->host, &m->pid, &m->cuda_dev, &m->nvml_dev)) return -1;
+		json_t *st = json_object_get(e, "status");
+		if (st && !json_is_object(st)) { set_err(c->err, c->errlen, "%s: %s: \"status\" is not an object", c->name, c->where); return -1; }
+		if (st && (get_bool(c, st, "unresponsive", &m->unresponsive) || get_bool(c, st, "considered_dead", &m->dead))) return -1;
+		out->nmissing++;
+	}
+	return 0;
+}
+
+int nw_ras_parse_json(const char *name, const char *text, size_t len, struct nw_ras_report *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof *out);
+	size_t flen = 0;
+	char *fixed = repair_json(text, len, &flen);
+	if (!fixed) { set_err(err, errlen, "%s: out of memory", name); return -1; }
+	json_error_t je;
+	json_t *root = json_loadb(fixed, flen, JSON_REJECT_DUPLICATES, &je);
+	free(fixed);
+	if (!root) {
+		set_err(err, errlen, "%s: not a RAS JSON report: %s (line %d)", name, je.text, je.line);
+		return -1;
+	}
+	struct ctx c = { .name = name, .err = err, .errlen = errlen };
+	snprintf(c.where, sizeof c.where, "the report");
+	long long v;
+	json_t *comms = json_object_get(root, "communicators");
+	if (!json_is_object(root) || !json_is_array(comms) || !json_object_get(root, "nccl_version")) {
+		set_err(err, errlen, "%s: not a RAS JSON report: no \"nccl_version\" and \"communicators\"", name);
+		goto fail;
+	}
+	if (get_str(&c, root, "nccl_version", out->nccl_version, sizeof out->nccl_version) ||
+	    get_str(&c, root, "timestamp", out->timestamp, sizeof out->timestamp))
+		goto fail;
+	if (get_int(&c, root, "cuda_runtime_version", 0, -1, 1 << 30, &v)) goto fail;
+	out->cuda_runtime_version = json_object_get(root, "cuda_runtime_version") ? (int)v : -1;
+	if (get_int(&c, root, "cuda_driver_version", 0, -1, 1 << 30, &v)) goto fail;
+	out->cuda_driver_version = json_object_get(root, "cuda_driver_version") ? (int)v : -1;
+	json_t *ras = json_object_get(root, "ras");
+	if (json_is_object(ras)) {
+		json_t *t = json_object_get(ras, "collection_time_sec");
+		if (json_is_number(t)) out->collection_time_s = json_number_value(t);
+		if (get_int(&c, ras, "timeouts_count", 0, 0, 1 << 30, &v)) goto fail;
+		if (json_object_get(ras, "timeouts_count")) out->timeouts = (int)v;
+	}
+	size_t n = json_array_size(comms), budget = MAX_ITEMS;
+	if (n > budget) { set_err(err, errlen, "%s: too many communicators", name); goto fail; }
+	out->comms = calloc(n ? n : 1, sizeof *out->comms);
+	if (!out->comms) { set_err(err, errlen, "%s: out of memory", name); goto fail; }
+	for (size_t i = 0; i < n; i++) {
+		snprintf(c.where, sizeof c.where, "communicators[%zu]", i);
+		out->ncomms++;
+		if (parse_comm(&c, json_array_get(comms, i), &out->comms[i], &budget)) goto fail;
+	}
+	json_decref(root);
+	if (keep_raw(out, text, len)) { set_err(err, errlen, "%s: out of memory", name); nw_ras_report_free(out); return -1; }
+	return 0;
+fail:
+	json_decref(root);
+	nw_ras_report_free(out);
+	return -1;
+}
+
+/* ---- the text format (NCCL before 2.28.7, or a server refusing JSON) ---- */
+#define MAX_TEXT_RANKS 65536  /* communicators, or ranks of one, listed by name: NCCL lists outliers only
+                               * (at most 10; verbose: under half the ranks) */
+static struct nw_ras_comm *text_comm(struct nw_ras_report *r, uint64_t hash)
+{
+	for (size_t i = 0; i < r->ncomms; i++) if (r->comms[i].hash == hash) return &r->comms[i];
+	if (r->ncomms >= MAX_TEXT_RANKS) return NULL;
+	struct nw_ras_comm *n = realloc(r->comms, (r->ncomms + 1) * sizeof *n);
+	if (!n) return NULL;
+	r->comms = n;
+	struct nw_ras_comm *c = &r->comms[r->ncomms++];
+	memset(c, 0, sizeof *c);
+	c->hash = hash;
+	return c;
+}
+
+static struct nw_ras_rank *text_rank(struct nw_ras_comm *c, int rank)
+{
+	for (size_t i = 0; i < c->nranks; i++) if (c->ranks[i].rank == rank) return &c->ranks[i];
+	if (c->nranks >= MAX_TEXT_RANKS) return NULL;
+	struct nw_ras_rank *n = realloc(c->ranks, (c->nranks + 1) * sizeof *n);
+	if (!n) return NULL;
+	c->ranks = n;
+	struct nw_ras_rank *r = &c->ranks[c->nranks++];
+	memset(r, 0, sizeof *r);
+	r->rank = rank;
+	r->pid = -1;
+	return r;
+}
+
+static int text_error_code(const char *s)
+{
+	static const char *const names[] = { "", "Unhandled CUDA error", "System error", "Internal error",
+		"Invalid argument", "Invalid usage", "Remote process error", "NCCL operation in progress" };
+	for (int i = 1; i < 8; i++) if (!strncmp(s, names[i], strlen(names[i]))) return i;
+	return 8;
+}
+
+/* "... -- GPU g managed by process P on node H" */
+static void text_where(const char *line, int *pid, char *host, size_t hlen)
+{
+	const char *p = strstr(line, " managed by process ");
+	if (p && sscanf(p, " managed by process %d", pid) == 1) {
+		const char *h = strstr(p, " on node ");
+		if (h) snprintf(host, hlen, "%s", h + 9);
+	}
+}
+
+int nw_ras_parse_text(const char *name, const char *text, size_t len, struct nw_ras_report *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof *out);
+	out->from_text = 1;
+	out->cuda_runtime_version = out->cuda_driver_version = -1;
+	if (keep_raw(out, text, len)) { set_err(err, errlen, "%s: out of memory", name); return -1; }
+	struct nw_ras_comm *cur = NULL;
+	int func = -1, section = 0, async = 0;   /* section: 1 Errors, 2 Warnings */
+	int saw_version = 0, what = 0, err_code = 0, have_val = 0;
+	uint64_t val = 0;
+	int group_size[64] = { 0 };   /* the summary table: "Ranks per comm" of each group */
+	char *save = NULL, *copy = strdup(out->raw);
+	if (!copy) { set_err(err, errlen, "%s: out of memory", name); nw_ras_report_free(out); return -1; }
+	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long h, count;
+		int g, k, rank, n, cnt, nodes, per_comm, in_group;
+		char rpn[32], st[32], er[64], kind[32], fname[32];
+		if (sscanf(line, "NCCL version %31s", out->nccl_version) == 1) { saw_version = 1; continue; }
+		if (sscanf(line, "CUDA runtime version %d, driver version %d", &out->cuda_runtime_version, &out->cuda_driver_version) == 2)
+			continue;
+		if (!strcmp(line, "Errors")) { section = 1; cur = NULL; continue; }
+		if (!strcmp(line, "Warnings")) { section = 2; cur = NULL; continue; }
+		if (!section && sscanf(line, "%d %d %d %31s %d %d %31s %63s", &g, &cnt, &nodes, rpn, &per_comm, &in_group, st, er) == 8) {
+			if (g >= 0 && g < 64) group_size[g] = per_comm;
+			continue;
+		}
+		if (section && sscanf(line, "#%d-%d (%llx) %31s", &g, &k, &h, kind) == 4) {
+			if (!(cur = text_comm(out, h))) goto too_many;
+			if (g >= 0 && g < 64 && !cur->size) cur->size = group_size[g];
+			what = !strcmp(kind, "INCOMPLETE") ? 1 : !strcmp(kind, "ERROR") ? 2 : 3;
+			func = -1;
+			have_val = 0;
+			continue;
+		}
+		if (section == 1 && sscanf(line, "  %d job process", &n) == 1 && strstr(line, "considered dead")) { out->dead_processes = n; continue; }
+		if (section == 1 && !cur && sscanf(line, "  Missing communicator data from %d job process", &n) == 1) { out->missing_processes = n; continue; }
+		if (!cur) continue;
+		if (what == 2) {   /* ERROR: "Initialization|Asynchronous error(s) on N ranks", "N ranks reported E", rank lines */
+			if (strstr(line, "Asynchronous error")) { async = 1; err_code = 0; continue; }
+			if (strstr(line, "Initialization error")) { async = 0; err_code = 0; continue; }
+			const char *rep = strstr(line, " reported ");
+			if (sscanf(line, "  %d ranks reported", &n) == 1 && rep) { err_code = text_error_code(rep + 10); continue; }
+			if (sscanf(line, "  Rank %d", &rank) != 1) continue;
+			int e = rep ? text_error_code(rep + 10) : err_code;
+			if (!e) continue;
+			struct nw_ras_rank *r = text_rank(cur, rank);
+			if (!r) goto too_many;
+			if (async) r->async_error = e;
+			else r->init_state = e;
+			text_where(line, &r->pid, r->host, sizeof r->host);
+			continue;
+		}
+		if (what == 1) {   /* INCOMPLETE: the ranks whose process did not answer */
+			if (sscanf(line, "  Rank %d", &rank) != 1) continue;
+			if (cur->nmissing >= MAX_TEXT_RANKS) goto too_many;
+			struct nw_ras_missing *m = realloc(cur->missing, (cur->nmissing + 1) * sizeof *m);
+			if (!m) goto nomem;
+			cur->missing = m;
+			m = &cur->missing[cur->nmissing++];
+			memset(m, 0, sizeof *m);
+			m->rank = rank;
+			m->pid = -1;
+			m->unresponsive = 1;
+			text_where(line, &m->pid, m->host, sizeof m->host);
+			continue;
+		}
+		/* MISMATCH */
+		if (sscanf(line, "  Communicator ranks have different %31s operation counts", fname) == 1) {
+			func = -1;
+			have_val = 0;
+			for (int f = 0; f < NW_RAS_NFUNCS; f++) if (!strcmp(fname, nw_ras_func_names[f])) func = f;
+			continue;
+		}
+		if (strstr(line, "Communicator ranks have different status")) { func = -1; continue; }
+		if (func < 0) continue;
+		int group = 0;
+		if (sscanf(line, "  %d ranks have launched up to operation %llu", &n, &count) == 2) group = 1;
+		else if (sscanf(line, "  %d ranks have not launched any operations", &n) == 1) { count = 0; group = 1; }
+		if (group) {   /* groups come largest first: the first is the majority */
+			if (!cur->text_majority_ranks[func]) {
+				cur->text_majority_ranks[func] = n;
+				cur->text_majority[func] = count;
+			}
+			val = count;
+			have_val = 1;
+			continue;
+		}
+		if (sscanf(line, "  Rank %d", &rank) != 1) continue;
+		const char *p = strstr(line, "has launched up to operation ");
+		uint64_t v;
+		if (p) v = strtoull(p + 29, NULL, 10);
+		else if (strstr(line, "has not launched any operations")) v = 0;
+		else if (have_val && strstr(line, " -- ")) v = val;   /* "Rank R -- GPU ..." under a group line */
+		else continue;
+		struct nw_ras_rank *r = text_rank(cur, rank);
+		if (!r) goto too_many;
+		r->counts[func] = v;
+		r->counts_known = 1;
+		text_where(line, &r->pid, r->host, sizeof r->host);
+	}
+	free(copy);
+	if (!saw_version) {
+		set_err(err, errlen, "%s: not a RAS report: no \"NCCL version\" line", name);
+		nw_ras_report_free(out);
+		return -1;
+	}
+	return 0;
+nomem:
+	free(copy);
+	set_err(err, errlen, "%s: out of memory", name);
+	nw_ras_report_free(out);
+	return -1;
+too_many:
+	free(copy);
+	set_err(err, errlen, "%s: more than %d communicators or ranks of one listed: not NCCL's text report", name, MAX_TEXT_RANKS);
+	nw_ras_report_free(out);
+	return -1;
+}
+
+int nw_ras_parse(const char *name, const char *text, size_t len, struct nw_ras_report *out, char *err, size_t errlen)
+{
+	size_t i = 0;
+	while (i < len && (text[i] == ' ' || text[i] == '\n' || text[i] == '\r' || text[i] == '\t')) i++;
+	if (i < len && text[i] == '{') return nw_ras_parse_json(name, text, len, out, err, errlen);
+	return nw_ras_parse_text(name, text, len, out, err, errlen);
+}
+
+int nw_ras_load_file(const char *path, struct nw_ras_report *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof *out);
+	FILE *f = fopen(path, "re");
+	if (!f) { set_err(err, errlen, "%s: %s", path, strerror(errno)); return -1; }
+	struct stat st;
+	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode) || st.st_size > (off_t)NW_RAS_DEFAULT_MAX_BYTES) {
+		set_err(err, errlen, "%s: not a regular file of at most %u bytes", path, NW_RAS_DEFAULT_MAX_BYTES);
+		fclose(f);
+		return -1;
+	}
+	size_t len = (size_t)st.st_size;
+	char *buf = malloc(len + 1);
+	if (!buf) { fclose(f); set_err(err, errlen, "%s: out of memory", path); return -1; }
+	size_t n = fread(buf, 1, len, f);
+	fclose(f);
+	buf[n] = 0;
+	int rc = nw_ras_parse(path, buf, n, out, err, errlen);
+	free(buf);
+	if (!rc) snprintf(out->addr, sizeof out->addr, "%s", path);
+	return rc;
+}
+
+int nw_ras_is_report_file(const char *path)
+{
+	char buf[512];
+	FILE *f = fopen(path, "re");
+	if (!f) return 0;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	size_t i = 0;
+	while (i < n && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t')) i++;
+	/* NCCL writes "nccl_version" ... "communicators_count" first (a Flight
+	 * Recorder dump has "comm_lib_version" and no communicators_count) */
+	if (i < n && buf[i] == '{') return strstr(buf, "\"nccl_version\"") && strstr(buf, "\"communicators_count\"");
+	return !strncmp(buf + i, "NCCL version ", 13);   /* the text format */
+}

@@ -1,0 +1,26 @@
+#!/bin/sh
+# An async error stays visible in RAS while the process lives: nccl-gpufault
+# (a 1-rank comm, a GPU fault on all-reduce #2) lingers after
+# ncclCommGetAsyncError reported it; RAS says async_error 1
+# (ncclUnhandledCudaError), the text format has the comm's ERROR section,
+# diagnose says GPU_FAULT.
+. "$NW_ROOT/tests/lib.sh"
+. "$NW_ROOT/tests/trainer/trainer-lib.sh"
+. "$NW_ROOT/tests/ras/ras-lib.sh"
+prog="$NW_BUILD/tests/watchdog/nccl-gpufault"
+[ -x "$prog" ] || fail "$prog not built"
+NCCLSIM_FAULT=gpufault:rank=0:seq=2 nw_spawn "$prog" linger > "$T/out" 2>&1
+nw_until 60 grep -q lingering "$T/out" || { cat "$T/out"; fail "nccl-gpufault never lingered"; }
+"$NW_CLI" ras --save "$T/s.json" > "$T/ras.out" || fail "ncclwatch ras failed"
+cat "$T/ras.out"
+assert_grep '^  rank 0: RUNNING async error 1 AllReduce 2$' "$T/ras.out"
+assert_grep '^            "async_error": 1,$' "$T/s.json"
+raw close 'STATUS\n' > "$T/text.out"
+assert_grep '^    0         1         1         1         1         1   RUNNING   ERROR$' "$T/text.out"
+assert_grep '^#0-0 \([0-9a-f]{16}\) ERROR$' "$T/text.out"
+assert_grep '^  Asynchronous error on 1 rank$' "$T/text.out"
+assert_grep '^  Rank 0 reported Unhandled CUDA error -- GPU 0 managed by process [0-9]+ on node 127\.0\.0\.1$' "$T/text.out"
+"$NW_CLI" diagnose "$T/s.json" > "$T/diag.out"
+cat "$T/diag.out"
+assert_grep '^GPU_FAULT: rank 0 of comm 0x[0-9a-f]{16} reported the async error ncclUnhandledCudaError$' "$T/diag.out"
+assert_grep '^  culprits: 0$' "$T/diag.out"

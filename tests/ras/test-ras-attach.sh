@@ -1,0 +1,59 @@
+#!/bin/sh
+# `ncclwatch attach` asks NCCL's RAS too: on a hung trainer started without
+# the preload (rank 2 of 4 skips step 3's all-reduce), attach finds the RAS
+# address in the processes' environment (NCCL_RAS_ADDR), writes the report
+# next to the snapshots, and the verdict has both: rank 2 from stacks, and
+# rank 2 with the op number from RAS launch counts. With NCCL_RAS_ENABLE=0
+# it says so and goes on with stacks alone. The same under mpirun and
+# torchrun (attach --tree LAUNCHER).
+. "$NW_ROOT/tests/lib.sh"
+. "$NW_ROOT/tests/trainer/trainer-lib.sh"
+. "$NW_ROOT/tests/ras/ras-lib.sh"
+
+trainer_start "$T/out" --nranks 4 --steps 10 --count 64 --bcast-every 0 --verbose --fault skip:rank=2:step=3
+wait_for_line 120 '^rank 2 step 3: fault skip: not issuing the all-reduce$' "$T/out"
+wait_for_ranks 120 "$T/out" ' step 2 done$' 0 1 2 3
+nw_until 60 ras_answers 4 || fail "RAS never listed the 4 ranks"
+# attach finds the address in the processes' environment, not in ours
+env -u NCCL_RAS_ADDR "$NW_CLI" attach --no-python --tree "$TRAINER_PID" -o "$T/snap" > "$T/attach.out" 2>&1
+rc=$?
+cat "$T/attach.out"
+assert_eq "$rc" 1 "attach's exit status (a verdict)"
+assert_grep "^attach: RAS at 127\\.0\\.0\\.1:$RAS_PORT: NCCL 2\\.28\\.9, 1 communicator -> $T/snap/ras\\.json$" "$T/attach.out"
+[ -s "$T/snap/ras.json" ] || fail "no ras.json next to the snapshots"
+assert_grep '^MISSING_RANK: rank 2 never launched AllReduce #4 on comm 0x[0-9a-f]{16} \(launched it 3 times where 3 peers launched it 4 times\)' "$T/attach.out"
+assert_grep 'from stacks' "$T/attach.out"
+# the RAS culprit's own stack, from its snapshot (lined up by pid)
+assert_grep '^    rank 2 is pid [0-9]+ of job [^,]+, its main thread: pause < idle_forever' "$T/attach.out"
+trainer_kill
+
+note "NCCL_RAS_ENABLE=0: stacks alone, said once"
+NCCL_RAS_ENABLE=0 trainer_start "$T/out2" --nranks 4 --steps 10 --count 64 --bcast-every 0 --verbose --fault skip:rank=2:step=3
+wait_for_ranks 120 "$T/out2" ' step 2 done$' 0 1 2 3
+"$NW_CLI" attach --no-python --tree "$TRAINER_PID" -o "$T/snap2" > "$T/attach2.out" 2>&1
+cat "$T/attach2.out"
+assert_eq "$(grep -c '^attach: RAS off in every process (NCCL_RAS_ENABLE not 1): stacks alone$' "$T/attach2.out")" 1 "the RAS line"
+[ ! -e "$T/snap2/ras.json" ] || fail "a ras.json with RAS off"
+assert_no_grep 'never launched' "$T/attach2.out"
+trainer_kill
+
+. "$NW_ROOT/tests/launch/launch-lib.sh"
+for launcher in mpirun torchrun; do
+	if [ $launcher = mpirun ]; then
+		[ -x "$MPIRUN" ] || { note "no $MPIRUN: skipped"; continue; }
+		launch_mpirun 4 "$T/$launcher.out" -- "$NW_TRAINER" --steps 10 --count 64 --bcast-every 0 --verbose --fault skip:rank=1:step=3
+	else
+		[ -x "$TORCHRUN" ] || { note "no $TORCHRUN: skipped"; continue; }
+		launch_torchrun 4 "$T/$launcher.out" "$NW_TRAINER" --steps 10 --count 64 --bcast-every 0 --verbose --fault skip:rank=1:step=3
+	fi
+	note "$launcher: attach --tree the launcher"
+	hung() { [ "$(grep -c 'step 2 done' "$T/$launcher.out")" -ge 4 ]; }
+	nw_until 120 hung || { cat "$T/$launcher.out"; fail "$launcher: the job did not reach step 2"; }
+	nw_until 60 ras_answers 4 || fail "$launcher: RAS never listed the 4 ranks"
+	"$NW_CLI" attach --no-python --tree "$LAUNCH_PID" -o "$T/$launcher" > "$T/$launcher.attach" 2>&1
+	grep -v '^        #' "$T/$launcher.attach" | sed 's/^/    /'
+	assert_grep "^attach: RAS at 127\\.0\\.0\\.1:$RAS_PORT: NCCL 2\\.28\\.9, 1 communicator -> $T/$launcher/ras\\.json$" "$T/$launcher.attach"
+	assert_grep '^MISSING_RANK: rank 1 never launched AllReduce #4 on comm' "$T/$launcher.attach"
+	assert_grep '^    rank 1 is pid [0-9]+ of job [^,]+, its main thread: .*idle_forever' "$T/$launcher.attach"
+	if [ $launcher = mpirun ]; then launch_stop TERM; launch_settled 30 || fail "mpirun's ranks outlived it"; else launch_stop KILL; fi
+done

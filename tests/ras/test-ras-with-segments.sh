@@ -1,0 +1,40 @@
+#!/bin/sh
+# A job that runs with the preload AND serves RAS: the saved RAS report in
+# the segments' directory is read by the same `diagnose DIR`, and its
+# communicator is lined up with ncclwatch's by membership (same size, same
+# pid at every rank): the RAS verdict names our comm id, the one the
+# segments' verdict names.
+. "$NW_ROOT/tests/lib.sh"
+. "$NW_ROOT/tests/trainer/trainer-lib.sh"
+. "$NW_ROOT/tests/ras/ras-lib.sh"
+
+LD_PRELOAD="$(nw_preload)" NCCLWATCH_JOB=rasjob trainer_start "$T/out" --nranks 4 --steps 24 --count 64 --bcast-every 0 \
+	--verbose --fault skip:rank=3:step=4
+wait_for_line 120 '^rank 3 step 4: fault skip: not issuing the all-reduce$' "$T/out"
+wait_for_ranks 120 "$T/out" ' step 3 done$' 0 1 2 3
+at5() { "$NW_CLI" ras | grep -q '^  ranks 0-2: RUNNING AllReduce 5$'; }
+nw_until 60 at5 || fail "ranks 0-2 never launched AllReduce #5"
+"$NW_CLI" ras --save "$NCCLWATCH_DIR/ras.json" > /dev/null || fail "ncclwatch ras --save failed"
+# the segments' verdict needs the stuck ops older than the timeout (1 s)
+both() { "$NW_CLI" diagnose --timeout 1 "$NCCLWATCH_DIR" > "$T/diag.out"; [ "$(grep -c '^MISSING_RANK: ' "$T/diag.out")" -ge 2 ]; }
+nw_until 60 both || { cat "$T/diag.out"; fail "no verdict from both sources"; }
+"$NW_CLI" diagnose --verbose --timeout 1 "$NCCLWATCH_DIR" > "$T/diag.out"; rc=$?
+grep -v '^    from NCCL RAS' "$T/diag.out" | sed 's/^/    /'
+assert_eq "$rc" 1 "diagnose exit status"
+assert_grep '^job rasjob: 4 processes read' "$T/diag.out"
+assert_grep "^job ras $NCCLWATCH_DIR/ras\\.json: " "$T/diag.out"
+ours=$(sed -n '/^job rasjob/,/^job ras /p' "$T/diag.out" | sed -n 's/^  op: AllReduce #5 on comm \([0-9a-f]\{16\}\) (4 ranks)$/\1/p' | head -n 1)
+[ -n "$ours" ] || fail "no AllReduce #5 verdict from the segments"
+assert_grep '^MISSING_RANK: rank 3 never launched AllReduce #5 on comm 0x[0-9a-f]{16}' "$T/diag.out"
+assert_grep "^    RAS comm 0x[0-9a-f]{16} is ncclwatch comm $ours of job rasjob \\(same size, same pid for every rank that answered\\)$" "$T/diag.out"
+assert_grep '^    the segments of job rasjob agree: MISSING_RANK, culprits 3$' "$T/diag.out"
+note "the JSON of both jobs validates against docs/diagnose.schema.json"
+. "$NW_ROOT/tests/cli/cli-lib.sh"
+if (need_jsonschema) > /dev/null; then
+	need_jsonschema
+	"$NW_CLI" diagnose --json --timeout 1 "$NCCLWATCH_DIR" > "$T/doc.json"
+	"$CLI_PY" "$CLI_CHECK" schema "$CLI_SCHEMA" "$T/doc.json" || fail "diagnose --json with a RAS job breaks the schema"
+else
+	note "no python3 jsonschema: schema check left out"
+fi
+trainer_kill
