@@ -90,8 +90,9 @@ DEB_PKGS = build-essential libunwind-dev uthash-dev libjansson-dev python3-jsons
 LAUNCHER_PKGS = python3-torch openmpi-bin
 # Python programs (issue 12): libpython3.11 for bench-pystack, debootstrap
 # for a Debian 13 CPython 3.13 (tests/python/fetch-py313.sh; kept in
-# PY313_ROOT, skipped when present).
-PY_PKGS = libpython3.11 debootstrap
+# PY313_ROOT, skipped when present), python3-venv for the venv py-spy is
+# installed in (tests/capture/install-pyspy.sh).
+PY_PKGS = libpython3.11 debootstrap python3-venv
 PY313_ROOT = /opt/ncclwatch-trixie
 NCCL_WHEELS = $(CURDIR)/build/nccl-wheels
 deps:

@@ -7,7 +7,10 @@ set -u
 venv=$1
 PYSPY_VERSION=0.4.3
 [ -x "$venv/bin/py-spy" ] && exit 0
-if python3 -m venv "$venv" >/dev/null 2>&1 && "$venv/bin/pip" install -q "py-spy==$PYSPY_VERSION" >/dev/null 2>&1; then
+# Debian's python3 (python3-venv, make deps) first, else whatever python3 is first in PATH.
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+if "$py" -m venv "$venv" >/dev/null 2>&1 && "$venv/bin/pip" install -q "py-spy==$PYSPY_VERSION" >/dev/null 2>&1; then
 	echo "py-spy $PYSPY_VERSION installed in $venv"
 else
 	echo "py-spy could not be installed in $venv (ncclwatch attach: native stacks only)"
