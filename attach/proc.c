@@ -4,6 +4,7 @@
 
 #include "../interpose/env_fingerprint.h"
 #include "../interpose/job.h"
+#include "../watchdog/stacks.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -405,18 +406,6 @@ static int is_fixed_exec(const char *path)
 	return n == (ssize_t)sizeof(eh) && !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_type == ET_EXEC;
 }
 
-static void set_path(struct nw_seg_module *m, const char *path)
-{
-	size_t n = strlen(path);
-	if (n < sizeof(m->path)) {
-		memcpy(m->path, path, n + 1);
-		return;
-	}
-	size_t keep = sizeof(m->path) - 4;
-	memcpy(m->path, "...", 3);
-	memcpy(m->path + 3, path + n - keep, keep + 1);
-}
-
 uint32_t nw_attach_modules(pid_t pid, struct nw_seg_module *mods, uint32_t cap)
 {
 	char path[64];
@@ -445,7 +434,7 @@ uint32_t nw_attach_modules(pid_t pid, struct nw_seg_module *mods, uint32_t cap)
 				memset(m, 0, sizeof(*m));
 				m->base = is_fixed_exec(cur) ? 0 : lo - first_off;
 				m->size = hi - m->base;
-				set_path(m, cur);
+				nw_stack_module_set_path(m, cur);
 			}
 			cur[0] = 0;
 		}

@@ -1160,7 +1160,7 @@ const struct nw_seg_comm *nw_segment_comm_at(const struct nw_segment *seg, uint3
 
 /* ---- listing segment files ---- */
 
-static int list_add(struct nw_path_list *list, const char *path)
+int nw_path_list_add(struct nw_path_list *list, const char *path)
 {
 	if (list->count == list->capacity) {
 		size_t cap = list->capacity ? list->capacity * 2 : 16;
@@ -1187,9 +1187,17 @@ static int compare_paths(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Regular *.seg files in dir, then its subdirectories while depth > 0.
- * Unreadable subdirectories are skipped: they may belong to someone else. */
-static int scan_dir(const char *dir, int depth, struct nw_path_list *list)
+static int is_segment_file(const char *path, const char *name)
+{
+	(void)path;
+	return has_seg_suffix(name);
+}
+
+/* Regular files of dir that `keep` accepts, then its subdirectories while
+ * depth > 0; no symbolic links, no dot files. Unreadable subdirectories
+ * are skipped: they may belong to someone else. */
+int nw_path_scan(const char *dir, int depth, int (*keep)(const char *path, const char *name),
+                 struct nw_path_list *list)
 {
 	DIR *d = opendir(dir);
 	if (!d)
@@ -1206,10 +1214,10 @@ static int scan_dir(const char *dir, int depth, struct nw_path_list *list)
 		}
 		struct stat sb;
 		if (lstat(child, &sb) == 0) {
-			if (S_ISREG(sb.st_mode) && has_seg_suffix(e->d_name))
-				rc = list_add(list, child);
+			if (S_ISREG(sb.st_mode) && keep(child, e->d_name))
+				rc = nw_path_list_add(list, child);
 			else if (S_ISDIR(sb.st_mode) && depth > 0)
-				rc = scan_dir(child, depth - 1, list);
+				rc = nw_path_scan(child, depth - 1, keep, list);
 		}
 		free(child);
 	}
@@ -1225,7 +1233,7 @@ int nw_segment_list(const char *path, struct nw_path_list *list, struct nw_read_
 	if (stat(path, &sb) != 0)
 		return fail_errno(err, path, "", errno);
 	if (!S_ISDIR(sb.st_mode))
-		return list_add(list, path) ? fail_errno(err, path, "", ENOMEM) : NW_READ_OK;
+		return nw_path_list_add(list, path) ? fail_errno(err, path, "", ENOMEM) : NW_READ_OK;
 
 	size_t before = list->count;
 	/* Strip trailing slashes so paths print as DIR/job/file.seg. */
@@ -1241,7 +1249,7 @@ int nw_segment_list(const char *path, struct nw_path_list *list, struct nw_read_
 		return fail_errno(err, path, "", e);
 	}
 	closedir(probe);
-	int rc = scan_dir(dir, 2, list);
+	int rc = nw_path_scan(dir, 2, is_segment_file, list);
 	free(dir);
 	if (rc != 0)
 		return fail_errno(err, path, "", ENOMEM);

@@ -219,5 +219,13 @@ struct nw_path_list {
  * does not exist is NW_READ_ERR_IO. */
 int nw_segment_list(const char *path, struct nw_path_list *list, struct nw_read_error *err);
 void nw_path_list_free(struct nw_path_list *list);
+/* Append a copy of path: 0, or -1 out of memory. */
+int nw_path_list_add(struct nw_path_list *list, const char *path);
+/* The walk nw_segment_list makes, with another choice of files: the
+ * regular files under dir (depth levels of subdirectories; no symbolic
+ * links, no dot files) for which keep(path, file name) is nonzero, in
+ * directory order. 0, or -1 out of memory. */
+int nw_path_scan(const char *dir, int depth, int (*keep)(const char *path, const char *name),
+                 struct nw_path_list *list);
 
 #endif /* NCCLWATCH_REPORT_SEGMENT_READER_H */

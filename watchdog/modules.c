@@ -8,18 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static void set_path(struct nw_seg_module *m, const char *path)
-{
-	size_t n = strlen(path);
-	if (n < sizeof(m->path)) {
-		memcpy(m->path, path, n + 1);
-		return;
-	}
-	size_t keep = sizeof(m->path) - 4;
-	memcpy(m->path, "...", 3);
-	memcpy(m->path + 3, path + n - keep, keep + 1);
-}
-
 static int add_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct nw_module_map *map = arg;
@@ -47,14 +35,14 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *arg)
 	map->lo[k] = info->dlpi_addr + lo;
 	const char *name = info->dlpi_name;
 	if (name && name[0])
-		set_path(m, name);
+		nw_stack_module_set_path(m, name);
 	else if (k == 0) {
 		/* The first object is the main program, which has no name here. */
 		char exe[4096];
 		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 		if (n > 0) {
 			exe[n] = 0;
-			set_path(m, exe);
+			nw_stack_module_set_path(m, exe);
 		}
 	}
 	return 0;

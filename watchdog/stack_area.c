@@ -7,11 +7,27 @@
 
 #include "../pystack/pystack.h"   /* NW_PYFRAME_CAPACITY, NW_PYSITE_CAPACITY */
 
+#include <string.h>
+
 struct layout {
 	uint64_t thread, frame, module, ipsym, strtab, opstack, size;
 	uint64_t pyframe, pysite, pycall;   /* 1.4: Python tables (pystack/) */
 	uint32_t pycall_depth;
 };
+
+/* A module table entry's path: a path longer than the field keeps its tail
+ * (the file name) after "...". */
+void nw_stack_module_set_path(struct nw_seg_module *m, const char *path)
+{
+	size_t n = strlen(path);
+	if (n < sizeof(m->path)) {
+		memcpy(m->path, path, n + 1);
+		return;
+	}
+	size_t keep = sizeof(m->path) - 4;
+	memcpy(m->path, "...", 3);
+	memcpy(m->path + 3, path + n - keep, keep + 1);
+}
 
 static uint64_t align_up(uint64_t n)
 {

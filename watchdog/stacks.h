@@ -32,6 +32,8 @@
  * decides, so that a writer without pystack/ (attach) can lay one out. */
 uint64_t nw_stack_area_size(uint32_t threads, uint32_t ring_capacity, int opstacks, int python,
                             uint32_t pycall_depth);
+/* Set a module table entry's path (a long one keeps its tail after "..."). */
+void nw_stack_module_set_path(struct nw_seg_module *m, const char *path);
 /* Write the area's header (magic, capacities, offsets) into zeroed memory
  * of nw_stack_area_size(...) bytes, called with the same arguments. */
 void nw_stack_area_init(struct nw_seg_stack_header *area, uint32_t threads, uint32_t ring_capacity,

@@ -4,60 +4,16 @@
 #include "../analysis/analysis_int.h"
 #include "fr.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-static int add(struct nw_path_list *l, const char *p)
+/* Flight Recorder dumps: what is not a segment and sniffs as a dump. */
+static int is_dump(const char *path, const char *name)
 {
-	if (l->count == l->capacity) {
-		size_t c = l->capacity ? l->capacity * 2 : 64;
-		char **n = realloc(l->paths, c * sizeof *n);
-		if (!n)
-			return -1;
-		l->paths = n;
-		l->capacity = c;
-	}
-	if (!(l->paths[l->count] = strdup(p)))
-		return -1;
-	l->count++;
-	return 0;
-}
-
-static int has_seg_suffix(const char *n)
-{
-	size_t l = strlen(n);
-	return l > 4 && !strcmp(n + l - 4, ".seg");
-}
-
-/* The same walk as the segment lister (two levels down, no symbolic
- * links, no dot files), keeping the files that sniff as dumps. */
-static int scan(const char *dir, int depth, struct nw_path_list *l)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return 0;
-	int rc = 0;
-	struct dirent *e;
-	while (rc == 0 && (e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.' || has_seg_suffix(e->d_name))
-			continue;
-		char *child;
-		if (asprintf(&child, "%s/%s", dir, e->d_name) < 0)
-			return closedir(d), -1;
-		struct stat sb;
-		if (lstat(child, &sb) == 0) {
-			if (S_ISREG(sb.st_mode) && nw_fr_sniff(child))
-				rc = add(l, child);
-			else if (S_ISDIR(sb.st_mode) && depth > 0)
-				rc = scan(child, depth - 1, l);
-		}
-		free(child);
-	}
-	closedir(d);
-	return rc;
+	size_t n = strlen(name);
+	return !(n > 4 && !strcmp(name + n - 4, ".seg")) && nw_fr_sniff(path);
 }
 
 static int cmp_path(const void *a, const void *b)
@@ -80,7 +36,7 @@ int nw_input_list(const char *path, struct nw_path_list *list, struct nw_read_er
 		goto nomem;
 	for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/'; n--)
 		dir[n - 1] = '\0';
-	int s = scan(dir, 2, list);
+	int s = nw_path_scan(dir, 2, is_dump, list);
 	free(dir);
 	if (s)
 		goto nomem;
