@@ -87,7 +87,7 @@ TEST_BINS += $(FUZZ_TARGET)
 endif
 # The Flight Recorder reader's fuzz target (tests/fr/test-fr-fuzz.sh), the
 # same way: the reader, the loader and what they use of the engine (its
-# interning; nw_proc_free comes with the target).
+# interning and nw_proc_free, in util.c).
 FR_FUZZ_TARGET := $(BUILD)/tests/progs/fuzz-fr-reader
 FR_FUZZ_SRCS   := tests/fuzz/fuzz_fr_reader.c report/fr/pickle.c report/fr/fr_json.c report/fr/load_fr.c \
                   report/analysis/util.c report/analysis/rankset.c report/names.c

@@ -2,7 +2,6 @@
  * nw_analysis_free. */
 #include "analysis_int.h"
 
-#include <stdarg.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -53,22 +52,6 @@ static void job_free(struct nw_job *job)
 	}
 	free(job->stacks);
 	memset(job, 0, sizeof *job);
-}
-
-int nw_analysis_note(struct nw_analysis *a, const char *fmt, ...)
-{
-	char **n = realloc(a->notes, (a->nnotes + 1) * sizeof *n);
-	if (!n)
-		return -1;
-	a->notes = n;
-	va_list ap;
-	va_start(ap, fmt);
-	int rc = vasprintf(&n[a->nnotes], fmt, ap);
-	va_end(ap);
-	if (rc < 0)
-		return -1;
-	a->nnotes++;
-	return 0;
 }
 
 void nw_analysis_free(struct nw_analysis *a)

@@ -301,19 +301,6 @@ static struct nw_proc *make_proc(const struct nw_segment *seg, struct nw_intern 
 	return p;
 }
 
-void nw_proc_free(struct nw_proc *p)
-{
-	if (!p)
-		return;
-	free(p->path);
-	free(p->comms);
-	free(p->peers);
-	free(p->ops);
-	free(p->threads);   /* frame lists are interned: the analysis frees them */
-	free(p->op_site);   /* the array; its strings are interned */
-	free(p);
-}
-
 /* ---- reading many files ---- */
 
 struct slot {                       /* one listed file */

@@ -3,8 +3,42 @@
 #include "analysis_int.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- a process of the model, a note of the analysis: freed and added by
+ * every source (segments, snapshots, Flight Recorder dumps) ---- */
+
+void nw_proc_free(struct nw_proc *p)
+{
+	if (!p)
+		return;
+	free(p->path);
+	free(p->comms);
+	free(p->peers);
+	free(p->ops);
+	free(p->threads);   /* frame lists are interned: the analysis frees them */
+	free(p->op_site);   /* the array; its strings are interned */
+	free(p);
+}
+
+int nw_analysis_note(struct nw_analysis *a, const char *fmt, ...)
+{
+	char **n = realloc(a->notes, (a->nnotes + 1) * sizeof *n);
+	if (!n)
+		return -1;
+	a->notes = n;
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = vasprintf(&n[a->nnotes], fmt, ap);
+	va_end(ap);
+	if (rc < 0)
+		return -1;
+	a->nnotes++;
+	return 0;
+}
 
 /* ---- uthash out-of-memory ---- */
 

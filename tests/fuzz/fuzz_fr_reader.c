@@ -17,20 +17,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static volatile uint64_t sink_sum;
 
-/* load.c's, which the target does not link (it pulls in the whole engine). */
-void nw_proc_free(struct nw_proc *p)
-{
-	if (!p)
-		return;
-	free(p->path);
-	free(p->comms);
-	free(p->peers);
-	free(p->ops);
-	free(p->threads);
-	free(p->op_site);
-	free(p);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* The pickle reader alone: every opcode sequence. */
