@@ -347,12 +347,14 @@ def main():
     trainer = Trainer(args, rank, size, local)
     stop = threading.Event()
     batches = queue.Queue(maxsize=4)
-    loader = threading.Thread(target=data_loader, args=(batches, stop, args.count), name="data-loader",
-                              daemon=True)
+    loader = threading.Thread(target=data_loader, args=(batches, stop, args.count), daemon=True)
     saver = threading.Thread(target=checkpoint_loop, args=(trainer, stop, fault), name="checkpoint",
                              daemon=True)
     loader.start()
     saver.start()
+    # Named once it runs, as frameworks rename their workers: the stacks
+    # show the name of the moment they are taken.
+    loader.name = "data-loader"
     trainer.setup_device()
     if fault.kind == "noinit" and (fault.all or fault.rank == rank):
         while True:
