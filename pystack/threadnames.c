@@ -74,25 +74,57 @@ static uint64_t type_of(uint64_t obj)
 	return obj ? nw_mem_u64(obj + nw_py.L.ob_type) : 0;
 }
 
-/* Is `obj` the str `want` (ASCII)? */
+/* Is `obj` the str `want` (ASCII)? One read: the header and the text. */
 static int str_is(uint64_t obj, const char *want)
 {
 	const struct nw_py_layout *L = &nw_py.L;
 	size_t n = strlen(want);
-	char buf[32];
+	uint8_t buf[128];
+	uint64_t type, len;
 	uint32_t state;
-	if (type_of(obj) != tn.str_type || nw_mem_u64(obj + L->str_length) != n || n > sizeof buf ||
-	    nw_mem_read(obj + L->str_state, &state, sizeof state) != 0)
+	if (!obj || L->str_ascii_size + n > sizeof buf || L->str_state + 4 > L->str_ascii_size ||
+	    nw_mem_read(obj, buf, L->str_ascii_size + n) != 0)
 		return 0;
+	memcpy(&type, buf + L->ob_type, 8);
+	memcpy(&len, buf + L->str_length, 8);
+	memcpy(&state, buf + L->str_state, 4);
 	/* compact ASCII only: the keys we look for are */
-	if (!((state >> 5) & 1) || !((state >> 6) & 1) || ((state >> 2) & 7) != 1)
+	if (type != tn.str_type || len != n || !((state >> 5) & 1) || !((state >> 6) & 1) || ((state >> 2) & 7) != 1)
 		return 0;
-	return nw_mem_read(obj + L->str_ascii_size, buf, n) == 0 && !memcmp(buf, want, n);
+	return !memcmp(buf + L->str_ascii_size, want, n);
+}
+
+/* A compact ASCII str's printable text in one read, cut to `size`; -1 if
+ * it is another kind (nw_py_read_str reads those). */
+static int ascii_str(uint64_t obj, char *out, size_t size)
+{
+	const struct nw_py_layout *L = &nw_py.L;
+	uint8_t buf[128 + 64];
+	uint64_t type, len;
+	uint32_t state;
+	if (!obj || L->str_ascii_size > 128 || L->str_state + 4 > L->str_ascii_size || size > 64 ||
+	    nw_mem_read(obj, buf, L->str_ascii_size + size) != 0)
+		return -1;
+	memcpy(&type, buf + L->ob_type, 8);
+	memcpy(&len, buf + L->str_length, 8);
+	memcpy(&state, buf + L->str_state, 4);
+	if (type != tn.str_type || !((state >> 5) & 1) || !((state >> 6) & 1) || ((state >> 2) & 7) != 1)
+		return -1;
+	size_t n = len < size - 1 ? (size_t)len : size - 1;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t ch = buf[L->str_ascii_size + i];
+		if (ch < 0x20 || ch >= 0x7f)
+			return -1;                /* escaped by nw_py_read_str */
+		out[i] = (char)ch;
+	}
+	out[n] = 0;
+	return 0;
 }
 
 /* One entry of a dict: its key, value, hash (0 when not stored). */
 struct entry {
 	uint64_t hash, key, value;
+	int64_t ix;                       /* its index in the entries */
 };
 
 /* Call `fn` on every live entry of the keys object `keys` with `values`
@@ -129,6 +161,7 @@ static int each_entry(uint64_t keys, uint64_t values, int (*fn)(const struct ent
 				e.key = buf[2 * k];
 				e.value = values ? vals[k] : buf[2 * k + 1];
 			}
+			e.ix = i + k;
 			if (e.key && e.value && fn(&e, arg))
 				return 0;
 		}
@@ -146,6 +179,7 @@ static int dict_each(uint64_t dict, int (*fn)(const struct entry *, void *), voi
 struct find {
 	const char *key;
 	uint64_t value;
+	int64_t ix;
 };
 
 static int find_fn(const struct entry *e, void *arg)
@@ -154,14 +188,36 @@ static int find_fn(const struct entry *e, void *arg)
 	if (!str_is(e->key, f->key))
 		return 0;
 	f->value = e->value;
+	f->ix = e->ix;
 	return 1;
 }
 
-/* dict[key] for a str key, 0 if absent or unreadable. */
-static uint64_t dict_get(uint64_t dict, const char *key)
+/* dict[key] for a str key of a combined dict, 0 if absent or unreadable.
+ * `*hint`: where it was found last time (kept across captures: an entry
+ * moves only when the dict is resized), tried first; then all entries. */
+static uint64_t dict_get(uint64_t dict, const char *key, int64_t *hint)
 {
-	struct find f = { key, 0 };
-	return dict_each(dict, find_fn, &f) == 0 ? f.value : 0;
+	if (type_of(dict) != tn.dict_type)
+		return 0;
+	uint64_t keys = nw_mem_u64(dict + MA_KEYS);
+	uint8_t hdr[32];
+	int64_t nentries;
+	if (*hint >= 0 && !nw_mem_u64(dict + MA_VALUES) && keys && nw_mem_read(keys, hdr, sizeof hdr) == 0) {
+		memcpy(&nentries, hdr + 24, sizeof nentries);
+		uint32_t esize = hdr[10] == 0 ? 24 : 16;
+		uint64_t e[3];
+		if (hdr[10] < 2 && hdr[9] <= 40 && *hint < nentries &&
+		    nw_mem_read(keys + 32 + (1ull << hdr[9]) + (uint64_t)*hint * esize, e, esize) == 0) {
+			uint64_t k = esize == 24 ? e[1] : e[0], v = esize == 24 ? e[2] : e[1];
+			if (v && str_is(k, key))
+				return v;
+		}
+	}
+	struct find f = { key, 0, -1 };
+	if (dict_each(dict, find_fn, &f) != 0 || !f.value)
+		return 0;
+	*hint = f.ix;
+	return f.value;
 }
 
 /* A Thread's attributes `_name`, `_ident` and `_native_id`. */
@@ -181,34 +237,101 @@ static int attrs_fn(const struct entry *e, void *arg)
 	return a->name && a->ident && a->native_id;
 }
 
+/* A Thread class's flags and where `_name`, `_ident`, `_native_id` are
+ * in its shared keys: looked up once per capture (a capture names many
+ * threads of one class; shared keys only grow, an index does not move). */
+#define KEYS_CACHE 8
+static struct keys_ix {
+	uint64_t type, keys;
+	uint64_t flags, basicsize;        /* the type's */
+	int32_t ix[3];                    /* -1 absent */
+	uint32_t gen;
+} kcache[KEYS_CACHE];
+static uint32_t kgen;
+
+static const char *const attr_names[3] = { "_name", "_ident", "_native_id" };
+
+/* The type's flags, basic size and where its shared keys hold the three
+ * attributes (ix -1: not found, or no shared keys). */
+static const struct keys_ix *type_info(uint64_t type)
+{
+	struct keys_ix *c = &kcache[(type >> 4) % KEYS_CACHE];
+	if (c->gen == kgen && c->type == type)
+		return c;
+	uint64_t t[TP_FLAGS / 8 + 1];
+	if (!type || nw_mem_read(type, t, sizeof t) != 0)
+		return NULL;
+	c->type = type;
+	c->gen = kgen;
+	c->basicsize = t[TP_BASICSIZE / 8];
+	c->flags = t[TP_FLAGS / 8];
+	c->keys = nw_mem_u64(type + tn.N->ht_cached_keys);
+	for (int k = 0; k < 3; k++)
+		c->ix[k] = -1;
+	uint8_t hdr[32];
+	int64_t nentries;
+	if (!c->keys || nw_mem_read(c->keys, hdr, sizeof hdr) != 0)
+		return c;
+	memcpy(&nentries, hdr + 24, sizeof nentries);
+	if (hdr[10] != 2 || hdr[9] > 40 || nentries < 0 || nentries > 256)
+		return c;                     /* not split keys: CPython shares at most 30 */
+	uint64_t e[2 * 256];
+	if (nentries && nw_mem_read(c->keys + 32 + (1ull << hdr[9]), e, (size_t)nentries * 16) != 0)
+		return c;
+	for (int k = 0; k < 3; k++)
+		for (int64_t i = 0; i < nentries && c->ix[k] < 0; i++)
+			if (str_is(e[2 * i], attr_names[k]))
+				c->ix[k] = (int32_t)i;
+	return c;
+}
+
 static int instance_attrs(uint64_t obj, struct attrs *a)
 {
-	uint64_t type = type_of(obj);
-	uint64_t flags = type ? nw_mem_u64(type + TP_FLAGS) : 0;
+	const struct keys_ix *c = type_info(type_of(obj));
 	memset(a, 0, sizeof *a);
-	if (!(flags & TPFLAGS_MANAGED_DICT))
+	if (!c || !(c->flags & TPFLAGS_MANAGED_DICT))
 		return -1;
-	uint64_t dict = nw_mem_u64(obj - 24);
-	if (dict)
-		return dict_each(dict, attrs_fn, a);
+	uint64_t pre[2];                  /* 3.11: values, dict; 3.13: weakrefs, dict */
+	if (nw_mem_read(obj - 32, pre, sizeof pre) != 0)
+		return -1;
+	if (pre[1])
+		return dict_each(pre[1], attrs_fn, a);
 	uint64_t values;
 	if (tn.N->inline_values) {
-		uint8_t valid = 0;
-		values = obj + nw_mem_u64(type + TP_BASICSIZE);
-		if (!(flags & TPFLAGS_INLINE_VALUES) || nw_mem_read(values + 3, &valid, 1) != 0 || valid != 1)
+		if (!(c->flags & TPFLAGS_INLINE_VALUES))
 			return -1;
+		values = obj + c->basicsize;
 	} else {
-		values = nw_mem_u64(obj - 32);
+		values = pre[0];
 	}
-	return values ? each_entry(nw_mem_u64(type + tn.N->ht_cached_keys), values, attrs_fn, a) : -1;
+	if (!values || c->ix[0] < 0 || c->ix[1] < 0 || c->ix[2] < 0)
+		return -1;
+	int32_t top = c->ix[0] > c->ix[1] ? c->ix[0] : c->ix[1];
+	top = top > c->ix[2] ? top : c->ix[2];
+	uint64_t v[1 + 256];              /* 3.13: the header word, then the values */
+	size_t first = tn.N->values_first;
+	if (nw_mem_read(values, v, first + (size_t)(top + 1) * 8) != 0)
+		return -1;
+	if (first) {                      /* 3.13: capacity, size, embedded, valid */
+		uint8_t h[8];
+		memcpy(h, v, 8);
+		if (h[3] != 1 || top >= h[0])
+			return -1;
+	}
+	const uint64_t *vals = v + first / 8;
+	a->name = vals[c->ix[0]];
+	a->ident = vals[c->ix[1]];
+	a->native_id = vals[c->ix[2]];
+	return 0;
 }
 
 /* A non-negative int object's value, if it fits in 64 bits; -1 if not. */
 static int long_value(uint64_t obj, uint64_t *out)
 {
-	if (type_of(obj) != tn.long_type)
+	uint64_t w[5];                    /* refcnt, type, size or tag, 3 digits */
+	if (!obj || nw_mem_read(obj, w, sizeof w - 4) != 0 || w[1] != tn.long_type)
 		return -1;
-	uint64_t head = nw_mem_u64(obj + 16);
+	uint64_t head = w[2];
 	int64_t ndigits;
 	if (tn.N->long_tag) {
 		if ((head & 3) == 2)
@@ -220,8 +343,7 @@ static int long_value(uint64_t obj, uint64_t *out)
 	if (ndigits < 0 || ndigits > 3)
 		return -1;
 	uint32_t d[3] = { 0, 0, 0 };
-	if (ndigits && nw_mem_read(obj + 24, d, (size_t)ndigits * 4) != 0)
-		return -1;
+	memcpy(d, &w[3], (size_t)ndigits * 4);
 	unsigned __int128 v = (unsigned __int128)d[0] | (unsigned __int128)d[1] << 30 | (unsigned __int128)d[2] << 60;
 	if (v >> 64)
 		return -1;
@@ -251,7 +373,7 @@ static int active_fn(const struct entry *e, void *arg)
 		    type_of(at.name) != tn.str_type)
 			continue;
 		char name[sizeof p->name];
-		if (nw_py_read_str(at.name, name, sizeof name) == 0)
+		if (ascii_str(at.name, name, sizeof name) == 0 || nw_py_read_str(at.name, name, sizeof name) == 0)
 			memcpy(p->name, name, sizeof name);
 	}
 	return 0;
@@ -261,12 +383,15 @@ void nw_py_thread_names(struct nw_py_thread *t, int n)
 {
 	if (n <= 0 || !probe())
 		return;
+	if (++kgen == 0)
+		kgen = 1;
 	uint64_t interp = nw_py_interp();
 	uint64_t modules = interp ? nw_mem_u64(interp + nw_py.L.interp_modules) : 0;
-	uint64_t threading = modules ? dict_get(modules, "threading") : 0;
+	static int64_t threading_ix = -1, active_ix = -1;
+	uint64_t threading = modules ? dict_get(modules, "threading", &threading_ix) : 0;
 	if (type_of(threading) != tn.module_type)
 		return;                       /* not imported: no names to read */
-	uint64_t active = dict_get(nw_mem_u64(threading + MD_DICT), "_active");
+	uint64_t active = dict_get(nw_mem_u64(threading + MD_DICT), "_active", &active_ix);
 	struct active a = { t, n };
 	dict_each(active, active_fn, &a);
 }
