@@ -304,6 +304,9 @@ def data_loader(batches, stop, count):
 def checkpoint_loop(trainer, stop, fault):
     """The checkpoint thread: every half second, or when asked, 'saves'
     under the lock."""
+    # Its own count of saves, in its Thread's __dict__ (made a real dict,
+    # as vars() does: ncclwatch reads the thread's name from either kind).
+    vars(threading.current_thread()).setdefault("saves", 0)
     while not stop.is_set():
         asked = trainer.save_now.wait(0.5)
         trainer.save_now.clear()
@@ -312,6 +315,7 @@ def checkpoint_loop(trainer, stop, fault):
             if asked and fault.kind == "lock":
                 write_checkpoint_forever()
             trainer.saved = list(trainer.weights[:4])
+            vars(threading.current_thread())["saves"] += 1
 
 
 def write_checkpoint_forever():

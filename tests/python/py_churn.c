@@ -6,7 +6,8 @@
  *
  * Embeds Debian's libpython3.11; 3 Python threads each start and join 10
  * short threads in a loop, next to 100 idle threads; every thread renames
- * itself at run time ("tid-<its native id>"); this thread calls
+ * itself at run time ("tid-<its native id>"), half the idle ones with
+ * their __dict__ made a real dict (vars()); this thread calls
  * nw_pystack_capture CAPTURES times. Prints "captures=N threads_seen=N
  * frames_seen=N note=TEXT" then "names: named=N wrong=N full=N" (a
  * threading name that is neither the thread's own "tid-N", its name before
@@ -38,6 +39,8 @@ static const char start[] =
 "    threading.current_thread().name = 'tid-%d' % threading.get_native_id()\n"
 "def idle():\n"
 "    rename()\n"
+"    if threading.get_native_id() % 2:\n"
+"        vars(threading.current_thread())\n"
 "    stop.wait()\n"
 "idles = [threading.Thread(target=idle, name='idle') for _ in range(100)]\n"
 "for t in idles:\n"
