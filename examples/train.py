@@ -304,6 +304,9 @@ def data_loader(batches, stop, count):
 def checkpoint_loop(trainer, stop, fault):
     """The checkpoint thread: every half second, or when asked, 'saves'
     under the lock."""
+    # Its own count of saves, in its Thread's __dict__ (made a real dict,
+    # as vars() does: ncclwatch reads the thread's name from either kind).
+    vars(threading.current_thread()).setdefault("saves", 0)
     while not stop.is_set():
         asked = trainer.save_now.wait(0.5)
         trainer.save_now.clear()
@@ -312,6 +315,7 @@ def checkpoint_loop(trainer, stop, fault):
             if asked and fault.kind == "lock":
                 write_checkpoint_forever()
             trainer.saved = list(trainer.weights[:4])
+            vars(threading.current_thread())["saves"] += 1
 
 
 def write_checkpoint_forever():
@@ -347,12 +351,14 @@ def main():
     trainer = Trainer(args, rank, size, local)
     stop = threading.Event()
     batches = queue.Queue(maxsize=4)
-    loader = threading.Thread(target=data_loader, args=(batches, stop, args.count), name="data-loader",
-                              daemon=True)
+    loader = threading.Thread(target=data_loader, args=(batches, stop, args.count), daemon=True)
     saver = threading.Thread(target=checkpoint_loop, args=(trainer, stop, fault), name="checkpoint",
                              daemon=True)
     loader.start()
     saver.start()
+    # Named once it runs, as frameworks rename their workers: the stacks
+    # show the name of the moment they are taken.
+    loader.name = "data-loader"
     trainer.setup_device()
     if fault.kind == "noinit" and (fault.all or fault.rank == rank):
         while True:

@@ -27,7 +27,7 @@ static const struct nw_py_layout layout_311 = {
 	.ob_type = 8,
 	.str_length = 16, .str_state = 32, .str_ascii_size = 48, .str_compact_size = 72,
 	.bytes_size = 16, .bytes_sval = 32,
-	.interp_threads_head = 16,
+	.interp_threads_head = 16, .interp_modules = 888,
 	.gil_holder = 576,
 };
 

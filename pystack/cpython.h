@@ -29,6 +29,7 @@ struct nw_py_layout {
 	uint32_t str_length, str_state, str_ascii_size, str_compact_size;
 	uint32_t bytes_size, bytes_sval;
 	uint32_t interp_threads_head;
+	uint32_t interp_modules;     /* sys.modules (threadnames.c), NO_OFF unknown */
 	uint32_t gil_holder;         /* from _PyRuntime (3.11: gilstate.tstate_current), NO_OFF unknown */
 	int gil_indirect;            /* 3.13: the holder is at interp + gil_holder, */
 	uint32_t gil_locked;         /* valid while the int at interp + gil_locked is nonzero */

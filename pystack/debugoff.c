@@ -99,6 +99,10 @@ int nw_py_debug_offsets(void)
 	struct nw_py_layout *L = &nw_py.L;
 	memset(L, 0, sizeof *L);
 	L->interp_threads_head = (uint32_t)w[interp + 3];
+	/* [size, id, next, threads_head, gc, imports_modules, ...] in 3.13;
+	 * threadnames.c checks that it points at a dict. */
+	L->interp_modules = ((nw_py.version >> 16) & 0xff) == 13 && w[interp + 5] < w[interp]
+	                    ? (uint32_t)w[interp + 5] : NW_PY_NO_OFF;
 	L->ts_next = (uint32_t)w[ts + 2];
 	L->ts_interp = (uint32_t)w[ts + 3];
 	L->ts_cframe = NW_PY_NO_OFF;

@@ -7,10 +7,11 @@
 #   dump.c       CPython <= 3.12: _Py_DumpTracebackThreads into a memory file, parsed
 #   walk.c       CPython >= 3.13: thread and frame states walked
 #   debugoff.c   _Py_DebugOffsets -> the layout
+#   threadnames.c  threading.Thread names: sys.modules -> threading._active -> Thread._name
 #   capture.c    the watchdog's capture: Python frames tied to native threads, site names
 #   pycall.c     the hot path: per-op call sites (NCCLWATCH_PY_FRAMES)
 PYSTACK_SRCS := $(addprefix pystack/,cpython.c memread.c names.c pythreads.c dump.c walk.c \
-	debugoff.c capture.c pycall.c)
+	debugoff.c threadnames.c capture.c pycall.c)
 PYSTACK_OBJS := $(PYSTACK_SRCS:%.c=$(BUILD)/%.o)
 
 $(PYSTACK_OBJS): CFLAGS += $(LIB_CFLAGS)

@@ -58,7 +58,8 @@ int nw_py_threads_cut;
 int nw_py_threads(struct nw_py_thread *out, int max, char *err, size_t errsize)
 {
 	nw_py_threads_cut = 0;
-	if (nw_py.method == NW_PY_DUMP_TRACEBACK)
-		return nw_py_threads_dump(out, max, err, errsize);
-	return nw_py_threads_walk(out, max, err, errsize);
+	int n = nw_py.method == NW_PY_DUMP_TRACEBACK ? nw_py_threads_dump(out, max, err, errsize)
+	                                             : nw_py_threads_walk(out, max, err, errsize);
+	nw_py_thread_names(out, n);
+	return n;
 }

@@ -41,6 +41,10 @@ int nw_py_thread_states(struct nw_py_thread *out, int max);
  * dumper lists at most 100; NW_PY_THREADS_MAX). */
 extern int nw_py_threads_cut;
 
+/* threadnames.c: fill each thread's `name` with its threading.Thread
+ * name (tied by thread_id), left "" when in doubt. */
+void nw_py_thread_names(struct nw_py_thread *t, int n);
+
 /* dump.c and walk.c */
 int nw_py_threads_dump(struct nw_py_thread *out, int max, char *err, size_t errsize);
 int nw_py_threads_walk(struct nw_py_thread *out, int max, char *err, size_t errsize);

@@ -53,6 +53,7 @@ struct nw_thread_stack {
 	uint32_t tid;
 	uint32_t flags;                /* NW_THR_* */
 	char name[NW_STACK_NAME_LEN];
+	const char *py_name;           /* 1.4: its threading.Thread name (interned), NULL unknown */
 	uint32_t nframes;
 	char **frames;
 	/* 1.4: a thread that runs Python (py_flags has NW_PYT_PYTHON): `frames`

@@ -119,6 +119,9 @@ static int keep_threads(struct nw_proc *p, const struct nw_segment *seg, struct 
 		if (!(t->py_flags & NW_PYT_PYTHON))
 			npy = 0;
 		ts->py_flags = t->py_flags;
+		const char *pyname = (t->py_flags & NW_PYT_PYTHON) && t->py_name ? nw_stack_string(seg, t->py_name) : NULL;
+		if (pyname && pyname[0] && !(ts->py_name = nw_intern_str(in, pyname, strlen(pyname))))
+			oom = 1;
 		if ((!fr || !nf) && !npy)
 			continue;
 		/* A Python thread: its Python frames, or (native) its mixed stack. */

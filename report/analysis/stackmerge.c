@@ -66,7 +66,7 @@ int nw_job_stacks(struct nw_job *job)
 			}
 			struct nw_stack_group *sg = &job->stacks[job->nstacks];
 			memset(sg, 0, sizeof *sg);
-			if (!(g = calloc(1, sizeof *g)) || !(sg->thread_name = strdup(t->name))) {
+			if (!(g = calloc(1, sizeof *g)) || !(sg->thread_name = strdup(t->py_name ? t->py_name : t->name))) {
 				free(g);
 				oom = 1;
 				break;

@@ -5,7 +5,7 @@
 #   site off (NCCLWATCH_PY_FRAMES=0), and on (4 frames, the default); and
 #   the instructions the call site adds per call (callgrind, N vs 2N calls).
 #   Goal: the call site costs <= 40 ns over the C caller's wrapped call.
-# - the Python part of a capture on 64 Python threads (bench-pystack: an
+# - the Python part of a capture on 64 Python threads, their names included (bench-pystack: an
 #   embedded libpython3.11, both methods: the interpreter's dumper and the
 #   walk of its states), and whether the threads noticed: sleeps of 2 ms
 #   that came back early. Goal: <= 10 ms.

@@ -11,7 +11,8 @@
 #   broadcast_weights;
 # - the watchdog's verdict and diagnose name rank 2 in hold_gil_forever
 #   (train.py:L) and where its last op was issued; the merged stacks hold
-#   the data-loader thread's Python frames.
+#   the data-loader thread's Python frames, under its threading name
+#   (given at run time), and the checkpoint thread's; show names them too.
 . "$NW_ROOT/tests/lib.sh"
 nw_use_sim
 root=${NW_PY313_ROOT:-/opt/ncclwatch-trixie}
@@ -48,13 +49,16 @@ nw_until 120 sh -c "cat '$T'/rank*.out | grep -Eq '^ncclwatch:     $ev'" ||
 "$NW_CLI" diagnose "$NCCLWATCH_DIR" > "$T/diag.txt"
 assert_grep "^MISSING_RANK: rank 2 never called AllReduce #9 " "$T/diag.txt"
 assert_grep "^    $ev" "$T/diag.txt"
-assert_grep '^    #[0-9] data_loader \(train.py:' "$T/diag.txt"
+awk '/^  ranks? .* thread "data-loader":$/{ on = 1; next } /^  rank/{ on = 0 } on' "$T/diag.txt" > "$T/loader"
+assert_grep '^    #[0-9] data_loader \(train.py:' "$T/loader"
+assert_grep '^  ranks? .* thread "checkpoint":$' "$T/diag.txt"
 for s in "$NCCLWATCH_DIR"/py313/*.seg; do
 	"$NW_CLI" show "$s" > "$T/show.txt" || fail "show $s"
 	grep -q 'frames=4 .* main gil$' "$T/show.txt" && break
 done
 assert_grep '^  note python CPython 3\.13 via _Py_DebugOffsets$' "$T/show.txt"
-assert_grep '^    python "" frames=4 native_above=[0-9]+ main gil$' "$T/show.txt"
+assert_grep '^    python "MainThread" frames=4 native_above=[0-9]+ main gil$' "$T/show.txt"
+assert_grep '^    python "data-loader" frames=[1-9]' "$T/show.txt"
 assert_grep '^    py#0 hold_gil_forever \(' "$T/show.txt"
 awk '/^  op .* AllReduce /{ getline; print }' "$T/show.txt" | sort -u > "$T/ar.sites"
 awk '/^  op .* Broadcast /{ getline; print }' "$T/show.txt" | sort -u > "$T/bc.sites"

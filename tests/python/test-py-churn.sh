@@ -7,6 +7,11 @@
 # NCCLWATCH_PY_METHOD=dump) was seen to crash this very program inside
 # CPython, which is why it is not the default: not asserted here (a test
 # must not depend on a crash).
+# Thread names (threading.Thread.name) under the same churn, next to 100
+# idle threads, every thread renamed at run time to "tid-<its native id>":
+# never a wrong name (another thread's, a stale one), and captures name all
+# 100 idle threads by their new names. The capture time is printed as a
+# figure (not asserted).
 . "$NW_ROOT/tests/lib.sh"
 churn="$NW_BUILD/tests/progs/py-churn"
 [ -x "$churn" ] || skip "py-churn not built (needs Debian's libpython3.11)"
@@ -15,5 +20,7 @@ nw_bounded 300 "$churn" 2000 > "$T/out" 2>&1
 rc=$?
 cat "$T/out"
 [ $rc = 0 ] || fail "py-churn ended with status $rc"
+assert_grep '^names: named=[1-9][0-9]* wrong=0 full=[1-9][0-9]*$' "$T/out"
+assert_grep '^capture_ns: mean=[0-9]+ max=[0-9]+$' "$T/out"
 assert_grep '^captures=2000 threads_seen=[1-9][0-9]* frames_seen=[1-9][0-9]* note=CPython 3\.11 via its thread states$' "$T/out"
 echo ok

@@ -10,7 +10,9 @@
 #     dumps alone) says the same; the merged stacks are Python frames, the
 #     data-loader thread's included; `show` gives every AllReduce the call
 #     site sync_gradients < train_step and every Broadcast broadcast_weights
-#     < train_step, at their lines; --native prints the interpreter's frames
+#     < train_step, at their lines; Python threads carry their
+#     threading names (MainThread, data-loader renamed at run time,
+#     checkpoint) in show, the merged stacks and --json; --native prints the interpreter's frames
 #     too; --json's stack groups say python (and validate against the
 #     schema); --trace's slices carry the call site in args.python.
 # (b) --fault lock:rank=1:step=4: rank 1's main thread waits on a
@@ -48,9 +50,13 @@ check_diag() {    # FILE: a diagnose output with the verdict and the stacks
 	assert_grep "^MISSING_RANK: rank 2 never called AllReduce #9 " "$1"
 	assert_grep "^    rank 2: never called it .*$site.*; $ev" "$1"
 	assert_grep '^stacks \(first thread of each process and its other Python threads, ' "$1"
-	assert_grep "^  rank 2 \\(1\\) thread \"python3.11\":" "$1"
+	assert_grep "^  rank 2 \\(1\\) thread \"MainThread\":" "$1"
 	assert_grep "^    #0 run_evaluation \\(train.py:$eval_line\\)" "$1"
-	assert_grep "^    #[0-9] data_loader \\(train.py:$loader_line\\)" "$1"
+	# Python threads are named by threading.Thread.name (data-loader's
+	# was given after it started).
+	awk '/^  ranks? .* thread "data-loader":$/{ on = 1; next } /^  rank/{ on = 0 } on' "$1" > "$1.loader"
+	assert_grep "^    #[0-9] data_loader \\(train.py:$loader_line\\)" "$1.loader"
+	assert_grep '^  ranks? .* thread "checkpoint":$' "$1"
 	assert_no_grep '_PyEval_EvalFrameDefault' "$1"
 }
 "$NW_CLI" diagnose "$NCCLWATCH_DIR" > "$T/live.txt"
@@ -64,7 +70,8 @@ $PY - "$T/diag.json" <<'PYEOF' || fail "--json: no Python stack group with data_
 import json, sys
 d = json.load(open(sys.argv[1]))
 groups = d["jobs"][0]["stacks"]
-assert any(g["python"] and any(f.startswith("data_loader (train.py:") for f in g["frames"]) for g in groups)
+assert any(g["python"] and g["thread"] == "data-loader" and
+           any(f.startswith("data_loader (train.py:") for f in g["frames"]) for g in groups)
 assert all(isinstance(g["python"], bool) for g in groups)
 PYEOF
 $PY "$NW_ROOT/tests/cli/check_json.py" schema "$NW_ROOT/docs/diagnose.schema.json" "$T/diag.json" ||
@@ -94,6 +101,9 @@ assert_eq "$(cat "$T/bc.sites")" "    py broadcast_weights ($TRAIN:$bc_line)" "B
 assert_grep "^    py train_step \\($TRAIN:$ar_call\\)" "$T/show.txt"
 assert_grep "^    py train_step \\($TRAIN:$bc_call\\)" "$T/show.txt"
 assert_grep '^  note python CPython 3\.11 via its thread states$' "$T/show.txt"
+assert_grep '^    python "MainThread" frames=[1-9][0-9]* native_above=[0-9]+ main' "$T/show.txt"
+assert_grep '^    python "data-loader" frames=[1-9]' "$T/show.txt"
+assert_grep '^    python "checkpoint" frames=[1-9]' "$T/show.txt"
 
 launch_stop TERM
 launch_settled 30 || fail "workers left after torchrun was stopped"
@@ -114,6 +124,8 @@ nw_until 60 grep -Eq "^ncclwatch:     rank 1: never called it .*; main thread in
 assert_grep "^    rank 1: never called it .*; main thread in wait_for_checkpoint \\(train.py:$wait_line\\)" "$T/lock.txt"
 awk '/^  rank 1 \(1\) thread/{ on = 1; next } /^  rank/{ on = 0 } on' "$T/lock.txt" > "$T/rank1.stacks"
 assert_grep "^    #0 write_checkpoint_forever \\(train.py:$forever_line\\)" "$T/rank1.stacks"
+grep -A1 '^  rank 1 (1) thread "checkpoint":$' "$T/lock.txt" | grep -q "^    #0 write_checkpoint_forever " ||
+	fail "rank 1's checkpoint thread is not named \"checkpoint\" in the merged stacks"
 assert_grep "^    #0 wait_for_checkpoint \\(train.py:$wait_line\\)" "$T/rank1.stacks"
 launch_stop TERM
 echo "ok"

@@ -135,10 +135,12 @@ assert_eq "$(sed -n '/^  op 1 /,/^  op 2 /p' "$T/py" | grep -c '^    py ')" 0 "n
 assert_eq "$(grep -c '^    py ' "$T/py")" 6 "call-site lines (3 ops x 2)"
 # The analysis: the thread's Python frames are its stack, and the op's site.
 "$NW_CLI" diagnose --any-owner "$T/py.seg" > "$T/py.diag"
+# A Python thread is named by its threading name (py_name), not its native one.
+assert_grep '^  rank [0-9]+ \(1\) thread "MainThread":$' "$T/py.diag"
 assert_grep '^    #0 train_step \(train.py:83\)$' "$T/py.diag"
 assert_grep '^    #1 <module> \(train.py:120\)$' "$T/py.diag"
 "$NW_CLI" diagnose --any-owner --native "$T/py.seg" > "$T/py.native"
-assert_eq "$(sed -n '/^  rank.*thread "python3"/,/^  rank/p' "$T/py.native" | grep '^    #' | head -4 | tr '\n' '|')" \
+assert_eq "$(sed -n '/^  rank.*thread "MainThread"/,/^  rank/p' "$T/py.native" | grep '^    #' | head -4 | tr '\n' '|')" \
 	'    #0 ncclAllReduce|    #1 train_step (train.py:83)|    #2 <module> (train.py:120)|    #3 train_step|' "the mixed stack"
 
 # Every stack-area defect mkseg knows is covered above.
