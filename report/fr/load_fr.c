@@ -44,6 +44,11 @@ static int fail(struct nw_read_error *err, int code, const char *name, const cha
 	if (n > 0 && (size_t)n < sizeof err->message)
 		vsnprintf(err->message + n, sizeof err->message - (size_t)n, fmt, ap);
 	va_end(ap);
+	/* One line whatever the dump holds: its strings (a version, a key) may
+	 * carry control characters. */
+	for (char *c = err->message; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 	return code;
 }
 
