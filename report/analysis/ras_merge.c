@@ -79,8 +79,6 @@ static int add_rank(struct nw_ras_input *in, int ras_rank, int rank)
 static int claim(struct nw_ras_input *in, struct nw_proc **procs, size_t nprocs)
 {
 	const struct nw_ras_comm *w = world_of(&in->r);
-	if (!w)
-		return 0;
 	char rdir[PATH_MAX], pdir[PATH_MAX];
 	dir_of(in->path, rdir, sizeof rdir);
 	/* the processes of the report's directory */
@@ -94,6 +92,19 @@ static int claim(struct nw_ras_input *in, struct nw_proc **procs, size_t nprocs)
 		dir_of(procs[i]->path, pdir, sizeof pdir);
 		if (!strcmp(pdir, rdir))
 			cand[nc++] = procs[i];
+	}
+	if (!w) {
+		/* no comm (no init past its rendezvous): no rank to line up; the
+		 * report joins the one job its directory holds */
+		for (size_t k = 0; k < nc; k++) {
+			if (k && strcmp(cand[k]->hdr.job, cand[0]->hdr.job)) {
+				in->job[0] = 0;
+				break;
+			}
+			memcpy(in->job, cand[k]->hdr.job, sizeof in->job);
+		}
+		free(cand);
+		return 0;
 	}
 	size_t ne = w->nranks + w->nmissing;
 	struct rent *e = calloc(ne + 1, sizeof *e);
@@ -295,13 +306,16 @@ static void fold(struct nw_jctx *x, struct nw_ras_input *in)
 		ras_nocomm |= rv[i].kind == NW_V_INIT_STALL && !rv[i].comm_id;
 		ras_healthy |= rv[i].kind == NW_V_HEALTHY;
 	}
-	int stack_undecided = 0;
+	/* the stacks name a culprit (a process without a rank is named by its
+	 * pid: its verdict has no culprit rank, but it names one) */
+	int stack_named = 0;
 	for (size_t i = 0; i < nstack; i++) {
+		const struct nw_verdict *v = &x->vw[i]->v;
 		if (x->vw[i]->dropped)
 			continue;
-		for (uint32_t k = 0; k < x->vw[i]->v.culprits.n; k++)
-			nw_set_add(x, &stack_c, x->vw[i]->v.culprits.v[k]);
-		stack_undecided |= x->vw[i]->v.kind == NW_V_UNDECIDED;
+		for (uint32_t k = 0; k < v->culprits.n; k++)
+			nw_set_add(x, &stack_c, v->culprits.v[k]);
+		stack_named |= v->kind != NW_V_UNDECIDED && v->kind != NW_V_HEALTHY && v->kind != NW_V_IDLE;
 	}
 	const char *src = in->path;
 
@@ -327,7 +341,7 @@ static void fold(struct nw_jctx *x, struct nw_ras_input *in)
 			                    nw_verdict_name(best->kind), best->summary ? best->summary : "");
 			nw_rankset_free(&c);
 		}
-	} else if (ras_decided || (!stack_c.n && !ras_healthy)) {
+	} else if (ras_decided || (!stack_named && !ras_healthy)) {
 		/* RAS's verdicts are the job's; the stacks' fold into them */
 		for (size_t i = 0; i < nr && !x->oom; i++) {
 			if (rv[i].kind == NW_V_HEALTHY)
@@ -358,7 +372,8 @@ static void fold(struct nw_jctx *x, struct nw_ras_input *in)
 			struct nw_vwork *w = x->vw[i];
 			if (w->dropped)
 				continue;
-			if (w->v.culprits.n && (ras_equal || ras_nocomm)) {
+			int named = w->v.kind != NW_V_UNDECIDED && w->v.kind != NW_V_HEALTHY && w->v.kind != NW_V_IDLE;
+			if (named && (ras_equal || ras_nocomm)) {
 				struct nw_buf b = { 0 };
 				nw_buf_puts(&b, w->v.summary ? w->v.summary : "");
 				nw_buf_puts(&b, ras_equal ? "; launch counts equal (NCCL RAS): the counts cannot tell who is behind, "
@@ -385,14 +400,19 @@ static void fold(struct nw_jctx *x, struct nw_ras_input *in)
 	/* RAS ranks that no process of the job is */
 	const struct nw_ras_comm *wc = world_of(&in->r);
 	size_t n_other = wc ? wc->nranks + wc->nmissing - in->nmatched : 0;
-	for (size_t i = 0; i < x->nvw && !x->oom; i++)
+	for (size_t i = 0; i < x->nvw && !x->oom && !wc; i++)
+		if (!x->vw[i]->dropped) {
+			nw_verdict_evidence(x, x->vw[i], "NCCL RAS report %s lists no communicator: it joins the one job of its "
+			                    "directory", src);
+			break;
+		}
+	for (size_t i = 0; i < x->nvw && !x->oom && wc; i++)
 		if (!x->vw[i]->dropped) {
 			nw_verdict_evidence(x, x->vw[i], "NCCL RAS report %s: %zu of its ranks are processes of this job (same "
 			                    "host and pid)%s", src, in->nmatched,
 			                    n_other ? "; the others have no snapshot or segment here" : "");
 			break;
 		}
-	(void)stack_undecided;
 	nw_rankset_free(&ras_c);
 	nw_rankset_free(&stack_c);
 	nw_ras_verdicts_free(rv, nr);
@@ -403,7 +423,7 @@ static void hook_verdicts(void *arg, struct nw_jctx *x)
 	struct nw_ras_merge *m = arg;
 	for (size_t i = 0; i < m->n; i++) {
 		struct nw_ras_input *in = &m->in[i];
-		if (in->nmatched && !in->folded && !strcmp(in->job, x->job->name)) {
+		if (in->job[0] && !in->folded && !strcmp(in->job, x->job->name)) {
 			fold(x, in);
 			return;
 		}

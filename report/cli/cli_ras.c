@@ -111,7 +111,7 @@ int nw_cli_analyze_ras(const char *cmd, int argc, char **argv, const struct nw_a
 	/* the others: a job of their own, lined up with the rest by membership */
 	for (size_t i = 0; i < m.n && rc == NW_EXIT_OK; i++) {
 		struct nw_ras_input *in = &m.in[i];
-		if (in->nmatched)
+		if (in->job[0])
 			continue;
 		char name[4200];
 		snprintf(name, sizeof name, "ras %s", in->path);
