@@ -76,12 +76,67 @@ static int add_rank(struct nw_ras_input *in, int ras_rank, int rank)
 	return 0;
 }
 
+static int cmp_proc_pid(const void *a, const void *b)
+{
+	const struct nw_proc *x = *(struct nw_proc *const *)a, *y = *(struct nw_proc *const *)b;
+	return x->hdr.pid < y->hdr.pid ? -1 : x->hdr.pid > y->hdr.pid;
+}
+
+/* The first of cand[0..nc) (sorted by pid) with this pid, or nc. */
+static size_t first_pid(struct nw_proc *const *cand, size_t nc, int64_t pid)
+{
+	size_t lo = 0, hi = nc;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (cand[mid]->hdr.pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* A host name -> a small index (hosts of either side). */
+struct hidx {
+	const char *name;
+	uint32_t i;
+	UT_hash_handle hh;
+};
+
+static int host_index(struct hidx **h, struct hidx *pool, uint32_t *n, const char *name, uint32_t *out)
+{
+	struct hidx *e;
+	HASH_FIND_STR(*h, name, e);
+	if (!e) {
+		e = &pool[*n];
+		e->name = name;
+		e->i = (*n)++;
+		HASH_ADD_KEYPTR(hh, *h, e->name, strlen(e->name), e);
+		if (nw_hash_oom_taken())
+			return -1;
+	}
+	*out = e->i;
+	return 0;
+}
+
+struct tally {                  /* (RAS host, snapshots' host) -> pids in both */
+	uint64_t key;
+	size_t n;
+	UT_hash_handle hh;
+};
+
+static int cmp_map(const void *a, const void *b)
+{
+	const int *x = a, *y = b;
+	return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
 static int claim(struct nw_ras_input *in, struct nw_proc **procs, size_t nprocs)
 {
 	const struct nw_ras_comm *w = world_of(&in->r);
 	char rdir[PATH_MAX], pdir[PATH_MAX];
 	dir_of(in->path, rdir, sizeof rdir);
-	/* the processes of the report's directory */
+	/* the processes of the report's directory, by pid */
 	struct nw_proc **cand = calloc(nprocs + 1, sizeof *cand);
 	if (!cand)
 		return -1;
@@ -106,60 +161,75 @@ static int claim(struct nw_ras_input *in, struct nw_proc **procs, size_t nprocs)
 		free(cand);
 		return 0;
 	}
+	qsort(cand, nc, sizeof *cand, cmp_proc_pid);
 	size_t ne = w->nranks + w->nmissing;
 	struct rent *e = calloc(ne + 1, sizeof *e);
-	if (!e) {
-		free(cand);
-		return -1;
-	}
-	for (size_t i = 0; i < w->nranks; i++)
+	uint32_t *rh = calloc(ne + 1, sizeof *rh);           /* each entry's RAS host index */
+	uint32_t *sh = calloc(nc + 1, sizeof *sh);           /* each candidate's host index */
+	struct hidx *rpool = calloc(ne + 1, sizeof *rpool), *spool = calloc(nc + 1, sizeof *spool);
+	struct hidx *rhosts = NULL, *shosts = NULL, *he, *ht;
+	struct tally *tal = NULL, *t, *tt;
+	uint32_t nrh = 0, nsh = 0;
+	int oom = !e || !rh || !sh || !rpool || !spool;
+	size_t *bestn = NULL;
+	uint32_t *best = NULL;
+	uint8_t *tie = NULL;
+	for (size_t i = 0; i < w->nranks && !oom; i++)
 		e[i] = (struct rent){ w->ranks[i].rank, w->ranks[i].pid, w->ranks[i].host };
-	for (size_t i = 0; i < w->nmissing; i++)
+	for (size_t i = 0; i < w->nmissing && !oom; i++)
 		e[w->nranks + i] = (struct rent){ w->missing[i].rank, w->missing[i].pid, w->missing[i].host };
-	/* per RAS host, the snapshots' host holding most of its pids */
-	const char **mapped = calloc(ne + 1, sizeof *mapped);
-	if (!mapped) {
-		free(cand);
-		free(e);
-		return -1;
-	}
-	for (size_t i = 0; i < ne; i++) {
-		if (mapped[i])
-			continue;
-		const char *best = NULL;
-		size_t bestn = 0;
-		int tie = 0;
-		for (size_t k = 0; k < nc; k++) {
-			const char *h = cand[k]->hdr.host;
-			size_t cnt = 0;
-			for (size_t j = 0; j < ne; j++) {
-				if (strcmp(e[j].host, e[i].host))
-					continue;
-				for (size_t q = 0; q < nc; q++)
-					cnt += cand[q]->hdr.pid == e[j].pid && !strcmp(cand[q]->hdr.host, h);
+	for (size_t i = 0; i < ne && !oom; i++)
+		oom = host_index(&rhosts, rpool, &nrh, e[i].host, &rh[i]);
+	for (size_t k = 0; k < nc && !oom; k++)
+		oom = host_index(&shosts, spool, &nsh, cand[k]->hdr.host, &sh[k]);
+	/* per RAS host, how many of its pids each snapshots' host holds */
+	for (size_t i = 0; i < ne && !oom; i++) {
+		for (size_t k = first_pid(cand, nc, e[i].pid); k < nc && cand[k]->hdr.pid == e[i].pid && !oom; k++) {
+			uint64_t key = (uint64_t)rh[i] << 32 | sh[k];
+			HASH_FIND(hh, tal, &key, sizeof key, t);
+			if (!t) {
+				if (!(t = calloc(1, sizeof *t))) {
+					oom = 1;
+					break;
+				}
+				t->key = key;
+				HASH_ADD(hh, tal, key, sizeof t->key, t);
+				if ((oom = nw_hash_oom_taken())) {
+					free(t);
+					break;
+				}
 			}
-			if (!cnt || (best && !strcmp(best, h)))
-				continue;
-			if (cnt > bestn) {
-				best = h;
-				bestn = cnt;
-				tie = 0;
-			} else if (cnt == bestn) {
-				tie = 1;
+			t->n++;
+		}
+	}
+	if (!oom) {
+		bestn = calloc(nrh + 1, sizeof *bestn);
+		best = calloc(nrh + 1, sizeof *best);
+		tie = calloc(nrh + 1, 1);
+		oom = !bestn || !best || !tie;
+	}
+	HASH_ITER(hh, tal, t, tt) {
+		if (!oom) {
+			uint32_t r = (uint32_t)(t->key >> 32), s2 = (uint32_t)t->key;
+			if (t->n > bestn[r]) {
+				bestn[r] = t->n;
+				best[r] = s2;
+				tie[r] = 0;
+			} else if (t->n == bestn[r]) {
+				tie[r] = 1;
 			}
 		}
-		for (size_t j = 0; j < ne; j++)
-			if (!strcmp(e[j].host, e[i].host))
-				mapped[j] = tie ? "" : best ? best : "";
+		HASH_DEL(tal, t);
+		free(t);
 	}
 	char job[NW_SEG_JOB_LEN] = "";
-	int oom = 0;
 	for (size_t i = 0; i < ne && !oom; i++) {
-		if (!mapped[i] || !mapped[i][0] || e[i].pid <= 0)
+		uint32_t r = rh[i];
+		if (e[i].pid <= 0 || !bestn[r] || tie[r])
 			continue;
-		for (size_t k = 0; k < nc; k++) {
+		for (size_t k = first_pid(cand, nc, e[i].pid); k < nc && cand[k]->hdr.pid == e[i].pid; k++) {
 			struct nw_proc *p = cand[k];
-			if (p->hdr.pid != e[i].pid || strcmp(p->hdr.host, mapped[i]))
+			if (sh[k] != best[r])
 				continue;
 			if (!job[0])
 				memcpy(job, p->hdr.job, sizeof job);
@@ -177,8 +247,20 @@ static int claim(struct nw_ras_input *in, struct nw_proc **procs, size_t nprocs)
 			break;
 		}
 	}
+	if (in->nmap)
+		qsort(in->map, in->nmap, sizeof *in->map, cmp_map);
 	memcpy(in->job, job, sizeof in->job);
-	free(mapped);
+	HASH_ITER(hh, rhosts, he, ht)
+		HASH_DEL(rhosts, he);
+	HASH_ITER(hh, shosts, he, ht)
+		HASH_DEL(shosts, he);
+	free(bestn);
+	free(best);
+	free(tie);
+	free(rpool);
+	free(spool);
+	free(rh);
+	free(sh);
 	free(e);
 	free(cand);
 	return oom ? -1 : 0;
@@ -195,12 +277,18 @@ static int hook_procs(void *arg, struct nw_proc **procs, size_t nprocs)
 
 /* ---- one verdict set ---- */
 
+/* in->map is sorted by RAS rank (claim) */
 static int32_t our_rank(const struct nw_ras_input *in, int32_t ras_rank)
 {
-	for (size_t i = 0; i < in->nmap; i++)
-		if (in->map[i][0] == ras_rank)
-			return in->map[i][1];
-	return ras_rank;
+	size_t lo = 0, hi = in->nmap;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (in->map[mid][0] < ras_rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < in->nmap && in->map[lo][0] == ras_rank ? in->map[lo][1] : ras_rank;
 }
 
 static void copy_set(struct nw_jctx *x, const struct nw_ras_input *in, struct nw_rankset *to,
