@@ -466,18 +466,14 @@ static void fold(struct nw_jctx *x, struct nw_ras_input *in)
 				nw_buf_puts(&b, w->v.summary ? w->v.summary : "");
 				nw_buf_puts(&b, ras_equal ? "; launch counts equal (NCCL RAS): the counts cannot tell who is behind, "
 				                            "the stacks do"
-				                          : "; NCCL RAS lists no communicator: the init never got past its "
-				                            "rendezvous");
+				                          : "; NCCL RAS lists no communicator (no init got past its rendezvous "
+				                            "when it was asked)");
 				char *s = nw_buf_take(&b);
 				if (s) {
 					free(w->v.summary);
 					w->v.summary = s;
 				} else {
 					x->oom = 1;
-				}
-				if (ras_nocomm) {
-					w->v.kind = NW_V_INIT_STALL;
-					w->v.op_kind = NW_OP_COMM_INIT;
 				}
 			}
 			for (size_t k = 0; k < nr; k++)

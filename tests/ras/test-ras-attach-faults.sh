@@ -70,7 +70,7 @@ wait_for_line 120 'fault noinit' "$T/noinit.log"
 nw_until 60 sh -c '[ "$(ss -Hltn "sport = :'"$RAS_PORT"'" | wc -l)" -ge 3 ]' || fail "noinit: RAS not up"
 att noinit
 assert_grep '^attach: RAS at .*: NCCL 2\.28\.9, 0 communicators' "$T/noinit.out"
-assert_grep '^INIT_STALL: pid [0-9]+ on [^ ]+ is in .*idle_forever.*; NCCL RAS lists no communicator' "$T/noinit.out"
+assert_grep '^MISSING_RANK: pid [0-9]+ on [^ ]+ is in .*idle_forever.*\(from stacks\).*; NCCL RAS lists no communicator' "$T/noinit.out"
 assert_grep '^    NCCL RAS \(.*/ras\.json\): INIT_STALL: RAS reports no communicator' "$T/noinit.out"
 assert_eq "$(grep -c '^[A-Z_]*: ' "$T/noinit.out")" 1 "noinit: verdicts"
 trainer_kill
