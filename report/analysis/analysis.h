@@ -243,10 +243,23 @@ struct nw_analysis {
 	char **notes;                  /* lines about the input that are not errors (e.g. a
 	                                * Flight Recorder dump set aside for a segment) */
 	int native;                    /* nw_analysis_options.native, as the stacks were built */
+	const struct nw_source_hook *hook; /* nw_analysis_options.hook, during nw_analyze only */
 };
 
 /* Add a note line (0, or -1 out of memory). */
 int nw_analysis_note(struct nw_analysis *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Another source that joins the processes read (NCCL RAS: its report
+ * lies next to attach's snapshots, docs/ras.md), without the engine
+ * knowing it: `procs` is called after loading (it may set ranks, world
+ * sizes and job names), `verdicts` per job after the rules (it may add,
+ * drop and annotate verdicts: analysis_int.h). NULL members are skipped. */
+struct nw_jctx;
+struct nw_source_hook {
+	int (*procs)(void *arg, struct nw_proc **procs, size_t nprocs);   /* 0, or -1 out of memory */
+	void (*verdicts)(void *arg, struct nw_jctx *x);
+	void *arg;
+};
 
 struct nw_analysis_options {
 	double timeout_s;              /* stall threshold; 0: each job's watchdog setting
@@ -257,6 +270,7 @@ struct nw_analysis_options {
 	int max_threads;               /* threads that read files: 0 = up to 4 (one per CPU) when
 	                                * there are 64 files or more; 1 = only the calling thread
 	                                * (e.g. inside a process the engine must not add threads to) */
+	const struct nw_source_hook *hook; /* NULL: none */
 };
 
 /* Read every segment that `paths` name (files or directories, as

@@ -85,12 +85,15 @@ int nw_analyze(const char *const *paths, size_t npaths, const struct nw_analysis
 	if (!(a->intern = calloc(1, sizeof *a->intern)))
 		goto nomem;
 	a->native = opt ? opt->native : 0;
+	a->hook = opt ? opt->hook : NULL;
 	if (nw_load(paths, npaths, opt ? opt->max_threads : 0, a, &ld, err)) {
 		nw_analysis_free(a);
 		return -1;
 	}
-	if (nw_merge_snapshots(&ld) || nw_model(a, &ld, opt))
+	if (nw_merge_snapshots(&ld) ||
+	    (a->hook && a->hook->procs && a->hook->procs(a->hook->arg, ld.procs, ld.nprocs)) || nw_model(a, &ld, opt))
 		goto nomem;
+	a->hook = NULL;
 	return 0;
 nomem:
 	nw_analysis_free(a);

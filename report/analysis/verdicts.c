@@ -222,6 +222,8 @@ int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern 
 	nw_rules_unexplained(&x, explained);
 	free(explained);
 	nw_rules_stacks(&x);
+	if (a->hook && a->hook->verdicts)
+		a->hook->verdicts(a->hook->arg, &x);
 	nw_rules_idle(&x);
 	if (x.oom)
 		goto fail;

@@ -31,4 +31,26 @@ int nw_ras_match(struct nw_analysis *a, size_t ras_job, const struct nw_ras_repo
 int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size_t *n, int32_t *world_size);
 void nw_ras_verdicts_free(struct nw_verdict *v, size_t n);
 
+/* ras_merge.c: reports that join the snapshots (or segments) of the same
+ * processes as ONE job (docs/ras.md, "One job, one verdict"). Fill in[]
+ * (path and r), hand the hook to nw_analyze (nw_analysis_options.hook);
+ * afterwards, an input whose job is "" joined none (its own job, as
+ * nw_ras_add_job). */
+struct nw_ras_input {
+	const char *path;                 /* the report's file */
+	struct nw_ras_report r;
+	/* set by the analysis */
+	char job[NW_SEG_JOB_LEN];         /* the job it joined, "" none (a report without a
+	                                   * comm joins the one job of its directory) */
+	size_t nmatched;                  /* its world comm's ranks lined up with processes */
+	int folded;                       /* its verdicts were folded into the job's */
+	int (*map)[2];                    /* [nmap] (RAS world rank, the process's rank) */
+	size_t nmap, capmap;
+};
+struct nw_ras_merge {
+	struct nw_ras_input *in;
+	size_t n;
+};
+void nw_ras_hook(struct nw_ras_merge *m, struct nw_source_hook *h);
+
 #endif

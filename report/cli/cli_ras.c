@@ -85,27 +85,47 @@ int nw_cli_analyze_ras(const char *cmd, int argc, char **argv, const struct nw_a
 	if (nargs > 0)
 		nargs = ras_split(nargs, argv, &ras, &has_segments);
 	int rc = NW_EXIT_OK;
-	if (has_segments || !ras.n)
-		rc = nw_cli_analyze(cmd, nargs, argv, opt, any_owner, a);
-	else
-		memset(a, 0, sizeof *a);
+	/* The reports first: one that lies next to the snapshots (or segments)
+	 * of its processes joins their job (report/analysis/ras_merge.c). */
+	struct nw_ras_merge m = { .in = calloc(ras.n + 1, sizeof *m.in), .n = 0 };
+	if (!m.in)
+		rc = nw_usage_error(cmd, "out of memory");
 	for (size_t i = 0; i < ras.n && rc == NW_EXIT_OK; i++) {
-		struct nw_ras_report r;
-		char err[512], name[4200];
-		if (nw_ras_load_file(ras.paths[i], &r, err, sizeof err)) {
-			nw_analysis_free(a);
+		char err[512];
+		if (nw_ras_load_file(ras.paths[i], &m.in[m.n].r, err, sizeof err)) {
 			rc = nw_usage_error(cmd, "%s", err);
 			break;
 		}
-		snprintf(name, sizeof name, "ras %s", ras.paths[i]);
-		if (nw_ras_add_job(a, &r, name) || nw_ras_match(a, a->njobs - 1, &r)) {
-			nw_ras_report_free(&r);
+		m.in[m.n++].path = ras.paths[i];
+	}
+	struct nw_source_hook hook;
+	struct nw_analysis_options o = *opt;
+	nw_ras_hook(&m, &hook);
+	o.hook = m.n ? &hook : opt->hook;
+	if (rc == NW_EXIT_OK) {
+		if (has_segments || !ras.n)
+			rc = nw_cli_analyze(cmd, nargs, argv, &o, any_owner, a);
+		else
+			memset(a, 0, sizeof *a);
+	}
+	/* the others: a job of their own, lined up with the rest by membership */
+	for (size_t i = 0; i < m.n && rc == NW_EXIT_OK; i++) {
+		struct nw_ras_input *in = &m.in[i];
+		if (in->job[0])
+			continue;
+		char name[4200];
+		snprintf(name, sizeof name, "ras %s", in->path);
+		if (nw_ras_add_job(a, &in->r, name) || nw_ras_match(a, a->njobs - 1, &in->r)) {
 			nw_analysis_free(a);
-			rc = nw_usage_error(cmd, "%s: out of memory", ras.paths[i]);
+			rc = nw_usage_error(cmd, "%s: out of memory", in->path);
 			break;
 		}
-		nw_ras_report_free(&r);
 	}
+	for (size_t i = 0; i < m.n; i++) {
+		nw_ras_report_free(&m.in[i].r);
+		free(m.in[i].map);
+	}
+	free(m.in);
 	for (size_t i = 0; i < ras.n; i++)
 		free(ras.paths[i]);
 	free(ras.paths);

@@ -306,6 +306,8 @@ static int run_attach(int argc, char **argv)
 	}
 	if (ras && dirs.n)
 		nw_cli_ras_attach(pids, (size_t)npids, dirs.dir, dirs.n);
+	else if (dirs.n)
+		printf("attach: RAS not asked (--no-ras): stacks alone\n");
 	free(pids);
 	if (written)
 		printf("attach: %d process%s: %llu threads read without stopping them, %llu stopped (longest %.3f ms), "

@@ -2,8 +2,9 @@
 # `ncclwatch attach` asks NCCL's RAS too: on a hung trainer started without
 # the preload (rank 2 of 4 skips step 3's all-reduce), attach finds the RAS
 # address in the processes' environment (NCCL_RAS_ADDR), writes the report
-# next to the snapshots, and the verdict has both: rank 2 from stacks, and
-# rank 2 with the op number from RAS launch counts. With NCCL_RAS_ENABLE=0
+# next to the snapshots, and the verdict is ONE job: rank 2 with the op
+# number from RAS launch counts, its stack from its snapshot, and the
+# stacks' own verdict folded in as "stacks agree". With NCCL_RAS_ENABLE=0
 # it says so and goes on with stacks alone. The same under mpirun and
 # torchrun (attach --tree LAUNCHER).
 . "$NW_ROOT/tests/lib.sh"
@@ -22,9 +23,11 @@ assert_eq "$rc" 1 "attach's exit status (a verdict)"
 assert_grep "^attach: RAS at 127\\.0\\.0\\.1:$RAS_PORT: NCCL 2\\.28\\.9, 1 communicator -> $T/snap/ras\\.json$" "$T/attach.out"
 [ -s "$T/snap/ras.json" ] || fail "no ras.json next to the snapshots"
 assert_grep '^MISSING_RANK: rank 2 never launched AllReduce #4 on comm 0x[0-9a-f]{16} \(launched it 3 times where 3 peers launched it 4 times\)' "$T/attach.out"
-assert_grep 'from stacks' "$T/attach.out"
-# the RAS culprit's own stack, from its snapshot (lined up by pid)
-assert_grep '^    rank 2 is pid [0-9]+ of job [^,]+, its main thread: pause < idle_forever' "$T/attach.out"
+assert_eq "$(grep -c '^job ' "$T/attach.out")" 1 "jobs (the RAS report joined the snapshots' job)"
+assert_eq "$(grep -c '^[A-Z_]*: ' "$T/attach.out")" 1 "verdicts"
+# the RAS culprit's own stack, from its snapshot (lined up by host and pid)
+assert_grep '^    rank 2 \(from stacks\): where it is instead: pause < idle_forever' "$T/attach.out"
+assert_grep '^    stacks agree: MISSING_RANK: rank 2 is in pause < idle_forever' "$T/attach.out"
 trainer_kill
 
 note "NCCL_RAS_ENABLE=0: stacks alone, said once"
@@ -35,6 +38,8 @@ cat "$T/attach2.out"
 assert_eq "$(grep -c '^attach: RAS off in every process (NCCL_RAS_ENABLE not 1): stacks alone$' "$T/attach2.out")" 1 "the RAS line"
 [ ! -e "$T/snap2/ras.json" ] || fail "a ras.json with RAS off"
 assert_no_grep 'never launched' "$T/attach2.out"
+assert_eq "$(grep -c '^job ' "$T/attach2.out")" 1 "jobs with RAS off"
+assert_grep '^MISSING_RANK: .*\(from stacks\)' "$T/attach2.out"
 trainer_kill
 
 . "$NW_ROOT/tests/launch/launch-lib.sh"
@@ -54,6 +59,9 @@ for launcher in mpirun torchrun; do
 	grep -v '^        #' "$T/$launcher.attach" | sed 's/^/    /'
 	assert_grep "^attach: RAS at 127\\.0\\.0\\.1:$RAS_PORT: NCCL 2\\.28\\.9, 1 communicator -> $T/$launcher/ras\\.json$" "$T/$launcher.attach"
 	assert_grep '^MISSING_RANK: rank 1 never launched AllReduce #4 on comm' "$T/$launcher.attach"
-	assert_grep '^    rank 1 is pid [0-9]+ of job [^,]+, its main thread: .*idle_forever' "$T/$launcher.attach"
+	assert_eq "$(grep -c '^job ' "$T/$launcher.attach")" 1 "$launcher: jobs"
+	assert_grep '^  culprits: 1$' "$T/$launcher.attach"
+	assert_grep '^    rank 1 \(from stacks\): where it is instead: .*idle_forever' "$T/$launcher.attach"
+	assert_grep '^    stacks agree: MISSING_RANK: rank 1 is in ' "$T/$launcher.attach"
 	if [ $launcher = mpirun ]; then launch_stop TERM; launch_settled 30 || fail "mpirun's ranks outlived it"; else launch_stop KILL; fi
 done

@@ -28,6 +28,17 @@ ours=$(sed -n '/^job rasjob/,/^job ras /p' "$T/diag.out" | sed -n 's/^  op: AllR
 assert_grep '^MISSING_RANK: rank 3 never launched AllReduce #5 on comm 0x[0-9a-f]{16}' "$T/diag.out"
 assert_grep "^    RAS comm 0x[0-9a-f]{16} is ncclwatch comm $ours of job rasjob \\(same size, same pid for every rank that answered\\)$" "$T/diag.out"
 assert_grep '^    the segments of job rasjob agree: MISSING_RANK, culprits 3$' "$T/diag.out"
+note "the report inside the segments' own job directory: one job, the segments' verdict, RAS's agreement line"
+segdir=$(dirname "$(ls "$NCCLWATCH_DIR"/*/*.seg | head -n 1)")
+"$NW_CLI" ras --save "$segdir/ras.json" > /dev/null || fail "ncclwatch ras --save failed"
+"$NW_CLI" diagnose --verbose --timeout 1 "$segdir" > "$T/one.out"; rc=$?
+grep -v '^    from NCCL RAS' "$T/one.out" | sed 's/^/    /'
+assert_eq "$rc" 1 "diagnose exit status"
+assert_eq "$(grep -c '^job ' "$T/one.out")" 1 "jobs"
+assert_grep '^job rasjob: 4 processes read' "$T/one.out"
+assert_grep "^    NCCL RAS \\($segdir/ras\\.json\\) agrees: MISSING_RANK: rank 3 never launched AllReduce #5 on comm 0x[0-9a-f]{16}" "$T/one.out"
+assert_no_grep '^    stacks agree' "$T/one.out"
+rm -f "$segdir/ras.json"
 note "the JSON of both jobs validates against docs/diagnose.schema.json"
 . "$NW_ROOT/tests/cli/cli-lib.sh"
 if (need_jsonschema) > /dev/null; then
