@@ -20,12 +20,14 @@ void nw_job_sanitize(char *s)
 
 /* The environment the job's facts come from: this process's (getenv),
  * or another's (`ncclwatch attach` reads /proc/PID/environ). */
-static nw_env_get_fn env_get;
-static void *env_ctx;
+struct env {
+	nw_env_get_fn get;
+	void *ctx;
+};
 
-static const char *env_nonempty(const char *name)
+static const char *env_nonempty(const struct env *e, const char *name)
 {
-	const char *v = env_get(name, env_ctx);
+	const char *v = e->get(name, e->ctx);
 	return v && *v ? v : NULL;
 }
 
@@ -67,10 +69,10 @@ unsigned long long nw_process_start_ticks(pid_t pid)
 }
 
 /* torchrun's workers on more than one node (GROUP_WORLD_SIZE: the nodes). */
-static int multi_node_torchrun(void)
+static int multi_node_torchrun(const struct env *e)
 {
-	const char *nodes = env_nonempty("GROUP_WORLD_SIZE");
-	return env_nonempty("TORCHELASTIC_RUN_ID") && nodes && strcmp(nodes, "1") != 0 && env_nonempty("MASTER_ADDR") && env_nonempty("MASTER_PORT");
+	const char *nodes = env_nonempty(e, "GROUP_WORLD_SIZE");
+	return env_nonempty(e, "TORCHELASTIC_RUN_ID") && nodes && strcmp(nodes, "1") != 0 && env_nonempty(e, "MASTER_ADDR") && env_nonempty(e, "MASTER_PORT");
 }
 
 void nw_job_id(char *out, size_t size)
@@ -80,27 +82,26 @@ void nw_job_id(char *out, size_t size)
 
 void nw_job_id_env(nw_env_get_fn get, void *ctx, pid_t ppid, char *out, size_t size)
 {
-	env_get = get;
-	env_ctx = ctx;
+	const struct env env = { get, ctx }, *e = &env;
 	const char *v;
-	if ((v = env_nonempty("NCCLWATCH_JOB"))) {
+	if ((v = env_nonempty(e, "NCCLWATCH_JOB"))) {
 		snprintf(out, size, "%s", v);
-	} else if ((v = env_nonempty("TORCHELASTIC_RUN_ID")) && strcmp(v, "none") != 0) {
+	} else if ((v = env_nonempty(e, "TORCHELASTIC_RUN_ID")) && strcmp(v, "none") != 0) {
 		snprintf(out, size, "%s", v);
-	} else if ((v = env_nonempty("SLURM_JOB_ID"))) {
-		const char *step = env_nonempty("SLURM_STEP_ID");
+	} else if ((v = env_nonempty(e, "SLURM_JOB_ID"))) {
+		const char *step = env_nonempty(e, "SLURM_STEP_ID");
 		if (step)
 			snprintf(out, size, "%s.%s", v, step);
 		else
 			snprintf(out, size, "%s", v);
-	} else if (multi_node_torchrun()) {
+	} else if (multi_node_torchrun(e)) {
 		/* torchrun without --rdzv_id names every job "none". Across nodes
 		 * only the store's address is shared, and it is unique among the
 		 * jobs running at one time (one listening port). */
-		snprintf(out, size, "torchrun-%s-%s", env_nonempty("MASTER_ADDR"), env_nonempty("MASTER_PORT"));
-	} else if ((v = env_nonempty("OMPI_MCA_orte_hnp_uri")) && strcspn(v, ".;") > 0) {
+		snprintf(out, size, "torchrun-%s-%s", env_nonempty(e, "MASTER_ADDR"), env_nonempty(e, "MASTER_PORT"));
+	} else if ((v = env_nonempty(e, "OMPI_MCA_orte_hnp_uri")) && strcspn(v, ".;") > 0) {
 		snprintf(out, size, "%.*s", (int)strcspn(v, ".;"), v);
-	} else if ((v = env_nonempty("PMIX_NAMESPACE"))) {
+	} else if ((v = env_nonempty(e, "PMIX_NAMESPACE"))) {
 		snprintf(out, size, "%s", v);
 	} else {
 		snprintf(out, size, "ppid-%d-%llu", (int)ppid, nw_process_start_ticks(ppid));
@@ -108,10 +109,10 @@ void nw_job_id_env(nw_env_get_fn get, void *ctx, pid_t ppid, char *out, size_t s
 	nw_job_sanitize(out);
 }
 
-static int32_t env_int(const char *const *names)
+static int32_t env_int(const struct env *e, const char *const *names)
 {
 	for (; *names; names++) {
-		const char *v = env_nonempty(*names);
+		const char *v = env_nonempty(e, *names);
 		if (!v)
 			continue;
 		char *end;
@@ -130,12 +131,11 @@ void nw_job_ranks(int32_t *global_rank, int32_t *local_rank, int32_t *world_size
 void nw_job_ranks_env(nw_env_get_fn get, void *ctx, int32_t *global_rank, int32_t *local_rank,
                       int32_t *world_size)
 {
-	env_get = get;
-	env_ctx = ctx;
+	const struct env env = { get, ctx };
 	static const char *const global[] = { "RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK", NULL };
 	static const char *const local[] = { "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", NULL };
 	static const char *const world[] = { "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", "PMI_SIZE", NULL };
-	*global_rank = env_int(global);
-	*local_rank = env_int(local);
-	*world_size = env_int(world);
+	*global_rank = env_int(&env, global);
+	*local_rank = env_int(&env, local);
+	*world_size = env_int(&env, world);
 }

@@ -19,7 +19,7 @@ void nw_job_id(char *out, size_t size);
 
 /* The same from another environment: get(name, ctx) is a variable's value
  * or NULL, ppid the process's parent (`ncclwatch attach` reads both from
- * /proc/PID). Not thread-safe (one caller at a time). */
+ * /proc/PID). */
 typedef const char *(*nw_env_get_fn)(const char *name, void *ctx);
 void nw_job_id_env(nw_env_get_fn get, void *ctx, pid_t ppid, char *out, size_t size);
 

@@ -310,6 +310,22 @@ static int line(struct pm *m, const uint8_t **s, size_t *n)
 	return 0;
 }
 
+/* A memo index as decimal text up to '\n' (GET, PUT: protocol 0). */
+static int line_index(struct pm *m, unsigned long long *x)
+{
+	const uint8_t *s;
+	size_t n;
+	if (line(m, &s, &n))
+		return -1;
+	char b[24], *end;
+	if (!n || n >= sizeof b)
+		return perr(m, "bad memo index");
+	memcpy(b, s, n);
+	b[n] = '\0';
+	*x = strtoull(b, &end, 10);
+	return *end ? perr(m, "bad memo index") : 0;
+}
+
 static int line_num(struct pm *m, int is_float)
 {
 	const uint8_t *s;
@@ -630,19 +646,8 @@ static int step(struct pm *m, int *stop)
 			return -1;
 		return fill(m, from, 1);
 	case 'g': {                                     /* GET */
-		const uint8_t *s;
-		size_t n;
-		if (line(m, &s, &n))
-			return -1;
-		char b[24], *end;
-		if (!n || n >= sizeof b)
-			return perr(m, "bad memo index");
-		memcpy(b, s, n);
-		b[n] = '\0';
-		unsigned long long x = strtoull(b, &end, 10);
-		if (*end)
-			return perr(m, "bad memo index");
-		return memo_get(m, x);
+		unsigned long long x;
+		return line_index(m, &x) ? -1 : memo_get(m, x);
 	}
 	case 'h':
 		if (need(m, 1))
@@ -654,19 +659,8 @@ static int step(struct pm *m, int *stop)
 		m->pos += 4;
 		return memo_get(m, le(m->d + m->pos - 4, 4));
 	case 'p': {                                     /* PUT */
-		const uint8_t *s;
-		size_t n;
-		if (line(m, &s, &n))
-			return -1;
-		char b[24], *end;
-		if (!n || n >= sizeof b)
-			return perr(m, "bad memo index");
-		memcpy(b, s, n);
-		b[n] = '\0';
-		unsigned long long x = strtoull(b, &end, 10);
-		if (*end)
-			return perr(m, "bad memo index");
-		return memo_put(m, x);
+		unsigned long long x;
+		return line_index(m, &x) ? -1 : memo_put(m, x);
 	}
 	case 'q':
 		if (need(m, 1))

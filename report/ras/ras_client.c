@@ -229,134 +229,142 @@ static int ras_connect(const char *addr, double deadline, double secs, int *rc, 
 	return fd;
 }
 
+/* A client session: connected, CLIENT PROTOCOL answered. */
+struct session {
+	const char *addr;
+	double secs;                  /* the whole exchange's deadline, in seconds from its start */
+	struct conn c;
+	char line[1100];              /* the last reply line */
+};
+
+static void session_end(struct session *s)
+{
+	free(s->c.buf);
+	close(s->c.fd);
+}
+
+/* Send cmd, read its one-line reply into s->line: NW_RAS_OK, or an error
+ * code with err set ("what" names the reply in the message). */
+static int command(struct session *s, const char *cmd, const char *what, char *err, size_t errlen)
+{
+	if (send_line(s->c.fd, cmd, s->c.deadline)) {
+		set_err(err, errlen, "RAS at %s: the connection broke while sending a command", s->addr);
+		return NW_RAS_BAD_PEER;
+	}
+	if (read_line(&s->c, s->line, sizeof s->line))
+		return fail_read(&s->c, s->addr, what, s->secs, err, errlen);
+	return NW_RAS_OK;
+}
+
+/* The reply in s->line was not the one wanted: "RAS at ADDR: <why>: answered '<line>'<after>". */
+static int refused(struct session *s, const char *why, const char *after, char *err, size_t errlen)
+{
+	char q[128];
+	quote(q, sizeof q, s->line, strlen(s->line));
+	set_err(err, errlen, "RAS at %s: %s'%s'%s", s->addr, why, q, after);
+	return NW_RAS_BAD_PEER;
+}
+
+/* Connect and agree on protocol 2: NW_RAS_OK (then session_end), or an error. */
+static int session_start(struct session *s, const struct nw_ras_query_opts *o, char *err, size_t errlen)
+{
+	s->addr = o->addr ? o->addr : nw_ras_default_addr();
+	s->secs = o->deadline_s > 0 ? o->deadline_s : NW_RAS_DEFAULT_DEADLINE_S;
+	double deadline = mono() + s->secs;
+	int rc = NW_RAS_OK;
+	int fd = ras_connect(s->addr, deadline, s->secs, &rc, err, errlen);
+	if (fd < 0)
+		return rc;
+	s->c = (struct conn){ .fd = fd, .deadline = deadline,
+	                      .max = o->max_bytes ? o->max_bytes : NW_RAS_DEFAULT_MAX_BYTES };
+	if ((rc = command(s, "CLIENT PROTOCOL 2\n", "SERVER PROTOCOL reply", err, errlen)) == NW_RAS_OK &&
+	    strncasecmp(s->line, "SERVER PROTOCOL ", 16))
+		rc = refused(s, "not NCCL's RAS protocol: answered ", " to CLIENT PROTOCOL", err, errlen);
+	if (rc != NW_RAS_OK)
+		session_end(s);
+	return rc;
+}
+
 int nw_ras_monitor(const struct nw_ras_query_opts *o, const char *groups, int json, FILE *out, char *err, size_t errlen)
 {
 	struct nw_ras_query_opts dflt = { .server_timeout_s = -1 };
-	if (!o) o = &dflt;
-	const char *addr = o->addr ? o->addr : nw_ras_default_addr();
-	double secs = o->deadline_s > 0 ? o->deadline_s : NW_RAS_DEFAULT_DEADLINE_S;
-	double deadline = mono() + secs;
-	char line[1100], q[128];
-	int rc = NW_RAS_OK;
-	int fd = ras_connect(addr, deadline, secs, &rc, err, errlen);
-	if (fd < 0) return rc;
-	struct conn c = { .fd = fd, .deadline = deadline, .max = o->max_bytes ? o->max_bytes : NW_RAS_DEFAULT_MAX_BYTES };
-	if (send_line(fd, "CLIENT PROTOCOL 2\n", deadline)) goto send_failed;
-	if (read_line(&c, line, sizeof line)) { rc = fail_read(&c, addr, "SERVER PROTOCOL reply", secs, err, errlen); goto out; }
-	if (strncasecmp(line, "SERVER PROTOCOL ", 16)) {
-		quote(q, sizeof q, line, strlen(line));
-		set_err(err, errlen, "RAS at %s: not NCCL's RAS protocol: answered '%s' to CLIENT PROTOCOL", addr, q);
-		rc = NW_RAS_BAD_PEER;
-		goto out;
-	}
-	if (json) {
-		if (send_line(fd, "SET FORMAT json\n", deadline)) goto send_failed;
-		if (read_line(&c, line, sizeof line)) { rc = fail_read(&c, addr, "reply to SET FORMAT", secs, err, errlen); goto out; }
-		if (strcasecmp(line, "OK")) {
-			quote(q, sizeof q, line, strlen(line));
-			set_err(err, errlen, "RAS at %s: no JSON events (NCCL before 2.28.7?): answered '%s' to SET FORMAT json", addr, q);
-			rc = NW_RAS_BAD_PEER;
-			goto out;
-		}
-	}
-	snprintf(line, sizeof line, "MONITOR%s%.1000s\n", groups ? " " : "", groups ? groups : "");
-	if (send_line(fd, line, deadline)) goto send_failed;
-	if (read_line(&c, line, sizeof line)) { rc = fail_read(&c, addr, "reply to MONITOR", secs, err, errlen); goto out; }
-	if (strcasecmp(line, "OK")) {
-		quote(q, sizeof q, line, strlen(line));
-		set_err(err, errlen, "RAS at %s: MONITOR refused (it needs NCCL 2.29.2 or later): answered '%s'", addr, q);
-		rc = NW_RAS_BAD_PEER;
-		goto out;
-	}
+	struct session s;
+	int rc = session_start(&s, o ? o : &dflt, err, errlen);
+	if (rc != NW_RAS_OK)
+		return rc;
+	char cmd[1100];
+	if (json && (rc = command(&s, "SET FORMAT json\n", "reply to SET FORMAT", err, errlen)) == NW_RAS_OK &&
+	    strcasecmp(s.line, "OK"))
+		rc = refused(&s, "no JSON events (NCCL before 2.28.7?): answered ", " to SET FORMAT json", err, errlen);
+	snprintf(cmd, sizeof cmd, "MONITOR%s%.1000s\n", groups ? " " : "", groups ? groups : "");
+	if (rc == NW_RAS_OK && (rc = command(&s, cmd, "reply to MONITOR", err, errlen)) == NW_RAS_OK &&
+	    strcasecmp(s.line, "OK"))
+		rc = refused(&s, "MONITOR refused (it needs NCCL 2.29.2 or later): answered ", "", err, errlen);
 	/* events until the server closes, the deadline, or the size bound */
-	size_t copied = 0;
-	for (;;) {
-		if (c.len) {
-			size_t n = c.len < c.max - copied ? c.len : c.max - copied;
-			fwrite(c.buf, 1, n, out);
+	for (size_t copied = 0; rc == NW_RAS_OK;) {
+		struct conn *c = &s.c;
+		if (c->len) {
+			size_t n = c->len < c->max - copied ? c->len : c->max - copied;
+			fwrite(c->buf, 1, n, out);
 			fflush(out);
 			copied += n;
-			c.len = 0;
-			if (copied >= c.max) break;
+			c->len = 0;
+			if (copied >= c->max)
+				break;
 		}
-		if (fill(&c)) break;   /* eof, deadline: the watch ends */
+		if (fill(c))
+			break;   /* eof, deadline: the watch ends */
 	}
-	goto out;
-send_failed:
-	set_err(err, errlen, "RAS at %s: the connection broke while sending a command", addr);
-	rc = NW_RAS_BAD_PEER;
-out:
-	free(c.buf);
-	close(fd);
+	session_end(&s);
 	return rc;
 }
 
 int nw_ras_query(const struct nw_ras_query_opts *o, struct nw_ras_report *out, char *err, size_t errlen)
 {
 	struct nw_ras_query_opts dflt = { .server_timeout_s = -1 };
-	if (!o) o = &dflt;
-	const char *addr = o->addr ? o->addr : nw_ras_default_addr();
-	double secs = o->deadline_s > 0 ? o->deadline_s : NW_RAS_DEFAULT_DEADLINE_S;
-	double deadline = mono() + secs;
-	char line[1100], q[128];
+	if (!o)
+		o = &dflt;
 	memset(out, 0, sizeof *out);
-	int rc = NW_RAS_OK;
-	int fd = ras_connect(addr, deadline, secs, &rc, err, errlen);
-	if (fd < 0) return rc;
-	struct conn c = { .fd = fd, .deadline = deadline, .max = o->max_bytes ? o->max_bytes : NW_RAS_DEFAULT_MAX_BYTES };
-	int json = !o->force_text, r;
-
-	if (send_line(fd, "CLIENT PROTOCOL 2\n", deadline)) goto send_failed;
-	if ((r = read_line(&c, line, sizeof line))) { rc = fail_read(&c, addr, "SERVER PROTOCOL reply", secs, err, errlen); goto out; }
-	if (strncasecmp(line, "SERVER PROTOCOL ", 16)) {
-		quote(q, sizeof q, line, strlen(line));
-		set_err(err, errlen, "RAS at %s: not NCCL's RAS protocol: answered '%s' to CLIENT PROTOCOL", addr, q);
-		rc = NW_RAS_BAD_PEER;
-		goto out;
-	}
+	struct session s;
+	int rc = session_start(&s, o, err, errlen);
+	if (rc != NW_RAS_OK)
+		return rc;
+	int json = !o->force_text;
 	if (o->server_timeout_s >= 0) {
-		snprintf(line, sizeof line, "TIMEOUT %d\n", o->server_timeout_s);
-		if (send_line(fd, line, deadline)) goto send_failed;
-		if ((r = read_line(&c, line, sizeof line))) { rc = fail_read(&c, addr, "reply to TIMEOUT", secs, err, errlen); goto out; }
-		if (strcasecmp(line, "OK")) {
-			quote(q, sizeof q, line, strlen(line));
-			set_err(err, errlen, "RAS at %s: answered '%s' to TIMEOUT", addr, q);
-			rc = NW_RAS_BAD_PEER;
-			goto out;
-		}
+		char cmd[64];
+		snprintf(cmd, sizeof cmd, "TIMEOUT %d\n", o->server_timeout_s);
+		if ((rc = command(&s, cmd, "reply to TIMEOUT", err, errlen)) == NW_RAS_OK && strcasecmp(s.line, "OK"))
+			rc = refused(&s, "answered ", " to TIMEOUT", err, errlen);
 	}
-	if (json) {
-		/* NCCL 2.28.7+; older servers answer "ERROR: Unknown command" and keep the connection */
-		if (send_line(fd, "SET FORMAT json\n", deadline)) goto send_failed;
-		if ((r = read_line(&c, line, sizeof line))) { rc = fail_read(&c, addr, "reply to SET FORMAT", secs, err, errlen); goto out; }
-		if (!strncasecmp(line, "ERROR: Unknown command", 22)) json = 0;
-		else if (strcasecmp(line, "OK")) {
-			quote(q, sizeof q, line, strlen(line));
-			set_err(err, errlen, "RAS at %s: answered '%s' to SET FORMAT json", addr, q);
-			rc = NW_RAS_BAD_PEER;
-			goto out;
-		}
+	/* NCCL 2.28.7+; older servers answer "ERROR: Unknown command" and keep the connection */
+	if (rc == NW_RAS_OK && json &&
+	    (rc = command(&s, "SET FORMAT json\n", "reply to SET FORMAT", err, errlen)) == NW_RAS_OK) {
+		if (!strncasecmp(s.line, "ERROR: Unknown command", 22))
+			json = 0;
+		else if (strcasecmp(s.line, "OK"))
+			rc = refused(&s, "answered ", " to SET FORMAT json", err, errlen);
 	}
-	if (send_line(fd, o->verbose ? "VERBOSE STATUS\n" : "STATUS\n", deadline)) goto send_failed;
-	/* the report is streamed until the server closes the connection */
-	while (!c.eof)
-		if (fill(&c) && !c.eof) { rc = fail_read(&c, addr, "complete report", secs, err, errlen); goto out; }
-	if (c.len == 0) {
-		set_err(err, errlen, "RAS at %s: the connection closed without a report", addr);
+	if (rc == NW_RAS_OK && send_line(s.c.fd, o->verbose ? "VERBOSE STATUS\n" : "STATUS\n", s.c.deadline)) {
+		set_err(err, errlen, "RAS at %s: the connection broke while sending a command", s.addr);
 		rc = NW_RAS_BAD_PEER;
-		goto out;
 	}
-	c.buf[c.len] = 0;
-	char name[200];
-	snprintf(name, sizeof name, "RAS at %s", addr);
-	if ((json ? nw_ras_parse_json : nw_ras_parse_text)(name, c.buf, c.len, out, err, errlen)) rc = NW_RAS_BAD_PEER;
-	else snprintf(out->addr, sizeof out->addr, "%s", addr);
-	goto out;
-send_failed:
-	set_err(err, errlen, "RAS at %s: the connection broke while sending a command", addr);
-	rc = NW_RAS_BAD_PEER;
-out:
-	free(c.buf);
-	close(fd);
+	/* the report is streamed until the server closes the connection */
+	while (rc == NW_RAS_OK && !s.c.eof)
+		if (fill(&s.c) && !s.c.eof)
+			rc = fail_read(&s.c, s.addr, "complete report", s.secs, err, errlen);
+	if (rc == NW_RAS_OK && s.c.len == 0) {
+		set_err(err, errlen, "RAS at %s: the connection closed without a report", s.addr);
+		rc = NW_RAS_BAD_PEER;
+	}
+	if (rc == NW_RAS_OK) {
+		s.c.buf[s.c.len] = 0;
+		char name[200];
+		snprintf(name, sizeof name, "RAS at %s", s.addr);
+		if ((json ? nw_ras_parse_json : nw_ras_parse_text)(name, s.c.buf, s.c.len, out, err, errlen))
+			rc = NW_RAS_BAD_PEER;
+		else
+			snprintf(out->addr, sizeof out->addr, "%s", s.addr);
+	}
+	session_end(&s);
 	return rc;
 }
