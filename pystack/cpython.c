@@ -179,7 +179,7 @@ int nw_py_frame_hidden(uint64_t frame, uint64_t code, uint64_t instr)
 	return 0;
 }
 
-static int tid_alive(uint64_t tid)
+int nw_py_tid_listed(uint64_t tid)
 {
 	char path[64];
 	struct stat sb;
@@ -206,7 +206,7 @@ int nw_py_check_layout(void)
 			break;           /* not a thread state of ours: the list is not ours either */
 		}
 		/* A thread state whose thread just exited may still be listed. */
-		threads += tid_alive(nw_mem_u64(ts + L->ts_native_thread_id));
+		threads += nw_py_tid_listed(nw_mem_u64(ts + L->ts_native_thread_id));
 		uint64_t f = nw_py_current_frame(ts);
 		for (int k = 0; f && k < MAX_FRAMES_CHECKED; k++, f = nw_mem_u64(f + L->fr_previous)) {
 			uint64_t code = nw_mem_u64(f + L->fr_code);

@@ -77,6 +77,9 @@ uint64_t nw_py_first_tstate(uint64_t interp);
 uint64_t nw_py_current_frame(uint64_t tstate);
 
 /* Is this frame a C-stack shim or not started yet (not a line of Python)? */
+/* 1 when `tid` is a thread of this process now (/proc/self/task). */
+int nw_py_tid_listed(uint64_t tid);
+
 int nw_py_frame_hidden(uint64_t frame, uint64_t code, uint64_t instr);
 
 #endif

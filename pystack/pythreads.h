@@ -37,6 +37,10 @@ int nw_py_threads(struct nw_py_thread *out, int max, char *err, size_t errsize);
  * tstate-walk fills them: used by both methods. Count, or -1. */
 int nw_py_thread_states(struct nw_py_thread *out, int max);
 
+/* Set p->tid (and NW_PYT_MAIN) from the native thread id in its thread
+ * state, 0 when that is not a thread of this process now. */
+void nw_py_tie(struct nw_py_thread *p);
+
 /* Set by the last nw_py_threads when it could not list every thread (the
  * dumper lists at most 100; NW_PY_THREADS_MAX). */
 extern int nw_py_threads_cut;

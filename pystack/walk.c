@@ -45,6 +45,10 @@ int nw_py_threads_walk(struct nw_py_thread *out, int max, char *err, size_t errs
 			}
 		}
 		p->nframes = kept;
+		/* Tied again after its frames were read: CPython 3.11 gives a new
+		 * thread's state its starter's tid until the thread runs, so a
+		 * thread that started while we read has its own tid only now. */
+		nw_py_tie(p);
 	}
 	return n;
 }

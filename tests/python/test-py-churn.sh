@@ -3,7 +3,10 @@
 # 15 calls deep and exit (tests/python/py_churn.c, an embedded CPython
 # 3.11): the default method (the walk of the thread states, every read
 # through process_vm_readv) never crashes the process and sees Python
-# threads. The interpreter's own dumper (_Py_DumpTracebackThreads,
+# threads, every one tied to its native thread in the end (a torn read:
+# a state with frames and no tie, two states on one tid, a new 3.11 thread
+# still carrying its starter's tid, is read again; the last capture's note
+# has no "not tied"). The interpreter's own dumper (_Py_DumpTracebackThreads,
 # NCCLWATCH_PY_METHOD=dump) was seen to crash this very program inside
 # CPython, which is why it is not the default: not asserted here (a test
 # must not depend on a crash).
