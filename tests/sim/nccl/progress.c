@@ -3,14 +3,19 @@
  * advances all its ops together, like one fused NCCL kernel, and sleeps on
  * the doorbell whenever none of them can move.
  *
- * Collectives. Collective #s of a communicator moves its data in steps of at
- * most SIM_COLL_SLOT bytes through one staging slot per rank. In step k a
- * rank writes its part into its slot and publishes phase P(s,k,0); once all
- * ranks published it, every rank computes its output from all slots and
- * publishes P(s,k,1); once all did, the slots may be reused. The number of
- * steps follows from each rank's own arguments, so a count mismatch makes
- * the rank with more data wait for phases its peers only reach in their
- * next collective (whose data it then takes): it hangs until then, like NCCL.
+ * Collectives. A communicator's collectives move their data in steps of at
+ * most SIM_COLL_SLOT bytes through one staging slot per rank. Steps are
+ * numbered across the communicator's life, like the step counters NCCL
+ * keeps in each connection from one kernel to the next: a rank's collective
+ * of k steps takes its steps n .. n+k-1 of that stream. In step n a rank
+ * writes its part into its slot and publishes phase P(n,0); once all ranks
+ * published it, every rank computes its output from all slots and publishes
+ * P(n,1); once all did, the slots may be reused. The number of steps
+ * follows from each rank's own arguments, so after a count mismatch the
+ * ranks' streams stay shifted, as NCCL's do: the rank with more data takes
+ * its missing steps from its peers' next collectives (wrong data), every
+ * later collective pairs mismatched steps, and the ranks ahead in the
+ * stream wait, in the end for steps nobody will send: a hang.
  * A different kind of collective or a different root at the same position
  * hangs every rank of it (checked once all arrived). Different redops or
  * datatypes of the same size are not detected: each rank reduces with its
@@ -29,7 +34,7 @@
 #include <time.h>
 
 enum { ST_WRITE, ST_ARRIVED, ST_COMPUTED, ST_HANG };
-#define PHASE(s, k, h) (((uint64_t)(s) << 32) | (2 * (uint64_t)(k) + (h) + 1))
+#define PHASE(op, h) (2 * ((op)->base + (op)->step) + (h) + 1)
 
 static uint64_t coll_bytes(const struct sim_op *op)
 {
@@ -129,6 +134,7 @@ static int coll_step(struct sim_op *op)
 		if (op->step == 0) {
 			if (__atomic_load_n(&me->coll_done_seq, __ATOMIC_ACQUIRE) != op->seq - 1) return BLOCKED;
 			op->steps = nsteps(bytes, SIM_COLL_SLOT);
+			op->base = __atomic_load_n(&c->coll_steps, __ATOMIC_ACQUIRE);
 			if (sim_fault_find(FAULT_GPUFAULT, c->key, c->rank, op->seq)) {
 				sim_debug("comm %s rank %d: injected gpufault at collective #%llu", c->keyhex, c->rank,
 				          (unsigned long long)op->seq);
@@ -139,12 +145,12 @@ static int coll_step(struct sim_op *op)
 		}
 		if (len && (!((op->kind == OP_BROADCAST || op->kind == OP_SCATTER) && c->rank != op->root)))
 			memcpy(SIM_COLL_SLOT_PTR(v, c->rank), (const unsigned char *)op->sendbuff + off, len);
-		__atomic_store_n(&me->phase, PHASE(op->seq, op->step, 0), __ATOMIC_RELEASE);
+		__atomic_store_n(&me->phase, PHASE(op, 0), __ATOMIC_RELEASE);
 		sim_bell_ring();
 		op->state = ST_ARRIVED;
 		return MOVED;
 	case ST_ARRIVED:
-		if (!all_phases_at_least(v, c->nranks, PHASE(op->seq, op->step, 0))) return BLOCKED;
+		if (!all_phases_at_least(v, c->nranks, PHASE(op, 0))) return BLOCKED;
 		if (op->step == 0) {
 			if (!coll_matches(op)) {
 				sim_debug("comm %s rank %d: collective #%llu does not match its peers': hanging", c->keyhex,
@@ -167,14 +173,15 @@ static int coll_step(struct sim_op *op)
 			}
 		}
 		if (len) coll_compute(op, off, len);
-		__atomic_store_n(&me->phase, PHASE(op->seq, op->step, 1), __ATOMIC_RELEASE);
+		__atomic_store_n(&me->phase, PHASE(op, 1), __ATOMIC_RELEASE);
 		sim_bell_ring();
 		op->state = ST_COMPUTED;
 		return MOVED;
 	case ST_COMPUTED:
-		if (!all_phases_at_least(v, c->nranks, PHASE(op->seq, op->step, 1))) return BLOCKED;
+		if (!all_phases_at_least(v, c->nranks, PHASE(op, 1))) return BLOCKED;
 		op->state = ST_WRITE;
 		if (++op->step == op->steps) {
+			__atomic_store_n(&c->coll_steps, op->base + op->steps, __ATOMIC_RELEASE);
 			__atomic_store_n(&me->coll_done_seq, op->seq, __ATOMIC_RELEASE);
 			sim_bell_ring();
 			op->done = 1;

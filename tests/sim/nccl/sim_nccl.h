@@ -176,6 +176,7 @@ struct ncclComm {
 	pthread_cond_t cv;
 	int inflight;              /* queued ops not yet finished */
 	uint64_t next_coll_seq;    /* assigned at launch */
+	uint64_t coll_steps;       /* atomic: collective steps done, the stream's position (progress.c) */
 	uint64_t *next_send, *next_recv; /* per peer, assigned at launch */
 	uint64_t split_count, shrink_count;
 	struct sim_premul premul[64];
@@ -232,6 +233,7 @@ struct sim_op {
 	uint64_t seq;              /* collective seq, or per-peer message number */
 	/* execution state */
 	uint64_t steps, step;
+	uint64_t base;             /* collectives: the comm's stream position at its first step */
 	int state;
 	int done, failed;
 };

@@ -434,6 +434,37 @@ static void sc_mismatch_count(int rank, int n, ncclUniqueId id, CUstream s)
 	NCCL_OK(ncclCommAbort(c));
 }
 
+static void sc_mismatch_count_shift(int rank, int n, ncclUniqueId id, CUstream s)
+{
+	/* rank 0's first AllReduce has 10 floats (1 chunk), the others' 100000
+	 * (7 chunks); then 3 AllReduces that agree. The streams stay 6 chunks
+	 * apart, as NCCL's connections do: rank 0 completes all 4 (the others'
+	 * chunks feed it), the others complete 3 (taking rank 0's later chunks:
+	 * wrong data) and hang in the 4th, the last, for chunks never sent. */
+	ncclComm_t c = init_world(rank, n, id);
+	size_t big = 100000;
+	float *b = fbuf(big, 1);
+	NCCL_OK(ncclAllReduce(b, b, rank == 0 ? 10 : big, ncclFloat, ncclSum, c, s));
+	for (int i = 0; i < 2; i++)
+		NCCL_OK(ncclAllReduce(b, b, big, ncclFloat, ncclSum, c, s));
+	CUevent third;
+	CU_OK(cuEventCreate(&third, 0));
+	CU_OK(cuEventRecord(third, s));
+	NCCL_OK(ncclAllReduce(b, b, big, ncclFloat, ncclSum, c, s));
+	if (rank == 0) {
+		CU_OK(cuStreamSynchronize(s));
+		printf("rank 0: all 4 completed\n");
+		t_sleep_ms(2500);     /* the others give up before it leaves */
+		NCCL_OK(ncclCommAbort(c));
+		return;
+	}
+	CU_OK(cuEventSynchronize(third));
+	CUevent ev = t_expect_stuck(s, 1500, "the last all-reduce");
+	NCCL_OK(ncclCommAbort(c));
+	CU_OK(cuEventSynchronize(ev));
+	printf("rank %d: 3 completed, the 4th hung until abort\n", rank);
+}
+
 /* ---- a killed rank: others still make progress elsewhere and can abort ---- */
 static void sc_killed(int rank, int n, ncclUniqueId id, CUstream s)
 {
@@ -630,6 +661,7 @@ static const struct { const char *name; t_rank_fn fn; int hang_rank; } scenarios
 	{ "initvariants", sc_initvariants, -1 }, { "stall", sc_stall, -1 }, { "nostall", sc_nostall, -1 },
 	{ "gpufault", sc_gpufault, -1 }, { "slow", sc_slow, -1 }, { "initstall", sc_initstall, 1 },
 	{ "mismatch-kind", sc_mismatch_kind, -1 }, { "mismatch-count", sc_mismatch_count, -1 },
+	{ "mismatch-count-shift", sc_mismatch_count_shift, -1 },
 	{ "killed", sc_killed, -2 }, { "reuse", sc_reuse, -1 }, { "null", sc_null, -1 }, { "hang", sc_hang, -1 }, { "args", sc_args, -1 },
 	{ "transport-ok", sc_transport_ok, -1 }, { "transport-hang", sc_transport_hang, -1 },
 };
