@@ -174,6 +174,64 @@ static void name_sites(const struct nw_seg_stack_header *area)
 	cs.nsites = n;
 }
 
+/* Is (code, instr) in the site table (sorted, as unique_refs leaves it)? */
+static int site_named(uint64_t code, uint64_t instr)
+{
+	uint32_t lo = 0, hi = cs.nsites;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const struct nw_seg_pyframe *x = &cs.sites[mid];
+		if (x->code == code && x->instr == instr)
+			return 1;
+		if (x->code < code || (x->code == code && x->instr < instr))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+int nw_pystack_name_new_sites(const struct nw_seg_stack_header *area, uint64_t ring_head,
+                              struct nw_strtab *strtab)
+{
+	static uint64_t seen;
+	const struct nw_seg_stack_ext *ext = (const void *)(area + 1);
+	if (!nw_pycall_base || ring_head == seen || !ext->pycall_offset || !ext->pycall_depth ||
+	    !ext->pycall_count || cs.nsites >= NW_PYSITE_CAPACITY)
+		return 0;
+	uint64_t from = seen, cap = ext->pycall_count;
+	if (ring_head - from > cap)
+		from = ring_head - cap;
+	seen = ring_head;
+	const struct nw_seg_pycall *c = (const void *)((const char *)area + ext->pycall_offset);
+	uint64_t last_code = 0, last_instr = 0;
+	int fresh = 0;
+	for (uint64_t t = from; t < ring_head && !fresh; t++) {
+		const struct nw_seg_pycall *slot = c + (t % cap) * ext->pycall_depth;
+		for (uint32_t k = 0; k < ext->pycall_depth; k++) {
+			uint64_t code = __atomic_load_n(&slot[k].code, __ATOMIC_RELAXED);
+			uint64_t instr = __atomic_load_n(&slot[k].instr, __ATOMIC_RELAXED);
+			if (!code || (code == last_code && instr == last_instr))
+				continue;
+			last_code = code;
+			last_instr = instr;
+			if (!site_named(code, instr)) {
+				fresh = 1;
+				break;
+			}
+		}
+	}
+	if (!fresh)
+		return 0;
+	/* The strings of the last capture stay where they are (same
+	 * generation, same table): only new names are appended. */
+	cs.strtab = strtab;
+	if (!cs.gen)
+		cs.gen = 1;      /* no capture yet: a generation of its own */
+	name_sites(area);
+	return 1;
+}
+
 uint32_t nw_pystack_capture(const struct nw_seg_stack_header *area, struct nw_seg_thread *threads,
                             uint32_t n, uint32_t cap, const struct nw_seg_frame *frames,
                             uint32_t frame_capacity, struct nw_strtab *strtab)

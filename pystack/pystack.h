@@ -5,6 +5,8 @@
  *   native capture: every Python thread's frames (file, function, line),
  *   tied to its native thread by tid, and the names of the per-op call
  *   sites; nw_pystack_write stores them inside the capture's seqlock.
+ * - At each poll the watchdog calls nw_pystack_name_new_sites: the call
+ *   sites of the ops recorded since, named when new.
  * - The hot path calls nw_pycall_record: the innermost Python frames of the
  *   calling thread as raw references (code object, instruction pointer),
  *   no lock, no system call, no allocation; one test when off.
@@ -37,6 +39,15 @@ struct nw_strtab;
 uint32_t nw_pystack_capture(const struct nw_seg_stack_header *area, struct nw_seg_thread *threads,
                             uint32_t n, uint32_t cap, const struct nw_seg_frame *frames,
                             uint32_t frame_capacity, struct nw_strtab *strtab);
+/* Between captures, at the watchdog's poll: when ops recorded since the
+ * last call (ring tickets up to `ring_head`) have call sites the site
+ * table lacks, name every site again into the staged capture (new names
+ * appended to `strtab`, which still holds the last capture's) and return 1:
+ * the caller stores it with nw_pystack_write. So the names are in the
+ * segment before a process exits or is killed, not only once a stall was
+ * captured. 0: nothing new (one pass over the new tickets' references). */
+int nw_pystack_name_new_sites(const struct nw_seg_stack_header *area, uint64_t ring_head,
+                              struct nw_strtab *strtab);
 /* Store what nw_pystack_capture staged into `area` (inside its seqlock). */
 void nw_pystack_write(struct nw_seg_stack_header *area);
 

@@ -748,7 +748,15 @@ static int read_stacks(int fd, struct nw_segment *seg, unsigned flags, struct nw
 		return NW_READ_OK;
 	}
 	if (a->capture_ns == 0) {
+		/* 1.4: Python call sites named between captures (the watchdog's
+		 * poll) before any capture: the area holds those names only. */
+		const struct nw_seg_stack_ext *ext = (const void *)(a + 1);
 		seg->stack_state = NW_STACKS_NEVER;
+		if (h->version_minor < 4 || ext->ext_size < sizeof *ext || !ext->pysite_count)
+			return NW_READ_OK;
+		if ((rc = validate_stack_contents(seg, err)))
+			return rc;
+		seg->stack = a;
 		return NW_READ_OK;
 	}
 	if ((rc = validate_stack_contents(seg, err)))

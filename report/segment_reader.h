@@ -59,7 +59,9 @@ struct nw_ring_stats {
 enum nw_stack_state {
 	NW_STACKS_NONE = 0,          /* no stack area (stack_size 0), or a 1.0 file (its area is not read) */
 	NW_STACKS_UNINITIALIZED = 1, /* the area's header is all zero: not laid out yet */
-	NW_STACKS_NEVER = 2,         /* laid out, no capture made yet (capture_ns 0) */
+	NW_STACKS_NEVER = 2,         /* laid out, no capture made yet (capture_ns 0); `stack` is
+	                              * set when it holds Python call site names (1.4), with no
+	                              * threads or modules */
 	NW_STACKS_CAPTURED = 3,      /* a consistent capture: the stack helpers return it */
 	NW_STACKS_BEING_WRITTEN = 4, /* seq was odd or changed in every attempt: the capture is
 	                              * kept in stack_copy but not returned (a watchdog writing
@@ -83,9 +85,11 @@ struct nw_segment {
 	/* The stack area (v1.1). Its layout (magic, capacities, sub-areas) is
 	 * validated whenever stack_state >= NW_STACKS_NEVER; its contents
 	 * (counts, threads, frames, modules, strings, ip-symbols) only for
-	 * NW_STACKS_CAPTURED, the one state in which `stack` is set. */
+	 * NW_STACKS_CAPTURED (`stack` set), and for NW_STACKS_NEVER when it holds
+	 * call site names (`stack` set, thread_count 0). */
 	int stack_state;                          /* enum nw_stack_state */
-	const struct nw_seg_stack_header *stack;  /* the copied area if CAPTURED, else NULL */
+	const struct nw_seg_stack_header *stack;  /* the copied area if CAPTURED (or NEVER with
+	                                           * call site names), else NULL */
 	uint32_t stack_seq;                       /* seq of the copy (odd: being written) */
 	uint64_t stack_bytes;                     /* bytes of stack_copy (header.stack_size) */
 	void *stack_copy;                         /* the copy, whatever its state; NULL if not read */

@@ -123,6 +123,7 @@ static struct {
 	struct nw_cap_stack cs;    /* the core's answer for one thread */
 	const char *note;          /* what this capture could not do, NULL none */
 	char note_buf[160];
+	uint32_t last_note;        /* the last capture's note, strtab offset */
 } st;
 
 /* ---- the handler side ---- */
@@ -660,8 +661,10 @@ static uint32_t describe_opstacks(const struct nw_seg_stack_header *area, uint32
 	return n;
 }
 
+/* Publish the staged capture. `capture` 0: the same capture again with
+ * new Python call site names (nw_stacks_name_sites), not counted as one. */
 static void write_area(struct nw_seg_stack_header *area, uint32_t n, uint32_t ipsyms,
-                       uint32_t modules, uint64_t request_id, uint32_t note)
+                       uint32_t modules, uint64_t request_id, uint32_t note, int capture)
 {
 	char *base = (char *)area;
 	uint32_t s = atomic_load_explicit(&area->seq, memory_order_relaxed);
@@ -692,9 +695,11 @@ static void write_area(struct nw_seg_stack_header *area, uint32_t n, uint32_t ip
 	if (area->thread_offset >= sizeof(*area) + sizeof(*ext) && ext->ext_size >= sizeof(*ext))
 		ext->native_note = note;
 	nw_pystack_write(area);
-	area->capture_ns = now_ns();
-	area->request_id = request_id;
-	area->captures++;
+	if (capture) {
+		area->capture_ns = now_ns();
+		area->request_id = request_id;
+		area->captures++;
+	}
 
 	atomic_store_explicit(&area->seq, s + 2, memory_order_release);
 }
@@ -890,6 +895,22 @@ int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
 	uint32_t ipsyms = describe_opstacks(area, module_capacity);
 	/* Python stacks next to the native ones (pystack/), tied by tid. */
 	kept = nw_pystack_capture(area, st.seg_thr, kept, st.threads, st.seg_frames, st.frames, &st.strtab);
-	write_area(area, kept, ipsyms, modules, request_id, note);
+	write_area(area, kept, ipsyms, modules, request_id, note, 1);
+	st.last_note = note;
 	return (int)kept;
+}
+
+void nw_stacks_name_sites(struct nw_seg_stack_header *area, uint64_t ring_head)
+{
+	if (!area || area->magic != NW_STACK_MAGIC || !area->thread_capacity || !area->frame_capacity ||
+	    !area->strtab_size || ensure_buffers(area) != 0)
+		return;
+	if (!st.strtab.used)
+		nw_strtab_reset(&st.strtab);    /* no capture yet: offset 0 stays "none" */
+	if (!nw_pystack_name_new_sites(area, ring_head, &st.strtab))
+		return;
+	/* The staged buffers still hold the last capture (or nothing): the
+	 * same threads, symbols and modules again, with the new names. */
+	write_area(area, area->thread_count, area->ipsym_count, area->module_count, area->request_id,
+	           st.last_note, 0);
 }

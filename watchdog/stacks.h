@@ -50,6 +50,11 @@ int nw_stacks_setup(void);
  * threads written. Also refreshes the module table and the ip-symbol table
  * of op stacks. */
 int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id);
+/* At each poll: the Python call sites of the ops recorded since the last
+ * call (ring tickets below `ring_head`), named into the area when new
+ * (pystack/), without a capture: a process that exits or is killed later
+ * leaves them named. */
+void nw_stacks_name_sites(struct nw_seg_stack_header *area, uint64_t ring_head);
 
 /* Per-op stacks: set once at start (NCCLWATCH_STACKS=1 and an area with
  * opstack_depth > 0); the hot path then calls nw_opstack_record. */

@@ -138,6 +138,9 @@ static void *run(void *arg)
 		if (nw_tracking_on)
 			nw_progress_poll(now, 0);
 		nw_stalls_scan();
+		if (nw_pycall_base && nw_seg.stacks)
+			nw_stacks_name_sites(nw_seg.stacks,
+			                     atomic_load_explicit(&h->ring_head, memory_order_acquire));
 		struct nw_picture p;
 		int reported = 0;
 		if (nw_stalls_evaluate(now, cfg.timeout_ns, &p)) {

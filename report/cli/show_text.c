@@ -335,7 +335,7 @@ static void show_stacks(FILE *out, const struct nw_segment *seg, const struct nw
 	        "stacks %s t=%s request=%s threads=%s captures=%s seq=%u modules=%s"
 	        " thread_capacity=%u frame_capacity=%u opstack_depth=%u\n",
 	        stack_state_name(seg->stack_state),
-	        c ? rel_time(c->capture_ns, seg->header.start_monotonic_ns, t) : "-", request, threads,
+	        c && c->capture_ns ? rel_time(c->capture_ns, seg->header.start_monotonic_ns, t) : "-", request, threads,
 	        captures, seg->stack_seq, modules, a->thread_capacity, a->frame_capacity,
 	        a->opstack_count && a->opstack_offset ? a->opstack_depth : 0);
 	if (!c || opt->no_stacks)
