@@ -16,9 +16,11 @@
 ar_line=$(line_of 'check_nccl(self.nccl.ncclAllReduce(')
 [ -n "$ar_line" ] || fail "train.py: no ncclAllReduce line"
 
+# One output, appended to by all (the watchdog that prints the verdict may
+# be any of the ranks left).
 for r in 0 1 2 3; do
 	nw_spawn env LD_PRELOAD="$PRELOAD" RANK=$r WORLD_SIZE=4 LOCAL_RANK=$r NCCLWATCH_JOB=sites \
-		"$PY" "$TRAIN" --steps 1000000 --count 64 --bcast-every 0 > "$T/out.$r" 2>&1
+		"$PY" "$TRAIN" --steps 1000000 --count 64 --bcast-every 0 >> "$T/out" 2>&1
 	pids="${pids:-} $NW_PID"
 done
 # rank_seg R: the segment of global rank R, once it exists.
@@ -29,23 +31,24 @@ rank_seg() {
 	done
 	return 1
 }
-nw_until 60 rank_seg 2 > /dev/null || { cat "$T/out.2" >&2; fail "no segment of rank 2"; }
+nw_until 60 rank_seg 2 > /dev/null || { cat "$T/out" >&2; fail "no segment of rank 2"; }
 seg=$(rank_seg 2)
 named() {
 	"$NW_CLI" show --records 8 "$seg" > "$T/show" 2>&1 &&
-		grep -Eq "^    py sync_gradients \(.*train\.py:$ar_line\)\$" "$T/show"
+		grep -Eq "^    py sync_gradients \(.*train\.py:$ar_line\)\$" "$T/show" &&
+		! grep -q '^    py ?? ' "$T/show"
 }
 nw_until 60 named || { cat "$T/show" >&2; fail "rank 2's call sites were not named"; }
 assert_grep "^stacks never t=- request=0 threads=0 captures=0 " "$T/show"
-assert_no_grep '^    py \?\? ' "$T/show"
 pid=$(awk '$1 == "pid" { print $2; exit }' "$T/show")
 [ -n "$pid" ] || fail "no pid in rank 2's segment"
 kill -9 "$pid"
 
-wait_verdict 120 "$T/out.0" MISSING_RANK
-ev="rank 2: never called it .*last NCCL call AllReduce #[0-9]+ on comm [0-9a-f]{16} \\([A-Z]+\\), issued at train\\.py:$ar_line in sync_gradients.*; process gone"
-assert_grep "^ncclwatch:     $ev" "$T/out.0"
-assert_grep '^ncclwatch: MISSING_RANK: rank 2 never called AllReduce #[0-9]+ on comm [0-9a-f]{16} \(4 ranks\); ranks 0-1,3 wait in it' "$T/out.0"
+wait_verdict 120 "$T/out" MISSING_RANK
+# Killed between two calls, or after enqueueing one (either is right).
+ev="rank 2: (never called it|called it but ended before completing it).*last NCCL call AllReduce #[0-9]+ on comm [0-9a-f]{16} \\([A-Z]+\\), issued at train\\.py:$ar_line in sync_gradients.*; process gone"
+assert_grep "^ncclwatch:     $ev" "$T/out"
+assert_grep '^ncclwatch: MISSING_RANK: rank 2 (never called|ended inside) AllReduce #[0-9]+ on comm [0-9a-f]{16} \(4 ranks\); ranks 0-1,3 wait in it' "$T/out"
 for p in $pids; do
 	kill -TERM "$p" 2>/dev/null
 	nw_wait "$p" 30 > /dev/null
