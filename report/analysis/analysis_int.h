@@ -319,6 +319,10 @@ void nw_rules_p2p_verdicts(struct nw_jctx *x);   /* after the graph: P2P_DEADLOC
 size_t nw_p2p_count_deviants(struct nw_jctx *x, uint32_t s, uint8_t *deviant);
 void nw_rules_stream(struct nw_jctx *x);         /* verdicts_coll.c: STREAM_BLOCKED */
 void nw_rules_idle(struct nw_jctx *x);           /* verdicts_coll.c: IDLE, HEALTHY */
+/* After nw_rules_unexplained: a stall that blames only a communicator
+ * whose earlier collective mismatched (a size mismatch shifts its streams
+ * for good) becomes an evidence line of that MISMATCH (rootcause.c). */
+void nw_fold_shifted(struct nw_jctx *x);
 void nw_rootcause(struct nw_jctx *x);            /* rootcause.c: roots, consequences, cycles */
 void nw_rules_unexplained(struct nw_jctx *x, const uint8_t *explained); /* verdicts_coll.c: stuck ops
                                                   * that no verdict explains */

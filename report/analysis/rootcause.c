@@ -32,6 +32,10 @@
  *   3. Two root verdicts with the same culprits: the higher kind keeps
  *      them, the other is folded into it.
  *
+ * And after the pass for stuck ops no verdict explains (nw_fold_shifted):
+ * a stall blaming only a communicator whose earlier collective mismatched
+ * is folded into that MISMATCH.
+ *
  * Dead and exited processes are sinks (no edge leaves them): a root. */
 #include "analysis_int.h"
 
@@ -523,4 +527,27 @@ out:
 	free(r.decided);
 	free(r.deviant);
 	free(reach);
+}
+
+void nw_fold_shifted(struct nw_jctx *x)
+{
+	/* A count or datatype size mismatch completes, but leaves the
+	 * communicator's data streams shifted (NCCL's connections keep their
+	 * step counters from one kernel to the next): every later collective
+	 * on it pairs the wrong chunks, and some rank waits, in the end, for
+	 * chunks nobody sends. A later stall on it that blames only the
+	 * communicator is that mismatch's consequence. */
+	for (size_t i = 0; i < x->nvw && !x->oom; i++) {
+		struct nw_vwork *w = x->vw[i];
+		if (w->dropped || w->v.culprits.n || !w->v.comm_id || w->v.kind == NW_V_MISMATCH)
+			continue;
+		for (size_t j = 0; j < x->nvw; j++) {
+			struct nw_vwork *m = x->vw[j];
+			if (j != i && !m->dropped && m->v.kind == NW_V_MISMATCH && m->v.comm_id == w->v.comm_id &&
+			    m->v.seq < w->v.seq) {
+				fold(x, m, w);
+				break;
+			}
+		}
+	}
 }

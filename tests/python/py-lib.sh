@@ -49,3 +49,24 @@ wait_verdict() {
 	nw_until "$1" grep -q "^ncclwatch: $3: " "$2" || { tail -n 40 "$2" >&2; fail "no $3 verdict in $2"; }
 	nw_until 30 grep -q '^ncclwatch: stacks' "$2" || { tail -n 40 "$2" >&2; fail "no stacks in $2's report"; }
 }
+
+# py_direct OUT ARGS...: train.py as 4 ranks started directly (RANK,
+# WORLD_SIZE, LOCAL_RANK; no launcher, which would tear the job down when a
+# rank dies), preloaded, all appending to OUT (the watchdog that prints a
+# verdict may be any rank's); sets PY_PIDS. py_direct_stop: SIGTERM them
+# and wait.
+py_direct() {
+	_out=$1; shift
+	PY_PIDS=
+	for _r in 0 1 2 3; do
+		nw_spawn env LD_PRELOAD="$PRELOAD" RANK=$_r WORLD_SIZE=4 LOCAL_RANK=$_r \
+			"$PY" "$TRAIN" "$@" >> "$_out" 2>&1
+		PY_PIDS="$PY_PIDS $NW_PID"
+	done
+}
+py_direct_stop() {
+	for _p in $PY_PIDS; do
+		kill -TERM "$_p" 2>/dev/null
+		nw_wait "$_p" 30 > /dev/null
+	done
+}

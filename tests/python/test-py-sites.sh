@@ -16,13 +16,7 @@
 ar_line=$(line_of 'check_nccl(self.nccl.ncclAllReduce(')
 [ -n "$ar_line" ] || fail "train.py: no ncclAllReduce line"
 
-# One output, appended to by all (the watchdog that prints the verdict may
-# be any of the ranks left).
-for r in 0 1 2 3; do
-	nw_spawn env LD_PRELOAD="$PRELOAD" RANK=$r WORLD_SIZE=4 LOCAL_RANK=$r NCCLWATCH_JOB=sites \
-		"$PY" "$TRAIN" --steps 1000000 --count 64 --bcast-every 0 >> "$T/out" 2>&1
-	pids="${pids:-} $NW_PID"
-done
+py_direct "$T/out" --steps 1000000 --count 64 --bcast-every 0
 # rank_seg R: the segment of global rank R, once it exists.
 rank_seg() {
 	for _f in "$NCCLWATCH_DIR"/*/*.seg; do
@@ -49,10 +43,7 @@ wait_verdict 120 "$T/out" MISSING_RANK
 ev="rank 2: (never called it|called it but ended before completing it).*last NCCL call AllReduce #[0-9]+ on comm [0-9a-f]{16} \\([A-Z]+\\), issued at train\\.py:$ar_line in sync_gradients.*; process gone"
 assert_grep "^ncclwatch:     $ev" "$T/out"
 assert_grep '^ncclwatch: MISSING_RANK: rank 2 (never called|ended inside) AllReduce #[0-9]+ on comm [0-9a-f]{16} \(4 ranks\); ranks 0-1,3 wait in it' "$T/out"
-for p in $pids; do
-	kill -TERM "$p" 2>/dev/null
-	nw_wait "$p" 30 > /dev/null
-done
+py_direct_stop
 "$NW_CLI" diagnose "$NCCLWATCH_DIR" > "$T/dead.txt"
 assert_grep "^    $ev" "$T/dead.txt"
 echo ok
