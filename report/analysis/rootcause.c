@@ -71,11 +71,25 @@ static const struct nw_seg_op *stuck_op(const struct nw_jctx *x, const struct nw
 	return NULL;
 }
 
-static int same_sig(const struct nw_seg_op *a, const struct nw_seg_op *b)
+/* The communicator an op stands in: its own, but for a split or a shrink
+ * the parent's. Why: a split is one collective over the parent whose
+ * colors make different children; ranks inside it with different colors
+ * are stuck in the same call, not in a minority each. */
+static uint64_t sig_comm(struct nw_jctx *x, const struct nw_seg_op *op)
+{
+	if (op->kind == NW_OP_COMM_SPLIT || op->kind == NW_OP_COMM_SHRINK) {
+		const struct nw_comm_view *v = nw_view_of(x, op->comm_id);
+		if (v && v->parent_id)
+			return v->parent_id;
+	}
+	return op->comm_id;
+}
+
+static int same_sig(struct nw_jctx *x, const struct nw_seg_op *a, const struct nw_seg_op *b)
 {
 	if (!a || !b)
 		return a == b;
-	return a->comm_id == b->comm_id && a->kind == b->kind &&
+	return sig_comm(x, a) == sig_comm(x, b) && a->kind == b->kind &&
 	       (NW_OP_IS_P2P(a->kind) ? a->root == b->root && a->seq == b->seq
 	                              : nw_op_class(a->kind) != 0 || a->seq == b->seq);
 }
@@ -157,20 +171,20 @@ static size_t majority_deviants(struct rctx *r, uint32_t s)
 			if (!voter[n] || g->scc[n] != s)
 				continue;
 			for (uint32_t m = 0; m < np; m++)
-				if (voter[m] && same_sig(sig[n], sig[m]))
+				if (voter[m] && same_sig(x, sig[n], sig[m]))
 					votes[n]++;
 			if (votes[n] > best) {
 				best = votes[n];
 				nbest = 1;
 				bestn = n;
-			} else if (votes[n] == best && !same_sig(sig[n], sig[bestn])) {
+			} else if (votes[n] == best && !same_sig(x, sig[n], sig[bestn])) {
 				nbest++;
 			}
 		}
 		free(voter);
 		if (best && nbest == 1) {
 			for (size_t i = 0; i < nseeds; i++)
-				if (!same_sig(sig[seeds[i]], sig[bestn])) {
+				if (!same_sig(x, sig[seeds[i]], sig[bestn])) {
 					r->deviant[seeds[i]] = 1;
 					marked++;
 				}
