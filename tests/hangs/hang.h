@@ -158,10 +158,14 @@ static inline int hang_run(int nranks, int nids, void (*body)(struct hang_rank *
 	for (int r = 0; r < nranks; r++)
 		close(fds[r][1]);
 	int status = 0;
-	for (int r = 0; r < nranks; r++) {
-		int st;
-		if (waitpid(pids[r], &st, 0) < 0)
-			hang_die("waitpid", r);
+	for (int left = nranks; left > 0; left--) {
+		/* In the order they end: a rank that exits early says so at once. */
+		int st, r = 0;
+		pid_t pid = waitpid(-1, &st, 0);
+		if (pid < 0)
+			hang_die("waitpid", left);
+		while (r < nranks && pids[r] != pid)
+			r++;
 		printf("rank %d ended: %s %d\n", r, WIFEXITED(st) ? "status" : "signal",
 		       WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 		if (!WIFEXITED(st) || WEXITSTATUS(st))
