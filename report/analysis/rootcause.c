@@ -128,27 +128,70 @@ static int only_p2p(const struct rctx *r, uint32_t s)
 	return 1;
 }
 
+/* Whether a process holds two ranks of one communicator (ncclCommInitAll,
+ * several InitRank in a group: one process, one thread per GPU). */
+static int multi_rank(const struct nw_proc *p)
+{
+	for (uint32_t i = 0; i < p->ncomms; i++)
+		for (uint32_t j = i + 1; j < p->ncomms; j++)
+			if (p->comms[i].comm_id && p->comms[i].comm_id == p->comms[j].comm_id)
+				return 1;
+	return 0;
+}
+
+#define MAX_VOTES 64   /* ranks one process drives that vote; more are rare */
+
+/* A process's votes: the op it is stuck in first (stuck_op). A process
+ * that drives several ranks votes once per calling thread, with that
+ * thread's oldest stuck op. Why: its ranks are distinct members of the
+ * comm; one of its threads taking another path while its other threads
+ * agree with everybody else is a deviation the oldest op alone hides (it
+ * may well be the agreeing thread's). Returns the number of votes. */
+static size_t proc_votes(const struct nw_jctx *x, const struct nw_proc *p, const struct nw_seg_op **out)
+{
+	const struct nw_seg_op *first = stuck_op(x, p);
+	if (!first)
+		return 0;
+	out[0] = first;
+	if (!multi_rank(p))
+		return 1;
+	size_t n = 1;
+	for (size_t i = 0; i < p->nops && n < MAX_VOTES; i++) {
+		const struct nw_seg_op *op = &p->ops[i];
+		int open = nw_op_pending(op->state) || op->state == NW_ST_INIT_ENTERED;
+		if (!open || !op->comm_id || nw_age(p, op->enqueue_ns) <= x->timeout_ns)
+			continue;
+		size_t k = 0;
+		while (k < n && out[k]->tid != op->tid)
+			k++;
+		if (k == n)
+			out[n++] = op;
+	}
+	return n;
+}
+
 /* 2c: the majority of the op the cycle's processes are stuck in first. */
 static size_t majority_deviants(struct rctx *r, uint32_t s)
 {
 	struct nw_jctx *x = r->x;
 	struct nw_graph *g = r->g;
 	uint32_t np = g->nprocs;
-	const struct nw_seg_op **sig = calloc(np + 1, sizeof *sig);
-	uint32_t *votes = calloc(np + 1, sizeof *votes);   /* per process: the size of its group */
+	const struct nw_seg_op **sig = calloc(((size_t)np + 1) * MAX_VOTES, sizeof *sig);
+	uint32_t *nsig = calloc(np + 1, sizeof *nsig);
 	uint32_t *reach = malloc(((size_t)g->nnodes + 1) * sizeof *reach);
 	uint32_t *seeds = malloc(((size_t)np + 1) * sizeof *seeds);
 	size_t marked = 0;
-	if (!sig || !votes || !reach || !seeds) {
+	if (!sig || !nsig || !reach || !seeds) {
 		x->oom = 1;
 		goto out;
 	}
 	size_t nseeds = 0;
 	for (uint32_t n = 0; n < np; n++) {
-		sig[n] = stuck_op(x, x->job->procs[n]);
+		nsig[n] = (uint32_t)proc_votes(x, x->job->procs[n], &sig[(size_t)n * MAX_VOTES]);
 		if (g->scc[n] == s)
 			seeds[nseeds++] = n;
 	}
+#define SIG(n, i) sig[(size_t)(n) * MAX_VOTES + (i)]
 	for (int round = 0; round < 2; round++) {
 		/* round 0: the cycle's processes; round 1: with those that wait for it. */
 		uint8_t *voter = calloc(np + 1, 1);
@@ -162,39 +205,56 @@ static size_t majority_deviants(struct rctx *r, uint32_t s)
 		} else {
 			size_t nr = nw_graph_reaching(g, seeds, nseeds, reach);
 			for (size_t i = 0; i < nr; i++)
-				if (reach[i] < np && sig[reach[i]])
+				if (reach[i] < np && nsig[reach[i]])
 					voter[reach[i]] = 1;
 		}
-		uint32_t best = 0, nbest = 0, bestn = NONE;
+		/* Candidates: the cycle's processes' votes (a process without a
+		 * stuck op votes NULL); each counts the voters' equal votes. */
+		uint32_t best = 0, nbest = 0;
+		const struct nw_seg_op *bestsig = NULL;
 		for (uint32_t n = 0; n < np; n++) {
-			votes[n] = 0;
 			if (!voter[n] || g->scc[n] != s)
 				continue;
-			for (uint32_t m = 0; m < np; m++)
-				if (voter[m] && same_sig(x, sig[n], sig[m]))
-					votes[n]++;
-			if (votes[n] > best) {
-				best = votes[n];
-				nbest = 1;
-				bestn = n;
-			} else if (votes[n] == best && !same_sig(x, sig[n], sig[bestn])) {
-				nbest++;
+			for (uint32_t i = 0; i < (nsig[n] ? nsig[n] : 1); i++) {
+				const struct nw_seg_op *c = nsig[n] ? SIG(n, i) : NULL;
+				uint32_t votes = 0;
+				for (uint32_t m = 0; m < np; m++) {
+					if (!voter[m])
+						continue;
+					if (!nsig[m])
+						votes += same_sig(x, c, NULL);
+					for (uint32_t j = 0; j < nsig[m]; j++)
+						votes += same_sig(x, c, SIG(m, j));
+				}
+				if (votes > best) {
+					best = votes;
+					nbest = 1;
+					bestsig = c;
+				} else if (votes == best && !same_sig(x, c, bestsig)) {
+					nbest++;
+				}
 			}
 		}
 		free(voter);
 		if (best && nbest == 1) {
-			for (size_t i = 0; i < nseeds; i++)
-				if (!same_sig(x, sig[seeds[i]], sig[bestn])) {
-					r->deviant[seeds[i]] = 1;
+			for (size_t i = 0; i < nseeds; i++) {
+				uint32_t n = seeds[i];
+				int differs = !nsig[n] && !same_sig(x, NULL, bestsig);
+				for (uint32_t j = 0; j < nsig[n]; j++)
+					differs |= !same_sig(x, SIG(n, j), bestsig);
+				if (differs) {
+					r->deviant[n] = 1;
 					marked++;
 				}
+			}
 			if (marked)
 				break;
 		}
 	}
+#undef SIG
 out:
 	free(sig);
-	free(votes);
+	free(nsig);
 	free(reach);
 	free(seeds);
 	return marked;
