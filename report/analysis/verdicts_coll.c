@@ -703,7 +703,9 @@ static void comm_frontier(struct nw_jctx *x, const struct nw_comm_view *v, const
 			if (cls[r] == M_NOT_ISSUED || cls[r] == M_GONE || cls[r] == M_CAPTURED) {
 				nw_verdict_culprit(x, w, m->proc);
 				struct nw_buf t = { 0 };
-				if (cls[r] == M_NOT_ISSUED && finished(m))
+				/* An abort is leaving the comm too (an error path); it
+				 * is said, but not weighed as a program's end (finished). */
+				if (cls[r] == M_NOT_ISSUED && (finished(m) || m->comm->state == NW_COMM_ABORTED))
 					nw_buf_printf(&t, "never called it: it %s the comm after #%" PRIu64 "; ",
 					              nw_comm_state_name(m->comm->state, sb), m->comm->coll_enqueued);
 				else if (cls[r] == M_NOT_ISSUED)
