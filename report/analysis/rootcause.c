@@ -557,6 +557,20 @@ void nw_rootcause(struct nw_jctx *x)
 		nw_buf_puts(&keep->ev, " wait for each other in a cycle, and neither their send/receive counts, nor who "
 		            "never issued what, nor a majority tells which of them deviated: all are named");
 		nw_verdict_evidence_flush(x, keep);
+		/* The summary says it too: alone it read as a verdict on one side
+		 * ("rank 1 never called ...") while the culprits name both. */
+		struct nw_buf sb = { 0 };
+		nw_buf_puts(&sb, "cannot decide between ranks ");
+		nw_buf_rankset(&sb, &cyc);
+		nw_buf_puts(&sb, ", waiting for each other: ");
+		nw_buf_puts(&sb, keep->v.summary ? keep->v.summary : "");
+		char *ns = nw_buf_take(&sb);
+		if (ns) {
+			free(keep->v.summary);
+			keep->v.summary = ns;
+		} else {
+			x->oom = 1;
+		}
 		nw_rankset_free(&cyc);
 	}
 
