@@ -19,6 +19,9 @@
  *        b. never issued: the processes that never issued an op another
  *           of the cycle waits in, when they are not all of it (the others
  *           only wait behind their own earlier ops for them);
+ *        b'. skipped: a process stuck in collective #n that never reached
+ *           a collective every other issuer of #n issued before it
+ *           (skipped_deviants), when they are not all of it;
  *        c. majority: processes are grouped by the op they are stuck in
  *           first; a strictly largest group is the majority, the others
  *           deviate; on a tie the processes waiting for the cycle from
@@ -51,7 +54,7 @@ struct rctx {
 	                                  * decided), 0 not */
 };
 
-enum decided { BY_COUNTS = 1, BY_MAJORITY = 2, BY_NEVER_ISSUED = 3 };
+enum decided { BY_COUNTS = 1, BY_MAJORITY = 2, BY_NEVER_ISSUED = 3, BY_SKIPPED = 4 };
 
 static int terminal(const struct rctx *r, uint32_t node)
 {
@@ -126,6 +129,124 @@ static int only_p2p(const struct rctx *r, uint32_t s)
 			return 0;
 	}
 	return 1;
+}
+
+static int multi_rank(const struct nw_proc *p);
+
+/* The role a comm plays in a process: the comm itself, or for a child of a
+ * split / shrink, (parent, its place among the process's children of that
+ * parent, in creation order). Why: the n-th split of a parent gives ranks
+ * of different colors different comms that stand for the same step of the
+ * program (every pair's tensor-parallel comm). */
+struct role {
+	uint64_t id;
+	uint32_t nth;
+};
+
+static struct role comm_role(const struct nw_proc *p, uint64_t comm_id)
+{
+	for (uint32_t i = 0; i < p->ncomms; i++) {
+		const struct nw_seg_comm *c = &p->comms[i];
+		if (c->comm_id != comm_id)
+			continue;
+		if ((c->origin == NW_ORIGIN_SPLIT || c->origin == NW_ORIGIN_SHRINK) && c->parent_id) {
+			uint32_t nth = 1;
+			for (uint32_t j = 0; j < i; j++)
+				nth += p->comms[j].parent_id == c->parent_id && p->comms[j].origin == c->origin;
+			return (struct role){ c->parent_id, nth };
+		}
+		break;
+	}
+	return (struct role){ comm_id, 0 };
+}
+
+static int same_role(struct role a, struct role b)
+{
+	return a.id == b.id && a.nth == b.nth;
+}
+
+/* P's collectives issued on the comm that plays role `ro` (-1: none). */
+static int64_t role_count(const struct nw_proc *p, struct role ro)
+{
+	for (uint32_t i = 0; i < p->ncomms; i++)
+		if (p->comms[i].comm_id && same_role(comm_role(p, p->comms[i].comm_id), ro))
+			return (int64_t)p->comms[i].coll_enqueued;
+	return -1;
+}
+
+static int is_coll(const struct nw_seg_op *op)
+{
+	return NW_OP_IS_COLL(op->kind) && op->seq;
+}
+
+/* Whether P, stuck in collective X, skipped a collective: every other
+ * process that issued X's counterpart (same role, same number) issued,
+ * from the same thread before it, a collective #m of another role that P
+ * never reached (P's count there is below m), and there is at least one
+ * such process. Why: P is past a step the program takes before X (those
+ * ranks show the order); a process stuck before that step only waits. */
+static int skipped(const struct nw_jctx *x, const struct nw_proc *p, const struct nw_seg_op *xo)
+{
+	struct role rx = comm_role(p, xo->comm_id);
+	size_t refs = 0;
+	for (size_t q = 0; q < x->job->nprocs; q++) {
+		const struct nw_proc *o = x->job->procs[q];
+		if (o == p)
+			continue;
+		const struct nw_seg_op *y = NULL;
+		for (size_t i = 0; i < o->nops && !y; i++)
+			if (is_coll(&o->ops[i]) && o->ops[i].seq == xo->seq && o->ops[i].kind == xo->kind &&
+			    same_role(comm_role(o, o->ops[i].comm_id), rx))
+				y = &o->ops[i];
+		if (!y)
+			continue;
+		int found = 0;
+		for (size_t i = 0; i < o->nops && !found; i++) {
+			const struct nw_seg_op *z = &o->ops[i];
+			if (!is_coll(z) || z->tid != y->tid || z->enqueue_ns >= y->enqueue_ns)
+				continue;
+			struct role rz = comm_role(o, z->comm_id);
+			if (same_role(rz, rx))
+				continue;
+			int64_t have = role_count(p, rz);
+			found = have >= 0 && (uint64_t)have < z->seq;
+		}
+		if (!found)
+			return 0;
+		refs++;
+	}
+	return refs > 0;
+}
+
+/* 2b': the cycle's processes that skipped a collective (skipped), when
+ * they are not all of it. */
+static size_t skipped_deviants(struct rctx *r, uint32_t s)
+{
+	const struct nw_graph *g = r->g;
+	size_t cand = 0, marked = 0;
+	uint8_t *mark = calloc((size_t)g->nprocs + 1, 1);
+	if (!mark) {
+		r->x->oom = 1;
+		return 0;
+	}
+	for (uint32_t n = 0; n < g->nprocs; n++) {
+		if (g->scc[n] != s)
+			continue;
+		const struct nw_proc *p = r->x->job->procs[n];
+		const struct nw_seg_op *xo = stuck_op(r->x, p);
+		if (xo && is_coll(xo) && !multi_rank(p) && skipped(r->x, p, xo)) {
+			mark[n] = 1;
+			cand++;
+		}
+	}
+	if (cand && cand < r->nproc[s])
+		for (uint32_t n = 0; n < g->nprocs; n++)
+			if (mark[n] && !r->deviant[n]) {
+				r->deviant[n] = 1;
+				marked++;
+			}
+	free(mark);
+	return marked;
 }
 
 /* Whether a process holds two ranks of one communicator (ncclCommInitAll,
@@ -304,6 +425,9 @@ static uint32_t keep_root_culprits(struct rctx *r, struct nw_vwork *w)
 			nw_buf_puts(e, "): ");
 			if (r->decided[s0] == BY_COUNTS)
 				nw_buf_puts(e, "its send/receive counts with its peers do not add up (a skipped or extra post)");
+			else if (r->decided[s0] == BY_SKIPPED)
+				nw_buf_puts(e, "it skipped a collective that the ranks which reached its op issued before it "
+				            "(their order); the others only wait for it");
 			else if (r->decided[s0] == BY_NEVER_ISSUED)
 				nw_buf_puts(e, "it never issued an op the others wait in; they only wait behind their own "
 				            "earlier ops for it");
@@ -486,6 +610,8 @@ void nw_rootcause(struct nw_jctx *x)
 			r.decided[s] = BY_COUNTS;
 		else if (!only_p2p(&r, s) && never_issued_deviants(&r, s))
 			r.decided[s] = BY_NEVER_ISSUED;
+		else if (!only_p2p(&r, s) && skipped_deviants(&r, s))
+			r.decided[s] = BY_SKIPPED;
 		else if (!only_p2p(&r, s) && majority_deviants(&r, s))
 			r.decided[s] = BY_MAJORITY;
 	}
