@@ -179,34 +179,57 @@ static int is_coll(const struct nw_seg_op *op)
 	return NW_OP_IS_COLL(op->kind) && op->seq;
 }
 
-/* Whether P, stuck in collective X, skipped a collective: every other
- * process that issued X's counterpart (same role, same number) issued,
+#define MAX_REFS 8     /* processes that show the order: a few agreeing suffice */
+#define MAX_XSIGS 16   /* distinct stuck collectives of one cycle looked at */
+
+/* The processes that issued the counterpart of collective X (same role,
+ * kind and number), at most MAX_REFS of them, in job order, with their op. */
+struct xrefs {
+	struct role rx;
+	uint16_t kind;
+	uint64_t seq;
+	size_t n;
+	size_t proc[MAX_REFS];
+	const struct nw_seg_op *op[MAX_REFS];
+};
+
+static void find_refs(const struct nw_jctx *x, struct xrefs *xr)
+{
+	xr->n = 0;
+	for (size_t q = 0; q < x->job->nprocs && xr->n < MAX_REFS; q++) {
+		const struct nw_proc *o = x->job->procs[q];
+		for (size_t i = 0; i < o->nops; i++)
+			if (is_coll(&o->ops[i]) && o->ops[i].seq == xr->seq && o->ops[i].kind == xr->kind &&
+			    same_role(comm_role(o, o->ops[i].comm_id), xr->rx)) {
+				xr->proc[xr->n] = q;
+				xr->op[xr->n++] = &o->ops[i];
+				break;
+			}
+	}
+}
+
+/* Whether P (job index pi), stuck in collective X, skipped a collective:
+ * every other process of refs (those that issued X's counterpart) issued,
  * from the same thread before it, a collective #m of another role that P
  * never reached (P's count there is below m), and there is at least one
  * such process. Why: P is past a step the program takes before X (those
  * ranks show the order); a process stuck before that step only waits. */
-static int skipped(const struct nw_jctx *x, const struct nw_proc *p, const struct nw_seg_op *xo)
+static int skipped(const struct nw_jctx *x, size_t pi, const struct xrefs *xr)
 {
-	struct role rx = comm_role(p, xo->comm_id);
+	const struct nw_proc *p = x->job->procs[pi];
 	size_t refs = 0;
-	for (size_t q = 0; q < x->job->nprocs; q++) {
-		const struct nw_proc *o = x->job->procs[q];
-		if (o == p)
+	for (size_t k = 0; k < xr->n; k++) {
+		if (xr->proc[k] == pi)
 			continue;
-		const struct nw_seg_op *y = NULL;
-		for (size_t i = 0; i < o->nops && !y; i++)
-			if (is_coll(&o->ops[i]) && o->ops[i].seq == xo->seq && o->ops[i].kind == xo->kind &&
-			    same_role(comm_role(o, o->ops[i].comm_id), rx))
-				y = &o->ops[i];
-		if (!y)
-			continue;
+		const struct nw_proc *o = x->job->procs[xr->proc[k]];
+		const struct nw_seg_op *y = xr->op[k];
 		int found = 0;
 		for (size_t i = 0; i < o->nops && !found; i++) {
 			const struct nw_seg_op *z = &o->ops[i];
 			if (!is_coll(z) || z->tid != y->tid || z->enqueue_ns >= y->enqueue_ns)
 				continue;
 			struct role rz = comm_role(o, z->comm_id);
-			if (same_role(rz, rx))
+			if (same_role(rz, xr->rx))
 				continue;
 			int64_t have = role_count(p, rz);
 			found = have >= 0 && (uint64_t)have < z->seq;
@@ -223,9 +246,12 @@ static int skipped(const struct nw_jctx *x, const struct nw_proc *p, const struc
 static size_t skipped_deviants(struct rctx *r, uint32_t s)
 {
 	const struct nw_graph *g = r->g;
-	size_t cand = 0, marked = 0;
+	size_t cand = 0, marked = 0, nx = 0;
 	uint8_t *mark = calloc((size_t)g->nprocs + 1, 1);
-	if (!mark) {
+	struct xrefs *xs = calloc(MAX_XSIGS, sizeof *xs);
+	if (!mark || !xs) {
+		free(mark);
+		free(xs);
 		r->x->oom = 1;
 		return 0;
 	}
@@ -234,7 +260,19 @@ static size_t skipped_deviants(struct rctx *r, uint32_t s)
 			continue;
 		const struct nw_proc *p = r->x->job->procs[n];
 		const struct nw_seg_op *xo = stuck_op(r->x, p);
-		if (xo && is_coll(xo) && !multi_rank(p) && skipped(r->x, p, xo)) {
+		if (!xo || !is_coll(xo) || multi_rank(p))
+			continue;
+		struct role rx = comm_role(p, xo->comm_id);
+		size_t k = 0;
+		while (k < nx && !(same_role(xs[k].rx, rx) && xs[k].kind == xo->kind && xs[k].seq == xo->seq))
+			k++;
+		if (k == nx) {
+			if (nx == MAX_XSIGS)
+				continue;
+			xs[nx] = (struct xrefs){ .rx = rx, .kind = xo->kind, .seq = xo->seq };
+			find_refs(r->x, &xs[nx++]);
+		}
+		if (skipped(r->x, n, &xs[k])) {
 			mark[n] = 1;
 			cand++;
 		}
@@ -246,6 +284,7 @@ static size_t skipped_deviants(struct rctx *r, uint32_t s)
 				marked++;
 			}
 	free(mark);
+	free(xs);
 	return marked;
 }
 
