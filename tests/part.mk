@@ -2,3 +2,4 @@
 include tests/compat/part.mk
 include tests/watchdog/part.mk
 include tests/capture/part.mk
+include tests/hangs/part.mk

@@ -19,6 +19,9 @@
  *        b. never issued: the processes that never issued an op another
  *           of the cycle waits in, when they are not all of it (the others
  *           only wait behind their own earlier ops for them);
+ *        b'. skipped: a process stuck in collective #n that never reached
+ *           a collective every other issuer of #n issued before it
+ *           (skipped_deviants), when they are not all of it;
  *        c. majority: processes are grouped by the op they are stuck in
  *           first; a strictly largest group is the majority, the others
  *           deviate; on a tie the processes waiting for the cycle from
@@ -55,7 +58,7 @@ struct rctx {
 	                                  * decided), 0 not */
 };
 
-enum decided { BY_COUNTS = 1, BY_MAJORITY = 2, BY_NEVER_ISSUED = 3 };
+enum decided { BY_COUNTS = 1, BY_MAJORITY = 2, BY_NEVER_ISSUED = 3, BY_SKIPPED = 4 };
 
 static int terminal(const struct rctx *r, uint32_t node)
 {
@@ -75,11 +78,25 @@ static const struct nw_seg_op *stuck_op(const struct nw_jctx *x, const struct nw
 	return NULL;
 }
 
-static int same_sig(const struct nw_seg_op *a, const struct nw_seg_op *b)
+/* The communicator an op stands in: its own, but for a split or a shrink
+ * the parent's. Why: a split is one collective over the parent whose
+ * colors make different children; ranks inside it with different colors
+ * are stuck in the same call, not in a minority each. */
+static uint64_t sig_comm(struct nw_jctx *x, const struct nw_seg_op *op)
+{
+	if (op->kind == NW_OP_COMM_SPLIT || op->kind == NW_OP_COMM_SHRINK) {
+		const struct nw_comm_view *v = nw_view_of(x, op->comm_id);
+		if (v && v->parent_id)
+			return v->parent_id;
+	}
+	return op->comm_id;
+}
+
+static int same_sig(struct nw_jctx *x, const struct nw_seg_op *a, const struct nw_seg_op *b)
 {
 	if (!a || !b)
 		return a == b;
-	return a->comm_id == b->comm_id && a->kind == b->kind &&
+	return sig_comm(x, a) == sig_comm(x, b) && a->kind == b->kind &&
 	       (NW_OP_IS_P2P(a->kind) ? a->root == b->root && a->seq == b->seq
 	                              : nw_op_class(a->kind) != 0 || a->seq == b->seq);
 }
@@ -118,27 +135,227 @@ static int only_p2p(const struct rctx *r, uint32_t s)
 	return 1;
 }
 
+static int multi_rank(const struct nw_proc *p);
+
+/* The role a comm plays in a process: the comm itself, or for a child of a
+ * split / shrink, (parent, its place among the process's children of that
+ * parent, in creation order). Why: the n-th split of a parent gives ranks
+ * of different colors different comms that stand for the same step of the
+ * program (every pair's tensor-parallel comm). */
+struct role {
+	uint64_t id;
+	uint32_t nth;
+};
+
+static struct role comm_role(const struct nw_proc *p, uint64_t comm_id)
+{
+	for (uint32_t i = 0; i < p->ncomms; i++) {
+		const struct nw_seg_comm *c = &p->comms[i];
+		if (c->comm_id != comm_id)
+			continue;
+		if ((c->origin == NW_ORIGIN_SPLIT || c->origin == NW_ORIGIN_SHRINK) && c->parent_id) {
+			uint32_t nth = 1;
+			for (uint32_t j = 0; j < i; j++)
+				nth += p->comms[j].parent_id == c->parent_id && p->comms[j].origin == c->origin;
+			return (struct role){ c->parent_id, nth };
+		}
+		break;
+	}
+	return (struct role){ comm_id, 0 };
+}
+
+static int same_role(struct role a, struct role b)
+{
+	return a.id == b.id && a.nth == b.nth;
+}
+
+/* P's collectives issued on the comm that plays role `ro` (-1: none). */
+static int64_t role_count(const struct nw_proc *p, struct role ro)
+{
+	for (uint32_t i = 0; i < p->ncomms; i++)
+		if (p->comms[i].comm_id && same_role(comm_role(p, p->comms[i].comm_id), ro))
+			return (int64_t)p->comms[i].coll_enqueued;
+	return -1;
+}
+
+static int is_coll(const struct nw_seg_op *op)
+{
+	return NW_OP_IS_COLL(op->kind) && op->seq;
+}
+
+#define MAX_REFS 8     /* processes that show the order: a few agreeing suffice */
+#define MAX_XSIGS 16   /* distinct stuck collectives of one cycle looked at */
+
+/* The processes that issued the counterpart of collective X (same role,
+ * kind and number), at most MAX_REFS of them, in job order, with their op. */
+struct xrefs {
+	struct role rx;
+	uint16_t kind;
+	uint64_t seq;
+	size_t n;
+	size_t proc[MAX_REFS];
+	const struct nw_seg_op *op[MAX_REFS];
+};
+
+static void find_refs(const struct nw_jctx *x, struct xrefs *xr)
+{
+	xr->n = 0;
+	for (size_t q = 0; q < x->job->nprocs && xr->n < MAX_REFS; q++) {
+		const struct nw_proc *o = x->job->procs[q];
+		for (size_t i = 0; i < o->nops; i++)
+			if (is_coll(&o->ops[i]) && o->ops[i].seq == xr->seq && o->ops[i].kind == xr->kind &&
+			    same_role(comm_role(o, o->ops[i].comm_id), xr->rx)) {
+				xr->proc[xr->n] = q;
+				xr->op[xr->n++] = &o->ops[i];
+				break;
+			}
+	}
+}
+
+/* Whether P (job index pi), stuck in collective X, skipped a collective:
+ * every other process of refs (those that issued X's counterpart) issued,
+ * from the same thread before it, a collective #m of another role that P
+ * never reached (P's count there is below m), and there is at least one
+ * such process. Why: P is past a step the program takes before X (those
+ * ranks show the order); a process stuck before that step only waits. */
+static int skipped(const struct nw_jctx *x, size_t pi, const struct xrefs *xr)
+{
+	const struct nw_proc *p = x->job->procs[pi];
+	size_t refs = 0;
+	for (size_t k = 0; k < xr->n; k++) {
+		if (xr->proc[k] == pi)
+			continue;
+		const struct nw_proc *o = x->job->procs[xr->proc[k]];
+		const struct nw_seg_op *y = xr->op[k];
+		int found = 0;
+		for (size_t i = 0; i < o->nops && !found; i++) {
+			const struct nw_seg_op *z = &o->ops[i];
+			if (!is_coll(z) || z->tid != y->tid || z->enqueue_ns >= y->enqueue_ns)
+				continue;
+			struct role rz = comm_role(o, z->comm_id);
+			if (same_role(rz, xr->rx))
+				continue;
+			int64_t have = role_count(p, rz);
+			found = have >= 0 && (uint64_t)have < z->seq;
+		}
+		if (!found)
+			return 0;
+		refs++;
+	}
+	return refs > 0;
+}
+
+/* 2b': the cycle's processes that skipped a collective (skipped), when
+ * they are not all of it. */
+static size_t skipped_deviants(struct rctx *r, uint32_t s)
+{
+	const struct nw_graph *g = r->g;
+	size_t cand = 0, marked = 0, nx = 0;
+	uint8_t *mark = calloc((size_t)g->nprocs + 1, 1);
+	struct xrefs *xs = calloc(MAX_XSIGS, sizeof *xs);
+	if (!mark || !xs) {
+		free(mark);
+		free(xs);
+		r->x->oom = 1;
+		return 0;
+	}
+	for (uint32_t n = 0; n < g->nprocs; n++) {
+		if (g->scc[n] != s)
+			continue;
+		const struct nw_proc *p = r->x->job->procs[n];
+		const struct nw_seg_op *xo = stuck_op(r->x, p);
+		if (!xo || !is_coll(xo) || multi_rank(p))
+			continue;
+		struct role rx = comm_role(p, xo->comm_id);
+		size_t k = 0;
+		while (k < nx && !(same_role(xs[k].rx, rx) && xs[k].kind == xo->kind && xs[k].seq == xo->seq))
+			k++;
+		if (k == nx) {
+			if (nx == MAX_XSIGS)
+				continue;
+			xs[nx] = (struct xrefs){ .rx = rx, .kind = xo->kind, .seq = xo->seq };
+			find_refs(r->x, &xs[nx++]);
+		}
+		if (skipped(r->x, n, &xs[k])) {
+			mark[n] = 1;
+			cand++;
+		}
+	}
+	if (cand && cand < r->nproc[s])
+		for (uint32_t n = 0; n < g->nprocs; n++)
+			if (mark[n] && !r->deviant[n]) {
+				r->deviant[n] = 1;
+				marked++;
+			}
+	free(mark);
+	free(xs);
+	return marked;
+}
+
+/* Whether a process holds two ranks of one communicator (ncclCommInitAll,
+ * several InitRank in a group: one process, one thread per GPU). */
+static int multi_rank(const struct nw_proc *p)
+{
+	for (uint32_t i = 0; i < p->ncomms; i++)
+		for (uint32_t j = i + 1; j < p->ncomms; j++)
+			if (p->comms[i].comm_id && p->comms[i].comm_id == p->comms[j].comm_id)
+				return 1;
+	return 0;
+}
+
+#define MAX_VOTES 64   /* ranks one process drives that vote; more are rare */
+
+/* A process's votes: the op it is stuck in first (stuck_op). A process
+ * that drives several ranks votes once per calling thread, with that
+ * thread's oldest stuck op. Why: its ranks are distinct members of the
+ * comm; one of its threads taking another path while its other threads
+ * agree with everybody else is a deviation the oldest op alone hides (it
+ * may well be the agreeing thread's). Returns the number of votes. */
+static size_t proc_votes(const struct nw_jctx *x, const struct nw_proc *p, const struct nw_seg_op **out)
+{
+	const struct nw_seg_op *first = stuck_op(x, p);
+	if (!first)
+		return 0;
+	out[0] = first;
+	if (!multi_rank(p))
+		return 1;
+	size_t n = 1;
+	for (size_t i = 0; i < p->nops && n < MAX_VOTES; i++) {
+		const struct nw_seg_op *op = &p->ops[i];
+		int open = nw_op_pending(op->state) || op->state == NW_ST_INIT_ENTERED;
+		if (!open || !op->comm_id || nw_age(p, op->enqueue_ns) <= x->timeout_ns)
+			continue;
+		size_t k = 0;
+		while (k < n && out[k]->tid != op->tid)
+			k++;
+		if (k == n)
+			out[n++] = op;
+	}
+	return n;
+}
+
 /* 2c: the majority of the op the cycle's processes are stuck in first. */
 static size_t majority_deviants(struct rctx *r, uint32_t s)
 {
 	struct nw_jctx *x = r->x;
 	struct nw_graph *g = r->g;
 	uint32_t np = g->nprocs;
-	const struct nw_seg_op **sig = calloc(np + 1, sizeof *sig);
-	uint32_t *votes = calloc(np + 1, sizeof *votes);   /* per process: the size of its group */
+	const struct nw_seg_op **sig = calloc(((size_t)np + 1) * MAX_VOTES, sizeof *sig);
+	uint32_t *nsig = calloc(np + 1, sizeof *nsig);
 	uint32_t *reach = malloc(((size_t)g->nnodes + 1) * sizeof *reach);
 	uint32_t *seeds = malloc(((size_t)np + 1) * sizeof *seeds);
 	size_t marked = 0;
-	if (!sig || !votes || !reach || !seeds) {
+	if (!sig || !nsig || !reach || !seeds) {
 		x->oom = 1;
 		goto out;
 	}
 	size_t nseeds = 0;
 	for (uint32_t n = 0; n < np; n++) {
-		sig[n] = stuck_op(x, x->job->procs[n]);
+		nsig[n] = (uint32_t)proc_votes(x, x->job->procs[n], &sig[(size_t)n * MAX_VOTES]);
 		if (g->scc[n] == s)
 			seeds[nseeds++] = n;
 	}
+#define SIG(n, i) sig[(size_t)(n) * MAX_VOTES + (i)]
 	for (int round = 0; round < 2; round++) {
 		/* round 0: the cycle's processes; round 1: with those that wait for it. */
 		uint8_t *voter = calloc(np + 1, 1);
@@ -152,39 +369,56 @@ static size_t majority_deviants(struct rctx *r, uint32_t s)
 		} else {
 			size_t nr = nw_graph_reaching(g, seeds, nseeds, reach);
 			for (size_t i = 0; i < nr; i++)
-				if (reach[i] < np && sig[reach[i]])
+				if (reach[i] < np && nsig[reach[i]])
 					voter[reach[i]] = 1;
 		}
-		uint32_t best = 0, nbest = 0, bestn = NONE;
+		/* Candidates: the cycle's processes' votes (a process without a
+		 * stuck op votes NULL); each counts the voters' equal votes. */
+		uint32_t best = 0, nbest = 0;
+		const struct nw_seg_op *bestsig = NULL;
 		for (uint32_t n = 0; n < np; n++) {
-			votes[n] = 0;
 			if (!voter[n] || g->scc[n] != s)
 				continue;
-			for (uint32_t m = 0; m < np; m++)
-				if (voter[m] && same_sig(sig[n], sig[m]))
-					votes[n]++;
-			if (votes[n] > best) {
-				best = votes[n];
-				nbest = 1;
-				bestn = n;
-			} else if (votes[n] == best && !same_sig(sig[n], sig[bestn])) {
-				nbest++;
+			for (uint32_t i = 0; i < (nsig[n] ? nsig[n] : 1); i++) {
+				const struct nw_seg_op *c = nsig[n] ? SIG(n, i) : NULL;
+				uint32_t votes = 0;
+				for (uint32_t m = 0; m < np; m++) {
+					if (!voter[m])
+						continue;
+					if (!nsig[m])
+						votes += same_sig(x, c, NULL);
+					for (uint32_t j = 0; j < nsig[m]; j++)
+						votes += same_sig(x, c, SIG(m, j));
+				}
+				if (votes > best) {
+					best = votes;
+					nbest = 1;
+					bestsig = c;
+				} else if (votes == best && !same_sig(x, c, bestsig)) {
+					nbest++;
+				}
 			}
 		}
 		free(voter);
 		if (best && nbest == 1) {
-			for (size_t i = 0; i < nseeds; i++)
-				if (!same_sig(sig[seeds[i]], sig[bestn])) {
-					r->deviant[seeds[i]] = 1;
+			for (size_t i = 0; i < nseeds; i++) {
+				uint32_t n = seeds[i];
+				int differs = !nsig[n] && !same_sig(x, NULL, bestsig);
+				for (uint32_t j = 0; j < nsig[n]; j++)
+					differs |= !same_sig(x, SIG(n, j), bestsig);
+				if (differs) {
+					r->deviant[n] = 1;
 					marked++;
 				}
+			}
 			if (marked)
 				break;
 		}
 	}
+#undef SIG
 out:
 	free(sig);
-	free(votes);
+	free(nsig);
 	free(reach);
 	free(seeds);
 	return marked;
@@ -234,6 +468,9 @@ static uint32_t keep_root_culprits(struct rctx *r, struct nw_vwork *w)
 			nw_buf_puts(e, "): ");
 			if (r->decided[s0] == BY_COUNTS)
 				nw_buf_puts(e, "its send/receive counts with its peers do not add up (a skipped or extra post)");
+			else if (r->decided[s0] == BY_SKIPPED)
+				nw_buf_puts(e, "it skipped a collective that the ranks which reached its op issued before it "
+				            "(their order); the others only wait for it");
 			else if (r->decided[s0] == BY_NEVER_ISSUED)
 				nw_buf_puts(e, "it never issued an op the others wait in; they only wait behind their own "
 				            "earlier ops for it");
@@ -416,6 +653,8 @@ void nw_rootcause(struct nw_jctx *x)
 			r.decided[s] = BY_COUNTS;
 		else if (!only_p2p(&r, s) && never_issued_deviants(&r, s))
 			r.decided[s] = BY_NEVER_ISSUED;
+		else if (!only_p2p(&r, s) && skipped_deviants(&r, s))
+			r.decided[s] = BY_SKIPPED;
 		else if (!only_p2p(&r, s) && majority_deviants(&r, s))
 			r.decided[s] = BY_MAJORITY;
 	}
@@ -487,6 +726,20 @@ void nw_rootcause(struct nw_jctx *x)
 		nw_buf_puts(&keep->ev, " wait for each other in a cycle, and neither their send/receive counts, nor who "
 		            "never issued what, nor a majority tells which of them deviated: all are named");
 		nw_verdict_evidence_flush(x, keep);
+		/* The summary says it too: alone it read as a verdict on one side
+		 * ("rank 1 never called ...") while the culprits name both. */
+		struct nw_buf sb = { 0 };
+		nw_buf_puts(&sb, "cannot decide between ranks ");
+		nw_buf_rankset(&sb, &cyc);
+		nw_buf_puts(&sb, ", waiting for each other: ");
+		nw_buf_puts(&sb, keep->v.summary ? keep->v.summary : "");
+		char *ns = nw_buf_take(&sb);
+		if (ns) {
+			free(keep->v.summary);
+			keep->v.summary = ns;
+		} else {
+			x->oom = 1;
+		}
 		nw_rankset_free(&cyc);
 	}
 

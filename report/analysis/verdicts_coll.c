@@ -308,8 +308,10 @@ static void verdict_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, ui
  * culprits. A minority that finished is M_NOT_ISSUED: it left early. */
 /* M_IN_GRAPH: it never issued #n, and stopped in a graph (stopped_in_graph)
  * along with a majority of the comm. */
+/* M_STOPPED: it completed #n-1, never issued #n, and has been idle since
+ * (stopped_idle), along with a majority of the comm. */
 enum mclass { M_NOFILE, M_NOT_ISSUED, M_STARTED, M_ENQUEUED, M_COMPLETED, M_FAILED, M_GONE, M_CAPTURED, M_FINISHED,
-              M_IN_GRAPH, M_OTHER };
+              M_IN_GRAPH, M_STOPPED, M_OTHER };
 
 static int cmp_u64v(const void *a, const void *b)
 {
@@ -347,6 +349,35 @@ static int finished(const struct nw_member *m)
 	return m->proc && (m->comm->state == NW_COMM_FINALIZED || m->comm->state == NW_COMM_DESTROYED);
 }
 
+/* A live member that completed #nstar-1 of the comm, never issued #nstar,
+ * has nothing open anywhere (no op, no creation) and has made no NCCL call
+ * for longer than the timeout: it stopped right before #nstar, somewhere
+ * outside NCCL (a host-side join, the end of its loop). Why: when most of
+ * a comm stopped at the same op and waits for nothing in NCCL, they are
+ * the program as written; a minority stuck in #nstar went one op past
+ * them (an extra step), as with members that finished with the comm. */
+static int stopped_idle(struct nw_jctx *x, const struct nw_member *m, uint64_t nstar)
+{
+	const struct nw_proc *p = m->proc;
+	if (!p || x->sink[p->job_index] || !nstar || m->comm->coll_enqueued != nstar - 1 ||
+	    m->comm->coll_completed != nstar - 1 || nw_age(p, p->last_activity_ns) <= x->timeout_ns)
+		return 0;
+	for (size_t i = 0; i < p->nops; i++)
+		if (nw_op_pending(p->ops[i].state) || p->ops[i].state == NW_ST_INIT_ENTERED)
+			return 0;
+	return 1;
+}
+
+/* The first op the comm's stuck members wait in (0: none). */
+static uint64_t first_stuck(const struct nw_comm_view *v, const struct nw_mpos *mp)
+{
+	uint64_t first = 0;
+	for (int32_t r = 0; r < v->nranks; r++)
+		if (mp[r].stuck && (!first || mp[r].pend_seq < first))
+			first = mp[r].pend_seq;
+	return first;
+}
+
 /* Whether the members that stopped short of the stuck ones (they finished
  * with the comm, or stopped in a graph) outnumber those stuck in its ops:
  * then they are the program as written and the stuck ones went ahead
@@ -355,11 +386,19 @@ static int finished(const struct nw_member *m)
 static int stopped_majority(struct nw_jctx *x, const struct nw_comm_view *v, const struct nw_mpos *mp)
 {
 	uint32_t stopped = 0, stuck = 0;
+	uint64_t first = first_stuck(v, mp);
 	for (int32_t r = 0; r < v->nranks; r++) {
+		const struct nw_member *m = &v->members[r];
 		stuck += mp[r].stuck;
-		stopped += !mp[r].pend && (finished(&v->members[r]) || stopped_in_graph(x, &v->members[r]));
+		stopped += !mp[r].pend && (finished(m) || stopped_in_graph(x, m) || stopped_idle(x, m, first));
 	}
 	return stuck && stopped > stuck;
+}
+
+/* A member that stopped short of the stuck ones (see stopped_majority). */
+static int stopped_short(struct nw_jctx *x, const struct nw_member *m, uint64_t nstar)
+{
+	return finished(m) || stopped_in_graph(x, m) || stopped_idle(x, m, nstar);
 }
 
 /* Edges: a member stuck in #m waits for the members whose coll_enqueued < m. */
@@ -375,13 +414,14 @@ static void edges_not_issued(struct nw_jctx *x, const struct nw_comm_view *v, co
 		goto out;
 	}
 	int stopped = stopped_majority(x, v, mp);
+	uint64_t first = first_stuck(v, mp);
 	for (int32_t r = 0; r < n; r++) {
 		if (mp[r].stuck)
 			seqs[k++] = mp[r].pend_seq;
 		/* A majority that finished with the comm, or stopped in a graph, is
 		 * not waited for (stopped_majority). */
 		const struct nw_member *m = &v->members[r];
-		if (m->proc && !(stopped && !mp[r].pend && (finished(m) || stopped_in_graph(x, m))))
+		if (m->proc && !(stopped && !mp[r].pend && stopped_short(x, m, first)))
 			by[nm++] = (struct byenq){ m->comm->coll_enqueued, r };
 	}
 	if (!k)
@@ -508,10 +548,11 @@ static void past_end(struct nw_jctx *x, const struct nw_comm_view *v, const uint
 	struct nw_egroups eg = { 0 };
 	char kb[NW_NAME_BUF], cb[128], sb[NW_NAME_BUF];
 	uint64_t last = 0;
-	uint32_t in_graph = 0;
+	uint32_t in_graph = 0, idle = 0;
 	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
 		const struct nw_member *m = &v->members[r];
-		if (cls[r] == M_FINISHED || cls[r] == M_IN_GRAPH) {
+		if (cls[r] == M_FINISHED || cls[r] == M_IN_GRAPH || cls[r] == M_STOPPED) {
+			idle += cls[r] == M_STOPPED;
 			nw_set_add(x, &done, m->proc->rank);
 			if (m->comm->coll_enqueued > last)
 				last = m->comm->coll_enqueued;
@@ -526,10 +567,13 @@ static void past_end(struct nw_jctx *x, const struct nw_comm_view *v, const uint
 	}
 	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
 		const struct nw_member *m = &v->members[r];
-		if (cls[r] != M_FINISHED && cls[r] != M_IN_GRAPH)
+		if (cls[r] != M_FINISHED && cls[r] != M_IN_GRAPH && cls[r] != M_STOPPED)
 			continue;
 		char t[256];
-		if (cls[r] == M_FINISHED)
+		if (cls[r] == M_STOPPED)
+			snprintf(t, sizeof t, "stopped after #%" PRIu64 " (COMPLETED), nothing pending since; ",
+			         m->comm->coll_enqueued);
+		else if (cls[r] == M_FINISHED)
 			snprintf(t, sizeof t, "%s the comm after #%" PRIu64 "; ", nw_comm_state_name(m->comm->state, sb),
 			         m->comm->coll_enqueued);
 		else
@@ -548,6 +592,9 @@ static void past_end(struct nw_jctx *x, const struct nw_comm_view *v, const uint
 	if (in_graph)
 		nw_buf_printf(&b, " stopped at #%" PRIu64 ", issued into a CUDA graph: the minority went on without "
 		              "them (a graph it captured but never launched?)", last);
+	else if (idle)
+		nw_buf_printf(&b, " stopped at #%" PRIu64 " and wait for nothing in NCCL: the minority went one op past "
+		              "the others (an extra step?)", last);
 	else
 		nw_buf_printf(&b, " had finished with it (their last: #%" PRIu64 "): nobody else will call it", last);
 	if (!(w->v.summary = nw_buf_take(&b)))
@@ -599,7 +646,7 @@ static void comm_frontier(struct nw_jctx *x, const struct nw_comm_view *v, const
 				}
 			} else if (sc->coll_enqueued < nstar) {
 				c = !stopped ? M_NOT_ISSUED : finished(m) ? M_FINISHED
-				    : stopped_in_graph(x, m) ? M_IN_GRAPH : M_NOT_ISSUED;
+				    : stopped_in_graph(x, m) ? M_IN_GRAPH : stopped_idle(x, m, nstar) ? M_STOPPED : M_NOT_ISSUED;
 			} else {
 				/* Enqueued but no longer in the ring: the positions tell. */
 				c = sc->coll_completed >= nstar ? M_COMPLETED : x->sink[m->proc->job_index] ? M_GONE
@@ -642,7 +689,7 @@ static void comm_frontier(struct nw_jctx *x, const struct nw_comm_view *v, const
 		add_sblock(x, v, r, mp[r].pend, mp[r].age_ns, inside);
 	}
 
-	if ((cnt[M_FINISHED] || cnt[M_IN_GRAPH]) && !cnt[M_NOT_ISSUED] && !cnt[M_GONE] && !cnt[M_CAPTURED]) {
+	if ((cnt[M_FINISHED] || cnt[M_IN_GRAPH] || cnt[M_STOPPED]) && !cnt[M_NOT_ISSUED] && !cnt[M_GONE] && !cnt[M_CAPTURED]) {
 		past_end(x, v, cls, nstar, kind);
 		goto out;
 	}
@@ -656,7 +703,9 @@ static void comm_frontier(struct nw_jctx *x, const struct nw_comm_view *v, const
 			if (cls[r] == M_NOT_ISSUED || cls[r] == M_GONE || cls[r] == M_CAPTURED) {
 				nw_verdict_culprit(x, w, m->proc);
 				struct nw_buf t = { 0 };
-				if (cls[r] == M_NOT_ISSUED && finished(m))
+				/* An abort is leaving the comm too (an error path); it
+				 * is said, but not weighed as a program's end (finished). */
+				if (cls[r] == M_NOT_ISSUED && (finished(m) || m->comm->state == NW_COMM_ABORTED))
 					nw_buf_printf(&t, "never called it: it %s the comm after #%" PRIu64 "; ",
 					              nw_comm_state_name(m->comm->state, sb), m->comm->coll_enqueued);
 				else if (cls[r] == M_NOT_ISSUED)

@@ -167,6 +167,23 @@ void nw_rules_p2p(struct nw_jctx *x)
 
 /* ---- counts that do not add up ---- */
 
+/* A's first send/receive with B on comm W, where neither has any other
+ * send/receive, is the twin of B's unmatched op toward A on another comm P
+ * (the other half: B sends where A receives, or the other way round) on
+ * which A already matched some of B's ops. Why: the pair talks on P; A's
+ * op on W, where nobody ever talked, is the one posted on the wrong comm
+ * (the wrong process group passed to send/recv), and B waits on P for it. */
+static int wrong_comm_twin(const struct nw_graph *g, uint32_t s, const struct nw_edge *e)
+{
+	for (size_t i = 0; i < g->nedges; i++) {
+		const struct nw_edge *f = &g->edges[i];
+		if (f->kind == NW_E_P2P && f->src == e->dst && f->dst == e->src && g->scc[f->src] == s && f->op &&
+		    f->view != e->view && f->op->kind != e->op->kind && f->peer_pos > 0 && f->peer_pos < f->op->seq)
+			return 1;
+	}
+	return 0;
+}
+
 size_t nw_p2p_count_deviants(struct nw_jctx *x, uint32_t s, uint8_t *deviant)
 {
 	struct nw_graph *g = &x->g;
@@ -209,6 +226,8 @@ size_t nw_p2p_count_deviants(struct nw_jctx *x, uint32_t s, uint8_t *deviant)
 			who = e->dst;            /* B went past #k elsewhere but not with A */
 		else if (aany && aother < k)
 			who = e->src;            /* A did more with B than with anybody else */
+		else if (k == 1 && !bmax && !aany && wrong_comm_twin(g, s, e))
+			who = e->src;            /* A posted it on a comm where nobody else talks */
 		if (who != NONE && (!deviant || !deviant[who])) {
 			if (deviant)
 				deviant[who] = 1;

@@ -142,7 +142,12 @@ static void put_verdict(FILE *out, const struct nw_verdict *v, unsigned flags)
 	if (v->kind != NW_V_HEALTHY || v->culprits.n) {
 		fputs("  culprits: ", out);
 		put_ranks(out, &v->culprits);
-		if (!v->culprits.n && v->comm_id)
+		/* With ranks that left no file, those are who the verdict cannot
+		 * judge (listed as unknown), not the link: saying "the link" sent
+		 * people to the network when a rank had exited cleanly. */
+		if (!v->culprits.n && v->unknown.n)
+			fputs(" (the ranks that may hold it up left no file: see unknown)", out);
+		else if (!v->culprits.n && v->comm_id)
 			fputs(" (the communicator or its link, not a rank)", out);
 		else if (!v->culprits.n && v->kind == NW_V_UNDECIDED)
 			fputs(" (cannot decide: see the evidence)", out);

@@ -449,6 +449,8 @@ static void test_coll_deadlock(void)
 		                                  "0202020202020202") != NULL;
 	}
 	CHECK(said, "the cycle is said in the evidence");
+	CHECK(vx && vx->summary && !strncmp(vx->summary, "cannot decide between ranks 0-1, waiting for each other: ", 57),
+	      "the summary says it cannot decide (%s)", vx && vx->summary ? vx->summary : "none");
 	CHECK(folded, "comm Y's verdict is folded into it");
 	CHECK(!find(job, NW_V_P2P_DEADLOCK, cx) && !find(job, NW_V_P2P_DEADLOCK, cy), "no P2P_DEADLOCK");
 	nw_analysis_free(&a);

@@ -18,6 +18,8 @@ PRELOAD=$(nw_preload)
 # (a verdict comes within a few seconds of the hang).
 FIELD_WAIT=60
 COMM_CULPRIT='- (the communicator or its link, not a rank)'
+# No culprit while ranks that may hold the op up left no file.
+NOFILE_CULPRIT='- (the ranks that may hold it up left no file: see unknown)'
 FIELD_T0=$(date +%s)
 
 # field_torchrun OUT ARGS...: the trainer on NRANKS ranks under torchrun,

@@ -30,7 +30,7 @@ nw_until $FIELD_WAIT wd_verdict init-noinit INIT_STALL 0-2 || {
 }
 sleep 1
 field_diagnose init-noinit
-check_first init-noinit INIT_STALL CommInit "$COMM_CULPRIT" 0-2 "3 (no file)"
+check_first init-noinit INIT_STALL CommInit "$NOFILE_CULPRIT" 0-2 "3 (no file)"
 assert_grep '^job [^ ]+: 3 processes read, world size 4, ranks missing: 3, timeout 2s$' "$T/init-noinit.diag"
 assert_grep '^INIT_STALL: ranks 0-2 are inside ncclCommInitRank of comm [0-9a-f]{16} \(4 ranks\) for .*; rank 3 has no file \(never entered it\?\)$' "$T/init-noinit.diag"
 assert_grep '^  hint: launch, rendezvous address, network interface$' "$T/init-noinit.diag"
