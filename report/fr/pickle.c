@@ -14,6 +14,9 @@
 
 /* ---- arena ---- */
 
+#define ARENA_BLOCK 65536
+#define ARENA_KEEP (8u << 20)       /* what a reused arena keeps between parses */
+
 struct nw_arena_block {
 	struct nw_arena_block *next;
 	size_t used, size;
@@ -22,37 +25,78 @@ struct nw_arena_block {
 
 struct nw_arena {
 	struct nw_arena_block *head;
-	size_t total, limit;
+	struct nw_arena_block *spare;   /* blocks of ARENA_BLOCK kept by a reset */
+	size_t total, limit, kept;
 };
+
+static size_t arena_limit(size_t limit)
+{
+	return limit && limit < NW_PICKLE_MEM_MAX ? limit : NW_PICKLE_MEM_MAX;
+}
 
 struct nw_arena *nw_arena_new(size_t limit)
 {
 	struct nw_arena *a = calloc(1, sizeof *a);
 	if (a)
-		a->limit = limit && limit < NW_PICKLE_MEM_MAX ? limit : NW_PICKLE_MEM_MAX;
+		a->limit = arena_limit(limit);
 	return a;
+}
+
+/* A new block for n bytes (n rounded): a spare one when it fits. */
+static __attribute__((noinline)) void *arena_more(struct nw_arena *a, size_t n)
+{
+	size_t size = n > ARENA_BLOCK ? n : ARENA_BLOCK;
+	if (a->total + size > a->limit)
+		return NULL;
+	struct nw_arena_block *b = a->spare;
+	if (size == ARENA_BLOCK && b) {
+		a->spare = b->next;
+		a->kept -= ARENA_BLOCK;
+	} else {
+		if (!(b = malloc(sizeof *b + size)))
+			return NULL;
+		b->size = size;
+	}
+	b->used = n;
+	b->next = a->head;
+	a->head = b;
+	a->total += size;
+	return b->data;
+}
+
+static inline void *arena_alloc(struct nw_arena *a, size_t n)
+{
+	n = (n + 15) & ~(size_t)15;
+	struct nw_arena_block *b = a->head;
+	if (__builtin_expect(!b || b->size - b->used < n, 0))
+		return arena_more(a, n);
+	void *p = (char *)b->data + b->used;
+	b->used += n;
+	return p;
 }
 
 void *nw_arena_alloc(struct nw_arena *a, size_t n)
 {
-	n = (n + 15) & ~(size_t)15;
-	struct nw_arena_block *b = a->head;
-	if (!b || b->size - b->used < n) {
-		size_t size = n > 65536 ? n : 65536;
-		if (a->total + size > a->limit)
-			return NULL;
-		b = malloc(sizeof *b + size);
-		if (!b)
-			return NULL;
-		b->used = 0;
-		b->size = size;
-		b->next = a->head;
-		a->head = b;
-		a->total += size;
+	return arena_alloc(a, n);
+}
+
+/* Empty again, with a new limit; up to ARENA_KEEP of its blocks stay
+ * allocated for the next parse (the next file of a reading). */
+static void arena_reset(struct nw_arena *a, size_t limit)
+{
+	for (struct nw_arena_block *b = a->head, *n; b; b = n) {
+		n = b->next;
+		if (b->size == ARENA_BLOCK && a->kept < ARENA_KEEP) {
+			b->next = a->spare;
+			a->spare = b;
+			a->kept += ARENA_BLOCK;
+		} else {
+			free(b);
+		}
 	}
-	void *p = (char *)b->data + b->used;
-	b->used += n;
-	return p;
+	a->head = NULL;
+	a->total = 0;
+	a->limit = arena_limit(limit);
 }
 
 void nw_arena_free(struct nw_arena *a)
@@ -63,17 +107,26 @@ void nw_arena_free(struct nw_arena *a)
 		n = b->next;
 		free(b);
 	}
+	for (struct nw_arena_block *b = a->spare, *n; b; b = n) {
+		n = b->next;
+		free(b);
+	}
 	free(a);
 }
 
-struct nw_pv *nw_pv_new(struct nw_arena *a, int type)
+static inline struct nw_pv *pv_new(struct nw_arena *a, int type)
 {
-	struct nw_pv *v = nw_arena_alloc(a, sizeof *v);
+	struct nw_pv *v = arena_alloc(a, sizeof *v);
 	if (v) {
 		memset(v, 0, sizeof *v);
 		v->type = (uint8_t)type;
 	}
 	return v;
+}
+
+struct nw_pv *nw_pv_new(struct nw_arena *a, int type)
+{
+	return pv_new(a, type);
 }
 
 /* Room for `extra` more items at once (fill knows how many come). */
@@ -87,30 +140,20 @@ static int pv_reserve(struct nw_arena *a, struct nw_pv *c, size_t extra)
 	size_t cap = c->cap ? (size_t)c->cap * 2 : 4;
 	if (cap < want)
 		cap = want;
-	struct nw_pv **items = nw_arena_alloc(a, cap * sizeof *items);
+	struct nw_pv **items = arena_alloc(a, cap * sizeof *items);
 	if (!items)
 		return -1;
 	if (c->n)
 		memcpy(items, c->u.items, c->n * sizeof *items);
-	c->u.items = items;
+	c->u.items = items;          /* the old array stays in the arena: at most 2x */
 	c->cap = (uint32_t)cap;
 	return 0;
 }
 
 int nw_pv_push(struct nw_arena *a, struct nw_pv *c, struct nw_pv *v)
 {
-	if (c->n == c->cap) {
-		uint32_t cap = c->cap ? c->cap * 2 : 4;
-		if (cap < c->cap)
-			return -1;
-		struct nw_pv **items = nw_arena_alloc(a, (size_t)cap * sizeof *items);
-		if (!items)
-			return -1;
-		if (c->n)
-			memcpy(items, c->u.items, c->n * sizeof *items);
-		c->u.items = items;          /* the old array stays in the arena: at most 2x */
-		c->cap = cap;
-	}
+	if (c->n == c->cap && pv_reserve(a, c, 1))
+		return -1;
 	c->u.items[c->n++] = v;
 	return 0;
 }
@@ -176,13 +219,16 @@ struct pm {
 	size_t marks[NW_PICKLE_MAX_MARKS];
 	size_t nmarks;
 	struct nw_pv **memo;
-	size_t nmemo;
+	size_t nmemo;                        /* allocated; [0, memo_hi) may be set, the rest is NULL */
+	size_t memo_hi;
 	size_t nstored;                      /* distinct indices stored (len(memo) in Python) */
 	char *err;
+	struct nw_pv *none, *bools[2];       /* shared: values are never changed once built */
 	struct nw_pv *small[256];            /* shared ints 0..255 */
 };
 
-static int perr(struct pm *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static __attribute__((noinline, cold)) int perr(struct pm *m, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 static int perr(struct pm *m, const char *fmt, ...)
 {
 	va_list ap;
@@ -194,14 +240,14 @@ static int perr(struct pm *m, const char *fmt, ...)
 	return -1;
 }
 
-static int need(struct pm *m, size_t n)
+static inline int need(struct pm *m, size_t n)
 {
-	if (m->len - m->pos < n)
+	if (__builtin_expect(m->len - m->pos < n, 0))
 		return perr(m, "truncated (the opcode needs %zu more bytes, %zu left)", n, m->len - m->pos);
 	return 0;
 }
 
-static uint64_t le(const uint8_t *p, int n)
+static inline uint64_t le(const uint8_t *p, int n)
 {
 	uint64_t v = 0;
 	for (int i = n - 1; i >= 0; i--)
@@ -209,37 +255,45 @@ static uint64_t le(const uint8_t *p, int n)
 	return v;
 }
 
-static int push(struct pm *m, struct nw_pv *v)
+static __attribute__((noinline)) int grow_stack(struct pm *m)
 {
-	if (!v)
+	size_t cap = m->scap ? m->scap * 2 : 64;
+	/* The stack grows one entry per opcode at most: the input bounds it. */
+	struct nw_pv **s = realloc(m->stack, cap * sizeof *s);
+	if (!s)
+		return perr(m, "out of memory");
+	m->stack = s;
+	m->scap = cap;
+	return 0;
+}
+
+static inline int push(struct pm *m, struct nw_pv *v)
+{
+	if (__builtin_expect(!v, 0))
 		return perr(m, "the values would take more than the memory limit");
-	if (m->sp == m->scap) {
-		size_t cap = m->scap ? m->scap * 2 : 64;
-		/* The stack grows one entry per opcode at most: the input bounds it. */
-		struct nw_pv **s = realloc(m->stack, cap * sizeof *s);
-		if (!s)
-			return perr(m, "out of memory");
-		m->stack = s;
-		m->scap = cap;
-	}
+	if (__builtin_expect(m->sp == m->scap, 0) && grow_stack(m))
+		return -1;
 	m->stack[m->sp++] = v;
 	return 0;
 }
 
-static struct nw_pv *pop(struct pm *m)
+static inline size_t floor_of(const struct pm *m)
 {
-	size_t floor = m->nmarks ? m->marks[m->nmarks - 1] : 0;
-	if (m->sp <= floor) {
+	return m->nmarks ? m->marks[m->nmarks - 1] : 0;
+}
+
+static inline struct nw_pv *pop(struct pm *m)
+{
+	if (m->sp <= floor_of(m)) {
 		perr(m, "stack underflow");
 		return NULL;
 	}
 	return m->stack[--m->sp];
 }
 
-static struct nw_pv *top(struct pm *m)
+static inline struct nw_pv *top(struct pm *m)
 {
-	size_t floor = m->nmarks ? m->marks[m->nmarks - 1] : 0;
-	if (m->sp <= floor) {
+	if (m->sp <= floor_of(m)) {
 		perr(m, "stack underflow");
 		return NULL;
 	}
@@ -247,7 +301,7 @@ static struct nw_pv *top(struct pm *m)
 }
 
 /* The items above the topmost mark, and the mark popped. */
-static int pop_mark(struct pm *m, size_t *from)
+static inline int pop_mark(struct pm *m, size_t *from)
 {
 	if (!m->nmarks)
 		return perr(m, "no mark to pop");
@@ -255,26 +309,31 @@ static int pop_mark(struct pm *m, size_t *from)
 	return 0;
 }
 
-static struct nw_pv *scalar(struct pm *m, int type)
+static inline struct nw_pv *scalar(struct pm *m, int type)
 {
-	return nw_pv_new(m->a, type);
+	return pv_new(m->a, type);
 }
 
-static int push_int(struct pm *m, int64_t i)
+/* None, True, False: one value each per parse. */
+static inline struct nw_pv *shared(struct pm *m, struct nw_pv **slot, int type, int64_t i)
+{
+	if (!*slot && (*slot = scalar(m, type)))
+		(*slot)->u.i = i;
+	return *slot;
+}
+
+static inline int push_int(struct pm *m, int64_t i)
 {
 	/* Small ints are shared: values are never changed once built. */
-	if (i >= 0 && i < 256) {
-		if (!m->small[i] && (m->small[i] = scalar(m, NW_PV_INT)))
-			m->small[i]->u.i = i;
-		return push(m, m->small[i]);
-	}
+	if (i >= 0 && i < 256)
+		return push(m, shared(m, &m->small[i], NW_PV_INT, i));
 	struct nw_pv *v = scalar(m, NW_PV_INT);
 	if (v)
 		v->u.i = i;
 	return push(m, v);
 }
 
-static int push_str(struct pm *m, int type, const uint8_t *s, uint64_t n)
+static inline int push_str(struct pm *m, int type, const uint8_t *s, uint64_t n)
 {
 	struct nw_pv *v = scalar(m, type);
 	if (v) {
@@ -285,7 +344,7 @@ static int push_str(struct pm *m, int type, const uint8_t *s, uint64_t n)
 }
 
 /* Counted bytes: length of `lw` bytes, then the data. */
-static int counted(struct pm *m, int lw, int type)
+static inline int counted(struct pm *m, int lw, int type)
 {
 	if (need(m, (size_t)lw))
 		return -1;
@@ -326,7 +385,7 @@ static int line_index(struct pm *m, unsigned long long *x)
 	return *end ? perr(m, "bad memo index") : 0;
 }
 
-static int line_num(struct pm *m, int is_float)
+static __attribute__((noinline)) int line_num(struct pm *m, int is_float)
 {
 	const uint8_t *s;
 	size_t n;
@@ -361,37 +420,57 @@ static int line_num(struct pm *m, int is_float)
 	return push_int(m, x);
 }
 
-static int memo_put(struct pm *m, uint64_t idx)
+static __attribute__((noinline)) int grow_memo(struct pm *m, uint64_t idx)
+{
+	size_t n = m->nmemo ? m->nmemo : 16;
+	while (n <= idx)
+		n *= 2;
+	struct nw_pv **mm = realloc(m->memo, n * sizeof *mm);
+	if (!mm)
+		return perr(m, "out of memory");
+	memset(mm + m->nmemo, 0, (n - m->nmemo) * sizeof *mm);
+	m->memo = mm;
+	m->nmemo = n;
+	return 0;
+}
+
+static inline int memo_put(struct pm *m, uint64_t idx)
 {
 	struct nw_pv *v = top(m);
 	if (!v)
 		return -1;
 	/* Every memo entry costs at least one opcode byte: an index beyond
 	 * the input's size is not one a real pickler writes. */
-	if (idx > m->len)
+	if (__builtin_expect(idx > m->len, 0))
 		return perr(m, "memo index %" PRIu64 " beyond the input's size", idx);
-	if (idx >= m->nmemo) {
-		size_t n = m->nmemo ? m->nmemo : 16;
-		while (n <= idx)
-			n *= 2;
-		struct nw_pv **mm = realloc(m->memo, n * sizeof *mm);
-		if (!mm)
-			return perr(m, "out of memory");
-		memset(mm + m->nmemo, 0, (n - m->nmemo) * sizeof *mm);
-		m->memo = mm;
-		m->nmemo = n;
-	}
+	if (__builtin_expect(idx >= m->nmemo, 0) && grow_memo(m, idx))
+		return -1;
 	if (!m->memo[idx])
 		m->nstored++;
+	if (idx >= m->memo_hi)
+		m->memo_hi = idx + 1;
 	m->memo[idx] = v;
 	return 0;
 }
 
-static int memo_get(struct pm *m, uint64_t idx)
+static inline int memo_get(struct pm *m, uint64_t idx)
 {
-	if (idx >= m->nmemo || !m->memo[idx])
+	if (__builtin_expect(idx >= m->nmemo || !m->memo[idx], 0))
 		return perr(m, "memo index %" PRIu64 " was never stored", idx);
 	return push(m, m->memo[idx]);
+}
+
+/* Items [from, sp) moved into c (reserved at once). */
+static inline int take_items(struct pm *m, struct nw_pv *c, size_t from)
+{
+	size_t k = m->sp - from;
+	if (!c || pv_reserve(m->a, c, k))
+		return perr(m, "the values would take more than the memory limit");
+	if (k)
+		memcpy(c->u.items + c->n, m->stack + from, k * sizeof *m->stack);
+	c->n += (uint32_t)k;
+	m->sp = from;
+	return 0;
 }
 
 static int seq_from_mark(struct pm *m, int type)
@@ -399,33 +478,24 @@ static int seq_from_mark(struct pm *m, int type)
 	size_t from = 0;
 	if (pop_mark(m, &from))
 		return -1;
-	struct nw_pv *c = nw_pv_new(m->a, type);
-	if (!c || pv_reserve(m->a, c, m->sp - from))
-		return perr(m, "the values would take more than the memory limit");
-	for (size_t i = from; i < m->sp; i++)
-		if (nw_pv_push(m->a, c, m->stack[i]))
-			return perr(m, "the values would take more than the memory limit");
-	m->sp = from;
+	struct nw_pv *c = pv_new(m->a, type);
+	if (take_items(m, c, from))
+		return -1;
 	return push(m, c);
 }
 
-static int tuple_n(struct pm *m, int n)
+static inline int tuple_n(struct pm *m, int n)
 {
-	size_t floor = m->nmarks ? m->marks[m->nmarks - 1] : 0;
-	if (m->sp - floor < (size_t)n)
+	if (m->sp - floor_of(m) < (size_t)n)
 		return perr(m, "stack underflow");
-	struct nw_pv *c = nw_pv_new(m->a, NW_PV_TUPLE);
-	if (!c)
-		return perr(m, "the values would take more than the memory limit");
-	for (size_t i = m->sp - (size_t)n; i < m->sp; i++)
-		if (nw_pv_push(m->a, c, m->stack[i]))
-			return perr(m, "the values would take more than the memory limit");
-	m->sp -= (size_t)n;
+	struct nw_pv *c = pv_new(m->a, NW_PV_TUPLE);
+	if (take_items(m, c, m->sp - (size_t)n))
+		return -1;
 	return push(m, c);
 }
 
 /* APPEND(S), SETITEM(S), ADDITEMS: items [from, sp) into the container below. */
-static int fill(struct pm *m, size_t from, int dict)
+static inline int fill(struct pm *m, size_t from, int dict)
 {
 	if (from == 0)
 		return perr(m, "no container below the items");
@@ -435,13 +505,7 @@ static int fill(struct pm *m, size_t from, int dict)
 		return perr(m, "items added to a value that is not a %s", dict ? "dict" : "list or set");
 	if (dict && (m->sp - from) % 2)
 		return perr(m, "a key without a value");
-	if (pv_reserve(m->a, c, m->sp - from))
-		return perr(m, "the values would take more than the memory limit");
-	for (size_t i = from; i < m->sp; i++)
-		if (nw_pv_push(m->a, c, m->stack[i]))
-			return perr(m, "the values would take more than the memory limit");
-	m->sp = from;
-	return 0;
+	return take_items(m, c, from);
 }
 
 static const char *refused_name(uint8_t op)
@@ -464,240 +528,266 @@ static const char *refused_name(uint8_t op)
 	}
 }
 
-static int step(struct pm *m, int *stop)
+/* The opcodes, one label each. The dispatch is threaded (a jump from the
+ * end of each opcode straight to the next one's code, GCC's and clang's
+ * labels as values) rather than a switch: a dump is tens of thousands of
+ * opcodes of a few kinds in a few recurring orders, and one jump per
+ * opcode site is what lets the CPU predict them (2-3x faster than one
+ * shared jump). An opcode without a label is refused or unknown. */
+static int run(struct pm *m)
 {
+	static const void *const code[256] = {
+		[0x80] = &&op_proto, [0x95] = &&op_frame, ['.'] = &&op_stop, ['('] = &&op_mark,
+		['0'] = &&op_pop, ['1'] = &&op_pop_mark, ['2'] = &&op_dup, ['N'] = &&op_none,
+		[0x88] = &&op_true, [0x89] = &&op_false, ['I'] = &&op_int_line, ['L'] = &&op_int_line,
+		['F'] = &&op_float_line, ['J'] = &&op_binint, ['K'] = &&op_binint1, ['M'] = &&op_binint2,
+		[0x8a] = &&op_long1, [0x8b] = &&op_long4, ['G'] = &&op_binfloat, ['S'] = &&op_string,
+		['V'] = &&op_unicode, ['T'] = &&op_bytes4, ['U'] = &&op_bytes1, ['X'] = &&op_str4,
+		[0x8c] = &&op_str1, [0x8d] = &&op_str8, ['B'] = &&op_bytes4, ['C'] = &&op_bytes1,
+		[0x8e] = &&op_bytes8, [0x96] = &&op_bytes8, [0x97] = &&op_buffer, [0x98] = &&op_buffer,
+		[']'] = &&op_empty_list, [')'] = &&op_empty_tuple, ['}'] = &&op_empty_dict,
+		[0x8f] = &&op_empty_list, ['l'] = &&op_list, ['t'] = &&op_tuple, [0x91] = &&op_list,
+		['d'] = &&op_dict, [0x85] = &&op_tuple1, [0x86] = &&op_tuple2, [0x87] = &&op_tuple3,
+		['a'] = &&op_append, ['s'] = &&op_setitem, ['e'] = &&op_appends, [0x90] = &&op_appends,
+		['u'] = &&op_setitems, ['g'] = &&op_get, ['h'] = &&op_binget, ['j'] = &&op_long_binget,
+		['p'] = &&op_put, ['q'] = &&op_binput, ['r'] = &&op_long_binput, [0x94] = &&op_memoize,
+	};
+	const uint8_t *d = m->d;
+	uint8_t op;
+	size_t from = 0;
+	struct nw_pv *v;
+	unsigned long long x;
+	/* Each opcode ends with NEXT (or returns -1 on error). */
+#define NEXT()                                                                  \
+	do {                                                                        \
+		if (__builtin_expect(m->pos >= m->len, 0))                              \
+			goto truncated;                                                     \
+		m->op_at = m->pos;                                                      \
+		op = d[m->pos++];                                                       \
+		if (__builtin_expect(!code[op], 0))                                     \
+			goto other;                                                         \
+		goto *code[op];                                                         \
+	} while (0)
+#define DO(expr)                                                                \
+	do {                                                                        \
+		if (__builtin_expect((expr) != 0, 0))                                   \
+			return -1;                                                          \
+		NEXT();                                                                 \
+	} while (0)
+
+	NEXT();
+truncated:
 	m->op_at = m->pos;
-	uint8_t op = m->d[m->pos++];
+	return perr(m, "truncated (no STOP opcode)");
+other: {
 	const char *bad = refused_name(op);
 	if (bad)
 		return perr(m, "opcode %s (0x%02x) imports or calls code: refused (a Flight Recorder "
 		            "dump holds only data)", bad, op);
-	size_t from = 0;
-	struct nw_pv *v;
-	switch (op) {
-	case 0x80:                                      /* PROTO */
-		if (need(m, 1))
-			return -1;
-		if (m->d[m->pos] > 5)
-			return perr(m, "pickle protocol %u (this reader knows 0-5)", m->d[m->pos]);
-		m->pos++;
-		return 0;
-	case 0x95:                                      /* FRAME: a length hint */
-		if (need(m, 8))
-			return -1;
-		m->pos += 8;
-		return 0;
-	case '.':                                       /* STOP */
-		*stop = 1;
-		return 0;
-	case '(':                                       /* MARK */
-		if (m->nmarks == NW_PICKLE_MAX_MARKS)
-			return perr(m, "marks nested deeper than %d", NW_PICKLE_MAX_MARKS);
-		m->marks[m->nmarks++] = m->sp;
-		return 0;
-	case '0':                                       /* POP */
-		return pop(m) ? 0 : -1;
-	case '1':                                       /* POP_MARK */
-		if (pop_mark(m, &from))
-			return -1;
-		m->sp = from;
-		return 0;
-	case '2':                                       /* DUP */
-		return (v = top(m)) ? push(m, v) : -1;
-	case 'N':
-		return push(m, scalar(m, NW_PV_NONE));
-	case 0x88:
-	case 0x89:
-		if ((v = scalar(m, NW_PV_BOOL)))
-			v->u.i = op == 0x88;
-		return push(m, v);
-	case 'I':
-		return line_num(m, 0);
-	case 'L':
-		return line_num(m, 0);
-	case 'F':
-		return line_num(m, 1);
-	case 'J':
-		if (need(m, 4))
-			return -1;
-		m->pos += 4;
-		return push_int(m, (int32_t)(uint32_t)le(m->d + m->pos - 4, 4));
-	case 'K':
-		if (need(m, 1))
-			return -1;
-		return push_int(m, m->d[m->pos++]);
-	case 'M':
-		if (need(m, 2))
-			return -1;
-		m->pos += 2;
-		return push_int(m, (int64_t)le(m->d + m->pos - 2, 2));
-	case 0x8a:                                      /* LONG1 */
-	case 0x8b: {                                    /* LONG4 */
-		int lw = op == 0x8a ? 1 : 4;
-		if (need(m, (size_t)lw))
-			return -1;
-		uint64_t n = le(m->d + m->pos, lw);
-		m->pos += (size_t)lw;
-		if (n > 8)
-			return perr(m, "an integer of %" PRIu64 " bytes (more than 64 bits)", n);
-		if (need(m, (size_t)n))
-			return -1;
-		uint64_t x = le(m->d + m->pos, (int)n);
-		if (n && n < 8 && (m->d[m->pos + n - 1] & 0x80))
-			x |= ~0ull << (8 * n);              /* two's complement, sign-extended */
-		m->pos += (size_t)n;
-		return push_int(m, (int64_t)x);
+	return perr(m, "unknown opcode 0x%02x", op);
+}
+op_proto:
+	if (need(m, 1))
+		return -1;
+	if (d[m->pos] > 5)
+		return perr(m, "pickle protocol %u (this reader knows 0-5)", d[m->pos]);
+	m->pos++;
+	NEXT();
+op_frame:                                       /* a length hint */
+	if (need(m, 8))
+		return -1;
+	m->pos += 8;
+	NEXT();
+op_stop:
+	return 0;
+op_mark:
+	if (m->nmarks == NW_PICKLE_MAX_MARKS)
+		return perr(m, "marks nested deeper than %d", NW_PICKLE_MAX_MARKS);
+	m->marks[m->nmarks++] = m->sp;
+	NEXT();
+op_pop:
+	DO(pop(m) ? 0 : -1);
+op_pop_mark:
+	if (pop_mark(m, &from))
+		return -1;
+	m->sp = from;
+	NEXT();
+op_dup:
+	DO((v = top(m)) ? push(m, v) : -1);
+op_none:
+	DO(push(m, shared(m, &m->none, NW_PV_NONE, 0)));
+op_true:
+	DO(push(m, shared(m, &m->bools[1], NW_PV_BOOL, 1)));
+op_false:
+	DO(push(m, shared(m, &m->bools[0], NW_PV_BOOL, 0)));
+op_int_line:
+	DO(line_num(m, 0));
+op_float_line:
+	DO(line_num(m, 1));
+op_binint:
+	if (need(m, 4))
+		return -1;
+	m->pos += 4;
+	DO(push_int(m, (int32_t)(uint32_t)le(d + m->pos - 4, 4)));
+op_binint1:
+	if (need(m, 1))
+		return -1;
+	DO(push_int(m, d[m->pos++]));
+op_binint2:
+	if (need(m, 2))
+		return -1;
+	m->pos += 2;
+	DO(push_int(m, (int64_t)le(d + m->pos - 2, 2)));
+op_long1:
+op_long4: {
+	int lw = op == 0x8a ? 1 : 4;
+	if (need(m, (size_t)lw))
+		return -1;
+	uint64_t n = le(d + m->pos, lw);
+	m->pos += (size_t)lw;
+	if (n > 8)
+		return perr(m, "an integer of %" PRIu64 " bytes (more than 64 bits)", n);
+	if (need(m, (size_t)n))
+		return -1;
+	uint64_t i = le(d + m->pos, (int)n);
+	if (n && n < 8 && (d[m->pos + n - 1] & 0x80))
+		i |= ~0ull << (8 * n);                  /* two's complement, sign-extended */
+	m->pos += (size_t)n;
+	DO(push_int(m, (int64_t)i));
+}
+op_binfloat: {                                  /* big-endian */
+	if (need(m, 8))
+		return -1;
+	uint64_t i = 0;
+	for (int k = 0; k < 8; k++)
+		i = i << 8 | d[m->pos + k];
+	m->pos += 8;
+	double f;
+	memcpy(&f, &i, sizeof f);
+	if ((v = scalar(m, NW_PV_FLOAT)))
+		v->u.f = f;
+	DO(push(m, v));
+}
+op_string:                                      /* STRING: a quoted repr */
+op_unicode: {                                   /* UNICODE: raw-unicode-escape */
+	const uint8_t *s;
+	size_t n;
+	if (line(m, &s, &n))
+		return -1;
+	if (op == 'S') {
+		if (n < 2 || (s[0] != '\'' && s[0] != '"') || s[n - 1] != s[0])
+			return perr(m, "STRING argument not quoted");
+		s++;
+		n -= 2;
 	}
-	case 'G': {                                     /* BINFLOAT: big-endian */
-		if (need(m, 8))
-			return -1;
-		uint64_t x = 0;
-		for (int i = 0; i < 8; i++)
-			x = x << 8 | m->d[m->pos + i];
-		m->pos += 8;
-		double f;
-		memcpy(&f, &x, sizeof f);
-		if ((v = scalar(m, NW_PV_FLOAT)))
-			v->u.f = f;
-		return push(m, v);
-	}
-	case 'S':                                       /* STRING: a quoted repr */
-	case 'V': {                                     /* UNICODE: raw-unicode-escape */
-		const uint8_t *s;
-		size_t n;
-		if (line(m, &s, &n))
-			return -1;
-		if (op == 'S') {
-			if (n < 2 || (s[0] != '\'' && s[0] != '"') || s[n - 1] != s[0])
-				return perr(m, "STRING argument not quoted");
-			s++;
-			n -= 2;
-		}
-		return push_str(m, op == 'S' ? NW_PV_BYTES : NW_PV_STR, s, n);
-	}
-	case 'T':
-		return counted(m, 4, NW_PV_BYTES);
-	case 'U':
-		return counted(m, 1, NW_PV_BYTES);
-	case 'X':
-		return counted(m, 4, NW_PV_STR);
-	case 0x8c:
-		return counted(m, 1, NW_PV_STR);
-	case 0x8d:
-		return counted(m, 8, NW_PV_STR);
-	case 'B':
-		return counted(m, 4, NW_PV_BYTES);
-	case 'C':
-		return counted(m, 1, NW_PV_BYTES);
-	case 0x8e:
-	case 0x96:                                      /* BINBYTES8, BYTEARRAY8 */
-		return counted(m, 8, NW_PV_BYTES);
-	case 0x97:
-	case 0x98:
-		return perr(m, "opcode %s (0x%02x): out-of-band buffers are not data of a file: refused",
-		            op == 0x97 ? "NEXT_BUFFER" : "READONLY_BUFFER", op);
-	case ']':
-		return push(m, nw_pv_new(m->a, NW_PV_LIST));
-	case ')':
-		return push(m, nw_pv_new(m->a, NW_PV_TUPLE));
-	case '}':
-		return push(m, nw_pv_new(m->a, NW_PV_DICT));
-	case 0x8f:                                      /* EMPTY_SET */
-		return push(m, nw_pv_new(m->a, NW_PV_LIST));
-	case 'l':
-		return seq_from_mark(m, NW_PV_LIST);
-	case 't':
-		return seq_from_mark(m, NW_PV_TUPLE);
-	case 0x91:                                      /* FROZENSET */
-		return seq_from_mark(m, NW_PV_LIST);
-	case 'd':                                       /* DICT */
-		if (pop_mark(m, &from))
-			return -1;
-		if ((m->sp - from) % 2)
-			return perr(m, "a key without a value");
-		if (!(v = nw_pv_new(m->a, NW_PV_DICT)))
-			return perr(m, "the values would take more than the memory limit");
-		for (size_t i = from; i < m->sp; i++)
-			if (nw_pv_push(m->a, v, m->stack[i]))
-				return perr(m, "the values would take more than the memory limit");
-		m->sp = from;
-		return push(m, v);
-	case 0x85:
-		return tuple_n(m, 1);
-	case 0x86:
-		return tuple_n(m, 2);
-	case 0x87:
-		return tuple_n(m, 3);
-	case 'a':                                       /* APPEND */
-		if (m->sp < 2 || (m->nmarks && m->sp - 2 < m->marks[m->nmarks - 1]))
-			return perr(m, "stack underflow");
-		return fill(m, m->sp - 1, 0);
-	case 's':                                       /* SETITEM */
-		if (m->sp < 3 || (m->nmarks && m->sp - 3 < m->marks[m->nmarks - 1]))
-			return perr(m, "stack underflow");
-		return fill(m, m->sp - 2, 1);
-	case 'e':                                       /* APPENDS */
-	case 0x90:                                      /* ADDITEMS */
-		if (pop_mark(m, &from))
-			return -1;
-		return fill(m, from, 0);
-	case 'u':                                       /* SETITEMS */
-		if (pop_mark(m, &from))
-			return -1;
-		return fill(m, from, 1);
-	case 'g': {                                     /* GET */
-		unsigned long long x;
-		return line_index(m, &x) ? -1 : memo_get(m, x);
-	}
-	case 'h':
-		if (need(m, 1))
-			return -1;
-		return memo_get(m, m->d[m->pos++]);
-	case 'j':
-		if (need(m, 4))
-			return -1;
-		m->pos += 4;
-		return memo_get(m, le(m->d + m->pos - 4, 4));
-	case 'p': {                                     /* PUT */
-		unsigned long long x;
-		return line_index(m, &x) ? -1 : memo_put(m, x);
-	}
-	case 'q':
-		if (need(m, 1))
-			return -1;
-		return memo_put(m, m->d[m->pos++]);
-	case 'r':
-		if (need(m, 4))
-			return -1;
-		m->pos += 4;
-		return memo_put(m, le(m->d + m->pos - 4, 4));
-	case 0x94:                                      /* MEMOIZE: memo[len(memo)] */
-		return memo_put(m, m->nstored);
-	default:
-		return perr(m, "unknown opcode 0x%02x", op);
-	}
+	DO(push_str(m, op == 'S' ? NW_PV_BYTES : NW_PV_STR, s, n));
+}
+op_bytes1:
+	DO(counted(m, 1, NW_PV_BYTES));
+op_bytes4:
+	DO(counted(m, 4, NW_PV_BYTES));
+op_bytes8:
+	DO(counted(m, 8, NW_PV_BYTES));
+op_str1:
+	DO(counted(m, 1, NW_PV_STR));
+op_str4:
+	DO(counted(m, 4, NW_PV_STR));
+op_str8:
+	DO(counted(m, 8, NW_PV_STR));
+op_buffer:
+	return perr(m, "opcode %s (0x%02x): out-of-band buffers are not data of a file: refused",
+	            op == 0x97 ? "NEXT_BUFFER" : "READONLY_BUFFER", op);
+op_empty_list:                                  /* also EMPTY_SET */
+	DO(push(m, pv_new(m->a, NW_PV_LIST)));
+op_empty_tuple:
+	DO(push(m, pv_new(m->a, NW_PV_TUPLE)));
+op_empty_dict:
+	DO(push(m, pv_new(m->a, NW_PV_DICT)));
+op_list:                                        /* also FROZENSET */
+	DO(seq_from_mark(m, NW_PV_LIST));
+op_tuple:
+	DO(seq_from_mark(m, NW_PV_TUPLE));
+op_dict:
+	if (pop_mark(m, &from))
+		return -1;
+	if ((m->sp - from) % 2)
+		return perr(m, "a key without a value");
+	v = pv_new(m->a, NW_PV_DICT);
+	if (take_items(m, v, from))
+		return -1;
+	DO(push(m, v));
+op_tuple1:
+	DO(tuple_n(m, 1));
+op_tuple2:
+	DO(tuple_n(m, 2));
+op_tuple3:
+	DO(tuple_n(m, 3));
+op_append:
+	if (m->sp < 2 || (m->nmarks && m->sp - 2 < m->marks[m->nmarks - 1]))
+		return perr(m, "stack underflow");
+	DO(fill(m, m->sp - 1, 0));
+op_setitem:
+	if (m->sp < 3 || (m->nmarks && m->sp - 3 < m->marks[m->nmarks - 1]))
+		return perr(m, "stack underflow");
+	DO(fill(m, m->sp - 2, 1));
+op_appends:                                     /* also ADDITEMS */
+	if (pop_mark(m, &from))
+		return -1;
+	DO(fill(m, from, 0));
+op_setitems:
+	if (pop_mark(m, &from))
+		return -1;
+	DO(fill(m, from, 1));
+op_get:
+	DO(line_index(m, &x) ? -1 : memo_get(m, x));
+op_binget:
+	if (need(m, 1))
+		return -1;
+	DO(memo_get(m, d[m->pos++]));
+op_long_binget:
+	if (need(m, 4))
+		return -1;
+	m->pos += 4;
+	DO(memo_get(m, le(d + m->pos - 4, 4)));
+op_put:
+	DO(line_index(m, &x) ? -1 : memo_put(m, x));
+op_binput:
+	if (need(m, 1))
+		return -1;
+	DO(memo_put(m, d[m->pos++]));
+op_long_binput:
+	if (need(m, 4))
+		return -1;
+	m->pos += 4;
+	DO(memo_put(m, le(d + m->pos - 4, 4)));
+op_memoize:                                     /* memo[len(memo)] */
+	DO(memo_put(m, m->nstored));
+#undef DO
+#undef NEXT
 }
 
-int nw_pickle_parse(const uint8_t *data, size_t len, struct nw_pickle *out, char err[NW_PICKLE_ERR_LEN])
+static size_t mem_limit(size_t len)
 {
-	memset(out, 0, sizeof *out);
+	return len > (NW_PICKLE_MEM_MAX - (1u << 20)) / NW_PICKLE_MEM_FACTOR
+	           ? NW_PICKLE_MEM_MAX : len * NW_PICKLE_MEM_FACTOR + (1u << 20);
+}
+
+/* The machine's own arrays kept between parses, at most this large each. */
+#define KEEP_ARRAY (1u << 20)
+
+int nw_pickle_reparse(const uint8_t *data, size_t len, struct nw_pickle *out, char err[NW_PICKLE_ERR_LEN])
+{
 	err[0] = '\0';
-	size_t limit = len > (NW_PICKLE_MEM_MAX - (1u << 20)) / NW_PICKLE_MEM_FACTOR
-	                   ? NW_PICKLE_MEM_MAX : len * NW_PICKLE_MEM_FACTOR + (1u << 20);
-	struct pm m = { .d = data, .len = len, .err = err };
-	if (!(out->arena = m.a = nw_arena_new(limit))) {
+	out->root = NULL;
+	if (out->arena) {
+		arena_reset(out->arena, mem_limit(len));
+	} else if (!(out->arena = nw_arena_new(mem_limit(len)))) {
 		snprintf(err, NW_PICKLE_ERR_LEN, "out of memory");
 		return -1;
 	}
-	int stop = 0, rc = 0;
-	while (!stop && rc == 0) {
-		if (m.pos >= len) {
-			m.op_at = m.pos;
-			rc = perr(&m, "truncated (no STOP opcode)");
-			break;
-		}
-		rc = step(&m, &stop);
-	}
+	struct pm m = { .d = data, .len = len, .err = err, .a = out->arena,
+	                .stack = out->stack, .scap = out->scap, .memo = out->memo, .nmemo = out->nmemo };
+	int rc = run(&m);
 	if (rc == 0) {
 		if (m.sp != 1 || m.nmarks) {
 			rc = perr(&m, "STOP with %zu values and %zu marks left (one value expected)", m.sp, m.nmarks);
@@ -705,13 +795,36 @@ int nw_pickle_parse(const uint8_t *data, size_t len, struct nw_pickle *out, char
 			out->root = m.stack[0];
 		}
 	}
-	free(m.stack);
-	free(m.memo);
+	/* What the next parse may reuse: a memo all NULL again. */
+	if (m.scap * sizeof *m.stack > KEEP_ARRAY) {
+		free(m.stack);
+		m.stack = NULL;
+		m.scap = 0;
+	}
+	if (m.nmemo * sizeof *m.memo > KEEP_ARRAY) {
+		free(m.memo);
+		m.memo = NULL;
+		m.nmemo = 0;
+	} else if (m.memo_hi) {
+		memset(m.memo, 0, m.memo_hi * sizeof *m.memo);
+	}
+	out->stack = m.stack;
+	out->scap = m.scap;
+	out->memo = m.memo;
+	out->nmemo = m.nmemo;
 	return rc;
+}
+
+int nw_pickle_parse(const uint8_t *data, size_t len, struct nw_pickle *out, char err[NW_PICKLE_ERR_LEN])
+{
+	memset(out, 0, sizeof *out);
+	return nw_pickle_reparse(data, len, out, err);
 }
 
 void nw_pickle_free(struct nw_pickle *p)
 {
 	nw_arena_free(p->arena);
+	free(p->stack);
+	free(p->memo);
 	memset(p, 0, sizeof *p);
 }

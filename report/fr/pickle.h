@@ -54,6 +54,9 @@ struct nw_arena;
 struct nw_pickle {
 	struct nw_arena *arena;
 	struct nw_pv *root;
+	/* The machine's stack and memo, kept for nw_pickle_reparse. */
+	struct nw_pv **stack, **memo;
+	size_t scap, nmemo;
 };
 
 /* Parse data[0..len) (one pickle, up to its STOP). Returns 0 and fills
@@ -61,6 +64,11 @@ struct nw_pickle {
  * calls code: refused"). Free with nw_pickle_free (also after an error). */
 int nw_pickle_parse(const uint8_t *data, size_t len, struct nw_pickle *out, char err[NW_PICKLE_ERR_LEN]);
 void nw_pickle_free(struct nw_pickle *p);
+/* The same into a nw_pickle already used (parsed, or zeroed): its previous
+ * values are gone, its memory is reused (a reader of many dumps in a row
+ * allocates once). Between parses it keeps at most 8 MiB of arena blocks
+ * and 1 MiB each of stack and memo; during one, the bounds above hold. */
+int nw_pickle_reparse(const uint8_t *data, size_t len, struct nw_pickle *p, char err[NW_PICKLE_ERR_LEN]);
 
 /* The arena, for other producers of the same tree (fr_json.c). limit 0:
  * NW_PICKLE_MEM_MAX. */
