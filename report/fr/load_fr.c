@@ -1082,6 +1082,7 @@ static int make_proc(struct build *b, const struct nw_pv *root, const char *path
 
 struct fr_ws {
 	struct fr_ws *next;
+	pthread_t owner;                   /* the thread that used it last */
 	uint8_t *buf;
 	size_t cap;
 	struct nw_pickle pk;
@@ -1101,16 +1102,31 @@ static struct fr_ws *ws_next(struct fr_ws *w)
 	return w->next;
 }
 
+/* The one this thread used last, if free: its memory is in this core's
+ * cache (another thread's last one is in the other core's). */
 static struct fr_ws *ws_take(struct nw_fr_cache *c)
 {
-	struct fr_ws *w = NULL;
+	struct fr_ws *w = NULL, **at = NULL;
+	pthread_t self = pthread_self();
 	if (c) {
 		pthread_mutex_lock(&c->lock);
-		if ((w = c->ws))
-			c->ws = w->next;
+		for (struct fr_ws **p = &c->ws; *p; p = &(*p)->next)
+			if (!at || pthread_equal((*p)->owner, self)) {
+				at = p;
+				if (pthread_equal((*p)->owner, self))
+					break;
+			}
+		if (at) {
+			w = *at;
+			*at = w->next;
+		}
 		pthread_mutex_unlock(&c->lock);
 	}
-	return w ? w : calloc(1, sizeof *w);
+	if (!w)
+		w = calloc(1, sizeof *w);
+	if (w)
+		w->owner = self;
+	return w;
 }
 
 static void ws_give(struct nw_fr_cache *c, struct fr_ws *w)

@@ -212,12 +212,11 @@ int64_t nw_pv_int(const struct nw_pv *v, int64_t dflt)
 
 struct pm {
 	const uint8_t *d;
-	size_t len, pos, op_at;
+	size_t len;
 	struct nw_arena *a;
 	struct nw_pv **stack;
-	size_t sp, scap;
+	size_t scap;
 	size_t marks[NW_PICKLE_MAX_MARKS];
-	size_t nmarks;
 	struct nw_pv **memo;
 	size_t nmemo;                        /* allocated; [0, memo_hi) may be set, the rest is NULL */
 	size_t memo_hi;
@@ -225,26 +224,20 @@ struct pm {
 	char *err;
 	struct nw_pv *none, *bools[2];       /* shared: values are never changed once built */
 	struct nw_pv *small[256];            /* shared ints 0..255 */
+	size_t sp, nmarks, at;               /* where run() stopped */
 };
 
-static __attribute__((noinline, cold)) int perr(struct pm *m, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static int perr(struct pm *m, const char *fmt, ...)
+static __attribute__((noinline, cold)) int perr(struct pm *m, size_t at, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int perr(struct pm *m, size_t at, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int n = snprintf(m->err, NW_PICKLE_ERR_LEN, "pickle offset %zu: ", m->op_at);
+	int n = snprintf(m->err, NW_PICKLE_ERR_LEN, "pickle offset %zu: ", at);
 	if (n > 0 && n < NW_PICKLE_ERR_LEN)
 		vsnprintf(m->err + n, NW_PICKLE_ERR_LEN - (size_t)n, fmt, ap);
 	va_end(ap);
 	return -1;
-}
-
-static inline int need(struct pm *m, size_t n)
-{
-	if (__builtin_expect(m->len - m->pos < n, 0))
-		return perr(m, "truncated (the opcode needs %zu more bytes, %zu left)", n, m->len - m->pos);
-	return 0;
 }
 
 static inline uint64_t le(const uint8_t *p, int n)
@@ -255,145 +248,110 @@ static inline uint64_t le(const uint8_t *p, int n)
 	return v;
 }
 
-static __attribute__((noinline)) int grow_stack(struct pm *m)
+/* The fixed widths, in a form the compiler makes one load of. */
+static inline uint32_t le4(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint32_t le2(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8;
+}
+
+static __attribute__((noinline)) int grow_stack(struct pm *m, size_t at)
 {
 	size_t cap = m->scap ? m->scap * 2 : 64;
 	/* The stack grows one entry per opcode at most: the input bounds it. */
 	struct nw_pv **s = realloc(m->stack, cap * sizeof *s);
 	if (!s)
-		return perr(m, "out of memory");
+		return perr(m, at, "out of memory");
 	m->stack = s;
 	m->scap = cap;
 	return 0;
 }
 
-static inline int push(struct pm *m, struct nw_pv *v)
+static __attribute__((noinline)) int grow_memo(struct pm *m, size_t at, uint64_t idx)
 {
-	if (__builtin_expect(!v, 0))
-		return perr(m, "the values would take more than the memory limit");
-	if (__builtin_expect(m->sp == m->scap, 0) && grow_stack(m))
-		return -1;
-	m->stack[m->sp++] = v;
+	size_t n = m->nmemo ? m->nmemo : 16;
+	while (n <= idx)
+		n *= 2;
+	struct nw_pv **mm = realloc(m->memo, n * sizeof *mm);
+	if (!mm)
+		return perr(m, at, "out of memory");
+	memset(mm + m->nmemo, 0, (n - m->nmemo) * sizeof *mm);
+	m->memo = mm;
+	m->nmemo = n;
 	return 0;
 }
 
-static inline size_t floor_of(const struct pm *m)
-{
-	return m->nmarks ? m->marks[m->nmarks - 1] : 0;
-}
-
-static inline struct nw_pv *pop(struct pm *m)
-{
-	if (m->sp <= floor_of(m)) {
-		perr(m, "stack underflow");
-		return NULL;
-	}
-	return m->stack[--m->sp];
-}
-
-static inline struct nw_pv *top(struct pm *m)
-{
-	if (m->sp <= floor_of(m)) {
-		perr(m, "stack underflow");
-		return NULL;
-	}
-	return m->stack[m->sp - 1];
-}
-
-/* The items above the topmost mark, and the mark popped. */
-static inline int pop_mark(struct pm *m, size_t *from)
-{
-	if (!m->nmarks)
-		return perr(m, "no mark to pop");
-	*from = m->marks[--m->nmarks];
-	return 0;
-}
-
-static inline struct nw_pv *scalar(struct pm *m, int type)
-{
-	return pv_new(m->a, type);
-}
-
-/* None, True, False: one value each per parse. */
+/* None, True, False, 0..255: one value each per parse. */
 static inline struct nw_pv *shared(struct pm *m, struct nw_pv **slot, int type, int64_t i)
 {
-	if (!*slot && (*slot = scalar(m, type)))
+	if (!*slot && (*slot = pv_new(m->a, type)))
 		(*slot)->u.i = i;
 	return *slot;
 }
 
-static inline int push_int(struct pm *m, int64_t i)
+static inline struct nw_pv *int_value(struct pm *m, int64_t i)
 {
-	/* Small ints are shared: values are never changed once built. */
 	if (i >= 0 && i < 256)
-		return push(m, shared(m, &m->small[i], NW_PV_INT, i));
-	struct nw_pv *v = scalar(m, NW_PV_INT);
+		return shared(m, &m->small[i], NW_PV_INT, i);
+	struct nw_pv *v = pv_new(m->a, NW_PV_INT);
 	if (v)
 		v->u.i = i;
-	return push(m, v);
+	return v;
 }
 
-static inline int push_str(struct pm *m, int type, const uint8_t *s, uint64_t n)
+static inline struct nw_pv *str_value(struct pm *m, int type, const uint8_t *s, uint64_t n)
 {
-	struct nw_pv *v = scalar(m, type);
+	struct nw_pv *v = pv_new(m->a, type);
 	if (v) {
 		v->u.str.s = (const char *)s;
 		v->u.str.len = (size_t)n;
 	}
-	return push(m, v);
+	return v;
 }
 
-/* Counted bytes: length of `lw` bytes, then the data. */
-static inline int counted(struct pm *m, int lw, int type)
+/* A text argument up to '\n' (protocol 0); *next: after it. */
+static int line(struct pm *m, size_t pos, size_t at, const uint8_t **s, size_t *n, size_t *next)
 {
-	if (need(m, (size_t)lw))
-		return -1;
-	uint64_t n = le(m->d + m->pos, lw);
-	m->pos += (size_t)lw;
-	if (n > m->len - m->pos)
-		return perr(m, "a string of %" PRIu64 " bytes runs past the end of the input", n);
-	const uint8_t *s = m->d + m->pos;
-	m->pos += (size_t)n;
-	return push_str(m, type, s, n);
-}
-
-/* A text argument up to '\n' (protocol 0). */
-static int line(struct pm *m, const uint8_t **s, size_t *n)
-{
-	const uint8_t *nl = memchr(m->d + m->pos, '\n', m->len - m->pos);
+	const uint8_t *nl = memchr(m->d + pos, '\n', m->len - pos);
 	if (!nl)
-		return perr(m, "truncated (no end of line)");
-	*s = m->d + m->pos;
+		return perr(m, at, "truncated (no end of line)");
+	*s = m->d + pos;
 	*n = (size_t)(nl - *s);
-	m->pos = (size_t)(nl - m->d) + 1;
+	*next = (size_t)(nl - m->d) + 1;
 	return 0;
 }
 
 /* A memo index as decimal text up to '\n' (GET, PUT: protocol 0). */
-static int line_index(struct pm *m, unsigned long long *x)
+static int line_index(struct pm *m, size_t pos, size_t at, uint64_t *x, size_t *next)
 {
-	const uint8_t *s;
-	size_t n;
-	if (line(m, &s, &n))
+	const uint8_t *s = NULL;
+	size_t n = 0;
+	if (line(m, pos, at, &s, &n, next))
 		return -1;
 	char b[24], *end;
 	if (!n || n >= sizeof b)
-		return perr(m, "bad memo index");
+		return perr(m, at, "bad memo index");
 	memcpy(b, s, n);
 	b[n] = '\0';
 	*x = strtoull(b, &end, 10);
-	return *end ? perr(m, "bad memo index") : 0;
+	return *end ? perr(m, at, "bad memo index") : 0;
 }
 
-static __attribute__((noinline)) int line_num(struct pm *m, int is_float)
+/* INT, LONG, FLOAT (protocol 0): *out the value (NULL: over the limit). */
+static __attribute__((noinline)) int line_num(struct pm *m, size_t pos, size_t at, int is_float,
+                                              struct nw_pv **out, size_t *next)
 {
-	const uint8_t *s;
-	size_t n;
-	if (line(m, &s, &n))
+	const uint8_t *s = NULL;
+	size_t n = 0;
+	if (line(m, pos, at, &s, &n, next))
 		return -1;
 	char b[64], *end;
 	if (n == 0 || n >= sizeof b)
-		return perr(m, "a number of %zu characters", n);
+		return perr(m, at, "a number of %zu characters", n);
 	memcpy(b, s, n);
 	b[n] = '\0';
 	if (n && b[n - 1] == 'L')          /* LONG's suffix */
@@ -402,110 +360,21 @@ static __attribute__((noinline)) int line_num(struct pm *m, int is_float)
 	if (is_float) {
 		double f = strtod(b, &end);
 		if (end == b || *end)
-			return perr(m, "not a number: '%s'", b);
-		struct nw_pv *v = scalar(m, NW_PV_FLOAT);
-		if (v)
-			v->u.f = f;
-		return push(m, v);
+			return perr(m, at, "not a number: '%s'", b);
+		if ((*out = pv_new(m->a, NW_PV_FLOAT)))
+			(*out)->u.f = f;
+		return 0;
 	}
 	if (!strcmp(b, "00") || !strcmp(b, "01")) {   /* protocol 0's False/True */
-		struct nw_pv *v = scalar(m, NW_PV_BOOL);
-		if (v)
-			v->u.i = b[1] == '1';
-		return push(m, v);
+		if ((*out = pv_new(m->a, NW_PV_BOOL)))
+			(*out)->u.i = b[1] == '1';
+		return 0;
 	}
 	long long x = strtoll(b, &end, 10);
 	if (errno || end == b || *end)
-		return perr(m, "not a 64-bit integer: '%s'", b);
-	return push_int(m, x);
-}
-
-static __attribute__((noinline)) int grow_memo(struct pm *m, uint64_t idx)
-{
-	size_t n = m->nmemo ? m->nmemo : 16;
-	while (n <= idx)
-		n *= 2;
-	struct nw_pv **mm = realloc(m->memo, n * sizeof *mm);
-	if (!mm)
-		return perr(m, "out of memory");
-	memset(mm + m->nmemo, 0, (n - m->nmemo) * sizeof *mm);
-	m->memo = mm;
-	m->nmemo = n;
+		return perr(m, at, "not a 64-bit integer: '%s'", b);
+	*out = int_value(m, x);
 	return 0;
-}
-
-static inline int memo_put(struct pm *m, uint64_t idx)
-{
-	struct nw_pv *v = top(m);
-	if (!v)
-		return -1;
-	/* Every memo entry costs at least one opcode byte: an index beyond
-	 * the input's size is not one a real pickler writes. */
-	if (__builtin_expect(idx > m->len, 0))
-		return perr(m, "memo index %" PRIu64 " beyond the input's size", idx);
-	if (__builtin_expect(idx >= m->nmemo, 0) && grow_memo(m, idx))
-		return -1;
-	if (!m->memo[idx])
-		m->nstored++;
-	if (idx >= m->memo_hi)
-		m->memo_hi = idx + 1;
-	m->memo[idx] = v;
-	return 0;
-}
-
-static inline int memo_get(struct pm *m, uint64_t idx)
-{
-	if (__builtin_expect(idx >= m->nmemo || !m->memo[idx], 0))
-		return perr(m, "memo index %" PRIu64 " was never stored", idx);
-	return push(m, m->memo[idx]);
-}
-
-/* Items [from, sp) moved into c (reserved at once). */
-static inline int take_items(struct pm *m, struct nw_pv *c, size_t from)
-{
-	size_t k = m->sp - from;
-	if (!c || pv_reserve(m->a, c, k))
-		return perr(m, "the values would take more than the memory limit");
-	if (k)
-		memcpy(c->u.items + c->n, m->stack + from, k * sizeof *m->stack);
-	c->n += (uint32_t)k;
-	m->sp = from;
-	return 0;
-}
-
-static int seq_from_mark(struct pm *m, int type)
-{
-	size_t from = 0;
-	if (pop_mark(m, &from))
-		return -1;
-	struct nw_pv *c = pv_new(m->a, type);
-	if (take_items(m, c, from))
-		return -1;
-	return push(m, c);
-}
-
-static inline int tuple_n(struct pm *m, int n)
-{
-	if (m->sp - floor_of(m) < (size_t)n)
-		return perr(m, "stack underflow");
-	struct nw_pv *c = pv_new(m->a, NW_PV_TUPLE);
-	if (take_items(m, c, m->sp - (size_t)n))
-		return -1;
-	return push(m, c);
-}
-
-/* APPEND(S), SETITEM(S), ADDITEMS: items [from, sp) into the container below. */
-static inline int fill(struct pm *m, size_t from, int dict)
-{
-	if (from == 0)
-		return perr(m, "no container below the items");
-	struct nw_pv *c = m->stack[from - 1];
-	int want = dict ? NW_PV_DICT : NW_PV_LIST;
-	if (c->type != want)
-		return perr(m, "items added to a value that is not a %s", dict ? "dict" : "list or set");
-	if (dict && (m->sp - from) % 2)
-		return perr(m, "a key without a value");
-	return take_items(m, c, from);
 }
 
 static const char *refused_name(uint8_t op)
@@ -530,10 +399,11 @@ static const char *refused_name(uint8_t op)
 
 /* The opcodes, one label each. The dispatch is threaded (a jump from the
  * end of each opcode straight to the next one's code, GCC's and clang's
- * labels as values) rather than a switch: a dump is tens of thousands of
- * opcodes of a few kinds in a few recurring orders, and one jump per
- * opcode site is what lets the CPU predict them (2-3x faster than one
- * shared jump). An opcode without a label is refused or unknown. */
+ * labels as values) rather than a switch behind a refusal check, and the
+ * machine's registers (position, stack top, mark floor) are locals: a
+ * dump is tens of thousands of opcodes of a few kinds in a few recurring
+ * orders. An opcode without a label is refused or unknown. Every error
+ * goes through `failed`, which leaves the state in m for the caller. */
 static int run(struct pm *m)
 {
 	static const void *const code[256] = {
@@ -552,218 +422,341 @@ static int run(struct pm *m)
 		['u'] = &&op_setitems, ['g'] = &&op_get, ['h'] = &&op_binget, ['j'] = &&op_long_binget,
 		['p'] = &&op_put, ['q'] = &&op_binput, ['r'] = &&op_long_binput, [0x94] = &&op_memoize,
 	};
-	const uint8_t *d = m->d;
-	uint8_t op;
-	size_t from = 0;
-	struct nw_pv *v;
-	unsigned long long x;
-	/* Each opcode ends with NEXT (or returns -1 on error). */
+	const uint8_t *const d = m->d;
+	const size_t len = m->len;
+	struct nw_arena *const a = m->a;
+	struct nw_pv **stack = m->stack, **memo = m->memo;
+	size_t scap = m->scap, nmemo = m->nmemo, memo_hi = m->memo_hi, nstored = m->nstored;
+	size_t pos = 0, at = 0, sp = 0, nmarks = 0, floor = 0, from = 0, next = 0;
+	uint8_t op = 0;
+	struct nw_pv *v = NULL, *c = NULL;
+	uint64_t x = 0;
+	int rc = 0;
+
+#define FAIL(...)                                                               \
+	do {                                                                        \
+		perr(m, at, __VA_ARGS__);                                               \
+		goto failed;                                                            \
+	} while (0)
+#define NEED(n)                                                                 \
+	do {                                                                        \
+		if (__builtin_expect(len - pos < (size_t)(n), 0))                       \
+			FAIL("truncated (the opcode needs %zu more bytes, %zu left)",       \
+			     (size_t)(n), len - pos);                                       \
+	} while (0)
 #define NEXT()                                                                  \
 	do {                                                                        \
-		if (__builtin_expect(m->pos >= m->len, 0))                              \
+		if (__builtin_expect(pos >= len, 0))                                    \
 			goto truncated;                                                     \
-		m->op_at = m->pos;                                                      \
-		op = d[m->pos++];                                                       \
+		at = pos;                                                               \
+		op = d[pos++];                                                          \
 		if (__builtin_expect(!code[op], 0))                                     \
 			goto other;                                                         \
 		goto *code[op];                                                         \
 	} while (0)
-#define DO(expr)                                                                \
+	/* Push val (NULL: the arena's limit), then the next opcode. */
+#define PUSH_NEXT(val)                                                          \
 	do {                                                                        \
-		if (__builtin_expect((expr) != 0, 0))                                   \
-			return -1;                                                          \
+		v = (val);                                                              \
+		if (__builtin_expect(!v, 0))                                            \
+			FAIL("the values would take more than the memory limit");           \
+		if (__builtin_expect(sp == scap, 0)) {                                  \
+			if (grow_stack(m, at))                                              \
+				goto failed;                                                    \
+			stack = m->stack;                                                   \
+			scap = m->scap;                                                     \
+		}                                                                       \
+		stack[sp++] = v;                                                        \
+		NEXT();                                                                 \
+	} while (0)
+#define POP_MARK()                                                              \
+	do {                                                                        \
+		if (!nmarks)                                                            \
+			FAIL("no mark to pop");                                             \
+		from = m->marks[--nmarks];                                              \
+		floor = nmarks ? m->marks[nmarks - 1] : 0;                              \
+	} while (0)
+	/* Items [f, sp) moved into container c (reserved at once). */
+#define TAKE(f)                                                                 \
+	do {                                                                        \
+		size_t k_ = sp - (f);                                                   \
+		if (!c || pv_reserve(a, c, k_))                                         \
+			FAIL("the values would take more than the memory limit");           \
+		if (k_)                                                                 \
+			memcpy(c->u.items + c->n, stack + (f), k_ * sizeof *stack);         \
+		c->n += (uint32_t)k_;                                                   \
+		sp = (f);                                                               \
+	} while (0)
+	/* APPEND(S), SETITEM(S), ADDITEMS: items [f, sp) into the container below. */
+#define FILL(f, dict)                                                           \
+	do {                                                                        \
+		from = (f);                                                             \
+		if (from == 0)                                                          \
+			FAIL("no container below the items");                               \
+		c = stack[from - 1];                                                    \
+		if (c->type != ((dict) ? NW_PV_DICT : NW_PV_LIST))                      \
+			FAIL("items added to a value that is not a %s",                     \
+			     (dict) ? "dict" : "list or set");                              \
+		if ((dict) && (sp - from) % 2)                                          \
+			FAIL("a key without a value");                                      \
+		TAKE(from);                                                             \
+		NEXT();                                                                 \
+	} while (0)
+#define MEMO_GET(idx)                                                           \
+	do {                                                                        \
+		x = (idx);                                                              \
+		if (__builtin_expect(x >= nmemo || !memo[x], 0))                        \
+			FAIL("memo index %" PRIu64 " was never stored", x);                 \
+		PUSH_NEXT(memo[x]);                                                     \
+	} while (0)
+	/* Every memo entry costs at least one opcode byte: an index beyond the
+	 * input's size is not one a real pickler writes. */
+#define MEMO_PUT(idx)                                                           \
+	do {                                                                        \
+		x = (idx);                                                              \
+		if (sp <= floor)                                                        \
+			FAIL("stack underflow");                                            \
+		if (__builtin_expect(x > len, 0))                                       \
+			FAIL("memo index %" PRIu64 " beyond the input's size", x);          \
+		if (__builtin_expect(x >= nmemo, 0)) {                                  \
+			if (grow_memo(m, at, x))                                            \
+				goto failed;                                                    \
+			memo = m->memo;                                                     \
+			nmemo = m->nmemo;                                                   \
+		}                                                                       \
+		nstored += !memo[x];                                                    \
+		if (x >= memo_hi)                                                       \
+			memo_hi = x + 1;                                                    \
+		memo[x] = stack[sp - 1];                                                \
 		NEXT();                                                                 \
 	} while (0)
 
 	NEXT();
 truncated:
-	m->op_at = m->pos;
-	return perr(m, "truncated (no STOP opcode)");
+	at = pos;
+	FAIL("truncated (no STOP opcode)");
 other: {
 	const char *bad = refused_name(op);
 	if (bad)
-		return perr(m, "opcode %s (0x%02x) imports or calls code: refused (a Flight Recorder "
-		            "dump holds only data)", bad, op);
-	return perr(m, "unknown opcode 0x%02x", op);
+		FAIL("opcode %s (0x%02x) imports or calls code: refused (a Flight Recorder "
+		     "dump holds only data)", bad, op);
+	FAIL("unknown opcode 0x%02x", op);
 }
 op_proto:
-	if (need(m, 1))
-		return -1;
-	if (d[m->pos] > 5)
-		return perr(m, "pickle protocol %u (this reader knows 0-5)", d[m->pos]);
-	m->pos++;
+	NEED(1);
+	if (d[pos] > 5)
+		FAIL("pickle protocol %u (this reader knows 0-5)", d[pos]);
+	pos++;
 	NEXT();
 op_frame:                                       /* a length hint */
-	if (need(m, 8))
-		return -1;
-	m->pos += 8;
+	NEED(8);
+	pos += 8;
 	NEXT();
-op_stop:
-	return 0;
 op_mark:
-	if (m->nmarks == NW_PICKLE_MAX_MARKS)
-		return perr(m, "marks nested deeper than %d", NW_PICKLE_MAX_MARKS);
-	m->marks[m->nmarks++] = m->sp;
+	if (nmarks == NW_PICKLE_MAX_MARKS)
+		FAIL("marks nested deeper than %d", NW_PICKLE_MAX_MARKS);
+	m->marks[nmarks++] = sp;
+	floor = sp;
 	NEXT();
 op_pop:
-	DO(pop(m) ? 0 : -1);
+	if (sp <= floor)
+		FAIL("stack underflow");
+	sp--;
+	NEXT();
 op_pop_mark:
-	if (pop_mark(m, &from))
-		return -1;
-	m->sp = from;
+	POP_MARK();
+	sp = from;
 	NEXT();
 op_dup:
-	DO((v = top(m)) ? push(m, v) : -1);
+	if (sp <= floor)
+		FAIL("stack underflow");
+	PUSH_NEXT(stack[sp - 1]);
 op_none:
-	DO(push(m, shared(m, &m->none, NW_PV_NONE, 0)));
+	PUSH_NEXT(shared(m, &m->none, NW_PV_NONE, 0));
 op_true:
-	DO(push(m, shared(m, &m->bools[1], NW_PV_BOOL, 1)));
+	PUSH_NEXT(shared(m, &m->bools[1], NW_PV_BOOL, 1));
 op_false:
-	DO(push(m, shared(m, &m->bools[0], NW_PV_BOOL, 0)));
+	PUSH_NEXT(shared(m, &m->bools[0], NW_PV_BOOL, 0));
 op_int_line:
-	DO(line_num(m, 0));
 op_float_line:
-	DO(line_num(m, 1));
+	if (line_num(m, pos, at, op == 'F', &v, &next))
+		goto failed;
+	pos = next;
+	PUSH_NEXT(v);
 op_binint:
-	if (need(m, 4))
-		return -1;
-	m->pos += 4;
-	DO(push_int(m, (int32_t)(uint32_t)le(d + m->pos - 4, 4)));
+	NEED(4);
+	pos += 4;
+	PUSH_NEXT(int_value(m, (int32_t)le4(d + pos - 4)));
 op_binint1:
-	if (need(m, 1))
-		return -1;
-	DO(push_int(m, d[m->pos++]));
+	NEED(1);
+	pos++;
+	PUSH_NEXT(int_value(m, d[pos - 1]));
 op_binint2:
-	if (need(m, 2))
-		return -1;
-	m->pos += 2;
-	DO(push_int(m, (int64_t)le(d + m->pos - 2, 2)));
+	NEED(2);
+	pos += 2;
+	PUSH_NEXT(int_value(m, le2(d + pos - 2)));
 op_long1:
 op_long4: {
 	int lw = op == 0x8a ? 1 : 4;
-	if (need(m, (size_t)lw))
-		return -1;
-	uint64_t n = le(d + m->pos, lw);
-	m->pos += (size_t)lw;
-	if (n > 8)
-		return perr(m, "an integer of %" PRIu64 " bytes (more than 64 bits)", n);
-	if (need(m, (size_t)n))
-		return -1;
-	uint64_t i = le(d + m->pos, (int)n);
-	if (n && n < 8 && (d[m->pos + n - 1] & 0x80))
-		i |= ~0ull << (8 * n);                  /* two's complement, sign-extended */
-	m->pos += (size_t)n;
-	DO(push_int(m, (int64_t)i));
+	NEED(lw);
+	x = le(d + pos, lw);
+	pos += (size_t)lw;
+	if (x > 8)
+		FAIL("an integer of %" PRIu64 " bytes (more than 64 bits)", x);
+	NEED(x);
+	uint64_t i = le(d + pos, (int)x);
+	if (x && x < 8 && (d[pos + x - 1] & 0x80))
+		i |= ~0ull << (8 * x);                  /* two's complement, sign-extended */
+	pos += (size_t)x;
+	PUSH_NEXT(int_value(m, (int64_t)i));
 }
 op_binfloat: {                                  /* big-endian */
-	if (need(m, 8))
-		return -1;
+	NEED(8);
 	uint64_t i = 0;
 	for (int k = 0; k < 8; k++)
-		i = i << 8 | d[m->pos + k];
-	m->pos += 8;
+		i = i << 8 | d[pos + k];
+	pos += 8;
 	double f;
 	memcpy(&f, &i, sizeof f);
-	if ((v = scalar(m, NW_PV_FLOAT)))
+	if ((v = pv_new(a, NW_PV_FLOAT)))
 		v->u.f = f;
-	DO(push(m, v));
+	PUSH_NEXT(v);
 }
 op_string:                                      /* STRING: a quoted repr */
 op_unicode: {                                   /* UNICODE: raw-unicode-escape */
-	const uint8_t *s;
-	size_t n;
-	if (line(m, &s, &n))
-		return -1;
+	const uint8_t *s = NULL;
+	size_t n = 0;
+	if (line(m, pos, at, &s, &n, &next))
+		goto failed;
+	pos = next;
 	if (op == 'S') {
 		if (n < 2 || (s[0] != '\'' && s[0] != '"') || s[n - 1] != s[0])
-			return perr(m, "STRING argument not quoted");
+			FAIL("STRING argument not quoted");
 		s++;
 		n -= 2;
 	}
-	DO(push_str(m, op == 'S' ? NW_PV_BYTES : NW_PV_STR, s, n));
+	PUSH_NEXT(str_value(m, op == 'S' ? NW_PV_BYTES : NW_PV_STR, s, n));
 }
+	/* Counted bytes: a length of lw bytes, then the data. */
+#define COUNTED(lw, type)                                                       \
+	do {                                                                        \
+		NEED(lw);                                                               \
+		x = le(d + pos, lw);                                                    \
+		pos += (lw);                                                            \
+		if (x > len - pos)                                                      \
+			FAIL("a string of %" PRIu64 " bytes runs past the end of the input", x); \
+		pos += (size_t)x;                                                       \
+		PUSH_NEXT(str_value(m, type, d + pos - x, x));                          \
+	} while (0)
 op_bytes1:
-	DO(counted(m, 1, NW_PV_BYTES));
+	COUNTED(1, NW_PV_BYTES);
 op_bytes4:
-	DO(counted(m, 4, NW_PV_BYTES));
+	COUNTED(4, NW_PV_BYTES);
 op_bytes8:
-	DO(counted(m, 8, NW_PV_BYTES));
+	COUNTED(8, NW_PV_BYTES);
 op_str1:
-	DO(counted(m, 1, NW_PV_STR));
+	COUNTED(1, NW_PV_STR);
 op_str4:
-	DO(counted(m, 4, NW_PV_STR));
+	COUNTED(4, NW_PV_STR);
 op_str8:
-	DO(counted(m, 8, NW_PV_STR));
+	COUNTED(8, NW_PV_STR);
 op_buffer:
-	return perr(m, "opcode %s (0x%02x): out-of-band buffers are not data of a file: refused",
-	            op == 0x97 ? "NEXT_BUFFER" : "READONLY_BUFFER", op);
+	FAIL("opcode %s (0x%02x): out-of-band buffers are not data of a file: refused",
+	     op == 0x97 ? "NEXT_BUFFER" : "READONLY_BUFFER", op);
 op_empty_list:                                  /* also EMPTY_SET */
-	DO(push(m, pv_new(m->a, NW_PV_LIST)));
+	PUSH_NEXT(pv_new(a, NW_PV_LIST));
 op_empty_tuple:
-	DO(push(m, pv_new(m->a, NW_PV_TUPLE)));
+	PUSH_NEXT(pv_new(a, NW_PV_TUPLE));
 op_empty_dict:
-	DO(push(m, pv_new(m->a, NW_PV_DICT)));
+	PUSH_NEXT(pv_new(a, NW_PV_DICT));
 op_list:                                        /* also FROZENSET */
-	DO(seq_from_mark(m, NW_PV_LIST));
 op_tuple:
-	DO(seq_from_mark(m, NW_PV_TUPLE));
+	POP_MARK();
+	c = pv_new(a, op == 't' ? NW_PV_TUPLE : NW_PV_LIST);
+	TAKE(from);
+	PUSH_NEXT(c);
 op_dict:
-	if (pop_mark(m, &from))
-		return -1;
-	if ((m->sp - from) % 2)
-		return perr(m, "a key without a value");
-	v = pv_new(m->a, NW_PV_DICT);
-	if (take_items(m, v, from))
-		return -1;
-	DO(push(m, v));
+	POP_MARK();
+	if ((sp - from) % 2)
+		FAIL("a key without a value");
+	c = pv_new(a, NW_PV_DICT);
+	TAKE(from);
+	PUSH_NEXT(c);
 op_tuple1:
-	DO(tuple_n(m, 1));
 op_tuple2:
-	DO(tuple_n(m, 2));
 op_tuple3:
-	DO(tuple_n(m, 3));
+	x = (uint64_t)(op - 0x84);
+	if (sp - floor < x)
+		FAIL("stack underflow");
+	c = pv_new(a, NW_PV_TUPLE);
+	TAKE(sp - x);
+	PUSH_NEXT(c);
 op_append:
-	if (m->sp < 2 || (m->nmarks && m->sp - 2 < m->marks[m->nmarks - 1]))
-		return perr(m, "stack underflow");
-	DO(fill(m, m->sp - 1, 0));
+	if (sp < 2 || (nmarks && sp - 2 < floor))
+		FAIL("stack underflow");
+	FILL(sp - 1, 0);
 op_setitem:
-	if (m->sp < 3 || (m->nmarks && m->sp - 3 < m->marks[m->nmarks - 1]))
-		return perr(m, "stack underflow");
-	DO(fill(m, m->sp - 2, 1));
+	if (sp < 3 || (nmarks && sp - 3 < floor))
+		FAIL("stack underflow");
+	FILL(sp - 2, 1);
 op_appends:                                     /* also ADDITEMS */
-	if (pop_mark(m, &from))
-		return -1;
-	DO(fill(m, from, 0));
+	POP_MARK();
+	FILL(from, 0);
 op_setitems:
-	if (pop_mark(m, &from))
-		return -1;
-	DO(fill(m, from, 1));
+	POP_MARK();
+	FILL(from, 1);
 op_get:
-	DO(line_index(m, &x) ? -1 : memo_get(m, x));
+	if (line_index(m, pos, at, &x, &next))
+		goto failed;
+	pos = next;
+	MEMO_GET(x);
 op_binget:
-	if (need(m, 1))
-		return -1;
-	DO(memo_get(m, d[m->pos++]));
+	NEED(1);
+	pos++;
+	MEMO_GET(d[pos - 1]);
 op_long_binget:
-	if (need(m, 4))
-		return -1;
-	m->pos += 4;
-	DO(memo_get(m, le(d + m->pos - 4, 4)));
+	NEED(4);
+	pos += 4;
+	MEMO_GET(le4(d + pos - 4));
 op_put:
-	DO(line_index(m, &x) ? -1 : memo_put(m, x));
+	if (line_index(m, pos, at, &x, &next))
+		goto failed;
+	pos = next;
+	MEMO_PUT(x);
 op_binput:
-	if (need(m, 1))
-		return -1;
-	DO(memo_put(m, d[m->pos++]));
+	NEED(1);
+	pos++;
+	MEMO_PUT(d[pos - 1]);
 op_long_binput:
-	if (need(m, 4))
-		return -1;
-	m->pos += 4;
-	DO(memo_put(m, le(d + m->pos - 4, 4)));
+	NEED(4);
+	pos += 4;
+	MEMO_PUT(le4(d + pos - 4));
 op_memoize:                                     /* memo[len(memo)] */
-	DO(memo_put(m, m->nstored));
-#undef DO
+	MEMO_PUT(nstored);
+#undef COUNTED
+#undef MEMO_PUT
+#undef MEMO_GET
+#undef FILL
+#undef TAKE
+#undef POP_MARK
+#undef PUSH_NEXT
 #undef NEXT
+#undef NEED
+#undef FAIL
+
+failed:
+	rc = -1;
+op_stop:
+	m->stack = stack;
+	m->scap = scap;
+	m->memo = memo;
+	m->nmemo = nmemo;
+	m->memo_hi = memo_hi;
+	m->nstored = nstored;
+	m->sp = sp;
+	m->nmarks = nmarks;
+	m->at = at;
+	return rc;
 }
 
 static size_t mem_limit(size_t len)
@@ -790,7 +783,8 @@ int nw_pickle_reparse(const uint8_t *data, size_t len, struct nw_pickle *out, ch
 	int rc = run(&m);
 	if (rc == 0) {
 		if (m.sp != 1 || m.nmarks) {
-			rc = perr(&m, "STOP with %zu values and %zu marks left (one value expected)", m.sp, m.nmarks);
+			rc = perr(&m, m.at, "STOP with %zu values and %zu marks left (one value expected)", m.sp,
+			          m.nmarks);
 		} else {
 			out->root = m.stack[0];
 		}
