@@ -480,7 +480,7 @@ static int run(struct pm *m)
 #define TAKE(f)                                                                 \
 	do {                                                                        \
 		size_t k_ = sp - (f);                                                   \
-		if (!c || pv_reserve(a, c, k_))                                         \
+		if (!c || ((size_t)c->cap - c->n < k_ && pv_reserve(a, c, k_)))        \
 			FAIL("the values would take more than the memory limit");           \
 		if (k_)                                                                 \
 			memcpy(c->u.items + c->n, stack + (f), k_ * sizeof *stack);         \
