@@ -177,9 +177,12 @@ static int parse_ranks(const struct nw_pv *v, int32_t **out, uint32_t *n)
  * would make reading N dumps cost N^2. The cache keeps each distinct
  * string once (compared byte for byte), parsed, with its hash. */
 
-#define FR_CACHE_MAX 1024
+#define FR_CACHE_MAX 65536           /* distinct strings kept, at most */
+#define FR_CACHE_BUCKETS 4096
 
 struct fr_rl {
+	struct fr_rl *next;                /* of its bucket; never changed once added */
+	uint64_t key;                      /* rl_key of the string */
 	char *bytes;
 	size_t len;
 	int32_t *ranks;
@@ -192,8 +195,8 @@ struct fr_ws;
 
 struct nw_fr_cache {
 	pthread_mutex_t lock;
-	struct fr_rl *e;
-	size_t n, cap;
+	struct fr_rl *bucket[FR_CACHE_BUCKETS];
+	size_t n;
 	struct fr_ws *ws;                  /* readers' memory, pooled (below) */
 };
 
@@ -214,11 +217,13 @@ void nw_fr_cache_free(struct nw_fr_cache *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->n; i++) {
-		free(c->e[i].bytes);
-		free(c->e[i].ranks);
-	}
-	free(c->e);
+	for (size_t i = 0; i < FR_CACHE_BUCKETS; i++)
+		for (struct fr_rl *e = c->bucket[i], *n; e; e = n) {
+			n = e->next;
+			free(e->bytes);
+			free(e->ranks);
+			free(e);
+		}
 	for (struct fr_ws *w = c->ws, *n; w; w = n) {
 		n = ws_next(w);
 		ws_free(w);
@@ -231,6 +236,7 @@ void nw_fr_cache_free(struct nw_fr_cache *c)
 
 struct fpg {                          /* a process group of pg_config */
 	const struct nw_pv *name, *desc;
+	const struct nw_pv *rv;           /* its ranks, as written */
 	int32_t *ranks;
 	uint32_t nranks;
 	int shared;                       /* ranks belong to the cache */
@@ -486,49 +492,80 @@ static void ranks_facts(struct fpg *g)
 		g->identity = g->ranks[i] == (int32_t)i;
 }
 
+/* The cache's key of a string: all of a short one, three samples of a
+ * long one (its length, start, middle and end): equal keys are compared
+ * byte for byte anyway, and a 460 KB list is not hashed again per dump. */
+static uint64_t rl_key(const char *s, size_t n)
+{
+	if (n <= 768)
+		return hash_bytes(s, n);
+	uint64_t h = hash_bytes(s, 256);
+	h = h * 0x100000001b3ull + hash_bytes(s + n / 2 - 128, 256);
+	h = h * 0x100000001b3ull + hash_bytes(s + n - 256, 256);
+	return h ^ n;
+}
+
+/* The entry of this string, or NULL. The byte compare runs outside the
+ * lock (entries never change once added), so readers do not queue on it. */
+static struct fr_rl *rl_find(struct nw_fr_cache *c, uint64_t key, const char *s, size_t n)
+{
+	struct fr_rl *e;
+	pthread_mutex_lock(&c->lock);
+	for (e = c->bucket[key % FR_CACHE_BUCKETS]; e && (e->key != key || e->len != n); e = e->next)
+		;
+	pthread_mutex_unlock(&c->lock);
+	/* Older entries follow e in its bucket and never change. */
+	for (; e; e = e->next)
+		if (e->key == key && e->len == n && !memcmp(e->bytes, s, n))
+			return e;
+	return NULL;
+}
+
+static void rl_use(struct fpg *g, const struct fr_rl *e)
+{
+	g->ranks = e->ranks;
+	g->nranks = e->nranks;
+	g->identity = e->identity;
+	g->rhash = e->hash;
+	g->shared = 1;
+}
+
 static int group_ranks(struct build *b, const struct nw_pv *v, struct fpg *g)
 {
 	struct nw_fr_cache *c = b->cache;
-	if (c && v && v->type == NW_PV_STR && v->u.str.len >= 64) {
-		size_t len = v->u.str.len;
-		pthread_mutex_lock(&c->lock);
-		for (size_t i = 0; i < c->n; i++) {
-			struct fr_rl *e = &c->e[i];
-			if (e->len == len && !memcmp(e->bytes, v->u.str.s, len)) {
-				g->ranks = e->ranks;
-				g->nranks = e->nranks;
-				g->identity = e->identity;
-				g->rhash = e->hash;
-				g->shared = 1;
-				pthread_mutex_unlock(&c->lock);
-				return 0;
-			}
-		}
-		pthread_mutex_unlock(&c->lock);
+	int cached = c && v && v->type == NW_PV_STR && v->u.str.len >= 64;
+	uint64_t key = cached ? rl_key(v->u.str.s, v->u.str.len) : 0;
+	struct fr_rl *e = cached ? rl_find(c, key, v->u.str.s, v->u.str.len) : NULL;
+	if (e) {
+		rl_use(g, e);
+		return 0;
 	}
 	if (parse_ranks(v, &g->ranks, &g->nranks))
 		return fail(b->err, NW_READ_ERR_FORMAT, b->name, "pg_config: the ranks of a process group "
 		            "are not a list of ranks");
 	ranks_facts(g);
 	g->rhash = hash_bytes(g->ranks, g->nranks * sizeof *g->ranks);
-	if (!c || !v || v->type != NW_PV_STR || v->u.str.len < 64)
+	if (!cached)
 		return 0;
-	/* Keep it for the other dumps (two threads may both add one: harmless). */
+	/* Keep it for the other dumps; another thread may have added it since. */
 	pthread_mutex_lock(&c->lock);
-	if (c->n < FR_CACHE_MAX) {
-		if (c->n == c->cap) {
-			size_t cap = c->cap ? c->cap * 2 : 8;
-			struct fr_rl *e = realloc(c->e, cap * sizeof *e);
-			if (e) {
-				c->e = e;
-				c->cap = cap;
-			}
-		}
-		char *bytes = c->n < c->cap ? malloc(v->u.str.len) : NULL;
-		if (bytes) {
-			memcpy(bytes, v->u.str.s, v->u.str.len);
-			c->e[c->n++] = (struct fr_rl){ bytes, v->u.str.len, g->ranks, g->nranks, g->identity, g->rhash };
+	struct fr_rl **head = &c->bucket[key % FR_CACHE_BUCKETS];
+	for (e = *head; e; e = e->next)
+		if (e->key == key && e->len == v->u.str.len && !memcmp(e->bytes, v->u.str.s, e->len))
+			break;
+	if (e) {
+		free(g->ranks);
+		rl_use(g, e);
+	} else if (c->n < FR_CACHE_MAX && (e = calloc(1, sizeof *e))) {
+		if ((e->bytes = malloc(v->u.str.len))) {
+			memcpy(e->bytes, v->u.str.s, v->u.str.len);
+			*e = (struct fr_rl){ *head, key, e->bytes, v->u.str.len, g->ranks, g->nranks, g->identity,
+			                     g->rhash };
+			*head = e;
+			c->n++;
 			g->shared = 1;
+		} else {
+			free(e);
 		}
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -548,15 +585,26 @@ static int read_pgs(struct build *b, const struct nw_pv *cfg)
 		const struct nw_pv *key = cfg->u.items[k], *val = cfg->u.items[k + 1];
 		struct fpg *g = &b->pgs[b->npgs++];
 		g->me = g->slot = -1;
-		const struct nw_pv *ranks = val;
+		g->rv = val;
 		g->name = key;
 		if (val && val->type == NW_PV_DICT) {
 			if (nw_pv_get(val, "name"))
 				g->name = nw_pv_get(val, "name");
 			g->desc = nw_pv_get(val, "desc");
-			ranks = nw_pv_get(val, "ranks");
+			g->rv = nw_pv_get(val, "ranks");
 		}
-		int rc = group_ranks(b, ranks, g);
+	}
+	return 0;
+}
+
+/* The groups' ranks and ids. After the entries: comparing a long ranks
+ * string with the cache's streams it through the CPU's cache, and the
+ * entries' values, just built, are better read before. */
+static int read_pg_ranks(struct build *b)
+{
+	for (uint32_t k = 0; k < b->npgs; k++) {
+		struct fpg *g = &b->pgs[k];
+		int rc = group_ranks(b, g->rv, g);
 		if (rc)
 			return rc;
 		size_t l;
@@ -589,42 +637,44 @@ static const struct { const char *s; size_t len; } ekey_name[K_N] = {
 #undef EK
 
 /* Entries of one dump list their keys in the same order, and a pickler
- * memoizes the key strings: the key at position j is most likely the
- * one found there in the previous entry (checked first, by address). */
+ * memoizes the key strings: the key at position j is most likely the very
+ * value found there in the previous entry (checked first, by address). */
 #define EK_HINTS 32
 struct ekey_hint {
-	const char *at[EK_HINTS];
+	const struct nw_pv *key[EK_HINTS];
 	int8_t idx[EK_HINTS];
 };
 
 static void entry_keys(const struct nw_pv *d, const struct nw_pv *k[K_N], struct ekey_hint *h)
 {
-	memset(k, 0, K_N * sizeof *k);
+	uint32_t have = 0;                /* k[i] is set: the first of a key counts */
 	for (uint32_t j = 0; j + 1 < d->n; j += 2) {
 		const struct nw_pv *key = d->u.items[j];
-		if (!key || key->type != NW_PV_STR || !key->u.str.len)
-			continue;
 		uint32_t pos = j / 2;
-		if (pos < EK_HINTS && h->at[pos] == key->u.str.s) {
-			int i = h->idx[pos];
-			if (i >= 0 && !k[i])
-				k[i] = d->u.items[j + 1];
-			continue;
-		}
 		int found = -1;
-		for (int i = 0; i < K_N; i++)
-			if (key->u.str.len == ekey_name[i].len && key->u.str.s[0] == ekey_name[i].s[0] &&
-			    !memcmp(key->u.str.s, ekey_name[i].s, ekey_name[i].len)) {
-				if (!k[i])
-					k[i] = d->u.items[j + 1];
-				found = i;
-				break;
+		if (key && pos < EK_HINTS && h->key[pos] == key) {
+			found = h->idx[pos];
+		} else {
+			if (!key || key->type != NW_PV_STR || !key->u.str.len)
+				continue;
+			for (int i = 0; i < K_N; i++)
+				if (key->u.str.len == ekey_name[i].len && key->u.str.s[0] == ekey_name[i].s[0] &&
+				    !memcmp(key->u.str.s, ekey_name[i].s, ekey_name[i].len)) {
+					found = i;
+					break;
+				}
+			if (pos < EK_HINTS) {
+				h->key[pos] = key;
+				h->idx[pos] = (int8_t)found;
 			}
-		if (pos < EK_HINTS) {
-			h->at[pos] = key->u.str.s;
-			h->idx[pos] = (int8_t)found;
+		}
+		if (found >= 0 && !(have & 1u << found)) {
+			k[found] = d->u.items[j + 1];
+			have |= 1u << found;
 		}
 	}
+	for (uint32_t missing = ~have & ((1u << K_N) - 1); missing; missing &= missing - 1)
+		k[__builtin_ctz(missing)] = NULL;
 }
 
 static int read_entries(struct build *b, const struct nw_pv *ents)
@@ -636,11 +686,17 @@ static int read_entries(struct build *b, const struct nw_pv *ents)
 	b->e = calloc(ents->n + 1, sizeof *b->e);
 	if (!b->e)
 		return fail(b->err, NW_READ_ERR_NOMEM, b->name, "out of memory");
-	struct ekey_hint hint = { { 0 }, { 0 } };
+	struct ekey_hint hint = { { NULL }, { 0 } };
 	for (uint32_t i = 0; i < ents->n; i++) {
 		const struct nw_pv *d = ents->u.items[i];
 		if (!d || d->type != NW_PV_DICT)
 			return fail(b->err, NW_READ_ERR_FORMAT, b->name, "entry %u is not a dict", i);
+		if (i + 1 < ents->n) {
+			const struct nw_pv *nd = ents->u.items[i + 1];
+			if (nd && nd->type == NW_PV_DICT)
+				for (uint32_t l = 0; l < nd->n; l += 8)
+					__builtin_prefetch(nd->u.items + l);
+		}
 		struct fent *f = &b->e[b->ne++];
 		const struct nw_pv *k[K_N];
 		entry_keys(d, k, &hint);
@@ -1185,8 +1241,12 @@ static int read_bytes(struct fr_ws *w, const uint8_t *d, size_t n, const char *n
 		            "this reader knows (2.0 to 2.%d)", b.version, FR_MINOR_MAX);
 	}
 	rc = read_pgs(&b, nw_pv_get(root, "pg_config"));
-	if (!rc)
+	if (!rc) {
+		/* A bad ranks list is said first, as a bad entry would be after it. */
 		rc = read_entries(&b, nw_pv_get(root, "entries"));
+		int rr = read_pg_ranks(&b);
+		rc = rr ? rr : rc;
+	}
 	if (!rc)
 		rc = find_rank(&b, name);
 	if (!rc)
