@@ -117,6 +117,17 @@ static const char *sv(const struct nw_pv *v, size_t *len)
 	return "";
 }
 
+/* nw_pv_int, with its common case (an int) inlined: a dump has a dozen
+ * ints per entry. */
+static inline int64_t pv_int(const struct nw_pv *v, int64_t dflt)
+{
+	return v && v->type == NW_PV_INT ? v->u.i : nw_pv_int(v, dflt);
+}
+
+/* nw_pv_is_str with the length known. */
+#define PV_IS(v, lit) ((v) && (v)->type == NW_PV_STR && (v)->u.str.len == sizeof lit - 1 && \
+                       !memcmp((v)->u.str.s, lit, sizeof lit - 1))
+
 static void copy_str(char *dst, size_t cap, const struct nw_pv *v)
 {
 	nw_pv_cstr(v, dst, cap);
@@ -137,7 +148,7 @@ static int parse_ranks(const struct nw_pv *v, int32_t **out, uint32_t *n)
 		if (!*out)
 			return -1;
 		for (uint32_t i = 0; i < v->n; i++) {
-			int64_t r = nw_pv_int(v->u.items[i], -1);
+			int64_t r = pv_int(v->u.items[i], -1);
 			if (r < 0 || r >= FR_MAX_RANKS)
 				return -1;
 			(*out)[(*n)++] = (int32_t)r;
@@ -315,8 +326,14 @@ static uint16_t kind_of(const char *t, size_t n, int *p2p)
 	return 0;
 }
 
+struct dt_last {                      /* dtype_of's last answer */
+	const char *s;
+	size_t n;
+	uint8_t t;
+};
+
 /* c10::toString(ScalarType) -> ncclDataType_t (0xff: none NCCL has). */
-static uint8_t dtype_of(const struct nw_pv *v)
+static uint8_t dtype_of(const struct nw_pv *v, struct dt_last *last)
 {
 #define DN(s, t) { s, sizeof s - 1, t }
 	static const struct { const char *name; size_t len; uint8_t t; } d[] = {
@@ -332,10 +349,20 @@ static uint8_t dtype_of(const struct nw_pv *v)
 		v = v->n ? v->u.items[0] : NULL;
 	size_t n;
 	const char *s = sv(v, &n);
+	/* A pickler writes each dtype string once and refers to it after:
+	 * the last one looked up (by address, in this dump) is most often
+	 * the next. */
+	if (last && s == last->s && n == last->n && n)
+		return last->t;
+	uint8_t t = 0xff;
 	for (size_t i = 0; i < sizeof d / sizeof *d; i++)
-		if (d[i].len == n && !memcmp(d[i].name, s, n))
-			return d[i].t;
-	return 0xff;
+		if (d[i].len == n && !memcmp(d[i].name, s, n)) {
+			t = d[i].t;
+			break;
+		}
+	if (last)
+		*last = (struct dt_last){ s, n, t };
+	return t;
 }
 
 /* The element count of the first tensor of a sizes list ([[4, 8]] -> 32). */
@@ -348,7 +375,7 @@ static uint64_t numel(const struct nw_pv *sizes)
 		return 0;
 	uint64_t c = 1;
 	for (uint32_t i = 0; i < t->n; i++) {
-		int64_t d = nw_pv_int(t->u.items[i], -1);
+		int64_t d = pv_int(t->u.items[i], -1);
 		if (d < 0)
 			return 0;
 		if (d && c > UINT64_MAX / (uint64_t)d)
@@ -360,7 +387,7 @@ static uint64_t numel(const struct nw_pv *sizes)
 
 static uint64_t time_of(const struct nw_pv *v)
 {
-	int64_t t = nw_pv_int(v, 0);
+	int64_t t = pv_int(v, 0);
 	return t > 0 ? (uint64_t)t : 0;
 }
 
@@ -687,16 +714,11 @@ static int read_entries(struct build *b, const struct nw_pv *ents)
 	if (!b->e)
 		return fail(b->err, NW_READ_ERR_NOMEM, b->name, "out of memory");
 	struct ekey_hint hint = { { NULL }, { 0 } };
+	struct dt_last dtl = { NULL, 0, 0 };
 	for (uint32_t i = 0; i < ents->n; i++) {
 		const struct nw_pv *d = ents->u.items[i];
 		if (!d || d->type != NW_PV_DICT)
 			return fail(b->err, NW_READ_ERR_FORMAT, b->name, "entry %u is not a dict", i);
-		if (i + 1 < ents->n) {
-			const struct nw_pv *nd = ents->u.items[i + 1];
-			if (nd && nd->type == NW_PV_DICT)
-				for (uint32_t l = 0; l < nd->n; l += 8)
-					__builtin_prefetch(nd->u.items + l);
-		}
 		struct fent *f = &b->e[b->ne++];
 		const struct nw_pv *k[K_N];
 		entry_keys(d, k, &hint);
@@ -737,11 +759,11 @@ static int read_entries(struct build *b, const struct nw_pv *ents)
 		const struct nw_pv *ip = k[K_ISP2P];
 		if (ip && ip->type == NW_PV_BOOL)
 			f->is_p2p = ip->u.i != 0;
-		f->coll_seq = (uint64_t)nw_pv_int(k[K_CSEQ], 0);
-		f->p2p_seq = (uint64_t)nw_pv_int(k[K_PSEQ], 0);
+		f->coll_seq = (uint64_t)pv_int(k[K_CSEQ], 0);
+		f->p2p_seq = (uint64_t)pv_int(k[K_PSEQ], 0);
 		const struct nw_pv *st = k[K_STATE];
-		f->state = nw_pv_is_str(st, "completed") ? NW_ST_COMPLETED
-		           : nw_pv_is_str(st, "started") ? NW_ST_STARTED : NW_ST_ENQUEUED;
+		f->state = PV_IS(st, "completed") ? NW_ST_COMPLETED : PV_IS(st, "started") ? NW_ST_STARTED
+		                                                                          : NW_ST_ENQUEUED;
 		f->created = time_of(k[K_CREATED]);
 		f->started = time_of(k[K_STARTED]);
 		f->completed = time_of(k[K_COMPLETED]);
@@ -752,21 +774,21 @@ static int read_entries(struct build *b, const struct nw_pv *ents)
 		case NW_OP_REDUCESCATTER:
 		case NW_OP_SCATTER:
 			f->count = numel(out);
-			f->dtype = dtype_of(k[K_OUTDT]);
+			f->dtype = dtype_of(k[K_OUTDT], &dtl);
 			break;
 		case NW_OP_RECV:
 			f->count = numel(out) ? numel(out) : numel(in);
-			f->dtype = dtype_of(k[K_OUTDT] ? k[K_OUTDT] : k[K_INDT]);
+			f->dtype = dtype_of(k[K_OUTDT] ? k[K_OUTDT] : k[K_INDT], &dtl);
 			break;
 		case NW_OP_ALLTOALL:
 			/* Per-peer splits may differ by design (all_to_all_v): the
 			 * count is not compared. */
 			f->count = 0;
-			f->dtype = dtype_of(k[K_INDT]);
+			f->dtype = dtype_of(k[K_INDT], &dtl);
 			break;
 		default:
 			f->count = numel(in);
-			f->dtype = dtype_of(k[K_INDT]);
+			f->dtype = dtype_of(k[K_INDT], &dtl);
 			if (f->kind == NW_OP_ALLREDUCE || f->kind == NW_OP_BROADCAST) {
 				/* In place by definition: an output of another size or type
 				 * than the input is this rank's own error; the larger count,
@@ -774,15 +796,15 @@ static int read_entries(struct build *b, const struct nw_pv *ents)
 				uint64_t o = numel(out);
 				if (o > f->count)
 					f->count = o;
-				uint8_t od = dtype_of(k[K_OUTDT]);
+				uint8_t od = dtype_of(k[K_OUTDT], &dtl);
 				if (k[K_OUTDT] && od != f->dtype)
 					f->dtype = od;
 			}
 		}
 		f->frames = k[K_FRAMES];
-		int64_t to = nw_pv_int(k[K_TIMEOUT], 0);
+		int64_t to = pv_int(k[K_TIMEOUT], 0);
 		f->timeout_ms = to > 0 && to < (int64_t)1 << 40 ? (uint64_t)to : 0;
-		if (i == 0 && nw_pv_int(k[K_RECORD], 0) > 0)
+		if (i == 0 && pv_int(k[K_RECORD], 0) > 0)
 			b->wrapped = 1;
 	}
 	return 0;
