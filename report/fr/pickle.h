@@ -7,7 +7,8 @@
  * most NW_PICKLE_MEM_FACTOR times the input plus 1 MiB (and never more than
  * NW_PICKLE_MEM_MAX), marks nest at most NW_PICKLE_MAX_MARKS deep, the memo
  * is indexed below the input's size. It never recurses, so no input can
- * exhaust the C stack.
+ * exhaust the C stack. nw_pickle_reparse keeps memory between parses
+ * (bounded below) and never carries a value from one parse to the next.
  *
  * The values live in one arena freed at once; strings and bytes point into
  * the input (which must outlive the values). A container may hold itself

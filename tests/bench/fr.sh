@@ -47,4 +47,7 @@ for n in $FR_BENCH_SIZES; do
 done
 echo "goal: 16384 ranks < 5 s and < 1024 MiB; linear growth = about 4x per row (ratio: of cpu_s)"
 echo "note: every rank's dump holds the default group's rank list (ranks_str of all N ranks), so the"
-echo "      input itself grows as N^2 (files_MB); its rank lists are parsed once per reading (report/fr/)"
+echo "      input itself grows as N^2 (files_MB); each distinct rank list is parsed once per reading"
+echo "      (a hash table by content, report/fr/load_fr.c), the rest of a dump is read and unpickled"
+echo "      once; at 65536 ranks the 31.7 GB do not fit in the page cache: that row also times the disk"
+echo "before (2026-11-24, same machine under load): 1024 0.36 cpu_s, 4096 1.43, 16384 5.5, 65536 38"
