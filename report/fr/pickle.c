@@ -722,6 +722,12 @@ op_get:
 op_binget:
 	NEED(1);
 	pos++;
+	/* Keys and values repeat: runs of BINGET are the commonest pair. */
+	while (len - pos >= 2 && d[pos] == 'h' && d[pos - 1] < nmemo && memo[d[pos - 1]] && sp < scap) {
+		stack[sp++] = memo[d[pos - 1]];
+		at = pos;
+		pos += 2;
+	}
 	MEMO_GET(d[pos - 1]);
 op_long_binget:
 	NEED(4);
