@@ -1220,13 +1220,16 @@ int nw_path_scan(const char *dir, int depth, int (*keep)(const char *path, const
 			rc = -1;
 			break;
 		}
+		/* The entry's type when the file system says it (no lstat per
+		 * file: a directory of Flight Recorder dumps holds one per rank). */
 		struct stat sb;
-		if (lstat(child, &sb) == 0) {
-			if (S_ISREG(sb.st_mode) && keep(child, e->d_name))
-				rc = nw_path_list_add(list, child);
-			else if (S_ISDIR(sb.st_mode) && depth > 0)
-				rc = nw_path_scan(child, depth - 1, keep, list);
-		}
+		mode_t type = e->d_type == DT_REG ? S_IFREG : e->d_type == DT_DIR ? S_IFDIR : 0;
+		if (e->d_type == DT_UNKNOWN && lstat(child, &sb) == 0)
+			type = sb.st_mode & S_IFMT;
+		if (S_ISREG(type) && keep(child, e->d_name))
+			rc = nw_path_list_add(list, child);
+		else if (S_ISDIR(type) && depth > 0)
+			rc = nw_path_scan(child, depth - 1, keep, list);
 		free(child);
 	}
 	closedir(d);

@@ -14,6 +14,9 @@
 
 /* ---- arena ---- */
 
+#define ARENA_BLOCK 65536
+#define ARENA_KEEP (8u << 20)       /* what a reused arena keeps between parses */
+
 struct nw_arena_block {
 	struct nw_arena_block *next;
 	size_t used, size;
@@ -22,37 +25,78 @@ struct nw_arena_block {
 
 struct nw_arena {
 	struct nw_arena_block *head;
-	size_t total, limit;
+	struct nw_arena_block *spare;   /* blocks of ARENA_BLOCK kept by a reset */
+	size_t total, limit, kept;
 };
+
+static size_t arena_limit(size_t limit)
+{
+	return limit && limit < NW_PICKLE_MEM_MAX ? limit : NW_PICKLE_MEM_MAX;
+}
 
 struct nw_arena *nw_arena_new(size_t limit)
 {
 	struct nw_arena *a = calloc(1, sizeof *a);
 	if (a)
-		a->limit = limit && limit < NW_PICKLE_MEM_MAX ? limit : NW_PICKLE_MEM_MAX;
+		a->limit = arena_limit(limit);
 	return a;
+}
+
+/* A new block for n bytes (n rounded): a spare one when it fits. */
+static __attribute__((noinline)) void *arena_more(struct nw_arena *a, size_t n)
+{
+	size_t size = n > ARENA_BLOCK ? n : ARENA_BLOCK;
+	if (a->total + size > a->limit)
+		return NULL;
+	struct nw_arena_block *b = a->spare;
+	if (size == ARENA_BLOCK && b) {
+		a->spare = b->next;
+		a->kept -= ARENA_BLOCK;
+	} else {
+		if (!(b = malloc(sizeof *b + size)))
+			return NULL;
+		b->size = size;
+	}
+	b->used = n;
+	b->next = a->head;
+	a->head = b;
+	a->total += size;
+	return b->data;
+}
+
+static inline void *arena_alloc(struct nw_arena *a, size_t n)
+{
+	n = (n + 15) & ~(size_t)15;
+	struct nw_arena_block *b = a->head;
+	if (__builtin_expect(!b || b->size - b->used < n, 0))
+		return arena_more(a, n);
+	void *p = (char *)b->data + b->used;
+	b->used += n;
+	return p;
 }
 
 void *nw_arena_alloc(struct nw_arena *a, size_t n)
 {
-	n = (n + 15) & ~(size_t)15;
-	struct nw_arena_block *b = a->head;
-	if (!b || b->size - b->used < n) {
-		size_t size = n > 65536 ? n : 65536;
-		if (a->total + size > a->limit)
-			return NULL;
-		b = malloc(sizeof *b + size);
-		if (!b)
-			return NULL;
-		b->used = 0;
-		b->size = size;
-		b->next = a->head;
-		a->head = b;
-		a->total += size;
+	return arena_alloc(a, n);
+}
+
+/* Empty again, with a new limit; up to ARENA_KEEP of its blocks stay
+ * allocated for the next parse (the next file of a reading). */
+static void arena_reset(struct nw_arena *a, size_t limit)
+{
+	for (struct nw_arena_block *b = a->head, *n; b; b = n) {
+		n = b->next;
+		if (b->size == ARENA_BLOCK && a->kept < ARENA_KEEP) {
+			b->next = a->spare;
+			a->spare = b;
+			a->kept += ARENA_BLOCK;
+		} else {
+			free(b);
+		}
 	}
-	void *p = (char *)b->data + b->used;
-	b->used += n;
-	return p;
+	a->head = NULL;
+	a->total = 0;
+	a->limit = arena_limit(limit);
 }
 
 void nw_arena_free(struct nw_arena *a)
@@ -63,17 +107,26 @@ void nw_arena_free(struct nw_arena *a)
 		n = b->next;
 		free(b);
 	}
+	for (struct nw_arena_block *b = a->spare, *n; b; b = n) {
+		n = b->next;
+		free(b);
+	}
 	free(a);
 }
 
-struct nw_pv *nw_pv_new(struct nw_arena *a, int type)
+static inline struct nw_pv *pv_new(struct nw_arena *a, int type)
 {
-	struct nw_pv *v = nw_arena_alloc(a, sizeof *v);
+	struct nw_pv *v = arena_alloc(a, sizeof *v);
 	if (v) {
 		memset(v, 0, sizeof *v);
 		v->type = (uint8_t)type;
 	}
 	return v;
+}
+
+struct nw_pv *nw_pv_new(struct nw_arena *a, int type)
+{
+	return pv_new(a, type);
 }
 
 /* Room for `extra` more items at once (fill knows how many come). */
@@ -87,30 +140,20 @@ static int pv_reserve(struct nw_arena *a, struct nw_pv *c, size_t extra)
 	size_t cap = c->cap ? (size_t)c->cap * 2 : 4;
 	if (cap < want)
 		cap = want;
-	struct nw_pv **items = nw_arena_alloc(a, cap * sizeof *items);
+	struct nw_pv **items = arena_alloc(a, cap * sizeof *items);
 	if (!items)
 		return -1;
 	if (c->n)
 		memcpy(items, c->u.items, c->n * sizeof *items);
-	c->u.items = items;
+	c->u.items = items;          /* the old array stays in the arena: at most 2x */
 	c->cap = (uint32_t)cap;
 	return 0;
 }
 
 int nw_pv_push(struct nw_arena *a, struct nw_pv *c, struct nw_pv *v)
 {
-	if (c->n == c->cap) {
-		uint32_t cap = c->cap ? c->cap * 2 : 4;
-		if (cap < c->cap)
-			return -1;
-		struct nw_pv **items = nw_arena_alloc(a, (size_t)cap * sizeof *items);
-		if (!items)
-			return -1;
-		if (c->n)
-			memcpy(items, c->u.items, c->n * sizeof *items);
-		c->u.items = items;          /* the old array stays in the arena: at most 2x */
-		c->cap = cap;
-	}
+	if (c->n == c->cap && pv_reserve(a, c, 1))
+		return -1;
 	c->u.items[c->n++] = v;
 	return 0;
 }
@@ -169,39 +212,35 @@ int64_t nw_pv_int(const struct nw_pv *v, int64_t dflt)
 
 struct pm {
 	const uint8_t *d;
-	size_t len, pos, op_at;
+	size_t len;
 	struct nw_arena *a;
 	struct nw_pv **stack;
-	size_t sp, scap;
+	size_t scap;
 	size_t marks[NW_PICKLE_MAX_MARKS];
-	size_t nmarks;
 	struct nw_pv **memo;
-	size_t nmemo;
+	size_t nmemo;                        /* allocated; [0, memo_hi) may be set, the rest is NULL */
+	size_t memo_hi;
 	size_t nstored;                      /* distinct indices stored (len(memo) in Python) */
 	char *err;
+	struct nw_pv *none, *bools[2];       /* shared: values are never changed once built */
 	struct nw_pv *small[256];            /* shared ints 0..255 */
+	size_t sp, nmarks, at;               /* where run() stopped */
 };
 
-static int perr(struct pm *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int perr(struct pm *m, const char *fmt, ...)
+static __attribute__((noinline, cold)) int perr(struct pm *m, size_t at, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int perr(struct pm *m, size_t at, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int n = snprintf(m->err, NW_PICKLE_ERR_LEN, "pickle offset %zu: ", m->op_at);
+	int n = snprintf(m->err, NW_PICKLE_ERR_LEN, "pickle offset %zu: ", at);
 	if (n > 0 && n < NW_PICKLE_ERR_LEN)
 		vsnprintf(m->err + n, NW_PICKLE_ERR_LEN - (size_t)n, fmt, ap);
 	va_end(ap);
 	return -1;
 }
 
-static int need(struct pm *m, size_t n)
-{
-	if (m->len - m->pos < n)
-		return perr(m, "truncated (the opcode needs %zu more bytes, %zu left)", n, m->len - m->pos);
-	return 0;
-}
-
-static uint64_t le(const uint8_t *p, int n)
+static inline uint64_t le(const uint8_t *p, int n)
 {
 	uint64_t v = 0;
 	for (int i = n - 1; i >= 0; i--)
@@ -209,132 +248,110 @@ static uint64_t le(const uint8_t *p, int n)
 	return v;
 }
 
-static int push(struct pm *m, struct nw_pv *v)
+/* The fixed widths, in a form the compiler makes one load of. */
+static inline uint32_t le4(const uint8_t *p)
 {
-	if (!v)
-		return perr(m, "the values would take more than the memory limit");
-	if (m->sp == m->scap) {
-		size_t cap = m->scap ? m->scap * 2 : 64;
-		/* The stack grows one entry per opcode at most: the input bounds it. */
-		struct nw_pv **s = realloc(m->stack, cap * sizeof *s);
-		if (!s)
-			return perr(m, "out of memory");
-		m->stack = s;
-		m->scap = cap;
-	}
-	m->stack[m->sp++] = v;
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint32_t le2(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8;
+}
+
+static __attribute__((noinline)) int grow_stack(struct pm *m, size_t at)
+{
+	size_t cap = m->scap ? m->scap * 2 : 64;
+	/* The stack grows one entry per opcode at most: the input bounds it. */
+	struct nw_pv **s = realloc(m->stack, cap * sizeof *s);
+	if (!s)
+		return perr(m, at, "out of memory");
+	m->stack = s;
+	m->scap = cap;
 	return 0;
 }
 
-static struct nw_pv *pop(struct pm *m)
+static __attribute__((noinline)) int grow_memo(struct pm *m, size_t at, uint64_t idx)
 {
-	size_t floor = m->nmarks ? m->marks[m->nmarks - 1] : 0;
-	if (m->sp <= floor) {
-		perr(m, "stack underflow");
-		return NULL;
-	}
-	return m->stack[--m->sp];
-}
-
-static struct nw_pv *top(struct pm *m)
-{
-	size_t floor = m->nmarks ? m->marks[m->nmarks - 1] : 0;
-	if (m->sp <= floor) {
-		perr(m, "stack underflow");
-		return NULL;
-	}
-	return m->stack[m->sp - 1];
-}
-
-/* The items above the topmost mark, and the mark popped. */
-static int pop_mark(struct pm *m, size_t *from)
-{
-	if (!m->nmarks)
-		return perr(m, "no mark to pop");
-	*from = m->marks[--m->nmarks];
+	size_t n = m->nmemo ? m->nmemo : 16;
+	while (n <= idx)
+		n *= 2;
+	struct nw_pv **mm = realloc(m->memo, n * sizeof *mm);
+	if (!mm)
+		return perr(m, at, "out of memory");
+	memset(mm + m->nmemo, 0, (n - m->nmemo) * sizeof *mm);
+	m->memo = mm;
+	m->nmemo = n;
 	return 0;
 }
 
-static struct nw_pv *scalar(struct pm *m, int type)
+/* None, True, False, 0..255: one value each per parse. */
+static inline struct nw_pv *shared(struct pm *m, struct nw_pv **slot, int type, int64_t i)
 {
-	return nw_pv_new(m->a, type);
+	if (!*slot && (*slot = pv_new(m->a, type)))
+		(*slot)->u.i = i;
+	return *slot;
 }
 
-static int push_int(struct pm *m, int64_t i)
+static inline struct nw_pv *int_value(struct pm *m, int64_t i)
 {
-	/* Small ints are shared: values are never changed once built. */
-	if (i >= 0 && i < 256) {
-		if (!m->small[i] && (m->small[i] = scalar(m, NW_PV_INT)))
-			m->small[i]->u.i = i;
-		return push(m, m->small[i]);
-	}
-	struct nw_pv *v = scalar(m, NW_PV_INT);
+	if (i >= 0 && i < 256)
+		return shared(m, &m->small[i], NW_PV_INT, i);
+	struct nw_pv *v = pv_new(m->a, NW_PV_INT);
 	if (v)
 		v->u.i = i;
-	return push(m, v);
+	return v;
 }
 
-static int push_str(struct pm *m, int type, const uint8_t *s, uint64_t n)
+static inline struct nw_pv *str_value(struct pm *m, int type, const uint8_t *s, uint64_t n)
 {
-	struct nw_pv *v = scalar(m, type);
+	struct nw_pv *v = pv_new(m->a, type);
 	if (v) {
 		v->u.str.s = (const char *)s;
 		v->u.str.len = (size_t)n;
 	}
-	return push(m, v);
+	return v;
 }
 
-/* Counted bytes: length of `lw` bytes, then the data. */
-static int counted(struct pm *m, int lw, int type)
+/* A text argument up to '\n' (protocol 0); *next: after it. */
+static int line(struct pm *m, size_t pos, size_t at, const uint8_t **s, size_t *n, size_t *next)
 {
-	if (need(m, (size_t)lw))
-		return -1;
-	uint64_t n = le(m->d + m->pos, lw);
-	m->pos += (size_t)lw;
-	if (n > m->len - m->pos)
-		return perr(m, "a string of %" PRIu64 " bytes runs past the end of the input", n);
-	const uint8_t *s = m->d + m->pos;
-	m->pos += (size_t)n;
-	return push_str(m, type, s, n);
-}
-
-/* A text argument up to '\n' (protocol 0). */
-static int line(struct pm *m, const uint8_t **s, size_t *n)
-{
-	const uint8_t *nl = memchr(m->d + m->pos, '\n', m->len - m->pos);
+	const uint8_t *nl = memchr(m->d + pos, '\n', m->len - pos);
 	if (!nl)
-		return perr(m, "truncated (no end of line)");
-	*s = m->d + m->pos;
+		return perr(m, at, "truncated (no end of line)");
+	*s = m->d + pos;
 	*n = (size_t)(nl - *s);
-	m->pos = (size_t)(nl - m->d) + 1;
+	*next = (size_t)(nl - m->d) + 1;
 	return 0;
 }
 
 /* A memo index as decimal text up to '\n' (GET, PUT: protocol 0). */
-static int line_index(struct pm *m, unsigned long long *x)
+static int line_index(struct pm *m, size_t pos, size_t at, uint64_t *x, size_t *next)
 {
-	const uint8_t *s;
-	size_t n;
-	if (line(m, &s, &n))
+	const uint8_t *s = NULL;
+	size_t n = 0;
+	if (line(m, pos, at, &s, &n, next))
 		return -1;
 	char b[24], *end;
 	if (!n || n >= sizeof b)
-		return perr(m, "bad memo index");
+		return perr(m, at, "bad memo index");
 	memcpy(b, s, n);
 	b[n] = '\0';
 	*x = strtoull(b, &end, 10);
-	return *end ? perr(m, "bad memo index") : 0;
+	return *end ? perr(m, at, "bad memo index") : 0;
 }
 
-static int line_num(struct pm *m, int is_float)
+/* INT, LONG, FLOAT (protocol 0): *out the value (NULL: over the limit). */
+static __attribute__((noinline)) int line_num(struct pm *m, size_t pos, size_t at, int is_float,
+                                              struct nw_pv **out, size_t *next)
 {
-	const uint8_t *s;
-	size_t n;
-	if (line(m, &s, &n))
+	const uint8_t *s = NULL;
+	size_t n = 0;
+	if (line(m, pos, at, &s, &n, next))
 		return -1;
 	char b[64], *end;
 	if (n == 0 || n >= sizeof b)
-		return perr(m, "a number of %zu characters", n);
+		return perr(m, at, "a number of %zu characters", n);
 	memcpy(b, s, n);
 	b[n] = '\0';
 	if (n && b[n - 1] == 'L')          /* LONG's suffix */
@@ -343,104 +360,20 @@ static int line_num(struct pm *m, int is_float)
 	if (is_float) {
 		double f = strtod(b, &end);
 		if (end == b || *end)
-			return perr(m, "not a number: '%s'", b);
-		struct nw_pv *v = scalar(m, NW_PV_FLOAT);
-		if (v)
-			v->u.f = f;
-		return push(m, v);
+			return perr(m, at, "not a number: '%s'", b);
+		if ((*out = pv_new(m->a, NW_PV_FLOAT)))
+			(*out)->u.f = f;
+		return 0;
 	}
 	if (!strcmp(b, "00") || !strcmp(b, "01")) {   /* protocol 0's False/True */
-		struct nw_pv *v = scalar(m, NW_PV_BOOL);
-		if (v)
-			v->u.i = b[1] == '1';
-		return push(m, v);
+		if ((*out = pv_new(m->a, NW_PV_BOOL)))
+			(*out)->u.i = b[1] == '1';
+		return 0;
 	}
 	long long x = strtoll(b, &end, 10);
 	if (errno || end == b || *end)
-		return perr(m, "not a 64-bit integer: '%s'", b);
-	return push_int(m, x);
-}
-
-static int memo_put(struct pm *m, uint64_t idx)
-{
-	struct nw_pv *v = top(m);
-	if (!v)
-		return -1;
-	/* Every memo entry costs at least one opcode byte: an index beyond
-	 * the input's size is not one a real pickler writes. */
-	if (idx > m->len)
-		return perr(m, "memo index %" PRIu64 " beyond the input's size", idx);
-	if (idx >= m->nmemo) {
-		size_t n = m->nmemo ? m->nmemo : 16;
-		while (n <= idx)
-			n *= 2;
-		struct nw_pv **mm = realloc(m->memo, n * sizeof *mm);
-		if (!mm)
-			return perr(m, "out of memory");
-		memset(mm + m->nmemo, 0, (n - m->nmemo) * sizeof *mm);
-		m->memo = mm;
-		m->nmemo = n;
-	}
-	if (!m->memo[idx])
-		m->nstored++;
-	m->memo[idx] = v;
-	return 0;
-}
-
-static int memo_get(struct pm *m, uint64_t idx)
-{
-	if (idx >= m->nmemo || !m->memo[idx])
-		return perr(m, "memo index %" PRIu64 " was never stored", idx);
-	return push(m, m->memo[idx]);
-}
-
-static int seq_from_mark(struct pm *m, int type)
-{
-	size_t from = 0;
-	if (pop_mark(m, &from))
-		return -1;
-	struct nw_pv *c = nw_pv_new(m->a, type);
-	if (!c || pv_reserve(m->a, c, m->sp - from))
-		return perr(m, "the values would take more than the memory limit");
-	for (size_t i = from; i < m->sp; i++)
-		if (nw_pv_push(m->a, c, m->stack[i]))
-			return perr(m, "the values would take more than the memory limit");
-	m->sp = from;
-	return push(m, c);
-}
-
-static int tuple_n(struct pm *m, int n)
-{
-	size_t floor = m->nmarks ? m->marks[m->nmarks - 1] : 0;
-	if (m->sp - floor < (size_t)n)
-		return perr(m, "stack underflow");
-	struct nw_pv *c = nw_pv_new(m->a, NW_PV_TUPLE);
-	if (!c)
-		return perr(m, "the values would take more than the memory limit");
-	for (size_t i = m->sp - (size_t)n; i < m->sp; i++)
-		if (nw_pv_push(m->a, c, m->stack[i]))
-			return perr(m, "the values would take more than the memory limit");
-	m->sp -= (size_t)n;
-	return push(m, c);
-}
-
-/* APPEND(S), SETITEM(S), ADDITEMS: items [from, sp) into the container below. */
-static int fill(struct pm *m, size_t from, int dict)
-{
-	if (from == 0)
-		return perr(m, "no container below the items");
-	struct nw_pv *c = m->stack[from - 1];
-	int want = dict ? NW_PV_DICT : NW_PV_LIST;
-	if (c->type != want)
-		return perr(m, "items added to a value that is not a %s", dict ? "dict" : "list or set");
-	if (dict && (m->sp - from) % 2)
-		return perr(m, "a key without a value");
-	if (pv_reserve(m->a, c, m->sp - from))
-		return perr(m, "the values would take more than the memory limit");
-	for (size_t i = from; i < m->sp; i++)
-		if (nw_pv_push(m->a, c, m->stack[i]))
-			return perr(m, "the values would take more than the memory limit");
-	m->sp = from;
+		return perr(m, at, "not a 64-bit integer: '%s'", b);
+	*out = int_value(m, x);
 	return 0;
 }
 
@@ -464,254 +397,443 @@ static const char *refused_name(uint8_t op)
 	}
 }
 
-static int step(struct pm *m, int *stop)
+/* The opcodes, one label each. The dispatch is threaded (a jump from the
+ * end of each opcode straight to the next one's code, GCC's and clang's
+ * labels as values) rather than a switch behind a refusal check, and the
+ * machine's registers (position, stack top, mark floor) are locals: a
+ * dump is tens of thousands of opcodes of a few kinds in a few recurring
+ * orders. An opcode without a label is refused or unknown. Every error
+ * goes through `failed`, which leaves the state in m for the caller. */
+static int run(struct pm *m)
 {
-	m->op_at = m->pos;
-	uint8_t op = m->d[m->pos++];
+	static const void *const code[256] = {
+		[0x80] = &&op_proto, [0x95] = &&op_frame, ['.'] = &&op_stop, ['('] = &&op_mark,
+		['0'] = &&op_pop, ['1'] = &&op_pop_mark, ['2'] = &&op_dup, ['N'] = &&op_none,
+		[0x88] = &&op_true, [0x89] = &&op_false, ['I'] = &&op_int_line, ['L'] = &&op_int_line,
+		['F'] = &&op_float_line, ['J'] = &&op_binint, ['K'] = &&op_binint1, ['M'] = &&op_binint2,
+		[0x8a] = &&op_long1, [0x8b] = &&op_long4, ['G'] = &&op_binfloat, ['S'] = &&op_string,
+		['V'] = &&op_unicode, ['T'] = &&op_bytes4, ['U'] = &&op_bytes1, ['X'] = &&op_str4,
+		[0x8c] = &&op_str1, [0x8d] = &&op_str8, ['B'] = &&op_bytes4, ['C'] = &&op_bytes1,
+		[0x8e] = &&op_bytes8, [0x96] = &&op_bytes8, [0x97] = &&op_buffer, [0x98] = &&op_buffer,
+		[']'] = &&op_empty_list, [')'] = &&op_empty_tuple, ['}'] = &&op_empty_dict,
+		[0x8f] = &&op_empty_list, ['l'] = &&op_list, ['t'] = &&op_tuple, [0x91] = &&op_list,
+		['d'] = &&op_dict, [0x85] = &&op_tuple1, [0x86] = &&op_tuple2, [0x87] = &&op_tuple3,
+		['a'] = &&op_append, ['s'] = &&op_setitem, ['e'] = &&op_appends, [0x90] = &&op_appends,
+		['u'] = &&op_setitems, ['g'] = &&op_get, ['h'] = &&op_binget, ['j'] = &&op_long_binget,
+		['p'] = &&op_put, ['q'] = &&op_binput, ['r'] = &&op_long_binput, [0x94] = &&op_memoize,
+	};
+	const uint8_t *const d = m->d;
+	const size_t len = m->len;
+	struct nw_arena *const a = m->a;
+	struct nw_pv **stack = m->stack, **memo = m->memo;
+	size_t scap = m->scap, nmemo = m->nmemo, memo_hi = m->memo_hi, nstored = m->nstored;
+	size_t pos = 0, at = 0, sp = 0, nmarks = 0, floor = 0, from = 0, next = 0;
+	uint8_t op = 0;
+	struct nw_pv *v = NULL, *c = NULL;
+	uint64_t x = 0;
+	int rc = 0;
+
+#define FAIL(...)                                                               \
+	do {                                                                        \
+		perr(m, at, __VA_ARGS__);                                               \
+		goto failed;                                                            \
+	} while (0)
+#define NEED(n)                                                                 \
+	do {                                                                        \
+		if (__builtin_expect(len - pos < (size_t)(n), 0))                       \
+			FAIL("truncated (the opcode needs %zu more bytes, %zu left)",       \
+			     (size_t)(n), len - pos);                                       \
+	} while (0)
+#define NEXT()                                                                  \
+	do {                                                                        \
+		if (__builtin_expect(pos >= len, 0))                                    \
+			goto truncated;                                                     \
+		at = pos;                                                               \
+		op = d[pos++];                                                          \
+		if (__builtin_expect(!code[op], 0))                                     \
+			goto other;                                                         \
+		goto *code[op];                                                         \
+	} while (0)
+	/* Push val (NULL: the arena's limit), then the next opcode. */
+#define PUSH_NEXT(val)                                                          \
+	do {                                                                        \
+		v = (val);                                                              \
+		if (__builtin_expect(!v, 0))                                            \
+			FAIL("the values would take more than the memory limit");           \
+		if (__builtin_expect(sp == scap, 0)) {                                  \
+			if (grow_stack(m, at))                                              \
+				goto failed;                                                    \
+			stack = m->stack;                                                   \
+			scap = m->scap;                                                     \
+		}                                                                       \
+		stack[sp++] = v;                                                        \
+		NEXT();                                                                 \
+	} while (0)
+#define POP_MARK()                                                              \
+	do {                                                                        \
+		if (!nmarks)                                                            \
+			FAIL("no mark to pop");                                             \
+		from = m->marks[--nmarks];                                              \
+		floor = nmarks ? m->marks[nmarks - 1] : 0;                              \
+	} while (0)
+	/* Items [f, sp) moved into container c (reserved at once). */
+#define TAKE(f)                                                                 \
+	do {                                                                        \
+		size_t k_ = sp - (f);                                                   \
+		if (!c || ((size_t)c->cap - c->n < k_ && pv_reserve(a, c, k_)))        \
+			FAIL("the values would take more than the memory limit");           \
+		if (k_ <= 2) {                  /* APPEND, SETITEM: no call */         \
+			if (k_)                                                             \
+				c->u.items[c->n] = stack[(f)];                                  \
+			if (k_ == 2)                                                        \
+				c->u.items[c->n + 1] = stack[(f) + 1];                          \
+		} else {                                                                \
+			memcpy(c->u.items + c->n, stack + (f), k_ * sizeof *stack);         \
+		}                                                                       \
+		c->n += (uint32_t)k_;                                                   \
+		sp = (f);                                                               \
+	} while (0)
+	/* APPEND(S), SETITEM(S), ADDITEMS: items [f, sp) into the container below. */
+#define FILL(f, dict)                                                           \
+	do {                                                                        \
+		from = (f);                                                             \
+		if (from == 0)                                                          \
+			FAIL("no container below the items");                               \
+		c = stack[from - 1];                                                    \
+		if (c->type != ((dict) ? NW_PV_DICT : NW_PV_LIST))                      \
+			FAIL("items added to a value that is not a %s",                     \
+			     (dict) ? "dict" : "list or set");                              \
+		if ((dict) && (sp - from) % 2)                                          \
+			FAIL("a key without a value");                                      \
+		TAKE(from);                                                             \
+		NEXT();                                                                 \
+	} while (0)
+#define MEMO_GET(idx)                                                           \
+	do {                                                                        \
+		x = (idx);                                                              \
+		if (__builtin_expect(x >= nmemo || !memo[x], 0))                        \
+			FAIL("memo index %" PRIu64 " was never stored", x);                 \
+		PUSH_NEXT(memo[x]);                                                     \
+	} while (0)
+	/* Every memo entry costs at least one opcode byte: an index beyond the
+	 * input's size is not one a real pickler writes. */
+#define MEMO_PUT(idx)                                                           \
+	do {                                                                        \
+		x = (idx);                                                              \
+		if (sp <= floor)                                                        \
+			FAIL("stack underflow");                                            \
+		if (__builtin_expect(x > len, 0))                                       \
+			FAIL("memo index %" PRIu64 " beyond the input's size", x);          \
+		if (__builtin_expect(x >= nmemo, 0)) {                                  \
+			if (grow_memo(m, at, x))                                            \
+				goto failed;                                                    \
+			memo = m->memo;                                                     \
+			nmemo = m->nmemo;                                                   \
+		}                                                                       \
+		nstored += !memo[x];                                                    \
+		if (x >= memo_hi)                                                       \
+			memo_hi = x + 1;                                                    \
+		memo[x] = stack[sp - 1];                                                \
+		NEXT();                                                                 \
+	} while (0)
+
+	NEXT();
+truncated:
+	at = pos;
+	FAIL("truncated (no STOP opcode)");
+other: {
 	const char *bad = refused_name(op);
 	if (bad)
-		return perr(m, "opcode %s (0x%02x) imports or calls code: refused (a Flight Recorder "
-		            "dump holds only data)", bad, op);
-	size_t from = 0;
-	struct nw_pv *v;
-	switch (op) {
-	case 0x80:                                      /* PROTO */
-		if (need(m, 1))
-			return -1;
-		if (m->d[m->pos] > 5)
-			return perr(m, "pickle protocol %u (this reader knows 0-5)", m->d[m->pos]);
-		m->pos++;
-		return 0;
-	case 0x95:                                      /* FRAME: a length hint */
-		if (need(m, 8))
-			return -1;
-		m->pos += 8;
-		return 0;
-	case '.':                                       /* STOP */
-		*stop = 1;
-		return 0;
-	case '(':                                       /* MARK */
-		if (m->nmarks == NW_PICKLE_MAX_MARKS)
-			return perr(m, "marks nested deeper than %d", NW_PICKLE_MAX_MARKS);
-		m->marks[m->nmarks++] = m->sp;
-		return 0;
-	case '0':                                       /* POP */
-		return pop(m) ? 0 : -1;
-	case '1':                                       /* POP_MARK */
-		if (pop_mark(m, &from))
-			return -1;
-		m->sp = from;
-		return 0;
-	case '2':                                       /* DUP */
-		return (v = top(m)) ? push(m, v) : -1;
-	case 'N':
-		return push(m, scalar(m, NW_PV_NONE));
-	case 0x88:
-	case 0x89:
-		if ((v = scalar(m, NW_PV_BOOL)))
-			v->u.i = op == 0x88;
-		return push(m, v);
-	case 'I':
-		return line_num(m, 0);
-	case 'L':
-		return line_num(m, 0);
-	case 'F':
-		return line_num(m, 1);
-	case 'J':
-		if (need(m, 4))
-			return -1;
-		m->pos += 4;
-		return push_int(m, (int32_t)(uint32_t)le(m->d + m->pos - 4, 4));
-	case 'K':
-		if (need(m, 1))
-			return -1;
-		return push_int(m, m->d[m->pos++]);
-	case 'M':
-		if (need(m, 2))
-			return -1;
-		m->pos += 2;
-		return push_int(m, (int64_t)le(m->d + m->pos - 2, 2));
-	case 0x8a:                                      /* LONG1 */
-	case 0x8b: {                                    /* LONG4 */
-		int lw = op == 0x8a ? 1 : 4;
-		if (need(m, (size_t)lw))
-			return -1;
-		uint64_t n = le(m->d + m->pos, lw);
-		m->pos += (size_t)lw;
-		if (n > 8)
-			return perr(m, "an integer of %" PRIu64 " bytes (more than 64 bits)", n);
-		if (need(m, (size_t)n))
-			return -1;
-		uint64_t x = le(m->d + m->pos, (int)n);
-		if (n && n < 8 && (m->d[m->pos + n - 1] & 0x80))
-			x |= ~0ull << (8 * n);              /* two's complement, sign-extended */
-		m->pos += (size_t)n;
-		return push_int(m, (int64_t)x);
+		FAIL("opcode %s (0x%02x) imports or calls code: refused (a Flight Recorder "
+		     "dump holds only data)", bad, op);
+	FAIL("unknown opcode 0x%02x", op);
+}
+op_proto:
+	NEED(1);
+	if (d[pos] > 5)
+		FAIL("pickle protocol %u (this reader knows 0-5)", d[pos]);
+	pos++;
+	NEXT();
+op_frame:                                       /* a length hint */
+	NEED(8);
+	pos += 8;
+	NEXT();
+op_mark:
+	if (nmarks == NW_PICKLE_MAX_MARKS)
+		FAIL("marks nested deeper than %d", NW_PICKLE_MAX_MARKS);
+	m->marks[nmarks++] = sp;
+	floor = sp;
+	NEXT();
+op_pop:
+	if (sp <= floor)
+		FAIL("stack underflow");
+	sp--;
+	NEXT();
+op_pop_mark:
+	POP_MARK();
+	sp = from;
+	NEXT();
+op_dup:
+	if (sp <= floor)
+		FAIL("stack underflow");
+	PUSH_NEXT(stack[sp - 1]);
+op_none:
+	PUSH_NEXT(shared(m, &m->none, NW_PV_NONE, 0));
+op_true:
+	PUSH_NEXT(shared(m, &m->bools[1], NW_PV_BOOL, 1));
+op_false:
+	PUSH_NEXT(shared(m, &m->bools[0], NW_PV_BOOL, 0));
+op_int_line:
+op_float_line:
+	if (line_num(m, pos, at, op == 'F', &v, &next))
+		goto failed;
+	pos = next;
+	PUSH_NEXT(v);
+op_binint:
+	NEED(4);
+	pos += 4;
+	PUSH_NEXT(int_value(m, (int32_t)le4(d + pos - 4)));
+op_binint1:
+	NEED(1);
+	pos++;
+	PUSH_NEXT(int_value(m, d[pos - 1]));
+op_binint2:
+	NEED(2);
+	pos += 2;
+	PUSH_NEXT(int_value(m, le2(d + pos - 2)));
+op_long1:
+op_long4: {
+	int lw = op == 0x8a ? 1 : 4;
+	NEED(lw);
+	x = le(d + pos, lw);
+	pos += (size_t)lw;
+	if (x > 8)
+		FAIL("an integer of %" PRIu64 " bytes (more than 64 bits)", x);
+	NEED(x);
+	/* Eight bytes at once where the input has them (LONG1 holds times in ns). */
+	uint64_t i = len - pos >= 8 ? ((uint64_t)le4(d + pos) | (uint64_t)le4(d + pos + 4) << 32) &
+	                                  (x == 8 ? ~0ull : (1ull << (8 * x)) - 1)
+	                            : le(d + pos, (int)x);
+	if (x && x < 8 && (d[pos + x - 1] & 0x80))
+		i |= ~0ull << (8 * x);                  /* two's complement, sign-extended */
+	pos += (size_t)x;
+	PUSH_NEXT(int_value(m, (int64_t)i));
+}
+op_binfloat: {                                  /* big-endian */
+	NEED(8);
+	uint64_t i = 0;
+	for (int k = 0; k < 8; k++)
+		i = i << 8 | d[pos + k];
+	pos += 8;
+	double f;
+	memcpy(&f, &i, sizeof f);
+	if ((v = pv_new(a, NW_PV_FLOAT)))
+		v->u.f = f;
+	PUSH_NEXT(v);
+}
+op_string:                                      /* STRING: a quoted repr */
+op_unicode: {                                   /* UNICODE: raw-unicode-escape */
+	const uint8_t *s = NULL;
+	size_t n = 0;
+	if (line(m, pos, at, &s, &n, &next))
+		goto failed;
+	pos = next;
+	if (op == 'S') {
+		if (n < 2 || (s[0] != '\'' && s[0] != '"') || s[n - 1] != s[0])
+			FAIL("STRING argument not quoted");
+		s++;
+		n -= 2;
 	}
-	case 'G': {                                     /* BINFLOAT: big-endian */
-		if (need(m, 8))
-			return -1;
-		uint64_t x = 0;
-		for (int i = 0; i < 8; i++)
-			x = x << 8 | m->d[m->pos + i];
-		m->pos += 8;
-		double f;
-		memcpy(&f, &x, sizeof f);
-		if ((v = scalar(m, NW_PV_FLOAT)))
-			v->u.f = f;
-		return push(m, v);
+	PUSH_NEXT(str_value(m, op == 'S' ? NW_PV_BYTES : NW_PV_STR, s, n));
+}
+	/* Counted bytes: a length of lw bytes, then the data. */
+#define COUNTED(lw, type)                                                       \
+	do {                                                                        \
+		NEED(lw);                                                               \
+		x = le(d + pos, lw);                                                    \
+		pos += (lw);                                                            \
+		if (x > len - pos)                                                      \
+			FAIL("a string of %" PRIu64 " bytes runs past the end of the input", x); \
+		pos += (size_t)x;                                                       \
+		PUSH_NEXT(str_value(m, type, d + pos - x, x));                          \
+	} while (0)
+op_bytes1:
+	COUNTED(1, NW_PV_BYTES);
+op_bytes4:
+	COUNTED(4, NW_PV_BYTES);
+op_bytes8:
+	COUNTED(8, NW_PV_BYTES);
+op_str1:
+	COUNTED(1, NW_PV_STR);
+op_str4:
+	COUNTED(4, NW_PV_STR);
+op_str8:
+	COUNTED(8, NW_PV_STR);
+op_buffer:
+	FAIL("opcode %s (0x%02x): out-of-band buffers are not data of a file: refused",
+	     op == 0x97 ? "NEXT_BUFFER" : "READONLY_BUFFER", op);
+op_empty_list:                                  /* also EMPTY_SET */
+	PUSH_NEXT(pv_new(a, NW_PV_LIST));
+op_empty_tuple:
+	PUSH_NEXT(pv_new(a, NW_PV_TUPLE));
+op_empty_dict:
+	PUSH_NEXT(pv_new(a, NW_PV_DICT));
+op_list:                                        /* also FROZENSET */
+op_tuple:
+	POP_MARK();
+	c = pv_new(a, op == 't' ? NW_PV_TUPLE : NW_PV_LIST);
+	TAKE(from);
+	PUSH_NEXT(c);
+op_dict:
+	POP_MARK();
+	if ((sp - from) % 2)
+		FAIL("a key without a value");
+	c = pv_new(a, NW_PV_DICT);
+	TAKE(from);
+	PUSH_NEXT(c);
+op_tuple1:
+op_tuple2:
+op_tuple3:
+	x = (uint64_t)(op - 0x84);
+	if (sp - floor < x)
+		FAIL("stack underflow");
+	c = pv_new(a, NW_PV_TUPLE);
+	TAKE(sp - x);
+	PUSH_NEXT(c);
+op_append:
+	if (sp < 2 || (nmarks && sp - 2 < floor))
+		FAIL("stack underflow");
+	FILL(sp - 1, 0);
+op_setitem:
+	if (sp < 3 || (nmarks && sp - 3 < floor))
+		FAIL("stack underflow");
+	FILL(sp - 2, 1);
+op_appends:                                     /* also ADDITEMS */
+	POP_MARK();
+	FILL(from, 0);
+op_setitems:
+	POP_MARK();
+	FILL(from, 1);
+op_get:
+	if (line_index(m, pos, at, &x, &next))
+		goto failed;
+	pos = next;
+	MEMO_GET(x);
+op_binget:
+	NEED(1);
+	pos++;
+	/* Keys and values repeat: runs of BINGET are the commonest pair. */
+	while (len - pos >= 2 && d[pos] == 'h' && d[pos - 1] < nmemo && memo[d[pos - 1]] && sp < scap) {
+		stack[sp++] = memo[d[pos - 1]];
+		at = pos;
+		pos += 2;
 	}
-	case 'S':                                       /* STRING: a quoted repr */
-	case 'V': {                                     /* UNICODE: raw-unicode-escape */
-		const uint8_t *s;
-		size_t n;
-		if (line(m, &s, &n))
-			return -1;
-		if (op == 'S') {
-			if (n < 2 || (s[0] != '\'' && s[0] != '"') || s[n - 1] != s[0])
-				return perr(m, "STRING argument not quoted");
-			s++;
-			n -= 2;
+	MEMO_GET(d[pos - 1]);
+op_long_binget:
+	NEED(4);
+	pos += 4;
+	MEMO_GET(le4(d + pos - 4));
+op_put:
+	if (line_index(m, pos, at, &x, &next))
+		goto failed;
+	pos = next;
+	MEMO_PUT(x);
+op_binput:
+	NEED(1);
+	pos++;
+	MEMO_PUT(d[pos - 1]);
+op_long_binput:
+	NEED(4);
+	pos += 4;
+	MEMO_PUT(le4(d + pos - 4));
+op_memoize:                                     /* memo[len(memo)] */
+	MEMO_PUT(nstored);
+#undef COUNTED
+#undef MEMO_PUT
+#undef MEMO_GET
+#undef FILL
+#undef TAKE
+#undef POP_MARK
+#undef PUSH_NEXT
+#undef NEXT
+#undef NEED
+#undef FAIL
+
+failed:
+	rc = -1;
+op_stop:
+	m->stack = stack;
+	m->scap = scap;
+	m->memo = memo;
+	m->nmemo = nmemo;
+	m->memo_hi = memo_hi;
+	m->nstored = nstored;
+	m->sp = sp;
+	m->nmarks = nmarks;
+	m->at = at;
+	return rc;
+}
+
+static size_t mem_limit(size_t len)
+{
+	return len > (NW_PICKLE_MEM_MAX - (1u << 20)) / NW_PICKLE_MEM_FACTOR
+	           ? NW_PICKLE_MEM_MAX : len * NW_PICKLE_MEM_FACTOR + (1u << 20);
+}
+
+/* The machine's own arrays kept between parses, at most this large each. */
+#define KEEP_ARRAY (1u << 20)
+
+int nw_pickle_reparse(const uint8_t *data, size_t len, struct nw_pickle *out, char err[NW_PICKLE_ERR_LEN])
+{
+	err[0] = '\0';
+	out->root = NULL;
+	if (out->arena) {
+		arena_reset(out->arena, mem_limit(len));
+	} else if (!(out->arena = nw_arena_new(mem_limit(len)))) {
+		snprintf(err, NW_PICKLE_ERR_LEN, "out of memory");
+		return -1;
+	}
+	struct pm m = { .d = data, .len = len, .err = err, .a = out->arena,
+	                .stack = out->stack, .scap = out->scap, .memo = out->memo, .nmemo = out->nmemo };
+	int rc = run(&m);
+	if (rc == 0) {
+		if (m.sp != 1 || m.nmarks) {
+			rc = perr(&m, m.at, "STOP with %zu values and %zu marks left (one value expected)", m.sp,
+			          m.nmarks);
+		} else {
+			out->root = m.stack[0];
 		}
-		return push_str(m, op == 'S' ? NW_PV_BYTES : NW_PV_STR, s, n);
 	}
-	case 'T':
-		return counted(m, 4, NW_PV_BYTES);
-	case 'U':
-		return counted(m, 1, NW_PV_BYTES);
-	case 'X':
-		return counted(m, 4, NW_PV_STR);
-	case 0x8c:
-		return counted(m, 1, NW_PV_STR);
-	case 0x8d:
-		return counted(m, 8, NW_PV_STR);
-	case 'B':
-		return counted(m, 4, NW_PV_BYTES);
-	case 'C':
-		return counted(m, 1, NW_PV_BYTES);
-	case 0x8e:
-	case 0x96:                                      /* BINBYTES8, BYTEARRAY8 */
-		return counted(m, 8, NW_PV_BYTES);
-	case 0x97:
-	case 0x98:
-		return perr(m, "opcode %s (0x%02x): out-of-band buffers are not data of a file: refused",
-		            op == 0x97 ? "NEXT_BUFFER" : "READONLY_BUFFER", op);
-	case ']':
-		return push(m, nw_pv_new(m->a, NW_PV_LIST));
-	case ')':
-		return push(m, nw_pv_new(m->a, NW_PV_TUPLE));
-	case '}':
-		return push(m, nw_pv_new(m->a, NW_PV_DICT));
-	case 0x8f:                                      /* EMPTY_SET */
-		return push(m, nw_pv_new(m->a, NW_PV_LIST));
-	case 'l':
-		return seq_from_mark(m, NW_PV_LIST);
-	case 't':
-		return seq_from_mark(m, NW_PV_TUPLE);
-	case 0x91:                                      /* FROZENSET */
-		return seq_from_mark(m, NW_PV_LIST);
-	case 'd':                                       /* DICT */
-		if (pop_mark(m, &from))
-			return -1;
-		if ((m->sp - from) % 2)
-			return perr(m, "a key without a value");
-		if (!(v = nw_pv_new(m->a, NW_PV_DICT)))
-			return perr(m, "the values would take more than the memory limit");
-		for (size_t i = from; i < m->sp; i++)
-			if (nw_pv_push(m->a, v, m->stack[i]))
-				return perr(m, "the values would take more than the memory limit");
-		m->sp = from;
-		return push(m, v);
-	case 0x85:
-		return tuple_n(m, 1);
-	case 0x86:
-		return tuple_n(m, 2);
-	case 0x87:
-		return tuple_n(m, 3);
-	case 'a':                                       /* APPEND */
-		if (m->sp < 2 || (m->nmarks && m->sp - 2 < m->marks[m->nmarks - 1]))
-			return perr(m, "stack underflow");
-		return fill(m, m->sp - 1, 0);
-	case 's':                                       /* SETITEM */
-		if (m->sp < 3 || (m->nmarks && m->sp - 3 < m->marks[m->nmarks - 1]))
-			return perr(m, "stack underflow");
-		return fill(m, m->sp - 2, 1);
-	case 'e':                                       /* APPENDS */
-	case 0x90:                                      /* ADDITEMS */
-		if (pop_mark(m, &from))
-			return -1;
-		return fill(m, from, 0);
-	case 'u':                                       /* SETITEMS */
-		if (pop_mark(m, &from))
-			return -1;
-		return fill(m, from, 1);
-	case 'g': {                                     /* GET */
-		unsigned long long x;
-		return line_index(m, &x) ? -1 : memo_get(m, x);
+	/* What the next parse may reuse: a memo all NULL again. */
+	if (m.scap * sizeof *m.stack > KEEP_ARRAY) {
+		free(m.stack);
+		m.stack = NULL;
+		m.scap = 0;
 	}
-	case 'h':
-		if (need(m, 1))
-			return -1;
-		return memo_get(m, m->d[m->pos++]);
-	case 'j':
-		if (need(m, 4))
-			return -1;
-		m->pos += 4;
-		return memo_get(m, le(m->d + m->pos - 4, 4));
-	case 'p': {                                     /* PUT */
-		unsigned long long x;
-		return line_index(m, &x) ? -1 : memo_put(m, x);
+	if (m.nmemo * sizeof *m.memo > KEEP_ARRAY) {
+		free(m.memo);
+		m.memo = NULL;
+		m.nmemo = 0;
+	} else if (m.memo_hi) {
+		memset(m.memo, 0, m.memo_hi * sizeof *m.memo);
 	}
-	case 'q':
-		if (need(m, 1))
-			return -1;
-		return memo_put(m, m->d[m->pos++]);
-	case 'r':
-		if (need(m, 4))
-			return -1;
-		m->pos += 4;
-		return memo_put(m, le(m->d + m->pos - 4, 4));
-	case 0x94:                                      /* MEMOIZE: memo[len(memo)] */
-		return memo_put(m, m->nstored);
-	default:
-		return perr(m, "unknown opcode 0x%02x", op);
-	}
+	out->stack = m.stack;
+	out->scap = m.scap;
+	out->memo = m.memo;
+	out->nmemo = m.nmemo;
+	return rc;
 }
 
 int nw_pickle_parse(const uint8_t *data, size_t len, struct nw_pickle *out, char err[NW_PICKLE_ERR_LEN])
 {
 	memset(out, 0, sizeof *out);
-	err[0] = '\0';
-	size_t limit = len > (NW_PICKLE_MEM_MAX - (1u << 20)) / NW_PICKLE_MEM_FACTOR
-	                   ? NW_PICKLE_MEM_MAX : len * NW_PICKLE_MEM_FACTOR + (1u << 20);
-	struct pm m = { .d = data, .len = len, .err = err };
-	if (!(out->arena = m.a = nw_arena_new(limit))) {
-		snprintf(err, NW_PICKLE_ERR_LEN, "out of memory");
-		return -1;
-	}
-	int stop = 0, rc = 0;
-	while (!stop && rc == 0) {
-		if (m.pos >= len) {
-			m.op_at = m.pos;
-			rc = perr(&m, "truncated (no STOP opcode)");
-			break;
-		}
-		rc = step(&m, &stop);
-	}
-	if (rc == 0) {
-		if (m.sp != 1 || m.nmarks) {
-			rc = perr(&m, "STOP with %zu values and %zu marks left (one value expected)", m.sp, m.nmarks);
-		} else {
-			out->root = m.stack[0];
-		}
-	}
-	free(m.stack);
-	free(m.memo);
-	return rc;
+	return nw_pickle_reparse(data, len, out, err);
 }
 
 void nw_pickle_free(struct nw_pickle *p)
 {
 	nw_arena_free(p->arena);
+	free(p->stack);
+	free(p->memo);
 	memset(p, 0, sizeof *p);
 }

@@ -7,7 +7,8 @@
  * most NW_PICKLE_MEM_FACTOR times the input plus 1 MiB (and never more than
  * NW_PICKLE_MEM_MAX), marks nest at most NW_PICKLE_MAX_MARKS deep, the memo
  * is indexed below the input's size. It never recurses, so no input can
- * exhaust the C stack.
+ * exhaust the C stack. nw_pickle_reparse keeps memory between parses
+ * (bounded below) and never carries a value from one parse to the next.
  *
  * The values live in one arena freed at once; strings and bytes point into
  * the input (which must outlive the values). A container may hold itself
@@ -54,6 +55,9 @@ struct nw_arena;
 struct nw_pickle {
 	struct nw_arena *arena;
 	struct nw_pv *root;
+	/* The machine's stack and memo, kept for nw_pickle_reparse. */
+	struct nw_pv **stack, **memo;
+	size_t scap, nmemo;
 };
 
 /* Parse data[0..len) (one pickle, up to its STOP). Returns 0 and fills
@@ -61,6 +65,11 @@ struct nw_pickle {
  * calls code: refused"). Free with nw_pickle_free (also after an error). */
 int nw_pickle_parse(const uint8_t *data, size_t len, struct nw_pickle *out, char err[NW_PICKLE_ERR_LEN]);
 void nw_pickle_free(struct nw_pickle *p);
+/* The same into a nw_pickle already used (parsed, or zeroed): its previous
+ * values are gone, its memory is reused (a reader of many dumps in a row
+ * allocates once). Between parses it keeps at most 8 MiB of arena blocks
+ * and 1 MiB each of stack and memo; during one, the bounds above hold. */
+int nw_pickle_reparse(const uint8_t *data, size_t len, struct nw_pickle *p, char err[NW_PICKLE_ERR_LEN]);
 
 /* The arena, for other producers of the same tree (fr_json.c). limit 0:
  * NW_PICKLE_MEM_MAX. */
