@@ -49,6 +49,10 @@ hang_verdict() {
 	hang_settled ${HANG_SETTLE:-$(seq 0 $((HANG_NRANKS - 1)))}
 	kill -KILL "-$HANG_PID" 2>/dev/null
 	wait "$HANG_PID" 2>/dev/null
+	# Every rank gone (SIGKILL lands on each in its own time): a rank
+	# still dying would read as alive, not "process gone".
+	_gone() { ! kill -0 "-$HANG_PID" 2>/dev/null; }
+	nw_until 30 _gone || fail "the job's processes outlived SIGKILL"
 	analyze "$T/dead" "$NCCLWATCH_DIR"
 	verdict_line "$T/dead" 1 | grep -Eq -- "$_want" || { cat "$T/dead" >&2; fail "post-mortem: first verdict is not /$_want/"; }
 	assert_eq "$(grep -c '^verdict ' "$T/dead")" "$_nv" "post-mortem verdicts"
