@@ -48,10 +48,13 @@ note "(c) ranks 0-2 compute on the CPU, rank 3 waits"
 rm -rf "$NCCLWATCH_DIR" "$T/gate"
 hang_start compute-gaps 4 "$T/gate" 012 busy
 WANT='^verdict MISSING_RANK comm=[0-9a-f]{16} op=AllReduce seq=2 culprits=0-2 waiting=3 unknown=-$'
-_busy() { analyze "$T/busy" "$NCCLWATCH_DIR" && verdict_line "$T/busy" 1 | grep -Eq -- "$WANT"; }
-nw_until $WD_WAIT _busy || { cat "$T/busy" "$T/out" >&2; fail "no live verdict naming the busy ranks"; }
+# (Until every busy rank's stacks are in, the ones without read as stopped.)
+_busy() {
+	analyze "$T/busy" "$NCCLWATCH_DIR" && verdict_line "$T/busy" 1 | grep -Eq -- "$WANT" &&
+		grep -q '^stack 0-2 hang-compute-ga compute body ' "$T/busy"
+}
+nw_until $WD_WAIT _busy || { cat "$T/busy" "$T/out" >&2; fail "no live verdict naming the busy ranks, with their stacks"; }
 sed 's/^/    /' "$T/busy"
-assert_grep '^stack 0-2 hang-compute-ga compute body ' "$T/busy"
 touch "$T/gate"
 nw_wait "$HANG_PID" $WD_WAIT
 assert_eq "$?" 0 "job status"
