@@ -196,6 +196,12 @@ int nw_pystack_name_new_sites(const struct nw_seg_stack_header *area, uint64_t r
 {
 	static uint64_t seen;
 	const struct nw_seg_stack_ext *ext = (const void *)(area + 1);
+	if (ring_head < seen) {
+		/* A fork child's own ring starts again: its area has none of the
+		 * names the parent's table holds. */
+		seen = 0;
+		cs.nsites = 0;
+	}
 	if (!nw_pycall_base || ring_head == seen || !ext->pycall_offset || !ext->pycall_depth ||
 	    !ext->pycall_count || cs.nsites >= NW_PYSITE_CAPACITY)
 		return 0;
