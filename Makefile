@@ -72,6 +72,7 @@ include tests/gen/part.mk
 include tests/cli/part.mk
 include tests/analysis/part.mk
 include tests/corpus/part.mk
+include tests/hangfuzz/part.mk
 include tests/python/part.mk
 
 all: $(LIBS) $(BINS) $(TEST_BINS)

@@ -22,7 +22,7 @@
 # gives, and its watchdog must stay silent (no report.txt, no "ncclwatch:
 # stall:" or verdict line on stderr).
 CORPUS_DIR="$NW_ROOT/tests/corpus"
-CORPUS_CASES="$CORPUS_DIR/cases.txt"
+: "${CORPUS_CASES:=$CORPUS_DIR/cases.txt}"  # the hang generator's runs give their own
 CORPUS_SCENARIO="$NW_BUILD/tests/corpus/scenario"
 CORPUS_GEN="$NW_BUILD/tests/progs/nwgen"
 : "${CORPUS_JOBS:=4}"
@@ -150,6 +150,7 @@ corpus_case() {
 		return ;;
 	scenario) _case=$1; shift; set -- "$CORPUS_SCENARIO" --case "$_case" --nranks "$CR" --dir "$T/rdv" "$@" ;;
 	trainer)  set -- "$NW_TRAINER" --nranks "$CR" "$@" ;;
+	hangfuzz) set -- "$NW_BUILD/tests/hangfuzz/hangfuzz" --nranks "$CR" --dir "$T/rdv" "$@" ;;
 	*) echo "$CN - FAIL unknown program '$_prog' in cases.txt"; return ;;
 	esac
 	mkdir -p "$T/rdv"
@@ -162,7 +163,7 @@ corpus_case() {
 		# first report (trainer; every file there when nothing will be
 		# pending); then the timeout must pass for every op that waits,
 		# and the watchdogs' next polls judge them.
-		if [ "$_prog" = scenario ]; then nw_until $CORPUS_WAIT _parked_or_gone
+		if [ "$_prog" = scenario ] || [ "$_prog" = hangfuzz ]; then nw_until $CORPUS_WAIT _parked_or_gone
 		elif [ "$CE" = quiet ]; then nw_until $CORPUS_WAIT _segs
 		else nw_until $CORPUS_WAIT _report; fi
 		sleep $((CORPUS_TIMEOUT + 2))
@@ -183,7 +184,7 @@ corpus_case() {
 		_view dead json "$T/dead.json"
 		_shuffled
 	else
-		if [ "$_prog" = scenario ]; then nw_until $CORPUS_WAIT _checked; else nw_until $CORPUS_WAIT _segs; fi
+		if [ "$_prog" = scenario ] || [ "$_prog" = hangfuzz ]; then nw_until $CORPUS_WAIT _checked; else nw_until $CORPUS_WAIT _segs; fi
 		_diagnose "$T/live.json"
 		_view live json "$T/live.json"
 		nw_wait "$CP" $CORPUS_WAIT

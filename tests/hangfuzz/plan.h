@@ -1,0 +1,90 @@
+/* The hang generator's plan: a random NCCL job built from a seed, with one
+ * injected fault, and the answer that follows from the construction
+ * (issue 21). plan.c builds and describes it; hangfuzz.c runs it.
+ *
+ * Every rank builds the same plan from the seed alone, so the job is SPMD
+ * code with the fault as the only deviation, as a real program whose one
+ * rank took another path.
+ */
+#ifndef NCCLWATCH_HANGFUZZ_PLAN_H
+#define NCCLWATCH_HANGFUZZ_PLAN_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define HF_MAX_RANKS 16
+#define HF_MAX_OPS 6     /* ops of one step, the closing world op included */
+
+/* Communicators: the world, and the two splits of a TP x DP grid. */
+enum hf_comm { HF_WORLD, HF_TP, HF_DP, HF_NCOMMS };
+
+enum hf_op_kind { HF_ALLREDUCE, HF_BROADCAST, HF_REDUCE, HF_ALLGATHER, HF_REDUCESCATTER, HF_RING };
+
+/* What the faulty rank does differently at the fault step. */
+enum hf_fault {
+	HF_NONE,
+	HF_SKIP,        /* does not issue op j, goes on with the step */
+	HF_EXTRA,       /* one more AllReduce on the world after the step */
+	HF_COUNT,       /* op j with another count */
+	HF_DTYPE,       /* op j with a datatype of another size */
+	HF_ROOT,        /* op j (Broadcast/Reduce) with another root */
+	HF_ORDER,       /* the step's closing world op before op j (one stream) */
+	HF_SEND_PEER,   /* op j (a grouped ring) sends to the peer after next */
+	HF_RECV_PEER,   /* op j (a grouped ring) receives from the one before previous */
+	HF_DIE_BEFORE,  /* SIGKILL before op j */
+	HF_DIE_INSIDE,  /* SIGKILL once op j started, the peers held back till then */
+	HF_EXIT,        /* exit 0 before op j, communicators left alive */
+	HF_EXIT_DESTROY,/* destroys its communicators and exits 0 before op j */
+	HF_SLEEP,       /* its main thread idles for ever before op j */
+	HF_LOCK,        /* its main thread waits for a lock another thread holds */
+	HF_HOSTFN,      /* a host function that never returns, before op j on its stream */
+	HF_NFAULTS
+};
+
+struct hf_op {
+	enum hf_comm comm;
+	enum hf_op_kind kind;
+	int root;                /* comm rank, Broadcast/Reduce */
+	int stream;              /* 0 or 1 */
+};
+
+struct hf_plan {
+	uint64_t seed;
+	int nranks;
+	int tp;                  /* TP group size (consecutive ranks); 0: no TP comm */
+	int dp;                  /* 1: the DP comm (same TP position) exists */
+	int nstreams;
+	int warm;                /* steps before the fault step */
+	long count;              /* elements per op */
+	int nops;                /* per step; ops[nops-1] is the world AllReduce */
+	struct hf_op ops[HF_MAX_OPS];
+	enum hf_fault fault;
+	int victim;              /* global rank; -1 with HF_NONE */
+	int at;                  /* op index j of the fault step */
+};
+
+/* The oracle: what a correct diagnosis says. */
+struct hf_answer {
+	char kinds[64];          /* first verdict kind; "A,B" when either is right */
+	char culprits[64];       /* "-" for none */
+	int hangs;               /* 0: the job ends by itself with status 0 */
+};
+
+/* Builds the plan of `seed` for a job of `nranks` ranks (0: the seed
+ * chooses 2-8). Returns 0. */
+int hf_plan_build(struct hf_plan *p, uint64_t seed, int nranks);
+void hf_plan_answer(const struct hf_plan *p, struct hf_answer *a);
+void hf_plan_describe(const struct hf_plan *p, FILE *f);
+
+const char *hf_fault_name(enum hf_fault f);
+const char *hf_comm_name(enum hf_comm c);
+const char *hf_op_name(enum hf_op_kind k);
+
+/* Membership: the comm rank of global rank r in comm c, or -1; the size of
+ * r's group of c. */
+int hf_comm_rank(const struct hf_plan *p, enum hf_comm c, int r);
+int hf_comm_size(const struct hf_plan *p, enum hf_comm c, int r);
+/* The split color of r for c (NCCL_SPLIT_NOCOLOR when c does not exist). */
+int hf_color(const struct hf_plan *p, enum hf_comm c, int r);
+
+#endif /* NCCLWATCH_HANGFUZZ_PLAN_H */

@@ -1,0 +1,38 @@
+#!/bin/sh
+# The hang generator in results mode (issue 21):
+#   sh tests/hangfuzz/run-seeds.sh SEED...        or   --range FIRST LAST
+# builds each seed's case line from the generator's own oracle
+# (`hangfuzz --seed S --case`), runs them through the corpus harness
+# (every view: live, dead, watchdog; CORPUS_JOBS at once) and prints one
+# line per seed and view, then per fault kind "fault: N ok of M seeds",
+# every seed with a wrong view (with its plan), and "N ok, N FAIL" (views).
+# Needs `make all`. Exit status 0 when every view is right.
+: "${NW_ROOT:=$(cd "$(dirname "$0")/../.." && pwd)}"
+export NW_ROOT
+. "$NW_ROOT/tests/lib.sh"
+HANGFUZZ="$NW_BUILD/tests/hangfuzz/hangfuzz"
+[ -x "$HANGFUZZ" ] || fail "$HANGFUZZ is not built (make all)"
+if [ "${1:-}" = --range ]; then set -- $(seq "$2" "$3"); fi
+[ $# -gt 0 ] || fail "usage: run-seeds.sh SEED... | --range FIRST LAST"
+CORPUS_CASES="$T/cases.txt"
+export CORPUS_CASES
+nw_use_sim
+for s in "$@"; do "$HANGFUZZ" --seed "$s" --case || fail "no case for seed $s"; done > "$CORPUS_CASES"
+. "$NW_ROOT/tests/corpus/corpus-lib.sh"
+names=$(for s in "$@"; do echo "fuzz-$s"; done)
+# shellcheck disable=SC2086
+corpus_run $names > "$T/lines"
+st=$?
+cat "$T/lines"
+# per fault kind: a seed is right when every view of it is
+for s in "$@"; do
+	f=$(awk -F'|' -v n="fuzz-$s" '{ gsub(/ /, "", $2) } $2 == n { split($10, w, " "); print w[1] }' "$CORPUS_CASES")
+	if grep -q "^fuzz-$s [a-z]* FAIL" "$T/lines" || ! grep -q "^fuzz-$s " "$T/lines"; then echo "$f FAIL $s"; else echo "$f ok $s"; fi
+done > "$T/byfault"
+awk '{ n[$1]++; if ($2 == "ok") ok[$1]++ } END { for (f in n) printf "%s: %d ok of %d seeds\n", f, ok[f], n[f] }' "$T/byfault" | sort
+for s in $(awk '$2 == "FAIL" { print $3 }' "$T/byfault"); do
+	echo "wrong: seed $s"
+	"$HANGFUZZ" --seed "$s" --plan | sed 's/^/    /'
+done
+echo "$(grep -c ' ok ' "$T/lines") ok, $(grep -c ' FAIL ' "$T/lines") FAIL"
+exit $st
