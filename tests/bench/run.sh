@@ -29,6 +29,8 @@
 # the scenario corpus of issue 11 per view, false alarms, determinism:
 #   tests/bench/corpus.sh (the longest: CORPUS_BENCH_REPEAT and
 #   CORPUS_BENCH_HEALTHY_RUNS make it shorter)
+# the hang generator of issue 21, accuracy per fault kind on a seed sweep:
+#   tests/bench/hangfuzz.sh (HANGFUZZ_BENCH_SEEDS="FIRST LAST")
 root=$(cd "$(dirname "$0")/../.." && pwd)
 : "${NW_BUILD:=build}"
 case "$NW_BUILD" in /*) ;; *) NW_BUILD="$root/$NW_BUILD" ;; esac
@@ -121,7 +123,7 @@ fi
 echo "goal: <= 100 ns and <= 300 instructions added per call"
 )
 
-for s in events cpu latency diagnose fr attach pystack ras corpus; do
+for s in events cpu latency diagnose fr attach pystack ras corpus hangfuzz; do
 	sh "$root/tests/bench/$s.sh"
 done
 echo

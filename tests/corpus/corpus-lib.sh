@@ -66,6 +66,9 @@ _view() { echo "$CN $1 $(_cj "$2" "$3" "$CK" "$CC" "$CW" "$CU")"; }
 # _diagnose FILE: ncclwatch diagnose --json on the job dir into FILE;
 # status 2 (bad input) or a crash leaves a note in FILE.err.
 _diagnose() {
+	# a job that ended cleanly without NCCLWATCH_KEEP=1 leaves no job
+	# directory at all: nothing was raised
+	if [ ! -e "$JD" ]; then : > "$1"; : > "$1.err"; return; fi
 	"$NW_CLI" diagnose --json "$JD" > "$1" 2> "$1.err"
 	_s=$?
 	[ $_s -le 1 ] || { echo "diagnose exited $_s: $(head -c 200 "$1.err")" > "$1"; }

@@ -379,7 +379,8 @@ int main(int argc, char **argv)
 	if (mode == 2) {
 		struct hf_answer a;
 		hf_plan_answer(&plan, &a);
-		printf("fuzz | fuzz-%llu | %d | %s | %s | %s | * | - | hangfuzz --seed %llu | %s of rank %d at op %d\n",
+		/* NCCLWATCH_KEEP=0: files are kept or not as for a user, never because the harness asks */
+		printf("fuzz | fuzz-%llu | %d | %s | %s | %s | * | - | NCCLWATCH_KEEP=0 hangfuzz --seed %llu | %s of rank %d at op %d\n",
 		       seed, plan.nranks, a.hangs ? "hang" : "0", a.kinds, a.culprits, seed, hf_fault_name(plan.fault),
 		       plan.victim, plan.at);
 		return 0;

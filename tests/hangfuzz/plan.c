@@ -99,7 +99,8 @@ static void build_step(struct hf_plan *p, uint64_t *s)
 		avail[i] = avail[k], avail[k] = t;
 		struct hf_op *o = &p->ops[p->nops++];
 		o->comm = avail[i];
-		o->kind = (enum hf_op_kind)pick(s, HF_RING + 1);
+		int kind = pick(s, HF_RING + 3); /* rings three times as likely as each collective */
+		o->kind = kind > HF_RING ? HF_RING : (enum hf_op_kind)kind;
 		o->root = pick(s, hf_comm_size(p, o->comm, 0));
 		o->stream = p->nstreams > 1 ? pick(s, 2) : 0;
 	}
@@ -148,11 +149,16 @@ int hf_plan_build(struct hf_plan *p, uint64_t seed, int nranks)
 	p->fault = HF_NONE;
 	p->victim = -1;
 	if (pick(&s, 8) != 0) {
-		for (int k = 0; k < 256 && p->fault == HF_NONE; k++) {
+		/* a fault first, then an op it fits: every kind of fault
+		 * as likely as the next wherever the shape allows it */
+		for (int k = 0; k < 64 && p->fault == HF_NONE; k++) {
 			enum hf_fault f = (enum hf_fault)(1 + pick(&s, HF_NFAULTS - 1));
-			int j = pick(&s, p->nops), v = pick(&s, p->nranks);
-			if (applicable(p, f, j, v))
-				p->fault = f, p->at = j, p->victim = v;
+			int fits[HF_MAX_OPS], nf = 0, v = pick(&s, p->nranks);
+			for (int j = 0; j < p->nops; j++)
+				if (applicable(p, f, j, v))
+					fits[nf++] = j;
+			if (nf)
+				p->fault = f, p->at = fits[pick(&s, nf)], p->victim = v;
 		}
 		if (p->fault == HF_NONE) /* always fits: skip the closing op */
 			p->fault = HF_SKIP, p->at = p->nops - 1, p->victim = 0;
