@@ -381,7 +381,7 @@ int main(int argc, char **argv)
 		hf_plan_answer(&plan, &a);
 		/* NCCLWATCH_KEEP=0: files are kept or not as for a user, never because the harness asks */
 		printf("fuzz | fuzz-%llu | %d | %s | %s | %s | * | - | NCCLWATCH_KEEP=0 hangfuzz --seed %llu | %s of rank %d at op %d\n",
-		       seed, plan.nranks, a.hangs ? "hang" : "0", a.kinds, a.culprits, seed, hf_fault_name(plan.fault),
+		       seed, plan.nranks, !a.hangs ? "0" : a.may_complete ? "either" : "hang", a.kinds, a.culprits, seed, hf_fault_name(plan.fault),
 		       plan.victim, plan.at);
 		return 0;
 	}

@@ -205,7 +205,8 @@ void hf_plan_answer(const struct hf_plan *p, struct hf_answer *a)
 		    : comm_again(p, p->at) ? "MISSING_RANK,MISMATCH" : ring_from(p, p->at + 1) ? "MISSING_RANK,P2P_UNMATCHED" : "MISSING_RANK";
 		break;
 	case HF_EXTRA: k = "MISSING_RANK"; break;
-	case HF_COUNT: case HF_DTYPE: case HF_ROOT: k = "MISMATCH"; break;
+	case HF_COUNT: case HF_DTYPE: a->may_complete = 1; /* fall through */
+	case HF_ROOT: k = "MISMATCH"; break;
 	case HF_ORDER: k = "STREAM_BLOCKED"; break;
 	case HF_SEND_PEER: case HF_RECV_PEER: k = "P2P_UNMATCHED"; break;
 	case HF_HOSTFN: k = "STREAM_BLOCKED"; break;

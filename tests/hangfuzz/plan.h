@@ -68,6 +68,8 @@ struct hf_answer {
 	char kinds[64];          /* first verdict kind; "A,B" when either is right */
 	char culprits[64];       /* "-" for none */
 	int hangs;               /* 0: the job ends by itself with status 0 */
+	int may_complete;        /* the faulty op may complete (a size mismatch):
+	                          * the job then idles with nothing pending */
 };
 
 /* Builds the plan of `seed` for a job of `nranks` ranks (0: the seed
