@@ -23,7 +23,7 @@ awk -F'|' '
 	NF != 10 { print "line with " NF " fields: " $0; bad = 1 }
 	$1 !~ /^(order|death|capture|desync|p2p|init|mismatch|stall|healthy|trainer|gen)$/ { print "class: " $0; bad = 1 }
 	$3 !~ /^[2-8]$/ { print "ranks: " $0; bad = 1 }
-	$4 !~ /^(hang|quiet|post|[0-9]+)$/ { print "end: " $0; bad = 1 }
+	$4 !~ /^(hang|quiet|either|post|[0-9]+)$/ { print "end: " $0; bad = 1 }
 	$5 !~ /^(HEALTHY|IDLE|TRANSPORT_STALL|STREAM_BLOCKED|MISSING_RANK|P2P_UNMATCHED|P2P_DEADLOCK|MISMATCH|INIT_STALL|GPU_FAULT)$/ { print "kind: " $0; bad = 1 }
 	$6 !~ /^(-|[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*)$/ || $7 !~ /^(-|[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*)$/ ||
 	$8 !~ /^(-|[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*)$/ { print "rank set: " $0; bad = 1 }
