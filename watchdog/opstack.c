@@ -9,8 +9,8 @@
  * relaxed atomics: the watchdog reads the array while threads write it,
  * and a slot rewritten under it is only an out-of-date stack.
  *
- * libunwind comes through its table (capture/unw_table.h), loaded here,
- * at the first NCCL call, before the hot path can take a stack. */
+ * libunwind comes through its table (capture/unw_table.h), loaded at the
+ * first NCCL call, before the hot path can take a stack. */
 #include "stacks.h"
 #include "../capture/unw_table.h"
 #include "../interpose/log.h"

@@ -32,10 +32,10 @@
  *   pending (signals blocked) is not sent another: the queue stays at one
  *   and the capture does not wait for it again.
  * - Reply tables are never freed: a late handler may still read one.
- * - libunwind through its table (capture/unw_table.h), loaded by setup in
- *   the watchdog thread before the handler is installed or any capture:
- *   never from a handler. Without it there are no native stacks (said
- *   once), Python stacks and recording go on. */
+ * - libunwind through its table (capture/unw_table.h), loaded at the first
+ *   NCCL call (nw_watchdog_start), before this thread exists: never from a
+ *   handler, never in the steady state. Without it there are no native
+ *   stacks (said once), Python stacks and recording go on. */
 #include "stacks.h"
 #include "modules.h"
 #include "../capture/capture.h"
@@ -256,8 +256,8 @@ static void setup(void)
 {
 	const char *all = getenv("NCCLWATCH_STACK_SIGNAL");
 	signal_all = all && !strcmp(all, "1");
-	if (!nw_unw_load())
-		return;                  /* no native stacks: said once by the loader */
+	if (!nw_unw_ok)
+		return;                  /* not loaded (nw_watchdog_start), or said why */
 	int sig = choose_signal();
 	if (!sig)
 		return;
@@ -808,7 +808,7 @@ int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
 		NW_LOG_ONCE("stack capture: out of memory; no stacks");
 		return 0;
 	}
-	/* Loaded by setup already, unless the exit handler captures first. */
+	/* Loaded at the first NCCL call (nw_watchdog_start): a no-op here. */
 	int unw = nw_unw_load();
 	if (capture_sig && !handler_is_ours(capture_sig)) {
 		nw_log("signal %d was given another handler by the application; thread stacks off",
