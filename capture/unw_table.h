@@ -6,7 +6,7 @@
  * pybind11 module) would bind its throws to libunwind's compatibility
  * layer instead of libgcc_s (ten times slower, and a different unwinder).
  * So the preload links no libunwind: unw_table_dl.c loads the libraries
- * with dlopen(RTLD_LOCAL) once, from the watchdog (never in a signal
+ * with dlopen(RTLD_LOCAL) once, at the first NCCL call (never in a signal
  * handler), and fills this table with libc's own dlsym. The CLI and test
  * programs, which are not preloaded, link libunwind as usual and fill the
  * same table from the linked functions (unw_table_linked.c): one table,
