@@ -188,10 +188,10 @@ int nw_watchdog_start(void)
 	 * NCCL call, before the thread, its capture handler or the hot path
 	 * can unwind: loading allocates, so never later in the steady state,
 	 * and never in a signal handler. */
-	if (nw_seg.stacks)
+	if (nw_seg.stacks) {
 		nw_unw_load();
-	if (nw_seg.stacks)
 		nw_opstack_enable(nw_seg.stacks, nw_seg.ring_mask + 1);
+	}
 	if (nw_seg.stacks)
 		nw_pycall_enable(nw_seg.stacks, nw_seg.ring_mask + 1);
 	/* Here, not in the thread: the file is in use from the first NCCL call
