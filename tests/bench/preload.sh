@@ -4,7 +4,9 @@
 # parts of a job that are not NCCL calls. Figures and ratios, never
 # pass/fail.
 #   exec: 500 runs of /bin/true from a shell, with LD_PRELOAD set (every
-#     one loads the preload and whatever it needs) and without; best of 5.
+#     one loads the preload and whatever it needs) and without; best of 9
+#     each, interleaved; and how many objects the loader maps for one
+#     /bin/true (LD_TRACE_LOADED_OBJECTS), a count that does not vary.
 #   exceptions: 100,000 throw/catch in a C++ library that a C program
 #     dlopens after its first NCCL call and a stack dump (so the preload's
 #     watchdog runs and has loaded its unwinder), with and without the
@@ -24,27 +26,27 @@ export NCCLWATCH_JOB=benchpre
 echo
 echo "=== what the preload costs outside NCCL calls ==="
 
-# best_ns N CMD...: the lowest wall time of N runs of CMD, in ns.
-best_ns() {
-	_n=$1; shift
-	_best=""
-	for _i in $(seq "$_n"); do
-		_t0=$(date +%s%N)
-		"$@" > /dev/null 2>&1
-		_t1=$(date +%s%N)
-		_d=$((_t1 - _t0))
-		if [ -z "$_best" ] || [ "$_d" -lt "$_best" ]; then _best=$_d; fi
-	done
-	echo "$_best"
+# ns CMD...: the wall time of one run of CMD.
+ns() {
+	_t0=$(date +%s%N)
+	"$@" > /dev/null 2>&1
+	_t1=$(date +%s%N)
+	echo $((_t1 - _t0))
 }
+min() { if [ -z "$1" ] || [ "$2" -lt "$1" ]; then echo "$2"; else echo "$1"; fi; }
 
 loop='i=0; while [ $i -lt 500 ]; do /bin/true; i=$((i + 1)); done'
-plain=$(best_ns 5 env -u LD_PRELOAD sh -c "$loop")
-watched=$(best_ns 5 env LD_PRELOAD="$NW_LIB" sh -c "$loop")
-echo "command: [LD_PRELOAD=$NW_LIB] sh -c '$loop' (best of 5)"
-awk -v p="$plain" -v w="$watched" 'BEGIN {
-	printf "exec: 500 x /bin/true: plain %.1f ms, preloaded %.1f ms, ratio %.2fx (%.0f us more per exec)\n",
-		p / 1e6, w / 1e6, (p > 0 ? w / p : 0), (w - p) / 500 / 1e3 }'
+plain="" watched=""
+for _i in $(seq 9); do     # interleaved, so a busy moment hits both alike
+	plain=$(min "$plain" "$(ns env -u LD_PRELOAD sh -c "$loop")")
+	watched=$(min "$watched" "$(ns env LD_PRELOAD="$NW_LIB" sh -c "$loop")")
+done
+echo "command: [LD_PRELOAD=$NW_LIB] sh -c '$loop' (best of 9 each, interleaved)"
+# objects ENV-ARG: the objects the loader maps for /bin/true (not the vdso).
+objects() { env "$1" LD_TRACE_LOADED_OBJECTS=1 /bin/true 2>/dev/null | grep -c '=>\|^[[:space:]]*/'; }
+awk -v p="$plain" -v w="$watched" -v op="$(objects -uLD_PRELOAD)" -v ow="$(objects LD_PRELOAD="$NW_LIB")" 'BEGIN {
+	printf "exec: 500 x /bin/true: plain %.1f ms, preloaded %.1f ms, ratio %.2fx (%.0f us more per exec);\n", p / 1e6, w / 1e6, (p > 0 ? w / p : 0), (w - p) / 500 / 1e3
+	printf "  objects each exec loads: plain %d, preloaded %d\n", op, ow }'
 
 # throw_ms [ENV=VALUE...]: one throw-probe run after an NCCL call and a
 # dump request; its "caught N in MS ms" figure.
