@@ -16,7 +16,8 @@
  *   (watchdog/stacks.c) sends that thread alone its capture signal.
  * Memory is read with process_vm_readv (our own pid too): a bad address is
  * an error, never a fault. The unwinder is libunwind's remote interface
- * with our accessors; unwind tables come from libunwind-ptrace's
+ * (called through its table, unw_table.h) with our accessors; unwind
+ * tables come from libunwind-ptrace's
  * _UPT_find_proc_info, which reads /proc/PID/maps and the ELF files (it
  * never calls ptrace).
  *

@@ -1,4 +1,5 @@
-/* unwind: libunwind's remote interface over our accessors. Unwind tables
+/* unwind: libunwind's remote interface over our accessors (every call
+ * through the table of unw_table.h). Unwind tables
  * (.eh_frame_hdr, .eh_frame) are found by libunwind-ptrace's
  * _UPT_find_proc_info, which reads /proc/PID/maps and maps the ELF file;
  * the table search then reads target memory through our access_mem, which
@@ -18,7 +19,9 @@
  * it), so a stale record of another call is not mistaken for it. */
 #include "capture_int.h"
 
-#include <libunwind-ptrace.h>
+#include "unw_table.h"
+
+#include <errno.h>
 #include <string.h>
 
 static __thread struct nw_cap_target *cur;
@@ -28,13 +31,13 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	(void)arg;
 	if (!cur->upt)
 		return -UNW_ENOINFO;
-	return _UPT_find_proc_info(as, ip, pi, need, cur->upt);
+	return nw_unw.upt_find_proc_info(as, ip, pi, need, cur->upt);
 }
 
 static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
 {
 	(void)arg;
-	_UPT_put_unwind_info(as, pi, cur->upt);
+	nw_unw.upt_put_unwind_info(as, pi, cur->upt);
 }
 
 static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *addr, void *arg)
@@ -88,7 +91,7 @@ static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t
 	(void)arg;
 	if (!cur->upt)
 		return -UNW_ENOINFO;
-	return _UPT_get_proc_name(as, addr, buf, len, off, cur->upt);
+	return nw_unw.upt_get_proc_name(as, addr, buf, len, off, cur->upt);
 }
 
 static unw_accessors_t accessors = {
@@ -104,34 +107,38 @@ static unw_accessors_t accessors = {
 
 int nw_cap_unwind_init(struct nw_cap_target *t)
 {
-	t->upt = _UPT_create(t->pid);
+	if (!nw_unw_load()) {
+		errno = ENOSYS;          /* no libunwind (the preload said why) */
+		return -1;
+	}
+	t->upt = nw_unw.upt_create(t->pid);
 	if (!t->upt)
 		return -1;
-	t->as = unw_create_addr_space(&accessors, 0);
+	t->as = nw_unw.create_addr_space(&accessors, 0);
 	if (!t->as) {
-		_UPT_destroy(t->upt);
+		nw_unw.upt_destroy(t->upt);
 		t->upt = NULL;
 		return -1;
 	}
 	/* Per target: one process's addresses mean nothing in another's. */
-	unw_set_caching_policy(t->as, UNW_CACHE_GLOBAL);
+	nw_unw.set_caching_policy(t->as, UNW_CACHE_GLOBAL);
 	return 0;
 }
 
 void nw_cap_flush(struct nw_cap_target *t)
 {
-	unw_flush_cache(t->as, 0, 0);
+	nw_unw.flush_cache(t->as, 0, 0);
 	/* libunwind-ptrace keeps the last ELF image it mapped: start anew. */
-	_UPT_destroy(t->upt);
-	t->upt = _UPT_create(t->pid);
+	nw_unw.upt_destroy(t->upt);
+	t->upt = nw_unw.upt_create(t->pid);
 }
 
 void nw_cap_unwind_free(struct nw_cap_target *t)
 {
 	if (t->as)
-		unw_destroy_addr_space(t->as);
+		nw_unw.destroy_addr_space(t->as);
 	if (t->upt)
-		_UPT_destroy(t->upt);
+		nw_unw.upt_destroy(t->upt);
 	t->as = NULL;
 	t->upt = NULL;
 }
@@ -178,7 +185,7 @@ static uint64_t find_frame_record(unw_cursor_t *c)
 {
 	unw_word_t sp;
 	unw_proc_info_t pi;
-	if (unw_get_reg(c, UNW_REG_SP, &sp) < 0 || unw_get_proc_info(c, &pi) < 0 || !pi.start_ip)
+	if (nw_unw.get_reg(c, UNW_REG_SP, &sp) < 0 || nw_unw.get_proc_info(c, &pi) < 0 || !pi.start_ip)
 		return 0;
 	for (uint64_t a = (sp + 7) & ~7ull; a < sp + NW_CAP_FP_SCAN; a += 8) {
 		uint64_t saved, ret;
@@ -193,20 +200,20 @@ static uint64_t find_frame_record(unw_cursor_t *c)
 static void unwind_once(struct nw_cap_target *t, struct nw_cap_stack *out, unw_cursor_t *c)
 {
 	out->n = 0;
-	if (unw_init_remote(c, t->as, t) < 0) {
+	if (nw_unw.init_remote(c, t->as, t) < 0) {
 		out->why = "unwinder could not start";
 		return;
 	}
 	for (;;) {
 		unw_word_t ip;
-		if (unw_get_reg(c, UNW_REG_IP, &ip) < 0 || ip == 0)
+		if (nw_unw.get_reg(c, UNW_REG_IP, &ip) < 0 || ip == 0)
 			break;
 		if (out->n == NW_CAP_FRAMES) {
 			out->flags |= NW_THR_TRUNCATED;
 			break;
 		}
 		out->ip[out->n++] = (uint64_t)ip;
-		if (unw_step(c) <= 0)
+		if (nw_unw.step(c) <= 0)
 			break;
 	}
 }

@@ -2,6 +2,7 @@
  * dynamic loader has already mapped. */
 #include "libc_dl.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
 #include <stddef.h>
@@ -9,6 +10,7 @@
 
 nw_dlsym_fn nw_libc_dlsym;
 nw_dlvsym_fn nw_libc_dlvsym;
+nw_dlopen_fn nw_libc_dlopen_fn;
 
 /* Plain loops on purpose: no call to (possibly intercepted) str* functions. */
 __attribute__((optimize("no-tree-loop-distribute-patterns")))
@@ -95,7 +97,7 @@ NW_NO_SANITIZE void nw_libc_dl_init(void)
 {
 	if (__atomic_load_n(&nw_libc_dlsym, __ATOMIC_ACQUIRE) && nw_libc_dlvsym)
 		return;
-	void *found_dlsym = NULL, *found_dlvsym = NULL;
+	void *found_dlsym = NULL, *found_dlvsym = NULL, *found_dlopen = NULL;
 	for (const struct link_map *l = _r_debug.r_map; l; l = l->l_next) {
 		if (!l->l_name || !(basename_starts_with(l->l_name, "libc.so")
 		                    || basename_starts_with(l->l_name, "libdl.so")))
@@ -104,8 +106,18 @@ NW_NO_SANITIZE void nw_libc_dl_init(void)
 			found_dlsym = lookup_default(l, "dlsym");
 		if (!found_dlvsym)
 			found_dlvsym = lookup_default(l, "dlvsym");
+		if (!found_dlopen)
+			found_dlopen = lookup_default(l, "dlopen");
 	}
 	/* Racing threads find the same values; stores are idempotent. */
+	__atomic_store_n((void **)&nw_libc_dlopen_fn, found_dlopen, __ATOMIC_RELEASE);
 	__atomic_store_n((void **)&nw_libc_dlvsym, found_dlvsym, __ATOMIC_RELEASE);
 	__atomic_store_n((void **)&nw_libc_dlsym, found_dlsym, __ATOMIC_RELEASE);
+}
+
+void *nw_libc_dlopen(const char *file, int mode)
+{
+	nw_libc_dl_init();
+	nw_dlopen_fn f = __atomic_load_n(&nw_libc_dlopen_fn, __ATOMIC_ACQUIRE);
+	return f ? f(file, mode) : dlopen(file, mode);
 }

@@ -12,10 +12,17 @@
 
 typedef void *(*nw_dlsym_fn)(void *, const char *);
 typedef void *(*nw_dlvsym_fn)(void *, const char *, const char *);
+typedef void *(*nw_dlopen_fn)(const char *, int);
 
 /* Set once by nw_libc_dl_init; NULL if not found. */
 extern nw_dlsym_fn nw_libc_dlsym;
 extern nw_dlvsym_fn nw_libc_dlvsym;
+extern nw_dlopen_fn nw_libc_dlopen_fn;
+
+/* libc's own dlopen (another preload may define one), or the plain symbol
+ * where libc's was not found. For our own libraries (libunwind, the
+ * report engine): always with RTLD_LOCAL. */
+void *nw_libc_dlopen(const char *file, int mode);
 
 /* Idempotent and cheap once done; allocates nothing, takes no lock. */
 void nw_libc_dl_init(void);

@@ -38,6 +38,24 @@ $(REPORT_LIB): $(REPORT_LIB_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $(REPORT_LIB_OBJS)
 
+# libncclwatch-engine.so: the report library in a shared object of its own,
+# with one entry point (report/engine/engine.h) for libncclwatch.so's
+# watchdog, which loads it (dlopen RTLD_LOCAL, from its own directory) only
+# to print a cross-rank verdict: the preload itself links neither the
+# engine nor jansson. Installed next to libncclwatch.so.
+ENGINE_LIB := $(BUILD)/lib/libncclwatch-engine.so
+ENGINE_OBJ := $(BUILD)/report/engine/verdict_entry.o
+$(ENGINE_OBJ): CFLAGS += $(LIB_CFLAGS)
+
+$(ENGINE_LIB): $(ENGINE_OBJ) $(REPORT_LIB) report/engine/libncclwatch-engine.map
+	@mkdir -p $(dir $@)
+	$(CC) -shared -o $@ $(ENGINE_OBJ) $(REPORT_LIB) -Wl,-soname,libncclwatch-engine.so \
+		-Wl,--version-script=report/engine/libncclwatch-engine.map -Wl,--no-undefined -Wl,-z,now \
+		$(LDFLAGS) -Wl,--as-needed $(JSON_LIBS) -Wl,--no-as-needed
+
+LIBS         += $(ENGINE_LIB)
+INSTALL_LIBS += $(ENGINE_LIB)
+
 CLI_SRCS := $(wildcard report/cli/*.c)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 CLI      := $(BUILD)/bin/ncclwatch

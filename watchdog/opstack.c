@@ -7,11 +7,12 @@
  * lock and makes no syscall, while unw_step's global cache takes a lock
  * with signals masked (two sigprocmask calls per step). Stores are
  * relaxed atomics: the watchdog reads the array while threads write it,
- * and a slot rewritten under it is only an out-of-date stack. */
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
+ * and a slot rewritten under it is only an out-of-date stack.
+ *
+ * libunwind comes through its table (capture/unw_table.h), loaded at the
+ * first NCCL call, before the hot path can take a stack. */
 #include "stacks.h"
+#include "../capture/unw_table.h"
 #include "../interpose/log.h"
 
 #include <link.h>
@@ -58,6 +59,12 @@ void nw_opstack_enable(struct nw_seg_stack_header *area, uint32_t ring_capacity)
 		       area->opstack_count, ring_capacity);
 		return;
 	}
+	if (!nw_unw_load())
+		return;                  /* said once by the loader */
+	if (!nw_unw.backtrace) {
+		nw_log("per-op stacks off: this libunwind has no unw_backtrace");
+		return;
+	}
 	struct self_search s = { (uint64_t)(uintptr_t)&nw_opstack_record_slow, 0, 0, 0 };
 	dl_iterate_phdr(find_self, &s);
 	self_lo = s.lo;
@@ -76,7 +83,7 @@ void nw_opstack_record_slow(uint64_t ticket)
 		return;
 	void *ip[NW_OPSTACK_DEPTH + SELF_FRAMES_MAX + 1];
 	uint32_t depth = opstack_depth;
-	int n = unw_backtrace(ip, (int)(depth + SELF_FRAMES_MAX + 1));
+	int n = nw_unw.backtrace(ip, (int)(depth + SELF_FRAMES_MAX + 1));
 	/* ip[0] is in this function; then ncclwatch's own frames, if any. */
 	int first = 1;
 	while (first < n && first <= SELF_FRAMES_MAX &&

@@ -31,13 +31,15 @@
  * - A thread that did not answer last time and still has our signal
  *   pending (signals blocked) is not sent another: the queue stays at one
  *   and the capture does not wait for it again.
- * - Reply tables are never freed: a late handler may still read one. */
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
+ * - Reply tables are never freed: a late handler may still read one.
+ * - libunwind through its table (capture/unw_table.h), loaded at the first
+ *   NCCL call (nw_watchdog_start), before this thread exists: never from a
+ *   handler, never in the steady state. Without it there are no native
+ *   stacks (said once), Python stacks and recording go on. */
 #include "stacks.h"
 #include "modules.h"
 #include "../capture/capture.h"
+#include "../capture/unw_table.h"
 #include "symbolize.h"
 #include "../pystack/pystack.h"
 #include "../interpose/log.h"
@@ -156,10 +158,10 @@ static __attribute__((noinline)) void unwind_into(struct reply *r, int from_sign
 	unw_context_t ctx;
 	unw_cursor_t cur;
 	uint32_t n = 0, first = from_signal ? NO_SLOT : 1;
-	if (unw_getcontext(&ctx) == 0 && unw_init_local(&cur, &ctx) == 0) {
+	if (nw_unw.getcontext(&ctx) == 0 && nw_unw.init_local(&cur, &ctx) == 0) {
 		for (;;) {
 			unw_word_t ip;
-			if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0)
+			if (nw_unw.local_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0)
 				break;
 			if (first == NO_SLOT && is_sigreturn(ip))
 				first = n + 1;
@@ -171,7 +173,7 @@ static __attribute__((noinline)) void unwind_into(struct reply *r, int from_sign
 			uint32_t limit = first == NO_SLOT ? REPLY_FRAMES : first + NW_STACK_FRAMES + 1;
 			if (limit > REPLY_FRAMES)
 				limit = REPLY_FRAMES;
-			if (n >= limit || unw_step(&cur) <= 0)
+			if (n >= limit || nw_unw.local_step(&cur) <= 0)
 				break;
 		}
 	}
@@ -254,6 +256,8 @@ static void setup(void)
 {
 	const char *all = getenv("NCCLWATCH_STACK_SIGNAL");
 	signal_all = all && !strcmp(all, "1");
+	if (!nw_unw_ok)
+		return;                  /* not loaded (nw_watchdog_start), or said why */
 	int sig = choose_signal();
 	if (!sig)
 		return;
@@ -804,6 +808,8 @@ int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
 		NW_LOG_ONCE("stack capture: out of memory; no stacks");
 		return 0;
 	}
+	/* Loaded at the first NCCL call (nw_watchdog_start): a no-op here. */
+	int unw = nw_unw_load();
 	if (capture_sig && !handler_is_ours(capture_sig)) {
 		nw_log("signal %d was given another handler by the application; thread stacks off",
 		       capture_sig);
@@ -814,7 +820,7 @@ int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
 		nw_cap_close(core);
 		core = NULL;
 	}
-	if (!signal_all && !core && !core_failed) {
+	if (!signal_all && !core && !core_failed && unw) {
 		core = nw_cap_open(getpid());
 		if (!core) {
 			core_failed = 1;
@@ -834,7 +840,12 @@ int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
 		c->answered = c->gone = c->core = 0;
 		c->want_signal = c->tid != self && capture_sig && !core;
 	}
-	if (st.no_proc) {
+	if (!unw) {
+		for (uint32_t i = 0; i < n; i++)
+			if (st.thr[i].tid != self)
+				st.thr[i].flags |= NW_THR_NO_REPLY;
+		st.note = "no native stacks: libunwind could not be loaded";
+	} else if (st.no_proc) {
 		NW_LOG_ONCE("thread stacks: /proc/self/task cannot be read (is /proc hidden?); no stacks");
 		st.note = "no stacks: /proc/self/task cannot be read";
 	} else if (core) {
@@ -847,7 +858,10 @@ int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
 			if (st.thr[i].tid != self)
 				st.thr[i].flags |= NW_THR_NO_REPLY;
 	}
-	unwind_into(&st.self, 0);
+	if (unw)
+		unwind_into(&st.self, 0);
+	else
+		st.self.n = st.self.first = 0;
 	wait_replies(t, n, gen, sent);
 
 	int unloaded = nw_modules_refresh(&st.modules);

@@ -6,11 +6,10 @@
  * file, so every answer, found or not, is cached by address. Where neither
  * knows (static functions of a library without .symtab, like Debian's
  * libc), the frame keeps only its module and offset. File and line are not
- * looked up (no DWARF line tables). */
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
+ * looked up (no DWARF line tables). libunwind through its table
+ * (capture/unw_table.h): without it, dladdr alone. */
 #include "symbolize.h"
+#include "../capture/unw_table.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -96,12 +95,15 @@ static struct nw_name *lookup(uint64_t addr, uint64_t *start)
 		*start = (uint64_t)(uintptr_t)info.dli_saddr;
 		return intern(info.dli_sname);
 	}
-	unw_accessors_t *acc = unw_get_accessors(unw_local_addr_space);
+	if (!nw_unw_ok || !nw_unw.local_get_accessors || !nw_unw.local_addr_space)
+		return NULL;
+	unw_addr_space_t local = *nw_unw.local_addr_space;
+	unw_accessors_t *acc = nw_unw.local_get_accessors(local);
 	if (!acc || !acc->get_proc_name)
 		return NULL;
 	char buf[NAME_MAX_LEN];
 	unw_word_t off = 0;
-	int r = acc->get_proc_name(unw_local_addr_space, (unw_word_t)addr, buf, sizeof(buf), &off, NULL);
+	int r = acc->get_proc_name(local, (unw_word_t)addr, buf, sizeof(buf), &off, NULL);
 	/* -UNW_ENOMEM: the name did not fit; it is truncated but usable. */
 	if ((r != 0 && r != -UNW_ENOMEM) || !buf[0] || off > addr)
 		return NULL;

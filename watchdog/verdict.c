@@ -1,12 +1,8 @@
 /* verdict: see verdict.h. */
 #include "verdict.h"
 
-/* Not interpose/ring.h: the interposer's struct nw_segment (the mapped
- * file) and the reader's (a snapshot) share a name; this file only knows
- * the reader's. */
+#include "engine.h"
 #include "../interpose/log.h"
-#include "../report/analysis/analysis.h"
-#include "../report/render/render.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -48,47 +44,6 @@ static int hold_lock(const char *jobdir)
 	return 1;
 }
 
-/* What the verdict says, without what changes every second (ages): the
- * kinds, communicators, ops and rank sets of every job's verdicts, and
- * which ranks share which stack. */
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-	return h;
-}
-
-static uint64_t mix_set(uint64_t h, const struct nw_rankset *s)
-{
-	h = mix(h, s->n);
-	for (uint32_t i = 0; i < s->n; i++)
-		h = mix(h, (uint64_t)(uint32_t)s->v[i]);
-	return h;
-}
-
-static uint64_t signature(const struct nw_analysis *a)
-{
-	uint64_t h = 1;
-	for (size_t j = 0; j < a->njobs; j++) {
-		const struct nw_job *job = &a->jobs[j];
-		h = mix(h, job->nverdicts);
-		for (size_t i = 0; i < job->nverdicts; i++) {
-			const struct nw_verdict *v = &job->verdicts[i];
-			h = mix(h, (uint64_t)v->kind);
-			h = mix(h, v->comm_id);
-			h = mix(h, v->op_kind);
-			h = mix(h, v->seq);
-			h = mix_set(h, &v->culprits);
-			h = mix_set(h, &v->waiting);
-			h = mix_set(h, &v->unknown);
-		}
-		/* Stacks arrive with the peers' dumps: a new group is news. */
-		h = mix(h, job->nstacks);
-		for (size_t i = 0; i < job->nstacks; i++)
-			h = mix_set(h, &job->stacks[i].ranks);
-	}
-	return h ? h : 1;
-}
-
 static void write_report(const char *dir, const char *text, size_t len)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 32];
@@ -123,35 +78,28 @@ void nw_verdict_tick(uint64_t now, const char *job, const char *jobdir, const ch
 		return;
 	if (!hold_lock(jobdir))
 		return;                       /* another process reports for this host */
+	nw_engine_verdict_fn *verdict = nw_engine_verdict();
+	if (!verdict)
+		return;                        /* said once: no cross-rank verdict */
 	const char *paths[2] = { jobdir, dumpdir };
-	size_t npaths = strcmp(jobdir, dumpdir) ? 2 : 1;
-	struct nw_analysis_options opt = { .timeout_s = timeout_s, .job = job,
-	                                    .max_threads = 1 /* inside the application: no extra threads */ };
-	struct nw_analysis a;
-	struct nw_read_error err;
+	struct nw_engine_verdict_in in = { .paths = paths, .npaths = strcmp(jobdir, dumpdir) ? 2 : 1,
+	                                   .job = job, .timeout_s = timeout_s,
+	                                   .last_signature = last_signature };
+	struct nw_engine_verdict_out out;
 	uint64_t t0 = mono_ns();
-	if (nw_analyze(paths, npaths, &opt, &a, &err) != 0) {
+	if (verdict(&in, &out) != 0) {
 		next_ns = now + NW_VERDICT_MIN_INTERVAL_NS;
 		return;
 	}
-	uint64_t sig = signature(&a);
-	char *text = NULL;
-	size_t len = 0;
-	FILE *out = sig != last_signature ? open_memstream(&text, &len) : NULL;
-	if (out) {
-		nw_render_text(out, &a, 0);
-		fclose(out);
-	}
-	nw_analysis_free(&a);
 	/* Analysing a large job is not free: not more often than 4x its cost. */
 	uint64_t cost = mono_ns() - t0;
 	next_ns = now + (4 * cost > NW_VERDICT_MIN_INTERVAL_NS ? 4 * cost : NW_VERDICT_MIN_INTERVAL_NS);
-	if (!text)
+	if (!out.text)
 		return;                        /* the same verdict as printed before */
-	print_lines(text);
-	write_report(dumpdir, text, len);
-	free(text);
-	last_signature = sig;
+	print_lines(out.text);
+	write_report(dumpdir, out.text, out.len);
+	free(out.text);
+	last_signature = out.signature;
 }
 
 void nw_verdict_reset(void)

@@ -1,7 +1,8 @@
 /* verdict: the cross-rank verdict, printed by the watchdog itself. When a
- * process found a stall it runs the analysis engine (report/analysis/)
- * over every segment and dump of its job it can see: the job directory and
- * the dump directory. One process per host does it: the one holding the
+ * process found a stall it runs the analysis engine (report/analysis/,
+ * loaded as libncclwatch-engine.so: engine.h; without it, one line says
+ * why there is no verdict) over every segment and dump of its job it can
+ * see: the job directory and the dump directory. One process per host does it: the one holding the
  * lock on <job dir>/report.lock (held until it exits, so another takes
  * over if it dies). The verdict goes to stderr, each line prefixed
  * "ncclwatch: ", and to <dump dir>/report.txt; it is computed again while

@@ -2,6 +2,7 @@
 #include "watchdog.h"
 
 #include "cuda_driver.h"
+#include "../capture/unw_table.h"
 #include "dump.h"
 #include "progress.h"
 #include "requests.h"
@@ -183,8 +184,14 @@ int nw_watchdog_start(void)
 	h->timeout_ms = (uint32_t)(cfg.timeout_ns / 1000000u);
 	if (cfg.dump_dir_own && nw_ensure_dir_path(cfg.dump_dir) != 0)
 		snprintf(cfg.dump_dir, sizeof(cfg.dump_dir), "%s", nw_seg.jobdir);
-	if (nw_seg.stacks)
+	/* libunwind (dlopen RTLD_LOCAL: capture/unw_table.h) here, at the first
+	 * NCCL call, before the thread, its capture handler or the hot path
+	 * can unwind: loading allocates, so never later in the steady state,
+	 * and never in a signal handler. */
+	if (nw_seg.stacks) {
+		nw_unw_load();
 		nw_opstack_enable(nw_seg.stacks, nw_seg.ring_mask + 1);
+	}
 	if (nw_seg.stacks)
 		nw_pycall_enable(nw_seg.stacks, nw_seg.ring_mask + 1);
 	/* Here, not in the thread: the file is in use from the first NCCL call

@@ -2,6 +2,8 @@
 # `make bench`: figures and ratios with their goals; nothing here passes or
 # fails on time. Four blocks:
 #
+# what the preload costs outside NCCL calls (exec, C++ exceptions):
+#   tests/bench/preload.sh
 # figure 4 (first: the quickest), what libncclwatch.so adds to a wrapped
 # ncclAllReduce, on the simulated NCCL in null mode (the real call returns
 # at once):
@@ -123,7 +125,7 @@ fi
 echo "goal: <= 100 ns and <= 300 instructions added per call"
 )
 
-for s in events cpu latency diagnose fr attach pystack ras corpus hangfuzz; do
+for s in preload events cpu latency diagnose fr attach pystack ras corpus hangfuzz; do
 	sh "$root/tests/bench/$s.sh"
 done
 echo

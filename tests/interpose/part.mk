@@ -31,18 +31,26 @@ $(BUILD)/tests/interpose/nccl-hot-loop: $(BUILD)/tests/interpose/nccl_hot_loop.o
 # (interpose/test_hooks.h: a delay after every ring lookup-then-write point,
 # NCCLWATCH_TEST_RING_DELAY_US), into $(BUILD)/tests/hooks/. Never the
 # shipped $(INTERPOSE_LIB): the ring-race tests check it has no trace of it.
+# Its directory also holds copies of the libraries it loads from there
+# (libunwind's scope, the report engine).
 HOOKS_DIR  := $(BUILD)/tests/hooks
 HOOKS_OBJS := $(addprefix $(HOOKS_DIR)/,$(INTERPOSE_SRCS:%.c=%.o) $(WATCHDOG_SRCS:%.c=%.o) \
-	$(CAPTURE_SRCS:%.c=%.o) $(PYSTACK_SRCS:%.c=%.o) interpose/test_hooks.o)
+	$(CAPTURE_SRCS:%.c=%.o) capture/unw_table_dl.o $(PYSTACK_SRCS:%.c=%.o) report/names.o \
+	interpose/test_hooks.o)
 HOOKS_LIB  := $(HOOKS_DIR)/lib/libncclwatch.so
-TEST_BINS  += $(HOOKS_LIB)
+HOOKS_SIBLINGS := $(HOOKS_DIR)/lib/libncclwatch-unwind.so $(HOOKS_DIR)/lib/libncclwatch-engine.so
+TEST_BINS  += $(HOOKS_LIB) $(HOOKS_SIBLINGS)
 
 $(HOOKS_DIR)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -DNW_TEST_HOOKS $(CFLAGS) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
 
-$(HOOKS_LIB): $(HOOKS_OBJS) $(REPORT_LIB) interpose/libncclwatch.map
+$(HOOKS_LIB): $(HOOKS_OBJS) interpose/libncclwatch.map
 	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@ $(HOOKS_OBJS) $(REPORT_LIB) -Wl,-soname,libncclwatch.so \
+	$(CC) -shared -o $@ $(HOOKS_OBJS) -Wl,-soname,libncclwatch.so \
 		-Wl,--version-script=interpose/libncclwatch.map -Wl,--no-undefined -Wl,-z,now \
-		$(LDFLAGS) $(CAPTURE_LIBS) -Wl,--as-needed $(JSON_LIBS) -Wl,--no-as-needed -ldl
+		$(LDFLAGS) -ldl
+
+$(HOOKS_DIR)/lib/%.so: $(BUILD)/lib/%.so
+	@mkdir -p $(dir $@)
+	cp $< $@

@@ -1,0 +1,39 @@
+/* engine: what libncclwatch.so asks of libncclwatch-engine.so, the report
+ * library (reader, analysis engine, text renderer, and jansson with them)
+ * in a shared object of its own. The preload is a tracker: it loads the
+ * engine (watchdog/engine.c: dlopen RTLD_LOCAL, from its own directory)
+ * only when its watchdog must print a cross-rank verdict, so a process
+ * that never stalls never maps it, and nothing of it ever enters the
+ * process's global symbol scope.
+ *
+ * One entry point, named with its ABI version: a libncclwatch.so that
+ * finds an engine of another version finds no entry and says so. */
+#ifndef NCCLWATCH_REPORT_ENGINE_H
+#define NCCLWATCH_REPORT_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define NW_ENGINE_LIB "libncclwatch-engine.so"
+#define NW_ENGINE_VERDICT_ENTRY "nw_engine_verdict_v1"
+
+struct nw_engine_verdict_in {
+	const char *const *paths;      /* directories: the job dir, the dump dir */
+	size_t npaths;
+	const char *job;               /* only this job */
+	double timeout_s;
+	uint64_t last_signature;       /* of the verdict printed last, 0 none */
+};
+
+struct nw_engine_verdict_out {
+	uint64_t signature;            /* of this verdict, never 0 */
+	char *text;                    /* the text verdict (malloc'd: free() it),
+	                                * NULL when the signature is last_signature */
+	size_t len;
+};
+
+/* Analyse the segments and dumps under `paths` as `ncclwatch diagnose`
+ * would (one thread, no output): 0, or -1 when nothing could be analysed. */
+typedef int nw_engine_verdict_fn(const struct nw_engine_verdict_in *in, struct nw_engine_verdict_out *out);
+
+#endif

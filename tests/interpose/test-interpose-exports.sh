@@ -1,0 +1,53 @@
+#!/bin/sh
+# What libncclwatch.so shows the dynamic loader, checked against the
+# sources: it exports exactly the NCCL functions it wraps (the table
+# NW_WRAPPED_FUNCTIONS of interpose/real_nccl.h, which the dlsym hook and
+# the forwarding use; the NW_EXPORT definitions of interpose/wrap_*.c; the
+# version script interpose/libncclwatch.map) plus dlsym and dlvsym, and it
+# depends on libc alone: libunwind and the report engine (jansson) are
+# loaded at run time with RTLD_LOCAL, never into the global symbol scope
+# (test-compat-unwind-scope.sh shows why). The two libraries it loads that
+# way: libncclwatch-engine.so exports its one entry point,
+# libncclwatch-unwind.so nothing.
+. "$NW_ROOT/tests/lib.sh"
+[ -f "$NW_LIB" ] || fail "$NW_LIB missing"
+dir=$(dirname "$NW_LIB")
+
+# The wrapped-function table, as the compiler sees it.
+printf '#include "real_nccl.h"\n#define NW_NAME(n) @nccl##n\nNW_WRAPPED_FUNCTIONS(NW_NAME)\n' |
+	${CC:-cc} -E -D_GNU_SOURCE -I"$NW_ROOT/interpose" -I"$NW_ROOT/include" -isystem "$CUDA_HOME/include" -x c - |
+	grep -o '@nccl[A-Za-z]*' | tr -d @ | sort -u > "$T/table"
+[ "$(wc -l < "$T/table")" -ge 20 ] || fail "could not expand NW_WRAPPED_FUNCTIONS: $(cat "$T/table")"
+# The wrappers defined in the sources.
+sed -n 's/^NW_EXPORT [a-zA-Z_]* \(nccl[A-Za-z]*\)(.*/\1/p' "$NW_ROOT"/interpose/wrap_*.c | sort -u > "$T/defined"
+# The version script's global names.
+sed -n '/global:/,/local:/p' "$NW_ROOT/interpose/libncclwatch.map" | grep -v 'global:\|local:' |
+	tr ';' '\n' | tr -d ' \t' | grep . | sort -u > "$T/map"
+# What the library exports (name without version).
+nm -D --defined-only "$NW_LIB" | awk '{ sub(/@.*/, "", $3); print $3 }' | sort -u > "$T/exports"
+
+{ cat "$T/table"; echo dlsym; echo dlvsym; } | sort -u > "$T/expected"
+diff "$T/table" "$T/defined" > "$T/d1" || { cat "$T/d1"; fail "the wrappers defined (<) and the table (>) differ"; }
+diff "$T/expected" "$T/map" > "$T/d2" || { cat "$T/d2"; fail "the version script differs from the table + dlsym, dlvsym"; }
+diff "$T/expected" "$T/exports" > "$T/d3" || { cat "$T/d3"; fail "libncclwatch.so's exports differ from the table + dlsym, dlvsym"; }
+echo "exports: $(wc -l < "$T/exports") symbols, the wrapped-function table + dlsym, dlvsym"
+
+# Its dependencies: libc (and, on an older glibc, libdl and libpthread).
+readelf -d "$NW_LIB" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' > "$T/needed"
+echo "NEEDED: $(tr '\n' ' ' < "$T/needed")"
+grep -vE '^(libc\.so\.6|ld-linux-x86-64\.so\.2|libdl\.so\.2|libpthread\.so\.0)$' "$T/needed" > "$T/extra"
+[ -s "$T/extra" ] && fail "libncclwatch.so depends on $(tr '\n' ' ' < "$T/extra")(libunwind and the report engine must be loaded with RTLD_LOCAL at run time)"
+# No undefined reference to libunwind or jansson either (it would bind to
+# whatever another library brought into the global scope).
+nm -D --undefined-only "$NW_LIB" | awk '{ print $2 }' | grep -E '^(_U|unw_|json_)' > "$T/undef"
+[ -s "$T/undef" ] && fail "libncclwatch.so refers to $(tr '\n' ' ' < "$T/undef")"
+
+# Its siblings.
+for f in libncclwatch-engine.so libncclwatch-unwind.so; do
+	[ -f "$dir/$f" ] || fail "$dir/$f missing (libncclwatch.so loads it from its own directory)"
+done
+nm -D --defined-only "$dir/libncclwatch-engine.so" | awk '{ sub(/@.*/, "", $3); print $3 }' > "$T/engine"
+assert_eq "$(tr '\n' ' ' < "$T/engine")" "nw_engine_verdict_v1 " "libncclwatch-engine.so's exports"
+assert_eq "$(nm -D --defined-only "$dir/libncclwatch-unwind.so" | wc -l)" 0 "libncclwatch-unwind.so's exports"
+readelf -d "$dir/libncclwatch-unwind.so" | grep -q 'NEEDED.*\[libunwind-ptrace\.so\.0\]' ||
+	fail "libncclwatch-unwind.so does not depend on libunwind-ptrace"
