@@ -104,7 +104,8 @@ static unw_accessors_t accessors = {
 
 int nw_cap_unwind_init(struct nw_cap_target *t)
 {
-	t->upt = _UPT_create(t->pid);
+	t->upt_pid = nw_cap_via(t);
+	t->upt = _UPT_create(t->upt_pid);
 	if (!t->upt)
 		return -1;
 	t->as = unw_create_addr_space(&accessors, 0);
@@ -122,8 +123,20 @@ void nw_cap_flush(struct nw_cap_target *t)
 {
 	unw_flush_cache(t->as, 0, 0);
 	/* libunwind-ptrace keeps the last ELF image it mapped: start anew. */
-	_UPT_destroy(t->upt);
-	t->upt = _UPT_create(t->pid);
+	nw_cap_unwind_via(t);
+}
+
+int nw_cap_unwind_via(struct nw_cap_target *t)
+{
+	/* Its find_proc_info reads /proc/<the id it was made for>/maps. */
+	void *upt = _UPT_create(nw_cap_via(t));
+	if (!upt)
+		return -1;
+	if (t->upt)
+		_UPT_destroy(t->upt);
+	t->upt = upt;
+	t->upt_pid = nw_cap_via(t);
+	return 0;
 }
 
 void nw_cap_unwind_free(struct nw_cap_target *t)

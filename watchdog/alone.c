@@ -55,6 +55,13 @@ int nw_alone(void)
 	return threads == 2 && (state == 'Z' || state == 'X');
 }
 
+int nw_main_thread_ended(void)
+{
+	char state;
+	long threads;
+	return self_stat(&state, &threads) == 0 && (state == 'Z' || state == 'X');
+}
+
 void nw_alone_take_pending(void)
 {
 	sigset_t pending, all;

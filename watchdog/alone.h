@@ -14,6 +14,10 @@
  * and where /proc cannot tell (not mounted): then the watchdog stays. */
 int nw_alone(void);
 
+/* 1 when the main thread has exited (pthread_exit) while the process
+ * goes on: it stays listed in /proc/self/task, a zombie without a stack. */
+int nw_main_thread_ended(void);
+
 /* Signals pending for the process that nobody could take (the watchdog
  * blocks all, the threads that did not are gone) take effect now, on the
  * calling thread, as on the last application thread: SIGTERM kills the

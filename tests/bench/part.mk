@@ -40,7 +40,7 @@ BENCHES   += $(BENCH_PYSTACK)
 TEST_BINS += $(BENCH_PYSTACK)
 
 $(BENCH_PYSTACK): $(BUILD)/tests/bench/bench_pystack.o $(PYSTACK_OBJS) $(BUILD)/watchdog/symbolize.o \
-		$(BUILD)/interpose/log.o
+		$(BUILD)/interpose/log.o $(BUILD)/interpose/thread.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBPYTHON) -lunwind -ldl -pthread -lm
 endif

@@ -18,9 +18,14 @@
  *   sigterm  as late, but the worker blocks SIGTERM, prints "main gone"
  *            and returns only once a SIGTERM is pending (sent by the test):
  *            the signal is then pending with only ncclwatch's thread left.
+ *   initstall  (the full simulation, not null) main exits at once; the
+ *            worker, once main is gone, prints "main gone" and enters
+ *            ncclCommInitRank as rank 0 of 2, which never completes (no
+ *            rank 1): the watchdog reports it and captures the stacks of a
+ *            process without its main thread. CALLS is not used.
  * The exit status is glibc's: 0 (or death by the signal).
  *
- * usage: nccl-main-exit early|late|sigterm CALLS */
+ * usage: nccl-main-exit early|late|sigterm|initstall CALLS */
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -59,6 +64,19 @@ static void *early_worker(void *arg)
 		printf("workers done calls=%d failures=%d\n", 2 * calls, failures);
 		fflush(stdout);
 	}
+	return NULL;
+}
+
+/* Named in the stacks the test reads. */
+__attribute__((noinline)) static void *init_worker(void *arg)
+{
+	(void)arg;
+	pthread_join(main_thread, NULL);
+	printf("main gone\n");
+	fflush(stdout);
+	ncclUniqueId id;
+	if (ncclGetUniqueId(&id) != ncclSuccess || ncclCommInitRank(&comm[0], 2, id, 0) != ncclSuccess)
+		printf("ncclCommInitRank failed\n");
 	return NULL;
 }
 
@@ -109,6 +127,8 @@ int main(int argc, char **argv)
 		}
 		all_reduces(comm[0], 0);
 		pthread_create(&t, NULL, late_worker, strcmp(argv[1], "sigterm") ? NULL : argv[1]);
+	} else if (!strcmp(argv[1], "initstall")) {
+		pthread_create(&t, NULL, init_worker, NULL);
 	} else {
 		return 2;
 	}

@@ -7,7 +7,7 @@ PY_CHURN := $(BUILD)/tests/progs/py-churn
 TEST_BINS += $(PY_CHURN)
 
 $(PY_CHURN): $(BUILD)/tests/python/py_churn.o $(PYSTACK_OBJS) $(BUILD)/watchdog/symbolize.o \
-		$(BUILD)/interpose/log.o
+		$(BUILD)/interpose/log.o $(BUILD)/interpose/thread.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PY_CHURN_LIBPYTHON) -lunwind -ldl -pthread -lm
 endif
