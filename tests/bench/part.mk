@@ -19,6 +19,16 @@ $(BENCH_STAMP): $(BUILD)/tests/bench/bench_stamp.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $<
 
+# bench-alone: the watchdog's per-poll "last thread left?" check
+# (watchdog/alone.c) with 1 to 512 threads in the process.
+BENCH_ALONE := $(BUILD)/tests/bench/bench-alone
+BENCHES   += $(BENCH_ALONE)
+TEST_BINS += $(BENCH_ALONE)
+
+$(BENCH_ALONE): $(BUILD)/tests/bench/bench_alone.o $(BUILD)/watchdog/alone.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -pthread
+
 # libbench-linger.so: keeps a rank that exits with an error alive, so the
 # gpufault row can time the faulty rank's own FAILED report.
 BENCH_LINGER := $(BUILD)/tests/bench/libbench-linger.so

@@ -20,6 +20,7 @@
 #   Goal: <= 100 ns and <= 300 instructions added per call.
 # figure 3, events per op: tests/bench/events.sh
 # figure 2, watchdog CPU: tests/bench/cpu.sh
+#   and its per-poll "last thread left?" check: tests/bench/alone.sh
 # figure 1, stall detection latency: tests/bench/latency.sh
 # figure 5, diagnose at scale: tests/bench/diagnose.sh
 # Flight Recorder dumps at scale: tests/bench/fr.sh
@@ -121,7 +122,7 @@ fi
 echo "goal: <= 100 ns and <= 300 instructions added per call"
 )
 
-for s in events cpu latency diagnose fr attach pystack ras corpus; do
+for s in events cpu alone latency diagnose fr attach pystack ras corpus; do
 	sh "$root/tests/bench/$s.sh"
 done
 echo
