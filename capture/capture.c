@@ -6,13 +6,19 @@
 #include <string.h>
 #include <unistd.h>
 
+pid_t nw_cap_via(const struct nw_cap_target *t)
+{
+	return t->self ? gettid() : t->pid;
+}
+
 struct nw_cap_target *nw_cap_open(pid_t pid)
 {
 	struct nw_cap_target *t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
 	t->pid = pid;
-	if (nw_cap_mem_init(&t->mem, pid) != 0 || nw_cap_unwind_init(t) != 0) {
+	t->self = pid == getpid();
+	if (nw_cap_mem_init(&t->mem, nw_cap_via(t)) != 0 || nw_cap_unwind_init(t) != 0) {
 		int e = errno ? errno : ENOMEM;
 		nw_cap_close(t);
 		errno = e;
@@ -39,6 +45,12 @@ pid_t nw_cap_pid(const struct nw_cap_target *t)
 void nw_cap_begin(struct nw_cap_target *t)
 {
 	nw_cap_forget_maps(t);
+	/* Our own process, reached through the thread that captures now (the
+	 * one that opened it may have exited since). */
+	if (t->self && t->upt_pid != nw_cap_via(t)) {
+		t->mem.pid = nw_cap_via(t);
+		nw_cap_unwind_via(t);
+	}
 }
 
 static enum nw_cap_result from_syscall(struct nw_cap_target *t, uint32_t tid, struct nw_cap_stack *out)
@@ -85,7 +97,7 @@ enum nw_cap_result nw_cap_thread(struct nw_cap_target *t, uint32_t tid, int allo
 	out->why = NULL;
 	nw_cap_stats.threads++;
 	enum nw_cap_result r = from_syscall(t, tid, out);
-	for (int i = 0; r == NW_CAP_RUNNING && allow_ptrace && t->pid != getpid() && i < NW_CAP_TRIES; i++) {
+	for (int i = 0; r == NW_CAP_RUNNING && allow_ptrace && !t->self && i < NW_CAP_TRIES; i++) {
 		out->why = NULL;
 		nw_cap_mem_reset(&t->mem);
 		r = nw_cap_ptrace_regs(t, tid, out);

@@ -14,8 +14,9 @@
  *   thread is stopped only for the copy (stopped_ns says how long).
  * - running user code in our own process: NW_CAP_RUNNING; the caller
  *   (watchdog/stacks.c) sends that thread alone its capture signal.
- * Memory is read with process_vm_readv (our own pid too): a bad address is
- * an error, never a fault. The unwinder is libunwind's remote interface
+ * Memory is read with process_vm_readv (our own process too, through the
+ * capturing thread's id: the main thread may have exited): a bad address
+ * is an error, never a fault. The unwinder is libunwind's remote interface
  * (called through its table, unw_table.h) with our accessors; unwind
  * tables come from libunwind-ptrace's
  * _UPT_find_proc_info, which reads /proc/PID/maps and the ELF files (it

@@ -39,12 +39,22 @@ void nw_cap_forget_maps(struct nw_cap_target *t);
 
 struct nw_cap_target {
 	pid_t pid;
+	int self;                           /* our own process */
+	pid_t upt_pid;                      /* the id upt was made for (nw_cap_via) */
 	struct nw_cap_syms *syms;           /* loaded at the first nw_cap_symbol */
 	void *upt;                          /* libunwind-ptrace's per-process info */
 	unw_addr_space_t as;
 	struct nw_cap_mem mem;
 	struct nw_cap_regs regs;            /* of the thread being unwound */
 };
+
+/* The id that /proc/ID/maps and process_vm_readv(ID) reach the target by:
+ * its pid; for our own process the calling thread's id, since both answer
+ * through the main thread only while it lives (after its pthread_exit
+ * they give an empty map and ESRCH), and any thread's id names the
+ * process. nw_cap_begin moves the memory reader and libunwind-ptrace's
+ * info to the thread that captures. */
+pid_t nw_cap_via(const struct nw_cap_target *t);
 
 /* memory.c */
 int nw_cap_mem_init(struct nw_cap_mem *m, pid_t pid);
@@ -67,6 +77,8 @@ enum nw_cap_sys nw_cap_syscall_regs(pid_t pid, uint32_t tid, struct nw_cap_regs 
 
 /* unwind.c */
 int nw_cap_unwind_init(struct nw_cap_target *t);
+/* libunwind-ptrace's info made again for nw_cap_via(t): 0, or -1. */
+int nw_cap_unwind_via(struct nw_cap_target *t);
 void nw_cap_unwind_free(struct nw_cap_target *t);
 /* Unwind from t->regs over t->mem into out->ip; sets out->n and TRUNCATED. */
 void nw_cap_unwind(struct nw_cap_target *t, struct nw_cap_stack *out);

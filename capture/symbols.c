@@ -114,7 +114,7 @@ out:
 static void load_maps(struct nw_cap_target *t, struct nw_cap_syms *s)
 {
 	char path[64], line[PATH_MAX + 128];
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)t->pid);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)nw_cap_via(t));
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return;

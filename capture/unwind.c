@@ -111,7 +111,8 @@ int nw_cap_unwind_init(struct nw_cap_target *t)
 		errno = ENOSYS;          /* no libunwind (the preload said why) */
 		return -1;
 	}
-	t->upt = nw_unw.upt_create(t->pid);
+	t->upt_pid = nw_cap_via(t);
+	t->upt = nw_unw.upt_create(t->upt_pid);
 	if (!t->upt)
 		return -1;
 	t->as = nw_unw.create_addr_space(&accessors, 0);
@@ -129,8 +130,20 @@ void nw_cap_flush(struct nw_cap_target *t)
 {
 	nw_unw.flush_cache(t->as, 0, 0);
 	/* libunwind-ptrace keeps the last ELF image it mapped: start anew. */
-	nw_unw.upt_destroy(t->upt);
-	t->upt = nw_unw.upt_create(t->pid);
+	nw_cap_unwind_via(t);
+}
+
+int nw_cap_unwind_via(struct nw_cap_target *t)
+{
+	/* Its find_proc_info reads /proc/<the id it was made for>/maps. */
+	void *upt = nw_unw.upt_create(nw_cap_via(t));
+	if (!upt)
+		return -1;
+	if (t->upt)
+		nw_unw.upt_destroy(t->upt);
+	t->upt = upt;
+	t->upt_pid = nw_cap_via(t);
+	return 0;
 }
 
 void nw_cap_unwind_free(struct nw_cap_target *t)

@@ -1,6 +1,8 @@
 /* reserve: see reserve.h. */
 #include "reserve.h"
 
+#include "job.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -67,14 +69,44 @@ int nw_reserve(int fd, uint64_t size, int fresh)
 	return 0;
 }
 
+/* The path that names open file `fd` through /proc, if the kernel answers
+ * for it now: 0, or -1. /proc/thread-self first: /proc/self/fd is the
+ * main thread's, and it is gone once the main thread has exited while
+ * others go on (pthread_exit in main, a Python fork child ending from a
+ * thread). /proc/self/fd only where the kernel has no thread-self (< 3.17). */
+static int fd_path(int fd, char *path, size_t len)
+{
+	static const char *const fmt[] = { "/proc/thread-self/fd/%d", "/proc/self/fd/%d" };
+	char target[16];
+	for (size_t i = 0; i < sizeof(fmt) / sizeof(fmt[0]); i++) {
+		snprintf(path, len, fmt[i], fd);
+		if (readlink(path, target, sizeof(target)) >= 0)
+			return 0;
+	}
+	return -1;
+}
+
 int nw_open_unnamed(const char *dir, const char *what, char *tmp, size_t tmplen)
 {
 	tmp[0] = 0;
 	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
-		return fd;
-	/* No O_TMPFILE on this filesystem: a private temporary name. */
-	if (snprintf(tmp, tmplen, "%s/.%s.%d.tmp", dir, what, (int)getpid()) >= (int)tmplen) {
+	if (fd >= 0) {
+		char path[64];
+		if (fd_path(fd, path, sizeof(path)) == 0)
+			return fd;
+		close(fd);                 /* no /proc to link it by later: a temporary name */
+	} else if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) {
+		return -1;
+	}
+	/* No O_TMPFILE on this filesystem, or no /proc: a private temporary
+	 * name, with the host (a directory shared by several hosts) and pid,
+	 * created exclusively; a dead process's of that name is removed first. */
+	char host[64];
+	if (gethostname(host, sizeof(host) - 1) != 0)
+		strcpy(host, "unknown");
+	host[sizeof(host) - 1] = 0;
+	nw_job_sanitize(host);
+	if (snprintf(tmp, tmplen, "%s/.%s.%s.%d.tmp", dir, what, host, (int)getpid()) >= (int)tmplen) {
 		tmp[0] = 0;
 		errno = ENAMETOOLONG;
 		return -1;
@@ -91,7 +123,8 @@ int nw_publish(int fd, const char *tmp, const char *path)
 	if (tmp[0])
 		return link(tmp, path) == 0 ? 0 : errno;
 	char proc[64];
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (fd_path(fd, proc, sizeof(proc)) != 0)
+		return ENOENT;             /* /proc went away since nw_open_unnamed */
 	return linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 ? 0 : errno;
 }
 

@@ -22,12 +22,15 @@ int nw_reserve(int fd, uint64_t size, int fresh);
  * once complete, so that no reader ever sees one half made and none is
  * left half made by a process killed meanwhile.
  *
- * nw_open_unnamed: a new file in `dir` that has no name (O_TMPFILE); where
- * the filesystem has none, `dir/.<what>.<pid>.tmp` (a dead process's of
- * that name removed first), its path in tmp[] (else tmp[0] = 0). The fd,
- * or -1 with errno.
+ * nw_open_unnamed: a new file in `dir` that has no name (O_TMPFILE),
+ * where the kernel can name it through /proc from any thread
+ * (/proc/thread-self/fd: the main thread may have exited); where the
+ * filesystem has no O_TMPFILE or /proc cannot name it (not mounted),
+ * `dir/.<what>.<host>.<pid>.tmp` (a dead process's of that name removed
+ * first, then created with O_EXCL), its path in tmp[] (else tmp[0] = 0).
+ * The fd, or -1 with errno.
  * nw_publish: link it as `path`: 0, or an errno value (EEXIST: the name is
- * taken; ENOENT: `dir` is gone, or no /proc to link an unnamed file by).
+ * taken; ENOENT: `dir` is gone).
  * nw_unnamed_done: close it, and remove the temporary name if any. */
 int nw_open_unnamed(const char *dir, const char *what, char *tmp, size_t tmplen);
 int nw_publish(int fd, const char *tmp, const char *path);

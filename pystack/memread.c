@@ -1,6 +1,8 @@
 /* memread: see memread.h. */
 #include "memread.h"
 
+#include "../interpose/thread.h"
+
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -10,7 +12,9 @@ int nw_mem_read(uint64_t addr, void *buf, size_t n)
 		return -1;
 	struct iovec local = { buf, n };
 	struct iovec remote = { (void *)(uintptr_t)addr, n };
-	ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	/* Our process by the calling thread's id: process_vm_readv(getpid())
+	 * reaches it through the main thread only (ESRCH once it has exited). */
+	ssize_t got = process_vm_readv((pid_t)nw_thread_tid(), &local, 1, &remote, 1, 0);
 	return got == (ssize_t)n ? 0 : -1;
 }
 

@@ -1,6 +1,6 @@
 /* memread: reads of this process's own memory that cannot fault
- * (process_vm_readv on our own pid: an unmapped address is an error, not
- * a SIGSEGV), for the interpreter's structures that other threads change
+ * (process_vm_readv on our own process, by the calling thread's id: an
+ * unmapped address is an error, not a SIGSEGV), for the interpreter's structures that other threads change
  * or free under us. */
 #ifndef NCCLWATCH_PYSTACK_MEMREAD_H
 #define NCCLWATCH_PYSTACK_MEMREAD_H

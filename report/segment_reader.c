@@ -1280,12 +1280,12 @@ void nw_path_list_free(struct nw_path_list *list)
 
 /* ---- Is the writer of a segment still running? ---- */
 
-/* Fields 3 (state) and 22 (starttime, clock ticks since boot) of
- * /proc/PID/stat; 0, or -1 if it cannot be read. */
-static int proc_stat(int64_t pid, char *state, unsigned long long *ticks)
+/* Fields 3 (state) and 22 (starttime, clock ticks since boot) of a
+ * /proc/PID/stat or /proc/PID/task/TID/stat file; 0, or -1 if it cannot
+ * be read. */
+static int proc_stat_file(const char *path, char *state, unsigned long long *ticks)
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%" PRId64 "/stat", pid);
+	char buf[1024];
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return -1;
@@ -1312,6 +1312,41 @@ static int proc_stat(int64_t pid, char *state, unsigned long long *ticks)
 		return -1;
 	*ticks = v;
 	return 0;
+}
+
+static int proc_stat(int64_t pid, char *state, unsigned long long *ticks)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%" PRId64 "/stat", pid);
+	return proc_stat_file(path, state, ticks);
+}
+
+/* A thread of PID that has not exited, other than its main thread: a
+ * process whose main thread called pthread_exit shows that thread's state
+ * (Z) in /proc/PID/stat, and an empty /proc/PID/maps, while its other
+ * threads go on. Its id (whose /proc/TID/maps is the process's), or 0. */
+static int64_t live_thread(int64_t pid)
+{
+	char path[96];
+	snprintf(path, sizeof path, "/proc/%" PRId64 "/task", pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return 0;
+	int64_t found = 0;
+	struct dirent *e;
+	while (!found && (e = readdir(d))) {
+		char *end;
+		long long tid = strtoll(e->d_name, &end, 10);
+		if (*end || tid <= 0 || tid == pid)
+			continue;
+		char state = 0;
+		unsigned long long ticks;
+		snprintf(path, sizeof path, "/proc/%" PRId64 "/task/%lld/stat", pid, tid);
+		if (proc_stat_file(path, &state, &ticks) == 0 && state != 'Z' && state != 'X')
+			found = tid;
+	}
+	closedir(d);
+	return found;
 }
 
 /* 1 if /proc/PID/maps maps the file with this device and inode, 0 if not,
@@ -1370,7 +1405,8 @@ int nw_segment_writer_state(const struct nw_seg_header *h, const char *path)
 			return NW_WRITER_GONE;   /* it exited meanwhile */
 		return NW_WRITER_UNKNOWN;    /* /proc hides it (hidepid) or is not mounted */
 	}
-	if (state == 'Z' || state == 'X')
+	int64_t via = pid;               /* whose /proc/ID/maps is the process's */
+	if ((state == 'Z' || state == 'X') && !(via = live_thread(pid)))
 		return NW_WRITER_GONE;       /* exited: it writes nothing more */
 
 	/* 1.2: the writer's own start time, exact. Another one: the pid was
@@ -1379,12 +1415,12 @@ int nw_segment_writer_state(const struct nw_seg_header *h, const char *path)
 	if (h->proc_start_ticks) {
 		if (ticks == h->proc_start_ticks)
 			return NW_WRITER_LIVE;
-		return maps_path(pid, path) ? NW_WRITER_LIVE : NW_WRITER_GONE;
+		return maps_path(via, path) ? NW_WRITER_LIVE : NW_WRITER_GONE;
 	}
 
 	/* 1.0 and 1.1 files (or a writer that could not read its start time):
 	 * the writer maps its live segment; else compare clocks. */
-	if (maps_path(pid, path))
+	if (maps_path(via, path))
 		return NW_WRITER_LIVE;
 	long hz = sysconf(_SC_CLK_TCK);
 	if (hz <= 0 || !h->start_monotonic_ns)

@@ -75,11 +75,13 @@ nw_spawn() {
 }
 
 # nw_wait PID SECS: wait for PID to exit within SECS; its status is returned,
-# or 124 (and the whole group is killed) when it did not end in time.
+# or 124 (and the whole group is killed) when it did not end in time. A
+# process is done when none of its threads is left but zombies: a main
+# thread that called pthread_exit is a zombie while the others go on.
 nw_wait() {
 	_p=$1; _n=$(( $2 * 10 ))
 	while kill -0 "$_p" 2>/dev/null; do
-		if ! ps -o stat= -p "$_p" 2>/dev/null | grep -qv Z; then break; fi
+		if ! ps -L -o stat= -p "$_p" 2>/dev/null | grep -qv Z; then break; fi
 		_n=$(( _n - 1 ))
 		if [ $_n -le 0 ]; then kill -KILL "-$_p" "$_p" 2>/dev/null; wait "$_p" 2>/dev/null; return 124; fi
 		sleep 0.1

@@ -1,5 +1,6 @@
 /* modules: dl_iterate_phdr into the segment's module table. The main
- * program has no name there: its path comes from /proc/self/exe. A path
+ * program has no name there: its path comes from /proc/thread-self/exe
+ * (/proc/self/exe is the main thread's: gone once it has exited). A path
  * longer than the field keeps its tail (the file name) after "...". */
 #include "modules.h"
 
@@ -39,7 +40,9 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *arg)
 	else if (k == 0) {
 		/* The first object is the main program, which has no name here. */
 		char exe[4096];
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		ssize_t n = readlink("/proc/thread-self/exe", exe, sizeof(exe) - 1);
+		if (n <= 0)                            /* a kernel before 3.17 */
+			n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 		if (n > 0) {
 			exe[n] = 0;
 			nw_stack_module_set_path(m, exe);

@@ -10,6 +10,7 @@
 #   requests.c    dump requests between the job's processes
 #   dump.c        a consistent copy of the segment in the dump directory
 #   watchdog.c    the thread and its poll loop
+#   alone.c       is the watchdog the last thread left? (then it leaves)
 #   verdict.c     the cross-rank verdict (report/analysis/), once per host
 #   engine.c      libncclwatch-engine.so, loaded for the verdict (report/engine/)
 #   stack_area.c  layout of the segment's stack area
@@ -18,7 +19,7 @@
 #   symbolize.c   address -> function name, string table
 #   opstack.c     per-op call stacks on the hot path (NCCLWATCH_STACKS=1)
 WATCHDOG_SRCS := $(addprefix watchdog/,cuda_driver.c evpool.c track.c progress.c stalls.c \
-	requests.c dump.c watchdog.c verdict.c engine.c stack_area.c stacks.c modules.c symbolize.c opstack.c)
+	requests.c dump.c watchdog.c alone.c verdict.c engine.c stack_area.c stacks.c modules.c symbolize.c opstack.c)
 WATCHDOG_OBJS := $(WATCHDOG_SRCS:%.c=$(BUILD)/%.o)
 
 $(WATCHDOG_OBJS): CFLAGS += $(LIB_CFLAGS)

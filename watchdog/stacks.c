@@ -37,6 +37,7 @@
  *   handler, never in the steady state. Without it there are no native
  *   stacks (said once), Python stacks and recording go on. */
 #include "stacks.h"
+#include "alone.h"
 #include "modules.h"
 #include "../capture/capture.h"
 #include "../capture/unw_table.h"
@@ -375,7 +376,7 @@ static uint32_t list_threads(uint32_t cap, uint32_t self)
 			if (*end || tid == 0)
 				continue;
 			if (tid == pid)
-				main_seen = 1;
+				main_seen = !nw_main_thread_ended();   /* a zombie has no stack */
 			else if (n < cap)
 				st.thr[n++].tid = (uint32_t)tid;
 		}
@@ -569,6 +570,12 @@ static void wait_replies(struct reply_table *t, uint32_t n, uint64_t gen, uint32
 		if ((c->flags & NW_THR_NO_REPLY) && st.unanswered_count < st.threads)
 			st.unanswered[st.unanswered_count++] = c->tid;
 	}
+}
+
+/* The capture core's symbol lookup, for nw_symbolize. */
+static int core_symbol(void *ctx, uint64_t addr, char *name, size_t len, uint64_t *offset)
+{
+	return nw_cap_symbol(ctx, addr, name, len, offset);
 }
 
 /* Name `ip`, looking up `addr` (ip - 1 for a return address). */
@@ -867,7 +874,7 @@ int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
 	int unloaded = nw_modules_refresh(&st.modules);
 	if (unloaded && core)
 		nw_cap_flush(core);
-	nw_symbolize_begin(unloaded);
+	nw_symbolize_begin(unloaded, core ? core_symbol : NULL, core);
 	nw_strtab_reset(&st.strtab);
 	memset(st.strtab.buf, 0, st.strtab.size);
 	memset(st.seg_thr, 0, (size_t)st.threads * sizeof(*st.seg_thr));

@@ -7,7 +7,11 @@
  * knows (static functions of a library without .symtab, like Debian's
  * libc), the frame keeps only its module and offset. File and line are not
  * looked up (no DWARF line tables). libunwind through its table
- * (capture/unw_table.h): without it, dladdr alone. */
+ * (capture/unw_table.h): without it, dladdr alone. libunwind's lookup reads
+ * /proc/<getpid()>/maps, which is empty once the main thread has exited
+ * (pthread_exit): then a second lookup given by the caller (the capture
+ * core's ELF reader, capture/symbols.c, which reaches our process through
+ * the calling thread) names the address. */
 #include "symbolize.h"
 #include "../capture/unw_table.h"
 
@@ -42,6 +46,8 @@ struct sym_entry {
 
 static struct nw_name *names;
 static struct sym_entry *cache;
+static nw_symbol_fn second;
+static void *second_ctx;
 
 static void flush(void)
 {
@@ -57,8 +63,10 @@ static void flush(void)
 	}
 }
 
-void nw_symbolize_begin(int unloaded)
+void nw_symbolize_begin(int unloaded, nw_symbol_fn second_lookup, void *ctx)
 {
+	second = second_lookup;
+	second_ctx = ctx;
 	/* Between captures only, so no name handed out is freed mid-capture. */
 	if (unloaded || HASH_COUNT(cache) >= CACHE_MAX)
 		flush();
@@ -104,6 +112,15 @@ static struct nw_name *lookup(uint64_t addr, uint64_t *start)
 	char buf[NAME_MAX_LEN];
 	unw_word_t off = 0;
 	int r = acc->get_proc_name(local, (unw_word_t)addr, buf, sizeof(buf), &off, NULL);
+	if (r != 0 && r != -UNW_ENOMEM && second) {
+		/* No map of our process for libunwind (main has exited). The
+		 * core's lookup knows symbol sizes: no check below needed. */
+		uint64_t o;
+		if (!second(second_ctx, addr, buf, sizeof(buf), &o) || o > addr)
+			return NULL;
+		*start = addr - o;
+		return intern(buf);
+	}
 	/* -UNW_ENOMEM: the name did not fit; it is truncated but usable. */
 	if ((r != 0 && r != -UNW_ENOMEM) || !buf[0] || off > addr)
 		return NULL;

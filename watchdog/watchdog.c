@@ -1,6 +1,7 @@
 /* watchdog: see watchdog.h. */
 #include "watchdog.h"
 
+#include "alone.h"
 #include "cuda_driver.h"
 #include "../capture/unw_table.h"
 #include "dump.h"
@@ -127,6 +128,14 @@ static void *run(void *arg)
 	int stalled = 0;
 	for (;;) {
 		sleep_ms(cfg.poll_ms);
+		if (nw_alone()) {
+			/* The application's threads have all ended: so do we, and
+			 * glibc exits the process (our exit path runs then). A
+			 * signal sent meanwhile, which only we could have taken, acts
+			 * first. */
+			nw_alone_take_pending();
+			return NULL;
+		}
 		pthread_mutex_lock(&progress_lock);
 		if (leaving) {
 			/* The exit handler made the last poll and may be removing

@@ -19,6 +19,16 @@ $(BENCH_STAMP): $(BUILD)/tests/bench/bench_stamp.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $<
 
+# bench-alone: the watchdog's per-poll "last thread left?" check
+# (watchdog/alone.c) with 1 to 512 threads in the process.
+BENCH_ALONE := $(BUILD)/tests/bench/bench-alone
+BENCHES   += $(BENCH_ALONE)
+TEST_BINS += $(BENCH_ALONE)
+
+$(BENCH_ALONE): $(BUILD)/tests/bench/bench_alone.o $(BUILD)/watchdog/alone.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -pthread
+
 # libbench-linger.so: keeps a rank that exits with an error alive, so the
 # gpufault row can time the faulty rank's own FAILED report.
 BENCH_LINGER := $(BUILD)/tests/bench/libbench-linger.so
@@ -40,7 +50,7 @@ BENCHES   += $(BENCH_PYSTACK)
 TEST_BINS += $(BENCH_PYSTACK)
 
 $(BENCH_PYSTACK): $(BUILD)/tests/bench/bench_pystack.o $(PYSTACK_OBJS) $(BUILD)/watchdog/symbolize.o \
-		$(BUILD)/interpose/log.o $(UNW_TABLE_LINKED_OBJ)
+		$(BUILD)/interpose/log.o $(BUILD)/interpose/thread.o $(UNW_TABLE_LINKED_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBPYTHON) $(CAPTURE_LIBS) -ldl -pthread -lm
 endif

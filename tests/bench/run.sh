@@ -22,6 +22,7 @@
 #   Goal: <= 100 ns and <= 300 instructions added per call.
 # figure 3, events per op: tests/bench/events.sh
 # figure 2, watchdog CPU: tests/bench/cpu.sh
+#   and its per-poll "last thread left?" check: tests/bench/alone.sh
 # figure 1, stall detection latency: tests/bench/latency.sh
 # figure 5, diagnose at scale: tests/bench/diagnose.sh
 # Flight Recorder dumps at scale: tests/bench/fr.sh
@@ -125,7 +126,7 @@ fi
 echo "goal: <= 100 ns and <= 300 instructions added per call"
 )
 
-for s in preload events cpu latency diagnose fr attach pystack ras corpus hangfuzz; do
+for s in preload events cpu alone latency diagnose fr attach pystack ras corpus hangfuzz; do
 	sh "$root/tests/bench/$s.sh"
 done
 echo
