@@ -31,7 +31,14 @@ export NCCL_RAS_ADDR
 # side by side), and killing that made other tests fail under load.
 export NW_TEST_ID="$T"
 _nw_pgids=""
-_nw_ours() { tr '\0' '\n' 2>/dev/null < "/proc/$1/environ" | grep -qxF "NW_TEST_ID=$T"; }
+# A process whose main thread has exited (pthread_exit) has no readable
+# /proc/PID/environ: its other threads' is the process's.
+_nw_ours() {
+	for _e in "/proc/$1/environ" /proc/"$1"/task/*/environ; do
+		tr '\0' '\n' 2>/dev/null < "$_e" | grep -qxF "NW_TEST_ID=$T" && return 0
+	done
+	return 1
+}
 _nw_cleanup() {
 	# The group, and the leader itself in case it has not called setsid()
 	# yet; a group only while one of its processes is ours (a group id is
