@@ -40,8 +40,8 @@
 
 #define NW_CAP_FRAMES 64              /* raw frames kept per thread */
 #define NW_CAP_TRIES 3                /* reads of a thread that moved under the copy */
-#define NW_CAP_WATCH_MS 250           /* how long a capture watches running threads (at
-                                       * least 100 looks each, within 2 s: watch.c) */
+#define NW_CAP_WATCH_MS 2000          /* the longest a capture watches running threads
+                                       * (only one starved of CPU time takes that long) */
 #define NW_CAP_USER_MS 20             /* CPU time in user code, and none in the kernel,
                                        * before a running thread may be interrupted */
 

@@ -5,8 +5,8 @@
  * 64 KiB. Stopping it there (PTRACE_INTERRUPT) or signalling it makes the
  * call return what it copied so far: a short write, send or
  * recv(MSG_WAITALL). So none is interrupted at first sight. All of them
- * are watched together, a round every millisecond, for NW_CAP_WATCH_MS
- * (and at least MIN_ROUNDS rounds, within MAX_NS):
+ * are watched together, a round every millisecond, until each is decided,
+ * for at most NW_CAP_WATCH_MS:
  * - its syscall file again: a thread that waits between its copies is
  *   soon found blocked, and its stack is taken from there, as a blocked
  *   thread's is (nothing stopped or signalled);
@@ -21,7 +21,8 @@
  *   twice that and one tick of system time: interrupts the kernel handles
  *   on its CPU are charged to the thread running there) is interrupted
  *   at once (ptrace, or the caller's `take`); one that got too little CPU
- *   time to tell by the end is left running.
+ *   time to tell by the end (a starved thread, on a loaded machine or
+ *   under a CPU quota) is left running.
  * The kernel only samples the mode at its ticks: a thread that spends a
  * sliver of its time in system calls can pass for one running user code
  * and be caught inside a call (README, "Thread stacks"). */
@@ -36,9 +37,6 @@
 #include <unistd.h>
 
 #define STEP_NS 1000000ull
-#define MIN_ROUNDS 100          /* rounds before NW_CAP_WATCH_MS ends the watch, */
-#define MAX_NS 2000000000ull    /* or this much time: on a machine so loaded that we
-                                 * ourselves run seldom, the threads get more looks */
 
 static const char why_kernel[] = "running inside the kernel, never seen blocked: not interrupted";
 static const char why_mixed[] =
@@ -127,7 +125,7 @@ void nw_cap_watch(struct nw_cap_target *t, uint32_t n, const uint32_t *tid, stru
 	uint64_t user_ticks = (uint64_t)NW_CAP_USER_MS * (uint64_t)hz / 1000 + 1;
 	int may_ptrace = allow_ptrace && t->pid != getpid();
 	struct watched *w = calloc(n, sizeof(*w));
-	uint32_t left = 0, rounds = 0;
+	uint32_t left = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		nw_cap_stats.watched++;
 		out[i].why = NULL;
@@ -145,7 +143,6 @@ void nw_cap_watch(struct nw_cap_target *t, uint32_t n, const uint32_t *tid, stru
 	while (left) {
 		struct timespec step = { 0, (long)STEP_NS };
 		nanosleep(&step, NULL);
-		rounds++;
 		for (uint32_t i = 0; i < n; i++) {
 			if (!w[i].watching)
 				continue;
@@ -197,8 +194,7 @@ void nw_cap_watch(struct nw_cap_target *t, uint32_t n, const uint32_t *tid, stru
 			}
 			settle(&rc[i], &w[i], &left, r);
 		}
-		uint64_t now = now_ns();
-		if (left && ((now >= deadline && rounds >= MIN_ROUNDS) || now - start >= MAX_NS))
+		if (left && now_ns() >= deadline)
 			for (uint32_t i = 0; i < n; i++)
 				if (w[i].watching) {
 					out[i].why = why_unsure;
