@@ -1,7 +1,9 @@
 /* snapshot: see snapshot.h. The capture is the core's (capture/): threads
- * blocked in a call are read from /proc without being stopped, running
- * ones are stopped for the copy of their stack. Names come from the ELF
- * symbol tables of the files the process has mapped. */
+ * blocked in a call are read from /proc without being stopped; running
+ * ones are watched, read once they block, stopped for the copy of their
+ * stack once they are seen running user code alone, else left running
+ * without a stack. Names come from the ELF symbol tables of the files the
+ * process has mapped. */
 #include "snapshot.h"
 
 #include "pyspy.h"
@@ -274,10 +276,32 @@ int nw_snapshot_take(const struct nw_attach_proc *p, const char *dir, const stru
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	uint32_t gone = 0, running = 0, failed = 0;
+	uint32_t gone = 0, running = 0, failed = 0, nrun = 0;
 	const char *why = NULL;
+	uint32_t *run = calloc(n, sizeof(*run));     /* indexes of the threads found running */
+	uint32_t *run_tid = calloc(n, sizeof(*run_tid));
+	struct nw_cap_stack *run_stk = calloc(n, sizeof(*run_stk));
+	enum nw_cap_result *run_rc = calloc(n, sizeof(*run_rc));
 	for (uint32_t i = 0; i < n; i++) {
-		rc[i] = nw_cap_thread(t, tids[i], 1, &stk[i]);
+		rc[i] = nw_cap_thread(t, tids[i], &stk[i]);
+		if (rc[i] == NW_CAP_RUNNING && run && run_tid) {
+			run[nrun] = i;
+			run_tid[nrun++] = tids[i];
+		}
+	}
+	/* All the running ones at once, so the capture waits for them once. */
+	if (run_stk && run_rc) {
+		nw_cap_watch(t, nrun, run_tid, run_stk, run_rc, 1, NULL, NULL);
+		for (uint32_t k = 0; k < nrun; k++) {
+			stk[run[k]] = run_stk[k];
+			rc[run[k]] = run_rc[k];
+		}
+	}
+	free(run);
+	free(run_tid);
+	free(run_stk);
+	free(run_rc);
+	for (uint32_t i = 0; i < n; i++) {
 		switch (rc[i]) {
 		case NW_CAP_OK:
 			res->stacks++;
@@ -294,7 +318,10 @@ int nw_snapshot_take(const struct nw_attach_proc *p, const char *dir, const stru
 			why = stk[i].why;
 			break;
 		case NW_CAP_RUNNING:
+		case NW_CAP_KERNEL:
 			running++;
+			res->left_running++;
+			why = stk[i].why;
 			break;
 		default:
 			failed++;

@@ -15,6 +15,7 @@ struct nw_snapshot_result {
 	uint32_t stacks;           /* threads with a native stack */
 	uint32_t by_ptrace;        /* of those, stopped briefly */
 	uint32_t denied;           /* threads we were not permitted to read */
+	uint32_t left_running;     /* running, not shown to run user code alone: not stopped, no stack */
 	uint64_t stopped_max_ns;   /* longest stop of one thread */
 	uint64_t capture_ns;       /* wall time of the capture */
 	char path[4096];           /* the file written */

@@ -53,42 +53,40 @@ void nw_cap_begin(struct nw_cap_target *t)
 	}
 }
 
-static enum nw_cap_result from_syscall(struct nw_cap_target *t, uint32_t tid, struct nw_cap_stack *out)
+enum nw_cap_result nw_cap_look(struct nw_cap_target *t, uint32_t tid, struct nw_cap_stack *out, int *moved)
 {
 	char a[256], b[256];
 	struct nw_cap_regs again;
-	for (int i = 0; i < NW_CAP_TRIES; i++) {
-		nw_cap_mem_reset(&t->mem);
-		switch (nw_cap_syscall_regs(t->pid, tid, &t->regs, a, sizeof(a))) {
-		case NW_SYS_BLOCKED:
-			break;
-		case NW_SYS_RUNNING:
-			return NW_CAP_RUNNING;
-		case NW_SYS_GONE:
-			out->why = "thread exited";
-			return NW_CAP_GONE;
-		case NW_SYS_DENIED:
-			out->why = "not permitted to read /proc/PID/task/TID/syscall";
-			return NW_CAP_DENIED;
-		default:
-			out->why = "cannot read /proc/PID/task/TID/syscall";
-			return NW_CAP_FAILED;
-		}
-		nw_cap_mem_copy_stack(&t->mem, t->regs.r[UNW_X86_64_RSP]);
-		/* Still there after the copy: the copy is of that moment. */
-		if (nw_cap_syscall_regs(t->pid, tid, &again, b, sizeof(b)) == NW_SYS_BLOCKED && !strcmp(a, b)) {
-			out->flags |= NW_THR_REGS_SYSCALL;
-			nw_cap_stats.by_syscall++;
-			return NW_CAP_OK;
-		}
-		nw_cap_stats.moved++;
+	*moved = 0;
+	nw_cap_mem_reset(&t->mem);
+	switch (nw_cap_syscall_regs(t->pid, tid, &t->regs, a, sizeof(a))) {
+	case NW_SYS_BLOCKED:
+		break;
+	case NW_SYS_RUNNING:
+		return NW_CAP_RUNNING;
+	case NW_SYS_GONE:
+		out->why = "thread exited";
+		return NW_CAP_GONE;
+	case NW_SYS_DENIED:
+		out->why = "not permitted to read /proc/PID/task/TID/syscall";
+		return NW_CAP_DENIED;
+	default:
+		out->why = "cannot read /proc/PID/task/TID/syscall";
+		return NW_CAP_FAILED;
 	}
-	/* Sleeps and wakes all the time: treat it as running. */
+	nw_cap_mem_copy_stack(&t->mem, t->regs.r[UNW_X86_64_RSP]);
+	/* Still there after the copy: the copy is of that moment. */
+	if (nw_cap_syscall_regs(t->pid, tid, &again, b, sizeof(b)) == NW_SYS_BLOCKED && !strcmp(a, b)) {
+		out->flags |= NW_THR_REGS_SYSCALL;
+		nw_cap_stats.by_syscall++;
+		return NW_CAP_OK;
+	}
+	nw_cap_stats.moved++;
+	*moved = 1;
 	return NW_CAP_RUNNING;
 }
 
-enum nw_cap_result nw_cap_thread(struct nw_cap_target *t, uint32_t tid, int allow_ptrace,
-                                 struct nw_cap_stack *out)
+enum nw_cap_result nw_cap_thread(struct nw_cap_target *t, uint32_t tid, struct nw_cap_stack *out)
 {
 	out->flags = 0;
 	out->n = 0;
@@ -96,26 +94,15 @@ enum nw_cap_result nw_cap_thread(struct nw_cap_target *t, uint32_t tid, int allo
 	out->restarted = 0;
 	out->why = NULL;
 	nw_cap_stats.threads++;
-	enum nw_cap_result r = from_syscall(t, tid, out);
-	for (int i = 0; r == NW_CAP_RUNNING && allow_ptrace && !t->self && i < NW_CAP_TRIES; i++) {
-		out->why = NULL;
-		nw_cap_mem_reset(&t->mem);
-		r = nw_cap_ptrace_regs(t, tid, out);
-		if (r == NW_CAP_OK) {
-			out->flags |= NW_THR_REGS_PTRACE;
-			nw_cap_stats.by_ptrace++;
-		} else if (r == NW_CAP_RUNNING) {
-			/* It blocked before the interrupt: read it without one. */
-			r = from_syscall(t, tid, out);
-		}
-	}
-	if (r == NW_CAP_RUNNING) {
-		nw_cap_stats.running++;
-		if (!out->why || !strcmp(out->why, "blocked"))
-			out->why = "running user code";
-		return r;
-	}
-	if (r == NW_CAP_OK)
+	enum nw_cap_result r = NW_CAP_RUNNING;
+	int moved = 1;
+	/* A thread that sleeps and wakes all the time moves under the copy:
+	 * a few tries, then it is watched like a running one. */
+	for (int i = 0; i < NW_CAP_TRIES && r == NW_CAP_RUNNING && moved; i++)
+		r = nw_cap_look(t, tid, out, &moved);
+	if (r == NW_CAP_RUNNING)
+		out->why = "running";
+	else if (r == NW_CAP_OK)
 		nw_cap_unwind(t, out);
 	return r;
 }

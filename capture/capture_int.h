@@ -83,6 +83,13 @@ void nw_cap_unwind_free(struct nw_cap_target *t);
 /* Unwind from t->regs over t->mem into out->ip; sets out->n and TRUNCATED. */
 void nw_cap_unwind(struct nw_cap_target *t, struct nw_cap_stack *out);
 
+/* capture.c: one look at the syscall file. Blocked: the stack copied and
+ * the file read again; NW_CAP_OK if it still says the same (t->regs and
+ * t->mem hold the copy, to be unwound before the next look), else
+ * NW_CAP_RUNNING with *moved 1. NW_CAP_RUNNING with *moved 0: "running".
+ * NW_CAP_GONE, NW_CAP_DENIED, NW_CAP_FAILED with out->why. */
+enum nw_cap_result nw_cap_look(struct nw_cap_target *t, uint32_t tid, struct nw_cap_stack *out, int *moved);
+
 /* ptrace.c: stop a running thread of another process briefly, take its
  * registers and copy its stack, let it go. */
 enum nw_cap_result nw_cap_ptrace_regs(struct nw_cap_target *t, uint32_t tid, struct nw_cap_stack *out);

@@ -5,10 +5,12 @@
 #   memory.c   process_vm_readv reader, stack copy, page cache
 #   regs.c     pc and sp from /proc/PID/task/TID/syscall
 #   ptrace.c   a running thread of another process, stopped for the copy
+#   watch.c    threads that show "running": caught blocked, or told user code
+#              from the kernel by their CPU times before anyone interrupts them
 #   unwind.c   libunwind remote accessors
 #   symbols.c  function names from the ELF symbol tables of mapped files
-#   capture.c  one thread: which source, retries, figures
-CAPTURE_SRCS := $(addprefix capture/,memory.c regs.c ptrace.c unwind.c symbols.c capture.c)
+#   capture.c  one thread: one look at its syscall file, retries, figures
+CAPTURE_SRCS := $(addprefix capture/,memory.c regs.c ptrace.c unwind.c symbols.c capture.c watch.c)
 CAPTURE_OBJS := $(CAPTURE_SRCS:%.c=$(BUILD)/%.o)
 
 # Every libunwind call goes through one table (unw_table.h), filled one of

@@ -1,19 +1,21 @@
 /* ptrace: a thread of another process that runs user code has no system
- * call to read its registers from: PTRACE_SEIZE (stops nothing), a last
- * look at its syscall file (it may have blocked meanwhile: then it is not
- * stopped at all), PTRACE_INTERRUPT, wait for the stop, PTRACE_GETREGS,
- * copy the stack, PTRACE_DETACH. The unwinding happens after the thread
- * runs again, from the copy.
+ * call to read its registers from: PTRACE_SEIZE (stops nothing),
+ * PTRACE_INTERRUPT, wait for the stop, PTRACE_GETREGS, copy the stack,
+ * PTRACE_DETACH. The unwinding happens after the thread runs again, from
+ * the copy. Only threads nw_cap_watch found running user code alone, for
+ * more than NW_CAP_USER_MS of CPU time, come here, right after its last
+ * look at them.
  *
- * The window: a thread that enters a blocking call between the last look
- * and the interrupt is woken by it. Calls the kernel restarts by itself
+ * The window: a thread that enters a blocking call between that look and
+ * the interrupt is woken by it. Calls the kernel restarts by itself
  * (restart codes) do not notice. A call that would return EINTR (epoll_wait,
  * recv with a timeout, ...) is seen at the stop, on its way out, as
  * orig_rax >= 0 with rax = -EINTR: rax becomes -ERESTARTNOINTR, so the
  * kernel restarts it as if nothing happened (its timeout starts again);
  * not when a real signal is pending for it, which would have interrupted
  * it anyway. A transfer already partly done (a pipe write) returns short:
- * that cannot be undone; README says how often we measured it. */
+ * that cannot be undone. Every stop that finds the thread in a system call
+ * after all is counted (nw_cap_stats.in_call_at_stop). */
 #include "capture_int.h"
 
 #include <errno.h>
@@ -119,14 +121,10 @@ enum nw_cap_result nw_cap_ptrace_regs(struct nw_cap_target *t, uint32_t tid, str
 		out->why = errno == EPERM ? "ptrace not permitted" : "ptrace failed";
 		return errno == EPERM ? NW_CAP_DENIED : NW_CAP_FAILED;
 	}
-	/* Blocked meanwhile: its syscall file has its registers, no stop needed. */
-	char line[256];
-	struct nw_cap_regs r;
-	if (nw_cap_syscall_regs(t->pid, tid, &r, line, sizeof(line)) == NW_SYS_BLOCKED) {
-		ptrace(PTRACE_DETACH, (pid_t)tid, NULL, NULL);
-		out->why = "blocked";
-		return NW_CAP_RUNNING;
-	}
+	/* No last look at its syscall file here: a seized thread that is not
+	 * stopped cannot be detached (PTRACE_DETACH needs a ptrace-stop), so
+	 * one found blocked now would stay ours until we exit, and could not
+	 * be seized again. nw_cap_watch looked just before. */
 	uint64_t t0 = now_ns();
 	if (ptrace(PTRACE_INTERRUPT, (pid_t)tid, NULL, NULL) != 0) {
 		int gone = errno == ESRCH;
@@ -165,6 +163,8 @@ enum nw_cap_result nw_cap_ptrace_regs(struct nw_cap_target *t, uint32_t tid, str
 				nw_cap_stats.restarted++;
 			}
 		}
+		if ((long long)u.orig_rax >= 0 && !out->restarted)
+			nw_cap_stats.in_call_at_stop++;
 		set_regs(&t->regs, &u);
 		nw_cap_mem_copy_stack(&t->mem, u.rsp);
 	}

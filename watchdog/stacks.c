@@ -3,12 +3,15 @@
  * By default through the capture core (capture/capture.h), which changes
  * nothing a thread sees: a thread blocked in a call (a stuck thread almost
  * always is) is read from /proc/self/task/TID/syscall and process_vm_readv
- * without being signalled. Only a thread running user code gets the
- * capture signal, alone, and never one that blocks it (SigBlk): it cannot
- * be inside a blocking call at that moment, except in the window between
- * the look and the signal (README, "Thread stacks"). The watchdog's own
- * stack is unwound locally. NCCLWATCH_STACK_SIGNAL=1 brings back the old
- * way, a signal to every thread, with its effects (README).
+ * without being signalled. A thread that shows "running" there is watched
+ * by the core (it may be copying data inside a call: a signal would cut
+ * the call short) and read once it blocks; only one the core finds running
+ * user code alone gets the capture signal, alone, at that moment, and never
+ * one that blocks it (SigBlk); one running inside the kernel is left
+ * running without a stack, the dump's note says why (README, "Thread
+ * stacks"). The watchdog's own stack is unwound locally.
+ * NCCLWATCH_STACK_SIGNAL=1 brings back the old way, a signal to every
+ * thread, with its effects (README).
  *
  * The signal path: the watchdog thread sends a thread a real-time signal with
  * rt_tgsigqueueinfo; the value it carries names a reply slot and the
@@ -124,6 +127,10 @@ static struct {
 	int no_proc;               /* /proc/self/task could not be listed at the last capture */
 	struct reply *core;        /* per thread slot: stacks the core captured */
 	struct nw_cap_stack cs;    /* the core's answer for one thread */
+	uint32_t *watch_idx;       /* threads the core watches: index in thr */
+	uint32_t *watch_tid;
+	struct nw_cap_stack *watch_stk;
+	enum nw_cap_result *watch_rc;
 	const char *note;          /* what this capture could not do, NULL none */
 	char note_buf[160];
 	uint32_t last_note;        /* the last capture's note, strtab offset */
@@ -330,7 +337,15 @@ static int ensure_buffers(const struct nw_seg_stack_header *area)
 		if (d) st.unanswered = d;
 		void *e = grow(st.core, threads, sizeof(*st.core));
 		if (e) st.core = e;
-		if (!a || !b || !c || !d || !e) {
+		void *f = grow(st.watch_idx, threads, sizeof(*st.watch_idx));
+		if (f) st.watch_idx = f;
+		void *g = grow(st.watch_tid, threads, sizeof(*st.watch_tid));
+		if (g) st.watch_tid = g;
+		void *h = grow(st.watch_stk, threads, sizeof(*st.watch_stk));
+		if (h) st.watch_stk = h;
+		void *k = grow(st.watch_rc, threads, sizeof(*st.watch_rc));
+		if (k) st.watch_rc = k;
+		if (!a || !b || !c || !d || !e || !f || !g || !h || !k) {
 			st.threads = st.frames = 0;
 			return -1;
 		}
@@ -721,72 +736,106 @@ static int blocks_signal(uint32_t tid)
 	return capture_sig ? status_has_signal(tid, "\nSigBlk:") : 1;
 }
 
-/* Every thread but ourselves through the capture core, then those running
- * user code once more (the signal that reaches one of them wakes a thread
- * waiting on a signalfd for an instant: read first, signal after), each
- * sent the signal right away if it still runs: the window in which it
- * could enter a blocking call is the read of its SigBlk. Sets st.note when
- * something could not be done. Returns the signals sent. */
+/* One thread's answer from the capture core, into st.thr[i] / st.core[i];
+ * counts what could not be done. */
+struct core_tally {
+	uint32_t denied, failed, left_running, running_blocked, sent, next;
+	const char *why;            /* of a thread without a stack */
+	struct reply_table *t;
+	uint64_t gen;
+};
+
+static void core_answer(struct core_tally *y, uint32_t i, enum nw_cap_result rc,
+                        const struct nw_cap_stack *cs)
+{
+	struct cap_thread *c = &st.thr[i];
+	switch (rc) {
+	case NW_CAP_OK: {
+		struct reply *r = &st.core[i];
+		uint32_t k = cs->n < REPLY_FRAMES ? cs->n : REPLY_FRAMES;
+		memcpy(r->ip, cs->ip, k * sizeof(r->ip[0]));
+		r->n = k;
+		r->first = 0;
+		r->in_nccl = 0;
+		c->flags |= cs->flags;
+		c->core = 1;
+		break;
+	}
+	case NW_CAP_GONE:
+		c->gone = 1;
+		break;
+	case NW_CAP_RUNNING:
+		break;              /* watched: signalled by take_running, or not */
+	case NW_CAP_KERNEL:
+		c->flags |= NW_THR_NO_REPLY;
+		y->left_running++;
+		y->why = cs->why;
+		break;
+	case NW_CAP_DENIED:
+		c->flags |= NW_THR_NO_REPLY;
+		y->denied++;
+		y->why = cs->why;
+		break;
+	default:
+		c->flags |= NW_THR_NO_REPLY;
+		y->failed++;
+		y->why = cs->why;
+		break;
+	}
+}
+
+/* nw_cap_watch found watched thread k running user code: signal it now,
+ * unless it blocks our signal (its SigBlk, read just before: the window
+ * in which it could enter a blocking call). */
+static void take_running(void *arg, uint32_t k)
+{
+	struct core_tally *y = arg;
+	struct cap_thread *c = &st.thr[st.watch_idx[k]];
+	if (blocks_signal(c->tid) == 0) {
+		c->want_signal = 1;
+		y->sent += (uint32_t)signal_one(y->t, c, y->gen, &y->next);
+	} else {
+		c->flags |= NW_THR_NO_REPLY;
+		y->running_blocked++;
+	}
+}
+
+/* Every thread but ourselves through the capture core: the blocked ones
+ * read from /proc at once, the running ones watched together
+ * (nw_cap_watch) until each blocks (read), shows itself running user code
+ * alone (sent the signal that moment) or is left running. Sets st.note
+ * when something could not be done. Returns the signals sent. */
 static uint32_t core_threads(struct reply_table *t, uint32_t n, uint32_t self, uint64_t gen)
 {
-	uint32_t denied = 0, running_blocked = 0, failed = 0, sent = 0, next = 0;
-	const char *why = NULL;
-	for (int pass = 0; pass < 2; pass++)
-		for (uint32_t i = 0; i < n; i++) {
-			struct cap_thread *c = &st.thr[i];
-			if (c->tid == self || (pass == 1 && !c->want_signal))
-				continue;
-			c->want_signal = 0;
-			switch (nw_cap_thread(core, c->tid, 0, &st.cs)) {
-			case NW_CAP_OK: {
-				struct reply *r = &st.core[i];
-				uint32_t k = st.cs.n < REPLY_FRAMES ? st.cs.n : REPLY_FRAMES;
-				memcpy(r->ip, st.cs.ip, k * sizeof(r->ip[0]));
-				r->n = k;
-				r->first = 0;
-				r->in_nccl = 0;
-				c->flags |= st.cs.flags;
-				c->core = 1;
-				break;
-			}
-			case NW_CAP_GONE:
-				c->gone = 1;
-				break;
-			case NW_CAP_RUNNING:
-				if (pass == 0) {
-					c->want_signal = 1;
-				} else if (blocks_signal(c->tid) == 0) {
-					c->want_signal = 1;
-					sent += (uint32_t)signal_one(t, c, gen, &next);
-				} else {
-					c->flags |= NW_THR_NO_REPLY;
-					running_blocked++;
-				}
-				break;
-			case NW_CAP_DENIED:
-				c->flags |= NW_THR_NO_REPLY;
-				denied++;
-				why = st.cs.why;
-				break;
-			default:
-				c->flags |= NW_THR_NO_REPLY;
-				failed++;
-				why = st.cs.why;
-				break;
-			}
+	struct core_tally y = { .t = t, .gen = gen };
+	uint32_t nrun = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct cap_thread *c = &st.thr[i];
+		c->want_signal = 0;
+		if (c->tid == self)
+			continue;
+		enum nw_cap_result rc = nw_cap_thread(core, c->tid, &st.cs);
+		if (rc == NW_CAP_RUNNING) {
+			st.watch_idx[nrun] = i;
+			st.watch_tid[nrun++] = c->tid;
 		}
-	if (denied + failed && denied + failed + 1 >= n) {
-		NW_LOG_ONCE("thread stacks: %s (is /proc hidden?); no stacks", why ? why : "capture failed");
-		snprintf(st.note_buf, sizeof(st.note_buf), "no stacks: %s", why ? why : "capture failed");
+		core_answer(&y, i, rc, &st.cs);
+	}
+	nw_cap_watch(core, nrun, st.watch_tid, st.watch_stk, st.watch_rc, 0, take_running, &y);
+	for (uint32_t k = 0; k < nrun; k++)
+		core_answer(&y, st.watch_idx[k], st.watch_rc[k], &st.watch_stk[k]);
+	uint32_t bad = y.denied + y.failed, without = bad + y.left_running + y.running_blocked;
+	if (bad && bad + 1 >= n) {
+		NW_LOG_ONCE("thread stacks: %s (is /proc hidden?); no stacks", y.why ? y.why : "capture failed");
+		snprintf(st.note_buf, sizeof(st.note_buf), "no stacks: %s", y.why ? y.why : "capture failed");
 		st.note = st.note_buf;
-	} else if (denied + failed + running_blocked) {
-		snprintf(st.note_buf, sizeof(st.note_buf), "%u thread%s without a stack (%s)",
-		         denied + failed + running_blocked, denied + failed + running_blocked == 1 ? "" : "s",
-		         running_blocked && !(denied + failed) ? "running user code with the capture signal blocked"
-		                                               : why ? why : "capture failed");
+	} else if (without) {
+		snprintf(st.note_buf, sizeof(st.note_buf), "%u thread%s without a stack (%s)", without,
+		         without == 1 ? "" : "s",
+		         y.why ? y.why : "running user code with the capture signal blocked");
 		st.note = st.note_buf;
 	}
-	return sent;
+	return y.sent;
 }
 
 /* The range of this library (or program), where the NCCL wrappers are: a

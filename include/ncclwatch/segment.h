@@ -444,7 +444,8 @@ struct nw_seg_pycall {
 
 /* ---- thread.flags ---- */
 #define NW_THR_WATCHDOG   0x1u  /* the watchdog thread itself */
-#define NW_THR_NO_REPLY   0x2u  /* did not answer the capture signal in time (signal blocked?) */
+#define NW_THR_NO_REPLY   0x2u  /* no stack: did not answer the capture signal in time (signal
+                                 * blocked?), or left running by the capture (the note says why) */
 #define NW_THR_TRUNCATED  0x4u  /* more frames than frame_capacity */
 #define NW_THR_IN_NCCL    0x8u  /* inside a wrapped NCCL call at the capture */
 /* 1.4: where the capture took the thread's registers from (at most one). */

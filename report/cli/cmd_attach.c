@@ -295,10 +295,13 @@ static int run_attach(int argc, char **argv)
 			        (int)p.pid, p.comm);
 			problems = 1;
 		}
-		printf("attach: pid %d rank %s (%s): %u threads, %u stacks (%u stopped, longest %.3f ms), "
+		char left[64] = "";
+		if (res.left_running)
+			snprintf(left, sizeof(left), ", %u left running", res.left_running);
+		printf("attach: pid %d rank %s (%s): %u threads, %u stacks (%u stopped, longest %.3f ms%s), "
 		       "%.1f ms; python: %s -> %s\n",
 		       (int)p.pid, rank_text(p.global_rank, rbuf, sizeof(rbuf)), p.comm, res.threads, res.stacks,
-		       res.by_ptrace, res.stopped_max_ns / 1e6, res.capture_ns / 1e6, pynote, res.path);
+		       res.by_ptrace, res.stopped_max_ns / 1e6, left, res.capture_ns / 1e6, pynote, res.path);
 		if (p.uid != getuid())
 			foreign = 1;
 		written++;
@@ -311,10 +314,11 @@ static int run_attach(int argc, char **argv)
 	free(pids);
 	if (written)
 		printf("attach: %d process%s: %llu threads read without stopping them, %llu stopped (longest %.3f ms), "
-		       "%llu call%s woken in the window restarted\n",
+		       "%llu call%s woken in the window restarted, %llu left running (not interrupted)\n",
 		       written, written == 1 ? "" : "es", (unsigned long long)nw_cap_stats.by_syscall,
 		       (unsigned long long)nw_cap_stats.by_ptrace, nw_cap_stats.stopped_max_ns / 1e6,
-		       (unsigned long long)nw_cap_stats.restarted, nw_cap_stats.restarted == 1 ? "" : "s");
+		       (unsigned long long)nw_cap_stats.restarted, nw_cap_stats.restarted == 1 ? "" : "s",
+		       (unsigned long long)nw_cap_stats.left_running);
 	fflush(stdout);
 
 	if (dump)

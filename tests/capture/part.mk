@@ -1,6 +1,7 @@
 # tests/capture: the capture core changes nothing a program sees.
 #   capture-quiet  sits in every blocking call of issue 13's list and says
-#                  whether any returned early, short, or saw a signal
+#                  whether any returned early, short, or saw a signal; with
+#                  --live, transfers with a live peer (issue 25)
 CAPTURE_QUIET := $(BUILD)/tests/capture/capture-quiet
 TEST_BINS += $(CAPTURE_QUIET)
 

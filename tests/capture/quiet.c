@@ -3,7 +3,7 @@
  * noticed: a call returning early, an EINTR, a short transfer, a signal it
  * did not send itself, a crash.
  *
- * usage: capture-quiet STOPFILE [--nccl] [--no-small-stack] [--eight [--spin]] [--window]
+ * usage: capture-quiet STOPFILE [--nccl] [--no-small-stack] [--eight [--spin]] [--window] [--live]
  *   Starts one thread per call, prints "ready" once every thread is in its
  *   call (its /proc/self/task/TID/syscall no longer says "running"), then
  *   waits until STOPFILE exists (the test makes its captures meanwhile),
@@ -21,7 +21,14 @@
  *   spinner), no exec at the end. --window: 8 threads that run user code
  *   (20 us) between short calls (epoll_wait and nanosleep of 2 ms): a
  *   capture often catches one running, and sometimes just as it enters
- *   its call (the window).
+ *   its call (the window). --live: transfers with a live peer (issue 25):
+ *   8 MiB pipe writes and unix socket sends, each drained by a peer that
+ *   reads 32 KiB every 100 us, and 8 MiB recv(MSG_WAITALL) fed by a peer
+ *   that sends 16 KiB every 100 us, each in a loop, so a capture finds these
+ *   threads now blocked, now copying inside their call; a thread reading
+ *   64 MiB at a time from /dev/zero (inside the kernel, never blocked) and
+ *   the spinner. Every transfer must return all it was asked for; the
+ *   counts per kind and "short transfers: N" come at the end.
  *
  * Timed calls (nanosleep, clock_nanosleep, usleep, sleep, poll, select,
  * epoll_wait, sem_timedwait, recv with SO_RCVTIMEO) run in a loop of
@@ -530,10 +537,14 @@ static void make_comm(void)
 		problem("nccl", "cannot make a 1-rank communicator");
 }
 
+/* Until STOPFILE exists, or the test that started us is gone (killed at
+ * its time limit: then nobody would ever make the file, and the busy
+ * threads of --live and the spinner must not outlive it). */
+static pid_t parent;
 static void wait_stopfile(void)
 {
 	struct stat st;
-	while (stat(stopfile, &st) != 0) {
+	while (stat(stopfile, &st) != 0 && getppid() == parent) {
 		struct timespec ts = { 0, 20000000 };
 		nanosleep(&ts, NULL);
 	}
@@ -606,6 +617,216 @@ static int run_window(void)
 	return problems ? 1 : 0;
 }
 
+/* ---- --live: transfers with a live peer (see the usage) ---- */
+
+#define PIECE (16u << 10)        /* the feeder's sends */
+#define DRAIN (32u << 10)        /* the drainers' reads */
+#define PEER_PAUSE_NS 100000     /* between two of a peer's pieces */
+#define ZERO_READ (64u << 20)
+
+static int live_pipe[2], live_send[2], live_waitall[2];
+
+struct live_count {
+	const char *what;
+	atomic_int calls, shorts, eintr;
+};
+static struct live_count lc_pipe = { .what = "8 MiB pipe write" }, lc_send = { .what = "8 MiB send" },
+                         lc_waitall = { .what = "8 MiB recv(MSG_WAITALL)" },
+                         lc_piece = { .what = "16 KiB send (feeder)" },
+                         lc_drain = { .what = "32 KiB read/recv (drainers)" },
+                         lc_zero = { .what = "64 MiB read of /dev/zero" },
+                         lc_pause = { .what = "100 us nanosleep (peers)" };
+
+/* One call of `want` bytes returned r: count it, a problem unless whole. */
+static void live_check(struct live_count *c, ssize_t r, size_t want)
+{
+	int e = errno;
+	c->calls++;
+	calls++;
+	if (r == (ssize_t)want)
+		return;
+	if (r < 0 && e == EINTR)
+		c->eintr++;
+	else
+		c->shorts++;
+	if (c->shorts + c->eintr <= 5)
+		problem(c->what, "returned %zd of %zu, errno %s", r, want, r < 0 ? strerror(e) : "-");
+	else
+		atomic_fetch_add(&problems, 1);
+}
+
+static void peer_pause(void)
+{
+	struct timespec ts = { 0, PEER_PAUSE_NS };
+	uint64_t t0 = now_ns();
+	int r = nanosleep(&ts, NULL);
+	lc_pause.calls++;
+	if (r != 0 || now_ns() - t0 + 1000 < PEER_PAUSE_NS) {
+		lc_pause.eintr++;
+		problem(lc_pause.what, "returned %d errno %s", r, strerror(errno));
+	}
+}
+
+static void name_self(const char *name)
+{
+	pthread_setname_np(pthread_self(), name);
+}
+
+static void *t_live_pipe_write(void *a)
+{
+	(void)a;
+	name_self("q-pipe-write");
+	char *buf = calloc(1, BIG);
+	entered();
+	while (buf && !done)
+		live_check(&lc_pipe, write(live_pipe[1], buf, BIG), BIG);
+	close(live_pipe[1]);
+	free(buf);
+	return NULL;
+}
+
+static void *t_live_send(void *a)
+{
+	(void)a;
+	name_self("q-send");
+	char *buf = calloc(1, BIG);
+	entered();
+	while (buf && !done)
+		live_check(&lc_send, send(live_send[0], buf, BIG, MSG_NOSIGNAL), BIG);
+	shutdown(live_send[0], SHUT_WR);
+	free(buf);
+	return NULL;
+}
+
+/* Reads 32 KiB every 100 us from fd until its end; a short read is normal
+ * here, an error is not. */
+static void drain(int fd, int sock)
+{
+	char *buf = malloc(DRAIN);
+	for (;;) {
+		ssize_t r = sock ? recv(fd, buf, DRAIN, 0) : read(fd, buf, DRAIN);
+		int e = errno;
+		lc_drain.calls++;
+		if (r == 0)
+			break;
+		if (r < 0) {
+			if (e == EINTR)
+				lc_drain.eintr++;
+			problem(lc_drain.what, "returned %zd errno %s", r, strerror(e));
+			if (e != EINTR)
+				break;
+		}
+		peer_pause();
+	}
+	free(buf);
+}
+
+static void *t_live_pipe_drain(void *a)
+{
+	(void)a;
+	name_self("q-pipe-drain");
+	entered();
+	drain(live_pipe[0], 0);
+	return NULL;
+}
+
+static void *t_live_send_drain(void *a)
+{
+	(void)a;
+	name_self("q-send-drain");
+	entered();
+	drain(live_send[1], 1);
+	return NULL;
+}
+
+static void *t_live_waitall(void *a)
+{
+	(void)a;
+	name_self("q-waitall");
+	char *buf = malloc(BIG);
+	entered();
+	for (;;) {
+		ssize_t r = recv(live_waitall[0], buf, BIG, MSG_WAITALL);
+		int e = errno;
+		if (r == 0 && done)
+			break;
+		live_check(&lc_waitall, r, BIG);
+		if (r <= 0 && e != EINTR)
+			break;
+	}
+	free(buf);
+	return NULL;
+}
+
+/* Feeds the MSG_WAITALL receiver whole 8 MiB blocks, 16 KiB at a time. */
+static void *t_live_feed(void *a)
+{
+	(void)a;
+	name_self("q-feed");
+	char *buf = calloc(1, PIECE);
+	entered();
+	while (buf && !done)
+		for (size_t sent = 0; sent < BIG; sent += PIECE) {
+			live_check(&lc_piece, send(live_waitall[1], buf, PIECE, MSG_NOSIGNAL), PIECE);
+			peer_pause();
+		}
+	shutdown(live_waitall[1], SHUT_WR);
+	free(buf);
+	return NULL;
+}
+
+/* Inside the kernel all the time (a /dev/zero read never blocks), and
+ * such a read stops early when a signal or a ptrace interrupt is pending. */
+static void *t_live_zero(void *a)
+{
+	(void)a;
+	name_self("q-zero-read");
+	int fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	char *buf = malloc(ZERO_READ);
+	entered();
+	while (fd >= 0 && buf && !done)
+		live_check(&lc_zero, read(fd, buf, ZERO_READ), ZERO_READ);
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return NULL;
+}
+
+static int run_live(void)
+{
+	if (pipe2(live_pipe, O_CLOEXEC) || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, live_send) ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, live_waitall)) {
+		perror("setup");
+		return 2;
+	}
+	void *(*fn[])(void *) = { t_live_pipe_write, t_live_pipe_drain, t_live_send, t_live_send_drain,
+	                          t_live_waitall, t_live_feed, t_live_zero, t_spin };
+	enum { NL = sizeof(fn) / sizeof(fn[0]) };
+	pthread_t th[NL];
+	for (int i = 0; i < NL; i++)
+		pthread_create(&th[i], NULL, fn[i], NULL);
+	while (in_call < NL)
+		usleep(1000);
+	printf("ready pid=%d threads=%d\n", (int)getpid(), NL + 1);
+	fflush(stdout);
+	wait_stopfile();
+	done = 1;
+	for (int i = 0; i < NL; i++)
+		pthread_join(th[i], NULL);
+	struct live_count *all[] = { &lc_pipe, &lc_send, &lc_waitall, &lc_piece, &lc_drain, &lc_zero, &lc_pause };
+	int shorts = 0;
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		printf("live: %s: calls=%d short=%d eintr=%d\n", all[i]->what, (int)all[i]->calls,
+		       (int)all[i]->shorts, (int)all[i]->eintr);
+		if (all[i] != &lc_drain && all[i] != &lc_pause)
+			shorts += all[i]->shorts + all[i]->eintr;
+	}
+	printf("short transfers: %d\n", shorts);
+	msgctl(msq, IPC_RMID, NULL);
+	printf("calls=%d problems=%d\n", (int)calls, (int)problems);
+	return problems ? 1 : 0;
+}
+
 /* --eight: 8 timed calls in their loops (--spin: 7 and the spinner); no exec. */
 static int eight_spin;
 static int run_eight(void)
@@ -643,7 +864,8 @@ int main(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	stopfile = argv[1];
-	int small_stack = 1, eight = 0, window = 0;
+	parent = getppid();
+	int small_stack = 1, eight = 0, window = 0, live = 0;
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--eight"))
 			eight = 1;
@@ -651,6 +873,8 @@ int main(int argc, char **argv)
 			eight_spin = 1;
 		else if (!strcmp(argv[i], "--window"))
 			window = 1;
+		else if (!strcmp(argv[i], "--live"))
+			live = 1;
 		if (!strcmp(argv[i], "--nccl"))
 			make_comm();
 		else if (!strcmp(argv[i], "--no-small-stack"))
@@ -683,6 +907,8 @@ int main(int argc, char **argv)
 		return run_eight();
 	if (window)
 		return run_window();
+	if (live)
+		return run_live();
 	for (int i = 0; i < NFN; i++)
 		pthread_create(&th[i], NULL, fn[i], NULL);
 	pthread_attr_t attr;
@@ -707,11 +933,7 @@ int main(int argc, char **argv)
 	printf("ready pid=%d threads=%d\n", (int)getpid(), expect + 1);
 	fflush(stdout);
 
-	struct stat st;
-	while (stat(stopfile, &st) != 0) {
-		struct timespec ts = { 0, 20000000 };
-		nanosleep(&ts, NULL);
-	}
+	wait_stopfile();
 
 	/* End every call by its own means. */
 	done = 1;

@@ -1,9 +1,11 @@
 #!/bin/sh
 # Captures from outside change nothing: capture-quiet runs without the
 # preload while `ncclwatch attach PID` takes every thread's stack 20 times
-# (blocked threads read from /proc, the spinner stopped briefly with
-# ptrace; so is a thread caught between two calls of its loop). Every blocking call of issue 13's list returns what it would
-# have, no signal arrives, nothing is pending across its execve.
+# (blocked threads read from /proc, and so is a thread caught between two
+# calls of its loop once it blocks again; the spinner, once seen running
+# user code alone, stopped briefly with ptrace). Every blocking call of
+# issue 13's list returns what it would have, no signal arrives, nothing is
+# pending across its execve.
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/capture/capture-lib.sh"
 quiet_start

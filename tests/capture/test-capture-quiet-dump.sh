@@ -6,7 +6,8 @@
 # transfer), no signal reaches the threads that wait for signals, nothing
 # is left pending across the execve at the end, the thread with 6 KB of
 # stack left survives. The dumps hold every thread, the blocked ones read
-# from /proc (regs-syscall), only the spinner by signal.
+# from /proc (regs-syscall, a thread caught between two calls of its loop
+# once it blocks again), only the spinner by signal.
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/capture/capture-lib.sh"
 export NCCLWATCH_JOB=quiet
@@ -31,8 +32,8 @@ assert_no_grep '^problem' "$T/quiet.out"
 assert_grep '^calls=[0-9]+ problems=0$' "$T/quiet.out"
 assert_grep '^after-exec ok pending=0$' "$T/quiet.out"
 
-note "every dump: 20 threads, 19 with a stack read from /proc or (the spinner, and a"
-note "thread caught between two calls of its loop) by a signal to it alone"
+note "every dump: 20 threads, 19 with a stack read from /proc or (the spinner, once"
+note "seen running user code alone) by a signal to it alone"
 signalled=0
 for i in $(seq 20); do
 	s="$T/show.$i"

@@ -1,0 +1,208 @@
+/* watch: threads whose syscall file says "running". The kernel writes
+ * that for every thread on a CPU or waiting for one (TASK_RUNNING), in
+ * user code or inside the kernel alike: a thread copying 8 MiB into a pipe
+ * whose reader is slow is "running" each time it is woken to copy the next
+ * 64 KiB. Stopping it there (PTRACE_INTERRUPT) or signalling it makes the
+ * call return what it copied so far: a short write, send or
+ * recv(MSG_WAITALL). So none is interrupted at first sight. All of them
+ * are watched together, a round every millisecond, until each is decided,
+ * for at most NW_CAP_WATCH_MS:
+ * - its syscall file again: a thread that waits between its copies is
+ *   soon found blocked, and its stack is taken from there, as a blocked
+ *   thread's is (nothing stopped or signalled);
+ * - else its CPU times, utime and stime of /proc/PID/task/TID/stat, since
+ *   the start: the only place the kernel says, without stopping it,
+ *   whether a running thread runs user code. It charges each of its ticks
+ *   to the mode it finds the thread in. A thread whose system time grew
+ *   by 2 clock ticks (20 ms at USER_HZ 100) is left running (NW_CAP_KERNEL:
+ *   inside a call that never blocked, e.g. a long read of /dev/zero,
+ *   which a pending interrupt cuts short too, or in and out of calls); one
+ *   with more than NW_CAP_USER_MS of user time and no system time (or
+ *   twice that and one tick of system time: interrupts the kernel handles
+ *   on its CPU are charged to the thread running there) is interrupted
+ *   at once (ptrace, or the caller's `take`); one that got too little CPU
+ *   time to tell by the end (a starved thread, on a loaded machine or
+ *   under a CPU quota) is left running.
+ * The kernel only samples the mode at its ticks: a thread that spends a
+ * sliver of its time in system calls can pass for one running user code
+ * and be caught inside a call (README, "Thread stacks"). */
+#include "capture_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define STEP_NS 1000000ull
+
+static const char why_kernel[] = "running inside the kernel, never seen blocked: not interrupted";
+static const char why_mixed[] =
+	"running user code and system calls by turns, never seen blocked: not interrupted";
+static const char why_unsure[] =
+	"running, too little CPU time to tell user code from a system call: not interrupted";
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* utime and stime (clock ticks) from /proc/PID/task/TID/stat: 0, or -1
+ * with errno. The name (field 2) may hold spaces and parentheses: the
+ * fields are counted from the last ')'. */
+static int cpu_times(pid_t pid, uint32_t tid, uint64_t *utime, uint64_t *stime)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/task/%u/stat", (int)pid, tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n;
+	do
+		n = read(fd, buf, sizeof(buf) - 1);
+	while (n < 0 && errno == EINTR);
+	int err = errno;
+	close(fd);
+	if (n <= 0) {
+		errno = n == 0 ? ESRCH : err;
+		return -1;
+	}
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');
+	unsigned long long u, s;
+	/* state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime */
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &u, &s) != 2) {
+		errno = EPROTO;
+		return -1;
+	}
+	*utime = u;
+	*stime = s;
+	return 0;
+}
+
+struct watched {
+	uint64_t utime0, stime0;   /* at the start */
+	int watching;
+};
+
+/* Thread i is done: rc, and the figures. */
+static void settle(enum nw_cap_result *rc, struct watched *w, uint32_t *left, enum nw_cap_result r)
+{
+	*rc = r;
+	w->watching = 0;
+	(*left)--;
+	if (r == NW_CAP_KERNEL)
+		nw_cap_stats.left_running++;
+	else if (r == NW_CAP_RUNNING)
+		nw_cap_stats.running++;
+}
+
+static enum nw_cap_result failed_stat(struct nw_cap_stack *out)
+{
+	if (errno == ENOENT || errno == ESRCH) {
+		out->why = "thread exited";
+		return NW_CAP_GONE;
+	}
+	out->why = errno == EACCES || errno == EPERM ? "not permitted to read /proc/PID/task/TID/stat"
+	                                             : "cannot read /proc/PID/task/TID/stat";
+	return errno == EACCES || errno == EPERM ? NW_CAP_DENIED : NW_CAP_FAILED;
+}
+
+void nw_cap_watch(struct nw_cap_target *t, uint32_t n, const uint32_t *tid, struct nw_cap_stack *out,
+                  enum nw_cap_result *rc, int allow_ptrace, nw_cap_take_fn *take, void *arg)
+{
+	if (!n)
+		return;
+	uint64_t start = now_ns(), deadline = start + NW_CAP_WATCH_MS * 1000000ull;
+	long hz = sysconf(_SC_CLK_TCK);
+	if (hz <= 0)
+		hz = 100;
+	/* More than NW_CAP_USER_MS: 3 clock ticks of 10 ms. */
+	uint64_t user_ticks = (uint64_t)NW_CAP_USER_MS * (uint64_t)hz / 1000 + 1;
+	int may_ptrace = allow_ptrace && !t->self;
+	struct watched *w = calloc(n, sizeof(*w));
+	uint32_t left = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		nw_cap_stats.watched++;
+		out[i].why = NULL;
+		rc[i] = NW_CAP_RUNNING;
+		if (!w) {
+			out[i].why = "out of memory";
+			rc[i] = NW_CAP_FAILED;
+		} else if (cpu_times(t->pid, tid[i], &w[i].utime0, &w[i].stime0) != 0) {
+			rc[i] = failed_stat(&out[i]);
+		} else {
+			w[i].watching = 1;
+			left++;
+		}
+	}
+	while (left) {
+		struct timespec step = { 0, (long)STEP_NS };
+		nanosleep(&step, NULL);
+		for (uint32_t i = 0; i < n; i++) {
+			if (!w[i].watching)
+				continue;
+			int moved;
+			out[i].why = NULL;
+			enum nw_cap_result r = nw_cap_look(t, tid[i], &out[i], &moved);
+			if (r == NW_CAP_OK) {
+				nw_cap_stats.caught_blocked++;
+				nw_cap_unwind(t, &out[i]);
+				settle(&rc[i], &w[i], &left, r);
+				continue;
+			}
+			if (r != NW_CAP_RUNNING) {
+				settle(&rc[i], &w[i], &left, r);
+				continue;
+			}
+			if (moved)
+				continue;    /* it was blocked a moment ago: look again next round */
+			uint64_t u, s;
+			if (cpu_times(t->pid, tid[i], &u, &s) != 0) {
+				settle(&rc[i], &w[i], &left, failed_stat(&out[i]));
+				continue;
+			}
+			uint64_t du = u - w[i].utime0, ds = s - w[i].stime0;
+			if (ds >= 2) {
+				out[i].why = du >= 2 ? why_mixed : why_kernel;
+				settle(&rc[i], &w[i], &left, NW_CAP_KERNEL);
+				continue;
+			}
+			/* One tick of system time is let go with twice the user time:
+			 * interrupts and softirqs the kernel handles while a thread
+			 * runs user code are charged to it as system time. */
+			if (du < (ds ? 2 * user_ticks : user_ticks))
+				continue;
+			/* Running user code: interrupt it now. */
+			if (!may_ptrace) {
+				out[i].why = "running user code";
+				settle(&rc[i], &w[i], &left, NW_CAP_RUNNING);
+				if (take)
+					take(arg, i);
+				continue;
+			}
+			nw_cap_mem_reset(&t->mem);
+			r = nw_cap_ptrace_regs(t, tid[i], &out[i]);
+			if (r == NW_CAP_OK) {
+				out[i].flags |= NW_THR_REGS_PTRACE;
+				nw_cap_stats.by_ptrace++;
+				nw_cap_unwind(t, &out[i]);
+			}
+			settle(&rc[i], &w[i], &left, r);
+		}
+		if (left && now_ns() >= deadline)
+			for (uint32_t i = 0; i < n; i++)
+				if (w[i].watching) {
+					out[i].why = why_unsure;
+					settle(&rc[i], &w[i], &left, NW_CAP_KERNEL);
+				}
+	}
+	free(w);
+	uint64_t took = now_ns() - start;
+	if (took > nw_cap_stats.watch_max_ns)
+		nw_cap_stats.watch_max_ns = took;
+}
