@@ -87,8 +87,10 @@ static void capture_and_dump(uint64_t request_id, char *path, size_t len)
 {
 	last_dump_ns = nw_now_ns();
 	last_dump_realtime_ns = realtime_now_ns();
-	if (nw_seg.stacks)
+	if (nw_seg.stacks) {
 		nw_stacks_capture(nw_seg.stacks, request_id);
+		nw_seg.hdr->threads_dropped = nw_stacks_left_out();
+	}
 	if (nw_dump_write(cfg.dump_dir, path, len) != 0)
 		snprintf(path, len, "(no dump)");
 }
@@ -259,8 +261,10 @@ void nw_watchdog_exit(void)
 	}
 	/* Op stacks are raw addresses until a capture names them: name them
 	 * now if the segment outlives us. */
-	if (nw_segment_kept_why(&nw_seg) && nw_opstack_base && nw_seg.stacks)
+	if (nw_segment_kept_why(&nw_seg) && nw_opstack_base && nw_seg.stacks) {
 		nw_stacks_capture(nw_seg.stacks, 0);
+		nw_seg.hdr->threads_dropped = nw_stacks_left_out();
+	}
 	leaving = 1;
 	pthread_mutex_unlock(&progress_lock);
 }
