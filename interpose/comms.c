@@ -9,6 +9,8 @@
 #include "../watchdog/cuda_driver.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,11 +20,15 @@ static int nw_hash_oom;
 
 static pthread_mutex_t nw_comms_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct nw_comm *nw_comms_by_handle;   /* uthash head: live comms */
-/* Every entry ever made. Entries are never freed: a comm's segment slot is
- * never reused (post-mortem), a thread's lookup cache may still point to a
- * destroyed one, and a failed init's entry is kept with its slot. */
+/* Every entry ever made. Entries are never freed: a thread's lookup cache
+ * may still point to a destroyed one. */
 static struct nw_comm *nw_comms_all;
+/* Ended comms whose slot a new comm may take, the first ended first. */
+static struct nw_comm *nw_ended_head, *nw_ended_tail;
 atomic_uint nw_comm_generation = 1;          /* TLS caches start at 0: stale */
+
+/* Tries to claim a slot the watchdog holds (it holds one for a few stores). */
+#define NW_CLAIM_TRIES 100000
 
 int nw_comms_init(void)
 {
@@ -34,12 +40,64 @@ void nw_comms_reset_after_fork(void)
 	/* The parent's comms are unusable in the child; entries are left behind. */
 	nw_comms_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	nw_comms_by_handle = NULL;
+	nw_ended_head = nw_ended_tail = NULL;
 	atomic_fetch_add(&nw_comm_generation, 1);
 }
 
 static void bump_generation(void)
 {
 	atomic_fetch_add_explicit(&nw_comm_generation, 1, memory_order_release);
+}
+
+/* c ended: a later comm may take its slot (under nw_comms_lock). */
+static void queue_ended(struct nw_comm *c)
+{
+	if (c->ended)
+		return;
+	c->ended = 1;
+	c->ended_next = NULL;
+	if (nw_ended_tail)
+		nw_ended_tail->ended_next = c;
+	else
+		nw_ended_head = c;
+	nw_ended_tail = c;
+}
+
+/* The slot of the comm that ended first, claimed for its next generation
+ * (WRITING set): its index and *gen, or UINT32_MAX when no slot is free
+ * (under nw_comms_lock). */
+static uint32_t claim_ended(uint32_t *gen)
+{
+	struct nw_comm *c;
+	while ((c = nw_ended_head)) {
+		nw_ended_head = c->ended_next;
+		if (!nw_ended_head)
+			nw_ended_tail = NULL;
+		if (c->gen >= NW_COMM_GEN_MASK)
+			continue;                  /* its generations are spent: it keeps its last comm */
+		struct nw_seg_comm *sc = &nw_seg.comms[c->slot];
+		uint32_t want = (c->gen + 1) | NW_COMM_GEN_WRITING;
+		uint32_t w = atomic_load_explicit(&sc->gen, memory_order_relaxed);
+		if ((w & (NW_COMM_GEN_MASK | NW_COMM_GEN_WRITING)) != c->gen)
+			continue;                  /* not its slot's word (cannot happen): leave it alone */
+		for (int tries = 0; tries < NW_CLAIM_TRIES; tries++) {
+			if (w & NW_COMM_GEN_HOLDERS) {
+				sched_yield();
+				w = atomic_load_explicit(&sc->gen, memory_order_relaxed);
+				continue;
+			}
+			/* Acquire: the watchdog's last update of the old comm is done. */
+			if (atomic_compare_exchange_weak_explicit(&sc->gen, &w, want, memory_order_acquire,
+			                                          memory_order_relaxed)) {
+				*gen = c->gen + 1;
+				return c->slot;
+			}
+		}
+		c->ended = 0;                  /* held all along: back in the queue, for a later try */
+		queue_ended(c);
+		return UINT32_MAX;
+	}
+	return UINT32_MAX;
 }
 
 struct nw_comm *nw_comm_create(const struct nw_comm_spec *spec)
@@ -55,20 +113,31 @@ struct nw_comm *nw_comm_create(const struct nw_comm_spec *spec)
 		return NULL;
 	}
 	pthread_mutex_lock(&nw_comms_lock);
-	uint32_t slot = atomic_load_explicit(&h->comm_count, memory_order_relaxed);
-	if (slot >= nw_seg.comm_capacity) {
+	uint32_t slot = atomic_load_explicit(&h->comm_count, memory_order_relaxed), gen = 0;
+	int reused = slot >= nw_seg.comm_capacity;
+	if (reused && (slot = claim_ended(&gen)) == UINT32_MAX) {
 		pthread_mutex_unlock(&nw_comms_lock);
+		atomic_fetch_add_explicit(&h->comms_dropped, 1, memory_order_relaxed);
 		if (!(atomic_fetch_or(&h->flags, NW_SEG_F_COMMS_FULL) & NW_SEG_F_COMMS_FULL))
-			nw_log("comm table full (NCCLWATCH_COMMS=%u): later communicators are not recorded",
+			nw_log("comm table full: its %u slots all hold live communicators (NCCLWATCH_COMMS=%u); "
+			       "communicators made while it is full are not recorded", nw_seg.comm_capacity,
 			       nw_seg.comm_capacity);
 		free(c);
 		free(peers);
 		return NULL;
 	}
 	struct nw_seg_comm *sc = &nw_seg.comms[slot];
+	if (reused) {
+		/* Claimed (WRITING): nobody reads or holds it. Every field back to
+		 * zero but the gen word, so nothing of the old comm shows through. */
+		size_t g = offsetof(struct nw_seg_comm, gen), after = g + sizeof(sc->gen);
+		memset(sc, 0, g);
+		memset((char *)sc + after, 0, sizeof(*sc) - after);
+	}
 	c->all_next = nw_comms_all;
 	nw_comms_all = c;
 	c->slot = slot;
+	c->gen = gen;
 	c->seg = sc;
 	c->id = spec->id;
 	c->rank = spec->rank;
@@ -89,8 +158,13 @@ struct nw_comm *nw_comm_create(const struct nw_comm_spec *spec)
 	sc->init_enter_ns = nw_now_ns();
 	if (spec->name)
 		strncpy(sc->name, spec->name, sizeof(sc->name) - 1);
+	if (reused) {
+		atomic_store_explicit(&sc->gen, gen, memory_order_release);
+		atomic_fetch_add_explicit(&h->comm_reuses, 1, memory_order_relaxed);
+	}
 	atomic_store_explicit(&sc->state, NW_COMM_INIT_ENTERED, memory_order_release);
-	atomic_store_explicit(&h->comm_count, slot + 1, memory_order_release);
+	if (!reused)
+		atomic_store_explicit(&h->comm_count, slot + 1, memory_order_release);
 	pthread_mutex_unlock(&nw_comms_lock);
 	return c;
 }
@@ -145,6 +219,11 @@ void nw_comm_created(struct nw_comm *c, ncclComm_t handle, ncclResult_t r)
 		atomic_store_explicit(&sc->state, NW_COMM_INIT_ASYNC, memory_order_release);
 	} else {
 		atomic_store_explicit(&sc->state, NW_COMM_INIT_FAILED, memory_order_release);
+		if (!c->handle) {              /* nothing to destroy: it ended here */
+			pthread_mutex_lock(&nw_comms_lock);
+			queue_ended(c);
+			pthread_mutex_unlock(&nw_comms_lock);
+		}
 	}
 }
 
@@ -178,6 +257,7 @@ void nw_comm_ended(struct nw_comm *c, uint32_t state, int forget)
 		HASH_DEL(nw_comms_by_handle, c);
 		bump_generation();
 	}
+	queue_ended(c);
 	pthread_mutex_unlock(&nw_comms_lock);
 }
 
@@ -216,6 +296,7 @@ uint32_t nw_peer_assign(struct nw_comm *c, struct nw_peer_pos *pp, int32_t peer)
 		                                          memory_order_acq_rel, memory_order_relaxed)) {
 			struct nw_seg_peer *sp = &nw_seg.peers[n];
 			sp->comm_slot = c->slot;
+			sp->comm_gen = c->gen;
 			sp->peer = peer;
 			want = n + 1;
 			break;

@@ -1,9 +1,14 @@
 /* comms: the communicator table. Private side: a uthash table keyed by
  * ncclComm_t (written only at create/destroy, under a mutex) fronted by a
  * per-thread cache, so a steady-state lookup takes no lock; entries are
- * never freed (caches may point at them) and a destroyed comm keeps its
- * segment slot for the post-mortem. Shared side: the segment's comm table
- * and peer table (per (comm, peer) send/receive positions). */
+ * never freed (caches may point at them). Shared side: the segment's comm
+ * table and peer table (per (comm, peer) send/receive positions).
+ *
+ * A comm that ended (destroyed, aborted, or failed to initialize without a
+ * handle) keeps its segment slot, for the post-mortem, until a new comm
+ * finds every slot used: then the slot whose comm ended first is given to
+ * it, with the next generation (segment.h, struct nw_seg_comm). Only when
+ * every slot holds a live comm is a comm not recorded (comms_dropped). */
 #ifndef NCCLWATCH_INTERPOSE_COMMS_H
 #define NCCLWATCH_INTERPOSE_COMMS_H
 
@@ -30,6 +35,7 @@ struct nw_peer_pos {
 struct nw_comm {
 	ncclComm_t handle;             /* hash key; NULL until the create call returned one */
 	uint32_t slot;                 /* index in the segment's comm table */
+	uint32_t gen;                  /* the slot's generation for this comm (ops carry it) */
 	struct nw_seg_comm *seg;
 	uint64_t id;
 	int32_t rank;                  /* -1 until known (Split/Shrink: after creation) */
@@ -41,6 +47,8 @@ struct nw_comm {
 	atomic_ullong splits;          /* ncclCommSplit calls on this comm */
 	atomic_ullong shrinks;
 	struct nw_comm *all_next;      /* every entry ever made, never freed: see comms.c */
+	struct nw_comm *ended_next;    /* the queue of ended comms whose slot may be reused */
+	int ended;                     /* queued there once (its slot is not ours after that) */
 	_Atomic(struct nw_track *) deferred; /* end events waiting for ncclCommGetAsyncError */
 	UT_hash_handle hh;
 };
@@ -61,14 +69,17 @@ extern atomic_uint nw_comm_generation;
 int nw_comms_init(void);
 void nw_comms_reset_after_fork(void);
 
-/* A new comm slot in state INIT_ENTERED; NULL (and COMMS_FULL) if full. */
+/* A new comm slot in state INIT_ENTERED: a slot never used, else the slot
+ * of the comm that ended first; NULL (COMMS_FULL, comms_dropped) when
+ * every slot holds a live comm. */
 struct nw_comm *nw_comm_create(const struct nw_comm_spec *spec);
 /* The create call returned `r` and `handle` (may be NULL). */
 void nw_comm_created(struct nw_comm *c, ncclComm_t handle, ncclResult_t r);
 /* ncclCommGetAsyncError reported `async` for a comm whose init was in progress. */
 void nw_comm_async_result(struct nw_comm *c, ncclResult_t async);
 /* Life cycle: set the state and the end time; `forget` drops the handle
- * from the table (destroy/abort: the address may be reused). */
+ * from the table (destroy/abort: the address may be reused) and lets a
+ * later comm take the slot. */
 void nw_comm_ended(struct nw_comm *c, uint32_t state, int forget);
 
 struct nw_comm *nw_comm_lookup_slow(ncclComm_t handle, uint32_t gen);

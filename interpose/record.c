@@ -35,6 +35,7 @@ static uint64_t write_op(struct nw_comm *c, const struct nw_op_desc *d, uint64_t
 	atomic_store_explicit(&op->start_ns, 0, memory_order_relaxed);
 	atomic_store_explicit(&op->end_ns, 0, memory_order_relaxed);
 	op->comm_slot = c ? c->slot : UINT32_MAX;
+	op->comm_gen = c ? c->gen : 0;
 	op->kind = d ? d->kind : 0;
 	op->datatype = d ? d->datatype : 0;
 	op->group_depth = (uint8_t)(th->group_depth > 255 ? 255 : th->group_depth);

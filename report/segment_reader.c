@@ -200,11 +200,26 @@ static int check_record_size(const char *name, uint32_t size, uint32_t known, in
 	return fail(err, NW_READ_ERR_FORMAT, path, "%s is %u bytes, expected %u", name, size, known);
 }
 
+/* The 1.x level of a file: its minor in major 1; from major 2 on, every
+ * 1.x feature (4). */
+static unsigned v1_level(const struct nw_seg_header *h)
+{
+	return h->version_major >= 2 ? 4 : h->version_minor;
+}
+
+/* A minor newer than this reader knows of the file's major (1.5+, 2.1+):
+ * its larger records and header are read by the prefix we know. */
+static int is_newer_minor(const struct nw_seg_header *h)
+{
+	return h->version_major == NW_SEG_VERSION_MAJOR ? h->version_minor > NW_SEG_VERSION_MINOR
+	                                                : h->version_minor > NW_SEG_V1_MINOR;
+}
+
 /* Everything in the header that does not need the rest of the file. */
 static int validate_header(const struct nw_seg_header *h, uint64_t file_size, const char *path,
                            struct nw_read_error *err)
 {
-	int newer_minor = h->version_minor > NW_SEG_VERSION_MINOR;
+	int newer_minor = is_newer_minor(h);
 	int rc;
 
 	if (h->header_size < sizeof *h || (!newer_minor && h->header_size != sizeof *h) ||
@@ -329,10 +344,10 @@ static int identify(const struct nw_seg_header *h, size_t have, const char *path
 	}
 	if (h->version_major > NW_SEG_VERSION_MAJOR)
 		return fail(err, NW_READ_ERR_VERSION, path,
-		            "format %u.%u is newer than this ncclwatch (reads %d.x)", h->version_major,
+		            "format %u.%u is newer than this ncclwatch (reads 1.x and %d.x)", h->version_major,
 		            h->version_minor, NW_SEG_VERSION_MAJOR);
-	if (h->version_major < NW_SEG_VERSION_MAJOR)
-		return fail(err, NW_READ_ERR_VERSION, path, "format %u.%u is not supported (reads %d.x)",
+	if (h->version_major < 1)
+		return fail(err, NW_READ_ERR_VERSION, path, "format %u.%u is not supported (reads 1.x and %d.x)",
 		            h->version_major, h->version_minor, NW_SEG_VERSION_MAJOR);
 	if (have < sizeof *h)
 		return fail(err, NW_READ_ERR_FORMAT, path,
@@ -356,7 +371,7 @@ static int check_cost(const struct nw_seg_header *h, const struct stat *sb, unsi
 	const uint64_t tables = (uint64_t)h->comm_count * h->comm_record_size +
 	                        (uint64_t)h->peer_count * h->peer_record_size;
 	const uint64_t ring = (flags & NW_READ_SKIP_RING) ? 0 : records * h->op_record_size;
-	const uint64_t stack = h->version_minor ? h->stack_size : 0;
+	const uint64_t stack = v1_level(h) ? h->stack_size : 0;
 	const uint64_t memory = tables + ring + stack;
 	if (memory > NW_READ_MAX_BYTES)
 		return fail(err, NW_READ_ERR_FORMAT, path,
@@ -398,6 +413,82 @@ static int read_table(int fd, uint64_t offset, uint32_t count, uint32_t stride, 
 	for (uint32_t i = 0; rc == NW_READ_OK && i < count; i++)
 		memcpy((char *)out + i * known, raw + (size_t)i * stride, known);
 	free(raw);
+	return rc;
+}
+
+/* The comm table. 2.0: a slot is rewritten when a new comm takes it; its
+ * copy is kept only when its gen word read before it and read after it
+ * agree and neither says WRITING (docs/FORMAT.md, "Comm slot reuse"),
+ * after a few tries a slot still being rewritten reads as FREE (comms
+ * skip FREE slots). The kept gen is the generation alone. */
+#define NW_COMM_TRIES 5
+static uint32_t gen_word(const char *table, uint32_t i, uint32_t stride)
+{
+	uint32_t w;
+	memcpy(&w, table + (size_t)i * stride + offsetof(struct nw_seg_comm, gen), sizeof w);
+	return w & (NW_COMM_GEN_MASK | NW_COMM_GEN_WRITING);
+}
+
+static int read_comms(int fd, struct nw_segment *seg, struct nw_read_error *err)
+{
+	const struct nw_seg_header *h = &seg->header;
+	const uint32_t n = seg->comm_count, stride = h->comm_record_size;
+	int rc;
+	if (h->version_major < 2) {
+		if ((rc = read_table(fd, h->comm_offset, n, stride, sizeof *seg->comms, seg->comms, seg->path, err)))
+			return rc;
+		for (uint32_t i = 0; i < n; i++)
+			atomic_store_explicit(&seg->comms[i].gen, 0, memory_order_relaxed);   /* 1.x: reserved */
+		return NW_READ_OK;
+	}
+	if (n == 0)
+		return NW_READ_OK;
+	const int live = !(h->flags & NW_SEG_F_DUMP);   /* nothing rewrites a dump */
+	char *before = live ? malloc((size_t)n * stride) : NULL, *after = live ? malloc((size_t)n * stride) : NULL;
+	if (live && (!before || !after)) {
+		rc = fail_errno(err, seg->path, "", ENOMEM);
+		goto out;
+	}
+	uint8_t *unsure = calloc(n, 1);
+	if (!unsure) {
+		rc = fail_errno(err, seg->path, "", ENOMEM);
+		goto out;
+	}
+	for (int tries = 0; tries < NW_COMM_TRIES; tries++) {
+		if (live && (rc = read_at(fd, before, (size_t)n * stride, h->comm_offset, seg->path, err)))
+			goto out_unsure;
+		if ((rc = read_table(fd, h->comm_offset, n, stride, sizeof *seg->comms, seg->comms, seg->path, err)))
+			goto out_unsure;
+		atomic_thread_fence(memory_order_acquire);
+		if (live && (rc = read_at(fd, after, (size_t)n * stride, h->comm_offset, seg->path, err)))
+			goto out_unsure;
+		int again = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t w = atomic_load_explicit(&seg->comms[i].gen, memory_order_relaxed);
+			w &= NW_COMM_GEN_MASK | NW_COMM_GEN_WRITING;
+			unsure[i] = (w & NW_COMM_GEN_WRITING) ||
+			            (live && (gen_word(before, i, stride) != w || gen_word(after, i, stride) != w));
+			again |= unsure[i] && live;
+		}
+		if (!again)
+			break;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct nw_seg_comm *c = &seg->comms[i];
+		uint32_t w = atomic_load_explicit(&c->gen, memory_order_relaxed);
+		atomic_store_explicit(&c->gen, w & NW_COMM_GEN_MASK, memory_order_relaxed);
+		if (unsure[i]) {               /* being given to a new comm: neither the old nor the new */
+			memset(c, 0, sizeof *c);
+			atomic_store_explicit(&c->gen, w & NW_COMM_GEN_MASK, memory_order_relaxed);
+			atomic_store_explicit(&c->state, NW_COMM_FREE, memory_order_relaxed);
+		}
+	}
+	rc = NW_READ_OK;
+out_unsure:
+	free(unsure);
+out:
+	free(before);
+	free(after);
 	return rc;
 }
 
@@ -617,7 +708,7 @@ static int validate_stack_contents(const struct nw_segment *seg, struct nw_read_
 
 	/* The state is not CAPTURED yet: the extension by the version alone. */
 	const struct nw_seg_stack_ext *ext =
-		seg->header.version_minor >= 4 ? (const struct nw_seg_stack_ext *)(a + 1) : NULL;
+		v1_level(&seg->header) >= 4 ? (const struct nw_seg_stack_ext *)(a + 1) : NULL;
 	if (ext && (ext->native_note >= a->strtab_used || ext->python_note >= a->strtab_used))
 		return fail(err, NW_READ_ERR_FORMAT, path,
 		            "stack area: a note's string offset (%u, %u) is beyond strtab_used %u",
@@ -705,7 +796,7 @@ static int read_stacks(int fd, struct nw_segment *seg, unsigned flags, struct nw
 
 	seg->stack_state = NW_STACKS_NONE;
 	/* 1.0: the stack area had no defined format; nothing to interpret. */
-	if (h->stack_offset == 0 || size == 0 || h->version_minor == 0)
+	if (h->stack_offset == 0 || size == 0 || v1_level(h) == 0)
 		return NW_READ_OK;
 	if (size < sizeof(struct nw_seg_stack_header))
 		return fail(err, NW_READ_ERR_FORMAT, seg->path,
@@ -741,7 +832,7 @@ static int read_stacks(int fd, struct nw_segment *seg, unsigned flags, struct nw
 		seg->stack_state = NW_STACKS_UNINITIALIZED;
 		return NW_READ_OK;
 	}
-	if ((rc = validate_stack_layout(a, size, h->ring_capacity, h->version_minor, seg->path, err)))
+	if ((rc = validate_stack_layout(a, size, h->ring_capacity, (uint16_t)v1_level(h), seg->path, err)))
 		return rc;
 	if (seq1 != seq2 || seq1 % 2) {
 		seg->stack_state = NW_STACKS_BEING_WRITTEN;
@@ -752,7 +843,7 @@ static int read_stacks(int fd, struct nw_segment *seg, unsigned flags, struct nw
 		 * poll) before any capture: the area holds those names only. */
 		const struct nw_seg_stack_ext *ext = (const void *)(a + 1);
 		seg->stack_state = NW_STACKS_NEVER;
-		if (h->version_minor < 4 || ext->ext_size < sizeof *ext || !ext->pysite_count)
+		if (v1_level(h) < 4 || ext->ext_size < sizeof *ext || !ext->pysite_count)
 			return NW_READ_OK;
 		if ((rc = validate_stack_contents(seg, err)))
 			return rc;
@@ -768,7 +859,7 @@ static int read_stacks(int fd, struct nw_segment *seg, unsigned flags, struct nw
 
 const struct nw_seg_stack_ext *nw_stack_ext(const struct nw_segment *seg)
 {
-	if (!seg->stack_copy || seg->stack_state < NW_STACKS_NEVER || seg->header.version_minor < 4)
+	if (!seg->stack_copy || seg->stack_state < NW_STACKS_NEVER || v1_level(&seg->header) < 4)
 		return NULL;
 	return (const struct nw_seg_stack_ext *)((const struct nw_seg_stack_header *)seg->stack_copy + 1);
 }
@@ -1096,16 +1187,20 @@ int nw_segment_read_fd(int fd, const char *name, unsigned flags, struct nw_segme
 		goto fail;
 	/* A 1.0 file has no 1.1 fields: what its reserved tail holds is not
 	 * theirs, so they read as zero (the area starts at `tracking`). */
-	if (h->version_minor == 0)
+	if (v1_level(h) == 0)
 		memset((char *)h + offsetof(struct nw_seg_header, tracking), 0,
 		       sizeof *h - offsetof(struct nw_seg_header, tracking));
 	/* Nor has a 1.1 file the 1.2 fields: the writer's start unknown, no
 	 * exit status. */
-	if (h->version_minor < 2) {
+	if (v1_level(h) < 2) {
 		h->proc_start_ticks = 0;
 		h->exit_status = 0;
 		h->flags &= ~NW_SEG_F_EXIT_STATUS;
 	}
+	/* Nor has a 1.x file the 2.0 fields (its comm slots are never reused). */
+	if (h->version_major < 2)
+		memset((char *)h + offsetof(struct nw_seg_header, threads_dropped), 0,
+		       sizeof *h - offsetof(struct nw_seg_header, threads_dropped));
 
 	seg->file_size = (uint64_t)sb.st_size;
 	seg->path = strdup(name);
@@ -1117,8 +1212,7 @@ int nw_segment_read_fd(int fd, const char *name, unsigned flags, struct nw_segme
 		rc = fail_errno(err, name, "", ENOMEM);
 		goto fail;
 	}
-	if ((rc = read_table(fd, h->comm_offset, seg->comm_count, h->comm_record_size,
-	                     sizeof *seg->comms, seg->comms, name, err)) ||
+	if ((rc = read_comms(fd, seg, err)) ||
 	    (rc = validate_comms(seg, err)) ||
 	    (rc = read_table(fd, h->peer_offset, seg->peer_count, h->peer_record_size,
 	                     sizeof *seg->peers, seg->peers, name, err)))
@@ -1129,6 +1223,14 @@ int nw_segment_read_fd(int fd, const char *name, unsigned flags, struct nw_segme
 		rc = read_ring(fd, seg, flags, err); /* reads the stack area between its two copies */
 	if (rc)
 		goto fail;
+	/* A 1.x file's ops and peers have no generation: what their padding
+	 * holds is not one (its slots were never reused). */
+	if (h->version_major < 2) {
+		for (size_t i = 0; i < seg->op_count; i++)
+			seg->ops[i].comm_gen = 0;
+		for (uint32_t i = 0; i < seg->peer_count; i++)
+			seg->peers[i].comm_gen = 0;
+	}
 	return NW_READ_OK;
 fail:
 	nw_segment_free(seg);

@@ -4,13 +4,19 @@
  * access to the stack area's threads, frames, modules, strings and per-op
  * stacks; and lists the segment files under a directory.
  *
- * Versions: reads format 1.0, 1.1 and 1.2 (and, by their known prefix,
- * newer minors of major 1). In a 1.0 file the 1.1 header fields read as
- * zero and the stack area (opaque in 1.0) is not interpreted; in a 1.0 or
- * 1.1 file the 1.2 field (proc_start_ticks) reads as zero. 1.4's stack area
- * extension (notes, Python frames, per-op Python call sites) is validated
- * and returned by nw_stack_ext, nw_stack_pyframes, nw_pysite_lookup and
- * nw_pycall.
+ * Versions: reads format 2.0 and 1.0 to 1.4 (and, by their known prefix,
+ * newer minors of majors 1 and 2); refuses 3.x. In a 1.0 file the 1.1
+ * header fields read as zero and the stack area (opaque in 1.0) is not
+ * interpreted; in a 1.0 or 1.1 file the 1.2 field (proc_start_ticks) reads
+ * as zero; in a 1.x file the 2.0 header fields and every generation (comm
+ * gen, op and peer comm_gen) read as zero. 1.4's stack area extension
+ * (notes, Python frames, per-op Python call sites) is validated and
+ * returned by nw_stack_ext, nw_stack_pyframes, nw_pysite_lookup and
+ * nw_pycall. 2.0 reuses comm slots: comms[] is copied between two reads
+ * of every slot's gen word, a slot being given to a new comm reads FREE,
+ * and a kept gen is the generation alone; an op or peer entry is of
+ * comms[slot] only when its comm_gen equals that gen (else of an ended
+ * comm: see report/analysis/comm_instances.c).
  *
  * Library code, shared by the CLI, the analysis engine and the watchdog: it
  * never exits, never prints, and never maps the file (it uses pread, so a
@@ -74,7 +80,8 @@ struct nw_segment {
 	char *path;
 	uint64_t file_size;
 	struct nw_seg_header header;
-	uint32_t comm_count;              /* comms[0 .. comm_count-1]: published comm slots */
+	uint32_t comm_count;              /* comms[0 .. comm_count-1]: published comm slots (2.0: the
+	                                   * current comm of each; FREE while being given to a new one) */
 	struct nw_seg_comm *comms;
 	uint32_t peer_count;              /* peers[0 .. peer_count-1]: published peer slots */
 	struct nw_seg_peer *peers;

@@ -29,6 +29,7 @@ struct nw_op_ident {
 	uint16_t kind;                /* enum nw_op_kind */
 	uint16_t pad;
 	int32_t peer;                 /* SEND/RECV: the peer rank */
+	uint32_t comm_gen;            /* the comm slot's generation when the op was issued */
 };
 
 struct nw_track {

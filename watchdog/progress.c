@@ -4,23 +4,30 @@
 #include "cuda_driver.h"
 #include "track.h"
 #include "../interpose/ring.h"
+#include "../interpose/test_hooks.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <uthash.h>
 
 static struct nw_track *pending_head, *pending_tail;
 static uint64_t pending_count;
 
-/* (comm slot, peer) -> peer table slot, learnt from the segment. */
+/* (comm slot, its generation, peer) -> peer table slot, learnt from the
+ * segment: a reused comm slot's new comm has peer entries of its own. */
+struct peer_id {
+	uint32_t comm_slot, comm_gen;
+	int32_t peer;
+};
 struct peer_key {
-	uint64_t key;
+	struct peer_id key;
 	uint32_t slot;
 	UT_hash_handle hh;
 };
 static struct peer_key *peer_index;
 static uint32_t peer_indexed;
 
-static struct nw_seg_peer *find_peer(uint32_t comm_slot, int32_t peer)
+static struct nw_seg_peer *find_peer(uint32_t comm_slot, uint32_t comm_gen, int32_t peer)
 {
 	uint32_t n = atomic_load_explicit(&nw_seg.hdr->peer_count, memory_order_acquire);
 	for (; peer_indexed < n; peer_indexed++) {
@@ -30,11 +37,12 @@ static struct nw_seg_peer *find_peer(uint32_t comm_slot, int32_t peer)
 		struct peer_key *k = malloc(sizeof(*k));
 		if (!k)
 			break;
-		k->key = (uint64_t)sp->comm_slot << 32 | (uint32_t)sp->peer;
+		memset(&k->key, 0, sizeof(k->key));
+		k->key = (struct peer_id){ sp->comm_slot, sp->comm_gen, sp->peer };
 		k->slot = peer_indexed;
 		HASH_ADD(hh, peer_index, key, sizeof(k->key), k);
 	}
-	uint64_t key = (uint64_t)comm_slot << 32 | (uint32_t)peer;
+	struct peer_id key = { comm_slot, comm_gen, peer };
 	struct peer_key *k = NULL;
 	HASH_FIND(hh, peer_index, &key, sizeof(key), k);
 	return k ? &nw_seg.peers[k->slot] : NULL;
@@ -46,9 +54,30 @@ static void store_max(NW_ATOMIC(uint64_t) *field, uint64_t v)
 		atomic_store_explicit(field, v, memory_order_relaxed);
 }
 
-static struct nw_seg_comm *comm_at(uint32_t slot)
+/* Hold comm slot `slot` while it still holds generation `gen` (its comm
+ * has not ended and given the slot away): the slot, or NULL (the update
+ * is dropped). Release with comm_release. */
+static struct nw_seg_comm *comm_hold(uint32_t slot, uint32_t gen)
 {
-	return slot < nw_seg.comm_capacity ? &nw_seg.comms[slot] : NULL;
+	if (slot >= nw_seg.comm_capacity)
+		return NULL;
+	struct nw_seg_comm *sc = &nw_seg.comms[slot];
+	uint32_t w = atomic_load_explicit(&sc->gen, memory_order_relaxed);
+	for (;;) {
+		if ((w & (NW_COMM_GEN_MASK | NW_COMM_GEN_WRITING)) != gen ||
+		    (w & NW_COMM_GEN_HOLDERS) == NW_COMM_GEN_HOLDERS)
+			return NULL;
+		if (atomic_compare_exchange_weak_explicit(&sc->gen, &w, w + NW_COMM_GEN_HOLDER,
+		                                          memory_order_acquire, memory_order_relaxed)) {
+			NW_TEST_RING_DELAY();   /* test build: a new comm waits to take the slot meanwhile */
+			return sc;
+		}
+	}
+}
+
+static void comm_release(struct nw_seg_comm *sc)
+{
+	atomic_fetch_sub_explicit(&sc->gen, NW_COMM_GEN_HOLDER, memory_order_release);
 }
 
 enum transition { TO_STARTED, TO_COMPLETED, TO_FAILED };
@@ -92,28 +121,33 @@ static int advance_record(struct nw_seg_op *op, enum transition to, uint64_t now
 /* The comm's positions after op `id` moved. */
 static void advance_comm(const struct nw_op_ident *id, int moved, uint64_t now)
 {
-	struct nw_seg_comm *sc = comm_at(id->comm_slot);
-	if (!sc)
+	if (!moved)
 		return;
+	struct nw_seg_comm *sc = comm_hold(id->comm_slot, id->comm_gen);
+	if (!sc)
+		return;                         /* no comm, or it ended and its slot is another's */
 	int coll = NW_OP_IS_COLL(id->kind);
 	if (coll && (moved & MOVED_STARTED)) {
 		store_max(&sc->coll_started, id->seq);
 		atomic_store_explicit(&sc->coll_started_ns, now, memory_order_relaxed);
 	}
-	if (!(moved & MOVED_COMPLETED))
+	if (!(moved & MOVED_COMPLETED)) {
+		comm_release(sc);
 		return;
+	}
 	if (coll) {
 		store_max(&sc->coll_completed, id->seq);
 		atomic_store_explicit(&sc->coll_completed_ns, now, memory_order_relaxed);
 	} else if (NW_OP_IS_P2P(id->kind)) {
 		atomic_fetch_add_explicit(&sc->p2p_completed, 1, memory_order_relaxed);
 		atomic_store_explicit(&sc->p2p_completed_ns, now, memory_order_relaxed);
-		struct nw_seg_peer *sp = find_peer(id->comm_slot, id->peer);
+		struct nw_seg_peer *sp = find_peer(id->comm_slot, id->comm_gen, id->peer);
 		if (sp && id->seq) {
 			store_max(id->kind == NW_OP_SEND ? &sp->send_completed : &sp->recv_completed, id->seq);
 			atomic_store_explicit(&sp->last_ns, now, memory_order_relaxed);
 		}
 	}
+	comm_release(sc);
 }
 
 /* Apply a transition to every op the pair measures. */
@@ -148,7 +182,7 @@ static void apply(struct nw_track *t, enum transition to, uint64_t now, CUresult
 		if (!op)
 			continue;
 		struct nw_op_ident id = { .seq = op->seq, .comm_slot = op->comm_slot, .kind = op->kind,
-		                          .peer = op->root };
+		                          .peer = op->root, .comm_gen = op->comm_gen };
 		int moved = 0;
 		if (op->group_id == t->group_id && op->stream == (uint64_t)(uintptr_t)t->stream &&
 		    (NW_OP_IS_COLL(id.kind) || NW_OP_IS_P2P(id.kind)))

@@ -24,6 +24,8 @@ static uint64_t served;                 /* last local request id seen */
 static char shared_request[PATH_MAX];   /* <dump dir>/request, or "" */
 static struct timespec shared_seen;     /* mtime of the last remote request seen */
 static uint64_t shared_checked_ns;
+static struct nw_request remote_wait;   /* a remote request read, not answered yet */
+static int remote_waiting;
 
 static uint64_t realtime_ns(void)
 {
@@ -183,28 +185,31 @@ void nw_requests_leave(const char *jobdir)
 	rmdir(jobdir);
 }
 
-void nw_requests_raise(void)
+uint64_t nw_requests_raise(void)
 {
 	const struct nw_seg_header *h = nw_seg.hdr;
+	uint64_t id = 0;
 	if (control) {
 		control->pid = h->pid;
 		control->rank = h->global_rank;
 		control->realtime_ns = realtime_ns();
 		snprintf(control->host, sizeof(control->host), "%s", h->host);
-		served = atomic_fetch_add(&control->request, 1) + 1;
+		/* Requests raised before ours are answered by the dump we make now. */
+		id = served = atomic_fetch_add(&control->request, 1) + 1;
 	}
+	remote_waiting = 0;
 	if (!shared_request[0])
-		return;
+		return id;
 	char tmp[PATH_MAX + 128];
 	int n = snprintf(tmp, sizeof(tmp), "%s.%.64s.%lld.tmp", shared_request, h->host, (long long)h->pid);
 	if (n < 0 || n >= (int)sizeof(tmp))
-		return;
+		return id;
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!f) {
 		if (fd >= 0)
 			close(fd);
-		return;
+		return id;
 	}
 	fprintf(f, "%llu %s %lld %d\n", (unsigned long long)realtime_ns(), h->host, (long long)h->pid,
 	        h->global_rank);
@@ -214,6 +219,7 @@ void nw_requests_raise(void)
 		shared_seen = st.st_mtim;       /* our own request */
 	else
 		unlink(tmp);
+	return id;
 }
 
 static int remote_pending(uint64_t now, struct nw_request *r)
@@ -241,6 +247,7 @@ static int remote_pending(uint64_t now, struct nw_request *r)
 	if (pid == nw_seg.hdr->pid && !strcmp(host, nw_seg.hdr->host))
 		return 0;
 	r->id = 0;
+	r->realtime_ns = when;
 	r->pid = pid;
 	r->rank = rank;
 	snprintf(r->host, sizeof(r->host), "%s", host);
@@ -252,15 +259,28 @@ int nw_requests_pending(uint64_t now, struct nw_request *r)
 	if (control) {
 		uint64_t id = atomic_load_explicit(&control->request, memory_order_acquire);
 		if (id != served) {
-			served = id;
+			/* Read after the counter: the time of this raise or a later one. */
 			r->id = id;
+			r->realtime_ns = control->realtime_ns;
 			r->pid = control->pid;
 			r->rank = control->rank;
 			snprintf(r->host, sizeof(r->host), "%.63s", control->host);
 			return 1;
 		}
 	}
-	return remote_pending(now, r);
+	if (!remote_waiting)
+		remote_waiting = remote_pending(now, &remote_wait);
+	if (remote_waiting)
+		*r = remote_wait;
+	return remote_waiting;
+}
+
+void nw_requests_done(const struct nw_request *r)
+{
+	if (r->id)
+		served = r->id;               /* a newer one raised meanwhile stays pending */
+	else
+		remote_waiting = 0;
 }
 
 void nw_requests_reset(void)
@@ -270,6 +290,7 @@ void nw_requests_reset(void)
 		close(control_fd);             /* the parent's lock stays the parent's */
 	control_fd = -1;
 	served = 0;
+	remote_waiting = 0;
 	shared_request[0] = 0;
 	shared_checked_ns = 0;
 }

@@ -18,6 +18,7 @@
 
 struct nw_request {
 	uint64_t id;                  /* local counter value, or 0 for a remote request */
+	uint64_t realtime_ns;         /* when it was raised (the last raiser's time), 0 unknown */
 	int64_t pid;
 	int32_t rank;
 	char host[64];
@@ -34,11 +35,17 @@ int nw_requests_open(const char *jobdir, const char *shared_dir);
  * directory if it is empty (rmdir: never one that holds anything). */
 void nw_requests_leave(const char *jobdir);
 
-/* Ask every process of the job for a dump. */
-void nw_requests_raise(void);
+/* Ask every process of the job for a dump; the local request's id (this
+ * process's own request counts as served by the dump it makes), 0 none. */
+uint64_t nw_requests_raise(void);
 
-/* A request from another process not served yet? 1 and *r filled. */
+/* A request from another process not served yet? 1 and *r filled. The
+ * request stays pending (every later call returns it, or a newer one)
+ * until nw_requests_done(r): a request is never taken without an answer. */
 int nw_requests_pending(uint64_t now, struct nw_request *r);
+
+/* The request *r (from nw_requests_pending) is answered. */
+void nw_requests_done(const struct nw_request *r);
 
 /* Fork child: forget the parent's state. */
 void nw_requests_reset(void);

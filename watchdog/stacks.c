@@ -125,6 +125,7 @@ static struct {
 	struct nw_module_map modules;
 	struct reply self;         /* the watchdog's own stack */
 	int no_proc;               /* /proc/self/task could not be listed at the last capture */
+	uint32_t left_out;         /* threads the last capture had no slot for */
 	struct reply *core;        /* per thread slot: stacks the core captured */
 	struct nw_cap_stack cs;    /* the core's answer for one thread */
 	uint32_t *watch_idx;       /* threads the core watches: index in thr */
@@ -381,6 +382,7 @@ static uint32_t list_threads(uint32_t cap, uint32_t self)
 {
 	uint32_t pid = (uint32_t)getpid(), n = 1;
 	int main_seen = 0;
+	st.left_out = 0;
 	DIR *d = opendir("/proc/self/task");
 	st.no_proc = d == NULL;
 	if (d) {
@@ -394,6 +396,8 @@ static uint32_t list_threads(uint32_t cap, uint32_t self)
 				main_seen = !nw_main_thread_ended();   /* a zombie has no stack */
 			else if (n < cap)
 				st.thr[n++].tid = (uint32_t)tid;
+			else
+				st.left_out++;      /* the thread table is full (NCCLWATCH_STACK_THREADS) */
 		}
 		closedir(d);
 	}
@@ -919,6 +923,11 @@ int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
 	else
 		st.self.n = st.self.first = 0;
 	wait_replies(t, n, gen, sent);
+	if (st.left_out && !st.note) {
+		snprintf(st.note_buf, sizeof(st.note_buf), "%u thread%s left out: the thread table holds %u "
+		         "(NCCLWATCH_STACK_THREADS)", st.left_out, st.left_out == 1 ? "" : "s", area->thread_capacity);
+		st.note = st.note_buf;
+	}
 
 	int unloaded = nw_modules_refresh(&st.modules);
 	if (unloaded && core)
@@ -968,6 +977,11 @@ int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
 	write_area(area, kept, ipsyms, modules, request_id, note, 1);
 	st.last_note = note;
 	return (int)kept;
+}
+
+uint32_t nw_stacks_left_out(void)
+{
+	return st.left_out;
 }
 
 void nw_stacks_name_sites(struct nw_seg_stack_header *area, uint64_t ring_head)

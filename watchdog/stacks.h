@@ -50,6 +50,9 @@ int nw_stacks_setup(void);
  * threads written. Also refreshes the module table and the ip-symbol table
  * of op stacks. */
 int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id);
+
+/* Threads the last capture left out: its thread table had no slot left. */
+uint32_t nw_stacks_left_out(void);
 /* At each poll: the Python call sites of the ops recorded since the last
  * call (ring tickets below `ring_head`), named into the area when new
  * (pystack/), without a capture: a process that exits or is killed later

@@ -95,7 +95,7 @@ static void consider(struct nw_picture *p, const struct nw_finding *f, int per_c
 		for (uint32_t i = 0; i < p->count; i++) {
 			struct nw_finding *g = &p->f[i];
 			int same_class = (g->kind == NW_FIND_IN_CALL) == (f->kind == NW_FIND_IN_CALL);
-			if (g->comm_slot == f->comm_slot && same_class && g->kind != NW_FIND_IN_CALL) {
+			if (g->cls == f->cls && same_class && g->kind != NW_FIND_IN_CALL) {
 				if (f->ticket1 < g->ticket1)
 					*g = *f;
 				return;
@@ -107,10 +107,12 @@ static void consider(struct nw_picture *p, const struct nw_finding *f, int per_c
 }
 
 /* The class of an op's findings: its comm's collectives, or its comm's
- * sends/receives (bit 31). */
-static uint32_t class_of(const struct nw_seg_op *op)
+ * sends/receives (bit 31). The comm is its slot and that slot's
+ * generation (bits 32-55): the ops of an ended comm whose slot a new comm
+ * took are not the new comm's. */
+static uint64_t class_of(const struct nw_seg_op *op)
 {
-	return op->comm_slot | (NW_OP_IS_P2P(op->kind) ? 0x80000000u : 0);
+	return (uint64_t)op->comm_gen << 32 | op->comm_slot | (NW_OP_IS_P2P(op->kind) ? 0x80000000u : 0);
 }
 
 /* The oldest op not final of each class, whatever its age: the ops queued
@@ -118,7 +120,7 @@ static uint32_t class_of(const struct nw_seg_op *op)
  * measured from its enqueue would otherwise pass the timeout first, its
  * predecessor being measured from the poll that saw it start). */
 #define NW_OLDEST_MAX 64
-static struct { uint32_t cls; uint64_t ticket1; } oldest[NW_OLDEST_MAX];
+static struct { uint64_t cls; uint64_t ticket1; } oldest[NW_OLDEST_MAX];
 static uint32_t noldest;
 
 static void find_oldest(void)
@@ -130,7 +132,8 @@ static void find_oldest(void)
 			continue;
 		if (is_final(op, atomic_load_explicit(&op->state, memory_order_acquire)))
 			continue;
-		uint32_t cls = class_of(op), k = 0;
+		uint64_t cls = class_of(op);
+		uint32_t k = 0;
 		while (k < noldest && oldest[k].cls != cls)
 			k++;
 		if (k == noldest) {
@@ -148,7 +151,7 @@ static int behind_older(const struct nw_seg_op *op, uint64_t ticket1)
 {
 	if (!(NW_OP_IS_COLL(op->kind) || NW_OP_IS_P2P(op->kind)))
 		return 0;
-	uint32_t cls = class_of(op);
+	uint64_t cls = class_of(op);
 	for (uint32_t k = 0; k < noldest; k++)
 		if (oldest[k].cls == cls)
 			return oldest[k].ticket1 != ticket1;
@@ -186,13 +189,11 @@ int nw_stalls_evaluate(uint64_t now, uint64_t timeout_ns, struct nw_picture *p)
 		f.age_ns = now > since ? now - since : 0;
 		if (f.kind != NW_FIND_FAILED && f.kind != NW_FIND_ASYNC && f.age_ns < timeout_ns)
 			continue;
-		if (f.kind != NW_FIND_IN_CALL)
-			f.comm_slot = class_of(op);
+		f.cls = class_of(op);
 		consider(p, &f, f.kind != NW_FIND_IN_CALL);
 	}
 	watch_count = keep;
 	for (uint32_t i = 0; i < p->count; i++) {
-		p->f[i].comm_slot &= 0x7fffffffu;
 		p->f[i].new_ = 1;
 		for (uint32_t j = 0; j < previous.count; j++)
 			if (previous.f[j].ticket1 == p->f[i].ticket1 && previous.f[j].kind == p->f[i].kind)

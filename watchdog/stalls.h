@@ -28,6 +28,7 @@ struct nw_finding {
 	uint64_t ticket1;
 	uint32_t kind;           /* enum nw_finding_kind */
 	uint32_t comm_slot;
+	uint64_t cls;            /* its op's class: comm slot, generation, collective or p2p */
 	uint64_t age_ns;
 	int new_;                /* not in the previous picture */
 };

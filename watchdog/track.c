@@ -134,7 +134,7 @@ struct nw_track *nw_track_begin(uint64_t ticket1, uint64_t stream, struct nw_com
 		t->first_ticket1 = ticket1;
 		t->group_id = 0;
 		t->op = (struct nw_op_ident){ .seq = seq, .comm_slot = c ? c->slot : UINT32_MAX,
-		                              .kind = kind, .peer = peer };
+		                              .kind = kind, .peer = peer, .comm_gen = c ? c->gen : 0 };
 	}
 	return t;
 }

@@ -39,10 +39,13 @@ static struct config cfg;
 static pthread_mutex_t progress_lock = PTHREAD_MUTEX_INITIALIZER;
 static int started;
 static int leaving;                     /* the exit handler ran: the thread stops */
-/* Requests of several stuck peers arrive together: one dump answers all
- * that came within NW_DUMP_COALESCE_NS of the last one. */
+/* Requests of several stuck peers arrive together: a request raised
+ * before our last dump began is answered by it; a later one gets a dump of
+ * its own, no sooner than NW_DUMP_COALESCE_NS after the last (it waits,
+ * pending, meanwhile: never taken without an answer). */
 #define NW_DUMP_COALESCE_NS 1000000000ull
-static uint64_t last_dump_ns;
+static uint64_t last_dump_ns;           /* CLOCK_MONOTONIC when the last dump began, 0 none */
+static uint64_t last_dump_realtime_ns;  /* the same moment, CLOCK_REALTIME (requests carry it) */
 
 static double env_number(const char *name, double dflt, double lo, double hi)
 {
@@ -74,11 +77,22 @@ static void sleep_ms(uint32_t ms)
 		;
 }
 
+static uint64_t realtime_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* Capture the stacks and write a dump; the dump's path or "(no dump)". */
 static void capture_and_dump(uint64_t request_id, char *path, size_t len)
 {
-	if (nw_seg.stacks)
+	last_dump_ns = nw_now_ns();
+	last_dump_realtime_ns = realtime_now_ns();
+	if (nw_seg.stacks) {
 		nw_stacks_capture(nw_seg.stacks, request_id);
+		nw_seg.hdr->threads_dropped = nw_stacks_left_out();
+	}
 	if (nw_dump_write(cfg.dump_dir, path, len) != 0)
 		snprintf(path, len, "(no dump)");
 }
@@ -89,9 +103,10 @@ static void report(const struct nw_picture *p)
 	char path[PATH_MAX];
 	atomic_fetch_or(&h->flags, NW_SEG_F_STALL_SEEN);
 	atomic_store(&h->last_finding_ns, nw_now_ns());
-	nw_requests_raise();
+	uint64_t id = nw_requests_raise();
 	capture_and_dump(0, path, sizeof(path));
-	last_dump_ns = nw_now_ns();
+	if (id)   /* our own request, and those raised before it: answered */
+		atomic_store(&h->request_served, id);
 	for (uint32_t i = 0; i < p->count; i++) {
 		if (!p->f[i].new_)
 			continue;
@@ -106,8 +121,9 @@ static void serve(const struct nw_request *r)
 {
 	char path[PATH_MAX];
 	capture_and_dump(r->id, path, sizeof(path));
-	last_dump_ns = nw_now_ns();
-	atomic_store(&nw_seg.hdr->request_served, r->id);
+	nw_requests_done(r);
+	if (r->id)
+		atomic_store(&nw_seg.hdr->request_served, r->id);
 	nw_log("dump requested by rank=%d pid=%lld host=%s: rank=%d pid=%lld wrote %s",
 	       r->rank, (long long)r->pid, r->host, nw_seg.hdr->global_rank, (long long)nw_seg.hdr->pid, path);
 }
@@ -167,11 +183,17 @@ static void *run(void *arg)
 		}
 		if (stalled && !reported)
 			nw_verdict_tick(now, h->job, nw_seg.jobdir, cfg.dump_dir, (double)cfg.timeout_ns / 1e9, 0);
-		/* A dump of ours younger than NW_DUMP_COALESCE_NS answers a request. */
 		struct nw_request req;
-		if (nw_requests_pending(now, &req) && !reported
-		    && (last_dump_ns == 0 || now - last_dump_ns >= NW_DUMP_COALESCE_NS))
-			serve(&req);
+		if (!reported && nw_requests_pending(now, &req)) {
+			if (last_dump_realtime_ns && req.realtime_ns && req.realtime_ns < last_dump_realtime_ns) {
+				/* Raised before our last dump began: that dump answers it. */
+				nw_requests_done(&req);
+				if (req.id)
+					atomic_store(&h->request_served, req.id);
+			} else if (last_dump_ns == 0 || now - last_dump_ns >= NW_DUMP_COALESCE_NS) {
+				serve(&req);
+			}                   /* else: pending until the window is over */
+		}
 		pthread_mutex_unlock(&progress_lock);
 	}
 	return NULL;
@@ -255,8 +277,10 @@ void nw_watchdog_exit(void)
 	}
 	/* Op stacks are raw addresses until a capture names them: name them
 	 * now if the segment outlives us. */
-	if (nw_segment_kept_why(&nw_seg) && nw_opstack_base && nw_seg.stacks)
+	if (nw_segment_kept_why(&nw_seg) && nw_opstack_base && nw_seg.stacks) {
 		nw_stacks_capture(nw_seg.stacks, 0);
+		nw_seg.hdr->threads_dropped = nw_stacks_left_out();
+	}
 	leaving = 1;
 	pthread_mutex_unlock(&progress_lock);
 }
@@ -266,6 +290,7 @@ void nw_watchdog_reset_after_fork(void)
 	progress_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	started = 0;
 	leaving = 0;
+	last_dump_ns = last_dump_realtime_ns = 0;
 	nw_track_reset_after_fork();
 	nw_progress_reset();
 	nw_stalls_reset();

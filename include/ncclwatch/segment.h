@@ -1,4 +1,4 @@
-/* ncclwatch segment format, version 1 (minor 4).
+/* ncclwatch segment format, version 2 (minor 0).
  *
  * One segment per process: a file mapped MAP_SHARED by libncclwatch.so
  * (default /dev/shm/ncclwatch-$UID/<job>/<host>.<pid>.seg). The live file
@@ -10,7 +10,11 @@
  * at the offset the header gives, 64-byte aligned. Every field has a fixed
  * width; padding is explicit; new fields go at the end of a struct (within
  * its reserved tail) and bump NW_SEG_VERSION_MINOR; any other change bumps
- * NW_SEG_VERSION_MAJOR, which readers of an older major refuse.
+ * NW_SEG_VERSION_MAJOR, which readers of an older major refuse. 2.0 reuses
+ * the comm slots of ended communicators: an op or peer entry belongs to
+ * its slot only while their generations agree (docs/FORMAT.md, "Comm slot
+ * reuse"); a reader of major 1 would give an old op to the slot's new
+ * communicator, so it refuses the file. Readers of 2 read 1.x files.
  *
  * All integers are little-endian native (the endian field lets a reader
  * refuse a foreign byte order). Sequence numbers are 1-based; 0 means none.
@@ -31,8 +35,9 @@
 
 #define NW_SEG_MAGIC "NCCLWSEG"           /* 8 bytes, no terminator */
 #define NW_SEG_ENDIAN 0x01020304u
-#define NW_SEG_VERSION_MAJOR 1
-#define NW_SEG_VERSION_MINOR 4
+#define NW_SEG_VERSION_MAJOR 2
+#define NW_SEG_VERSION_MINOR 0
+#define NW_SEG_V1_MINOR 4                 /* the last minor of major 1 (readers of 2 read 1.0-1.4) */
 #define NW_SEG_ALIGN 64
 
 /* ---- header.flags ---- */
@@ -42,7 +47,8 @@
 #define NW_SEG_F_DUMP        0x8u  /* this file is a dump (a copy), not the live segment */
 #define NW_SEG_F_STALL_SEEN  0x10u /* the watchdog saw a stall in this process */
 #define NW_SEG_F_PEERS_FULL  0x20u /* the peer table overflowed: some per-peer positions are ring-only */
-#define NW_SEG_F_COMMS_FULL  0x40u /* the comm table overflowed: ops on untracked comms are not recorded */
+#define NW_SEG_F_COMMS_FULL  0x40u /* the comm table overflowed (2.0: every slot held a live comm):
+                                    * ops on untracked comms are not recorded (comms_dropped) */
 #define NW_SEG_F_EXIT_STATUS 0x80u /* 1.2: exit_status holds the status the process passed to exit() */
 #define NW_SEG_F_SNAPSHOT    0x100u /* 1.4: written by `ncclwatch attach` from outside a process that
                                      * ran without the preload: identity and environment from /proc,
@@ -95,7 +101,8 @@ struct nw_seg_header {
 	NW_ATOMIC(uint32_t) comm_count;   /* comm slots in use (published in order) */
 	NW_ATOMIC(uint32_t) peer_count;   /* peer slots in use (published in order) */
 	NW_ATOMIC(uint64_t) heartbeat_ns; /* last time the watchdog ran (0 before it starts) */
-	NW_ATOMIC(uint64_t) ops_dropped;  /* ops not recorded (comm table full, recording stopped) */
+	NW_ATOMIC(uint64_t) ops_dropped;  /* ops not recorded (comm table full, recording stopped,
+	                                   * a ring slot a newer ticket took) */
 
 	/* Environment fingerprint. */
 	int32_t  nccl_version;        /* ncclGetVersion() of the real library; 0 unknown */
@@ -124,7 +131,12 @@ struct nw_seg_header {
 	                               * Equal to /proc/<pid>/stat's: the same process (pid not reused) */
 	int32_t  exit_status;         /* the status given to exit(), valid with NW_SEG_F_EXIT_STATUS */
 
-	uint8_t  reserved[8192 - 3916];           /* zero; future fields take from here */
+	/* 2.0: what was lost, and comm slots reused. */
+	uint32_t threads_dropped;     /* watchdog: threads its last capture left out (thread table full) */
+	NW_ATOMIC(uint64_t) comms_dropped; /* communicators not recorded: every comm slot held a live one */
+	NW_ATOMIC(uint64_t) comm_reuses;   /* comm slots given to a new communicator after theirs ended */
+
+	uint8_t  reserved[8192 - 3936];           /* zero; future fields take from here */
 };
 
 /* ---- header.tracking: how op completion is known ---- */
@@ -161,7 +173,25 @@ enum nw_comm_origin {
 #define NW_BUSID_LEN 16
 
 /* A communicator: 512 bytes. Published by writing every field, then a
- * release store of `state` != FREE and of header.comm_count. */
+ * release store of `state` != FREE and of header.comm_count.
+ *
+ * 2.0: a slot whose communicator ended (destroyed, aborted, or failed to
+ * initialize without a handle) is given to a new one once every slot has
+ * been used, the one that ended first first. `gen` counts the comms the
+ * slot held before this one; every op and peer entry carries the
+ * generation of its comm (comm_gen) and belongs to this slot's comm only
+ * when they agree. The writer claims the slot with a CAS of `gen` from a
+ * word with no holders to NW_COMM_GEN_WRITING | (gen + 1), writes every
+ * other field, then stores gen + 1 with release; a reader re-reads `gen`
+ * after its copy and keeps the slot only if both reads agree and neither
+ * has WRITING. The watchdog, which moves positions of ops issued long
+ * before, holds the slot (a CAS adding NW_COMM_GEN_HOLDER to a word whose
+ * generation is its op's, no WRITING) around its stores: a slot is never
+ * claimed while held, and an update of a comm that is gone writes nothing. */
+#define NW_COMM_GEN_MASK    0x00ffffffu  /* bits 0-23: the generation */
+#define NW_COMM_GEN_HOLDER  (1u << 24)   /* bits 24-30: watchdog updaters holding the slot */
+#define NW_COMM_GEN_HOLDERS (0x7fu << 24)
+#define NW_COMM_GEN_WRITING (1u << 31)   /* being (re)written for the generation in bits 0-23 */
 struct nw_seg_comm {
 	uint64_t comm_id;             /* cross-rank identity (see origin) */
 	uint64_t parent_id;           /* comm_id of the parent for SPLIT/SHRINK, else 0 */
@@ -201,14 +231,16 @@ struct nw_seg_comm {
 	uint32_t pad1;
 	uint64_t splits;              /* ncclCommSplit calls made on this comm (derives child ids) */
 	uint64_t shrinks;             /* ncclCommShrink calls made on this comm */
+	NW_ATOMIC(uint32_t) gen;      /* 2.0: NW_COMM_GEN_* word: generation, holders, writing */
+	uint32_t pad2;                /* zero */
 
-	uint8_t  reserved[512 - 288]; /* zero; future fields */
+	uint8_t  reserved[512 - 296]; /* zero; future fields */
 };
 
 /* Per (comm, peer) positions of sends and receives: 64 bytes. Send #k from
  * A to B matches receive #k on B from A. */
 struct nw_seg_peer {
-	uint32_t comm_slot;           /* index into the comm table */
+	uint32_t comm_slot;           /* index into the comm table (and comm_gen) */
 	int32_t  peer;                /* peer rank in that comm */
 	NW_ATOMIC(uint64_t) send_enqueued;
 	NW_ATOMIC(uint64_t) send_completed;
@@ -216,7 +248,7 @@ struct nw_seg_peer {
 	NW_ATOMIC(uint64_t) recv_completed;
 	NW_ATOMIC(uint64_t) last_ns;  /* last change */
 	NW_ATOMIC(uint32_t) used;     /* 1 once published */
-	uint32_t pad0;
+	uint32_t comm_gen;            /* 2.0: generation of its comm slot (see struct nw_seg_comm) */
 	uint64_t reserved;
 };
 
@@ -324,7 +356,7 @@ struct nw_seg_op {
 	uint64_t enqueue_ns;          /* when the API was called */
 	NW_ATOMIC(uint64_t) start_ns; /* when STARTED was observed */
 	NW_ATOMIC(uint64_t) end_ns;   /* when COMPLETED/FAILED was observed, or the life-cycle call returned */
-	uint32_t comm_slot;           /* index into the comm table, UINT32_MAX if none */
+	uint32_t comm_slot;           /* index into the comm table, UINT32_MAX if none (and comm_gen) */
 	uint16_t kind;                /* enum nw_op_kind */
 	uint8_t  datatype;            /* ncclDataType_t */
 	uint8_t  group_depth;         /* nesting depth at the call, 0 outside groups */
@@ -337,7 +369,8 @@ struct nw_seg_op {
 	NW_ATOMIC(uint32_t) state;    /* enum nw_op_state */
 	NW_ATOMIC(int32_t) result;    /* ncclResult_t the call returned (or async error) */
 	NW_ATOMIC(int32_t) cuda_error;/* CUresult of a failed event, 0 none */
-	uint32_t pad0;                /* zero */
+	uint32_t comm_gen;            /* 2.0: generation of comm_slot when the op was issued: the op
+	                               * is of that slot's comm only while its gen agrees */
 };
 
 /* ---- The stack area (v1.1) ----

@@ -203,6 +203,21 @@ struct nw_stack_group {
 	int main;                      /* the processes' main thread */
 };
 
+/* ---- what a job's processes could not record (lost.c) ---- */
+
+#define NW_LOST_PIDS 4
+struct nw_lost {
+	uint64_t ops;                  /* ops not recorded (header.ops_dropped, summed) */
+	uint64_t comms;                /* communicators not recorded (2.0 header.comms_dropped) */
+	uint64_t threads;              /* threads the last stack captures left out (threads_dropped) */
+	uint32_t comms_full;           /* processes whose comm table was full of live comms */
+	uint32_t stopped;              /* processes whose recording stopped (an internal error) */
+	uint32_t nprocs;               /* processes that lost anything; 0: nothing lost */
+	struct nw_rankset ranks;       /* their global ranks */
+	uint32_t nunranked;            /* those of no known rank */
+	int64_t unranked_pid[NW_LOST_PIDS];   /* the first of their pids */
+};
+
 /* ---- a job ---- */
 
 struct nw_job {
@@ -223,6 +238,7 @@ struct nw_job {
 	                                * largest group first */
 	int native;                    /* Python threads' stacks are mixed (--native) */
 	int python;                    /* some stack group is of a Python thread */
+	struct nw_lost lost;           /* data its processes lost: never HEALTHY then (lost.c) */
 };
 
 /* A file that could not be used, and why. */

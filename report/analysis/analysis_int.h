@@ -102,6 +102,19 @@ struct nw_load {                      /* what load.c hands to model.c */
 	size_t nprocs;
 };
 
+/* comm_instances.c: one comm per comm instance of a segment (2.0 reuses
+ * the slots of ended comms; an op or peer entry of an older generation is
+ * of a comm rebuilt from its records), in creation order. */
+struct nw_comm_instances {
+	uint32_t ncomms;
+	struct nw_seg_comm *comms;     /* the table's comms and the rebuilt ones */
+	uint32_t *op_comm;             /* [seg->op_count]: each op's index in comms, UINT32_MAX none */
+	uint32_t npeers;
+	struct nw_seg_peer *peers;     /* comm_slot: an index in comms; entries of no known comm left out */
+};
+int nw_comm_instances(const struct nw_segment *seg, struct nw_comm_instances *out);   /* 0, -1 oom */
+void nw_comm_instances_free(struct nw_comm_instances *ci);
+
 int nw_load(const char *const *paths, size_t npaths, int max_threads, struct nw_analysis *a,
             struct nw_load *out, struct nw_read_error *err);
 void nw_proc_free(struct nw_proc *p);
@@ -319,6 +332,8 @@ void nw_rules_p2p_verdicts(struct nw_jctx *x);   /* after the graph: P2P_DEADLOC
 size_t nw_p2p_count_deviants(struct nw_jctx *x, uint32_t s, uint8_t *deviant);
 void nw_rules_stream(struct nw_jctx *x);         /* verdicts_coll.c: STREAM_BLOCKED */
 void nw_rules_idle(struct nw_jctx *x);           /* verdicts_coll.c: IDLE, HEALTHY */
+void nw_rules_lost(struct nw_jctx *x);           /* lost.c: data lost: evidence, no HEALTHY */
+int nw_job_lost(struct nw_job *job);             /* lost.c: job->lost (0, -1 oom) */
 /* After nw_rules_unexplained: a stall that blames only a communicator
  * whose earlier collective mismatched (a size mismatch shifts its streams
  * for good) becomes an evidence line of that MISMATCH (rootcause.c). */

@@ -175,13 +175,14 @@ static int keep_threads(struct nw_proc *p, const struct nw_segment *seg, struct 
 }
 
 /* The ops the rules need, oldest first: every op not final, and the last
- * NW_ANALYSIS_RECENT of each comm slot (plus those of no slot). */
-static int keep_ops(struct nw_proc *p, const struct nw_segment *seg)
+ * NW_ANALYSIS_RECENT of each comm (plus those of no comm); each op's
+ * comm_slot is its comm's index in p->comms (ci). */
+static int keep_ops(struct nw_proc *p, const struct nw_segment *seg, const struct nw_comm_instances *ci)
 {
 	size_t n = seg->op_count;
 	if (!n)
 		return 0;
-	uint32_t buckets = seg->comm_count + 1;
+	uint32_t buckets = ci->ncomms + 1;
 	uint32_t *count = calloc(buckets, sizeof *count);
 	uint8_t *keep = calloc(n, 1);
 	if (!count || !keep) {
@@ -192,7 +193,7 @@ static int keep_ops(struct nw_proc *p, const struct nw_segment *seg)
 	size_t kept = 0;
 	for (size_t i = n; i-- > 0;) {
 		const struct nw_seg_op *op = &seg->ops[i];
-		uint32_t b = op->comm_slot < seg->comm_count ? op->comm_slot : seg->comm_count;
+		uint32_t b = ci->op_comm[i] < ci->ncomms ? ci->op_comm[i] : ci->ncomms;
 		uint32_t st = op->state;
 		int open = st == NW_ST_ENQUEUED || st == NW_ST_STARTED || st == NW_ST_FAILED ||
 		           st == NW_ST_INIT_ENTERED;
@@ -205,8 +206,10 @@ static int keep_ops(struct nw_proc *p, const struct nw_segment *seg)
 	p->ops = malloc(kept * sizeof *p->ops);
 	if (p->ops) {
 		for (size_t i = 0; i < n; i++)
-			if (keep[i])
-				p->ops[p->nops++] = seg->ops[i];
+			if (keep[i]) {
+				p->ops[p->nops] = seg->ops[i];
+				p->ops[p->nops++].comm_slot = ci->op_comm[i];
+			}
 	}
 	free(count);
 	free(keep);
@@ -249,17 +252,23 @@ static struct nw_proc *make_proc(const struct nw_segment *seg, struct nw_intern 
 	if (p->snapshot)
 		p->is_dump = 1;                 /* nothing writes it after attach */
 	p->rank = seg->header.global_rank >= 0 ? seg->header.global_rank : -1;
-	p->ncomms = seg->comm_count;
-	p->comms = malloc((seg->comm_count ? seg->comm_count : 1) * sizeof *p->comms);
-	p->npeers = seg->peer_count;
-	p->peers = malloc((seg->peer_count ? seg->peer_count : 1) * sizeof *p->peers);
-	if (!p->path || !p->comms || !p->peers || keep_ops(p, seg) || keep_threads(p, seg, in, native) ||
-	    keep_sites(p, seg, in)) {
+	struct nw_comm_instances ci;
+	if (nw_comm_instances(seg, &ci)) {
 		nw_proc_free(p);
 		return NULL;
 	}
-	memcpy(p->comms, seg->comms, seg->comm_count * sizeof *p->comms);
-	memcpy(p->peers, seg->peers, seg->peer_count * sizeof *p->peers);
+	p->ncomms = ci.ncomms;
+	p->comms = ci.comms;
+	p->npeers = ci.npeers;
+	p->peers = ci.peers;
+	ci.comms = NULL;
+	ci.peers = NULL;
+	int failed = !p->path || keep_ops(p, seg, &ci);
+	nw_comm_instances_free(&ci);
+	if (failed || keep_threads(p, seg, in, native) || keep_sites(p, seg, in)) {
+		nw_proc_free(p);
+		return NULL;
+	}
 #ifdef NW_PYT_PYTHON
 	/* What the verdict from stacks judges of a Python thread (waitframes.c). */
 	if (nw_keep_wait_frames(p, seg, in)) {

@@ -158,6 +158,8 @@ static int build_job(struct nw_job *job, const struct nw_analysis_options *opt)
 	if (job->world_size <= 0)
 		job->world_size = -1;
 	ranks_from_world(job);
+	if (nw_job_lost(job))
+		return -1;
 	qsort(job->procs, job->nprocs, sizeof *job->procs, cmp_proc);
 	for (size_t i = 0; i < job->nprocs; i++)
 		job->procs[i]->job_index = (uint32_t)i;

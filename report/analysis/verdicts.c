@@ -226,6 +226,7 @@ int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern 
 	if (a->hook && a->hook->verdicts)
 		a->hook->verdicts(a->hook->arg, &x);
 	nw_rules_idle(&x);
+	nw_rules_lost(&x);
 	if (x.oom)
 		goto fail;
 

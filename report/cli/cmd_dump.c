@@ -3,11 +3,14 @@
  * watchdog that found a stall does (the job's control file), and waits
  * for their dumps. For jobs where nobody is stuck (an IDLE job compiling
  * or loading data) no watchdog asks by itself; `diagnose` then shows the
- * stacks the dumps hold. */
+ * stacks the dumps hold. A process has answered when its segment's
+ * request_served reaches the request raised; dead processes' kept
+ * segments are named, never waited for. */
 #include "commands.h"
 #include "trust.h"
 
 #include "ncclwatch/control.h"
+#include "../segment_reader.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,6 +19,7 @@
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -27,23 +31,28 @@ static void dump_help(FILE *out)
 	fprintf(out,
 	        "usage: ncclwatch dump [--job NAME] [--wait S] [DIR]\n"
 	        "\n"
-	        "Asks every ncclwatch process of each job under DIR (a job directory, or a\n"
-	        "directory of them; default $NCCLWATCH_DIR, else /dev/shm/ncclwatch-$UID)\n"
+	        "Asks every live ncclwatch process of each job under DIR (a job directory,\n"
+	        "or a directory of them; default $NCCLWATCH_DIR, else /dev/shm/ncclwatch-$UID)\n"
 	        "to capture all its threads' stacks and write a dump\n"
 	        "(<host>.<pid>.rank<R>.dump.seg in its dump directory), as the watchdog\n"
-	        "does when it finds a stall, then waits for the dumps of the job\n"
-	        "directory. Only processes of this host see the request (and the wait\n"
-	        "counts the dumps in the job directory only: with NCCLWATCH_DUMP_DIR\n"
-	        "elsewhere, look there). Then `ncclwatch diagnose` shows where every\n"
-	        "thread is.\n"
+	        "does when it finds a stall, then waits until each has answered (its\n"
+	        "segment notes the request it served). Only processes of this host see the\n"
+	        "request; a segment a dead process left (kept as evidence) is not asked and\n"
+	        "not waited for: it is named dead. Then `ncclwatch diagnose` shows where\n"
+	        "every thread is.\n"
 	        "\n"
 	        "  -j, --job NAME   only that job\n"
-	        "  -w, --wait S     seconds to wait for the dumps (default 5; 0: do not wait)\n"
+	        "  -w, --wait S     seconds to wait for the answers (default 5; 0: do not wait)\n"
 	        "  -h, --help       this text\n"
 	        "\n"
-	        "Output: one line per job, \"dump: job NAME: N of M processes answered\".\n"
-	        "Exit status: 0 every process answered, 1 some did not in time, 2 usage\n"
-	        "error or no job with a control file under DIR.\n");
+	        "Output: one line per job, \"dump: job NAME: N of M processes answered\",\n"
+	        "M the live processes asked, followed when there are any by\n"
+	        "\"; D dead processes not asked (pids P,...)\", \"; E exiting, not asked\"\n"
+	        "(their exit handler runs: their watchdog has stopped) and \"; O of other\n"
+	        "hosts, not asked (run dump there)\".\n"
+	        "Exit status: 0 every live process answered (none alive: nothing to wait\n"
+	        "for), 1 some did not in time, 2 usage error or no job with a control file\n"
+	        "under DIR.\n");
 }
 
 static uint64_t now_ns(clockid_t clock)
@@ -59,52 +68,115 @@ static int has_suffix(const char *s, const char *suffix)
 	return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-/* Live segments (the processes) in `jobdir`, and dumps written since
- * `since` (CLOCK_REALTIME ns). */
-static void count_files(const char *jobdir, uint64_t since, int *procs, int *dumps)
+/* The processes of a job directory a request reaches, and what became of
+ * the others. A process is asked when its segment (not a dump, not a
+ * snapshot) is of the job, of this host, and its writer runs and has not
+ * begun to exit; a kept segment of a process that is gone is dead. */
+#define SHOW_DEAD 8
+struct job_procs {
+	char (*live)[NAME_MAX + 1];           /* segment file names of the processes asked */
+	int nlive, cap;
+	int64_t dead_pid[SHOW_DEAD];
+	int ndead;
+	int nexiting;                         /* running their exit handler: the watchdog has stopped */
+	int nother;                           /* of another host: the request cannot reach them */
+};
+
+/* The header of segment `path`: 0, or -1 if it is not one we can read. */
+static int read_header(const char *path, struct nw_seg_header *h)
 {
-	*procs = *dumps = 0;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n;
+	do
+		n = pread(fd, h, sizeof *h, 0);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n != (ssize_t)sizeof *h || memcmp(h->magic, NW_SEG_MAGIC, sizeof h->magic) != 0 ||
+	    h->endian != NW_SEG_ENDIAN)
+		return -1;
+	h->host[sizeof h->host - 1] = 0;
+	h->job[sizeof h->job - 1] = 0;
+	return 0;
+}
+
+static void list_procs(const char *jobdir, const char *job, struct job_procs *jp)
+{
+	memset(jp, 0, sizeof *jp);
+	char myhost[NW_SEG_HOST_LEN] = "";
+	if (gethostname(myhost, sizeof myhost - 1) != 0)
+		myhost[0] = 0;
 	DIR *d = opendir(jobdir);
 	if (!d)
 		return;
 	struct dirent *e;
 	char path[PATH_MAX];
+	struct nw_seg_header h;
 	while ((e = readdir(d))) {
-		if (!has_suffix(e->d_name, ".seg"))
+		if (e->d_name[0] == '.' || !has_suffix(e->d_name, ".seg") || has_suffix(e->d_name, ".dump.seg") ||
+		    snprintf(path, sizeof path, "%s/%s", jobdir, e->d_name) >= (int)sizeof path ||
+		    read_header(path, &h) != 0)
 			continue;
-		if (!has_suffix(e->d_name, ".dump.seg")) {
-			(*procs)++;
+		if (h.flags & (NW_SEG_F_DUMP | NW_SEG_F_SNAPSHOT) || strcmp(h.job, job) != 0)
 			continue;
+		if (!myhost[0] || strcmp(h.host, myhost) != 0) {
+			jp->nother++;
+		} else if (nw_segment_writer_state(&h, path) == NW_WRITER_GONE) {
+			if (jp->ndead < SHOW_DEAD)
+				jp->dead_pid[jp->ndead] = h.pid;
+			jp->ndead++;
+		} else if (h.flags & NW_SEG_F_EXITED) {
+			jp->nexiting++;
+		} else {
+			if (jp->nlive == jp->cap) {
+				int cap = jp->cap ? 2 * jp->cap : 16;
+				void *m = realloc(jp->live, (size_t)cap * sizeof *jp->live);
+				if (!m)
+					break;      /* the ones listed so far are asked */
+				jp->live = m;
+				jp->cap = cap;
+			}
+			snprintf(jp->live[jp->nlive++], sizeof jp->live[0], "%s", e->d_name);
 		}
-		struct stat st;
-		if (snprintf(path, sizeof path, "%s/%s", jobdir, e->d_name) < (int)sizeof path && stat(path, &st) == 0 &&
-		    (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec >= since)
-			(*dumps)++;
 	}
 	closedir(d);
 }
 
-/* Raise one request in jobdir/control: 0, or -1 (not a usable control file). */
-static int raise_request(const char *jobdir)
+/* Processes of jp->live that served request `id` (or a later one). */
+static int count_answers(const char *jobdir, const struct job_procs *jp, uint64_t id)
+{
+	int n = 0;
+	char path[PATH_MAX];
+	struct nw_seg_header h;
+	for (int i = 0; i < jp->nlive; i++)
+		if (snprintf(path, sizeof path, "%s/%s", jobdir, jp->live[i]) < (int)sizeof path &&
+		    read_header(path, &h) == 0 && h.request_served >= id)
+			n++;
+	return n;
+}
+
+/* Raise one request in jobdir/control: its id, or 0 (not a usable control file). */
+static uint64_t raise_request(const char *jobdir)
 {
 	char path[PATH_MAX];
 	if (snprintf(path, sizeof path, "%s/control", jobdir) >= (int)sizeof path)
 		return -1;
 	int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
+		return 0;
 	struct stat st;
 	/* Another user's file could be truncated under the mapping (SIGBUS). */
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < NW_CONTROL_SIZE ||
 	    st.st_uid != getuid()) {
 		close(fd);
-		return -1;
+		return 0;
 	}
 	struct nw_control *c = mmap(NULL, NW_CONTROL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (c == MAP_FAILED)
-		return -1;
-	int rc = -1;
+		return 0;
+	uint64_t id = 0;
 	if (memcmp(c->magic, NW_CONTROL_MAGIC, sizeof NW_CONTROL_MAGIC) == 0) {
 		c->pid = getpid();
 		c->rank = -1;
@@ -112,11 +184,10 @@ static int raise_request(const char *jobdir)
 		if (gethostname(c->host, sizeof c->host) != 0)
 			c->host[0] = 0;
 		c->host[sizeof c->host - 1] = 0;
-		atomic_fetch_add(&c->request, 1);
-		rc = 0;
+		id = atomic_fetch_add(&c->request, 1) + 1;
 	}
 	munmap(c, NW_CONTROL_SIZE);
-	return rc;
+	return id;
 }
 
 struct job_list {
@@ -200,18 +271,25 @@ static int run_dump(int argc, char **argv)
 	if (jobs.n == 0)
 		return nw_usage_error("dump", "%s: no job%s%s with a control file (no running ncclwatch process?)", dir,
 		                      only ? " named " : "", only ? only : "");
-	uint64_t since = now_ns(CLOCK_REALTIME);
-	int raised[256] = { 0 };
-	for (int i = 0; i < jobs.n; i++)
-		raised[i] = raise_request(jobs.paths[i]) == 0;
-	/* Dumps arrive within a poll of each watchdog (NCCLWATCH_POLL_MS). */
+	/* Who is asked is decided before asking: a process that starts later
+	 * does not serve requests older than it. */
+	static struct job_procs procs[256];
+	uint64_t raised[256] = { 0 };
+	for (int i = 0; i < jobs.n; i++) {
+		const char *name = strrchr(jobs.paths[i], '/');
+		list_procs(jobs.paths[i], name ? name + 1 : jobs.paths[i], &procs[i]);
+		raised[i] = raise_request(jobs.paths[i]);
+	}
+	/* Each live process answers within a poll (NCCLWATCH_POLL_MS), or a
+	 * second after its last dump; it notes the request in its segment. */
 	uint64_t deadline = now_ns(CLOCK_MONOTONIC) + (uint64_t)(wait_s * 1e9);
 	int status = NW_EXIT_OK;
 	for (int i = 0; i < jobs.n; i++) {
-		int procs, dumps;
+		const struct job_procs *jp = &procs[i];
+		int answered;
 		for (;;) {
-			count_files(jobs.paths[i], since, &procs, &dumps);
-			if (!raised[i] || dumps >= procs || now_ns(CLOCK_MONOTONIC) >= deadline)
+			answered = raised[i] ? count_answers(jobs.paths[i], jp, raised[i]) : 0;
+			if (!raised[i] || answered >= jp->nlive || now_ns(CLOCK_MONOTONIC) >= deadline)
 				break;
 			usleep(50 * 1000);
 		}
@@ -220,13 +298,27 @@ static int run_dump(int argc, char **argv)
 		if (!raised[i]) {
 			printf("dump: job %s: %s/control is not a control file; nothing asked\n", name, jobs.paths[i]);
 			status = NW_EXIT_PROBLEM;
-		} else {
-			printf("dump: job %s: %d of %d process%s answered\n", name, dumps < procs ? dumps : procs, procs,
-			       procs == 1 ? "" : "es");
-			if (dumps < procs && wait_s > 0)
-				status = NW_EXIT_PROBLEM;
+			continue;
 		}
+		printf("dump: job %s: %d of %d process%s answered", name, answered, jp->nlive,
+		       jp->nlive == 1 ? "" : "es");
+		if (jp->ndead) {
+			printf("; %d dead process%s not asked (pid%s ", jp->ndead, jp->ndead == 1 ? "" : "es",
+			       jp->ndead == 1 ? "" : "s");
+			for (int k = 0; k < jp->ndead && k < SHOW_DEAD; k++)
+				printf("%s%lld", k ? "," : "", (long long)jp->dead_pid[k]);
+			printf("%s)", jp->ndead > SHOW_DEAD ? ",..." : "");
+		}
+		if (jp->nexiting)
+			printf("; %d exiting, not asked", jp->nexiting);
+		if (jp->nother)
+			printf("; %d of other hosts, not asked (run dump there)", jp->nother);
+		putchar('\n');
+		if (answered < jp->nlive && wait_s > 0)
+			status = NW_EXIT_PROBLEM;
 	}
+	for (int i = 0; i < jobs.n; i++)
+		free(procs[i].live);
 	return status;
 }
 

@@ -135,6 +135,13 @@ static void show_header(FILE *out, const struct nw_segment *seg)
 	put_field(out, "last_finding", rel_time(h->last_finding_ns, h->start_monotonic_ns, buf));
 	snprintf(buf, sizeof buf, "%" PRIu64, (uint64_t)h->ops_dropped);
 	put_field(out, "ops_dropped", buf);
+	/* 2.0 (zero in an older file). */
+	snprintf(buf, sizeof buf, "%" PRIu64, (uint64_t)h->comms_dropped);
+	put_field(out, "comms_dropped", buf);
+	snprintf(buf, sizeof buf, "%u", h->threads_dropped);
+	put_field(out, "threads_dropped", buf);
+	snprintf(buf, sizeof buf, "%" PRIu64, (uint64_t)h->comm_reuses);
+	put_field(out, "comm_reuses", buf);
 	if (h->flags & NW_SEG_F_STOPPED) {
 		snprintf(buf, sizeof buf, "yes: %s", h->error[0] ? h->error : "(no reason given)");
 		put_field(out, "stopped", buf);
@@ -155,13 +162,13 @@ static void show_comms(FILE *out, const struct nw_segment *seg)
 		        "  comm %u id=%016" PRIx64 " origin=%s rank=%d/%d state=%s device=%d"
 		        " init_result=%s coll_enqueued=%" PRIu64 " coll_started=%" PRIu64
 		        " coll_completed=%" PRIu64 " p2p_enqueued=%" PRIu64 " p2p_completed=%" PRIu64
-		        " async_error=%s parent=%016" PRIx64 " color=%d key=%d blocking=%u bus_id=",
+		        " async_error=%s parent=%016" PRIx64 " color=%d key=%d blocking=%u gen=%u bus_id=",
 		        i, c->comm_id, nw_comm_origin_name(c->origin, origin), c->rank, c->nranks,
 		        nw_comm_state_name(c->state, state), c->cuda_device,
 		        nw_nccl_result_name(c->init_result, init_res), (uint64_t)c->coll_enqueued,
 		        (uint64_t)c->coll_started, (uint64_t)c->coll_completed, (uint64_t)c->p2p_enqueued,
 		        (uint64_t)c->p2p_completed, nw_nccl_result_name(c->async_error, async),
-		        c->parent_id, c->split_color, c->split_key, c->blocking);
+		        c->parent_id, c->split_color, c->split_key, c->blocking, (unsigned)c->gen);
 		put_escaped(out, c->bus_id[0] ? c->bus_id : "-");
 		fputs(" name=", out);
 		put_escaped(out, c->name[0] ? c->name : "-");
@@ -176,7 +183,9 @@ static void show_peers(FILE *out, const struct nw_segment *seg)
 		const struct nw_seg_peer *p = &seg->peers[i];
 		const struct nw_seg_comm *c = nw_segment_comm_at(seg, p->comm_slot);
 		char id[24] = "?";
-		if (c)
+		if (c && c->gen != p->comm_gen)
+			snprintf(id, sizeof id, "-");   /* 2.0: its comm ended, another has the slot */
+		else if (c)
 			snprintf(id, sizeof id, "%016" PRIx64, c->comm_id);
 		fprintf(out,
 		        "  peer %u comm=%u id=%s peer=%d send_enqueued=%" PRIu64 " send_completed=%" PRIu64

@@ -2,7 +2,7 @@
  * is docs/json-schema.md (docs/diagnose.schema.json, JSON Schema 2020-12):
  *
  *   {"schema":"ncclwatch.diagnose","version":1,"worst":KIND,"files_read":N,
- *    "jobs":[{"name","process_count","world_size","missing_ranks","timeout_s",
+ *    "jobs":[{"name","process_count","world_size","missing_ranks","timeout_s","lost",
  *             "verdicts":[...],"env_diffs":[...],"stacks":[...],"processes":[...]}],
  *    "unreadable":[{"path","code","error"}]}
  *
@@ -102,6 +102,29 @@ static json_t *proc_json(const struct nw_proc *p, int *failed)
 	nw_json_set(o, "dump", json_boolean(p->is_dump), failed);
 	nw_json_set(o, "snapshot", json_boolean(p->snapshot), failed);
 	nw_json_set(o, "stacks_from_attach", json_boolean(p->snapshot || p->attached), failed);
+	/* What it could not record (lost.c). */
+	nw_json_set(o, "ops_dropped", nw_json_int((int64_t)p->hdr.ops_dropped), failed);
+	nw_json_set(o, "comms_dropped", nw_json_int((int64_t)p->hdr.comms_dropped), failed);
+	nw_json_set(o, "comm_table_full", json_boolean((p->hdr.flags & NW_SEG_F_COMMS_FULL) != 0), failed);
+	nw_json_set(o, "threads_dropped", nw_json_int(p->hdr.threads_dropped), failed);
+	nw_json_set(o, "recording_stopped",
+	            p->hdr.flags & NW_SEG_F_STOPPED ? nw_json_str(p->hdr.error) : json_null(), failed);
+	return o;
+}
+
+static json_t *lost_json(const struct nw_lost *l, int *failed)
+{
+	json_t *o = json_object(), *pids = json_array();
+	nw_json_set(o, "ops", nw_json_int((int64_t)l->ops), failed);
+	nw_json_set(o, "comms", nw_json_int((int64_t)l->comms), failed);
+	nw_json_set(o, "comm_tables_full", nw_json_int(l->comms_full), failed);
+	nw_json_set(o, "stack_threads", nw_json_int((int64_t)l->threads), failed);
+	nw_json_set(o, "recording_stopped", nw_json_int(l->stopped), failed);
+	nw_json_set(o, "process_count", nw_json_int(l->nprocs), failed);
+	nw_json_set(o, "ranks", rank_array(&l->ranks, failed), failed);
+	for (uint32_t i = 0; i < l->nunranked && i < NW_LOST_PIDS; i++)
+		nw_json_push(pids, nw_json_int(l->unranked_pid[i]), failed);
+	nw_json_set(o, "unranked_pids", pids, failed);
 	return o;
 }
 
@@ -113,6 +136,7 @@ static json_t *job_json(const struct nw_job *job, int *failed)
 	nw_json_set(o, "world_size", job->world_size > 0 ? nw_json_int(job->world_size) : json_null(), failed);
 	nw_json_set(o, "missing_ranks", rank_array(&job->missing, failed), failed);
 	nw_json_set(o, "timeout_s", json_real(job->timeout_s), failed);
+	nw_json_set(o, "lost", lost_json(&job->lost, failed), failed);
 
 	json_t *arr = json_array();
 	for (size_t i = 0; i < job->nverdicts; i++)

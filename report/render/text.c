@@ -3,7 +3,7 @@
  * hint), the environment differences, the merged stacks; after the jobs,
  * the files that could not be read.
  *
- *   job NAME: N processes read, world size W, ranks missing: 6-7, timeout 60s
+ *   job NAME: N processes read, world size W, ranks missing: 6-7, timeout 60s[, data lost: ...]
  *   MISSING_RANK: SUMMARY
  *     op: AllReduce #23 on comm 4f2ac2b9efdeda6d (8 ranks)   (or "  comm: ...")
  *     culprits: 5
@@ -91,6 +91,43 @@ static void put_verdict_name(FILE *out, int kind, unsigned flags)
 		fputs(name, out);
 }
 
+/* ", data lost: 8 ops, 2 comms, 1 stack thread, recording stopped (rank 3, pid
+ * 4242)": what the job's processes could not record, nothing if none. */
+static void put_lost(FILE *out, const struct nw_lost *l)
+{
+	if (!l->nprocs)
+		return;
+	const char *sep = " ";
+	fputs(", data lost:", out);
+	if (l->ops) {
+		fprintf(out, "%s%" PRIu64 " op%s", sep, l->ops, l->ops == 1 ? "" : "s");
+		sep = ", ";
+	}
+	if (l->comms) {
+		fprintf(out, "%s%" PRIu64 " comm%s", sep, l->comms, l->comms == 1 ? "" : "s");
+		sep = ", ";
+	} else if (l->comms_full) {
+		fprintf(out, "%scomms", sep);
+		sep = ", ";
+	}
+	if (l->threads) {
+		fprintf(out, "%s%" PRIu64 " stack thread%s", sep, l->threads, l->threads == 1 ? "" : "s");
+		sep = ", ";
+	}
+	if (l->stopped)
+		fprintf(out, "%srecording stopped", sep);
+	fputs(" (", out);
+	if (l->ranks.n) {
+		fputs(l->ranks.n == 1 ? "rank " : "ranks ", out);
+		put_ranks(out, &l->ranks);
+	}
+	for (uint32_t i = 0; i < l->nunranked && i < NW_LOST_PIDS; i++)
+		fprintf(out, "%spid %" PRId64, i || l->ranks.n ? ", " : "", l->unranked_pid[i]);
+	if (l->nunranked > NW_LOST_PIDS)
+		fprintf(out, " and %" PRIu32 " more", l->nunranked - NW_LOST_PIDS);
+	fputc(')', out);
+}
+
 static void put_job_header(FILE *out, const struct nw_job *job, unsigned flags)
 {
 	if (flags & NW_RENDER_COLOR)
@@ -108,6 +145,7 @@ static void put_job_header(FILE *out, const struct nw_job *job, unsigned flags)
 	else
 		fputs("none", out);
 	fprintf(out, ", timeout %gs", job->timeout_s);
+	put_lost(out, &job->lost);
 	if (flags & NW_RENDER_COLOR)
 		fputs(RESET, out);
 	fputc('\n', out);

@@ -2,8 +2,8 @@
 # `ncclwatch dump`: usage errors and a directory without jobs exit 2 with one
 # line; a hung job's processes all answer (the waiting ranks and the one
 # that skipped, which is not stuck), and their dumps carry the stacks
-# `diagnose` then shows; a job whose processes are gone answers nothing
-# (exit 1). The IDLE case, where only dump gives stacks, is
+# `diagnose` then shows; a job whose processes are gone has nobody to ask:
+# they are named dead (exit 0, no wait). The IDLE case, where only dump gives stacks, is
 # tests/field/test-field-compile.sh.
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/cli/cli-lib.sh"
@@ -36,6 +36,6 @@ assert_grep '^  rank 1 \(1\) thread "trainer":$' "$T/after"
 assert_grep '^    #1 idle_forever' "$T/after"
 trainer_kill
 
-note "the same job once its processes are gone: nobody answers"
-cli_ok 1 "$T/gone" dump --wait 0.5 "$NCCLWATCH_DIR/live"
-assert_grep '^dump: job live: 0 of 2 processes answered$' "$T/gone"
+note "the same job once its processes are gone: nobody to ask, named dead"
+cli_ok 0 "$T/gone" dump --wait 30 "$NCCLWATCH_DIR/live"
+assert_grep '^dump: job live: 0 of 0 processes answered; 2 dead processes not asked \(pids [0-9]+,[0-9]+\)$' "$T/gone"

@@ -79,9 +79,9 @@ case $done_ticks in
 [1-9]*) ;;
 *) fail "the producer wrote no start_ticks ('$done_ticks')" ;;
 esac
-assert_eq "$(header_field "$done_seg" format)" 1.4 "the producer's format"
+assert_eq "$(header_field "$done_seg" format)" 2.0 "the producer's format"
 
-# Offsets (docs/FORMAT.md): version_minor 14, pid 96, start_monotonic_ns
+# Offsets (docs/FORMAT.md): version_major 12, version_minor 14, pid 96, start_monotonic_ns
 # 120, proc_start_ticks 3904.
 P=$T/paths
 mkdir -p "$P/j"
@@ -110,6 +110,7 @@ assert_eq "$(header_field "$P/j/clock-live.seg" start_ticks)" - "start_ticks zer
 # its uptime can blur the comparison.
 cp "$done_seg" "$P/j/clock-reused.seg"
 poke "$P/j/clock-reused.seg" 96 '<q' $SLEEPER
+poke "$P/j/clock-reused.seg" 12 '<H' 1
 poke "$P/j/clock-reused.seg" 14 '<H' 1
 poke "$P/j/clock-reused.seg" 120 '<Q' 1
 poke "$P/j/clock-reused.seg" 3904 '<Q' "$(cut -d')' -f2 /proc/$SLEEPER/stat | cut -d' ' -f21)"
@@ -117,6 +118,7 @@ assert_eq "$(header_field "$P/j/clock-reused.seg" format)" 1.1 "version patch"
 assert_eq "$(header_field "$P/j/clock-reused.seg" start_ticks)" - "a 1.1 file's start_ticks"
 # Fallback, a 1.1 file whose writer runs: kept.
 cp "$live_seg" "$P/j/clock-live11.seg"
+poke "$P/j/clock-live11.seg" 12 '<H' 1
 poke "$P/j/clock-live11.seg" 14 '<H' 1
 poke "$P/j/clock-live11.seg" 3904 '<Q' $((live_ticks + 1))
 

@@ -7,7 +7,7 @@
 cli_ok 0 "$T/help" --help
 assert_grep '^usage: ncclwatch ' "$T/help"
 cli_ok 0 "$T/version" --version
-assert_grep '^ncclwatch [0-9]+\.[0-9]+\.[0-9]+ \(segment format 1\.[0-9]+\)$' "$T/version"
+assert_grep '^ncclwatch [0-9]+\.[0-9]+\.[0-9]+ \(segment format 2\.[0-9]+\)$' "$T/version"
 cmds=$(sed -nE 's/^  ([a-z]+) .*/\1/p' "$T/help")
 note "commands: $(echo $cmds)"
 for c in show gc run; do

@@ -21,8 +21,13 @@
  *                                 makes the file 1.3 with the 1.1 fields filled
  *     --stopped MSG               flags STOPPED with error MSG
  *     --comm-name STR             the name of comm slot 0 (any bytes)
- *     --newer-minor               one minor newer than this build, with a
+ *     --newer-minor               one minor newer than this build (2.1), with a
  *                                 larger header and records, 1.1 fields filled
+ *     --v2                        format 2.0 (comm slots may be reused; every 1.x
+ *                                 feature), 1.1 fields filled; without it mkseg
+ *                                 writes 1.x files
+ *     --comm-writing S            (with --v2) comm slot S is being given to a new
+ *                                 comm: its gen word is WRITING | 1
  *     --corrupt KIND              one defect, see the table below; the
  *                                 stack_area_* and random_stack_* ones
  *                                 imply --stacks
@@ -55,7 +60,7 @@ DEFECT(zero_magic, memset(h->magic, 0, sizeof h->magic))
 DEFECT(magic, memcpy(h->magic, "NCCLWSEX", 8))
 DEFECT(endian, h->endian = __builtin_bswap32(NW_SEG_ENDIAN))
 DEFECT(endian_bad, h->endian = 0xdeadbeef)
-DEFECT(major, h->version_major = 2)
+DEFECT(major, h->version_major = NW_SEG_VERSION_MAJOR + 1)
 DEFECT(major0, h->version_major = 0)
 DEFECT(header_size, h->header_size = 4096)
 DEFECT(header_size_big, h->header_size = 8192 + 64)
@@ -194,6 +199,7 @@ int main(int argc, char **argv)
 		{ "stacks", no_argument, NULL, 'k' },        { "no-opstacks", no_argument, NULL, 'K' },
 		{ "reserved-junk", no_argument, NULL, 'J' }, { "writing", required_argument, NULL, 'w' },
 		{ "held", required_argument, NULL, 'H' },   { "python", no_argument, NULL, 'y' },
+		{ "v2", no_argument, NULL, '2' },            { "comm-writing", required_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct segw_spec spec = { .comm_capacity = 4, .comms = 2, .peer_capacity = 8, .peers = 2,
@@ -203,6 +209,7 @@ int main(int argc, char **argv)
 	const char *stopped = NULL, *corrupt = NULL, *comm_name = NULL;
 	unsigned seed = 1;
 	int c, no_opstacks = 0, reserved_junk = 0;
+	long long comm_writing = -1;
 	while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		switch (c) {
 		case 'c': spec.comms = (uint32_t)number("--comms", optarg); break;
@@ -218,8 +225,10 @@ int main(int argc, char **argv)
 		case 'H': if (n_held < 64) held[n_held++] = number("--held", optarg); break;
 		case 'S': stopped = optarg; break;
 		case 'N': comm_name = optarg; break;
-		case 'm': spec.version_minor = NW_SEG_VERSION_MINOR + 1; spec.header_extra = 128;
-		          spec.record_extra = 64; spec.v11 = 1; break;
+		case 'm': spec.version_major = NW_SEG_VERSION_MAJOR; spec.version_minor = NW_SEG_VERSION_MINOR + 1;
+		          spec.header_extra = 128; spec.record_extra = 64; spec.v11 = 1; break;
+		case '2': spec.version_major = 2; spec.version_minor = 0; spec.v11 = 1; break;
+		case 'W': comm_writing = (long long)number("--comm-writing", optarg); break;
 		case 'v': spec.v11 = 1; break;
 		case 'k': spec.stacks = 1; break;
 		case 'y': spec.stacks = spec.python = 1; break;
@@ -242,11 +251,12 @@ int main(int argc, char **argv)
 	}
 	if (corrupt && strncmp(corrupt, "stack_area_py_", 14) == 0)
 		spec.python = 1;
-	if (spec.v11 && spec.version_minor < 1)
+	/* A 1.x file is of the minor its features need (2.x has them all). */
+	if (spec.v11 && spec.version_major < 2 && spec.version_minor < 1)
 		spec.version_minor = 1;
-	if (spec.python && spec.version_minor < 4)   /* the Python tables: a 1.4 file */
+	if (spec.python && spec.version_major < 2 && spec.version_minor < 4)   /* the Python tables: 1.4 */
 		spec.version_minor = 4;
-	if (n_held && spec.version_minor < 3) {   /* updaters in commit: a 1.3 file */
+	if (n_held && spec.version_major < 2 && spec.version_minor < 3) {   /* updaters in commit: 1.3 */
 		spec.v11 = 1;
 		spec.version_minor = 3;
 	}
@@ -283,13 +293,18 @@ int main(int argc, char **argv)
 		h->flags |= NW_SEG_F_STOPPED;
 		snprintf(h->error, sizeof h->error, "%s", stopped);
 	}
+	if (comm_writing >= 0 && (uint64_t)comm_writing < spec.comms) {
+		struct nw_seg_comm *cw = (struct nw_seg_comm *)(mem + h->comm_offset + comm_writing * h->comm_record_size);
+		cw->gen = NW_COMM_GEN_WRITING | 1;
+	}
 	if (comm_name && spec.comms) {
 		struct nw_seg_comm *c0 = (struct nw_seg_comm *)(mem + h->comm_offset);
 		snprintf(c0->name, sizeof c0->name, "%s", comm_name);
 	}
 	if (reserved_junk) {
-		size_t from = h->version_minor == 0 ? offsetof(struct nw_seg_header, tracking)
-		                                    : offsetof(struct nw_seg_header, reserved);
+		size_t from = h->version_major < 2 && h->version_minor == 0 ? offsetof(struct nw_seg_header, tracking)
+		            : h->version_major < 2 ? offsetof(struct nw_seg_header, threads_dropped)
+		                               : offsetof(struct nw_seg_header, reserved);
 		memset(mem + from, 0xa5, sizeof *h - from);
 	}
 	if (corrupt) {

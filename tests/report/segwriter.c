@@ -300,7 +300,8 @@ int segw_publish_op(void *mem, uint64_t t)
 			__atomic_store_n(&slot[k], ips[k], __ATOMIC_RELAXED);
 	}
 	/* 1.4: its Python call site, the same way. */
-	const struct nw_seg_stack_ext *e = a && h->version_minor >= 4 ? (const void *)(a + 1) : NULL;
+	const struct nw_seg_stack_ext *e = a && (h->version_major >= 2 || h->version_minor >= 4) ? (const void *)(a + 1)
+	                                                                                        : NULL;
 	if (e && a->magic == NW_STACK_MAGIC && e->pycall_depth == SEGW_PYCALL_DEPTH &&
 	    e->pycall_count == h->ring_capacity && e->pycall_offset) {
 		struct nw_seg_pycall c[SEGW_PYCALL_DEPTH], *slot =
@@ -332,7 +333,7 @@ void segw_build(void *mem, const struct segw_spec *s)
 
 	memcpy(h->magic, NW_SEG_MAGIC, sizeof h->magic);
 	h->endian = NW_SEG_ENDIAN;
-	h->version_major = NW_SEG_VERSION_MAJOR;
+	h->version_major = s->version_major ? s->version_major : 1;
 	h->version_minor = s->version_minor;
 	h->header_size = (uint32_t)l.header_size;
 	h->flags = NW_SEG_F_RECORDING;

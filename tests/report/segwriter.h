@@ -55,7 +55,8 @@ struct segw_spec {
 	uint32_t ring_capacity;       /* a power of two */
 	uint64_t records;             /* tickets 0..records-1 are written; the ring keeps the newest */
 	uint64_t stack_size;          /* 0: no stack area */
-	uint16_t version_minor;       /* > NW_SEG_VERSION_MINOR: a "newer minor" file */
+	uint16_t version_major;       /* 0: 1 (a 1.x file: comm slots never reused); 2: a 2.x file */
+	uint16_t version_minor;       /* of that major; beyond its last: a "newer minor" file */
 	uint32_t header_extra;        /* bytes added to the header (multiple of 64; newer minor) */
 	uint32_t record_extra;        /* bytes added to every record (multiple of 8; newer minor) */
 	int v11;                      /* fill the v1.1 header fields (version_minor is set apart) */

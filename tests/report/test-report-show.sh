@@ -74,7 +74,7 @@ assert_eq "$(grep -c '^  comm ' "$T/out6")" 2 "comm lines"
 # A newer minor (larger header and records) is read through its known prefix.
 "$NW_MKSEG" --newer-minor --records 6 "$T/minor.seg" || fail "mkseg"
 show_ok "$T/out5" "$T/minor.seg"
-assert_grep '^  format +1\.5$' "$T/out5"
+assert_grep '^  format +2\.1$' "$T/out5"
 assert_grep '^  tracking +events$' "$T/out5"
 assert_grep '^  comm 1 id=abcdef0000000002 origin=Split ' "$T/out5"
 assert_grep '^  peer 1 comm=1 id=abcdef0000000002 peer=3 ' "$T/out5"
@@ -89,6 +89,33 @@ assert_grep '^  start_ticks +-$' "$T/out7"
 assert_grep '^  tracking +none$' "$T/out7"
 assert_grep '^  counters +events_created=0 event_records=0 ops_tracked=0 findings=0 dumps=0 request_served=0$' "$T/out7"
 assert_grep '^stacks none$' "$T/out7"
+assert_grep '^  comms_dropped +0$' "$T/out7"
+
+# A 1.1 file whose reserved tail is not zero: the 2.0 fields read as zero,
+# and its comms and ops have no generation.
+"$NW_MKSEG" --v11 --reserved-junk "$T/junk11.seg" || fail "mkseg"
+show_ok "$T/out7b" "$T/junk11.seg"
+assert_grep '^  format +1\.1$' "$T/out7b"
+assert_grep '^  comms_dropped +0$' "$T/out7b"
+assert_grep '^  threads_dropped +0$' "$T/out7b"
+assert_grep '^  comm_reuses +0$' "$T/out7b"
+assert_eq "$(grep -c '^  comm [0-9] .* gen=0 ' "$T/out7b")" 2 "comms of generation 0"
+
+# A 2.0 file.
+"$NW_MKSEG" --v2 --records 4 "$T/v2.seg" || fail "mkseg"
+show_ok "$T/out7c" "$T/v2.seg"
+assert_grep '^  format +2\.0$' "$T/out7c"
+assert_grep '^  peer 1 comm=1 id=abcdef0000000002 peer=3 ' "$T/out7c"
+assert_grep '^  op 3 t=\+0\.004000 tid=5000 AllReduce comm=abcdef0000000002 rank=1/4 seq=4 count=1003 ' "$T/out7c"
+# A slot being given to a new comm (gen WRITING) is neither comm: it reads
+# FREE, all zero but its generation; its old comm's ops keep their comm id,
+# and its peer entry names no comm.
+"$NW_MKSEG" --v2 --records 4 --comm-writing 1 "$T/v2w.seg" || fail "mkseg"
+show_ok "$T/out7d" "$T/v2w.seg"
+assert_grep '^  comm 1 id=0000000000000000 origin=[^ ]+ rank=0/0 state=FREE .* gen=1 ' "$T/out7d"
+assert_grep '^  comm 0 id=abcdef0000000001 .* state=INIT_DONE .* gen=0 ' "$T/out7d"
+assert_grep '^  peer 1 comm=1 id=- peer=3 ' "$T/out7d"
+assert_grep '^  op 3 t=\+0\.004000 tid=5000 AllReduce comm=abcdef0000000002 rank=1/4 seq=4 ' "$T/out7d"
 
 # A 1.1 file: the watchdog's header fields.
 "$NW_MKSEG" --v11 --records 2 "$T/v11.seg" || fail "mkseg"

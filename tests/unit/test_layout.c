@@ -7,12 +7,16 @@
  * NW_SEG_VERSION_MINOR bumped) updates this file in the same commit; see
  * docs/FORMAT.md, "Changing the format".
  *
- * struct nw_seg_op ends with explicit padding (pad0) to its 128 bytes.
+ * struct nw_seg_op ended with explicit padding (pad0) to its 128 bytes
+ * until 2.0 made it comm_gen.
  * Format 1.1 added the watchdog's header fields (from the reserved tail)
  * and the stack area's structs; 1.2 the header's proc_start_ticks (from
  * the reserved tail); 1.4 the stack area extension, its Python fields
  * (from its reserved tail), the Python frame and call-site structs and
- * the thread's py_* fields (from its reserved tail).
+ * the thread's py_* fields (from its reserved tail). 2.0 (comm slots
+ * reused) the header's drop counters (from its reserved tail), the comm's
+ * gen word (from its reserved tail), and comm_gen in the peer entry and
+ * the op record (their pad0).
  */
 #include <stdio.h>
 #include <string.h>
@@ -93,7 +97,10 @@ static void fields(void)
 	/* 1.2 */
 	FIELD(nw_seg_header, proc_start_ticks, 3904, 8);
 	FIELD(nw_seg_header, exit_status, 3912, 4);
-	FIELD(nw_seg_header, reserved, 3916, 4276);
+	FIELD(nw_seg_header, threads_dropped, 3916, 4);
+	FIELD(nw_seg_header, comms_dropped, 3920, 8);
+	FIELD(nw_seg_header, comm_reuses, 3928, 8);
+	FIELD(nw_seg_header, reserved, 3936, 4256);
 	SIZE(nw_seg_comm, 512);
 	FIELD(nw_seg_comm, comm_id, 0, 8);
 	FIELD(nw_seg_comm, parent_id, 8, 8);
@@ -128,7 +135,9 @@ static void fields(void)
 	FIELD(nw_seg_comm, pad1, 268, 4);
 	FIELD(nw_seg_comm, splits, 272, 8);
 	FIELD(nw_seg_comm, shrinks, 280, 8);
-	FIELD(nw_seg_comm, reserved, 288, 224);
+	FIELD(nw_seg_comm, gen, 288, 4);
+	FIELD(nw_seg_comm, pad2, 292, 4);
+	FIELD(nw_seg_comm, reserved, 296, 216);
 	SIZE(nw_seg_peer, 64);
 	FIELD(nw_seg_peer, comm_slot, 0, 4);
 	FIELD(nw_seg_peer, peer, 4, 4);
@@ -138,7 +147,7 @@ static void fields(void)
 	FIELD(nw_seg_peer, recv_completed, 32, 8);
 	FIELD(nw_seg_peer, last_ns, 40, 8);
 	FIELD(nw_seg_peer, used, 48, 4);
-	FIELD(nw_seg_peer, pad0, 52, 4);
+	FIELD(nw_seg_peer, comm_gen, 52, 4);
 	FIELD(nw_seg_peer, reserved, 56, 8);
 	SIZE(nw_seg_op, 128);
 	FIELD(nw_seg_op, commit, 0, 8);
@@ -164,7 +173,7 @@ static void fields(void)
 	FIELD(nw_seg_op, state, 112, 4);
 	FIELD(nw_seg_op, result, 116, 4);
 	FIELD(nw_seg_op, cuda_error, 120, 4);
-	FIELD(nw_seg_op, pad0, 124, 4);
+	FIELD(nw_seg_op, comm_gen, 124, 4);
 
 	/* The stack area (v1.1). */
 	SIZE(nw_seg_stack_header, 128);
@@ -246,8 +255,13 @@ static void constants(void)
 {
 	check("NW_SEG_MAGIC", memcmp(NW_SEG_MAGIC, "NCCLWSEG", 8) == 0 && sizeof NW_SEG_MAGIC == 9, 1);
 	VALUE(NW_SEG_ENDIAN, 0x01020304u);
-	VALUE(NW_SEG_VERSION_MAJOR, 1);
-	VALUE(NW_SEG_VERSION_MINOR, 4);
+	VALUE(NW_SEG_VERSION_MAJOR, 2);
+	VALUE(NW_SEG_VERSION_MINOR, 0);
+	VALUE(NW_SEG_V1_MINOR, 4);
+	VALUE(NW_COMM_GEN_MASK, 0x00ffffff);
+	VALUE(NW_COMM_GEN_HOLDER, 0x01000000);
+	VALUE(NW_COMM_GEN_HOLDERS, 0x7f000000);
+	VALUE(NW_COMM_GEN_WRITING, 0x80000000);
 	VALUE(NW_SEG_ALIGN, 64);
 	VALUE(NW_SEG_HOST_LEN, 64);
 	VALUE(NW_SEG_JOB_LEN, 64);
