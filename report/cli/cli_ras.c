@@ -12,6 +12,7 @@
 #include "../segment_reader.h"
 #include "cli_analyze.h"
 #include "commands.h"
+#include "../escape.h"
 
 struct ras_files {
 	char **paths;
@@ -138,7 +139,7 @@ void nw_cli_ras_attach(const pid_t *pids, size_t n, char *const *dirs, int ndirs
 	struct nw_ras_query_opts q = { .server_timeout_s = -1 };
 	char note[600];
 	if (nw_ras_query_pids(pids, n, &q, &r, note, sizeof note) != NW_RAS_OK) {
-		printf("attach: %s\n", note);
+		nw_print_line(stdout, "attach: %s", note);
 		return;
 	}
 	const char *name = r.from_text ? "ras.txt" : "ras.json";
@@ -148,8 +149,8 @@ void nw_cli_ras_attach(const pid_t *pids, size_t n, char *const *dirs, int ndirs
 		FILE *f = fopen(path, "we");
 		int ok = f && fwrite(r.raw, 1, r.raw_len, f) == r.raw_len;
 		if (f && fclose(f)) ok = 0;
-		if (ok) printf("attach: %s -> %s\n", note, path);
-		else printf("attach: %s, but %s cannot be written: stacks alone\n", note, path);
+		if (ok) nw_print_line(stdout, "attach: %s -> %s", note, path);
+		else nw_print_line(stdout, "attach: %s, but %s cannot be written: stacks alone", note, path);
 	}
 	nw_ras_report_free(&r);
 }

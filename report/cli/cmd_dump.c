@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "../escape.h"
 
 static void dump_help(FILE *out)
 {
@@ -218,10 +219,10 @@ static int run_dump(int argc, char **argv)
 		const char *name = strrchr(jobs.paths[i], '/');
 		name = name ? name + 1 : jobs.paths[i];
 		if (!raised[i]) {
-			printf("dump: job %s: %s/control is not a control file; nothing asked\n", name, jobs.paths[i]);
+			nw_print_line(stdout, "dump: job %s: %s/control is not a control file; nothing asked", name, jobs.paths[i]);
 			status = NW_EXIT_PROBLEM;
 		} else {
-			printf("dump: job %s: %d of %d process%s answered\n", name, dumps < procs ? dumps : procs, procs,
+			nw_print_line(stdout, "dump: job %s: %d of %d process%s answered", name, dumps < procs ? dumps : procs, procs,
 			       procs == 1 ? "" : "es");
 			if (dumps < procs && wait_s > 0)
 				status = NW_EXIT_PROBLEM;
