@@ -383,7 +383,13 @@ int nw_ras_query(const struct nw_ras_query_opts *o, struct nw_ras_report *out, c
 		s.c.buf[s.c.len] = 0;
 		char name[200];
 		snprintf(name, sizeof name, "RAS at %s", s.addr);
-		if ((json ? nw_ras_parse_json : nw_ras_parse_text)(name, s.c.buf, s.c.len, out, err, errlen))
+		/* the buffer becomes the report's raw text (no copy), its slack
+		 * from doubling given back first */
+		char *buf = realloc(s.c.buf, s.c.len + 1);
+		if (buf) s.c.buf = buf;
+		buf = s.c.buf;
+		s.c.buf = NULL;
+		if (nw_ras_parse_owned(name, buf, s.c.len, json, out, err, errlen))
 			rc = NW_RAS_BAD_PEER;
 		else
 			snprintf(out->addr, sizeof out->addr, "%s", s.addr);
