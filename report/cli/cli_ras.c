@@ -2,10 +2,13 @@
 #include "cli_ras.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "../analysis/verdicts_ras.h"
 #include "../fr/fr.h"
 #include "../ras/ras_client.h"
@@ -133,6 +136,29 @@ int nw_cli_analyze_ras(const char *cmd, int argc, char **argv, const struct nw_a
 	return rc;
 }
 
+/* path holds the n bytes at data, mode 0600 like the snapshots next to it
+ * (the report names hosts and pids of the job): written under a temporary
+ * name and renamed, so an older file's mode does not stay. 0 or -1. */
+static int write_private(const char *path, const char *data, size_t n)
+{
+	char tmp[4300];
+	if ((size_t)snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid()) >= sizeof tmp) return -1;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) return -1;
+	size_t done = 0;
+	while (done < n) {
+		ssize_t w = write(fd, data + done, n - done);
+		if (w < 0 && errno == EINTR) continue;
+		if (w <= 0) break;
+		done += (size_t)w;
+	}
+	if (close(fd) != 0 || done != n || rename(tmp, path) != 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
 void nw_cli_ras_attach(const pid_t *pids, size_t n, char *const *dirs, int ndirs)
 {
 	struct nw_ras_report r;
@@ -146,9 +172,7 @@ void nw_cli_ras_attach(const pid_t *pids, size_t n, char *const *dirs, int ndirs
 	for (int i = 0; i < ndirs; i++) {
 		char path[4200];
 		snprintf(path, sizeof path, "%s/%s", dirs[i], name);
-		FILE *f = fopen(path, "we");
-		int ok = f && fwrite(r.raw, 1, r.raw_len, f) == r.raw_len;
-		if (f && fclose(f)) ok = 0;
+		int ok = write_private(path, r.raw, r.raw_len) == 0;
 		if (ok) nw_print_line(stdout, "attach: %s -> %s", note, path);
 		else nw_print_line(stdout, "attach: %s, but %s cannot be written: stacks alone", note, path);
 	}
