@@ -17,7 +17,7 @@
 # not need it.
 RENDER_SRCS     := $(wildcard report/render/*.c)
 JSON_LIBS       := -ljansson
-READER_SRCS     := report/segment_reader.c report/names.c
+READER_SRCS     := report/segment_reader.c report/names.c report/escape.c
 # The analysis engine (report/analysis/): uses pthreads (parallel reading)
 # and uthash (uthash-dev).
 ANALYSIS_SRCS   := $(wildcard report/analysis/*.c)

@@ -51,7 +51,7 @@ _nw_cleanup() {
 		[ $_ours = 1 ] && kill -KILL "-$g" 2>/dev/null
 		_nw_ours "$g" && kill -KILL "$g" 2>/dev/null
 	done
-	[ -n "${NW_KEEP_TMP:-}" ] || rm -rf "$T"
+	[ -n "${NW_KEEP_TMP:-}" ] || rm -rf "$T" ${NW_SHARED:+"$NW_SHARED"}
 }
 trap _nw_cleanup EXIT
 trap 'exit 130' INT TERM
@@ -72,6 +72,24 @@ nw_preload() {
 
 # Put the simulated CUDA driver and NCCL first on the library path.
 nw_use_sim() { export LD_LIBRARY_PATH="$NW_SIM${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; }
+
+# nw_share_build [PATH...]: for a test that runs our programs as another
+# user. The checkout may sit in a private directory (0700) that user cannot
+# enter, and $T is this test's alone: the CLI, the preload library, the
+# simulation and the PATHs given (below $NW_BUILD) are copied into a new
+# directory everyone can enter (mktemp under /tmp, mode 0755: NW_SHARED,
+# removed when the test ends), and NW_CLI, NW_LIB and NW_SIM (first on
+# LD_LIBRARY_PATH) name the copies; a PATH's copy is $NW_SHARED/PATH.
+nw_share_build() {
+	NW_SHARED=$(mktemp -d /tmp/nwshared.XXXXXX) || fail "mktemp for the shared build"
+	for _p in bin/ncclwatch lib/libncclwatch.so sim "$@"; do
+		mkdir -p "$NW_SHARED/$(dirname "$_p")" && cp -R "$NW_BUILD/$_p" "$NW_SHARED/$_p" ||
+			fail "cannot copy $NW_BUILD/$_p for another user"
+	done
+	chmod -R go+rX,go-w "$NW_SHARED"
+	NW_CLI="$NW_SHARED/bin/ncclwatch" NW_LIB="$NW_SHARED/lib/libncclwatch.so" NW_SIM="$NW_SHARED/sim"
+	nw_use_sim
+}
 
 # nw_spawn CMD...: start CMD in its own process group in the background;
 # sets NW_PID. The group is killed when the test ends.

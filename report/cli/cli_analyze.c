@@ -8,6 +8,7 @@
 #include <string.h>
 #include "commands.h"
 #include "trust.h"
+#include "../escape.h"
 
 int nw_cli_analyze(const char *cmd, int argc, char **argv, const struct nw_analysis_options *opt,
                    int any_owner, struct nw_analysis *a)
@@ -54,6 +55,6 @@ int nw_cli_analyze(const char *cmd, int argc, char **argv, const struct nw_analy
 	/* The exit-status rule: a file that could not be read is a problem
 	 * found, said on stderr (the report itself lists it too). */
 	for (size_t i = 0; i < a->nbad; i++)
-		fprintf(stderr, "ncclwatch %s: unreadable: %s\n", cmd, a->bad[i].err.message);
+		nw_print_line(stderr, "ncclwatch %s: unreadable: %s", cmd, a->bad[i].err.message);
 	return NW_EXIT_OK;
 }

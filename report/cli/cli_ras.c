@@ -2,16 +2,20 @@
 #include "cli_ras.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "../analysis/verdicts_ras.h"
 #include "../fr/fr.h"
 #include "../ras/ras_client.h"
 #include "../segment_reader.h"
 #include "cli_analyze.h"
 #include "commands.h"
+#include "../escape.h"
 
 struct ras_files {
 	char **paths;
@@ -132,24 +136,45 @@ int nw_cli_analyze_ras(const char *cmd, int argc, char **argv, const struct nw_a
 	return rc;
 }
 
+/* path holds the n bytes at data, mode 0600 like the snapshots next to it
+ * (the report names hosts and pids of the job): written under a temporary
+ * name and renamed, so an older file's mode does not stay. 0 or -1. */
+static int write_private(const char *path, const char *data, size_t n)
+{
+	char tmp[4300];
+	if ((size_t)snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid()) >= sizeof tmp) return -1;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) return -1;
+	size_t done = 0;
+	while (done < n) {
+		ssize_t w = write(fd, data + done, n - done);
+		if (w < 0 && errno == EINTR) continue;
+		if (w <= 0) break;
+		done += (size_t)w;
+	}
+	if (close(fd) != 0 || done != n || rename(tmp, path) != 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
 void nw_cli_ras_attach(const pid_t *pids, size_t n, char *const *dirs, int ndirs)
 {
 	struct nw_ras_report r;
 	struct nw_ras_query_opts q = { .server_timeout_s = -1 };
 	char note[600];
 	if (nw_ras_query_pids(pids, n, &q, &r, note, sizeof note) != NW_RAS_OK) {
-		printf("attach: %s\n", note);
+		nw_print_line(stdout, "attach: %s", note);
 		return;
 	}
 	const char *name = r.from_text ? "ras.txt" : "ras.json";
 	for (int i = 0; i < ndirs; i++) {
 		char path[4200];
 		snprintf(path, sizeof path, "%s/%s", dirs[i], name);
-		FILE *f = fopen(path, "we");
-		int ok = f && fwrite(r.raw, 1, r.raw_len, f) == r.raw_len;
-		if (f && fclose(f)) ok = 0;
-		if (ok) printf("attach: %s -> %s\n", note, path);
-		else printf("attach: %s, but %s cannot be written: stacks alone\n", note, path);
+		int ok = write_private(path, r.raw, r.raw_len) == 0;
+		if (ok) nw_print_line(stdout, "attach: %s -> %s", note, path);
+		else nw_print_line(stdout, "attach: %s, but %s cannot be written: stacks alone", note, path);
 	}
 	nw_ras_report_free(&r);
 }

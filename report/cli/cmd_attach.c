@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "../escape.h"
 
 static void attach_help(FILE *out)
 {
@@ -237,26 +238,26 @@ static int run_attach(int argc, char **argv)
 	for (int i = 0; i < npids; i++) {
 		char rbuf[16];
 		if (nw_attach_proc_read(pids[i], &p) != 0) {
-			fprintf(stderr, "ncclwatch attach: pid %d: process gone\n", (int)pids[i]);
+			nw_print_line(stderr, "ncclwatch attach: pid %d: process gone", (int)pids[i]);
 			problems = 1;
 			continue;
 		}
 		if (p.denied) {
-			fprintf(stderr, "ncclwatch attach: pid %d (%s): not permitted to read it (another user's "
-			        "process, or one that set PR_SET_DUMPABLE 0)\n", (int)p.pid, p.comm);
+			nw_print_line(stderr, "ncclwatch attach: pid %d (%s): not permitted to read it (another user's "
+			        "process, or one that set PR_SET_DUMPABLE 0)", (int)p.pid, p.comm);
 			problems = 1;
 			continue;
 		}
 		if (p.preload && !p.segment[0]) {
-			printf("attach: pid %d rank %s (%s): has the preload but no segment yet (no NCCL call so far): "
-			       "a snapshot instead\n", (int)p.pid, rank_text(p.global_rank, rbuf, sizeof(rbuf)), p.comm);
+			nw_print_line(stdout, "attach: pid %d rank %s (%s): has the preload but no segment yet (no NCCL call so far): "
+			       "a snapshot instead", (int)p.pid, rank_text(p.global_rank, rbuf, sizeof(rbuf)), p.comm);
 		} else if (p.preload) {
 			char jobdir[PATH_MAX];
 			snprintf(jobdir, sizeof(jobdir), "%s", p.segment);
 			char *slash = strrchr(jobdir, '/');
 			if (slash)
 				*slash = 0;
-			printf("attach: pid %d rank %s (%s): runs with the preload: its segment %s\n", (int)p.pid,
+			nw_print_line(stdout, "attach: pid %d rank %s (%s): runs with the preload: its segment %s", (int)p.pid,
 			       rank_text(p.global_rank, rbuf, sizeof(rbuf)), p.comm, p.segment);
 			dirset_add(&dirs, jobdir);
 			dirset_add(&dump_dirs, jobdir);
@@ -266,7 +267,7 @@ static int run_attach(int argc, char **argv)
 		if (out_dir)
 			snprintf(dir, sizeof(dir), "%s", out_dir);
 		else if (snprintf(dir, sizeof(dir), "%s/%s", base, p.job) >= (int)sizeof(dir) || make_dirs(dir) != 0) {
-			fprintf(stderr, "ncclwatch attach: %s: %s\n", dir, strerror(errno));
+			nw_print_line(stderr, "ncclwatch attach: %s: %s", dir, strerror(errno));
 			problems = 1;
 			continue;
 		}
@@ -283,23 +284,23 @@ static int run_attach(int argc, char **argv)
 		struct nw_snapshot_result res;
 		char err[512];
 		if (nw_snapshot_take(&p, dir, py, pynote[0] ? pynote : NULL, &res, err, sizeof(err)) != 0) {
-			fprintf(stderr, "ncclwatch attach: pid %d (%s): %s\n", (int)p.pid, p.comm, err);
+			nw_print_line(stderr, "ncclwatch attach: pid %d (%s): %s", (int)p.pid, p.comm, err);
 			problems = 1;
 			nw_pyspy_free(py);
 			continue;
 		}
 		nw_pyspy_free(py);
 		if (res.denied) {
-			fprintf(stderr, "ncclwatch attach: pid %d (%s): not permitted to read its threads "
-			        "(ptrace: same user, kernel.yama.ptrace_scope, CAP_SYS_PTRACE in a container)\n",
+			nw_print_line(stderr, "ncclwatch attach: pid %d (%s): not permitted to read its threads "
+			        "(ptrace: same user, kernel.yama.ptrace_scope, CAP_SYS_PTRACE in a container)",
 			        (int)p.pid, p.comm);
 			problems = 1;
 		}
 		char left[64] = "";
 		if (res.left_running)
 			snprintf(left, sizeof(left), ", %u left running", res.left_running);
-		printf("attach: pid %d rank %s (%s): %u threads, %u stacks (%u stopped, longest %.3f ms%s), "
-		       "%.1f ms; python: %s -> %s\n",
+		nw_print_line(stdout, "attach: pid %d rank %s (%s): %u threads, %u stacks (%u stopped, longest %.3f ms%s), "
+		       "%.1f ms; python: %s -> %s",
 		       (int)p.pid, rank_text(p.global_rank, rbuf, sizeof(rbuf)), p.comm, res.threads, res.stacks,
 		       res.by_ptrace, res.stopped_max_ns / 1e6, left, res.capture_ns / 1e6, pynote, res.path);
 		if (p.uid != getuid())

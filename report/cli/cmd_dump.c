@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "../escape.h"
 
 static void dump_help(FILE *out)
 {
@@ -296,12 +297,13 @@ static int run_dump(int argc, char **argv)
 		const char *name = strrchr(jobs.paths[i], '/');
 		name = name ? name + 1 : jobs.paths[i];
 		if (!raised[i]) {
-			printf("dump: job %s: %s/control is not a control file; nothing asked\n", name, jobs.paths[i]);
+			nw_print_line(stdout, "dump: job %s: %s/control is not a control file; nothing asked", name, jobs.paths[i]);
 			status = NW_EXIT_PROBLEM;
 			continue;
 		}
-		printf("dump: job %s: %d of %d process%s answered", name, answered, jp->nlive,
-		       jp->nlive == 1 ? "" : "es");
+		fputs("dump: job ", stdout);
+		nw_put_escaped(stdout, name, 0);
+		printf(": %d of %d process%s answered", answered, jp->nlive, jp->nlive == 1 ? "" : "es");
 		if (jp->ndead) {
 			printf("; %d dead process%s not asked (pid%s ", jp->ndead, jp->ndead == 1 ? "" : "es",
 			       jp->ndead == 1 ? "" : "s");

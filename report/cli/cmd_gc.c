@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include "../segment_reader.h"
 #include "trust.h"
+#include "../escape.h"
 
 static void gc_help(FILE *out)
 {
@@ -109,12 +110,12 @@ static void remove_file(struct gc *g, int dfd, const char *name, const char *pat
 		if (unlinkat(dfd, name, 0) != 0) {
 			if (errno == ENOENT)
 				return;
-			fprintf(stderr, "ncclwatch gc: %s: %s\n", path, strerror(errno));
+			nw_print_line(stderr, "ncclwatch gc: %s: %s", path, strerror(errno));
 			g->status = NW_EXIT_PROBLEM;
 			return;
 		}
 	}
-	printf("%s %s\n", g->dry_run ? "would remove" : "removed", path);
+	nw_print_line(stdout, "%s %s", g->dry_run ? "would remove" : "removed", path);
 	note_removed(g, path);
 }
 
@@ -257,14 +258,14 @@ static void clean_job_dir(struct gc *g, int dfd, const char *dir, int parent, co
 		return;
 	struct stat now;
 	if (g->dry_run) {
-		printf("would remove %s/\n", dir);
+		nw_print_line(stdout, "would remove %s/", dir);
 	} else if (fstatat(parent, name, &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_dev != self->st_dev ||
 	           now.st_ino != self->st_ino) {
 		return;                      /* gone or replaced meanwhile */
 	} else if (unlinkat(parent, name, AT_REMOVEDIR) == 0) {
-		printf("removed %s/\n", dir);
+		nw_print_line(stdout, "removed %s/", dir);
 	} else if (errno != ENOTEMPTY && errno != EEXIST && errno != ENOENT) {
-		fprintf(stderr, "ncclwatch gc: %s: %s\n", dir, strerror(errno));
+		nw_print_line(stderr, "ncclwatch gc: %s: %s", dir, strerror(errno));
 		g->status = NW_EXIT_PROBLEM;
 	}
 }

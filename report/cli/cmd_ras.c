@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../analysis/analysis.h"
+#include "../escape.h"
 #include "../ras/ras_client.h"
 
 static void ras_help(FILE *out)
@@ -46,7 +47,8 @@ static void ras_help(FILE *out)
 	        "  -m, --monitor G   NCCL 2.29.2+: print the events of groups G (lifecycle, trace,\n"
 	        "                    all; comma-separated) as the server sends them, for --timeout\n"
 	        "                    seconds (as JSON objects with --json); an older NCCL refuses\n"
-	        "                    it: one line, exit 2\n"
+	        "                    it: one line, exit 2; after 256 MiB of events it stops: one\n"
+	        "                    line, exit 1\n"
 	        "  -h, --help        this text\n"
 	        "\n"
 	        "Output: \"RAS at ADDR: NCCL V, N communicators, ...\", then per communicator\n"
@@ -54,8 +56,13 @@ static void ras_help(FILE *out)
 	        "\"  ranks 0-3,5: STATE AllReduce 23\" and \"  missing rank 4: pid P on HOST:\n"
 	        "unresponsive|dead|no longer a member\".\n"
 	        "\n"
-	        "Exit status: 0 a report was read; 2 nothing answers at the address, the peer\n"
-	        "does not speak NCCL's RAS protocol, or a usage error (one line on stderr).\n");
+	        "Strings from the report (host names, versions) and the events of --monitor\n"
+	        "print with control characters escaped (\\xNN; \\u00XX inside JSON).\n"
+	        "\n"
+	        "Exit status: 0 a report was read (--monitor: watched until --timeout or the\n"
+	        "server closed); 1 --monitor stopped at its limit of 256 MiB of events (one\n"
+	        "line on stderr); 2 nothing answers at the address, the peer does not speak\n"
+	        "NCCL's RAS protocol, or a usage error (one line on stderr).\n");
 }
 
 static const char *rank_state(const struct nw_ras_rank *r)
@@ -105,8 +112,12 @@ static int cmp_group(const void *x, const void *y)
 
 static void print_summary(FILE *out, const struct nw_ras_report *r)
 {
-	fprintf(out, "RAS at %s: NCCL %s, %zu communicator%s, collected in %.3f s, %d timeout%s%s\n", r->addr,
-	        r->nccl_version[0] ? r->nccl_version : "?", r->ncomms, r->ncomms == 1 ? "" : "s", r->collection_time_s,
+	/* the address (or file name) and the report's strings escaped: ../escape.h */
+	fputs("RAS at ", out);
+	nw_put_escaped(out, r->addr, 0);
+	fputs(": NCCL ", out);
+	nw_put_escaped(out, r->nccl_version[0] ? r->nccl_version : "?", 0);
+	fprintf(out, ", %zu communicator%s, collected in %.3f s, %d timeout%s%s\n", r->ncomms, r->ncomms == 1 ? "" : "s", r->collection_time_s,
 	        r->timeouts, r->timeouts == 1 ? "" : "s", r->from_text ? " (text format: outliers only)" : "");
 	if (r->from_text && (r->dead_processes || r->missing_processes))
 		fprintf(out, "processes: %d considered dead, %d did not answer\n", r->dead_processes, r->missing_processes);
@@ -141,8 +152,10 @@ static void print_summary(FILE *out, const struct nw_ras_report *r)
 		free(g);
 		for (size_t m = 0; m < c->nmissing; m++) {
 			const struct nw_ras_missing *x = &c->missing[m];
-			fprintf(out, "  missing rank %d: pid %d on %s: %s\n", x->rank, x->pid, x->host[0] ? x->host : "?",
-			        x->dead ? "considered dead" : x->unresponsive ? "unresponsive" : "no longer a member (destroyed or never joined)");
+			fprintf(out, "  missing rank %d: pid %d on ", x->rank, x->pid);
+			nw_put_escaped(out, x->host[0] ? x->host : "?", 0);
+			fprintf(out, ": %s\n", x->dead ? "considered dead" : x->unresponsive ? "unresponsive"
+			                                  : "no longer a member (destroyed or never joined)");
 		}
 	}
 }
@@ -239,17 +252,17 @@ static int ras_run(int argc, char **argv)
 	if (monitor) {
 		if (npids || save || q.verbose || q.force_text)
 			return nw_usage_error("ras", "--monitor goes with --addr, --json and --timeout only");
-		if (nw_ras_monitor(&q, monitor, json, stdout, err0, sizeof err0) != NW_RAS_OK) {
-			fprintf(stderr, "ncclwatch ras: %s\n", err0);
-			return NW_EXIT_USAGE;
-		}
-		return NW_EXIT_OK;
+		int st = nw_ras_monitor(&q, monitor, json, stdout, err0, sizeof err0);
+		if (st != NW_RAS_OK)
+			nw_print_line(stderr, "ncclwatch ras: %s", err0);
+		/* cut short by its byte limit: the events shown are not all */
+		return st == NW_RAS_OK ? NW_EXIT_OK : st == NW_RAS_LIMIT ? NW_EXIT_PROBLEM : NW_EXIT_USAGE;
 	}
 	struct nw_ras_report r;
 	char err[512];
 	int st = npids ? nw_ras_query_pids(pids, npids, &q, &r, err, sizeof err) : nw_ras_query(&q, &r, err, sizeof err);
 	if (st != NW_RAS_OK) {
-		fprintf(stderr, "ncclwatch ras: %s\n", err);
+		nw_print_line(stderr, "ncclwatch ras: %s", err);
 		return NW_EXIT_USAGE;
 	}
 	char progress[256] = "";
@@ -260,7 +273,7 @@ static int ras_run(int argc, char **argv)
 		st = npids ? nw_ras_query_pids(pids, npids, &q, &r2, err, sizeof err) : nw_ras_query(&q, &r2, err, sizeof err);
 		if (st != NW_RAS_OK) {
 			nw_ras_report_free(&r);
-			fprintf(stderr, "ncclwatch ras: second query: %s\n", err);
+			nw_print_line(stderr, "ncclwatch ras: second query: %s", err);
 			return NW_EXIT_USAGE;
 		}
 		size_t moved = grown(&r, &r2);
@@ -281,7 +294,8 @@ static int ras_run(int argc, char **argv)
 			return nw_usage_error("ras", "cannot write %s", save);
 		}
 	}
-	if (json) fwrite(r.raw, 1, r.raw_len, stdout);
+	/* as received, but nothing a terminal acts on (../escape.h) */
+	if (json) nw_put_escaped_n(stdout, r.raw, r.raw_len, r.from_text ? NW_ESC_LINES : NW_ESC_JSON);
 	else print_summary(stdout, &r);
 	if (progress[0]) fprintf(json ? stderr : stdout, "%s\n", progress);
 	nw_ras_report_free(&r);

@@ -11,6 +11,7 @@
 #include "show_text.h"
 #include "show_fr.h"
 #include "../fr/fr.h"
+#include "../escape.h"
 
 static void show_help(FILE *out)
 {
@@ -129,7 +130,7 @@ static int show_run(int argc, char **argv)
 		struct nw_path_list list = { 0 };
 		struct nw_read_error err;
 		if (nw_input_list(argv[i], &list, &err) != NW_READ_OK) {
-			fprintf(stderr, "ncclwatch: %s\n", err.message);
+			nw_print_line(stderr, "ncclwatch: %s", err.message);
 			bad++;
 		}
 		for (size_t j = 0; j < list.count; j++) {
@@ -140,7 +141,7 @@ static int show_run(int argc, char **argv)
 				if (shown)
 					fputc('\n', stdout);
 				if (nw_show_fr(stdout, list.paths[j], &err) != NW_READ_OK) {
-					fprintf(stderr, "ncclwatch: %s\n", err.message);
+					nw_print_line(stderr, "ncclwatch: %s", err.message);
 					bad++;
 				} else {
 					shown++;
@@ -148,7 +149,7 @@ static int show_run(int argc, char **argv)
 				continue;
 			}
 			if (nw_segment_read(list.paths[j], 0, &seg, &err) != NW_READ_OK) {
-				fprintf(stderr, "ncclwatch: %s\n", err.message);
+				nw_print_line(stderr, "ncclwatch: %s", err.message);
 				bad++;
 				continue;
 			}

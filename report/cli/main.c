@@ -10,15 +10,17 @@
 #include <string.h>
 #include <unistd.h>
 #include <ncclwatch/segment.h>
+#include "../escape.h"
 
 int nw_usage_error(const char *cmd, const char *fmt, ...)
 {
+	char msg[4096];
 	va_list ap;
-	fprintf(stderr, "ncclwatch%s%s: ", cmd ? " " : "", cmd ? cmd : "");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	/* the message names paths and values from files: escaped (../escape.h) */
+	nw_print_line(stderr, "ncclwatch%s%s: %s", cmd ? " " : "", cmd ? cmd : "", msg);
 	return NW_EXIT_USAGE;
 }
 

@@ -4,6 +4,8 @@
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
+#include "../escape.h"
 #include "../fr/fr.h"
 
 int nw_show_fr(FILE *out, const char *path, struct nw_read_error *err)
@@ -16,18 +18,25 @@ int nw_show_fr(FILE *out, const char *path, struct nw_read_error *err)
 		return rc;
 	}
 	char b[NW_NAME_BUF], b2[NW_NAME_BUF];
-	fprintf(out, "flight-recorder %s\n", path);
-	fprintf(out, "  rank %d\n  world_size %d\n  job %s\n  nccl %s\n", (int)p->rank, (int)p->hdr.world_size,
-	        p->hdr.job, nw_nccl_version_str(p->hdr.nccl_version, b));
-	fprintf(out, "  entries %" PRIu64 "\n  %s\n", (uint64_t)p->hdr.ring_head, p->source_note ? p->source_note : "");
+	/* Strings from the dump (and its file name) escaped: ../escape.h. */
+	fputs("flight-recorder ", out);
+	nw_put_escaped(out, path, 0);
+	fprintf(out, "\n  rank %d\n  world_size %d\n  job ", (int)p->rank, (int)p->hdr.world_size);
+	nw_put_escaped_n(out, p->hdr.job, strnlen(p->hdr.job, sizeof p->hdr.job), 0);
+	fprintf(out, "\n  nccl %s\n", nw_nccl_version_str(p->hdr.nccl_version, b));
+	fprintf(out, "  entries %" PRIu64 "\n  ", (uint64_t)p->hdr.ring_head);
+	nw_put_escaped(out, p->source_note ? p->source_note : "", 0);
+	fputc('\n', out);
 	fprintf(out, "comms count=%u\n", p->ncomms);
 	for (uint32_t i = 0; i < p->ncomms; i++) {
 		const struct nw_seg_comm *c = &p->comms[i];
 		fprintf(out, "  comm %u id=%016" PRIx64 " rank=%d/%d coll_enqueued=%" PRIu64 " coll_started=%" PRIu64
-		        " coll_completed=%" PRIu64 " p2p_enqueued=%" PRIu64 " p2p_completed=%" PRIu64 " name=%s\n",
+		        " coll_completed=%" PRIu64 " p2p_enqueued=%" PRIu64 " p2p_completed=%" PRIu64 " name=",
 		        i, c->comm_id, (int)c->rank, (int)c->nranks, (uint64_t)c->coll_enqueued,
 		        (uint64_t)c->coll_started, (uint64_t)c->coll_completed, (uint64_t)c->p2p_enqueued,
-		        (uint64_t)c->p2p_completed, c->name);
+		        (uint64_t)c->p2p_completed);
+		nw_put_escaped_n(out, c->name, strnlen(c->name, sizeof c->name), 0);
+		fputc('\n', out);
 	}
 	fprintf(out, "peers count=%u\n", p->npeers);
 	for (uint32_t i = 0; i < p->npeers; i++) {
@@ -48,8 +57,11 @@ int nw_show_fr(FILE *out, const char *path, struct nw_read_error *err)
 		        op->comm_id, (int)op->rank, (int)op->nranks, op->seq, op->count,
 		        nw_datatype_name(op->datatype, db), NW_OP_IS_P2P(op->kind) ? "peer" : "root", (int)op->root,
 		        nw_op_state_name(op->state, b2));
-		if (p->op_site && p->op_site[i])
-			fprintf(out, " site=\"%s\"", p->op_site[i]);
+		if (p->op_site && p->op_site[i]) {
+			fputs(" site=\"", out);
+			nw_put_escaped(out, p->op_site[i], NW_ESC_QUOTE);
+			fputc('"', out);
+		}
 		fputc('\n', out);
 	}
 	nw_proc_free(p);

@@ -8,35 +8,20 @@
 #include <inttypes.h>
 #include <string.h>
 #include <time.h>
+#include "../escape.h"
 #include "../names.h"
 
-/* A string with control bytes and backslashes escaped (\n, \xNN, \\). */
+/* Untrusted strings (../escape.h): control bytes as \xNN, a backslash as \\. */
 static void put_escaped(FILE *out, const char *s)
 {
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '\\')
-			fputs("\\\\", out);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(out, "\\x%02x", c);
-		else
-			fputc(c, out);
-	}
+	nw_put_escaped(out, s, 0);
 }
 
 /* The same inside double quotes: a quote is escaped too. */
 static void put_quoted(FILE *out, const char *s)
 {
 	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '\\')
-			fputs("\\\\", out);
-		else if (c < 0x20 || c == 0x7f || c == '"')
-			fprintf(out, "\\x%02x", c);
-		else
-			fputc(c, out);
-	}
+	nw_put_escaped(out, s, NW_ESC_QUOTE);
 	fputc('"', out);
 }
 

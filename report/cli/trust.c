@@ -12,6 +12,7 @@
 #include "../segment_reader.h"
 #include "../fr/fr.h"
 #include "commands.h"
+#include "../escape.h"
 
 int nw_cli_default_dir(const char *cmd, char *buf, size_t len, const char *missing_hint,
                        const char **dir)
@@ -102,8 +103,8 @@ int nw_cli_mine(const char *cmd, const char *const *paths, size_t npaths, int an
 			uid_t who;
 			int fd = any_owner ? -1 : open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 			if (fd >= 0 && nw_cli_foreign_fd(fd, me, &who)) {
-				fprintf(stderr, "ncclwatch %s: skipped %s: it belongs to uid %u, not to you "
-				        "(uid %u; --any-owner reads it)\n", cmd, p, (unsigned)who, (unsigned)me);
+				nw_print_line(stderr, "ncclwatch %s: skipped %s: it belongs to uid %u, not to you "
+				              "(uid %u; --any-owner reads it)", cmd, p, (unsigned)who, (unsigned)me);
 				(*skipped)++;
 				close(fd);
 				continue;

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "../escape.h"
 
 const char *const nw_ras_func_names[NW_RAS_NFUNCS] = { "Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce" };
 
@@ -300,20 +301,42 @@ int nw_ras_monitor(const struct nw_ras_query_opts *o, const char *groups, int js
 	if (rc == NW_RAS_OK && (rc = command(&s, cmd, "reply to MONITOR", err, errlen)) == NW_RAS_OK &&
 	    strcasecmp(s.line, "OK"))
 		rc = refused(&s, "MONITOR refused (it needs NCCL 2.29.2 or later): answered ", "", err, errlen);
-	/* events until the server closes, the deadline, or the size bound */
-	for (size_t copied = 0; rc == NW_RAS_OK;) {
+	/* events until the server closes, the deadline, or the size bound
+	 * (then NW_RAS_LIMIT: the user must know the watch was cut short);
+	 * shown as sent but escaped (../escape.h), a UTF-8 character cut by a
+	 * read kept for the next */
+	unsigned esc = json ? NW_ESC_JSON : NW_ESC_LINES;
+	size_t limit = s.c.max, shown = 0;
+	int capped = 0;
+	while (rc == NW_RAS_OK && !capped) {
 		struct conn *c = &s.c;
 		if (c->len) {
-			size_t n = c->len < c->max - copied ? c->len : c->max - copied;
-			fwrite(c->buf, 1, n, out);
+			size_t n = c->len, w;
+			if (n >= limit - shown) {
+				nw_put_escaped_n(out, c->buf, limit - shown, esc);
+				w = limit - shown;
+				capped = 1;
+			} else {
+				w = nw_put_escaped_part(out, c->buf, n, esc);
+			}
 			fflush(out);
-			copied += n;
-			c->len = 0;
-			if (copied >= c->max)
-				break;
+			memmove(c->buf, c->buf + w, c->len - w);
+			c->len -= w;
+			shown += w;
 		}
-		if (fill(c))
+		if (!capped && fill(c))
 			break;   /* eof, deadline: the watch ends */
+	}
+	if (rc == NW_RAS_OK && !capped && s.c.len)
+		nw_put_escaped_n(out, s.c.buf, s.c.len, esc);   /* a character cut at the end */
+	if (fflush(out) != 0 && rc == NW_RAS_OK) {
+		set_err(err, errlen, "RAS at %s: --monitor: writing the events failed", s.addr);
+		rc = NW_RAS_ERROR;
+	}
+	if (rc == NW_RAS_OK && capped) {
+		set_err(err, errlen, "RAS at %s: --monitor stopped after %zu bytes of events, its limit, before its timeout",
+		        s.addr, limit);
+		rc = NW_RAS_LIMIT;
 	}
 	session_end(&s);
 	return rc;
@@ -360,7 +383,13 @@ int nw_ras_query(const struct nw_ras_query_opts *o, struct nw_ras_report *out, c
 		s.c.buf[s.c.len] = 0;
 		char name[200];
 		snprintf(name, sizeof name, "RAS at %s", s.addr);
-		if ((json ? nw_ras_parse_json : nw_ras_parse_text)(name, s.c.buf, s.c.len, out, err, errlen))
+		/* the buffer becomes the report's raw text (no copy), its slack
+		 * from doubling given back first */
+		char *buf = realloc(s.c.buf, s.c.len + 1);
+		if (buf) s.c.buf = buf;
+		buf = s.c.buf;
+		s.c.buf = NULL;
+		if (nw_ras_parse_owned(name, buf, s.c.len, json, out, err, errlen))
 			rc = NW_RAS_BAD_PEER;
 		else
 			snprintf(out->addr, sizeof out->addr, "%s", s.addr);

@@ -118,17 +118,26 @@ int nw_ras_query(const struct nw_ras_query_opts *o, struct nw_ras_report *out, c
 /* MONITOR (NCCL 2.29.2+): after the handshake (and SET FORMAT json when
  * `json`), subscribe to `groups` ("lifecycle", "trace", "all", comma-
  * separated; NULL: the server's default, lifecycle) and copy every event
- * the server sends to `out` until it closes, o->deadline_s passes or
- * o->max_bytes were copied (all three end the watch normally: NW_RAS_OK).
- * A server that refuses MONITOR (before 2.29.2: "ERROR: Unknown command")
- * is NW_RAS_BAD_PEER with err saying so. */
+ * the server sends to `out` (escaped: ../escape.h, NW_ESC_JSON or
+ * NW_ESC_LINES) until it closes or o->deadline_s passes (the watch ends
+ * normally: NW_RAS_OK), or until o->max_bytes were copied: NW_RAS_LIMIT
+ * with err saying so. A server that refuses MONITOR (before 2.29.2:
+ * "ERROR: Unknown command") is NW_RAS_BAD_PEER with err saying so. */
+#define NW_RAS_LIMIT 5
 int nw_ras_monitor(const struct nw_ras_query_opts *o, const char *groups, int json, FILE *out, char *err, size_t errlen);
 
 /* Parse a report (JSON or NCCL's text format): 0, or -1 with err. Takes
- * a copy of text as out->raw. `name` names the source in messages. */
+ * a copy of text as out->raw. `name` names the source in messages. A JSON
+ * report is read a rank at a time (ras_cut.h): reading takes about the
+ * text's size again, not jansson's tree of it (five times). */
 int nw_ras_parse(const char *name, const char *text, size_t len, struct nw_ras_report *out, char *err, size_t errlen);
 int nw_ras_parse_json(const char *name, const char *text, size_t len, struct nw_ras_report *out, char *err, size_t errlen);
 int nw_ras_parse_text(const char *name, const char *text, size_t len, struct nw_ras_report *out, char *err, size_t errlen);
+
+/* The same for a malloc'd buf (NUL at buf[len]) that becomes out->raw
+ * (no copy; freed on an error). json: 1 JSON, 0 text, -1 as it looks. */
+int nw_ras_parse_owned(const char *name, char *buf, size_t len, int json, struct nw_ras_report *out, char *err,
+                       size_t errlen);
 
 /* Read a saved report (`ncclwatch ras --save`): 0, or -1 with err naming the file. */
 int nw_ras_load_file(const char *path, struct nw_ras_report *out, char *err, size_t errlen);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "ras_cut.h"
 
 #define MAX_ITEMS (1u << 22)   /* comms x ranks in one report: far beyond any job */
 
@@ -135,9 +136,130 @@ static int rank_of(struct ctx *c, json_t *e, int *rank, char *host, size_t hlen,
 	return 0;
 }
 
-static int parse_comm(struct ctx *c, json_t *jc, struct nw_ras_comm *out, size_t *budget)
+/* One item of a communicator's "ranks" (c->where names it). */
+static int parse_rank(struct ctx *c, json_t *e, struct nw_ras_rank *r)
 {
 	long long v;
+	memset(r, 0, sizeof *r);
+	if (rank_of(c, e, &r->rank, r->host, sizeof r->host, &r->pid, &r->cuda_dev, &r->nvml_dev)) return -1;
+	json_t *st = json_object_get(e, "status"), *cc = json_object_get(e, "collective_counts");
+	if ((st && !json_is_object(st)) || (cc && !json_is_object(cc))) {
+		set_err(c->err, c->errlen, "%s: %s: \"status\" or \"collective_counts\" is not an object", c->name, c->where);
+		return -1;
+	}
+	if (st) {
+		if (get_int(c, st, "init_state", 0, 0, 255, &v)) return -1;
+		else if (json_object_get(st, "init_state")) r->init_state = (int)v;
+		if (get_int(c, st, "async_error", 0, 0, 255, &v)) return -1;
+		else if (json_object_get(st, "async_error")) r->async_error = (int)v;
+		if (get_bool(c, st, "finalize_called", &r->finalize_called) || get_bool(c, st, "destroy_flag", &r->destroy_flag) ||
+		    get_bool(c, st, "abort_flag", &r->abort_flag))
+			return -1;
+	}
+	if (cc) {
+		for (int f = 0; f < NW_RAS_NFUNCS; f++) {
+			json_t *x = json_object_get(cc, nw_ras_func_names[f]);
+			if (!x) continue;
+			if (!json_is_integer(x) || json_integer_value(x) < 0) {
+				set_err(c->err, c->errlen, "%s: %s: count \"%s\" is not a number >= 0", c->name, c->where, nw_ras_func_names[f]);
+				return -1;
+			}
+			r->counts[f] = (uint64_t)json_integer_value(x);
+		}
+		r->counts_known = 1;
+	}
+	return 0;
+}
+
+/* One item of a communicator's "missing_ranks". */
+static int parse_missing(struct ctx *c, json_t *e, struct nw_ras_missing *m)
+{
+	memset(m, 0, sizeof *m);
+	if (rank_of(c, e, &m->rank, m->host, sizeof m->host, &m->pid, &m->cuda_dev, &m->nvml_dev)) return -1;
+	json_t *st = json_object_get(e, "status");
+	if (st && !json_is_object(st)) { set_err(c->err, c->errlen, "%s: %s: \"status\" is not an object", c->name, c->where); return -1; }
+	if (st && (get_bool(c, st, "unresponsive", &m->unresponsive) || get_bool(c, st, "considered_dead", &m->dead))) return -1;
+	return 0;
+}
+
+/* Room for item n of an array of n items (size bytes each): it doubles
+ * when n is a power of two (so its capacity needs no field). */
+static void *grow(void **arr, size_t n, size_t size)
+{
+	if (n && (n & (n - 1)))
+		return (char *)*arr + n * size;
+	void *a = realloc(*arr, (n ? 2 * n : 1) * size);
+	if (!a) return NULL;
+	*arr = a;
+	return (char *)a + n * size;
+}
+
+/* The report being read, and what is left of MAX_ITEMS. */
+struct json_read {
+	struct ctx *c;
+	struct nw_ras_report *out;
+	size_t budget;
+};
+
+/* communicators[i] exists (zeroed) in out->comms. */
+static int comm_slot(struct json_read *jr, size_t i)
+{
+	struct nw_ras_report *out = jr->out;
+	if (i < out->ncomms) return 0;
+	if (i >= MAX_ITEMS) { set_err(jr->c->err, jr->c->errlen, "%s: too many communicators", jr->c->name); return -1; }
+	struct nw_ras_comm *n = realloc(out->comms, (i + 1) * sizeof *n);
+	if (!n) { set_err(jr->c->err, jr->c->errlen, "%s: out of memory", jr->c->name); return -1; }
+	memset(n + out->ncomms, 0, (i + 1 - out->ncomms) * sizeof *n);
+	out->comms = n;
+	out->ncomms = i + 1;
+	return 0;
+}
+
+/* Item `index` of communicators[comm].ranks or .missing_ranks (a parsed
+ * piece, or an item of the skeleton's tree) appended to out. */
+static int add_item(struct json_read *jr, size_t comm, int missing, size_t index, json_t *e)
+{
+	struct ctx *c = jr->c;
+	if (!jr->budget) { set_err(c->err, c->errlen, "%s: too many ranks", c->name); return -1; }
+	jr->budget--;
+	if (comm_slot(jr, comm)) return -1;
+	struct nw_ras_comm *rc = &jr->out->comms[comm];
+	snprintf(c->where, sizeof c->where, "communicators[%zu], %s[%zu]", comm, missing ? "missing_ranks" : "ranks", index);
+	void *slot = missing ? grow((void **)&rc->missing, rc->nmissing, sizeof *rc->missing)
+	                     : grow((void **)&rc->ranks, rc->nranks, sizeof *rc->ranks);
+	if (!slot) { set_err(c->err, c->errlen, "%s: out of memory", c->name); return -1; }
+	if (missing ? parse_missing(c, e, slot) : parse_rank(c, e, slot)) return -1;
+	if (missing) rc->nmissing++;
+	else rc->nranks++;
+	return 0;
+}
+
+/* nw_ras_cut's item(): the piece parsed on its own. */
+static int cut_item(void *arg, size_t comm, int missing, size_t index, const char *text, size_t len, size_t line)
+{
+	struct json_read *jr = arg;
+	size_t flen = 0;
+	char *fixed = repair_json(text, len, &flen);
+	if (!fixed) { set_err(jr->c->err, jr->c->errlen, "%s: out of memory", jr->c->name); return -1; }
+	json_error_t je;
+	json_t *e = json_loadb(fixed, flen, JSON_REJECT_DUPLICATES, &je);
+	free(fixed);
+	if (!e) {
+		set_err(jr->c->err, jr->c->errlen, "%s: not a RAS JSON report: %s (line %zu)", jr->c->name, je.text,
+		        line + (size_t)(je.line > 0 ? je.line - 1 : 0));
+		return -1;
+	}
+	int rc = add_item(jr, comm, missing, index, e);
+	json_decref(e);
+	return rc;
+}
+
+static int parse_comm(struct json_read *jr, size_t i, json_t *jc)
+{
+	struct ctx *c = jr->c;
+	struct nw_ras_comm *out = &jr->out->comms[i];
+	long long v;
+	snprintf(c->where, sizeof c->where, "communicators[%zu]", i);
 	if (!json_is_object(jc)) { set_err(c->err, c->errlen, "%s: %s: not an object", c->name, c->where); return -1; }
 	char hash[40] = "";
 	if (get_str(c, jc, "hash", hash, sizeof hash)) return -1;
@@ -156,74 +278,41 @@ static int parse_comm(struct ctx *c, json_t *jc, struct nw_ras_comm *out, size_t
 		set_err(c->err, c->errlen, "%s: %s: \"ranks\" or \"missing_ranks\" is not a list", c->name, c->where);
 		return -1;
 	}
-	size_t nr = json_array_size(ranks), nm = missing ? json_array_size(missing) : 0;
-	if (nr + nm > *budget) { set_err(c->err, c->errlen, "%s: too many ranks", c->name); return -1; }
-	*budget -= nr + nm;
-	out->ranks = calloc(nr ? nr : 1, sizeof *out->ranks);
-	out->missing = calloc(nm ? nm : 1, sizeof *out->missing);
-	if (!out->ranks || !out->missing) { set_err(c->err, c->errlen, "%s: out of memory", c->name); return -1; }
-	char base[64];
-	snprintf(base, sizeof base, "%s", c->where);
-	for (size_t i = 0; i < nr; i++) {
-		struct nw_ras_rank *r = &out->ranks[out->nranks];
-		json_t *e = json_array_get(ranks, i);
-		snprintf(c->where, sizeof c->where, "%s, ranks[%zu]", base, i);
-		if (rank_of(c, e, &r->rank, r->host, sizeof r->host, &r->pid, &r->cuda_dev, &r->nvml_dev)) return -1;
-		json_t *st = json_object_get(e, "status"), *cc = json_object_get(e, "collective_counts");
-		if ((st && !json_is_object(st)) || (cc && !json_is_object(cc))) {
-			set_err(c->err, c->errlen, "%s: %s: \"status\" or \"collective_counts\" is not an object", c->name, c->where);
-			return -1;
-		}
-		if (st) {
-			if (get_int(c, st, "init_state", 0, 0, 255, &v)) return -1;
-			else if (json_object_get(st, "init_state")) r->init_state = (int)v;
-			if (get_int(c, st, "async_error", 0, 0, 255, &v)) return -1;
-			else if (json_object_get(st, "async_error")) r->async_error = (int)v;
-			if (get_bool(c, st, "finalize_called", &r->finalize_called) || get_bool(c, st, "destroy_flag", &r->destroy_flag) ||
-			    get_bool(c, st, "abort_flag", &r->abort_flag))
-				return -1;
-		}
-		if (cc) {
-			for (int f = 0; f < NW_RAS_NFUNCS; f++) {
-				json_t *x = json_object_get(cc, nw_ras_func_names[f]);
-				if (!x) continue;
-				if (!json_is_integer(x) || json_integer_value(x) < 0) {
-					set_err(c->err, c->errlen, "%s: %s: count \"%s\" is not a number >= 0", c->name, c->where, nw_ras_func_names[f]);
-					return -1;
-				}
-				r->counts[f] = (uint64_t)json_integer_value(x);
-			}
-			r->counts_known = 1;
-		}
-		out->nranks++;
-	}
-	for (size_t i = 0; i < nm; i++) {
-		struct nw_ras_missing *m = &out->missing[out->nmissing];
-		json_t *e = json_array_get(missing, i);
-		snprintf(c->where, sizeof c->where, "%s, missing_ranks[%zu]", base, i);
-		if (rank_of(c, e, &m->rank, m->host, sizeof m->host, &m->pid, &m->cuda_dev, &m->nvml_dev)) return -1;
-		json_t *st = json_object_get(e, "status");
-		if (st && !json_is_object(st)) { set_err(c->err, c->errlen, "%s: %s: \"status\" is not an object", c->name, c->where); return -1; }
-		if (st && (get_bool(c, st, "unresponsive", &m->unresponsive) || get_bool(c, st, "considered_dead", &m->dead))) return -1;
-		out->nmissing++;
-	}
+	/* items the cutter left in the tree (a key written with escapes):
+	 * after those it cut, of which there are then none */
+	size_t i0 = out->nranks, m0 = out->nmissing;
+	for (size_t k = 0; k < json_array_size(ranks); k++)
+		if (add_item(jr, i, 0, i0 + k, json_array_get(ranks, k))) return -1;
+	for (size_t k = 0; missing && k < json_array_size(missing); k++)
+		if (add_item(jr, i, 1, m0 + k, json_array_get(missing, k))) return -1;
 	return 0;
 }
 
-int nw_ras_parse_json(const char *name, const char *text, size_t len, struct nw_ras_report *out, char *err, size_t errlen)
+/* The report at text (its items cut out and read one at a time: ras_cut.h),
+ * into out; out->raw is left to the caller. */
+static int parse_json(const char *name, const char *text, size_t len, struct nw_ras_report *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof *out);
+	struct ctx c = { .name = name, .err = err, .errlen = errlen };
+	struct json_read jr = { .c = &c, .out = out, .budget = MAX_ITEMS };
+	char *skel = NULL;
+	size_t slen = 0;
+	if (nw_ras_cut(name, text, len, cut_item, &jr, &skel, &slen, err, errlen)) {
+		nw_ras_report_free(out);
+		return -1;
+	}
 	size_t flen = 0;
-	char *fixed = repair_json(text, len, &flen);
-	if (!fixed) { set_err(err, errlen, "%s: out of memory", name); return -1; }
+	char *fixed = repair_json(skel, slen, &flen);
+	free(skel);
+	if (!fixed) { set_err(err, errlen, "%s: out of memory", name); nw_ras_report_free(out); return -1; }
 	json_error_t je;
 	json_t *root = json_loadb(fixed, flen, JSON_REJECT_DUPLICATES, &je);
 	free(fixed);
 	if (!root) {
 		set_err(err, errlen, "%s: not a RAS JSON report: %s (line %d)", name, je.text, je.line);
+		nw_ras_report_free(out);
 		return -1;
 	}
-	struct ctx c = { .name = name, .err = err, .errlen = errlen };
 	snprintf(c.where, sizeof c.where, "the report");
 	long long v;
 	json_t *comms = json_object_get(root, "communicators");
@@ -245,22 +334,23 @@ int nw_ras_parse_json(const char *name, const char *text, size_t len, struct nw_
 		if (get_int(&c, ras, "timeouts_count", 0, 0, 1 << 30, &v)) goto fail;
 		if (json_object_get(ras, "timeouts_count")) out->timeouts = (int)v;
 	}
-	size_t n = json_array_size(comms), budget = MAX_ITEMS;
-	if (n > budget) { set_err(err, errlen, "%s: too many communicators", name); goto fail; }
-	out->comms = calloc(n ? n : 1, sizeof *out->comms);
-	if (!out->comms) { set_err(err, errlen, "%s: out of memory", name); goto fail; }
-	for (size_t i = 0; i < n; i++) {
-		snprintf(c.where, sizeof c.where, "communicators[%zu]", i);
-		out->ncomms++;
-		if (parse_comm(&c, json_array_get(comms, i), &out->comms[i], &budget)) goto fail;
-	}
+	size_t n = json_array_size(comms);
+	if (n && comm_slot(&jr, n - 1)) goto fail;
+	for (size_t i = 0; i < n; i++)
+		if (parse_comm(&jr, i, json_array_get(comms, i))) goto fail;
 	json_decref(root);
-	if (keep_raw(out, text, len)) { set_err(err, errlen, "%s: out of memory", name); nw_ras_report_free(out); return -1; }
 	return 0;
 fail:
 	json_decref(root);
 	nw_ras_report_free(out);
 	return -1;
+}
+
+int nw_ras_parse_json(const char *name, const char *text, size_t len, struct nw_ras_report *out, char *err, size_t errlen)
+{
+	if (parse_json(name, text, len, out, err, errlen)) return -1;
+	if (keep_raw(out, text, len)) { set_err(err, errlen, "%s: out of memory", name); nw_ras_report_free(out); return -1; }
+	return 0;
 }
 
 /* ---- the text format (NCCL before 2.28.7, or a server refusing JSON) ---- */
@@ -311,20 +401,33 @@ static void text_where(const char *line, int *pid, char *host, size_t hlen)
 	}
 }
 
-int nw_ras_parse_text(const char *name, const char *text, size_t len, struct nw_ras_report *out, char *err, size_t errlen)
+/* The text report into out, line by line (each copied alone: the text is
+ * read in place); out->raw is left to the caller. */
+static int parse_text(const char *name, const char *text, size_t len, struct nw_ras_report *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof *out);
 	out->from_text = 1;
 	out->cuda_runtime_version = out->cuda_driver_version = -1;
-	if (keep_raw(out, text, len)) { set_err(err, errlen, "%s: out of memory", name); return -1; }
 	struct nw_ras_comm *cur = NULL;
 	int func = -1, section = 0, async = 0;   /* section: 1 Errors, 2 Warnings */
 	int saw_version = 0, what = 0, err_code = 0, have_val = 0;
 	uint64_t val = 0;
 	int group_size[64] = { 0 };   /* the summary table: "Ranks per comm" of each group */
-	char *save = NULL, *copy = strdup(out->raw);
-	if (!copy) { set_err(err, errlen, "%s: out of memory", name); nw_ras_report_free(out); return -1; }
-	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+	char *line = NULL;
+	size_t lcap = 0, tlen = strnlen(text, len);   /* up to a NUL, as C strings go */
+	for (size_t pos = 0; pos < tlen;) {
+		const char *nl = memchr(text + pos, '\n', tlen - pos);
+		size_t ll = nl ? (size_t)(nl - (text + pos)) : tlen - pos;
+		if (ll + 1 > lcap) {
+			char *b = realloc(line, ll + 1 > 256 ? ll + 1 : 256);
+			if (!b) goto nomem;
+			line = b;
+			lcap = ll + 1 > 256 ? ll + 1 : 256;
+		}
+		memcpy(line, text + pos, ll);
+		line[ll] = 0;
+		pos += ll + (nl != NULL);
+		if (!ll) continue;   /* empty lines say nothing */
 		unsigned long long h, count;
 		int g, k, rank, n, cnt, nodes, per_comm, in_group;
 		char rpn[32], st[32], er[64], kind[32], fname[32];
@@ -411,7 +514,7 @@ int nw_ras_parse_text(const char *name, const char *text, size_t len, struct nw_
 		r->counts_known = 1;
 		text_where(line, &r->pid, r->host, sizeof r->host);
 	}
-	free(copy);
+	free(line);
 	if (!saw_version) {
 		set_err(err, errlen, "%s: not a RAS report: no \"NCCL version\" line", name);
 		nw_ras_report_free(out);
@@ -419,23 +522,47 @@ int nw_ras_parse_text(const char *name, const char *text, size_t len, struct nw_
 	}
 	return 0;
 nomem:
-	free(copy);
+	free(line);
 	set_err(err, errlen, "%s: out of memory", name);
 	nw_ras_report_free(out);
 	return -1;
 too_many:
-	free(copy);
+	free(line);
 	set_err(err, errlen, "%s: more than %d communicators or ranks of one listed: not NCCL's text report", name, MAX_TEXT_RANKS);
 	nw_ras_report_free(out);
 	return -1;
 }
 
-int nw_ras_parse(const char *name, const char *text, size_t len, struct nw_ras_report *out, char *err, size_t errlen)
+int nw_ras_parse_text(const char *name, const char *text, size_t len, struct nw_ras_report *out, char *err, size_t errlen)
+{
+	if (parse_text(name, text, len, out, err, errlen)) return -1;
+	if (keep_raw(out, text, len)) { set_err(err, errlen, "%s: out of memory", name); nw_ras_report_free(out); return -1; }
+	return 0;
+}
+
+static int is_json(const char *text, size_t len)
 {
 	size_t i = 0;
 	while (i < len && (text[i] == ' ' || text[i] == '\n' || text[i] == '\r' || text[i] == '\t')) i++;
-	if (i < len && text[i] == '{') return nw_ras_parse_json(name, text, len, out, err, errlen);
-	return nw_ras_parse_text(name, text, len, out, err, errlen);
+	return i < len && text[i] == '{';
+}
+
+int nw_ras_parse(const char *name, const char *text, size_t len, struct nw_ras_report *out, char *err, size_t errlen)
+{
+	return (is_json(text, len) ? nw_ras_parse_json : nw_ras_parse_text)(name, text, len, out, err, errlen);
+}
+
+int nw_ras_parse_owned(const char *name, char *buf, size_t len, int json, struct nw_ras_report *out, char *err,
+                       size_t errlen)
+{
+	if (json < 0) json = is_json(buf, len);
+	if ((json ? parse_json : parse_text)(name, buf, len, out, err, errlen)) {
+		free(buf);
+		return -1;
+	}
+	out->raw = buf;   /* read in place: it is the report as received */
+	out->raw_len = len;
+	return 0;
 }
 
 int nw_ras_load_file(const char *path, struct nw_ras_report *out, char *err, size_t errlen)
@@ -455,8 +582,7 @@ int nw_ras_load_file(const char *path, struct nw_ras_report *out, char *err, siz
 	size_t n = fread(buf, 1, len, f);
 	fclose(f);
 	buf[n] = 0;
-	int rc = nw_ras_parse(path, buf, n, out, err, errlen);
-	free(buf);
+	int rc = nw_ras_parse_owned(path, buf, n, -1, out, err, errlen);
 	if (!rc) snprintf(out->addr, sizeof out->addr, "%s", path);
 	return rc;
 }

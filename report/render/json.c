@@ -219,7 +219,7 @@ int nw_render_json(FILE *out, const struct nw_analysis *a)
 		errno = ENOMEM;
 		return -1;
 	}
-	int rc = json_dumpf(doc, out, JSON_COMPACT | JSON_REAL_PRECISION(9));
+	int rc = nw_json_dumpf(doc, out, JSON_COMPACT | JSON_REAL_PRECISION(9));
 	json_decref(doc);
 	if (rc != 0 || fputc('\n', out) == EOF || fflush(out) != 0) {
 		if (!errno)

@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include "render_util.h"
+#include "../escape.h"
 
 json_t *nw_json_str(const char *s)
 {
@@ -40,4 +40,36 @@ json_t *nw_json_str(const char *s)
 	json_t *j = json_stringn(fixed, o);
 	free(fixed);
 	return j;
+}
+
+/* jansson's output in pieces; a UTF-8 character cut between two waits. */
+struct dump_out {
+	FILE *out;
+	char carry[4];
+	size_t ncarry;
+};
+
+static int dump_piece(const char *buf, size_t size, void *data)
+{
+	struct dump_out *d = data;
+	while (d->ncarry && size) {   /* complete the cut character first */
+		d->carry[d->ncarry++] = *buf++;
+		size--;
+		size_t w = nw_put_escaped_part(d->out, d->carry, d->ncarry, NW_ESC_JSON);
+		memmove(d->carry, d->carry + w, d->ncarry - w);
+		d->ncarry -= w;
+	}
+	size_t w = nw_put_escaped_part(d->out, buf, size, NW_ESC_JSON);
+	memcpy(d->carry + d->ncarry, buf + w, size - w);   /* at most 3 bytes */
+	d->ncarry += size - w;
+	return ferror(d->out) ? -1 : 0;
+}
+
+int nw_json_dumpf(const json_t *j, FILE *out, size_t flags)
+{
+	struct dump_out d = { .out = out };
+	int rc = json_dump_callback(j, dump_piece, &d, flags);
+	if (d.ncarry)
+		nw_put_escaped_n(out, d.carry, d.ncarry, NW_ESC_JSON);
+	return rc || ferror(out) ? -1 : 0;
 }

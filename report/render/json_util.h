@@ -1,16 +1,23 @@
 /* Helpers the JSON renderers (json.c, trace.c) share; private to
  * report/render/. Strings go through jansson, which escapes them but
  * refuses bytes that are not UTF-8: nw_json_str replaces each byte of an
- * invalid sequence by U+FFFD first. */
+ * invalid sequence by U+FFFD first; nw_json_dumpf writes what jansson
+ * leaves raw that a terminal would act on as escapes. */
 #ifndef NCCLWATCH_REPORT_RENDER_JSON_UTIL_H
 #define NCCLWATCH_REPORT_RENDER_JSON_UTIL_H
 
 #include <jansson.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* A JSON string of `s` (NULL: JSON null), invalid UTF-8 replaced. NULL
  * only when out of memory. */
 json_t *nw_json_str(const char *s);
+
+/* json_dumpf, but DEL and the C1 controls (U+0080..U+009F), which
+ * jansson writes as they are, written as \u00XX: the same document, and
+ * nothing in it a terminal acts on (../escape.h, NW_ESC_JSON). 0 or -1. */
+int nw_json_dumpf(const json_t *j, FILE *out, size_t flags);
 
 /* A JSON integer; NULL when out of memory. */
 static inline json_t *nw_json_int(int64_t v)

@@ -7,7 +7,8 @@
  *
  * Lines that are not about a process start with "#"; process lines have
  * exactly eight fields separated by one space, whatever the segment holds
- * (a host name with spaces or control bytes gets them replaced by '?').
+ * (a host name's spaces, backslashes and control bytes print as \x20, \\
+ * and \xNN: ../escape.h).
  * RANK is the global rank or "-". `last` is the newest op kept of the
  * process: KIND, then #SEQ if it has a sequence number, then @COMM (16 hex
  * digits) if it is about a communicator; "-" when none; `state` is that
@@ -20,28 +21,16 @@
 #include <inttypes.h>
 #include <string.h>
 #include "../names.h"
-#include "render_util.h"
+#include "../escape.h"
 
-/* s (at most max bytes, NUL-terminated within them or cut there) with
- * every control character, byte that is not UTF-8 and, if `word`, space
- * replaced by '?'; "-" if empty. */
+/* s (at most max bytes, NUL-terminated within them or cut there) escaped
+ * (../escape.h), spaces too if `word`; "-" if empty. */
 static void put_clean(FILE *out, const char *s, size_t max, int word)
 {
-	char buf[NW_READ_MESSAGE_LEN + 1];
-	size_t len = strnlen(s, max < sizeof buf - 1 ? max : sizeof buf - 1);
-	memcpy(buf, s, len);
-	buf[len] = 0;
-	const unsigned char *p = (const unsigned char *)buf;
-	if (!*p)
+	size_t len = strnlen(s, max);
+	if (!len)
 		fputc('-', out);
-	while (*p) {
-		size_t n = nw_utf8_len(p);
-		if (!n || nw_utf8_is_control(p, n) || (word && *p == ' '))
-			fputc('?', out);
-		else
-			fwrite(p, 1, n, out);
-		p += n ? n : 1;
-	}
+	nw_put_escaped_n(out, s, len, word ? NW_ESC_SPACE : 0);
 }
 
 static void put_word(FILE *out, const char *s, size_t max)

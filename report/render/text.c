@@ -23,7 +23,7 @@
  *   note: PATH: ... (input set aside, e.g. a Flight Recorder dump for a segment)
  *
  * Line formats are pinned by tests/cli/test_render.c: change them on
- * purpose. Every string from a segment is escaped (control bytes as \xNN)
+ * purpose. Every string from a segment is escaped (../escape.h: control bytes as \xNN)
  * so that one item is always one line and a file cannot send terminal
  * escapes. The watchdog prints this text too, each line prefixed. */
 #include "render.h"
@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../names.h"
-#include "render_util.h"
+#include "../escape.h"
 
 #define MAX_EVIDENCE 5   /* per verdict, without NW_RENDER_VERBOSE */
 #define MAX_STACKS 5     /* stack groups per job, without NW_RENDER_VERBOSE */
@@ -43,25 +43,6 @@
 #define GREEN "\033[1;32m"
 #define BOLD "\033[1m"
 #define RESET "\033[0m"
-
-/* Backslashes, control characters (C0, DEL, C1) and bytes that are not
- * UTF-8 escaped (\\, \xNN); a quote too if `quote`. */
-static void put_escaped(FILE *out, const char *s, int quote)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	while (*p) {
-		size_t n = nw_utf8_len(p);
-		if (*p == '\\') {
-			fputs("\\\\", out);
-		} else if (!n || nw_utf8_is_control(p, n) || (quote && *p == '"')) {
-			for (size_t i = 0; i < (n ? n : 1); i++)
-				fprintf(out, "\\x%02x", p[i]);
-		} else {
-			fwrite(p, 1, n, out);
-		}
-		p += n ? n : 1;
-	}
-}
 
 /* "0-6,9" (nw_rankset_format), "-" when empty. */
 static void put_ranks(FILE *out, const struct nw_rankset *s)
@@ -133,7 +114,7 @@ static void put_job_header(FILE *out, const struct nw_job *job, unsigned flags)
 	if (flags & NW_RENDER_COLOR)
 		fputs(BOLD, out);
 	fputs("job ", out);
-	put_escaped(out, job->name ? job->name : "", 0);
+	nw_put_escaped(out, job->name ? job->name : "", 0);
 	fprintf(out, ": %zu process%s read, world size ", job->nprocs, job->nprocs == 1 ? "" : "es");
 	if (job->world_size >= 0)
 		fprintf(out, "%" PRId32, job->world_size);
@@ -157,7 +138,7 @@ static void put_verdict(FILE *out, const struct nw_verdict *v, unsigned flags)
 	put_verdict_name(out, v->kind, flags);
 	if (v->summary && v->summary[0]) {
 		fputs(": ", out);
-		put_escaped(out, v->summary, 0);
+		nw_put_escaped(out, v->summary, 0);
 	}
 	fputc('\n', out);
 	if (v->op_kind) {
@@ -208,7 +189,7 @@ static void put_verdict(FILE *out, const struct nw_verdict *v, unsigned flags)
 		fputs("  evidence:\n", out);
 		for (size_t i = 0; i < shown; i++) {
 			fputs("    ", out);
-			put_escaped(out, v->evidence[i] ? v->evidence[i] : "", 0);
+			nw_put_escaped(out, v->evidence[i] ? v->evidence[i] : "", 0);
 			fputc('\n', out);
 		}
 		if (shown < v->nevidence)
@@ -217,7 +198,7 @@ static void put_verdict(FILE *out, const struct nw_verdict *v, unsigned flags)
 	}
 	if (v->hint && v->hint[0]) {
 		fputs("  hint: ", out);
-		put_escaped(out, v->hint, 0);
+		nw_put_escaped(out, v->hint, 0);
 		fputc('\n', out);
 	}
 }
@@ -232,13 +213,13 @@ static void put_env_diffs(FILE *out, const struct nw_job *job, unsigned flags)
 	for (size_t i = 0; i < job->ndiffs; i++) {
 		const struct nw_env_diff *d = &job->diffs[i];
 		fputs("  ", out);
-		put_escaped(out, d->name ? d->name : "", 0);
+		nw_put_escaped(out, d->name ? d->name : "", 0);
 		fputs(":\n", out);
 		for (size_t j = 0; j < d->nvalues; j++) {
 			const struct nw_env_value *val = &d->values[j];
 			fputs("    ", out);
 			if (val->value && val->value[0])
-				put_escaped(out, val->value, 0);
+				nw_put_escaped(out, val->value, 0);
 			else
 				fputs("(unset)", out);
 			fprintf(out, "  rank%s ", val->ranks.n == 1 ? "" : "s");
@@ -251,7 +232,7 @@ static void put_env_diffs(FILE *out, const struct nw_job *job, unsigned flags)
 				for (size_t k = 0; k < shown; k++) {
 					if (k)
 						fputc(',', out);
-					put_escaped(out, val->hosts[k] ? val->hosts[k] : "", 0);
+					nw_put_escaped(out, val->hosts[k] ? val->hosts[k] : "", 0);
 				}
 				if (shown < val->nhosts)
 					fprintf(out, " and %zu more", val->nhosts - shown);
@@ -278,13 +259,13 @@ static void put_stacks(FILE *out, const struct nw_job *job, unsigned flags)
 		fprintf(out, "  rank%s ", g->ranks.n == 1 ? "" : "s");
 		put_ranks(out, &g->ranks);
 		fprintf(out, " (%" PRIu32 ") thread \"", g->ranks.n);
-		put_escaped(out, g->thread_name ? g->thread_name : "", 1);
+		nw_put_escaped(out, g->thread_name ? g->thread_name : "", NW_ESC_QUOTE);
 		fputs("\":\n", out);
 		if (!g->nframes)
 			fputs("    (no frames)\n", out);
 		for (uint32_t k = 0; k < g->nframes; k++) {
 			fprintf(out, "    #%" PRIu32 " ", k);
-			put_escaped(out, g->frames[k] && g->frames[k][0] ? g->frames[k] : "??", 0);
+			nw_put_escaped(out, g->frames[k] && g->frames[k][0] ? g->frames[k] : "??", 0);
 			fputc('\n', out);
 		}
 	}
@@ -310,12 +291,12 @@ int nw_render_text(FILE *out, const struct nw_analysis *a, unsigned flags)
 	for (size_t i = 0; i < a->nbad; i++) {
 		/* The reader's message already names the file: "PATH: problem". */
 		fputs("unreadable: ", out);
-		put_escaped(out, a->bad[i].err.message[0] ? a->bad[i].err.message : a->bad[i].path, 0);
+		nw_put_escaped(out, a->bad[i].err.message[0] ? a->bad[i].err.message : a->bad[i].path, 0);
 		fputc('\n', out);
 	}
 	for (size_t i = 0; i < a->nnotes; i++) {
 		fputs("note: ", out);
-		put_escaped(out, a->notes[i], 0);
+		nw_put_escaped(out, a->notes[i], 0);
 		fputc('\n', out);
 	}
 	if (fflush(out) != 0 || ferror(out)) {

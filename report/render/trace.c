@@ -78,7 +78,7 @@ static void emit(struct writer *w, json_t *ev)
 	if (!w->failed) {
 		if (!w->first && fputs(",\n", w->out) == EOF)
 			w->failed = 1;
-		else if (json_dumpf(ev, w->out, JSON_COMPACT) != 0)
+		else if (nw_json_dumpf(ev, w->out, JSON_COMPACT) != 0)
 			w->failed = 1;
 		w->first = 0;
 	}
@@ -630,7 +630,7 @@ int nw_render_trace(FILE *out, const struct nw_analysis *a)
 	if (failed)
 		w.failed = 1;
 	if (!w.failed && (fputs("\n],\"displayTimeUnit\":\"ms\",\"otherData\":", out) == EOF
-	                  || json_dumpf(other, out, JSON_COMPACT) != 0 || fputs("}\n", out) == EOF))
+	                  || nw_json_dumpf(other, out, JSON_COMPACT) != 0 || fputs("}\n", out) == EOF))
 		w.failed = 1;
 	json_decref(other);
 	if (w.failed || fflush(out) != 0 || ferror(out)) {

@@ -60,3 +60,21 @@ for n in 8 64; do
 	kill -KILL "-$pid" 2>/dev/null; wait "$pid" 2>/dev/null; pid=""
 done
 echo "goal: 64 processes, attach to verdict with RAS < 2000 ms"
+
+printf '\n=== figure 8b: peak memory reading a saved RAS report (generated: tests/ras/rasgen.py) ===\n'
+echo "command: rasgen.py N F; ncclwatch diagnose F  (peak resident set, getrusage; ratio = peak / report size)"
+echo "         a world communicator of N ranks and one of every 8 ranks; the verdict names rank 1"
+printf '%8s %10s %10s %7s %s\n' ranks report_MB peak_MB ratio verdict
+for n in 10000 60000 150000; do
+	python3 "$NW_ROOT/tests/ras/rasgen.py" "$n" "$tmp/big.json" || break
+	size=$(stat -c %s "$tmp/big.json")
+	set -- $(python3 -c '
+import resource, subprocess, sys
+subprocess.run(sys.argv[2:], stdout=open(sys.argv[1], "w"), stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$tmp/big.out" "$cli" diagnose "$tmp/big.json")
+	verdict=$(grep -m1 -o '^[A-Z_]*: rank[s]* [0-9,-]* never launched [A-Za-z]* #[0-9]*' "$tmp/big.out")
+	awk -v n="$n" -v s="$size" -v kb="$1" -v v="$verdict" \
+		'BEGIN { printf "%8d %10.1f %10.1f %7.2f %s\n", n, s / 1048576, kb / 1024, kb * 1024 / s, v }'
+	rm -f "$tmp/big.json" "$tmp/big.out"
+done
+echo "goal: a small multiple of the report (the reader kept jansson's tree of the whole report: 6-10x)"

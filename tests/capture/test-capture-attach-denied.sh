@@ -6,8 +6,11 @@
 . "$NW_ROOT/tests/lib.sh"
 [ "$(id -u)" = 0 ] || skip "needs root (runs the CLI as nobody)"
 command -v runuser >/dev/null || skip "no runuser"
-chmod 755 "$T"          # nobody reaches its output directory inside
-mkdir "$T/out" && chown nobody "$T/out"
+# nobody runs the CLI and writes its snapshots where it can reach (the
+# checkout's directory may be private, and $T is ours)
+nw_share_build
+OUT="$NW_SHARED/out"
+mkdir "$OUT" && chown nobody "$OUT"
 
 nw_spawn runuser -u nobody -- sleep 600
 MINE=$NW_PID
@@ -22,7 +25,7 @@ nw_until 30 child "$MINE" || fail "no child of runuser"
 MINE=$(child "$MINE")
 UNDUMP=$(child "$UNDUMP")
 
-runuser -u nobody -- "$NW_CLI" attach --no-verdict -o "$T/out" "$UNDUMP" "$ROOTS" "$MINE" > "$T/stdout" 2> "$T/stderr"
+runuser -u nobody -- "$NW_CLI" attach --no-verdict -o "$OUT" "$UNDUMP" "$ROOTS" "$MINE" > "$T/stdout" 2> "$T/stderr"
 status=$?
 cat "$T/stdout" "$T/stderr"
 assert_eq "$status" 2 "exit status"
@@ -30,4 +33,4 @@ assert_eq "$(grep -c . "$T/stderr")" 2 "lines on stderr"
 assert_grep "^ncclwatch attach: pid $UNDUMP \\(python3\\): not permitted to read it " "$T/stderr"
 assert_grep "^ncclwatch attach: pid $ROOTS \\(sleep\\): not permitted to read it " "$T/stderr"
 assert_grep "^attach: pid $MINE rank - \\(sleep\\): 1 threads, 1 stacks " "$T/stdout"
-[ -s "$T/out/$(hostname).$MINE.rank-.snap.seg" ] || fail "no snapshot of nobody's own process"
+[ -s "$OUT/$(hostname).$MINE.rank-.snap.seg" ] || fail "no snapshot of nobody's own process"

@@ -93,6 +93,7 @@ as_user=""
 if [ "$(id -u)" = 0 ]; then
 	command -v setpriv > /dev/null || { rm -rf "$G"; skip "root without setpriv"; }
 	nobody=$(id -u nobody) || { rm -rf "$G"; skip "no user nobody"; }
+	nw_share_build   # a CLI nobody can run: the checkout may sit in a private directory
 	python3 -c 'import struct,sys; f=open(sys.argv[1],"r+b"); f.seek(140); f.write(struct.pack("<I", int(sys.argv[2])))' \
 		"$G/job/dead.seg" "$nobody"
 	chown -R nobody "$G"

@@ -17,8 +17,11 @@
 command -v useradd > /dev/null && command -v userdel > /dev/null && command -v setpriv > /dev/null \
 	|| skip "no useradd/userdel/setpriv"
 nw_use_sim
-NW_PROGS="$NW_BUILD/tests/interpose"
-NW_GEN="$NW_BUILD/tests/progs/nwgen"
+# What A and V run, where they can reach it (the checkout may sit in a
+# private directory): the CLI, the library, the simulation, and these.
+nw_share_build tests/interpose/nccl-ops-linked tests/progs/nwgen
+NW_PROGS="$NW_SHARED/tests/interpose"
+NW_GEN="$NW_SHARED/tests/progs/nwgen"
 
 A=nwa$$ V=nwv$$
 ATTACK_PID= B=

@@ -460,7 +460,7 @@ static const char *const want_status =
 	"node-b 1006 6 comms=1 last=AllReduce#23@4f2ac2b9efdeda6d state=STARTED age=75.0s alive\n"
 	"node-b 1007 7 comms=1 last=AllReduce#23@4f2ac2b9efdeda6d state=STARTED age=75.0s dead\n"
 	"# job solo: 1 process, world size unknown, ranks missing: none\n"
-	"host?c 77 - comms=0 last=- state=- age=- ?\n"
+	"host\\x20c 77 - comms=0 last=- state=- age=- ?\n"
 	"# unreadable: /dev/shm/ncclwatch-0/train-42/bad.seg: truncated: 100 bytes, a header needs 8192\n";
 
 static void check_text(const struct nw_analysis *a)
@@ -516,6 +516,9 @@ static void check_json(const struct nw_analysis *a)
 {
 	char *t = render(json_adapter, a, 0);
 	CHECK(strchr(t, '\n') == t + strlen(t) - 1, "the JSON document is not one line");
+	/* jansson writes DEL and C1 as they are; nw_json_dumpf escapes them */
+	CHECK(strstr(t, "\\u001B[31m\xef\xbf\xbd\\u009b\xc3\xa9") != NULL, "ESC, CSI (C1) not escaped in the JSON text");
+	CHECK(!strstr(t, "\xc2\x9b"), "a raw C1 control in the JSON text");
 	json_t *doc = parse("json", t);
 	free(t);
 	if (!doc)

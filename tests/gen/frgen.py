@@ -6,7 +6,9 @@ pickles (docs/flight-recorder.md): {"version", "pg_config", "comm_lib_version",
 "pg_status", "entries": [...]}, one file per rank named <prefix><rank>.
 
 usage: frgen.py SCENARIO DIR [--ranks N] [--entries N] [--json] [--version V]
-                [--prefix P] [--no-frames]
+                [--prefix P] [--no-frames] [--taint S]
+--taint S appends S (terminal escapes, for tests/cli/test-cli-control-chars.sh)
+to every process group's description, frame name and file name.
 Scenarios: see SCENARIOS below (missing-rank, type-mismatch, size-mismatch,
 dtype-mismatch, state-mismatch, p2p-unmatched, p2p-ok, alltoall-ok, multi-pg,
 healthy, late-mismatch, transport, ...). Prints one line per scenario:
@@ -103,7 +105,23 @@ class Rank:
         return d
 
 
+TAINT = ""
+
+
+def tainted(d):
+    if not TAINT:
+        return d
+    d = dict(d)
+    d["pg_config"] = {n: dict(c, desc=c["desc"] + TAINT) for n, c in d["pg_config"].items()}
+    d["entries"] = [dict(e, process_group=(e["process_group"][0], e["process_group"][1] + TAINT),
+                         **({"frames": [dict(f, name=f["name"] + TAINT, filename=f["filename"] + TAINT)
+                                        for f in e["frames"]]} if "frames" in e else {}))
+                    for e in d["entries"]]
+    return d
+
+
 def write(dirpath, prefix, r, d, as_json):
+    d = tainted(d)
     path = os.path.join(dirpath, "%s%d" % (prefix, r))
     if as_json:
         dj = dict(d)
@@ -464,7 +482,7 @@ def bench(dirpath, n, k, prefix):
 
 
 def main(argv):
-    global VERSION, FRAMES
+    global VERSION, FRAMES, TAINT
     if len(argv) < 3:
         sys.stderr.write(__doc__)
         return 2
@@ -485,6 +503,8 @@ def main(argv):
             prefix = argv[i + 1]; i += 2
         elif a == "--no-frames":
             FRAMES = False; i += 1
+        elif a == "--taint":
+            TAINT = argv[i + 1]; i += 2
         else:
             sys.stderr.write("frgen: unknown option %s\n" % a)
             return 2

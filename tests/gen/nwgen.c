@@ -175,6 +175,13 @@
  * the test reads the files). --gone LIST: those ranks' snapshots
  * name this host and the pid of a process that has exited (a rank gone
  * since attach saw it).
+ *
+ * --taint S: S appended to the strings a file holds, for the tests of
+ * what the CLI prints of hostile bytes (tests/cli/test-cli-control-chars.sh):
+ * every host name (so every file name too), comm 1's name, rank 0's
+ * NCCL_SOCKET_IFNAME (an environment difference), and in the captures
+ * the main thread's name (cut at 15 bytes), the program's function names
+ * and libcuda's module path (a frame without a symbol prints it).
  */
 #include "segbuild.h"
 #include "snapgen.h"
@@ -268,6 +275,7 @@ struct gen {
 	char snap_job[NW_SEG_JOB_LEN];
 	uint8_t *gone;                 /* [n] flags: --gone */
 	int32_t alive;                 /* --alive R, or -1 */
+	const char *taint;             /* --taint S, or "" */
 	char jobdir[PATH_MAX];
 	uint8_t *drop, *exited;        /* [n] flags */
 	uint64_t world_id;
@@ -388,11 +396,14 @@ static void capture(struct rank_ctx *rc, uint64_t at_job, uint64_t request_id)
 	if (!s->stk)
 		return;
 	const struct nw_seg_header *h = s->h;
+	const char *taint = rc->g->taint;
+	char cuda_path[NW_STACK_MODULE_PATH_LEN];
+	snprintf(cuda_path, sizeof cuda_path, "%s%s", CUDA_PATH, taint);
 	struct sb_module mods[] = {
 		{ rc->app, 0x20000, APP_PATH },
 		{ rc->lib, 0x80000, NW_PATH },
 		{ rc->lib + 0x100000, 0x10000000, h->nccl_lib },
-		{ rc->lib + 0x10200000, 0x4000000, CUDA_PATH },
+		{ rc->lib + 0x10200000, 0x4000000, cuda_path },
 		{ rc->lib + 0x14400000, 0x1d0000, LIBC_PATH },
 	};
 	sb_stack_begin(s, mods, COUNT(mods));
@@ -418,7 +429,14 @@ static void capture(struct rank_ctx *rc, uint64_t at_job, uint64_t request_id)
 	}
 	for (size_t i = tail_from; i < COUNT(tail_frames); i++)
 		f[n++] = tail_frames[i];
-	sb_stack_thread(s, (uint32_t)h->pid, "train", flags, f, n);
+	char names[SB_STACK_FRAMES][128], thread[NW_STACK_NAME_LEN];
+	for (uint32_t k = 0; *taint && k < n; k++)
+		if (f[k].module == M_APP && f[k].symbol) {   /* --taint: the program's own function names */
+			snprintf(names[k], sizeof names[k], "%s%s", f[k].symbol, taint);
+			f[k].symbol = names[k];
+		}
+	snprintf(thread, sizeof thread, "train%s", taint);
+	sb_stack_thread(s, (uint32_t)h->pid, thread, flags, f, n);
 	sb_stack_thread(s, h->watchdog_tid, "ncclwatch", NW_THR_WATCHDOG, watchdog_frames,
 	                COUNT(watchdog_frames));
 	sb_stack_end(s, AT(rc, at_job), request_id);
@@ -458,7 +476,7 @@ static void identity(struct rank_ctx *rc)
 	h->local_rank = rc->local;
 	h->world_size = g->n;
 	h->uid = getuid();   /* the caller's: ncclwatch diagnose skips other users' files */
-	snprintf(h->host, sizeof(h->host), "node%d", (int)rc->host);
+	snprintf(h->host, sizeof(h->host), "node%d%s", (int)rc->host, g->taint);
 	snprintf(h->job, sizeof(h->job), "%s", g->job);
 	int old = mixed_host(g, rc->host);
 	h->nccl_version = old ? GEN_OLD_NCCL : GEN_NCCL;
@@ -482,7 +500,7 @@ static void identity(struct rank_ctx *rc)
 		env_add(h->env, &used, "NCCL_P2P_DISABLE=1");
 	if (g->sc->id == SC_ENV_DIFF && r < 4)
 		env_add(h->env, &used, "NCCL_P2P_LEVEL=NVL");
-	env_add(h->env, &used, "NCCL_SOCKET_IFNAME=eth0");
+	env_add(h->env, &used, "NCCL_SOCKET_IFNAME=eth0%s", r == 0 ? g->taint : "");
 	env_add(h->env, &used, "OMP_NUM_THREADS=8");
 	env_add(h->env, &used, "RANK=%d", (int)r);
 	env_add(h->env, &used, "TORCHELASTIC_RUN_ID=%s", g->job);
@@ -533,7 +551,9 @@ static void comm_spec(const struct rank_ctx *rc, int which, struct sb_comm_spec 
 		c->nranks = rc->gsize;
 		c->color = color;
 		c->key = rc->r;
-		c->name = g->sc->pp ? "pp" : "tp";
+		static char name[NW_COMM_NAME_LEN];
+		snprintf(name, sizeof name, "%s%s", g->sc->pp ? "pp" : "tp", g->taint);
+		c->name = name;
 	}
 }
 
@@ -1124,6 +1144,10 @@ static void usage(FILE *out)
 	        "  --age SECS        age of the stall at the heartbeat (default 30)\n"
 	        "  --drop LIST       missing_files (or --snapshot alone): ranks with no file (default K)\n"
 	        "  --exited LIST     ranks marked EXITED (LIST: R,R-R,...)\n"
+	        "  --taint S         S (any bytes: terminal escapes) appended to every host name (and\n"
+	        "                    so file name), comm 1's name, rank 0's NCCL_SOCKET_IFNAME, and with\n"
+	        "                    --stacks the main thread's name, the program's function names and\n"
+	        "                    libcuda's path\n"
 	        "  --dump            write dumps (flag DUMP) instead of live segments\n"
 	        "  --stacks          add a stack area (captured when the job stalled)\n"
 	        "  --snapshot SPEC   attach's snapshot files (stacks per rank and thread: see\n"
@@ -1307,6 +1331,7 @@ int main(int argc, char **argv)
 		{ "list", no_argument, NULL, 'l' },           { "help", no_argument, NULL, 'h' },
 		{ "snapshot", required_argument, NULL, 'P' }, { "snapshot-job", required_argument, NULL, 'J' },
 		{ "gone", required_argument, NULL, 'g' },    { "alive", required_argument, NULL, 'A' },
+		{ "taint", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct gen g;   /* static: what it holds stays reachable on an error exit */
@@ -1317,6 +1342,7 @@ int main(int argc, char **argv)
 	static struct snap_spec spec;
 	uint64_t ranks = 0, ring = 256, hosts = 0, group = 4, culprit = UINT64_MAX, history = 300;
 	g.seed = 1;
+	g.taint = "";
 	g.timeout_ns = 5 * SEC;
 	g.age_ns = 30 * SEC;
 	int c, li = 0;
@@ -1324,6 +1350,7 @@ int main(int argc, char **argv)
 		uint64_t *u = NULL;
 		switch (c) {
 		case 's': scenario = optarg; break;
+		case 'T': g.taint = optarg; break;
 		case 'n': u = &ranks; break;
 		case 'o': g.out = optarg; break;
 		case 'R': u = &ring; break;

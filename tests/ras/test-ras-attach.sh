@@ -4,7 +4,8 @@
 # address in the processes' environment (NCCL_RAS_ADDR), writes the report
 # next to the snapshots, and the verdict is ONE job: rank 2 with the op
 # number from RAS launch counts, its stack from its snapshot, and the
-# stacks' own verdict folded in as "stacks agree". With NCCL_RAS_ENABLE=0
+# stacks' own verdict folded in as "stacks agree"; the report is written
+# 0600, as the snapshots are. With NCCL_RAS_ENABLE=0
 # it says so and goes on with stacks alone. The same under mpirun and
 # torchrun (attach --tree LAUNCHER).
 . "$NW_ROOT/tests/lib.sh"
@@ -15,13 +16,23 @@ trainer_start "$T/out" --nranks 4 --steps 10 --count 64 --bcast-every 0 --verbos
 wait_for_line 120 '^rank 2 step 3: fault skip: not issuing the all-reduce$' "$T/out"
 wait_for_ranks 120 "$T/out" ' step 2 done$' 0 1 2 3
 nw_until 60 ras_answers 4 || fail "RAS never listed the 4 ranks"
-# attach finds the address in the processes' environment, not in ours
+# attach finds the address in the processes' environment, not in ours.
+# The report is private like the snapshots (0600), whatever the umask, also
+# over a report an older attach left readable.
+umask 022
+mkdir -p "$T/snap"
+echo old > "$T/snap/ras.json"
+chmod 644 "$T/snap/ras.json"
 env -u NCCL_RAS_ADDR "$NW_CLI" attach --no-python --tree "$TRAINER_PID" -o "$T/snap" > "$T/attach.out" 2>&1
 rc=$?
 cat "$T/attach.out"
 assert_eq "$rc" 1 "attach's exit status (a verdict)"
 assert_grep "^attach: RAS at 127\\.0\\.0\\.1:$RAS_PORT: NCCL 2\\.28\\.9, 1 communicator -> $T/snap/ras\\.json$" "$T/attach.out"
 [ -s "$T/snap/ras.json" ] || fail "no ras.json next to the snapshots"
+assert_grep '"nccl_version"' "$T/snap/ras.json"
+for f in "$T"/snap/*.snap.seg "$T/snap/ras.json"; do
+	assert_eq "$(stat -c %a "$f")" 600 "mode of $(basename "$f")"
+done
 assert_grep '^MISSING_RANK: rank 2 never launched AllReduce #4 on comm 0x[0-9a-f]{16} \(launched it 3 times where 3 peers launched it 4 times\)' "$T/attach.out"
 assert_eq "$(grep -c '^job ' "$T/attach.out")" 1 "jobs (the RAS report joined the snapshots' job)"
 assert_eq "$(grep -c '^[A-Z_]*: ' "$T/attach.out")" 1 "verdicts"

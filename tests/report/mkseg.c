@@ -21,6 +21,8 @@
  *                                 makes the file 1.3 with the 1.1 fields filled
  *     --stopped MSG               flags STOPPED with error MSG
  *     --comm-name STR             the name of comm slot 0 (any bytes)
+ *     --taint STR                 STR (any bytes) appended to the strings of
+ *                                 segwriter.h's segw_spec.taint
  *     --newer-minor               one minor newer than this build (2.1), with a
  *                                 larger header and records, 1.1 fields filled
  *     --v2                        format 2.0 (comm slots may be reused; every 1.x
@@ -195,6 +197,7 @@ int main(int argc, char **argv)
 		{ "unpublish", required_argument, NULL, 'u' }, { "stopped", required_argument, NULL, 'S' },
 		{ "newer-minor", no_argument, NULL, 'm' },   { "corrupt", required_argument, NULL, 'x' },
 		{ "seed", required_argument, NULL, 'z' },    { "comm-name", required_argument, NULL, 'N' },
+		{ "taint", required_argument, NULL, 'T' },
 		{ "list-defects", no_argument, NULL, 'l' },  { "v11", no_argument, NULL, 'v' },
 		{ "stacks", no_argument, NULL, 'k' },        { "no-opstacks", no_argument, NULL, 'K' },
 		{ "reserved-junk", no_argument, NULL, 'J' }, { "writing", required_argument, NULL, 'w' },
@@ -225,6 +228,7 @@ int main(int argc, char **argv)
 		case 'H': if (n_held < 64) held[n_held++] = number("--held", optarg); break;
 		case 'S': stopped = optarg; break;
 		case 'N': comm_name = optarg; break;
+		case 'T': spec.taint = optarg; break;
 		case 'm': spec.version_major = NW_SEG_VERSION_MAJOR; spec.version_minor = NW_SEG_VERSION_MINOR + 1;
 		          spec.header_extra = 128; spec.record_extra = 64; spec.v11 = 1; break;
 		case '2': spec.version_major = 2; spec.version_minor = 0; spec.v11 = 1; break;

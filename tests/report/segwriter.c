@@ -66,6 +66,18 @@ struct nw_seg_stack_header *segw_stack_area(void *mem)
 	return (struct nw_seg_stack_header *)((char *)mem + h->stack_offset);
 }
 
+/* str with spec->taint appended (into one of a few rotating buffers). */
+static const char *taint(const struct segw_spec *s, const char *str)
+{
+	static char bufs[8][256];
+	static unsigned next;
+	if (!s->taint || !*s->taint)
+		return str;
+	char *b = bufs[next++ % 8];
+	snprintf(b, sizeof bufs[0], "%s%s", str, s->taint);
+	return b;
+}
+
 /* Append a string to the area's string table; its offset. */
 static uint32_t intern(struct nw_seg_stack_header *a, const char *str)
 {
@@ -122,12 +134,12 @@ static void build_stacks(char *mem, const struct segw_spec *s, const struct layo
 	for (uint32_t i = 0; i < 3; i++) {
 		mods[i].base = m[i].base;
 		mods[i].size = m[i].size;
-		snprintf(mods[i].path, sizeof mods[i].path, "%s", m[i].path);
+		snprintf(mods[i].path, sizeof mods[i].path, "%s", i == 0 ? taint(s, m[i].path) : m[i].path);
 	}
 	a->module_count = 3;
 	a->strtab_used = 0;
 	intern(a, "");
-	uint32_t s_allreduce = intern(a, "ncclAllReduce"), s_train = intern(a, "train_step"),
+	uint32_t s_allreduce = intern(a, "ncclAllReduce"), s_train = intern(a, taint(s, "train_step")),
 	         s_main = intern(a, "main"), s_wd = intern(a, "nw_watchdog_main"),
 	         s_recurse = intern(a, "recurse");
 
@@ -139,7 +151,7 @@ static void build_stacks(char *mem, const struct segw_spec *s, const struct layo
 
 	th[0].tid = 4242;
 	th[0].flags = NW_THR_IN_NCCL;
-	snprintf(th[0].name, sizeof th[0].name, "python3");
+	snprintf(th[0].name, sizeof th[0].name, "%s", taint(s, "py"));
 	th[0].nframes = 3;
 	fr[0] = nccl;
 	fr[1] = train;
@@ -185,9 +197,9 @@ static void build_stacks(char *mem, const struct segw_spec *s, const struct layo
 		e->python_version = 0x030b02f0;
 		e->python_method = NW_PY_DUMP_TRACEBACK;
 		e->python_note = intern(a, "CPython 3.11 via _Py_DumpTracebackThreads");
-		uint32_t f_train = intern(a, "/work/train.py"), n_step = intern(a, "train_step"),
+		uint32_t f_train = intern(a, taint(s, "/work/train.py")), n_step = intern(a, taint(s, "train_step")),
 		         n_main = intern(a, "<module>"), n_sync = intern(a, "sync_gradients"),
-		         n_thread = intern(a, "MainThread");
+		         n_thread = intern(a, taint(s, "MainThread"));
 		struct nw_seg_pyframe *pf = (struct nw_seg_pyframe *)((char *)a + l.pyframe_off);
 		pf[0] = (struct nw_seg_pyframe){ .file = f_train, .function = n_step, .line = 83 };
 		pf[1] = (struct nw_seg_pyframe){ .file = f_train, .function = n_main, .line = 120 };
@@ -357,14 +369,18 @@ void segw_build(void *mem, const struct segw_spec *s)
 	h->local_rank = 1;
 	h->world_size = 4;
 	h->uid = 1000;
-	snprintf(h->host, sizeof h->host, "testhost");
-	snprintf(h->job, sizeof h->job, "job-7");
+	snprintf(h->host, sizeof h->host, "%s", taint(s, "testhost"));
+	snprintf(h->job, sizeof h->job, "%s", taint(s, "job-7"));
 	h->heartbeat_ns = SEGW_START_MONO_NS + 2000000000ull;
 	h->nccl_version = 22809;
 	h->cuda_driver_version = 13000;
 	snprintf(h->nccl_lib, sizeof h->nccl_lib, "/opt/nccl/libnccl.so.2");
-	snprintf(h->gpu_name, sizeof h->gpu_name, "Simulated GPU");
+	snprintf(h->gpu_name, sizeof h->gpu_name, "%s", taint(s, "Simulated GPU"));
 	memcpy(h->env, env, sizeof env);
+	if (s->taint && *s->taint) {   /* NCCL_DEBUG's value, the only variable */
+		memset(h->env, 0, sizeof h->env);
+		snprintf(h->env, sizeof h->env, "NCCL_DEBUG=%s", taint(s, "INFO"));
+	}
 	if (s->v11) {
 		h->tracking = NW_TRACK_EVENTS;
 		h->watchdog_tid = 4243;
@@ -396,7 +412,7 @@ void segw_build(void *mem, const struct segw_spec *s)
 		c->blocking = 1;
 		c->init_enter_ns = SEGW_START_MONO_NS + 10;
 		c->init_done_ns = SEGW_START_MONO_NS + 20;
-		snprintf(c->name, sizeof c->name, "comm%u", i);
+		snprintf(c->name, sizeof c->name, "%s%u", taint(s, "comm"), i);
 		snprintf(c->bus_id, sizeof c->bus_id, "0000:1%u:00.0", i % 10);
 		c->coll_enqueued = 10 + i;
 		c->coll_started = 9 + i;

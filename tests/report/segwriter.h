@@ -65,6 +65,10 @@ struct segw_spec {
 	int opstacks;                 /* with stacks: per-op stacks, one slot per ring slot */
 	int python;                   /* with stacks (1.4): Python frames of thread 0 and a
 	                               * Python call site for every even ticket (segw_pycall_of) */
+	const char *taint;            /* NULL, or bytes appended to the host, job, GPU name,
+	                               * NCCL_DEBUG's value (the only variable then), comm
+	                               * names, module 0's path, thread 0's name (then "py"),
+	                               * train_step, /work/train.py and MainThread */
 };
 
 /* Where the stack area's parts lie (offsets from the area's start). */
