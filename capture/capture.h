@@ -15,9 +15,10 @@
  *   between its waits, and interrupting it there makes its call return
  *   short. So such a thread is watched (nw_cap_watch, watch.c): its syscall
  *   file again every millisecond, its stack taken from a read that finds it
- *   blocked; it is interrupted only once its CPU times show it running user
- *   code and nothing else for more than 20 ms of CPU time, and one whose
- *   system time moves is left running without a stack (NW_CAP_KERNEL).
+ *   blocked; it is interrupted only once its CPU times show it running
+ *   user code (more than 20 ms of it, more than two thirds of what it ran),
+ *   and one whose system time grows is left running without a stack
+ *   (NW_CAP_KERNEL).
  * - running user code, in another process (allow_ptrace): PTRACE_SEIZE,
  *   PTRACE_INTERRUPT, PTRACE_GETREGS, the stack copied, PTRACE_DETACH. The
  *   thread is stopped only for the copy (stopped_ns says how long).
@@ -44,7 +45,7 @@
 #define NW_CAP_TRIES 3                /* reads of a thread that moved under the copy */
 #define NW_CAP_WATCH_MS 2000          /* the longest a capture watches running threads
                                        * (only one starved of CPU time takes that long) */
-#define NW_CAP_USER_MS 20             /* CPU time in user code, and none in the kernel,
+#define NW_CAP_USER_MS 20             /* user time (with no system time to speak of)
                                        * before a running thread may be interrupted */
 
 enum nw_cap_result {

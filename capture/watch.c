@@ -13,16 +13,17 @@
  * - else its CPU times, utime and stime of /proc/PID/task/TID/stat, since
  *   the start: the only place the kernel says, without stopping it,
  *   whether a running thread runs user code. It charges each of its ticks
- *   to the mode it finds the thread in. A thread whose system time grew
- *   by 2 clock ticks (20 ms at USER_HZ 100) is left running (NW_CAP_KERNEL:
- *   inside a call that never blocked, e.g. a long read of /dev/zero,
- *   which a pending interrupt cuts short too, or in and out of calls); one
- *   with more than NW_CAP_USER_MS of user time and no system time (or
- *   twice that and one tick of system time: interrupts the kernel handles
- *   on its CPU are charged to the thread running there) is interrupted
- *   at once (ptrace, or the caller's `take`); one that got too little CPU
- *   time to tell by the end (a starved thread, on a loaded machine or
- *   under a CPU quota) is left running.
+ *   to the mode it finds the thread in; /proc shows the sums in clock
+ *   ticks (10 ms at USER_HZ 100). A thread whose system time went up by 2
+ *   clock ticks is left running (NW_CAP_KERNEL: inside a call that never
+ *   blocked, e.g. a long read of /dev/zero, which a pending interrupt cuts
+ *   short too, or in and out of calls); one whose user time went up by
+ *   more than NW_CAP_USER_MS (3 clock ticks) and its system time by none
+ *   (or 6 and 1: interrupts the kernel handles on its CPU are charged to
+ *   the thread running there), so more than two thirds of what it ran was
+ *   user code, is interrupted at once (ptrace, or the caller's `take`);
+ *   one that got too little CPU time to tell by the end (a starved thread,
+ *   on a loaded machine or under a CPU quota) is left running.
  * The kernel only samples the mode at its ticks: a thread that spends a
  * sliver of its time in system calls can pass for one running user code
  * and be caught inside a call (README, "Thread stacks"). */
