@@ -145,7 +145,8 @@ enum nw_verdict_kind {
 	NW_V_HEALTHY = 0,
 	NW_V_IDLE = 1,
 	NW_V_UNDECIDED = 2,        /* stuck (ranks wait inside NCCL), and the data (stacks alone)
-	                            * cannot tell who is behind: says what would */
+	                            * cannot tell who is behind: says what would; or nothing
+	                            * wrong in what was recorded, but data was lost (lost.c) */
 	NW_V_TRANSPORT_STALL = 3,
 	NW_V_STREAM_BLOCKED = 4,
 	NW_V_MISSING_RANK = 5,     /* below the p2p verdicts: a pipeline rank stuck in a

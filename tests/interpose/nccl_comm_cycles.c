@@ -5,9 +5,10 @@
  * usage: nccl-comm-cycles CYCLES PAIRS
  *   Each cycle makes PAIRS pairs of communicators with ncclCommInitAll
  *   (2 ranks in this process, devices 0 and 1), all alive at once; on each
- *   pair: an all-reduce on both ranks (one group), a send from rank 0 to
- *   rank 1 (one group), both streams synchronized; then every comm of the
- *   cycle is destroyed. Prints "done cycles=N comms=N" and exits 0, or
+ *   pair: k % 3 + 1 all-reduces in cycle k (one group each: both ranks),
+ *   so that comms that follow each other in a slot have different
+ *   positions; a send from rank 0 to rank 1 (one group); both streams
+ *   synchronized; then every comm of the cycle is destroyed. Prints "done cycles=N comms=N" and exits 0, or
  *   "CALL failed: N" and exits 1. */
 #include <cuda.h>
 #include <nccl.h>
@@ -52,11 +53,13 @@ int main(int argc, char **argv)
 		for (int p = 0; p < pairs; p++)
 			NC(ncclCommInitAll(c[p], 2, devs));
 		for (int p = 0; p < pairs; p++) {
-			NC(ncclGroupStart());
-			for (int r = 0; r < 2; r++)
-				NC(ncclAllReduce((void *)buf[r], (void *)buf[r], COUNT, ncclFloat, ncclSum, c[p][r],
-				                 (cudaStream_t)s[r]));
-			NC(ncclGroupEnd());
+			for (int n = 0; n <= k % 3; n++) {
+				NC(ncclGroupStart());
+				for (int r = 0; r < 2; r++)
+					NC(ncclAllReduce((void *)buf[r], (void *)buf[r], COUNT, ncclFloat, ncclSum, c[p][r],
+					                 (cudaStream_t)s[r]));
+				NC(ncclGroupEnd());
+			}
 			NC(ncclGroupStart());
 			NC(ncclSend((void *)buf[0], COUNT, ncclFloat, 1, c[p][0], (cudaStream_t)s[0]));
 			NC(ncclRecv((void *)buf[1], COUNT, ncclFloat, 0, c[p][1], (cudaStream_t)s[1]));
