@@ -1,7 +1,9 @@
 /* fr_json: the JSON form of a dump (FlightRecorder::dump_json, torch's
  * debug server) into the tree pickle.c builds, so one loader reads both.
  * jansson parses (with its own depth limit); the tree is built without
- * recursion deeper than the document's, which jansson bounds. */
+ * recursion deeper than the document's, which jansson bounds, and each
+ * value of jansson's tree is freed once converted, so that the two trees
+ * are not held whole at once. */
 #include "pickle.h"
 
 #include <stdio.h>
@@ -29,6 +31,7 @@ static struct nw_pv *conv(struct nw_arena *a, json_t *j)
 			key->u.str.len = kl;
 			if (nw_pv_push(a, v, key) || nw_pv_push(a, v, val))
 				return NULL;
+			json_object_set_new(j, k, json_null());   /* converted: jansson's copy goes */
 		}
 		return v;
 	}
@@ -40,6 +43,7 @@ static struct nw_pv *conv(struct nw_arena *a, json_t *j)
 			struct nw_pv *e = conv(a, x);
 			if (!v || !e || nw_pv_push(a, v, e))
 				return NULL;
+			json_array_set_new(j, i, json_null());   /* converted: jansson's copy goes */
 		}
 		return v;
 	}

@@ -245,7 +245,7 @@ note "(c) the watchdog's own verdict: stderr and report.txt"
 for c in $CASES; do
 	set_case $c
 	if [ $HANGS = 0 ]; then
-		assert_no_grep '^ncclwatch:' "$T/$c.out"
+		assert_no_grep 'ncclwatch:' "$T/$c.out"
 		[ ! -e "$NCCLWATCH_DIR/$c/report.txt" ] || fail "$c: report.txt of a job that did not hang"
 		continue
 	fi
@@ -264,7 +264,7 @@ for c in $CASES; do
 		diff "$T/$c.report" "$T/$c.stderr" >&2
 		fail "$c: the watchdog's last verdict on stderr differs from report.txt"
 	}
-	note "$c watchdog: $(grep -c '^ncclwatch: [A-Z][A-Z_]*: ' "$T/$c.out") verdict headline(s) printed, last: $(sed -n 's/^kind //p' "$T/$c.stderr.first")"
+	note "$c watchdog: $(grep -c 'ncclwatch: [A-Z][A-Z_]*: ' "$T/$c.out") verdict headline(s) printed, last: $(sed -n 's/^kind //p' "$T/$c.stderr.first")"
 done
 note "done in $(( $(date +%s) - t0 )) s"
 wd_check_outputs

@@ -117,8 +117,8 @@ _wd_view() {
 # report.txt, no stall or verdict line on stderr.
 _wd_silent() {
 	_r=$(_cj text "$T/report.txt" HEALTHY - - -)
-	if grep -Eq '^ncclwatch: (stall: |[A-Z][A-Z_/]+: )' "$T/out"; then
-		_r="FAIL the watchdog printed: $(grep -E '^ncclwatch: (stall: |[A-Z][A-Z_/]+: )' "$T/out" | head -n 1 | cut -c1-120)"
+	if grep -Eq 'ncclwatch: (stall: |[A-Z][A-Z_/]+: )' "$T/out"; then
+		_r="FAIL the watchdog printed: $(grep -E 'ncclwatch: (stall: |[A-Z][A-Z_/]+: )' "$T/out" | head -n 1 | cut -c1-120)"
 	fi
 	echo "$CN watchdog $_r"
 }

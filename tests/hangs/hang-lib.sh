@@ -24,7 +24,7 @@ hang_start() {
 # process read after the kill is dated by the newest time it wrote, so only
 # then do the files left say what the live job said.
 _settled() {
-	grep -Eq "^ncclwatch: stall: rank=$1 |^ncclwatch: dump requested by .*: rank=$1 pid=[0-9]+ wrote " "$T/out"
+	grep -Eq "ncclwatch: stall: rank=$1 |^ncclwatch: dump requested by .*: rank=$1 pid=[0-9]+ wrote " "$T/out"
 }
 hang_settled() {
 	for _r in "$@"; do

@@ -24,12 +24,12 @@ export NCCLSIM_GPUS=4
 . "$NW_ROOT/tests/trainer/trainer-lib.sh"
 watched_start "$T/crash.out" crash --nranks 4 --steps 20 --verbose --fault crash:rank=2:step=5
 wait_dead() { ! [ -d "/proc/$1" ] || grep -q '^State:.*Z' "/proc/$1/status"; }
-nw_until 60 grep -q '^rank 2 step 5: fault crash' "$T/crash.out" || { cat "$T/crash.out"; fail "rank 2 did not crash"; }
+nw_until 60 grep -q 'rank 2 step 5: fault crash' "$T/crash.out" || { cat "$T/crash.out"; fail "rank 2 did not crash"; }
 pid2=$(sed -n 's/^rank 2: world size 4 .*pid \([0-9]*\),.*/\1/p' "$T/crash.out")
 [ -n "$pid2" ] || fail "no pid for rank 2"
 nw_until 30 wait_dead "$pid2" || fail "rank 2 ($pid2) still alive"
 trainer_kill
-steps=$(grep -c '^rank 2 step [0-9]* done$' "$T/crash.out")
+steps=$(grep -c 'rank 2 step [0-9]* done$' "$T/crash.out")
 note "rank 2 reported $steps steps done before dying"
 for seg in $(segments "$NCCLWATCH_DIR/crash"); do
 	show "$seg" > "$T/seg.show"

@@ -23,7 +23,7 @@ run_both() {
 	assert_eq "$watched_status" "$plain_status" "$_name: exit status under the preload"
 	for v in plain watched; do sed -E 's/pid [0-9]+/pid P/' "$T/$_name.$v" | sort > "$T/$_name.$v.norm"; done
 	diff "$T/$_name.plain.norm" "$T/$_name.watched.norm" || fail "$_name: output differs under the preload"
-	assert_no_grep '^ncclwatch:' "$T/$_name.watched"
+	assert_no_grep 'ncclwatch:' "$T/$_name.watched"
 }
 
 # check_job NAME NRANKS COLLS_PER_RANK: the cross-rank identities.
@@ -99,9 +99,9 @@ for v in plain watched; do
 		trainer_start "$T/gf.$v" --nranks 4 --steps 6
 	fi
 	unset NCCLSIM_FAULT
-	wait_for_line 60 '^rank 2 step [0-9]+: .*failed' "$T/gf.$v"
+	wait_for_line 60 'rank 2 step [0-9]+: .*failed' "$T/gf.$v"
 	trainer_kill
-	grep '^rank 2 step' "$T/gf.$v" > "$T/gf.$v.err"
+	grep 'rank 2 step' "$T/gf.$v" > "$T/gf.$v.err"
 done
 cat "$T/gf.watched.err"
 diff "$T/gf.plain.err" "$T/gf.watched.err" || fail "the failure differs under the preload"

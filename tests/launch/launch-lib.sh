@@ -106,7 +106,7 @@ launch_settled() {
 # launch_rank_lines OUT: the sorted "rank R ok ..." lines of a trainer job,
 # without torchrun's "[default<R>]:" prefix.
 launch_rank_lines() {
-	sed 's/^\[default[0-9]*\]://' "$1" | grep -E '^rank [0-9]+ ok ' | sort
+	sed 's/^\[default[0-9]*\]://' "$1" | grep -E 'rank [0-9]+ ok ' | sort
 }
 
 # verdict FILE: the first MISSING_RANK verdict's summary, culprits, waiting

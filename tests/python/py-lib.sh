@@ -46,8 +46,8 @@ line_in() {
 # wait_verdict SECS OUT KIND: the watchdog's verdict (KIND) printed, and its
 # report complete (the "stacks" section follows the evidence).
 wait_verdict() {
-	nw_until "$1" grep -q "^ncclwatch: $3: " "$2" || { tail -n 40 "$2" >&2; fail "no $3 verdict in $2"; }
-	nw_until 30 grep -q '^ncclwatch: stacks' "$2" || { tail -n 40 "$2" >&2; fail "no stacks in $2's report"; }
+	nw_until "$1" grep -q "ncclwatch: $3: " "$2" || { tail -n 40 "$2" >&2; fail "no $3 verdict in $2"; }
+	nw_until 30 grep -q 'ncclwatch: stacks' "$2" || { tail -n 40 "$2" >&2; fail "no stacks in $2's report"; }
 }
 
 # py_direct OUT ARGS...: train.py as 4 ranks started directly (RANK,

@@ -44,7 +44,7 @@ for r in 0 1 2 3; do
 		> "$T/rank$r.out" 2>&1
 done
 ev="rank 2: never called it .*Broadcast #8 on comm [0-9a-f]{16} \\(COMPLETED\\), issued at train.py:$bc_line in broadcast_weights.*; main thread in hold_gil_forever \\(train.py:$gil_line\\) < train_step \\(train.py:$gil_call\\) < main "
-nw_until 120 sh -c "cat '$T'/rank*.out | grep -Eq '^ncclwatch:     $ev'" ||
+nw_until 120 sh -c "cat '$T'/rank*.out | grep -Eq 'ncclwatch:     $ev'" ||
 	{ tail -n 30 "$T"/rank*.out >&2; fail "no verdict naming rank 2 in hold_gil_forever"; }
 "$NW_CLI" diagnose "$NCCLWATCH_DIR" > "$T/diag.txt"
 assert_grep "^MISSING_RANK: rank 2 never called AllReduce #9 " "$T/diag.txt"

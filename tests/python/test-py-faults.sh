@@ -38,7 +38,7 @@ fresh() { py_direct_stop; rm -rf "$NCCLWATCH_DIR" "$NCCLWATCH_DUMP_DIR"; }
 note "order: rank 1 broadcasts where the others all-reduce (#7)"
 py_direct "$T/order.out" --rendezvous "$T/rdv.order" --steps 30 --count 64 --bcast-every 2 --fault order:rank=1:step=4
 wait_verdict 120 "$T/order.out" MISMATCH
-assert_grep '^ncclwatch: MISMATCH: rank 1 called Broadcast \(root 0\) as #7 on comm [0-9a-f]{16} \(4 ranks\) where ranks 0,2-3 called AllReduce; they wait in it$' "$T/order.out"
+assert_grep 'ncclwatch: MISMATCH: rank 1 called Broadcast \(root 0\) as #7 on comm [0-9a-f]{16} \(4 ranks\) where ranks 0,2-3 called AllReduce; they wait in it$' "$T/order.out"
 ev="rank 1: Broadcast count 64 float32 root 0 \\(differs in op\\), STARTED, issued at train\\.py:$bc_line in broadcast_weights"
 live() { "$NW_CLI" diagnose "$NCCLWATCH_DIR" > "$T/order.live" 2>&1; grep -Eq "^    $ev\$" "$T/order.live"; }
 nw_until 60 live || { cat "$T/order.live" >&2; fail "order: no /$ev/ live"; }
@@ -51,7 +51,7 @@ wait_verdict 60 "$T/sleep.out" MISSING_RANK
 ev="rank 1: never called it .*; main thread in train_step \\(train\\.py:$sleep_line\\) < main "
 # Its stacks come with the dump the others ask for (it has nothing stuck
 # itself): the verdict is printed again with them, while it sleeps.
-nw_until 60 grep -Eq "^ncclwatch:     $ev" "$T/sleep.out" || assert_grep "^ncclwatch:     $ev" "$T/sleep.out"
+nw_until 60 grep -Eq "ncclwatch:     $ev" "$T/sleep.out" || assert_grep "ncclwatch:     $ev" "$T/sleep.out"
 for p in $PY_PIDS; do
 	nw_wait "$p" 60 || fail "sleep: a rank ended with status $?"
 done
@@ -79,7 +79,7 @@ for f in count dtype; do
 	       then='^    ranks 0,2-3: AllReduce count 65536 float32 sum \(majority\), STARTED$' what=datatype ;;
 	esac
 	wait_verdict 120 "$T/$f.out" MISMATCH
-	assert_grep "^ncclwatch: $head" "$T/$f.out"
+	assert_grep "ncclwatch: $head" "$T/$f.out"
 	# Killed once every waiting rank is past the timeout in its file.
 	live() { "$NW_CLI" diagnose "$NCCLWATCH_DIR" > "$T/$f.live" 2>&1; grep -Eq "$then" "$T/$f.live"; }
 	nw_until 60 live || { cat "$T/$f.live" >&2; fail "$f: no /$then/ live"; }
@@ -96,8 +96,8 @@ done
 note "exit: rank 2 leaves at step 3"
 py_direct "$T/exit.out" --rendezvous "$T/rdv.exit" --steps 30 --count 64 --bcast-every 0 --fault exit:rank=2:step=3
 wait_verdict 120 "$T/exit.out" MISSING_RANK
-assert_grep '^ncclwatch: MISSING_RANK: rank 2 never called AllReduce #4 on comm [0-9a-f]{16} \(4 ranks\); ranks 0-1,3 wait in it$' "$T/exit.out"
-assert_grep '^ncclwatch:     rank 2: never called it .*; process gone$' "$T/exit.out"
+assert_grep 'ncclwatch: MISSING_RANK: rank 2 never called AllReduce #4 on comm [0-9a-f]{16} \(4 ranks\); ranks 0-1,3 wait in it$' "$T/exit.out"
+assert_grep 'ncclwatch:     rank 2: never called it .*; process gone$' "$T/exit.out"
 py_direct_stop
 "$NW_CLI" diagnose "$NCCLWATCH_DIR" > "$T/exit.dead"
 assert_grep '^  culprits: 2$' "$T/exit.dead"

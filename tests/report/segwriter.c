@@ -151,7 +151,8 @@ static void build_stacks(char *mem, const struct segw_spec *s, const struct layo
 
 	th[0].tid = 4242;
 	th[0].flags = NW_THR_IN_NCCL;
-	snprintf(th[0].name, sizeof th[0].name, "%s", taint(s, "py"));
+	/* with a taint, "py" + taint: the name has 15 bytes */
+	snprintf(th[0].name, sizeof th[0].name, "%s", s->taint && *s->taint ? taint(s, "py") : "python3");
 	th[0].nframes = 3;
 	fr[0] = nccl;
 	fr[1] = train;

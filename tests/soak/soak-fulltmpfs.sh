@@ -46,13 +46,13 @@ while [ $r -lt "$ROUNDS" ]; do
 		[ $rc = 0 ] || { cat "$T/run.out"; fail "$pages pages: status $rc"; }
 		normalized "$T/run.out" > "$T/run.norm"
 		cmp -s "$T/plain.norm" "$T/run.norm" || { diff "$T/plain.norm" "$T/run.norm"; fail "$pages pages: output differs"; }
-		[ "$(grep -c '^ncclwatch:' "$T/run.out")" -le 2 ] || { cat "$T/run.out"; fail "$pages pages: more than one line per process"; }
-		assert_no_grep '^ncclwatch: (stall|recording stopped)' "$T/run.out"
+		[ "$(grep -c 'ncclwatch:' "$T/run.out")" -le 2 ] || { cat "$T/run.out"; fail "$pages pages: more than one line per process"; }
+		assert_no_grep 'ncclwatch: (stall|recording stopped)' "$T/run.out"
 		recorded=$((recorded + segs))
-		seg_off=$((seg_off + $(grep -c '^ncclwatch: cannot reserve or map .*\.seg' "$T/run.out")))
-		control_off=$((control_off + $(grep -c '^ncclwatch: cannot open .*/control: No space' "$T/run.out")))
+		seg_off=$((seg_off + $(grep -c 'ncclwatch: cannot reserve or map .*\.seg' "$T/run.out")))
+		control_off=$((control_off + $(grep -c 'ncclwatch: cannot open .*/control: No space' "$T/run.out")))
 		# every process either recorded or said why not
-		[ $((segs + $(grep -c '^ncclwatch: cannot reserve or map' "$T/run.out"))) -eq 2 ] \
+		[ $((segs + $(grep -c 'ncclwatch: cannot reserve or map' "$T/run.out"))) -eq 2 ] \
 			|| { cat "$T/run.out"; fail "$pages pages: $segs segments and no reason for the rest"; }
 	done
 done

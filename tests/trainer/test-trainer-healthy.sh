@@ -10,11 +10,11 @@ check_ok() {
 	assert_eq "$TRAINER_STATUS" 0 "exit status"
 	r=0
 	while [ $r -lt "$2" ]; do
-		assert_grep "^rank $r ok steps=$3 allreduce=$4 broadcast=$5 sendrecv=$6\$" "$1"
+		assert_grep "rank $r ok steps=$3 allreduce=$4 broadcast=$5 sendrecv=$6\$" "$1"
 		r=$((r + 1))
 	done
 	assert_eq "$(count_lines ' ok steps=' "$1")" "$2" "ok lines"
-	assert_grep "^trainer: all $2 ranks ok\$" "$1"
+	assert_grep "trainer: all $2 ranks ok\$" "$1"
 	assert_no_grep 'wrong|failed|error' "$1"
 }
 
@@ -32,9 +32,9 @@ export NCCLSIM_GPUS=8
 trainer_run 180 "$T/c.out" --nranks 8 --steps 6 --count 257 --nonblocking --pipeline \
 	--device-per-rank --bcast-every 2 --verbose
 check_ok "$T/c.out" 8 6 6 3 6
-assert_eq "$(count_lines '^rank [0-7] step [0-5] done$' "$T/c.out")" 48 "step lines"
+for s in 0 1 2 3 4 5; do assert_ranks "$T/c.out" " step $s done\$" 0 1 2 3 4 5 6 7; done
 for r in 0 1 2 3 4 5 6 7; do
-	assert_grep "^rank $r: world size 8 \(launcher local\), pid [0-9]+, device $r " "$T/c.out"
+	assert_grep "rank $r: world size 8 \(launcher local\), pid [0-9]+, device $r " "$T/c.out"
 done
 
 note "8 ranks, one element, no broadcast"

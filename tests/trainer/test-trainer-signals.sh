@@ -9,7 +9,7 @@
 # start_hung_job OUT: 4 ranks, rank 3 idles at step 2, the others hang.
 start_hung_job() {
 	trainer_start "$1" --nranks 4 --steps 5 --count 16 --bcast-every 0 --verbose --fault skip:rank=3:step=2
-	wait_for_line 120 '^rank 3 step 2: idling until killed$' "$1"
+	wait_for_line 120 'rank 3 step 2: idling until killed$' "$1"
 	wait_for_ranks 120 "$1" ' step 1 done$' 0 1 2
 	assert_eq "$(rank_count)" 4 "ranks alive"
 }
@@ -24,9 +24,9 @@ for sig in TERM:15 INT:2; do
 	assert_eq "$?" $((128 + num)) "launcher exit status after SIG$sig"
 	cat "$T/$sig.out"
 	for r in 0 1 2 3; do
-		assert_grep "^trainer: rank $r \\(pid [0-9]+\\) was killed by signal $num " "$T/$sig.out"
+		assert_grep "trainer: rank $r \\(pid [0-9]+\\) was killed by signal $num " "$T/$sig.out"
 	done
-	assert_grep '^trainer: 4 of 4 ranks failed$' "$T/$sig.out"
+	assert_grep 'trainer: 4 of 4 ranks failed$' "$T/$sig.out"
 	nw_until 30 sh -c "! pgrep -g $TRAINER_PID" || fail "ranks outlived the launcher after SIG$sig"
 done
 

@@ -28,10 +28,19 @@ wait_for_line() {
 }
 
 # wait_for_ranks SECS FILE PATTERN RANKS...: until every listed rank printed
-# "rank R<PATTERN>", e.g. ' step 4 done$'.
+# "rank R<PATTERN>", e.g. ' step 4 done$': each rank's line on its own, not
+# anchored at the line's start (the ranks and their watchdogs write to one
+# file).
 wait_for_ranks() {
 	_secs=$1; _file=$2; _pat=$3; shift 3
-	for _r in "$@"; do wait_for_line "$_secs" "^rank $_r$_pat" "$_file"; done
+	for _r in "$@"; do wait_for_line "$_secs" "rank $_r$_pat" "$_file"; done
+}
+
+# assert_ranks FILE PATTERN RANKS...: every listed rank printed "rank
+# R<PATTERN>" (each on its own, as wait_for_ranks).
+assert_ranks() {
+	_file=$1; _pat=$2; shift 2
+	for _r in "$@"; do assert_grep "rank $_r$_pat" "$_file"; done
 }
 
 # count_lines PATTERN FILE

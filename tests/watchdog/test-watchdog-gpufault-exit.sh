@@ -39,7 +39,7 @@ assert_eq "$PROG_STATUS" 5 "exit status of nccl-gpufault exit"
 find "$NCCLWATCH_DIR/gone" -name '*.seg' -type f > "$T/gone.files"
 cat "$T/gone.files"
 evidence=0
-grep -q '^ncclwatch: stall: .* state=FAILED cuda_error=700' "$T/gone.out" && evidence=1
+grep -q 'ncclwatch: stall: .* state=FAILED cuda_error=700' "$T/gone.out" && evidence=1
 for f in $(cat "$T/gone.files"); do
 	"$NW_CLI" show "$f" | grep -Eq '^  op .* AllReduce .* seq=2 .* state=FAILED ' && evidence=1
 done

@@ -29,7 +29,7 @@ grep -q NCCLWATCH_TEST_RING_DELAY "$HOOKED" || fail "$HOOKED has no hook: the ch
 # settled OUT: each of the 7 waiting ranks either reported the stuck op
 # (a finding in OUT) or shows it COMPLETED (the race hit it: it never will).
 settled() {
-	_seen=$(grep -c '^ncclwatch: stall: ' "$1")
+	_seen=$(grep -c 'ncclwatch: stall: ' "$1")
 	for _f in "$NCCLWATCH_DIR"/race/*.seg; do
 		"$NW_CLI" show "$_f" 2>/dev/null | grep -Eq "^  op .* AllReduce .* seq=$seq .* state=COMPLETED " &&
 			_seen=$((_seen + 1))
@@ -57,7 +57,7 @@ while [ $round -le "$NW_RACE_ROUNDS" ]; do
 	# timeout; a corrupted record never is: wait until each of them either
 	# reported it or shows it COMPLETED, then diagnose.
 	nw_until $WD_WAIT settled "$T/out$round" ||
-		echo "only $(grep -c '^ncclwatch: stall: ' "$T/out$round") stall findings"
+		echo "only $(grep -c 'ncclwatch: stall: ' "$T/out$round") stall findings"
 	cli "$T/diag$round" diagnose "$NCCLWATCH_DIR"
 	sed 's/^/    /' "$T/diag$round"
 	sed -n 2p "$T/diag$round" | grep -q '^MISSING_RANK: ' ||

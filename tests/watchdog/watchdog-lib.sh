@@ -66,10 +66,10 @@ wait_for_count() {
 }
 
 # stall_lines FILE: the finding lines, one per finding.
-stall_lines() { grep '^ncclwatch: stall: ' "$1"; }
+stall_lines() { grep 'ncclwatch: stall: ' "$1"; }
 
 # rank_stalls R FILE: the finding lines of rank R.
-rank_stalls() { grep "^ncclwatch: stall: rank=$1 " "$2"; }
+rank_stalls() { grep "ncclwatch: stall: rank=$1 " "$2"; }
 
 # finding_value KEY LINE: the value of KEY=... in a finding line.
 finding_value() { echo " $2" | sed -nE "s/.* $1=([^ :;]+).*/\\1/p"; }
@@ -112,7 +112,7 @@ assert_findings() {
 # NCCLWATCH_TIMEOUT=2, and the watchdog rightly says so; a test about a
 # later op checks that op's findings with assert_findings on the rest.
 without_slow_inits() {
-	grep -E '^ncclwatch: stall: .* op=CommInit[A-Za-z]* ' "$1" | while IFS= read -r _l; do
+	grep -E 'ncclwatch: stall: .* op=CommInit[A-Za-z]* ' "$1" | while IFS= read -r _l; do
 		echo "$_l" | grep -q ' state=INIT_ENTERED ' || fail "an init finding not in INIT_ENTERED: $_l"
 		assert_age_at_least "$_l" "$WD_TIMEOUT"
 	done || exit 1
