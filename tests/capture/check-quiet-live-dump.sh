@@ -1,6 +1,6 @@
 #!/bin/sh
 # Transfers with a live peer are left whole by in-process captures (issue
-# 25): capture-quiet --live (see test-capture-quiet-live-attach.sh) runs
+# 25): capture-quiet --live (see check-quiet-live-attach.sh) runs
 # under the preload while `ncclwatch dump` makes its watchdog capture every
 # thread 20 times. A thread copying inside its call must not get the
 # capture signal (a transfer under way would return short): it is read
