@@ -82,7 +82,8 @@ nw_use_sim() { export LD_LIBRARY_PATH="$NW_SIM${LD_LIBRARY_PATH:+:$LD_LIBRARY_PA
 # LD_LIBRARY_PATH) name the copies; a PATH's copy is $NW_SHARED/PATH.
 nw_share_build() {
 	NW_SHARED=$(mktemp -d /tmp/nwshared.XXXXXX) || fail "mktemp for the shared build"
-	for _p in bin/ncclwatch lib/libncclwatch.so sim "$@"; do
+	# the preload loads its two siblings from its own directory
+	for _p in bin/ncclwatch lib/libncclwatch.so lib/libncclwatch-unwind.so lib/libncclwatch-engine.so sim "$@"; do
 		mkdir -p "$NW_SHARED/$(dirname "$_p")" && cp -R "$NW_BUILD/$_p" "$NW_SHARED/$_p" ||
 			fail "cannot copy $NW_BUILD/$_p for another user"
 	done
