@@ -3,7 +3,8 @@
  * Written against cuda.h and nccl.h only, like tests/corpus/scenario.c,
  * and driven by the same corpus harness (tests/corpus/corpus-lib.sh).
  *
- *   hangfuzz --seed S [--nranks N] [--dir DIR]   run the job (N: the plan's)
+ *   hangfuzz --seed S [--nranks N] [--dir DIR]   run the job (N: the plan's ranks,
+ *                                                 forked as N/rpp processes)
  *   hangfuzz --seed S --plan [--ranks N]         the job in words
  *   hangfuzz --seed S --case [--ranks N]         its tests/corpus/cases.txt line
  *
@@ -30,9 +31,18 @@ struct hf {
 	const struct hf_plan *p;
 	int rank;
 	const char *dir;
+	CUcontext ctx;
 	CUstream s[2];
 	CUdeviceptr buf, buf2;
 	ncclComm_t comm[HF_NCOMMS];
+};
+
+/* The ranks one thread drives: one, or (one thread per process) all of
+ * its process's, each op issued for all of them in one group. */
+struct driver {
+	const struct hf_plan *p;
+	int n;
+	struct hf *r;
 };
 
 static void line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -53,7 +63,21 @@ static void line(const char *fmt, ...)
 	}
 }
 
-static void parked(struct hf *h, const char *why) { line("corpus: rank %d parked: %s", h->rank, why); }
+static void parked_rank(int rank, const char *why) { line("corpus: rank %d parked: %s", rank, why); }
+
+static void parked(struct driver *d, const char *why)
+{
+	for (int i = 0; i < d->n; i++)
+		parked_rank(d->r[i].rank, why);
+}
+
+/* Before the whole process goes: every rank of it reached its last state. */
+static void parked_process(const struct hf_plan *p, int rank, const char *why)
+{
+	int first = rank - rank % p->rpp;
+	for (int r = first; r < first + p->rpp; r++)
+		parked_rank(r, why);
+}
 
 static void cuda_ok(struct hf *h, CUresult r, const char *what)
 {
@@ -80,32 +104,46 @@ static void nap_ms(long ms)
 		;
 }
 
-static __attribute__((noreturn)) void idle_forever(struct hf *h, const char *why)
+static __attribute__((noreturn)) void idle_forever(struct driver *d, const char *why)
 {
-	parked(h, why);
+	parked(d, why);
 	for (;;)
 		pause();
 }
 
 static void flag_path(struct hf *h, char *p, size_t n) { snprintf(p, n, "%s/flag-dead", h->dir); }
 
+static void use(struct hf *h) { cuda_ok(h, cuCtxSetCurrent(h->ctx), "cuCtxSetCurrent"); }
+
+/* A group around the ranks' calls when one thread drives several. */
+static void group_start(struct driver *d)
+{
+	if (d->n > 1)
+		nccl_ok(&d->r[0], ncclGroupStart(), "ncclGroupStart");
+}
+static void group_end(struct driver *d)
+{
+	if (d->n > 1)
+		nccl_ok(&d->r[0], ncclGroupEnd(), "ncclGroupEnd");
+}
+
 /* ---- set-up ------------------------------------------------------------------ */
 
-static void setup(struct hf *h, const struct rank_info *who)
+/* Rank h's device: the process's devices 0..rpp-1 in rank order (one
+ * process per host, or per GPU as torchrun's LOCAL_RANK). */
+static void setup_device(struct hf *h, int device)
 {
 	const struct hf_plan *p = h->p;
 	CUdevice dev;
-	CUcontext ctx;
 	int devices = 0;
-	cuda_ok(h, cuInit(0), "cuInit");
 	cuda_ok(h, cuDeviceGetCount(&devices), "cuDeviceGetCount");
 	if (devices < 1) {
 		line("rank %d: no CUDA device", h->rank);
 		exit(EXIT_CUDA_ERROR);
 	}
-	cuda_ok(h, cuDeviceGet(&dev, who->local_rank % devices), "cuDeviceGet");
-	cuda_ok(h, cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-	cuda_ok(h, cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+	cuda_ok(h, cuDeviceGet(&dev, device % devices), "cuDeviceGet");
+	cuda_ok(h, cuDevicePrimaryCtxRetain(&h->ctx, dev), "cuDevicePrimaryCtxRetain");
+	use(h);
 	for (int i = 0; i < 2; i++)
 		cuda_ok(h, cuStreamCreate(&h->s[i], CU_STREAM_NON_BLOCKING), "cuStreamCreate");
 	size_t bytes = (size_t)p->count * 2 * sizeof(double); /* room for any mismatch */
@@ -113,20 +151,38 @@ static void setup(struct hf *h, const struct rank_info *who)
 	cuda_ok(h, cuMemAlloc(&h->buf2, bytes), "cuMemAlloc");
 	cuda_ok(h, cuMemsetD8(h->buf, 0, bytes), "cuMemsetD8");
 	cuda_ok(h, cuMemsetD8(h->buf2, 0, bytes), "cuMemsetD8");
+}
 
+static void setup_comms(struct driver *d)
+{
+	const struct hf_plan *p = d->p;
+	struct hf *h0 = &d->r[0];
 	ncclUniqueId id;
-	if (h->rank == 0) {
-		nccl_ok(h, ncclGetUniqueId(&id), "ncclGetUniqueId");
-		if (rendezvous_publish(h->dir, &id) < 0)
+	if (h0->rank == 0) {
+		nccl_ok(h0, ncclGetUniqueId(&id), "ncclGetUniqueId");
+		if (rendezvous_publish(h0->dir, &id) < 0)
 			exit(EXIT_SETUP);
-	} else if (rendezvous_fetch(h->dir, &id) < 0) {
+	} else if (rendezvous_fetch(h0->dir, &id) < 0) {
 		exit(EXIT_SETUP);
 	}
-	nccl_ok(h, ncclCommInitRank(&h->comm[HF_WORLD], p->nranks, id, h->rank), "ncclCommInitRank");
+	group_start(d);
+	for (int i = 0; i < d->n; i++) {
+		use(&d->r[i]);
+		nccl_ok(&d->r[i], ncclCommInitRank(&d->r[i].comm[HF_WORLD], p->nranks, id, d->r[i].rank),
+		        "ncclCommInitRank");
+	}
+	group_end(d);
 	for (int c = HF_TP; c < HF_NCOMMS; c++) {
-		int color = hf_color(p, (enum hf_comm)c, h->rank);
-		if (color != NCCL_SPLIT_NOCOLOR)
-			nccl_ok(h, ncclCommSplit(h->comm[HF_WORLD], color, h->rank, &h->comm[c], NULL), "ncclCommSplit");
+		group_start(d);
+		for (int i = 0; i < d->n; i++) {
+			struct hf *h = &d->r[i];
+			int color = hf_color(p, (enum hf_comm)c, h->rank);
+			use(h);
+			if (color != NCCL_SPLIT_NOCOLOR)
+				nccl_ok(h, ncclCommSplit(h->comm[HF_WORLD], color, h->rank, &h->comm[c], NULL),
+				        "ncclCommSplit");
+		}
+		group_end(d);
 	}
 }
 
@@ -148,6 +204,7 @@ static void issue(struct hf *h, const struct hf_op *o, const struct dev *d)
 	int root = (o->root + d->root_shift) % size;
 	void *a = (void *)h->buf, *b = (void *)h->buf2;
 	size_t part = (size_t)d->count / (size_t)size;
+	use(h);
 	switch (o->kind) {
 	case HF_ALLREDUCE:
 		nccl_ok(h, ncclAllReduce(a, a, (size_t)d->count, d->type, ncclSum, comm, s), "ncclAllReduce");
@@ -174,20 +231,29 @@ static void issue(struct hf *h, const struct hf_op *o, const struct dev *d)
 	}
 }
 
-static void sync_all(struct hf *h)
+static void sync_all(struct driver *d)
 {
-	for (int i = 0; i < h->p->nstreams; i++)
-		cuda_ok(h, cuStreamSynchronize(h->s[i]), "cuStreamSynchronize");
+	for (int r = 0; r < d->n; r++)
+		for (int i = 0; i < d->p->nstreams; i++) {
+			use(&d->r[r]);
+			cuda_ok(&d->r[r], cuStreamSynchronize(d->r[r].s[i]), "cuStreamSynchronize");
+		}
 }
 
-static void destroy_all(struct hf *h)
+static void destroy_all(struct driver *d)
 {
 	for (int c = HF_NCOMMS - 1; c >= 0; c--) {
-		if (!h->comm[c])
-			continue;
-		nccl_ok(h, ncclCommFinalize(h->comm[c]), "ncclCommFinalize");
-		nccl_ok(h, ncclCommDestroy(h->comm[c]), "ncclCommDestroy");
-		h->comm[c] = NULL;
+		group_start(d);
+		for (int i = 0; i < d->n; i++)
+			if (d->r[i].comm[c])
+				nccl_ok(&d->r[i], ncclCommFinalize(d->r[i].comm[c]), "ncclCommFinalize");
+		group_end(d);
+		for (int i = 0; i < d->n; i++) {
+			if (!d->r[i].comm[c])
+				continue;
+			nccl_ok(&d->r[i], ncclCommDestroy(d->r[i].comm[c]), "ncclCommDestroy");
+			d->r[i].comm[c] = NULL;
+		}
 	}
 }
 
@@ -208,43 +274,44 @@ static void *holder(void *arg)
 	return NULL;
 }
 
-/* What the victim does instead of (or before) op j; returns 1 when op j is
- * then issued as planned (with *d's deviations). */
-static int deviate(struct hf *h, const struct hf_op *o, struct dev *d)
+/* What the victim h does instead of (or before) op j; returns 1 when op j
+ * is then issued as planned (with *dv's deviations). */
+static int deviate(struct driver *d, struct hf *h, const struct hf_op *o, struct dev *dv)
 {
 	const struct hf_plan *p = h->p;
 	char why[128];
 	snprintf(why, sizeof why, "%s at op %d", hf_fault_name(p->fault), p->at);
 	switch (p->fault) {
 	case HF_SKIP: return 0;
-	case HF_COUNT: d->count *= 2; return 1;
-	case HF_DTYPE: d->type = ncclDouble; return 1;
-	case HF_ROOT: d->root_shift = 1; return 1;
-	case HF_SEND_PEER: d->peer_shift_send = 1; return 1;
-	case HF_RECV_PEER: d->peer_shift_recv = 1; return 1;
+	case HF_COUNT: dv->count *= 2; return 1;
+	case HF_DTYPE: dv->type = ncclDouble; return 1;
+	case HF_ROOT: dv->root_shift = 1; return 1;
+	case HF_SEND_PEER: dv->peer_shift_send = 1; return 1;
+	case HF_RECV_PEER: dv->peer_shift_recv = 1; return 1;
 	case HF_DIE_BEFORE:
-		parked(h, why);
+		parked_process(p, h->rank, why);
 		raise(SIGKILL);
 		return 0;
 	case HF_EXIT:
-		parked(h, why);
+		parked_process(p, h->rank, why);
 		exit(0);
 	case HF_EXIT_DESTROY:
-		sync_all(h);
-		destroy_all(h);
-		parked(h, why);
+		sync_all(d);
+		destroy_all(d);
+		parked_process(p, h->rank, why);
 		exit(0);
-	case HF_SLEEP: idle_forever(h, why);
+	case HF_SLEEP: idle_forever(d, why);
 	case HF_LOCK: {
 		pthread_t t;
 		if (pthread_create(&t, NULL, holder, NULL) != 0)
 			exit(EXIT_SETUP);
 		nap_ms(100);
-		parked(h, why);
+		parked(d, why);
 		pthread_mutex_lock(&held);
 		return 0;
 	}
 	case HF_HOSTFN:
+		use(h);
 		cuda_ok(h, cuLaunchHostFunc(h->s[o->stream], stuck_host_function, NULL), "cuLaunchHostFunc");
 		return 1;
 	default: return 1;
@@ -253,66 +320,105 @@ static int deviate(struct hf *h, const struct hf_op *o, struct dev *d)
 
 /* The fault step: the victim's deviation, the others held back before op
  * j while the victim dies inside it. */
-static void fault_step(struct hf *h)
+static void fault_step(struct driver *d)
 {
-	const struct hf_plan *p = h->p;
-	int victim = h->rank == p->victim;
+	const struct hf_plan *p = d->p;
+	int v = -1; /* the victim among d's ranks */
+	for (int r = 0; r < d->n; r++)
+		if (d->r[r].rank == p->victim)
+			v = r;
 	char flag[600];
-	flag_path(h, flag, sizeof flag);
+	flag_path(&d->r[0], flag, sizeof flag);
 	for (int i = 0; i < p->nops; i++) {
 		const struct hf_op *o = &p->ops[i];
-		struct dev d = { p->count, ncclFloat, 0, 0, 0 };
-		if (i == p->at && p->fault == HF_DIE_INSIDE && !victim)
+		if (i == p->at && p->fault == HF_DIE_INSIDE && v < 0)
 			while (access(flag, F_OK) != 0)
 				nap_ms(10);
-		if (victim && p->fault == HF_ORDER && i == p->at)
-			issue(h, &p->ops[p->nops - 1], &d); /* the closing op first */
-		if (victim && p->fault == HF_ORDER && i == p->nops - 1)
-			continue;
-		if (victim && i == p->at && !deviate(h, o, &d))
-			continue;
-		issue(h, o, &d);
-		if (victim && i == p->at && p->fault == HF_DIE_INSIDE) {
+		group_start(d);
+		for (int r = 0; r < d->n; r++) {
+			struct dev dv = { p->count, ncclFloat, 0, 0, 0 };
+			if (r == v && p->fault == HF_ORDER && i == p->at)
+				issue(&d->r[r], &p->ops[p->nops - 1], &dv); /* the closing op first */
+			if (r == v && p->fault == HF_ORDER && i == p->nops - 1)
+				continue;
+			if (r == v && i == p->at && !deviate(d, &d->r[r], o, &dv))
+				continue;
+			issue(&d->r[r], o, &dv);
+		}
+		group_end(d);
+		if (v >= 0 && i == p->at && p->fault == HF_DIE_INSIDE) {
 			nap_ms(500); /* started, waiting for the held-back peers */
-			parked(h, "die-inside");
+			parked_process(p, p->victim, "die-inside");
 			FILE *f = fopen(flag, "w");
 			if (f)
 				fclose(f);
 			raise(SIGKILL);
 		}
 	}
-	if (victim && p->fault == HF_EXTRA) {
-		struct dev d = { p->count, ncclFloat, 0, 0, 0 };
-		issue(h, &p->ops[p->nops - 1], &d);
+	if (v >= 0 && p->fault == HF_EXTRA) {
+		struct dev dv = { p->count, ncclFloat, 0, 0, 0 };
+		issue(&d->r[v], &p->ops[p->nops - 1], &dv);
 	}
-	parked(h, "fault step issued");
-	sync_all(h);
+	parked(d, "fault step issued");
+	sync_all(d);
 	for (;;) /* the step ended here after all: idle, as the job is stuck */
 		pause();
 }
 
-static int run_rank(const struct rank_info *who, void *arg)
+static void *run_driver(void *arg)
 {
-	struct hf h = { .p = arg, .rank = who->rank };
-	const char *dir = getenv("HANGFUZZ_DIR");
-	h.dir = dir;
-	setup(&h, who);
-	const struct hf_plan *p = h.p;
+	struct driver *d = arg;
+	const struct hf_plan *p = d->p;
+	setup_comms(d);
 	int steps = p->fault == HF_NONE ? p->warm + 2 : p->warm;
 	for (int step = 0; step < steps; step++) {
 		for (int i = 0; i < p->nops; i++) {
-			struct dev d = { p->count, ncclFloat, 0, 0, 0 };
-			issue(&h, &p->ops[i], &d);
+			struct dev dv = { p->count, ncclFloat, 0, 0, 0 };
+			group_start(d);
+			for (int r = 0; r < d->n; r++)
+				issue(&d->r[r], &p->ops[i], &dv);
+			group_end(d);
 		}
-		sync_all(&h);
+		sync_all(d);
 	}
 	if (p->fault != HF_NONE)
-		fault_step(&h);
-	if (h.rank == 0)
+		fault_step(d);
+	if (d->r[0].rank == 0)
 		line("corpus: check");
 	nap_ms(300);
-	destroy_all(&h);
-	line("corpus: rank %d done", h.rank);
+	destroy_all(d);
+	for (int r = 0; r < d->n; r++)
+		line("corpus: rank %d done", d->r[r].rank);
+	return NULL;
+}
+
+/* One process: its ranks on its devices, driven by one thread, or by a
+ * thread each while main waits for them. */
+static int run_process(const struct rank_info *who, void *arg)
+{
+	const struct hf_plan *p = arg;
+	static struct hf ranks[HF_MAX_RANKS];
+	static struct driver drivers[HF_MAX_RANKS];
+	const char *dir = getenv("HANGFUZZ_DIR");
+	int first = who->rank * p->rpp;
+	cuda_ok(&(struct hf){ .rank = first }, cuInit(0), "cuInit");
+	for (int i = 0; i < p->rpp; i++) {
+		ranks[i] = (struct hf){ .p = p, .rank = first + i, .dir = dir };
+		setup_device(&ranks[i], p->rpp > 1 ? i : who->local_rank);
+	}
+	if (!p->threaded) {
+		drivers[0] = (struct driver){ p, p->rpp, ranks };
+		run_driver(&drivers[0]);
+		return 0;
+	}
+	pthread_t t[HF_MAX_RANKS];
+	for (int i = 0; i < p->rpp; i++) {
+		drivers[i] = (struct driver){ p, 1, &ranks[i] };
+		if (pthread_create(&t[i], NULL, run_driver, &drivers[i]) != 0)
+			exit(EXIT_SETUP);
+	}
+	for (int i = 0; i < p->rpp; i++)
+		pthread_join(t[i], NULL);
 	return 0;
 }
 
@@ -388,7 +494,8 @@ int main(int argc, char **argv)
 	struct rank_info who = { 0, 0, 0, "none" };
 	if (nranks <= 0 && rank_from_environment(&who) < 0)
 		return EXIT_USAGE;
-	int world = nranks > 0 ? nranks : who.world_size;
+	/* a launcher starts processes: nranks/rpp of them */
+	int world = (nranks > 0 ? nranks : who.world_size * plan.rpp);
 	if (world != plan.nranks) {
 		fprintf(stderr, "hangfuzz: seed %llu plans %d ranks, not %d (give --ranks %d)\n", seed, plan.nranks,
 		        world, world);
@@ -400,5 +507,5 @@ int main(int argc, char **argv)
 	}
 	mkdir(dir, 0700);
 	setenv("HANGFUZZ_DIR", dir, 1);
-	return nranks > 0 ? launch_local_ranks(nranks, run_rank, &plan) : run_rank(&who, &plan);
+	return nranks > 0 ? launch_local_ranks(nranks / plan.rpp, run_process, &plan) : run_process(&who, &plan);
 }

@@ -109,6 +109,20 @@ static void build_step(struct hf_plan *p, uint64_t *s)
 	p->ops[p->nops++] = (struct hf_op){ HF_WORLD, HF_ALLREDUCE, 0, 0 };
 }
 
+/* Processes that drive several ranks (JAX: one process per host for all
+ * its GPUs), from a stream of their own so that the rest of a seed's plan
+ * does not change with them. One job in three where the size allows. */
+static void build_processes(struct hf_plan *p, uint64_t seed)
+{
+	uint64_t s = seed * 0x9e3779b97f4a7c15ULL + 7;
+	p->rpp = 1;
+	p->threaded = 0;
+	if (pick(&s, 3) != 0 || p->nranks < 4 || p->nranks % 2)
+		return;
+	p->rpp = p->nranks == 8 && pick(&s, 2) ? 4 : 2;
+	p->threaded = pick(&s, 2);
+}
+
 /* Can fault f hit op j with victim v? Each condition is what makes the
  * construction's answer the only right one: a mismatch or a deviating
  * order needs a majority (3 or more ranks) to be told from the rest. */
@@ -163,6 +177,7 @@ int hf_plan_build(struct hf_plan *p, uint64_t seed, int nranks)
 		if (p->fault == HF_NONE) /* always fits: skip the closing op */
 			p->fault = HF_SKIP, p->at = p->nops - 1, p->victim = 0;
 	}
+	build_processes(p, seed);
 	p->count = p->fault == HF_COUNT || p->fault == HF_DTYPE ? 32768 : 4096;
 	return 0;
 }
@@ -185,6 +200,18 @@ static int comm_again(const struct hf_plan *p, int j)
 	return 0;
 }
 
+int hf_fault_takes_process(const struct hf_plan *p)
+{
+	switch (p->fault) {
+	case HF_DIE_BEFORE: case HF_DIE_INSIDE: case HF_EXIT: case HF_EXIT_DESTROY:
+		return 1;
+	case HF_SLEEP: case HF_LOCK: /* the thread that drives the rank stops */
+		return !p->threaded;
+	default:
+		return 0;
+	}
+}
+
 void hf_plan_answer(const struct hf_plan *p, struct hf_answer *a)
 {
 	memset(a, 0, sizeof *a);
@@ -194,7 +221,11 @@ void hf_plan_answer(const struct hf_plan *p, struct hf_answer *a)
 		strcpy(a->culprits, "-");
 		return;
 	}
-	snprintf(a->culprits, sizeof a->culprits, "%d", p->victim);
+	int first = p->victim - p->victim % p->rpp;
+	if (p->rpp > 1 && hf_fault_takes_process(p))
+		snprintf(a->culprits, sizeof a->culprits, "%d-%d", first, first + p->rpp - 1);
+	else
+		snprintf(a->culprits, sizeof a->culprits, "%d", p->victim);
 	const char *k = "MISSING_RANK";
 	const struct hf_op *o = &p->ops[p->at];
 	switch (p->fault) {
@@ -222,6 +253,9 @@ void hf_plan_describe(const struct hf_plan *p, FILE *f)
 	fprintf(f, "seed %llu: %d ranks", (unsigned long long)p->seed, p->nranks);
 	if (p->tp)
 		fprintf(f, ", tp groups of %d%s", p->tp, p->dp ? " and dp groups" : "");
+	if (p->rpp > 1)
+		fprintf(f, ", %d processes of %d ranks (%s)", p->nranks / p->rpp, p->rpp,
+		        p->threaded ? "a thread per rank" : "one thread, ops grouped");
 	fprintf(f, ", %d stream%s, %d warm-up steps, %ld elements\n", p->nstreams, p->nstreams > 1 ? "s" : "",
 	        p->warm, p->count);
 	for (int i = 0; i < p->nops; i++) {

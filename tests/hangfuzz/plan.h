@@ -51,6 +51,10 @@ struct hf_op {
 struct hf_plan {
 	uint64_t seed;
 	int nranks;
+	int rpp;                 /* ranks per process (1, 2, 4): process P drives
+	                          * ranks P*rpp .. P*rpp+rpp-1, on its devices 0..rpp-1 */
+	int threaded;            /* rpp > 1: 1 one thread per rank, 0 one thread drives
+	                          * all its ranks (every op of the step in one group) */
 	int tp;                  /* TP group size (consecutive ranks); 0: no TP comm */
 	int dp;                  /* 1: the DP comm (same TP position) exists */
 	int nstreams;
@@ -66,7 +70,7 @@ struct hf_plan {
 /* The oracle: what a correct diagnosis says. */
 struct hf_answer {
 	char kinds[64];          /* first verdict kind; "A,B" when either is right */
-	char culprits[64];       /* "-" for none */
+	char culprits[64];       /* "-" for none; "2" or "2-3" (a whole process) */
 	int hangs;               /* 0: the job ends by itself with status 0 */
 	int may_complete;        /* the faulty op may complete (a size mismatch):
 	                          * the job then idles with nothing pending */
@@ -86,6 +90,8 @@ const char *hf_op_name(enum hf_op_kind k);
  * r's group of c. */
 int hf_comm_rank(const struct hf_plan *p, enum hf_comm c, int r);
 int hf_comm_size(const struct hf_plan *p, enum hf_comm c, int r);
+/* Does fault f take the victim's whole process (all its ranks)? */
+int hf_fault_takes_process(const struct hf_plan *p);
 /* The split color of r for c (NCCL_SPLIT_NOCOLOR when c does not exist). */
 int hf_color(const struct hf_plan *p, enum hf_comm c, int r);
 

@@ -178,6 +178,12 @@ void sim_comm_start_job(ncclComm_t *comms, int ncomms, ncclResult_t (*fn)(void *
 	pthread_attr_destroy(&attr);
 }
 
+ncclResult_t sim_comm_job_result(ncclComm_t comm)
+{
+	sim_comm_wait_job(comm);
+	return (ncclResult_t)__atomic_load_n(&comm->async_error, __ATOMIC_ACQUIRE);
+}
+
 /* The common end of every init: in a group, join now and wait at
  * ncclGroupEnd; non-blocking, finish in the background; else wait here. */
 static ncclResult_t comm_finish_init(ncclComm_t *out, ncclComm_t c)
@@ -379,10 +385,14 @@ ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *new
 	}
 	ncclComm_t child = j->child;
 	*newcomm = child;
-	if (!blocking) {
+	if (!blocking || sim_group_depth() > 0) {
 		ncclComm_t cs[2] = { comm, child };
 		sim_comm_start_job(cs, child ? 2 : 1, split_run, j);
-		return ncclInProgress;
+		if (!blocking)
+			return ncclInProgress;
+		/* NCCL defers a split inside a group to ncclGroupEnd */
+		sim_group_add_job(comm);
+		return ncclSuccess;
 	}
 	r = split_run(j);
 	if (r != ncclSuccess && child) { sim_comm_unref(child); *newcomm = NULL; }

@@ -19,6 +19,8 @@ struct group_state {
 	int nops, cap;
 	ncclComm_t *inits;
 	int ninits, icap;
+	ncclComm_t *jobs;
+	int njobs, jcap;
 };
 static __thread struct group_state grp;
 
@@ -34,6 +36,28 @@ void sim_group_add_init(ncclComm_t comm)
 		grp.icap = cap;
 	}
 	grp.inits[grp.ninits++] = comm;
+}
+
+void sim_group_add_job(ncclComm_t comm)
+{
+	if (grp.njobs == grp.jcap) {
+		int cap = grp.jcap ? 2 * grp.jcap : 8;
+		ncclComm_t *p = realloc(grp.jobs, cap * sizeof *p);
+		if (!p) { grp.error = ncclSystemError; sim_comm_job_result(comm); return; }
+		grp.jobs = p;
+		grp.jcap = cap;
+	}
+	grp.jobs[grp.njobs++] = comm;
+}
+
+/* The grouped splits' results (every one waited for, error or not). */
+static ncclResult_t group_wait_jobs(ncclResult_t r)
+{
+	for (int i = 0; i < grp.njobs; i++) {
+		ncclResult_t rj = sim_comm_job_result(grp.jobs[i]);
+		if (rj != ncclSuccess && r == ncclSuccess) r = rj;
+	}
+	return r;
 }
 
 static int group_push(const struct sim_op *op)
@@ -252,6 +276,7 @@ static void group_reset(void)
 {
 	grp.nops = 0;
 	grp.ninits = 0;
+	grp.njobs = 0;
 	grp.error = ncclSuccess;
 }
 
@@ -263,6 +288,7 @@ ncclResult_t pncclGroupEnd(void)
 	ncclResult_t r = grp.error;
 	if (r != ncclSuccess) {  /* a call inside failed: the whole group is dropped */
 		for (int i = 0; i < grp.ninits; i++) pncclCommAbort(grp.inits[i]);
+		group_wait_jobs(r);
 		group_reset();
 		return r;
 	}
@@ -271,6 +297,7 @@ ncclResult_t pncclGroupEnd(void)
 		ncclResult_t ri = sim_comm_wait_joined(grp.inits[i]);
 		if (ri != ncclSuccess && r == ncclSuccess) r = ri;
 	}
+	r = group_wait_jobs(r);
 	group_reset();
 	return r;
 }
@@ -293,6 +320,7 @@ ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t *simInfo)
 		ncclResult_t ri = sim_comm_wait_joined(grp.inits[i]);
 		if (ri != ncclSuccess && r == ncclSuccess) r = ri;
 	}
+	r = group_wait_jobs(r);
 	group_reset();
 	return r;
 }

@@ -10,6 +10,12 @@
 int sim_group_depth(void);
 /* An init called inside a group: joined already, waited for at GroupEnd. */
 void sim_group_add_init(ncclComm_t comm);
+/* A split called inside a group: running in the background on `comm` (its
+ * parent), waited for at GroupEnd, as NCCL defers a grouped split (one
+ * thread splitting the comms of several devices). */
+void sim_group_add_job(ncclComm_t comm);
+/* comm.c: wait for comm's background job; its result. */
+ncclResult_t sim_comm_job_result(ncclComm_t comm);
 /* comm.c: ncclSuccess if `comm` may take new operations, else the error. */
 ncclResult_t sim_comm_check_usable(ncclComm_t comm);
 
