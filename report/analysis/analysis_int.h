@@ -102,6 +102,10 @@ struct nw_load {                      /* what load.c hands to model.c */
 	size_t nprocs;
 };
 
+/* rank_split.c: each process that drives several ranks (comms of several
+ * CUDA devices) replaced by one view per rank; 0, or -1 out of memory. */
+int nw_split_ranks(struct nw_proc ***procs, size_t *nprocs);
+
 /* comm_instances.c: one comm per comm instance of a segment (2.0 reuses
  * the slots of ended comms; an op or peer entry of an older generation is
  * of a comm rebuilt from its records), in creation order. */

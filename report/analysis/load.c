@@ -580,6 +580,8 @@ int nw_load(const char *const *paths, size_t npaths, int max_threads, struct nw_
 		free(pref[i]);
 	}
 	free(pref);
+	if (!failed && nw_split_ranks(&out->procs, &out->nprocs))
+		failed = 1;
 	for (size_t i = 0; i < list.count; i++)
 		nw_proc_free(r.slots[i].proc);   /* left only after a failure */
 	free(r.slots);

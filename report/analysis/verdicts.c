@@ -115,12 +115,45 @@ static int fill_waiting(struct nw_jctx *x, uint8_t *explained)
 
 /* Processes that wait for nothing: those that exited, and those whose
  * process is gone while the job went on without them: another process on
- * its host ran for longer than the timeout after its last heartbeat (a
- * live one: the reader's clock now; a dead one: its own last heartbeat).
- * Processes killed together (a job torn down, its files read after) are no
- * sinks: their records say who waited for whom when it stopped. A process
- * whose watchdog never ran (no heartbeat) cannot be dated: no sink. Clocks
- * are compared on one host only. */
+ * its host was seen alive well after its last sign of life (a live one:
+ * the reader's clock now; a dead one: its own last heartbeat). "Well
+ * after" is a few of its watchdog's heartbeats: processes killed together
+ * (a job torn down, its files read after) stopped within one heartbeat of
+ * each other and are no sinks: their records say who waited for whom
+ * when it stopped. A process that died first is, however short before
+ * the others (a rank killed 1 ms into an op, its peers torn down seconds
+ * later). A process whose watchdog started (its header has the poll
+ * period) but never beat died within a poll period of its first NCCL
+ * call, when the watchdog's thread started: that dates it. One whose
+ * watchdog never started cannot be dated: no sink. Clocks are compared on
+ * one host only. */
+static uint64_t sink_grace_ns(const struct nw_jctx *x, const struct nw_proc *p)
+{
+	uint64_t poll_ns = (uint64_t)(p->hdr.poll_ms ? p->hdr.poll_ms : 100) * 1000000ull;
+	uint64_t grace = 3 * poll_ns + 500000000ull;
+	return grace < x->timeout_ns ? grace : x->timeout_ns;
+}
+
+/* The last moment p is known to have been alive (its clock), 0 unknown. */
+static uint64_t last_alive_ns(const struct nw_proc *p)
+{
+	if (p->hdr.heartbeat_ns)
+		return p->now_ns;
+	if (!p->hdr.poll_ms)
+		return 0;
+	uint64_t first = UINT64_MAX;
+	for (uint32_t i = 0; i < p->ncomms; i++)
+		if (p->comms[i].init_enter_ns && p->comms[i].init_enter_ns < first)
+			first = p->comms[i].init_enter_ns;
+	if (p->nops && p->ops[0].enqueue_ns && p->ops[0].enqueue_ns < first)
+		first = p->ops[0].enqueue_ns;
+	if (first == UINT64_MAX)
+		return 0;
+	/* the thread's set-up (libunwind, the driver) before its first sleep: 1 s at most */
+	uint64_t bound = first + (uint64_t)p->hdr.poll_ms * 1000000ull + 1000000000ull;
+	return bound > p->now_ns ? bound : p->now_ns;
+}
+
 static void find_sinks(struct nw_jctx *x)
 {
 	const struct nw_job *job = x->job;
@@ -130,12 +163,15 @@ static void find_sinks(struct nw_jctx *x)
 			x->sink[i] = 1;
 			continue;
 		}
-		if (p->alive != 0 || !p->hdr.heartbeat_ns)
+		uint64_t last = p->alive == 0 ? last_alive_ns(p) : 0;
+		if (!last)
 			continue;
+		uint64_t grace = sink_grace_ns(x, p);
 		int early = 0;
 		for (size_t k = 0; k < job->nprocs && !early; k++) {
 			const struct nw_proc *q = job->procs[k];
-			early = q != p && !strcmp(q->hdr.host, p->hdr.host) && q->now_ns > p->now_ns + x->timeout_ns;
+			early = q->hdr.pid != p->hdr.pid && !strcmp(q->hdr.host, p->hdr.host) &&
+			        q->now_ns > last + grace;
 		}
 		x->sink[i] = (uint8_t)early;
 	}

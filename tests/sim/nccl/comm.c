@@ -390,8 +390,9 @@ ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *new
 		sim_comm_start_job(cs, child ? 2 : 1, split_run, j);
 		if (!blocking)
 			return ncclInProgress;
-		/* NCCL defers a split inside a group to ncclGroupEnd */
-		sim_group_add_job(comm);
+		/* NCCL defers a split inside a group to ncclGroupEnd; the job
+		 * finishes its parent first, then the child: wait for the last */
+		sim_group_add_job(child ? child : comm);
 		return ncclSuccess;
 	}
 	r = split_run(j);

@@ -10,8 +10,8 @@
 int sim_group_depth(void);
 /* An init called inside a group: joined already, waited for at GroupEnd. */
 void sim_group_add_init(ncclComm_t comm);
-/* A split called inside a group: running in the background on `comm` (its
- * parent), waited for at GroupEnd, as NCCL defers a grouped split (one
+/* A split called inside a group: running in the background, waited for at
+ * GroupEnd on `comm` (the child, or the parent when it gets none), as NCCL defers a grouped split (one
  * thread splitting the comms of several devices). */
 void sim_group_add_job(ncclComm_t comm);
 /* comm.c: wait for comm's background job; its result. */
