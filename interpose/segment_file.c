@@ -325,6 +325,12 @@ int nw_segment_exit(struct nw_segment *s)
 	atomic_fetch_or(&s->hdr->flags, NW_SEG_F_EXITED);
 	if (nw_segment_kept_why(s))
 		return 0;
-	/* Still mapped: threads that outlive the exit handlers may record. */
-	return unlink(s->path) == 0;
+	/* Nothing wrong here; whether others of the job still run (they may
+	 * wait for us) the control file's lock tells: nw_requests_leave
+	 * removes the file, with every other one that left early, when we are
+	 * the last. Flagged before, so that a process leaving at the same
+	 * moment and found last removes ours too. The file stays mapped:
+	 * threads that outlive the exit handlers may record. */
+	atomic_fetch_or(&s->hdr->flags, NW_SEG_F_LEFT_EARLY);
+	return 1;
 }

@@ -43,9 +43,10 @@ int nw_ensure_dir_path(const char *dir);
 /* Unmap without touching the file (a fork child lets go of its parent's). */
 void nw_segment_forget(struct nw_segment *s);
 
-/* Exit handler: mark EXITED; remove the file unless nw_segment_kept_why()
- * says why not. 1 if it removed the file (the job directory may then go,
- * see nw_requests_leave), else 0. */
+/* Exit handler: mark EXITED; unless nw_segment_kept_why() says why the
+ * file stays, mark it LEFT_EARLY and return 1: nw_requests_leave removes
+ * it (and the job directory) if no other process of the job still runs,
+ * else it stays for their diagnosis. 0: kept. */
 int nw_segment_exit(struct nw_segment *s);
 
 /* Why the file outlives the process (the post-mortem record), or NULL:

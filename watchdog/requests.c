@@ -5,6 +5,7 @@
 #include "../interpose/reserve.h"
 #include "../interpose/segment_file.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -161,6 +162,46 @@ int nw_requests_open(const char *jobdir, const char *shared_dir)
 	return 0;
 }
 
+/* Is `name` in jobdir a segment that left early? */
+static int left_early(int dirfd, const char *name)
+{
+	size_t n = strlen(name);
+	if (n < 5 || strcmp(name + n - 4, ".seg") != 0 || name[0] == '.')
+		return 0;
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	struct nw_seg_header h;
+	ssize_t got = pread(fd, &h, sizeof h, 0);
+	close(fd);
+	if (got != (ssize_t)sizeof h || memcmp(h.magic, NW_SEG_MAGIC, sizeof h.magic) != 0)
+		return 0;
+	uint32_t want = NW_SEG_F_EXITED | NW_SEG_F_LEFT_EARLY;
+	return (h.flags & want) == want && !(h.flags & (NW_SEG_F_DUMP | NW_SEG_F_STALL_SEEN));
+}
+
+/* The last one out: the segments that left early go, unless anything
+ * else but them and the control file is in the directory. */
+static void remove_left_early(const char *jobdir)
+{
+	DIR *d = opendir(jobdir);
+	if (!d)
+		return;
+	int kept_other = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) && !kept_other)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "control") &&
+		    !left_early(dirfd(d), e->d_name))
+			kept_other = 1;
+	if (!kept_other) {
+		rewinddir(d);
+		while ((e = readdir(d)))
+			if (left_early(dirfd(d), e->d_name))
+				unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
+}
+
 void nw_requests_leave(const char *jobdir)
 {
 	char path[PATH_MAX];
@@ -173,11 +214,16 @@ void nw_requests_leave(const char *jobdir)
 	else
 		fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	/* Exclusive only when no other process holds it: we are the last. Two
-	 * leaving at once: the one that tries second gets it. */
+	 * leaving at once: the one that tries second gets it. No control file
+	 * at all: nobody can hold it either. */
 	struct stat st, at;
-	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &st) == 0 && st.st_nlink > 0
-	    && lstat(path, &at) == 0 && at.st_dev == st.st_dev && at.st_ino == st.st_ino)
+	if (fd < 0 && errno == ENOENT) {
+		remove_left_early(jobdir);
+	} else if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &st) == 0 && st.st_nlink > 0
+	    && lstat(path, &at) == 0 && at.st_dev == st.st_dev && at.st_ino == st.st_ino) {
+		remove_left_early(jobdir);
 		unlink(path);
+	}
 	if (fd >= 0)
 		close(fd);
 	/* Fails unless empty: another process's segment, a dump, a report

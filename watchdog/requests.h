@@ -30,9 +30,13 @@ struct nw_request {
  * file is held with a shared flock(2) for as long as the process runs. */
 int nw_requests_open(const char *jobdir, const char *shared_dir);
 
-/* At a clean exit, after this process removed its segment: if no other
- * process of the job holds the control file, remove it, then the job
- * directory if it is empty (rmdir: never one that holds anything). */
+/* At a clean exit (nw_segment_exit flagged our segment LEFT_EARLY): if no
+ * other process of the job holds the control file we are the last one
+ * out: remove the segments that left early (ours too) unless something
+ * else of the job was kept (a segment kept for a reason, a dump, a
+ * report: then they are part of that story), the control file, and the
+ * job directory if it is empty (rmdir: never one that holds anything).
+ * Otherwise our segment stays: the others may wait for us. */
 void nw_requests_leave(const char *jobdir);
 
 /* Ask every process of the job for a dump; the local request's id (this

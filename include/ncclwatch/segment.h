@@ -53,6 +53,10 @@
 #define NW_SEG_F_SNAPSHOT    0x100u /* 1.4: written by `ncclwatch attach` from outside a process that
                                      * ran without the preload: identity and environment from /proc,
                                      * a stack area, no comm or peer table and no ring (capacities 0) */
+#define NW_SEG_F_LEFT_EARLY  0x200u /* 2.0: the process exited cleanly (status 0, every comm ended, no
+                                     * stall) while others of its job still ran: its file stays for
+                                     * their diagnosis (where it ended); the job's last process out
+                                     * removes it when nothing else of the job was kept */
 
 #define NW_SEG_HOST_LEN 64
 #define NW_SEG_JOB_LEN 64

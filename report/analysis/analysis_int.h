@@ -105,6 +105,9 @@ struct nw_load {                      /* what load.c hands to model.c */
 /* rank_split.c: each process that drives several ranks (comms of several
  * CUDA devices) replaced by one view per rank; 0, or -1 out of memory. */
 int nw_split_ranks(struct nw_proc ***procs, size_t *nprocs);
+/* Whether p has no op pending and another rank of its process has one
+ * that thread tid issued: tid, blocked, waits for that rank. */
+int nw_sibling_pending(const struct nw_job *job, const struct nw_proc *p, uint32_t tid);
 
 /* comm_instances.c: one comm per comm instance of a segment (2.0 reuses
  * the slots of ended comms; an op or peer entry of an older generation is

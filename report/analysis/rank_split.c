@@ -202,3 +202,24 @@ int nw_split_ranks(struct nw_proc ***procs, size_t *nprocs)
 			return -1;
 	return 0;
 }
+
+static int has_pending(const struct nw_proc *p, uint32_t tid)
+{
+	for (size_t i = 0; i < p->nops; i++)
+		if (nw_op_pending(p->ops[i].state) && (!tid || p->ops[i].tid == tid))
+			return 1;
+	return 0;
+}
+
+int nw_sibling_pending(const struct nw_job *job, const struct nw_proc *p, uint32_t tid)
+{
+	if (has_pending(p, 0))
+		return 0;
+	for (size_t i = 0; i < job->nprocs; i++) {
+		const struct nw_proc *q = job->procs[i];
+		if (q != p && q->hdr.pid == p->hdr.pid && q->hdr.start_realtime_ns == p->hdr.start_realtime_ns &&
+		    !strcmp(q->hdr.host, p->hdr.host) && has_pending(q, tid))
+			return 1;
+	}
+	return 0;
+}

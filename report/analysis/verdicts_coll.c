@@ -360,15 +360,20 @@ static int finished(const struct nw_member *m)
  * (computing on the CPU) or waiting on the GPU: busy, not stopped. A
  * majority that computes longer than the timeout while a minority waits
  * has not called #n yet; it did not stop short of it. (Captured with
- * NCCLWATCH_STACK_SIGNAL=1 every thread reads as running.) */
-static int busy(const struct nw_proc *p)
+ * NCCLWATCH_STACK_SIGNAL=1 every thread reads as running.) A thread that
+ * drives several ranks of its process and waits on the GPU for another's
+ * op is not this rank's work: it waits for that rank (rank_split.c). */
+static int busy(const struct nw_jctx *x, const struct nw_proc *p)
 {
 	if (!p->stacks_ns || p->stacks_ns < p->last_activity_ns)
 		return 0;
 	for (uint32_t i = 0; i < p->nthreads; i++) {
 		const struct nw_thread_stack *t = &p->threads[i];
-		if ((int64_t)t->tid == p->hdr.pid)
-			return (t->flags & (NW_THR_REGS_PTRACE | NW_THR_REGS_SIGNAL)) || nw_stack_waits(t, NULL) == NW_FC_GPU;
+		if ((int64_t)t->tid != p->hdr.pid)
+			continue;
+		if (t->flags & (NW_THR_REGS_PTRACE | NW_THR_REGS_SIGNAL))
+			return 1;
+		return nw_stack_waits(t, NULL) == NW_FC_GPU && !nw_sibling_pending(x->job, p, t->tid);
 	}
 	return 0;
 }
@@ -377,7 +382,7 @@ static int stopped_idle(struct nw_jctx *x, const struct nw_member *m, uint64_t n
 {
 	const struct nw_proc *p = m->proc;
 	if (!p || x->sink[p->job_index] || !nstar || m->comm->coll_enqueued != nstar - 1 ||
-	    m->comm->coll_completed != nstar - 1 || nw_age(p, p->last_activity_ns) <= x->timeout_ns || busy(p))
+	    m->comm->coll_completed != nstar - 1 || nw_age(p, p->last_activity_ns) <= x->timeout_ns || busy(x, p))
 		return 0;
 	for (size_t i = 0; i < p->nops; i++)
 		if (nw_op_pending(p->ops[i].state) || p->ops[i].state == NW_ST_INIT_ENTERED)
