@@ -111,6 +111,9 @@ struct nw_proc {
 	const char **op_site;          /* [nops] or NULL: each kept op's Python call site,
 	                                * "file.py:line in function", interned; an entry may be
 	                                * NULL (1.4 per-op call sites; a Flight Recorder entry's frames) */
+	uint32_t view_of_process;      /* a process that drives several ranks is read as one view
+	                                * per rank (rank_split.c): this view's index among them,
+	                                * 0 for the first (and for a process of one rank) */
 	/* Sources other than a segment (report/fr/: Flight Recorder dumps). */
 	const char *source_note;       /* NULL for a segment; else what the source cannot
 	                                * tell (said once per verdict as evidence), interned */
@@ -241,6 +244,11 @@ struct nw_job {
 	int python;                    /* some stack group is of a Python thread */
 	struct nw_lost lost;           /* data its processes lost: never HEALTHY then (lost.c) */
 };
+
+/* The processes a job's files came from (a process of several ranks is
+ * several views in procs[]). */
+size_t nw_job_process_count(const struct nw_job *job);
+
 
 /* A file that could not be used, and why. */
 struct nw_bad_file {

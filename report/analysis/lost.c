@@ -35,12 +35,15 @@ int nw_job_lost(struct nw_job *job)
 		if (!proc_lost(p))
 			continue;
 		const struct nw_seg_header *h = &p->hdr;
-		l->nprocs++;
-		l->ops += h->ops_dropped;
-		l->comms += h->comms_dropped;
-		l->threads += h->threads_dropped;
-		l->comms_full += (h->flags & NW_SEG_F_COMMS_FULL) != 0;
-		l->stopped += (h->flags & NW_SEG_F_STOPPED) != 0;
+		/* the counters are the process's: once, though it has a view per rank */
+		if (p->view_of_process == 0) {
+			l->nprocs++;
+			l->ops += h->ops_dropped;
+			l->comms += h->comms_dropped;
+			l->threads += h->threads_dropped;
+			l->comms_full += (h->flags & NW_SEG_F_COMMS_FULL) != 0;
+			l->stopped += (h->flags & NW_SEG_F_STOPPED) != 0;
+		}
 		if (p->rank >= 0) {
 			if (!nw_rankset_has(&l->ranks, p->rank) && nw_rankset_add(&l->ranks, p->rank))
 				return -1;
@@ -73,7 +76,7 @@ static void lost_evidence(struct nw_jctx *x, struct nw_vwork *w)
 	char lb[128];
 	for (size_t i = 0; i < job->nprocs && !x->oom; i++) {
 		const struct nw_proc *p = job->procs[i];
-		if (!proc_lost(p))
+		if (!proc_lost(p) || p->view_of_process != 0)   /* once per process */
 			continue;
 		if (said++ == MAX_LOST_LINES) {
 			nw_verdict_evidence(x, w, "and %" PRIu32 " more process%s lost data", job->lost.nprocs - MAX_LOST_LINES,
@@ -83,7 +86,21 @@ static void lost_evidence(struct nw_jctx *x, struct nw_vwork *w)
 		const struct nw_seg_header *h = &p->hdr;
 		int full = (h->flags & NW_SEG_F_COMMS_FULL) != 0;
 		struct nw_buf *b = &w->ev;
-		nw_buf_printf(b, "%s lost data:", nw_proc_label(p, lb));
+		struct nw_rankset ranks = { 0 };
+		for (size_t k = 0; k < job->nprocs; k++) {
+			const struct nw_proc *q = job->procs[k];
+			if (q->hdr.pid == p->hdr.pid && q->hdr.start_realtime_ns == p->hdr.start_realtime_ns &&
+			    !strcmp(q->hdr.host, p->hdr.host) && q->rank >= 0 && !nw_rankset_has(&ranks, q->rank))
+				nw_set_add(x, &ranks, q->rank);
+		}
+		if (ranks.n > 1) {   /* a process of several ranks: it lost data for all of them */
+			nw_buf_printf(b, "pid %" PRId64 " on %s (ranks ", p->hdr.pid, p->hdr.host);
+			nw_buf_rankset(b, &ranks);
+			nw_buf_puts(b, ") lost data:");
+		} else {
+			nw_buf_printf(b, "%s lost data:", nw_proc_label(p, lb));
+		}
+		nw_rankset_free(&ranks);
 		if (h->ops_dropped || h->comms_dropped || full) {
 			nw_buf_puts(b, " ");
 			what_lost(b, h->ops_dropped, h->comms_dropped, full);

@@ -179,7 +179,9 @@ static int split_one(struct nw_proc ***procs, size_t *n, size_t at)
 	group_ops(p, group, op_group);
 	struct nw_proc *views[MAX_GROUPS];
 	for (int g = 0; g < ngroups; g++) {
-		if (!(views[g] = rank_view(p, group, op_group, g))) {
+		if ((views[g] = rank_view(p, group, op_group, g)))
+			views[g]->view_of_process = (uint32_t)g;
+		else {
 			while (g-- > 0)
 				nw_proc_free(views[g]);
 			free(op_group);
@@ -222,4 +224,12 @@ int nw_sibling_pending(const struct nw_job *job, const struct nw_proc *p, uint32
 			return 1;
 	}
 	return 0;
+}
+
+size_t nw_job_process_count(const struct nw_job *job)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < job->nprocs; i++)
+		n += job->procs[i]->view_of_process == 0;
+	return n;
 }

@@ -132,7 +132,7 @@ static json_t *job_json(const struct nw_job *job, int *failed)
 {
 	json_t *o = json_object();
 	nw_json_set(o, "name", nw_json_str(job->name ? job->name : ""), failed);
-	nw_json_set(o, "process_count", nw_json_int((int64_t)job->nprocs), failed);
+	nw_json_set(o, "process_count", nw_json_int((int64_t)nw_job_process_count(job)), failed);
 	nw_json_set(o, "world_size", job->world_size > 0 ? nw_json_int(job->world_size) : json_null(), failed);
 	nw_json_set(o, "missing_ranks", rank_array(&job->missing, failed), failed);
 	nw_json_set(o, "timeout_s", json_real(job->timeout_s), failed);

@@ -3,7 +3,7 @@
  * hint), the environment differences, the merged stacks; after the jobs,
  * the files that could not be read.
  *
- *   job NAME: N processes read, world size W, ranks missing: 6-7, timeout 60s[, data lost: ...]
+ *   job NAME: N processes read[ (R ranks)], world size W, ranks missing: 6-7, timeout 60s[, data lost: ...]
  *   MISSING_RANK: SUMMARY
  *     op: AllReduce #23 on comm 4f2ac2b9efdeda6d (8 ranks)   (or "  comm: ...")
  *     culprits: 5
@@ -115,7 +115,11 @@ static void put_job_header(FILE *out, const struct nw_job *job, unsigned flags)
 		fputs(BOLD, out);
 	fputs("job ", out);
 	nw_put_escaped(out, job->name ? job->name : "", 0);
-	fprintf(out, ": %zu process%s read, world size ", job->nprocs, job->nprocs == 1 ? "" : "es");
+	size_t nproc = nw_job_process_count(job);
+	fprintf(out, ": %zu process%s read", nproc, nproc == 1 ? "" : "es");
+	if (nproc != job->nprocs)
+		fprintf(out, " (%zu ranks)", job->nprocs);
+	fputs(", world size ", out);
 	if (job->world_size >= 0)
 		fprintf(out, "%" PRId32, job->world_size);
 	else

@@ -65,7 +65,8 @@ assert_grep '^peers count=200 capacity=1024$' "$T/a.show"
 assert_eq "$(grep -c '^  peer [0-9]* comm=[0-9]* id=- ' "$T/a.show")" 136 "peer entries of comms gone from the table"
 cli_ok 0 "$T/a.diag" diagnose "$NCCLWATCH_DIR/cycles"
 cat "$T/a.diag"
-assert_grep '^job cycles: 1 process read, world size unknown, ranks missing: none, timeout 60s$' "$T/a.diag"
+# one process drives both ranks (a comm on each of two devices)
+assert_grep '^job cycles: 1 process read \(2 ranks\), world size 2, ranks missing: none, timeout 60s$' "$T/a.diag"
 assert_grep '^HEALTHY: ' "$T/a.diag"
 cli_ok 0 "$T/a.json" diagnose --json "$NCCLWATCH_DIR/cycles"
 python3 - "$T/a.json" <<'EOF' || fail "(a) diagnose --json"
@@ -91,10 +92,11 @@ assert_grep '^  flags .*comms_full' "$T/b.show"
 pid=$(header pid "$T/b.show")
 cli_ok 1 "$T/b.diag" diagnose "$NCCLWATCH_DIR/overflow"
 cat "$T/b.diag"
-assert_grep "^job overflow: 1 process read, world size unknown, ranks missing: none, timeout 60s, data lost: 8 ops, 2 comms \\(pid $pid\\)\$" "$T/b.diag"
+# the loss is the process's, counted once though it drives two ranks
+assert_grep "^job overflow: 1 process read \\(2 ranks\\), world size 2, ranks missing: none, timeout 60s, data lost: 8 ops, 2 comms \\(ranks 0-1\\)\$" "$T/b.diag"
 assert_no_grep '^HEALTHY' "$T/b.diag"
 assert_grep '^UNDECIDED: nothing is wrong in what was recorded .*, but 8 ops and 2 communicators were not recorded: ' "$T/b.diag"
-assert_grep "^    pid $pid on .* lost data: 8 ops and 2 communicators not recorded \\(its 2 comm slots all held live communicators: NCCLWATCH_COMMS=2\\)\$" "$T/b.diag"
+assert_grep "^    pid $pid on .* \\(ranks 0-1\\) lost data: 8 ops and 2 communicators not recorded \\(its 2 comm slots all held live communicators: NCCLWATCH_COMMS=2\\)\$" "$T/b.diag"
 assert_grep '^  hint: raise NCCLWATCH_COMMS above the number of communicators alive at once$' "$T/b.diag"
 cli_ok 1 "$T/b.json" diagnose --json "$NCCLWATCH_DIR/overflow"
 python3 - "$T/b.json" "$pid" <<'EOF' || fail "(b) diagnose --json"
@@ -106,7 +108,8 @@ assert d["worst"] != "HEALTHY", d["worst"]
 assert all(v["kind"] != "HEALTHY" for v in j["verdicts"]), j["verdicts"]
 lost = j["lost"]
 assert (lost["ops"], lost["comms"], lost["comm_tables_full"], lost["process_count"]) == (8, 2, 1, 1), lost
-assert lost["unranked_pids"] == [pid], lost
+# the process drives ranks 0 and 1 (a comm on each of two devices)
+assert lost["ranks"] == [0, 1] and lost["unranked_pids"] == [], lost
 p = j["processes"][0]
 assert (p["ops_dropped"], p["comms_dropped"], p["comm_table_full"]) == (8, 2, True), p
 assert any("8 ops and 2 communicators not recorded" in e for e in j["verdicts"][0]["evidence"]), j["verdicts"][0]

@@ -72,11 +72,28 @@ mkdir -p "$T/rdzv-late2"
 nw_bounded 120 env LD_PRELOAD="$(nw_preload)" NCCLWATCH_DIR="$T/late" NCCLWATCH_JOB=late RANK=0 WORLD_SIZE=1 \
 	"$NW_TRAINER" --steps 5 --rendezvous "$T/rdzv-late2" > "$T/late.out" 2>&1 || { cat "$T/late.out"; fail "short run"; }
 [ -f "$T/late/late/control" ] || fail "the control file of a job with a live process went away"
-assert_eq "$(segments "$T/late/late" | wc -l)" 1 "segments while the sleeper runs"
+# The short run exited cleanly while the sleeper runs: its segment stays,
+# flagged left_early (a peer waiting for it would need it).
+assert_eq "$(segments "$T/late/late" | wc -l)" 2 "segments while the sleeper runs"
+"$NW_CLI" show --records 0 "$T/late/late" > "$T/late.show" 2>&1 || { cat "$T/late.show"; fail "show"; }
+assert_eq "$(grep -c '^  flags .*exited.*left_early' "$T/late.show")" 1 "segments flagged left_early"
 kill -TERM "$sleeper"; nw_wait "$sleeper" 30
 # The sleeper was killed: its segment stays (evidence), gc does the rest.
 "$NW_CLI" gc "$T/late" > "$T/gc.out" || { cat "$T/gc.out"; fail "gc"; }
 assert_empty_dir "$T/late" "gc after the killed process"
+
+note "a process that left early is removed by the job's last process out, when the job ends well"
+mkdir -p "$T/rdzv-slow" "$T/rdzv-quick"
+nw_spawn env LD_PRELOAD="$(nw_preload)" NCCLWATCH_DIR="$T/slow" NCCLWATCH_JOB=slow RANK=0 WORLD_SIZE=1 \
+	"$NW_TRAINER" --steps 3 --fault sleep:rank=0:step=1:ms=3000 --rendezvous "$T/rdzv-slow" > "$T/slow.out" 2>&1
+slow=$NW_PID
+wait_for_line 60 'fault sleep: sleeping' "$T/slow.out"
+nw_bounded 120 env LD_PRELOAD="$(nw_preload)" NCCLWATCH_DIR="$T/slow" NCCLWATCH_JOB=slow RANK=0 WORLD_SIZE=1 \
+	"$NW_TRAINER" --steps 5 --rendezvous "$T/rdzv-quick" > "$T/quick.out" 2>&1 || { cat "$T/quick.out"; fail "quick run"; }
+assert_eq "$(segments "$T/slow/slow" | wc -l)" 2 "segments while the slow one runs"
+nw_wait "$slow" 60
+assert_eq "$?" 0 "status of the slow run"
+assert_empty_dir "$T/slow" "after the last one out"
 
 note "rank 3 exits 0 at step 5 with its communicator alive: its segment is kept"
 mkdir -p "$T/exit"

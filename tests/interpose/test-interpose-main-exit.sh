@@ -46,6 +46,6 @@ assert_eq "$(find "$NCCLWATCH_DIR/early" -name '.*' | wc -l)" 0 "temporary files
 rc=$?
 cat "$T/diag"
 assert_eq "$rc" 0 "diagnose's status"
-assert_grep '^job early: 1 process read' "$T/diag"
+assert_grep '^job early: 1 process read \(2 ranks\)' "$T/diag"
 assert_grep '^HEALTHY: ' "$T/diag"
 echo ok
