@@ -12,6 +12,7 @@
 #   make deps       install the Debian packages (root) or print the line
 #                   (deps-build: only those the build and the demo need)
 #   make install    PREFIX=/usr/local DESTDIR=
+#   make schema     docs/diagnose.schema.json's verdict kinds from report/verdict_kinds.h
 #   make test SAN=address,undefined   (or SAN=thread) sanitizer build+run
 
 CUDA_HOME ?= /usr/local/cuda
@@ -55,7 +56,7 @@ BENCHES   :=
 
 NW_SOAK_ROUNDS ?= 1
 
-.PHONY: all test soak demo bench deps deps-build install clean readme-verdicts
+.PHONY: all test soak demo bench deps deps-build install clean readme-verdicts schema
 all:
 
 include tests/sim/part.mk
@@ -124,6 +125,15 @@ readme-verdicts: all
 	@awk -v g=$(BUILD)/verdicts.md '/^<!-- verdicts: end/ { while ((getline l < g) > 0) print l; skip = 0 } !skip { print } /^<!-- verdicts: begin/ { skip = 1 }' README.md > $(BUILD)/README.md.new
 	@mv $(BUILD)/README.md.new README.md
 	@echo "README.md: verdict gallery refreshed"
+
+# The JSON schema's enum of verdict kinds (docs/diagnose.schema.json) from
+# the kinds' table, report/verdict_kinds.h (tests/report/test-report-kinds.sh
+# fails until this is run after a change to the table).
+schema: $(VERDICT_KINDS)
+	@$(VERDICT_KINDS) > $(BUILD)/verdict-kinds.tsv
+	@sh tests/docs/schema-kinds.sh docs/diagnose.schema.json $(BUILD)/verdict-kinds.tsv > $(BUILD)/diagnose.schema.json.new
+	@mv $(BUILD)/diagnose.schema.json.new docs/diagnose.schema.json
+	@echo "docs/diagnose.schema.json: verdict kinds from report/verdict_kinds.h"
 
 bench: all
 	@NW_BUILD=$(BUILD) sh tests/bench/run.sh

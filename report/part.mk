@@ -88,7 +88,14 @@ $(CONCURRENT_TEST): $(BUILD)/tests/report/test_concurrent.o $(SEGWRITER_OBJ) $(R
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(BUILD)/tests/report/test_concurrent.o $(SEGWRITER_OBJ) $(REPORT_LIB)
 
-TEST_BINS += $(MKSEG) $(LAYOUT_TEST) $(CONCURRENT_TEST)
+# The kinds' table as compiled (tests/report/test-report-kinds.sh, `make schema`).
+VERDICT_KINDS := $(BUILD)/tests/progs/verdict-kinds
+
+$(VERDICT_KINDS): $(BUILD)/tests/report/verdict_kinds.o $(REPORT_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/tests/report/verdict_kinds.o $(REPORT_LIB) $(JSON_LIBS)
+
+TEST_BINS += $(MKSEG) $(LAYOUT_TEST) $(CONCURRENT_TEST) $(VERDICT_KINDS)
 
 # The fuzz target needs clang's libFuzzer; without it, its test skips.
 FUZZ_CC ?= clang
