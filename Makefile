@@ -59,22 +59,16 @@ NW_SOAK_ROUNDS ?= 1
 .PHONY: all test soak demo bench deps deps-build install clean readme-verdicts schema
 all:
 
-include tests/sim/part.mk
-include examples/part.mk
-include capture/part.mk
-include watchdog/part.mk
-include attach/part.mk
-include pystack/part.mk
-include report/part.mk
-include interpose/part.mk
-include tests/part.mk
-include tests/unit/part.mk
-include tests/gen/part.mk
-include tests/cli/part.mk
-include tests/analysis/part.mk
-include tests/corpus/part.mk
-include tests/hangfuzz/part.mk
-include tests/python/part.mk
+# The fragments, one per part.
+PARTS := \
+	tests/sim/cuda/part.mk tests/sim/nccl/part.mk \
+	examples/part.mk capture/part.mk watchdog/part.mk attach/part.mk pystack/part.mk \
+	report/part.mk interpose/part.mk \
+	tests/interpose/part.mk tests/bench/part.mk tests/compat/part.mk tests/watchdog/part.mk \
+	tests/capture/part.mk tests/hangs/part.mk tests/unit/part.mk tests/gen/part.mk \
+	tests/cli/part.mk tests/analysis/part.mk tests/corpus/part.mk tests/hangfuzz/part.mk \
+	tests/python/part.mk
+include $(PARTS)
 
 all: $(LIBS) $(BINS) $(TEST_BINS)
 

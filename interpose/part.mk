@@ -28,6 +28,3 @@ $(INTERPOSE_LIB): $(LIBNCCLWATCH_OBJS) interpose/libncclwatch.map
 
 LIBS         += $(INTERPOSE_LIB)
 INSTALL_LIBS += $(INTERPOSE_LIB)
-
-include tests/interpose/part.mk
-include tests/bench/part.mk
