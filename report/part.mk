@@ -61,8 +61,8 @@ CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 CLI      := $(BUILD)/bin/ncclwatch
 
 # CLI_EXTRA_OBJS / CLI_EXTRA_LIBS: other folders' objects the CLI links
-# (attach/part.mk, included before this file).
-$(CLI): $(CLI_OBJS) $(REPORT_LIB) $(CLI_EXTRA_OBJS)
+# (attach/part.mk).
+$(CLI): $(CLI_OBJS) $(REPORT_LIB) $$(CLI_EXTRA_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(CLI_EXTRA_OBJS) $(REPORT_LIB) $(JSON_LIBS) $(CLI_EXTRA_LIBS)
 
