@@ -5,6 +5,8 @@
 #
 #   make            build everything into $(BUILD)
 #   make test       install deps, build, run every test; ends "N passed, N failed"
+#                   (T="WORD..." only the tests whose path contains a WORD)
+#   make check T=x  build and run the tests T names, without make deps
 #   make soak       the chaos tests tests/soak/soak-*.sh, NW_SOAK_ROUNDS=N times
 #                   the CI size (default 1); figures, then "N passed, N failed"
 #   make demo       a simulated 8-rank job that hangs and gets diagnosed
@@ -12,6 +14,7 @@
 #   make deps       install the Debian packages (root) or print the line
 #                   (deps-build: only those the build and the demo need)
 #   make install    PREFIX=/usr/local DESTDIR=
+#   make schema     docs/diagnose.schema.json's verdict kinds from report/verdict_kinds.h
 #   make test SAN=address,undefined   (or SAN=thread) sanitizer build+run
 
 CUDA_HOME ?= /usr/local/cuda
@@ -47,33 +50,50 @@ endif
 # script or an explicit visibility attribute marks is exported.
 LIB_CFLAGS = -fPIC -fvisibility=hidden
 
-# Lists the fragments append to.
-LIBS      :=
-BINS      :=
-TEST_BINS :=
-BENCHES   :=
+# Lists the fragments append to: recursive (=), so that what a fragment
+# appends may name another fragment's variables, whichever comes first.
+LIBS         =
+BINS         =
+TEST_BINS    =
+BENCHES      =
+INSTALL_LIBS =
+INSTALL_BINS =
+# Other folders' objects and libraries the CLI links (attach/part.mk).
+CLI_EXTRA_OBJS =
+CLI_EXTRA_LIBS =
+
+# The simulated CUDA driver and NCCL (tests/sim/): programs that run on
+# them link against the sonames only (libcuda.so.1, libnccl.so.2); at run
+# time LD_LIBRARY_PATH picks the real libraries or $(BUILD)/sim. They are
+# linked against the simulated ones, so the simulation is built first
+# (order-only prerequisite | $(SIM_SONAMES)).
+SIM_SONAMES = $(BUILD)/sim/libcuda.so.1 $(BUILD)/sim/libnccl.so.2
+SIM_LINK    = -L$(BUILD)/sim -l:libnccl.so.2 -l:libcuda.so.1
+# A program that needs NCCL only: the real libnccl.so.2 loads the driver itself.
+NCCL_LINK   = -L$(BUILD)/sim -l:libnccl.so.2
 
 NW_SOAK_ROUNDS ?= 1
 
-.PHONY: all test soak demo bench deps deps-build install clean readme-verdicts
+.PHONY: all test check soak demo bench deps deps-build install clean readme-verdicts schema
 all:
 
-include tests/sim/part.mk
-include examples/part.mk
-include capture/part.mk
-include watchdog/part.mk
-include attach/part.mk
-include pystack/part.mk
-include report/part.mk
-include interpose/part.mk
-include tests/part.mk
-include tests/unit/part.mk
-include tests/gen/part.mk
-include tests/cli/part.mk
-include tests/analysis/part.mk
-include tests/corpus/part.mk
-include tests/hangfuzz/part.mk
-include tests/python/part.mk
+# Prerequisites written $$(VAR) are expanded once every fragment is read.
+.SECONDEXPANSION:
+
+# The fragments, one per part. Any order gives the same build
+# (tests/make/test-make-order.sh includes them shuffled): a fragment uses
+# another's variables only where make expands them late, in recursive (=)
+# variables, recipes and prerequisites written $$(VAR) (.SECONDEXPANSION,
+# above); what several share is defined above.
+PARTS := \
+	tests/sim/cuda/part.mk tests/sim/nccl/part.mk \
+	examples/part.mk capture/part.mk watchdog/part.mk attach/part.mk pystack/part.mk \
+	report/part.mk interpose/part.mk \
+	tests/interpose/part.mk tests/bench/part.mk tests/compat/part.mk tests/watchdog/part.mk \
+	tests/capture/part.mk tests/hangs/part.mk tests/unit/part.mk tests/gen/part.mk \
+	tests/cli/part.mk tests/analysis/part.mk tests/corpus/part.mk tests/hangfuzz/part.mk \
+	tests/python/part.mk
+include $(PARTS)
 
 all: $(LIBS) $(BINS) $(TEST_BINS)
 
@@ -105,9 +125,17 @@ deps:
 deps-build:
 	@sh tests/deps.sh $(DEB_PKGS)
 
+RUN_TESTS = NW_BUILD=$(BUILD) NW_SAN=$(SAN) NW_NCCL_WHEELS=$(NCCL_WHEELS) CUDA_HOME=$(CUDA_HOME) sh tests/run.sh
+
 test: deps
 	@$(MAKE) --no-print-directory all
-	@NW_BUILD=$(BUILD) NW_SAN=$(SAN) NW_NCCL_WHEELS=$(NCCL_WHEELS) CUDA_HOME=$(CUDA_HOME) sh tests/run.sh $(T)
+	@$(RUN_TESTS) $(T)
+
+# The same run without `make deps`: for one test (T=test-cli-help) on a
+# machine that has what it needs; a test whose tools are missing skips
+# or fails, as under `make test` without them.
+check: all
+	@$(RUN_TESTS) $(T)
 
 # Long chaos tests, bounded by a count (NW_SOAK_ROUNDS multiplies it).
 soak: deps
@@ -124,6 +152,15 @@ readme-verdicts: all
 	@awk -v g=$(BUILD)/verdicts.md '/^<!-- verdicts: end/ { while ((getline l < g) > 0) print l; skip = 0 } !skip { print } /^<!-- verdicts: begin/ { skip = 1 }' README.md > $(BUILD)/README.md.new
 	@mv $(BUILD)/README.md.new README.md
 	@echo "README.md: verdict gallery refreshed"
+
+# The JSON schema's enum of verdict kinds (docs/diagnose.schema.json) from
+# the kinds' table, report/verdict_kinds.h (tests/report/test-report-kinds.sh
+# fails until this is run after a change to the table).
+schema: $(VERDICT_KINDS)
+	@$(VERDICT_KINDS) > $(BUILD)/verdict-kinds.tsv
+	@sh tests/docs/schema-kinds.sh docs/diagnose.schema.json $(BUILD)/verdict-kinds.tsv > $(BUILD)/diagnose.schema.json.new
+	@mv $(BUILD)/diagnose.schema.json.new docs/diagnose.schema.json
+	@echo "docs/diagnose.schema.json: verdict kinds from report/verdict_kinds.h"
 
 bench: all
 	@NW_BUILD=$(BUILD) sh tests/bench/run.sh

@@ -8,6 +8,7 @@
 ATTACH_SRCS := $(addprefix attach/,proc.c pyspy.c snapshot.c)
 ATTACH_OBJS := $(ATTACH_SRCS:%.c=$(BUILD)/%.o)
 
+# (CLI_EXTRA_OBJS/LIBS: recursive, the top Makefile's)
 CLI_EXTRA_OBJS += $(ATTACH_OBJS) $(CAPTURE_OBJS) $(UNW_TABLE_LINKED_OBJ) $(BUILD)/watchdog/stack_area.o \
 	$(BUILD)/interpose/env_fingerprint.o $(BUILD)/interpose/job.o
 CLI_EXTRA_LIBS += $(CAPTURE_LIBS)

@@ -17,10 +17,10 @@ $(INTERPOSE_OBJS): CFLAGS += $(LIB_CFLAGS)
 # (report/part.mk), loaded the same way by a watchdog that must print one.
 # tests/interpose/test-interpose-exports.sh checks both ends: exports and
 # dependencies.
-LIBNCCLWATCH_OBJS := $(INTERPOSE_OBJS) $(WATCHDOG_OBJS) $(CAPTURE_OBJS) $(UNW_TABLE_DL_OBJ) \
+LIBNCCLWATCH_OBJS = $(INTERPOSE_OBJS) $(WATCHDOG_OBJS) $(CAPTURE_OBJS) $(UNW_TABLE_DL_OBJ) \
 	$(PYSTACK_OBJS) $(BUILD)/report/names.o
 
-$(INTERPOSE_LIB): $(LIBNCCLWATCH_OBJS) interpose/libncclwatch.map
+$(INTERPOSE_LIB): $$(LIBNCCLWATCH_OBJS) interpose/libncclwatch.map
 	@mkdir -p $(dir $@)
 	$(CC) -shared -o $@ $(LIBNCCLWATCH_OBJS) -Wl,-soname,libncclwatch.so \
 		-Wl,--version-script=interpose/libncclwatch.map -Wl,--no-undefined -Wl,-z,now \
@@ -28,6 +28,3 @@ $(INTERPOSE_LIB): $(LIBNCCLWATCH_OBJS) interpose/libncclwatch.map
 
 LIBS         += $(INTERPOSE_LIB)
 INSTALL_LIBS += $(INTERPOSE_LIB)
-
-include tests/interpose/part.mk
-include tests/bench/part.mk

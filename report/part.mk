@@ -61,8 +61,8 @@ CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 CLI      := $(BUILD)/bin/ncclwatch
 
 # CLI_EXTRA_OBJS / CLI_EXTRA_LIBS: other folders' objects the CLI links
-# (attach/part.mk, included before this file).
-$(CLI): $(CLI_OBJS) $(REPORT_LIB) $(CLI_EXTRA_OBJS)
+# (attach/part.mk).
+$(CLI): $(CLI_OBJS) $(REPORT_LIB) $$(CLI_EXTRA_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(CLI_EXTRA_OBJS) $(REPORT_LIB) $(JSON_LIBS) $(CLI_EXTRA_LIBS)
 
@@ -88,7 +88,14 @@ $(CONCURRENT_TEST): $(BUILD)/tests/report/test_concurrent.o $(SEGWRITER_OBJ) $(R
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(BUILD)/tests/report/test_concurrent.o $(SEGWRITER_OBJ) $(REPORT_LIB)
 
-TEST_BINS += $(MKSEG) $(LAYOUT_TEST) $(CONCURRENT_TEST)
+# The kinds' table as compiled (tests/report/test-report-kinds.sh, `make schema`).
+VERDICT_KINDS := $(BUILD)/tests/progs/verdict-kinds
+
+$(VERDICT_KINDS): $(BUILD)/tests/report/verdict_kinds.o $(REPORT_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/tests/report/verdict_kinds.o $(REPORT_LIB) $(JSON_LIBS)
+
+TEST_BINS += $(MKSEG) $(LAYOUT_TEST) $(CONCURRENT_TEST) $(VERDICT_KINDS)
 
 # The fuzz target needs clang's libFuzzer; without it, its test skips.
 FUZZ_CC ?= clang

@@ -28,6 +28,7 @@
 #include <ncclwatch/segment.h>
 
 #include "../segment_reader.h"
+#include "../verdict_kinds.h"
 
 /* ---- rank sets ---- */
 
@@ -143,23 +144,11 @@ struct nw_comm_view {
 /* ---- verdicts ---- */
 
 /* In order of precedence: a job's verdicts are sorted by kind (highest
- * first), then by the number of ranks concerned. */
-enum nw_verdict_kind {
-	NW_V_HEALTHY = 0,
-	NW_V_IDLE = 1,
-	NW_V_UNDECIDED = 2,        /* stuck (ranks wait inside NCCL), and the data (stacks alone)
-	                            * cannot tell who is behind: says what would; or nothing
-	                            * wrong in what was recorded, but data was lost (lost.c) */
-	NW_V_TRANSPORT_STALL = 3,
-	NW_V_STREAM_BLOCKED = 4,
-	NW_V_MISSING_RANK = 5,     /* below the p2p verdicts: a pipeline rank stuck in a
-	                            * send/recv also misses the next collective */
-	NW_V_P2P_UNMATCHED = 6,
-	NW_V_P2P_DEADLOCK = 7,
-	NW_V_MISMATCH = 8,
-	NW_V_INIT_STALL = 9,
-	NW_V_GPU_FAULT = 10,
-};
+ * first), then by the number of ranks concerned. The kinds' table is
+ * report/verdict_kinds.h: NW_V_HEALTHY = 0 ... NW_V_GPU_FAULT. */
+#define NW_VK_ENUM_(name, severity, hint) NW_V_##name = severity,
+enum nw_verdict_kind { NW_VERDICT_KINDS(NW_VK_ENUM_) };
+#undef NW_VK_ENUM_
 
 const char *nw_verdict_name(int kind);     /* "MISSING_RANK" */
 const char *nw_verdict_hint(int kind);     /* DESIGN.md's hint, or "" */

@@ -8,48 +8,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Both from the kinds' table (report/verdict_kinds.h). */
+#define NW_VK_NAME_(name, severity, hint) [severity] = #name,
+#define NW_VK_HINT_(name, severity, hint) [severity] = hint,
+static const char *const kind_names[] = { NW_VERDICT_KINDS(NW_VK_NAME_) };
+static const char *const kind_hints[] = { NW_VERDICT_KINDS(NW_VK_HINT_) };
+/* Severities 0 to NW_VERDICT_NKINDS-1, each once: a gap leaves the array
+ * longer than the table, a repeat is an error (-Woverride-init). */
+_Static_assert(sizeof kind_names / sizeof kind_names[0] == NW_VERDICT_NKINDS,
+               "report/verdict_kinds.h: severities must be 0 to the number of kinds - 1");
+
 const char *nw_verdict_name(int kind)
 {
-	static const char *const names[] = {
-		[NW_V_HEALTHY] = "HEALTHY",
-		[NW_V_IDLE] = "IDLE",
-		[NW_V_UNDECIDED] = "UNDECIDED",
-		[NW_V_TRANSPORT_STALL] = "TRANSPORT_STALL",
-		[NW_V_STREAM_BLOCKED] = "STREAM_BLOCKED",
-		[NW_V_MISSING_RANK] = "MISSING_RANK",
-		[NW_V_P2P_UNMATCHED] = "P2P_UNMATCHED",
-		[NW_V_P2P_DEADLOCK] = "P2P_DEADLOCK",
-		[NW_V_MISMATCH] = "MISMATCH",
-		[NW_V_INIT_STALL] = "INIT_STALL",
-		[NW_V_GPU_FAULT] = "GPU_FAULT",
-	};
-	return kind >= 0 && kind < (int)(sizeof names / sizeof names[0]) ? names[kind] : "UNKNOWN";
+	return kind >= 0 && kind < NW_VERDICT_NKINDS ? kind_names[kind] : "UNKNOWN";
 }
 
 /* DESIGN.md's hint column. */
 const char *nw_verdict_hint(int kind)
 {
-	switch (kind) {
-	case NW_V_MISSING_RANK:
-		return "the code path differs on those ranks";
-	case NW_V_TRANSPORT_STALL:
-		return "P2P or NVLink trouble: try NCCL_P2P_DISABLE=1 to confirm, NCCL_P2P_LEVEL=NVL, "
-		       "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,P2P,NET; compare driver versions across ranks";
-	case NW_V_P2P_UNMATCHED:
-	case NW_V_P2P_DEADLOCK:
-		return "pipeline schedule mismatch";
-	case NW_V_INIT_STALL:
-		return "launch, rendezvous address, network interface";
-	case NW_V_GPU_FAULT:
-		return "Xid / ECC; the error string";
-	case NW_V_IDLE:
-		return "compile / data loading / checkpoint";
-	case NW_V_UNDECIDED:
-		return "ncclwatch ras (NCCL's own counts), or run the job with the preload (ncclwatch run, "
-		       "LD_PRELOAD=libncclwatch.so) for op numbers";
-	default:
-		return "";
-	}
+	return kind >= 0 && kind < NW_VERDICT_NKINDS ? kind_hints[kind] : "";
 }
 
 int nw_analysis_worst(const struct nw_analysis *a)

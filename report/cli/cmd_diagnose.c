@@ -12,6 +12,27 @@
 #include "cli_analyze.h"
 #include "cli_ras.h"
 
+/* "KIND is one of ...": every kind of the kinds' table
+ * (report/verdict_kinds.h), lowest precedence first, wrapped before 80
+ * columns. */
+static void kinds_help(FILE *out)
+{
+	int col = fprintf(out, "KIND is one of");
+	for (int k = 0; k < NW_VERDICT_NKINDS; k++) {
+		const char *name = nw_verdict_name(k);
+		int len = (int)strlen(name) + (k == NW_VERDICT_NKINDS - 1);   /* the last one's ',' */
+		if (col + 1 + len >= 80) {
+			fputc('\n', out);
+			col = 0;
+		} else {
+			fputc(' ', out);
+			col++;
+		}
+		col += fprintf(out, "%s", name);
+	}
+	fprintf(out, ",\nlowest precedence first (a job's verdicts are printed highest first).\n");
+}
+
 static void diagnose_help(FILE *out)
 {
 	fprintf(out,
@@ -51,10 +72,10 @@ static void diagnose_help(FILE *out)
 	        "threads), grouped by identical stack; a Python thread's frames read\n"
 	        "\"function (file.py:line)\", and an op issued from Python says \"issued at\n"
 	        "file.py:line in function\";\n"
-	        "last, \"unreadable: PATH: problem\" per file that could not be read.\n"
-	        "KIND is one of HEALTHY IDLE UNDECIDED TRANSPORT_STALL STREAM_BLOCKED P2P_UNMATCHED\n"
-	        "P2P_DEADLOCK MISSING_RANK MISMATCH INIT_STALL GPU_FAULT. Colour when stdout\n"
-	        "is a terminal and NO_COLOR is not set.\n"
+	        "last, \"unreadable: PATH: problem\" per file that could not be read.\n");
+	kinds_help(out);
+	fprintf(out,
+	        "Colour when stdout is a terminal and NO_COLOR is not set.\n"
 	        "\n"
 	        "Exit status: 0 every job HEALTHY and every file read; 1 a problem found (a\n"
 	        "verdict other than HEALTHY, or a file that could not be read: one line on\n"

@@ -7,12 +7,12 @@
 ANALYZE_DRIVER     := $(BUILD)/tests/progs/analyze
 ANALYSIS_UNIT_TEST := $(BUILD)/tests/test-analysis-unit
 
-$(ANALYZE_DRIVER): $(BUILD)/tests/analysis/analyze.o $(REPORT_LIB)
+$(ANALYZE_DRIVER): $(BUILD)/tests/analysis/analyze.o $$(REPORT_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(BUILD)/tests/analysis/analyze.o $(REPORT_LIB) $(JSON_LIBS)
 
 # The unit test builds its segments with tests/gen's segbuild.
-$(ANALYSIS_UNIT_TEST): $(BUILD)/tests/analysis/test_analysis.o $(BUILD)/tests/gen/segbuild.o $(BUILD)/interpose/comm_id.o $(REPORT_LIB)
+$(ANALYSIS_UNIT_TEST): $(BUILD)/tests/analysis/test_analysis.o $(BUILD)/tests/gen/segbuild.o $(BUILD)/interpose/comm_id.o $$(REPORT_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(BUILD)/tests/analysis/test_analysis.o $(BUILD)/tests/gen/segbuild.o \
 		$(BUILD)/interpose/comm_id.o \

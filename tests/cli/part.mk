@@ -7,7 +7,7 @@
 RENDER_TEST      := $(BUILD)/tests/test-cli-render
 RENDER_TEST_OBJS := $(BUILD)/tests/cli/test_render.o
 
-$(RENDER_TEST): $(RENDER_TEST_OBJS) $(REPORT_LIB)
+$(RENDER_TEST): $(RENDER_TEST_OBJS) $$(REPORT_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(RENDER_TEST_OBJS) $(REPORT_LIB) $(JSON_LIBS)
 

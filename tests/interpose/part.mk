@@ -42,7 +42,7 @@ $(BUILD)/tests/interpose/nccl-main-exit: $(BUILD)/tests/interpose/nccl_main_exit
 # Its directory also holds copies of the libraries it loads from there
 # (libunwind's scope, the report engine).
 HOOKS_DIR  := $(BUILD)/tests/hooks
-HOOKS_OBJS := $(addprefix $(HOOKS_DIR)/,$(INTERPOSE_SRCS:%.c=%.o) $(WATCHDOG_SRCS:%.c=%.o) \
+HOOKS_OBJS = $(addprefix $(HOOKS_DIR)/,$(INTERPOSE_SRCS:%.c=%.o) $(WATCHDOG_SRCS:%.c=%.o) \
 	$(CAPTURE_SRCS:%.c=%.o) capture/unw_table_dl.o $(PYSTACK_SRCS:%.c=%.o) report/names.o \
 	interpose/test_hooks.o)
 HOOKS_LIB  := $(HOOKS_DIR)/lib/libncclwatch.so
@@ -53,7 +53,7 @@ $(HOOKS_DIR)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -DNW_TEST_HOOKS $(CFLAGS) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
 
-$(HOOKS_LIB): $(HOOKS_OBJS) interpose/libncclwatch.map
+$(HOOKS_LIB): $$(HOOKS_OBJS) interpose/libncclwatch.map
 	@mkdir -p $(dir $@)
 	$(CC) -shared -o $@ $(HOOKS_OBJS) -Wl,-soname,libncclwatch.so \
 		-Wl,--version-script=interpose/libncclwatch.map -Wl,--no-undefined -Wl,-z,now \
