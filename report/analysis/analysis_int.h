@@ -108,6 +108,10 @@ int nw_split_ranks(struct nw_proc ***procs, size_t *nprocs);
 /* Whether p has no op pending and another rank of its process has one
  * that thread tid issued: tid, blocked, waits for that rank. */
 int nw_sibling_pending(const struct nw_job *job, const struct nw_proc *p, uint32_t tid);
+/* Every verdict that blames a rank of a process that is gone blames the
+ * other ranks of that process that are gone too (after the rules, before
+ * the waiting sets are filled). */
+void nw_rules_process_fate(struct nw_jctx *x);
 
 /* comm_instances.c: one comm per comm instance of a segment (2.0 reuses
  * the slots of ended comms; an op or peer entry of an older generation is

@@ -21,6 +21,7 @@
  */
 #include "analysis_int.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -213,14 +214,15 @@ static int has_pending(const struct nw_proc *p, uint32_t tid)
 	return 0;
 }
 
+static int same_process(const struct nw_proc *a, const struct nw_proc *b);
+
 int nw_sibling_pending(const struct nw_job *job, const struct nw_proc *p, uint32_t tid)
 {
 	if (has_pending(p, 0))
 		return 0;
 	for (size_t i = 0; i < job->nprocs; i++) {
 		const struct nw_proc *q = job->procs[i];
-		if (q != p && q->hdr.pid == p->hdr.pid && q->hdr.start_realtime_ns == p->hdr.start_realtime_ns &&
-		    !strcmp(q->hdr.host, p->hdr.host) && has_pending(q, tid))
+		if (q != p && same_process(p, q) && has_pending(q, tid))
 			return 1;
 	}
 	return 0;
@@ -232,4 +234,39 @@ size_t nw_job_process_count(const struct nw_job *job)
 	for (size_t i = 0; i < job->nprocs; i++)
 		n += job->procs[i]->view_of_process == 0;
 	return n;
+}
+
+static int same_process(const struct nw_proc *a, const struct nw_proc *b)
+{
+	return a->hdr.pid == b->hdr.pid && a->hdr.start_realtime_ns == b->hdr.start_realtime_ns &&
+	       !strcmp(a->hdr.host, b->hdr.host);
+}
+
+/* Death and exit take the whole process: a verdict that blames a rank of a
+ * process that is gone (a sink) blames every rank of it that is gone too,
+ * whichever of them the peers happened to wait for first. */
+void nw_rules_process_fate(struct nw_jctx *x)
+{
+	const struct nw_job *job = x->job;
+	for (size_t i = 0; i < x->nvw && !x->oom; i++) {
+		struct nw_vwork *w = x->vw[i];
+		if (w->dropped)
+			continue;
+		uint32_t n = w->v.culprits.n;  /* the rule's culprits; added ones follow */
+		for (uint32_t k = 0; k < n && !x->oom; k++) {
+			size_t at = nw_proc_by_rank(job, w->v.culprits.v[k]);
+			if (at >= job->nprocs || !x->sink[at])
+				continue;
+			const struct nw_proc *p = job->procs[at];
+			for (size_t j = 0; j < job->nprocs && !x->oom; j++) {
+				const struct nw_proc *q = job->procs[j];
+				if (q == p || !x->sink[j] || q->rank < 0 || !same_process(p, q) ||
+				    nw_rankset_has(&w->v.culprits, q->rank))
+					continue;
+				nw_verdict_culprit(x, w, q);
+				nw_verdict_evidence(x, w, "rank %d: gone with rank %d (the same process, pid %" PRId64 ")",
+				                    (int)q->rank, (int)p->rank, p->hdr.pid);
+			}
+		}
+	}
 }
