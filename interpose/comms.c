@@ -169,16 +169,22 @@ struct nw_comm *nw_comm_create(const struct nw_comm_spec *spec)
 	return c;
 }
 
+/* Comms made inside a group whose identity waits for the group's end:
+ * NCCL creates them at the outermost ncclGroupEnd (a split's child has no
+ * size or rank before), so asking earlier would record a wrong one. */
+static atomic_int identity_pending;
+
 /* rank, nranks and device, asked of the real NCCL once (never on the hot path). */
 static void learn_identity(struct nw_comm *c)
 {
 	int v;
 	ncclComm_t h = c->handle;
-	if (c->nranks < 0 && nw_real.CommCount && NW_GUARDED(nw_real.CommCount(h, &v)) == ncclSuccess) {
+	if (c->nranks < 0 && nw_real.CommCount && NW_GUARDED(nw_real.CommCount(h, &v)) == ncclSuccess && v > 0) {
 		__atomic_store_n(&c->nranks, v, __ATOMIC_RELAXED);
 		c->seg->nranks = v;
 	}
-	if (c->rank < 0 && nw_real.CommUserRank && NW_GUARDED(nw_real.CommUserRank(h, &v)) == ncclSuccess) {
+	if (c->rank < 0 && c->nranks > 0 && nw_real.CommUserRank &&
+	    NW_GUARDED(nw_real.CommUserRank(h, &v)) == ncclSuccess && v >= 0 && v < c->nranks) {
 		__atomic_store_n(&c->rank, v, __ATOMIC_RELAXED);
 		c->seg->rank = v;
 	}
@@ -212,7 +218,11 @@ void nw_comm_created(struct nw_comm *c, ncclComm_t handle, ncclResult_t r)
 			nw_stop("out of memory for the comm table");
 	}
 	if (r == ncclSuccess) {
-		if (handle)
+		if (handle && nw_tls.group_depth > 0) {
+			c->identity_wait = 1;
+			atomic_store_explicit(&identity_pending, 1, memory_order_release);
+		}
+		else if (handle)
 			learn_identity(c);
 		atomic_store_explicit(&sc->state, NW_COMM_INIT_DONE, memory_order_release);
 	} else if (r == ncclInProgress && handle) {
@@ -225,6 +235,21 @@ void nw_comm_created(struct nw_comm *c, ncclComm_t handle, ncclResult_t r)
 			pthread_mutex_unlock(&nw_comms_lock);
 		}
 	}
+}
+
+void nw_comms_group_done(void)
+{
+	if (!atomic_load_explicit(&identity_pending, memory_order_acquire))
+		return;
+	atomic_store_explicit(&identity_pending, 0, memory_order_relaxed);
+	pthread_mutex_lock(&nw_comms_lock);
+	for (struct nw_comm *c = nw_comms_all; c; c = c->all_next)
+		if (c->identity_wait && c->handle && !c->ended &&
+		    atomic_load_explicit(&c->seg->state, memory_order_acquire) == NW_COMM_INIT_DONE) {
+			c->identity_wait = 0;
+			learn_identity(c);
+		}
+	pthread_mutex_unlock(&nw_comms_lock);
 }
 
 void nw_comm_async_result(struct nw_comm *c, ncclResult_t async)

@@ -49,9 +49,14 @@ struct nw_comm {
 	struct nw_comm *all_next;      /* every entry ever made, never freed: see comms.c */
 	struct nw_comm *ended_next;    /* the queue of ended comms whose slot may be reused */
 	int ended;                     /* queued there once (its slot is not ours after that) */
+	int identity_wait;             /* made inside a group: size, rank, device learnt at its end */
 	_Atomic(struct nw_track *) deferred; /* end events waiting for ncclCommGetAsyncError */
 	UT_hash_handle hh;
 };
+
+/* The outermost ncclGroupEnd returned: comms created inside the group
+ * learn their size, rank and device now (NCCL made them only then). */
+void nw_comms_group_done(void);
 
 /* What is known about a communicator before its create call. */
 struct nw_comm_spec {

@@ -84,6 +84,8 @@ void nw_group_left(uint64_t ticket1, ncclResult_t r, int simulated)
 	} else {
 		nw_track_group_end(r);
 		nw_ring_finish(ticket1, r, r == ncclSuccess || r == ncclInProgress ? NW_ST_INIT_DONE : NW_ST_INIT_FAILED);
+		if (r == ncclSuccess)
+			nw_comms_group_done();
 	}
 	t->group_stream_count = 0;
 	t->group_track_count = 0;
