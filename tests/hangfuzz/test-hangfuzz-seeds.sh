@@ -7,14 +7,18 @@
 # nothing). `make bench` runs a larger sweep (tests/bench/hangfuzz.sh).
 . "$NW_ROOT/tests/lib.sh"
 # The first two seeds of each fault kind among seeds 1-400 (hangfuzz --seed
-# S --case), less the known misses of today's engine, left for issue 21's
-# rework (the bench lists every miss with its plan): 9 and 12 (exit-destroy:
-# a rank that destroys its comms and exits 0 while its peers wait loses its
-# segment at exit, and a later verdict blames waiting ranks), 32 (rank 0
-# SIGKILLed before a 3-rank ReduceScatter reads TRANSPORT_STALL with no
-# culprit) and 116 (rank 2 issues the world's op before its 2-rank TP
-# comm's: the verdict blames its TP peer 3, which only waits).
-seeds="16 41 14 11 18 8 13 2 37 30 60 1 5 24 43 3 22 4 10 209 39 79 44 221 6 20 7 15"
+# S --case), and processes of several ranks: 2 x 2 with a thread per rank
+# (15 sleep, 248 SIGKILL before an op), 2 x 2 driven by one thread (142
+# SIGKILL before, 165 a host function), 2 x 4 with a thread per rank (33
+# sleep, 278 SIGKILL inside) and one thread (266 skip, 74 healthy), 4 x 2
+# one thread (48 SIGKILL before), 3 x 2 one thread (12 exit after
+# destroying its comms); 9 (exit-destroy, one rank per process) and 32
+# (SIGKILLed before its watchdog's first beat). Left out, a known miss of
+# today's engine (the bench lists every miss with its plan): 116 (rank 2
+# issues the world's op before its 2-rank TP comm's: the verdict blames
+# its TP peer 3, which only waits).
+seeds="16 41 14 11 18 8 13 2 37 30 60 1 5 24 43 3 22 4 10 209 39 79 44 221 6 20 7 15
+       248 142 165 33 278 266 74 48 12 9 32"
 # shellcheck disable=SC2086
 sh "$NW_ROOT/tests/hangfuzz/run-seeds.sh" $seeds > "$T/out" 2>&1
 st=$?
