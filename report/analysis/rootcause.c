@@ -20,8 +20,9 @@
  *           of the cycle waits in, when they are not all of it (the others
  *           only wait behind their own earlier ops for them);
  *        b'. skipped: a process stuck in collective #n that never reached
- *           a collective every other issuer of #n issued before it
- *           (skipped_deviants), when they are not all of it;
+ *           a collective every other issuer of #n issued before it, or
+ *           issued it only after #n (skipped_deviants), when they are not
+ *           all of it;
  *        c. majority: processes are grouped by the op they are stuck in
  *           first; a strictly largest group is the majority, the others
  *           deviate; on a tie the processes waiting for the cycle from
@@ -215,12 +216,28 @@ static void find_refs(const struct nw_jctx *x, struct xrefs *xr)
 /* Whether P (job index pi), stuck in collective X, skipped a collective:
  * every other process of refs (those that issued X's counterpart) issued,
  * from the same thread before it, a collective #m of another role that P
- * never reached (P's count there is below m), and there is at least one
- * such process. Why: P is past a step the program takes before X (those
+ * never reached (P's count there is below m) or reached only after X (it
+ * took the two the other way round), and there is at least one such
+ * process. Why: P is past a step the program takes before X (those
  * ranks show the order); a process stuck before that step only waits. */
+/* Whether P issued its counterpart of z (same role and number) only after
+ * its op X: it took the two the other way round. */
+static int issued_after(const struct nw_proc *p, struct role rz, const struct nw_seg_op *z,
+                        const struct nw_seg_op *px)
+{
+	for (size_t i = 0; px && i < p->nops; i++) {
+		const struct nw_seg_op *o = &p->ops[i];
+		if (is_coll(o) && o->seq == z->seq && o->kind == z->kind && o->tid == px->tid &&
+		    o->enqueue_ns > px->enqueue_ns && same_role(comm_role(p, o->comm_id), rz))
+			return 1;
+	}
+	return 0;
+}
+
 static int skipped(const struct nw_jctx *x, size_t pi, const struct xrefs *xr)
 {
 	const struct nw_proc *p = x->job->procs[pi];
+	const struct nw_seg_op *px = stuck_op(x, p);
 	size_t refs = 0;
 	for (size_t k = 0; k < xr->n; k++) {
 		if (xr->proc[k] == pi)
@@ -236,7 +253,7 @@ static int skipped(const struct nw_jctx *x, size_t pi, const struct xrefs *xr)
 			if (same_role(rz, xr->rx))
 				continue;
 			int64_t have = role_count(p, rz);
-			found = have >= 0 && (uint64_t)have < z->seq;
+			found = (have >= 0 && (uint64_t)have < z->seq) || issued_after(p, rz, z, px);
 		}
 		if (!found)
 			return 0;
