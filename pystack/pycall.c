@@ -11,7 +11,6 @@
 #include "cpython.h"
 #include "../interpose/log.h"
 
-#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,7 +20,7 @@ static struct nw_py_layout hot;    /* nw_py.L when enabled */
 
 int nw_py_linked(void)
 {
-	return dlsym(RTLD_DEFAULT, "Py_IsInitialized") != NULL;
+	return nw_py_sym("Py_IsInitialized") != NULL;
 }
 
 uint32_t nw_pycall_depth_config(void)
