@@ -3,9 +3,9 @@
 # sources: it exports exactly the NCCL functions it wraps (the table
 # NW_WRAPPED_FUNCTIONS of interpose/real_nccl.h, which the dlsym hook and
 # the forwarding use; the NW_EXPORT definitions of interpose/wrap_*.c; the
-# version script interpose/libncclwatch.map) plus dlsym and dlvsym, its own code never calls those two (pystack looks
-# symbols up through libc's dlsym), and it
-# depends on libc alone: libunwind and the report engine (jansson) are
+# version script interpose/libncclwatch.map) plus dlsym and dlvsym, which
+# its own code never calls (pystack looks symbols up through libc's dlsym),
+# and it depends on libc alone: libunwind and the report engine (jansson) are
 # loaded at run time with RTLD_LOCAL, never into the global symbol scope
 # (test-compat-unwind-scope.sh shows why). The two libraries it loads that
 # way: libncclwatch-engine.so exports its one entry point,
