@@ -14,7 +14,7 @@
 
 #include "segment_file.h"
 #include "thread.h"
-#include "../watchdog/evpool.h"
+#include "evpool.h"
 
 #include <stdatomic.h>
 #include <stdint.h>

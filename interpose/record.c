@@ -2,8 +2,7 @@
 #include "record.h"
 
 #include "groups.h"
-#include "../watchdog/stacks.h"
-#include "../pystack/pycall.h"
+#include "hooks.h"
 
 uint32_t nw_op_initial_state = NW_ST_ENQUEUED;
 
@@ -19,8 +18,7 @@ static inline __attribute__((always_inline)) uint64_t write_op(struct nw_comm *c
 		nw_count_dropped();
 		return 0;
 	}
-	nw_opstack_record(t);
-	nw_pycall_record(t);
+	nw_op_hooks_run(t);
 	const struct nw_thread *th = &nw_tls;
 	uint32_t flags = extra_flags | (d ? d->flags : 0);
 	if (th->group_depth)

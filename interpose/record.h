@@ -16,7 +16,7 @@
 #include "ring.h"
 #include "state.h"
 #include "thread.h"
-#include "../watchdog/track.h"
+#include "track.h"
 
 #include <stdint.h>
 #include <nccl.h>

@@ -11,8 +11,8 @@
  *   recorded when ncclCommGetAsyncError stops saying ncclInProgress.
  * - The event's context is made current only when it is not already
  *   (cuStreamGetCtx, then push/pop). */
-#ifndef NCCLWATCH_WATCHDOG_TRACK_H
-#define NCCLWATCH_WATCHDOG_TRACK_H
+#ifndef NCCLWATCH_INTERPOSE_TRACK_H
+#define NCCLWATCH_INTERPOSE_TRACK_H
 
 #include "evpool.h"
 

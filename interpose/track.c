@@ -2,9 +2,9 @@
 #include "track.h"
 
 #include "cuda_driver.h"
-#include "../interpose/comms.h"
-#include "../interpose/ring.h"
-#include "../interpose/thread.h"
+#include "comms.h"
+#include "ring.h"
+#include "thread.h"
 
 int nw_tracking_on;
 

@@ -5,8 +5,8 @@
  *
  * Every prototype comes from the real cuda.h (the PFN_ typedefs are built
  * with __typeof__ of the declared functions), so the compiler checks them. */
-#ifndef NCCLWATCH_WATCHDOG_CUDA_DRIVER_H
-#define NCCLWATCH_WATCHDOG_CUDA_DRIVER_H
+#ifndef NCCLWATCH_INTERPOSE_CUDA_DRIVER_H
+#define NCCLWATCH_INTERPOSE_CUDA_DRIVER_H
 
 #include <cuda.h>
 
