@@ -15,6 +15,7 @@
 #ifndef NCCLWATCH_INTERPOSE_HOOKS_H
 #define NCCLWATCH_INTERPOSE_HOOKS_H
 
+#include "visibility.h"
 #include <stdint.h>
 
 struct nw_lifecycle {
@@ -30,7 +31,7 @@ struct nw_op_hooks {
 	nw_op_hook opstack;
 	nw_op_hook pycall;
 };
-extern struct nw_op_hooks nw_op_hooks;
+extern NW_HIDDEN struct nw_op_hooks nw_op_hooks;
 
 /* Set a hook (release: what it reads was set up before). */
 #define NW_OP_HOOK_SET(field, fn) __atomic_store_n(&nw_op_hooks.field, (fn), __ATOMIC_RELEASE)

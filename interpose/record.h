@@ -11,6 +11,7 @@
 #ifndef NCCLWATCH_INTERPOSE_RECORD_H
 #define NCCLWATCH_INTERPOSE_RECORD_H
 
+#include "visibility.h"
 #include "comms.h"
 #include "real_nccl.h"
 #include "ring.h"
@@ -45,7 +46,7 @@ struct nw_op_desc {
 
 /* The state a new collective or send/receive starts in: ENQUEUED, or
  * UNTRACKED when no CUDA driver could be loaded (set once at start). */
-extern uint32_t nw_op_initial_state;
+extern NW_HIDDEN uint32_t nw_op_initial_state;
 
 /* Record a collective / a send or receive on `comm`: ring ticket + 1, or 0;
  * *c is the comm entry (NULL if untracked). */

@@ -14,6 +14,7 @@
 #ifndef NCCLWATCH_INTERPOSE_TRACK_H
 #define NCCLWATCH_INTERPOSE_TRACK_H
 
+#include "visibility.h"
 #include "evpool.h"
 
 #include <stdint.h>
@@ -22,7 +23,7 @@
 struct nw_comm;
 
 /* 1 once the driver loaded and tracking is on (set before recording starts). */
-extern int nw_tracking_on;
+extern NW_HIDDEN int nw_tracking_on;
 
 /* Single op, outside a group: nw_track_begin before its record is written
  * (a pair begun on `stream`; NULL: untracked, *state then says how the
