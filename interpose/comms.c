@@ -6,7 +6,7 @@
 #include "real_nccl.h"
 #include "ring.h"
 #include "state.h"
-#include "../watchdog/cuda_driver.h"
+#include "cuda_driver.h"
 
 #include <pthread.h>
 #include <sched.h>

@@ -12,9 +12,10 @@
 #ifndef NCCLWATCH_INTERPOSE_COMMS_H
 #define NCCLWATCH_INTERPOSE_COMMS_H
 
+#include "visibility.h"
 #include "segment_file.h"
 #include "thread.h"
-#include "../watchdog/evpool.h"
+#include "evpool.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -69,7 +70,7 @@ struct nw_comm_spec {
 	const char *name;              /* config.commName, or NULL */
 };
 
-extern atomic_uint nw_comm_generation;
+extern NW_HIDDEN atomic_uint nw_comm_generation;
 
 int nw_comms_init(void);
 void nw_comms_reset_after_fork(void);

@@ -5,7 +5,7 @@
 #include "log.h"
 #include "record.h"
 #include "ring.h"
-#include "../watchdog/track.h"
+#include "track.h"
 
 #include <stdatomic.h>
 

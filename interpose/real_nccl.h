@@ -10,6 +10,7 @@
 #ifndef NCCLWATCH_INTERPOSE_REAL_NCCL_H
 #define NCCLWATCH_INTERPOSE_REAL_NCCL_H
 
+#include "visibility.h"
 #include <stdatomic.h>
 #include <nccl.h>
 
@@ -43,8 +44,8 @@ struct nw_real_table {
 	NW_HELPER_FUNCTIONS(NW_REAL_MEMBER)
 };
 
-extern struct nw_real_table nw_real;
-extern atomic_int nw_real_ready;
+extern NW_HIDDEN struct nw_real_table nw_real;
+extern NW_HIDDEN atomic_int nw_real_ready;
 
 /* Resolve the table (once, pthread_once). */
 void nw_real_resolve(void);

@@ -2,13 +2,14 @@
 #include "record.h"
 
 #include "groups.h"
-#include "../watchdog/stacks.h"
-#include "../pystack/pycall.h"
+#include "hooks.h"
 
 uint32_t nw_op_initial_state = NW_ST_ENQUEUED;
 
-/* Claim a ring slot and write every field of the record; publish it. */
-static uint64_t write_op(struct nw_comm *c, const struct nw_op_desc *d, uint64_t seq,
+/* Claim a ring slot and write every field of the record; publish it.
+ * Inlined: the hot path's callers pass a comm and a descriptor, and the
+ * tests of NULL fold away. */
+static inline __attribute__((always_inline)) uint64_t write_op(struct nw_comm *c, const struct nw_op_desc *d, uint64_t seq,
                          uint64_t now, uint32_t state, uint32_t extra_flags)
 {
 	uint64_t t;
@@ -17,8 +18,7 @@ static uint64_t write_op(struct nw_comm *c, const struct nw_op_desc *d, uint64_t
 		nw_count_dropped();
 		return 0;
 	}
-	nw_opstack_record(t);
-	nw_pycall_record(t);
+	nw_op_hooks_run(t);
 	const struct nw_thread *th = &nw_tls;
 	uint32_t flags = extra_flags | (d ? d->flags : 0);
 	if (th->group_depth)
@@ -52,7 +52,7 @@ static uint64_t write_op(struct nw_comm *c, const struct nw_op_desc *d, uint64_t
 	return t + 1;
 }
 
-uint64_t nw_record_coll(ncclComm_t comm, struct nw_op_desc *d, struct nw_comm **out)
+uint64_t nw_record_coll(ncclComm_t comm, struct nw_op_desc *d, uint32_t state, struct nw_comm **out)
 {
 	struct nw_comm *c = nw_comm_lookup(comm);
 	*out = c;
@@ -64,12 +64,12 @@ uint64_t nw_record_coll(ncclComm_t comm, struct nw_op_desc *d, struct nw_comm **
 	uint64_t seq = atomic_fetch_add_explicit(&c->seg->coll_enqueued, 1, memory_order_relaxed) + 1;
 	atomic_store_explicit(&c->seg->coll_enqueued_ns, now, memory_order_relaxed);
 	d->seq = seq;
-	uint64_t t1 = write_op(c, d, seq, now, nw_op_initial_state, 0);
+	uint64_t t1 = write_op(c, d, seq, now, state, 0);
 	nw_group_took(c, NW_TAKEN_COLL, -1, t1, d->stream);
 	return t1;
 }
 
-uint64_t nw_record_p2p(ncclComm_t comm, struct nw_op_desc *d, struct nw_comm **out)
+uint64_t nw_record_p2p(ncclComm_t comm, struct nw_op_desc *d, uint32_t state, struct nw_comm **out)
 {
 	struct nw_comm *c = nw_comm_lookup(comm);
 	*out = c;
@@ -87,7 +87,7 @@ uint64_t nw_record_p2p(ncclComm_t comm, struct nw_op_desc *d, struct nw_comm **o
 	atomic_fetch_add_explicit(&c->seg->p2p_enqueued, 1, memory_order_relaxed);
 	atomic_store_explicit(&c->seg->p2p_enqueued_ns, now, memory_order_relaxed);
 	d->seq = seq;
-	uint64_t t1 = write_op(c, d, seq, now, nw_op_initial_state, 0);
+	uint64_t t1 = write_op(c, d, seq, now, state, 0);
 	nw_group_took(c, send ? NW_TAKEN_SEND : NW_TAKEN_RECV, d->root, t1, d->stream);
 	return t1;
 }

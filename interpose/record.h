@@ -5,16 +5,19 @@
  * The hot path (a collective or send/recv in steady state) is: a TLS cache
  * lookup of the comm, one fetch_add on the comm's (or peer's) counter, one
  * ticket CAS in the ring, the record's stores, a vDSO clock read. No lock,
- * no syscall, no allocation. */
+ * no syscall, no allocation. The record is written once in its first
+ * state (tracking decided before it: no update right after) and a
+ * successful call leaves it alone (result 0 is what it holds). */
 #ifndef NCCLWATCH_INTERPOSE_RECORD_H
 #define NCCLWATCH_INTERPOSE_RECORD_H
 
+#include "visibility.h"
 #include "comms.h"
 #include "real_nccl.h"
 #include "ring.h"
 #include "state.h"
 #include "thread.h"
-#include "../watchdog/track.h"
+#include "track.h"
 
 #include <stdint.h>
 #include <nccl.h>
@@ -43,12 +46,12 @@ struct nw_op_desc {
 
 /* The state a new collective or send/receive starts in: ENQUEUED, or
  * UNTRACKED when no CUDA driver could be loaded (set once at start). */
-extern uint32_t nw_op_initial_state;
+extern NW_HIDDEN uint32_t nw_op_initial_state;
 
 /* Record a collective / a send or receive on `comm`: ring ticket + 1, or 0;
  * *c is the comm entry (NULL if untracked). */
-uint64_t nw_record_coll(ncclComm_t comm, struct nw_op_desc *d, struct nw_comm **c);
-uint64_t nw_record_p2p(ncclComm_t comm, struct nw_op_desc *d, struct nw_comm **c);
+uint64_t nw_record_coll(ncclComm_t comm, struct nw_op_desc *d, uint32_t state, struct nw_comm **c);
+uint64_t nw_record_p2p(ncclComm_t comm, struct nw_op_desc *d, uint32_t state, struct nw_comm **c);
 
 /* A record on comm `c` (NULL: none) of `kind` in `state`, seq 0: life-cycle
  * calls, async errors. `d` may be NULL. */
@@ -68,18 +71,25 @@ uint64_t nw_record_group(uint16_t kind, uint64_t gid, uint32_t depth, uint32_t s
 	struct nw_comm *c_ = NULL; \
 	struct nw_track *tr_ = NULL; \
 	if (__builtin_expect(nw_recording(), 1)) { \
+		uint32_t state_ = nw_op_initial_state; \
 		(desc)->caller = NW_CALLER; \
-		t1_ = record_fn(comm, (desc), &c_); \
 		if (nw_tls.group_depth == 0) \
-			tr_ = nw_track_begin(t1_, (desc)->stream, c_, (desc)->seq, (desc)->kind, (desc)->root); \
+			tr_ = nw_track_begin((desc)->stream, &state_); \
+		t1_ = record_fn(comm, (desc), state_, &c_); \
+		if (tr_) \
+			nw_track_bind(tr_, t1_, c_, (desc)->seq, (desc)->kind, (desc)->root); \
+		if (!t1_) \
+			tr_ = NULL; \
 	} else { \
 		nw_count_dropped(); \
 	} \
 	nw_tls.inside = 1; \
 	ncclResult_t r_ = real_(__VA_ARGS__); \
 	nw_tls.inside = 0; \
-	nw_ring_set_result(t1_, r_); \
-	nw_track_end(tr_, r_, c_); \
+	if (r_ != ncclSuccess)   /* the record holds 0 (ncclSuccess) already */ \
+		nw_ring_set_result(t1_, r_); \
+	if (tr_) \
+		nw_track_end(tr_, r_, c_); \
 	return r_; \
 } while (0)
 

@@ -4,10 +4,11 @@
 #include "env_fingerprint.h"
 #include "job.h"
 #include "log.h"
+#include "libc_dl.h"
 #include "reserve.h"
-#include "../watchdog/stacks.h"
-#include "../pystack/pycall.h"
+#include "stack_area.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -23,6 +24,32 @@ struct nw_segment nw_seg;
 static uint64_t align_up(uint64_t v)
 {
 	return (v + NW_SEG_ALIGN - 1) & ~(uint64_t)(NW_SEG_ALIGN - 1);
+}
+
+/* A CPython is linked into this process (its API is among the global
+ * symbols, looked up through libc's dlsym, not our hook): the stack area
+ * gets Python tables only then, so that other programs pay nothing for
+ * them. */
+static int py_linked(void)
+{
+	nw_libc_dl_init();
+	return nw_libc_dlsym && nw_libc_dlsym(RTLD_DEFAULT, "Py_IsInitialized") != NULL;
+}
+
+/* NCCLWATCH_PY_FRAMES as parsed (0 = per-op call sites off). */
+static uint32_t pycall_depth_config(void)
+{
+	const char *e = getenv("NCCLWATCH_PY_FRAMES");
+	if (!e || !*e)
+		return NW_PY_FRAMES_DEFAULT;
+	char *end;
+	unsigned long v = strtoul(e, &end, 10);
+	if (*end || v > NW_PY_FRAMES_MAX) {
+		NW_LOG_ONCE("NCCLWATCH_PY_FRAMES=%s is not a number in 0..%d; using %d", e, NW_PY_FRAMES_MAX,
+		            NW_PY_FRAMES_DEFAULT);
+		return NW_PY_FRAMES_DEFAULT;
+	}
+	return (uint32_t)v;
 }
 
 /* A size from the environment, clamped to [lo, hi]. */
@@ -188,8 +215,8 @@ int nw_segment_create(struct nw_segment *s, const char *job, int32_t nccl_versio
 	const char *opstacks_env = getenv("NCCLWATCH_STACKS");
 	int opstacks = opstacks_env && !strcmp(opstacks_env, "1");
 	/* 1.4: Python tables only in a process running CPython. */
-	s->python = nw_py_linked();
-	s->pycall_depth = s->python ? nw_pycall_depth_config() : 0;
+	s->python = py_linked();
+	s->pycall_depth = s->python ? pycall_depth_config() : 0;
 	uint64_t stack_size = nw_stack_area_size(stack_threads, ring_cap, opstacks, s->python, s->pycall_depth);
 	size += stack_size;
 	s->size = size;

@@ -4,6 +4,7 @@
 #ifndef NCCLWATCH_INTERPOSE_SEGMENT_FILE_H
 #define NCCLWATCH_INTERPOSE_SEGMENT_FILE_H
 
+#include "visibility.h"
 #include <limits.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -28,7 +29,7 @@ struct nw_segment {
 	char jobdir[PATH_MAX];        /* the directory it is in */
 };
 
-extern struct nw_segment nw_seg;
+extern NW_HIDDEN struct nw_segment nw_seg;
 
 /* Create and map the segment for `job` ($NCCLWATCH_DIR/<job>/<host>.<pid>.seg).
  * 0 on success; -1 after one "ncclwatch:" message. */

@@ -6,9 +6,8 @@
 #include "log.h"
 #include "real_nccl.h"
 #include "segment_file.h"
+#include "hooks.h"
 #include "thread.h"
-#include "../watchdog/requests.h"
-#include "../watchdog/watchdog.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -40,7 +39,7 @@ static void nw_atfork_child(void)
 	nw_segment_forget(&nw_seg);
 	nw_comms_reset_after_fork();
 	nw_thread_reset();
-	nw_watchdog_reset_after_fork();
+	nw_lifecycle.after_fork();
 	atomic_store_explicit(&nw_run, NW_RUN_UNSTARTED, memory_order_release);
 }
 
@@ -56,9 +55,9 @@ static void nw_note_exit_status(int status, void *arg)
 __attribute__((destructor)) static void nw_at_exit(void)
 {
 	if (atomic_load_explicit(&nw_run, memory_order_acquire) == NW_RUN_RECORDING) {
-		nw_watchdog_exit();
+		nw_lifecycle.exit();
 		if (nw_segment_exit(&nw_seg))
-			nw_requests_leave(nw_seg.jobdir);   /* the last one out removes the job directory */
+			nw_lifecycle.job_left(nw_seg.jobdir);   /* the last one out removes the job directory */
 	}
 }
 
@@ -86,7 +85,7 @@ int nw_start(void)
 			version = 0;
 		if (nw_segment_create(&nw_seg, nw_job, version, nw_real_library_path()) == 0 && nw_comms_init() == 0) {
 			run = NW_RUN_RECORDING;
-			nw_watchdog_start();       /* decides how ops are tracked: before the first record */
+			nw_lifecycle.start();      /* decides how ops are tracked: before the first record */
 		} else {
 			run = NW_RUN_PASSTHROUGH;
 		}

@@ -4,6 +4,7 @@
 #ifndef NCCLWATCH_INTERPOSE_STATE_H
 #define NCCLWATCH_INTERPOSE_STATE_H
 
+#include "visibility.h"
 #include <stdatomic.h>
 
 enum nw_run_state {
@@ -12,7 +13,7 @@ enum nw_run_state {
 	NW_RUN_PASSTHROUGH = 2,  /* disabled, failed to start, or stopped */
 };
 
-extern atomic_int nw_run;
+extern NW_HIDDEN atomic_int nw_run;
 
 /* Start recording if not done yet (pthread-safe, once per process image).
  * Returns 1 when recording. */

@@ -4,6 +4,7 @@
 #ifndef NCCLWATCH_INTERPOSE_THREAD_H
 #define NCCLWATCH_INTERPOSE_THREAD_H
 
+#include "visibility.h"
 #include <stdint.h>
 #include <unistd.h>
 #include <nccl.h>
@@ -46,7 +47,7 @@ struct nw_thread {
 	struct nw_track *group_tracks[NW_GROUP_STREAMS];
 };
 
-extern __thread struct nw_thread nw_tls __attribute__((tls_model("initial-exec")));
+extern NW_HIDDEN __thread struct nw_thread nw_tls __attribute__((tls_model("initial-exec")));
 
 static inline uint32_t nw_thread_tid(void)
 {

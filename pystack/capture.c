@@ -10,6 +10,7 @@
 #include "memread.h"
 #include "names.h"
 #include "pythreads.h"
+#include "scratch.h"
 #include "../watchdog/symbolize.h"
 #include "../interpose/log.h"
 
@@ -22,22 +23,31 @@
 
 #define STR_HASH 8192
 
-static struct {
+/* The staged capture's tables: mapped on first use (scratch.h). */
+struct tables {
 	struct nw_seg_pyframe frames[NW_PYFRAME_CAPACITY];
-	uint32_t nframes;
 	struct nw_seg_pyframe sites[NW_PYSITE_CAPACITY];
-	uint32_t nsites;
 	struct nw_seg_pycall refs[2 * NW_PYSITE_CAPACITY];
-	uint32_t note;            /* strtab offset */
-	uint32_t version, method;
 	/* strings of this capture: hash -> strtab offset */
 	uint32_t str_off[STR_HASH];
 	uint32_t str_gen[STR_HASH];
+	struct nw_py_thread pyt[NW_PY_THREADS_MAX];
+};
+
+static struct {
+	struct tables *tab;       /* NULL until mapped */
+	uint32_t nframes;
+	uint32_t nsites;
+	uint32_t note;            /* strtab offset */
+	uint32_t version, method;
 	uint32_t gen;
 	struct nw_strtab *strtab;
 } cs;
 
-static struct nw_py_thread pyt[NW_PY_THREADS_MAX];
+static int have_tables(void)
+{
+	return nw_py_scratch((void **)&cs.tab, sizeof *cs.tab, "the Python frame tables") != NULL;
+}
 
 static uint32_t put_str(const char *s)
 {
@@ -47,22 +57,23 @@ static uint32_t put_str(const char *s)
 	uint32_t h = 2166136261u;
 	for (const char *p = s; *p; p++)
 		h = (h ^ (uint8_t)*p) * 16777619u;
-	for (uint32_t k = 0; k < 16; k++) {
+	for (uint32_t k = 0; cs.tab && k < 16; k++) {
 		uint32_t i = (h + k) & (STR_HASH - 1);
-		if (cs.str_gen[i] != cs.gen) {
+		if (cs.tab->str_gen[i] != cs.gen) {
 			size_t len = strlen(s) + 1;
 			if (len > t->size - t->used)
 				return 0;
 			memcpy(t->buf + t->used, s, len);
-			cs.str_gen[i] = cs.gen;
-			cs.str_off[i] = t->used;
+			cs.tab->str_gen[i] = cs.gen;
+			cs.tab->str_off[i] = t->used;
 			t->used += (uint32_t)len;
-			return cs.str_off[i];
+			return cs.tab->str_off[i];
 		}
-		if (!strcmp(t->buf + cs.str_off[i], s))
-			return cs.str_off[i];
+		if (!strcmp(t->buf + cs.tab->str_off[i], s))
+			return cs.tab->str_off[i];
 	}
-	/* A crowded bucket: store it again rather than lose it. */
+	/* A crowded bucket (or no tables: a note only): store it again
+	 * rather than lose it. */
 	size_t len = strlen(s) + 1;
 	if (len > t->size - t->used)
 		return 0;
@@ -125,11 +136,11 @@ static uint32_t unique_refs(uint32_t n)
 {
 	if (!n)
 		return 0;
-	qsort(cs.refs, n, sizeof cs.refs[0], cmp_ref);
+	qsort(cs.tab->refs, n, sizeof cs.tab->refs[0], cmp_ref);
 	uint32_t m = 1;
 	for (uint32_t i = 1; i < n; i++)
-		if (cmp_ref(&cs.refs[i], &cs.refs[m - 1]))
-			cs.refs[m++] = cs.refs[i];
+		if (cmp_ref(&cs.tab->refs[i], &cs.tab->refs[m - 1]))
+			cs.tab->refs[m++] = cs.tab->refs[i];
 	return m;
 }
 
@@ -153,19 +164,19 @@ static void name_sites(const struct nw_seg_stack_header *area)
 			if (n > NW_PYSITE_CAPACITY)
 				n = NW_PYSITE_CAPACITY;
 		}
-		cs.refs[n].code = code;
-		cs.refs[n].instr = instr;
+		cs.tab->refs[n].code = code;
+		cs.tab->refs[n].instr = instr;
 		n++;
 	}
 	n = unique_refs(n);
 	if (n > NW_PYSITE_CAPACITY)
 		n = NW_PYSITE_CAPACITY;
 	for (uint32_t i = 0; i < n; i++) {
-		struct nw_seg_pyframe *s = &cs.sites[i];
+		struct nw_seg_pyframe *s = &cs.tab->sites[i];
 		struct nw_py_name nm;
 		memset(s, 0, sizeof *s);
-		s->code = cs.refs[i].code;
-		s->instr = cs.refs[i].instr;
+		s->code = cs.tab->refs[i].code;
+		s->instr = cs.tab->refs[i].instr;
 		if (nw_py_name_ref(s->code, s->instr, &nm) == 0)
 			name_into(s, &nm);
 		else
@@ -180,7 +191,7 @@ static int site_named(uint64_t code, uint64_t instr)
 	uint32_t lo = 0, hi = cs.nsites;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		const struct nw_seg_pyframe *x = &cs.sites[mid];
+		const struct nw_seg_pyframe *x = &cs.tab->sites[mid];
 		if (x->code == code && x->instr == instr)
 			return 1;
 		if (x->code < code || (x->code == code && x->instr < instr))
@@ -203,7 +214,7 @@ int nw_pystack_name_new_sites(const struct nw_seg_stack_header *area, uint64_t r
 		cs.nsites = 0;
 	}
 	if (!nw_pycall_base || ring_head == seen || !ext->pycall_offset || !ext->pycall_depth ||
-	    !ext->pycall_count || cs.nsites >= NW_PYSITE_CAPACITY)
+	    !ext->pycall_count || cs.nsites >= NW_PYSITE_CAPACITY || !have_tables())
 		return 0;
 	uint64_t from = seen, cap = ext->pycall_count;
 	if (ring_head - from > cap)
@@ -272,13 +283,20 @@ uint32_t nw_pystack_capture(const struct nw_seg_stack_header *area, struct nw_se
 		return n;
 	}
 
+	if (!have_tables()) {
+		char note[2 * NW_PY_NOTE_LEN];
+		snprintf(note, sizeof note, "%s: no memory for the Python frame tables", nw_py.note);
+		cs.note = put_str(note);
+		return n;
+	}
+
 	char err[NW_PY_NOTE_LEN] = "";
 	/* Thread states are being freed while the interpreter shuts down. */
 	int count = nw_py.is_finalizing && nw_py.is_finalizing() ? -1 : 0;
 	if (count < 0)
 		snprintf(err, sizeof err, "the interpreter is shutting down");
 	else
-		count = nw_py_threads(pyt, NW_PY_THREADS_MAX, err, sizeof err);
+		count = nw_py_threads(cs.tab->pyt, NW_PY_THREADS_MAX, err, sizeof err);
 	if (count < 0) {
 		char note[2 * NW_PY_NOTE_LEN];
 		snprintf(note, sizeof note, "%s: %s", nw_py.note, err);
@@ -289,7 +307,7 @@ uint32_t nw_pystack_capture(const struct nw_seg_stack_header *area, struct nw_se
 	cs.method = nw_py.method;
 	uint32_t untied = 0;
 	for (int i = 0; i < count; i++) {
-		struct nw_py_thread *p = &pyt[i];
+		struct nw_py_thread *p = &cs.tab->pyt[i];
 		if (!p->tid) {
 			untied++;
 			continue;
@@ -314,7 +332,7 @@ uint32_t nw_pystack_capture(const struct nw_seg_stack_header *area, struct nw_se
 		t->py_flags = NW_PYT_PYTHON | p->flags | (keep < p->nframes ? NW_PYT_TRUNCATED : 0);
 		t->py_name = put_str(p->name);
 		for (uint32_t k = 0; k < keep; k++) {
-			struct nw_seg_pyframe *f = &cs.frames[cs.nframes++];
+			struct nw_seg_pyframe *f = &cs.tab->frames[cs.nframes++];
 			memset(f, 0, sizeof *f);
 			f->code = p->frames[k].code;
 			f->instr = p->frames[k].instr;
@@ -348,14 +366,16 @@ void nw_pystack_write(struct nw_seg_stack_header *area)
 	ext->python_note = cs.note;
 	ext->python_version = cs.version;
 	ext->python_method = cs.method;
+	if (!cs.tab)
+		return;           /* never mapped: nothing staged beyond the note */
 	if (ext->pyframe_offset && ext->pyframe_capacity) {
 		uint32_t n = cs.nframes < ext->pyframe_capacity ? cs.nframes : ext->pyframe_capacity;
-		memcpy(base + ext->pyframe_offset, cs.frames, (size_t)n * sizeof cs.frames[0]);
+		memcpy(base + ext->pyframe_offset, cs.tab->frames, (size_t)n * sizeof cs.tab->frames[0]);
 		ext->pyframe_count = n;
 	}
 	if (ext->pysite_offset && ext->pysite_capacity) {
 		uint32_t n = cs.nsites < ext->pysite_capacity ? cs.nsites : ext->pysite_capacity;
-		memcpy(base + ext->pysite_offset, cs.sites, (size_t)n * sizeof cs.sites[0]);
+		memcpy(base + ext->pysite_offset, cs.tab->sites, (size_t)n * sizeof cs.tab->sites[0]);
 		ext->pysite_count = n;
 	}
 }

@@ -1,6 +1,7 @@
 /* cpython: see cpython.h. */
 #include "cpython.h"
 #include "memread.h"
+#include "../interpose/libc_dl.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -31,10 +32,12 @@ static const struct nw_py_layout layout_311 = {
 	.gil_holder = 576,
 };
 
-static void *sym(const char *name)
+void *nw_py_sym(const char *name)
 {
-	return dlsym(RTLD_DEFAULT, name);
+	nw_libc_dl_init();
+	return nw_libc_dlsym ? nw_libc_dlsym(RTLD_DEFAULT, name) : NULL;
 }
+
 
 /* A free-threaded build names its library or executable python3.Nt. */
 static int free_threaded(void *addr)
@@ -64,8 +67,8 @@ int nw_py_probe(void)
 {
 	if (nw_py.state == NW_PYRT_READY || nw_py.state == NW_PYRT_UNSUPPORTED)
 		return nw_py.state;
-	const unsigned long *pv = sym("Py_Version");
-	int (*initialized)(void) = (int (*)(void))sym("Py_IsInitialized");
+	const unsigned long *pv = nw_py_sym("Py_Version");
+	int (*initialized)(void) = (int (*)(void))nw_py_sym("Py_IsInitialized");
 	if (!initialized) {
 		nw_py.state = NW_PYRT_ABSENT;
 		snprintf(nw_py.note, sizeof nw_py.note, "no CPython in this process");
@@ -73,7 +76,7 @@ int nw_py_probe(void)
 	}
 	if (!pv) {
 		/* Before 3.11 there is no Py_Version: say which one it is. */
-		const char *(*getv)(void) = (const char *(*)(void))sym("Py_GetVersion");
+		const char *(*getv)(void) = (const char *(*)(void))nw_py_sym("Py_GetVersion");
 		const char *v = getv ? getv() : "?";
 		snprintf(nw_py.note, sizeof nw_py.note, "CPython %.8s: not supported (3.11 and later are)", v);
 		nw_py.state = NW_PYRT_UNSUPPORTED;
@@ -87,14 +90,14 @@ int nw_py_probe(void)
 	uint32_t v = (uint32_t)*pv;
 	nw_py.version = v;
 	nw_py.is_initialized = initialized;
-	nw_py.this_tstate = (void *(*)(void))sym("PyGILState_GetThisThreadState");
-	nw_py.interp_main = (void *(*)(void))sym("PyInterpreterState_Main");
-	nw_py.dump_threads = (const char *(*)(int, void *, void *))sym("_Py_DumpTracebackThreads");
-	nw_py.is_finalizing = (int (*)(void))sym("Py_IsFinalizing");
+	nw_py.this_tstate = (void *(*)(void))nw_py_sym("PyGILState_GetThisThreadState");
+	nw_py.interp_main = (void *(*)(void))nw_py_sym("PyInterpreterState_Main");
+	nw_py.dump_threads = (const char *(*)(int, void *, void *))nw_py_sym("_Py_DumpTracebackThreads");
+	nw_py.is_finalizing = (int (*)(void))nw_py_sym("Py_IsFinalizing");
 	if (!nw_py.is_finalizing)
-		nw_py.is_finalizing = (int (*)(void))sym("_Py_IsFinalizing");
-	nw_py.code_type = (uint64_t)(uintptr_t)sym("PyCode_Type");
-	nw_py.runtime = (uint64_t)(uintptr_t)sym("_PyRuntime");
+		nw_py.is_finalizing = (int (*)(void))nw_py_sym("_Py_IsFinalizing");
+	nw_py.code_type = (uint64_t)(uintptr_t)nw_py_sym("PyCode_Type");
+	nw_py.runtime = (uint64_t)(uintptr_t)nw_py_sym("_PyRuntime");
 	nw_py.state = NW_PYRT_UNSUPPORTED;
 	if (free_threaded((void *)pv)) {
 		set_note("CPython %u.%ut free-threaded: not supported", v);

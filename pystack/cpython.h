@@ -63,6 +63,10 @@ extern struct nw_py_rt nw_py;
 /* Probe (again while no initialized interpreter was found). Not on the hot
  * path: dlsym, reads of /proc. Returns nw_py.state. */
 int nw_py_probe(void);
+/* A global symbol of this process (the interpreter's API) through libc's
+ * own dlsym (interpose/libc_dl.h), never through our dlsym hook, which is
+ * there for the program's lookups; NULL if absent or libc's not found. */
+void *nw_py_sym(const char *name);
 
 /* Check the layout against the live interpreter: walk its thread states
  * with fault-proof reads; every one must name a live thread, every frame a

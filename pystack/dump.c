@@ -14,6 +14,7 @@
  * states walked with fault-proof reads give the tid for it. */
 #include "pythreads.h"
 #include "cpython.h"
+#include "scratch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +25,11 @@
 #define DUMP_MAX (1u << 20)
 
 static int memfd = -1;
-static char text[DUMP_MAX + 1];
+/* Mapped on first use (scratch.h). */
+static struct {
+	struct nw_py_thread states[NW_PY_THREADS_MAX];
+	char text[DUMP_MAX + 1];
+} *scratch;
 
 /* `  File "NAME", line N in FUNC` -> frame; 0, or -1 if not such a line. */
 static int parse_frame(char *s, struct nw_py_frame_text *f)
@@ -56,7 +61,12 @@ static int parse_frame(char *s, struct nw_py_frame_text *f)
 
 int nw_py_threads_dump(struct nw_py_thread *out, int max, char *err, size_t errsize)
 {
-	static struct nw_py_thread states[NW_PY_THREADS_MAX];
+	if (!nw_py_scratch((void **)&scratch, sizeof *scratch, "the Python dumper's text")) {
+		snprintf(err, errsize, "no memory for the dumper's text");
+		return -1;
+	}
+	struct nw_py_thread *states = scratch->states;
+	char *text = scratch->text;
 	if (memfd < 0) {
 		memfd = memfd_create("ncclwatch-pystack", MFD_CLOEXEC);
 		if (memfd < 0) {

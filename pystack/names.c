@@ -2,6 +2,7 @@
  * table (CPython 3.11+: Objects/locations.md), decoded as PyCode_Addr2Line
  * does, from a private copy. */
 #include "names.h"
+#include "scratch.h"
 #include "cpython.h"
 #include "memread.h"
 
@@ -109,12 +110,19 @@ static int32_t line_of(const uint8_t *t, uint32_t n, int32_t first_line, int64_t
 
 #define NAME_CACHE 1024               /* a power of two */
 
-static struct cached {
+struct cached {
 	uint64_t code, instr;
 	uint32_t gen;
 	int ok;
 	struct nw_py_name name;
-} cache[NAME_CACHE];
+};
+
+/* Mapped on first use (scratch.h); without it names are read uncached
+ * and lines are the code object's first. */
+static struct {
+	struct cached cache[NAME_CACHE];
+	uint8_t linetable[LINETABLE_MAX];
+} *scratch;
 static uint32_t cache_gen = 1;
 
 void nw_py_names_begin(void)
@@ -127,8 +135,10 @@ static int name_ref(uint64_t code, uint64_t instr, struct nw_py_name *out);
 
 int nw_py_name_ref(uint64_t code, uint64_t instr, struct nw_py_name *out)
 {
+	if (!nw_py_scratch((void **)&scratch, sizeof *scratch, "the Python name cache"))
+		return name_ref(code, instr, out);
 	uint64_t h = (code * 0x9e3779b97f4a7c15ull) ^ (instr * 0xc2b2ae3d27d4eb4full);
-	struct cached *c = &cache[(h >> 40) & (NAME_CACHE - 1)];
+	struct cached *c = &scratch->cache[(h >> 40) & (NAME_CACHE - 1)];
 	if (c->gen == cache_gen && c->code == code && c->instr == instr) {
 		*out = c->name;
 		return c->ok;
@@ -159,8 +169,8 @@ static int name_ref(uint64_t code, uint64_t instr, struct nw_py_name *out)
 	out->line = first;
 	uint64_t table = nw_mem_u64(code + L->co_linetable);
 	uint64_t size = table ? nw_mem_u64(table + L->bytes_size) : 0;
-	if (instr && size && size <= LINETABLE_MAX) {
-		static uint8_t buf[LINETABLE_MAX]; /* watchdog thread only */
+	if (instr && size && size <= LINETABLE_MAX && scratch) {
+		uint8_t *buf = scratch->linetable;
 		if (nw_mem_read(table + L->bytes_sval, buf, size) == 0) {
 			int64_t unit = ((int64_t)instr - (int64_t)(code + L->co_code_adaptive)) / 2;
 			int32_t line = line_of(buf, (uint32_t)size, first, unit);

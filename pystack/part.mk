@@ -10,8 +10,9 @@
 #   threadnames.c  threading.Thread names: sys.modules -> threading._active -> Thread._name
 #   capture.c    the watchdog's capture: Python frames tied to native threads, site names
 #   pycall.c     the hot path: per-op call sites (NCCLWATCH_PY_FRAMES)
+#   scratch.c    the watchdog's large buffers, mapped on first use (not .bss)
 PYSTACK_SRCS := $(addprefix pystack/,cpython.c memread.c names.c pythreads.c dump.c walk.c \
-	debugoff.c threadnames.c capture.c pycall.c)
+	debugoff.c threadnames.c capture.c pycall.c scratch.c)
 PYSTACK_OBJS := $(PYSTACK_SRCS:%.c=$(BUILD)/%.o)
 
 $(PYSTACK_OBJS): CFLAGS += $(LIB_CFLAGS)

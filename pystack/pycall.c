@@ -9,35 +9,15 @@
  * live interpreter with fault-proof reads before nw_pycall_base is set. */
 #include "pycall.h"
 #include "cpython.h"
+#include "../interpose/hooks.h"
 #include "../interpose/log.h"
 
-#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct nw_seg_pycall *nw_pycall_base;
 static uint32_t depth, mask;
 static struct nw_py_layout hot;    /* nw_py.L when enabled */
-
-int nw_py_linked(void)
-{
-	return dlsym(RTLD_DEFAULT, "Py_IsInitialized") != NULL;
-}
-
-uint32_t nw_pycall_depth_config(void)
-{
-	const char *e = getenv("NCCLWATCH_PY_FRAMES");
-	if (!e || !*e)
-		return NW_PY_FRAMES_DEFAULT;
-	char *end;
-	unsigned long v = strtoul(e, &end, 10);
-	if (*end || v > NW_PY_FRAMES_MAX) {
-		NW_LOG_ONCE("NCCLWATCH_PY_FRAMES=%s is not a number in 0..%d; using %d", e, NW_PY_FRAMES_MAX,
-		            NW_PY_FRAMES_DEFAULT);
-		return NW_PY_FRAMES_DEFAULT;
-	}
-	return (uint32_t)v;
-}
 
 void nw_pycall_enable(struct nw_seg_stack_header *area, uint32_t ring_capacity)
 {
@@ -54,6 +34,7 @@ void nw_pycall_enable(struct nw_seg_stack_header *area, uint32_t ring_capacity)
 	hot = nw_py.L;
 	__atomic_store_n(&nw_pycall_base, (struct nw_seg_pycall *)((char *)area + ext->pycall_offset),
 	                 __ATOMIC_RELEASE);
+	NW_OP_HOOK_SET(pycall, nw_pycall_record_slow);
 }
 
 #define LOAD(addr) (*(const uint64_t *)(uintptr_t)(addr))

@@ -24,11 +24,10 @@
 #include <stdint.h>
 #include <ncclwatch/segment.h>
 #include "pycall.h"
+#include "../interpose/stack_area.h"   /* NW_PYFRAME_CAPACITY, NW_PYSITE_CAPACITY */
 
 struct nw_strtab;
 
-#define NW_PYFRAME_CAPACITY 4096      /* Python frame table slots */
-#define NW_PYSITE_CAPACITY 4096       /* site table slots */
 #define NW_PY_THREAD_FRAMES 64        /* Python frames kept per thread (innermost) */
 
 /* Python stacks of this process into the staged capture: `threads` (n in

@@ -18,7 +18,6 @@
 #include "cpython.h"
 #include "memread.h"
 
-#include <dlfcn.h>
 #include <string.h>
 
 #define DICT_ENTRIES_MAX (1u << 16)   /* sys.modules, _active, a Thread's __dict__ */
@@ -59,10 +58,10 @@ static int probe(void)
 	uint32_t minor = (nw_py.version >> 16) & 0xff;
 	if ((nw_py.version >> 24) != 3 || nw_py.L.interp_modules == NW_PY_NO_OFF)
 		return 0;
-	tn.dict_type = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "PyDict_Type");
-	tn.module_type = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "PyModule_Type");
-	tn.str_type = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "PyUnicode_Type");
-	tn.long_type = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "PyLong_Type");
+	tn.dict_type = (uint64_t)(uintptr_t)nw_py_sym("PyDict_Type");
+	tn.module_type = (uint64_t)(uintptr_t)nw_py_sym("PyModule_Type");
+	tn.str_type = (uint64_t)(uintptr_t)nw_py_sym("PyUnicode_Type");
+	tn.long_type = (uint64_t)(uintptr_t)nw_py_sym("PyLong_Type");
 	if (!tn.dict_type || !tn.module_type || !tn.str_type || !tn.long_type)
 		return 0;
 	tn.N = minor == 11 ? &layout_311 : minor == 13 ? &layout_313 : NULL;

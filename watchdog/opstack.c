@@ -13,6 +13,7 @@
  * first NCCL call, before the hot path can take a stack. */
 #include "stacks.h"
 #include "../capture/unw_table.h"
+#include "../interpose/hooks.h"
 #include "../interpose/log.h"
 
 #include <link.h>
@@ -71,9 +72,10 @@ void nw_opstack_enable(struct nw_seg_stack_header *area, uint32_t ring_capacity)
 	self_hi = s.hi;
 	opstack_depth = area->opstack_depth < NW_OPSTACK_DEPTH ? area->opstack_depth : NW_OPSTACK_DEPTH;
 	nw_opstack_mask = ring_capacity - 1;
-	/* Last: the hot path tests the base alone. */
+	/* Last: the base, then the hot path's hook (interpose/hooks.h). */
 	__atomic_store_n(&nw_opstack_base, (uint64_t *)((char *)area + area->opstack_offset),
 	                 __ATOMIC_RELEASE);
+	NW_OP_HOOK_SET(opstack, nw_opstack_record_slow);
 }
 
 void nw_opstack_record_slow(uint64_t ticket)

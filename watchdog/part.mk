@@ -2,9 +2,7 @@
 # interposer), built into libncclwatch.so with the interposer's objects.
 # Stacks need libunwind, loaded at run time (capture/unw_table.h); the
 # verdict needs the report engine, loaded at run time (engine.c).
-#   cuda_driver.c the CUDA driver entry points, loaded at run time
-#   evpool.c      CUDA event pairs pooled per context
-#   track.c       the hot path's event records around NCCL calls
+#   lifecycle.c   its steps at start, exit and fork (interpose/hooks.h)
 #   progress.c    event queries -> op states and comm positions
 #   stalls.c      watched records -> findings ("the picture")
 #   requests.c    dump requests between the job's processes
@@ -13,13 +11,12 @@
 #   alone.c       is the watchdog the last thread left? (then it leaves)
 #   verdict.c     the cross-rank verdict (report/analysis/), once per host
 #   engine.c      libncclwatch-engine.so, loaded for the verdict (report/engine/)
-#   stack_area.c  layout of the segment's stack area
 #   stacks.c      capture every thread's stack (signal handler + watchdog side)
 #   modules.c     loaded objects (dl_iterate_phdr) for the module table
 #   symbolize.c   address -> function name, string table
 #   opstack.c     per-op call stacks on the hot path (NCCLWATCH_STACKS=1)
-WATCHDOG_SRCS := $(addprefix watchdog/,cuda_driver.c evpool.c track.c progress.c stalls.c \
-	requests.c dump.c watchdog.c alone.c verdict.c engine.c stack_area.c stacks.c modules.c symbolize.c opstack.c)
+WATCHDOG_SRCS := $(addprefix watchdog/,lifecycle.c progress.c stalls.c requests.c dump.c watchdog.c \
+	alone.c verdict.c engine.c stacks.c modules.c symbolize.c opstack.c)
 WATCHDOG_OBJS := $(WATCHDOG_SRCS:%.c=$(BUILD)/%.o)
 
 $(WATCHDOG_OBJS): CFLAGS += $(LIB_CFLAGS)

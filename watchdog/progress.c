@@ -1,8 +1,8 @@
 /* progress: see progress.h. */
 #include "progress.h"
 
-#include "cuda_driver.h"
-#include "track.h"
+#include "../interpose/cuda_driver.h"
+#include "../interpose/track.h"
 #include "../interpose/ring.h"
 #include "../interpose/test_hooks.h"
 

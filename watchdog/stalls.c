@@ -1,7 +1,7 @@
 /* stalls: see stalls.h. */
 #include "stalls.h"
 
-#include "cuda_driver.h"
+#include "../interpose/cuda_driver.h"
 #include "../interpose/ring.h"
 #include "../report/names.h"
 

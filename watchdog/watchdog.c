@@ -2,7 +2,7 @@
 #include "watchdog.h"
 
 #include "alone.h"
-#include "cuda_driver.h"
+#include "../interpose/cuda_driver.h"
 #include "../capture/unw_table.h"
 #include "dump.h"
 #include "progress.h"
@@ -10,7 +10,7 @@
 #include "stacks.h"
 #include "../pystack/pycall.h"
 #include "stalls.h"
-#include "track.h"
+#include "../interpose/track.h"
 #include "verdict.h"
 #include "../interpose/log.h"
 #include "../interpose/record.h"

@@ -50,7 +50,7 @@ BENCHES   += $(BENCH_PYSTACK)
 TEST_BINS += $(BENCH_PYSTACK)
 
 $(BENCH_PYSTACK): $(BUILD)/tests/bench/bench_pystack.o $$(PYSTACK_OBJS) $(BUILD)/watchdog/symbolize.o \
-		$(BUILD)/interpose/log.o $(BUILD)/interpose/thread.o $$(UNW_TABLE_LINKED_OBJ)
+		$(BUILD)/interpose/log.o $(BUILD)/interpose/thread.o $(BUILD)/interpose/libc_dl.o $(BUILD)/interpose/hooks.o $$(UNW_TABLE_LINKED_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBPYTHON) $(CAPTURE_LIBS) -ldl -pthread -lm
 endif

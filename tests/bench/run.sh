@@ -90,6 +90,21 @@ if command -v valgrind > /dev/null; then
 		# the bench issues CALLS twice (warm-up + one repeat)
 		plain = (p2 - p1) / (2 * n); watched = (w2 - w1) / (2 * n)
 		printf "instructions per call (callgrind), untracked: plain %.0f, watched %.0f, added %.0f\n", plain, watched, watched - plain }'
+	# The calling thread alone (the watchdog's per-op scan left out), as
+	# tests/interpose/test-interpose-hotpath.sh counts and bounds it (< 300).
+	irt() {   # irt CALLS [preload]: instructions of the calling thread
+		_pre=""; [ -n "${2:-}" ] && _pre=$lib
+		rm -f "$tmp"/cgt.*
+		LD_PRELOAD="$_pre" NCCLWATCH_JOB=callgrind valgrind --tool=callgrind --separate-threads=yes \
+			--callgrind-out-file="$tmp/cgt.out" "$NW_BUILD/tests/interpose/nccl-hot-loop" "$1" > /dev/null 2>&1
+		sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$tmp/cgt.out-01"
+	}
+	if [ -x "$NW_BUILD/tests/interpose/nccl-hot-loop" ]; then
+		p1=$(irt $n); p2=$(irt $((2 * n))); w1=$(irt $n lib); w2=$(irt $((2 * n)) lib)
+		awk -v p1="$p1" -v p2="$p2" -v w1="$w1" -v w2="$w2" -v n="$n" 'BEGIN {
+			printf "instructions per call (callgrind), untracked, calling thread only: plain %.0f, added %.0f (bound 300)\n",
+			       (p2 - p1) / n, ((w2 - w1) - (p2 - p1)) / n }'
+	fi
 
 	# Tracked: total instructions, and those spent inside the simulated
 	# driver (inclusive cost of its cu* entry points and of its stream

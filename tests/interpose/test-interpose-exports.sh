@@ -3,8 +3,9 @@
 # sources: it exports exactly the NCCL functions it wraps (the table
 # NW_WRAPPED_FUNCTIONS of interpose/real_nccl.h, which the dlsym hook and
 # the forwarding use; the NW_EXPORT definitions of interpose/wrap_*.c; the
-# version script interpose/libncclwatch.map) plus dlsym and dlvsym, and it
-# depends on libc alone: libunwind and the report engine (jansson) are
+# version script interpose/libncclwatch.map) plus dlsym and dlvsym, which
+# its own code never calls (pystack looks symbols up through libc's dlsym),
+# and it depends on libc alone: libunwind and the report engine (jansson) are
 # loaded at run time with RTLD_LOCAL, never into the global symbol scope
 # (test-compat-unwind-scope.sh shows why). The two libraries it loads that
 # way: libncclwatch-engine.so exports its one entry point,
@@ -44,6 +45,12 @@ grep -vE '^(libc\.so\.6|ld-linux-x86-64\.so\.2|libdl\.so\.2|libpthread\.so\.0)$'
 # whatever another library brought into the global scope).
 nm -D --undefined-only "$NW_LIB" | awk '{ print $2 }' | grep -E '^(_U|unw_|json_)' > "$T/undef"
 [ -s "$T/undef" ] && fail "libncclwatch.so refers to $(tr '\n' ' ' < "$T/undef")"
+
+# Its own code never calls its dlsym or dlvsym (they are for the program's
+# lookups; pystack's symbol lookups go to libc's, interpose/libc_dl.h): a
+# call would be a PLT relocation against the exported name.
+readelf -rW "$NW_LIB" | grep -wE 'dlsym|dlvsym' > "$T/selfcalls"
+[ -s "$T/selfcalls" ] && { cat "$T/selfcalls"; fail "libncclwatch.so calls its own dlsym/dlvsym hook"; }
 
 # Its siblings.
 for f in libncclwatch-engine.so libncclwatch-unwind.so; do

@@ -7,7 +7,7 @@ PY_CHURN := $(BUILD)/tests/progs/py-churn
 TEST_BINS += $(PY_CHURN)
 
 $(PY_CHURN): $(BUILD)/tests/python/py_churn.o $$(PYSTACK_OBJS) $(BUILD)/watchdog/symbolize.o \
-		$(BUILD)/interpose/log.o $(BUILD)/interpose/thread.o $$(UNW_TABLE_LINKED_OBJ)
+		$(BUILD)/interpose/log.o $(BUILD)/interpose/thread.o $(BUILD)/interpose/libc_dl.o $(BUILD)/interpose/hooks.o $$(UNW_TABLE_LINKED_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PY_CHURN_LIBPYTHON) $(CAPTURE_LIBS) -ldl -pthread -lm
 endif

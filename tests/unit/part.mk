@@ -3,9 +3,10 @@
 #     (links the stack objects by name: other watchdog objects need the
 #     whole interposer)
 STACKS_TEST_OBJS = $(BUILD)/tests/unit/test_stacks.o \
-	$(addprefix $(BUILD)/watchdog/,stack_area.o stacks.o alone.o modules.o symbolize.o opstack.o) \
+	$(addprefix $(BUILD)/watchdog/,stacks.o alone.o modules.o symbolize.o opstack.o) \
+	$(BUILD)/interpose/stack_area.o $(BUILD)/interpose/hooks.o \
 	$(PYSTACK_OBJS) \
-	$(BUILD)/interpose/log.o $(CAPTURE_OBJS) $(UNW_TABLE_LINKED_OBJ)
+	$(BUILD)/interpose/log.o $(BUILD)/interpose/libc_dl.o $(CAPTURE_OBJS) $(UNW_TABLE_LINKED_OBJ)
 STACKS_TEST := $(BUILD)/tests/test-unit-stacks
 
 $(STACKS_TEST): $$(STACKS_TEST_OBJS)

@@ -1,8 +1,8 @@
 /* cuda_driver: see cuda_driver.h. */
 #include "cuda_driver.h"
 
-#include "../interpose/libc_dl.h"
-#include "../interpose/log.h"
+#include "libc_dl.h"
+#include "log.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

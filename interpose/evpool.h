@@ -10,8 +10,8 @@
  * pointer are needed. Events are created only when a thread finds both its
  * cache and the pool empty: at the first op on a context, and while the
  * number of ops in flight grows; never in steady state. */
-#ifndef NCCLWATCH_WATCHDOG_EVPOOL_H
-#define NCCLWATCH_WATCHDOG_EVPOOL_H
+#ifndef NCCLWATCH_INTERPOSE_EVPOOL_H
+#define NCCLWATCH_INTERPOSE_EVPOOL_H
 
 #include <cuda.h>
 #include <stdatomic.h>

@@ -11,9 +11,10 @@
  *   recorded when ncclCommGetAsyncError stops saying ncclInProgress.
  * - The event's context is made current only when it is not already
  *   (cuStreamGetCtx, then push/pop). */
-#ifndef NCCLWATCH_WATCHDOG_TRACK_H
-#define NCCLWATCH_WATCHDOG_TRACK_H
+#ifndef NCCLWATCH_INTERPOSE_TRACK_H
+#define NCCLWATCH_INTERPOSE_TRACK_H
 
+#include "visibility.h"
 #include "evpool.h"
 
 #include <stdint.h>
@@ -22,13 +23,18 @@
 struct nw_comm;
 
 /* 1 once the driver loaded and tracking is on (set before recording starts). */
-extern int nw_tracking_on;
+extern NW_HIDDEN int nw_tracking_on;
 
-/* Single op (its record, stream, comm, sequence number, kind and peer):
- * before the real call (NULL: untracked; the op may have been made
- * CAPTURED) and after it with its result. */
-struct nw_track *nw_track_begin(uint64_t ticket1, uint64_t stream, struct nw_comm *c, uint64_t seq,
-                                uint16_t kind, int32_t peer);
+/* Single op, outside a group: nw_track_begin before its record is written
+ * (a pair begun on `stream`; NULL: untracked, *state then says how the
+ * record starts, UNTRACKED or CAPTURED, so it is written once in its final
+ * state instead of updated right after), nw_track_bind once the record is
+ * written (its ticket + 1, 0 when it was not: the pair is given back; its
+ * comm, sequence number, kind and peer), nw_track_end after the real call
+ * with its result. */
+struct nw_track *nw_track_begin(uint64_t stream, uint32_t *state);
+void nw_track_bind(struct nw_track *t, uint64_t ticket1, struct nw_comm *c, uint64_t seq, uint16_t kind,
+                   int32_t peer);
 void nw_track_end(struct nw_track *t, ncclResult_t r, struct nw_comm *c);
 
 /* Outermost ncclGroupEnd: before (pairs begun for the thread's open group)

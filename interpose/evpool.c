@@ -2,7 +2,7 @@
 #include "evpool.h"
 
 #include "cuda_driver.h"
-#include "../interpose/segment_file.h"
+#include "segment_file.h"
 
 #include <pthread.h>
 #include <stdlib.h>

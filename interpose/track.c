@@ -2,9 +2,9 @@
 #include "track.h"
 
 #include "cuda_driver.h"
-#include "../interpose/comms.h"
-#include "../interpose/ring.h"
-#include "../interpose/thread.h"
+#include "comms.h"
+#include "ring.h"
+#include "thread.h"
 
 int nw_tracking_on;
 
@@ -35,8 +35,8 @@ static void leave_ctx(int pushed)
 }
 
 /* A pair begun on stream s; NULL if untracked (*captured set if it is
- * being captured). */
-static struct nw_track *begin_on(CUstream s, int *captured)
+ * being captured). Inlined: the single op's path takes one call. */
+static inline __attribute__((always_inline)) struct nw_track *begin_on(CUstream s, int *captured)
 {
 	CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
 	*captured = 0;
@@ -120,23 +120,29 @@ static void finish(struct nw_track *t, ncclResult_t r, struct nw_comm *c)
 		nw_track_untake(t);
 }
 
-struct nw_track *nw_track_begin(uint64_t ticket1, uint64_t stream, struct nw_comm *c, uint64_t seq,
-                                uint16_t kind, int32_t peer)
+struct nw_track *nw_track_begin(uint64_t stream, uint32_t *state)
 {
-	if (!nw_tracking_on || !ticket1)
+	if (!nw_tracking_on)
 		return NULL;
 	int captured;
 	struct nw_track *t = begin_on((CUstream)(uintptr_t)stream, &captured);
 	if (!t)   /* never leave an op ENQUEUED that nobody watches: a false stall */
-		nw_ring_set_state(ticket1, captured ? NW_ST_CAPTURED : NW_ST_UNTRACKED);
-	if (t) {
-		t->ticket1 = ticket1;
-		t->first_ticket1 = ticket1;
-		t->group_id = 0;
-		t->op = (struct nw_op_ident){ .seq = seq, .comm_slot = c ? c->slot : UINT32_MAX,
-		                              .kind = kind, .peer = peer, .comm_gen = c ? c->gen : 0 };
-	}
+		*state = captured ? NW_ST_CAPTURED : NW_ST_UNTRACKED;
 	return t;
+}
+
+void nw_track_bind(struct nw_track *t, uint64_t ticket1, struct nw_comm *c, uint64_t seq, uint16_t kind,
+                   int32_t peer)
+{
+	if (!ticket1) {          /* not recorded (untracked comm, ring): nobody to tell */
+		nw_track_untake(t);
+		return;
+	}
+	t->ticket1 = ticket1;
+	t->first_ticket1 = ticket1;
+	t->group_id = 0;
+	t->op = (struct nw_op_ident){ .seq = seq, .comm_slot = c ? c->slot : UINT32_MAX,
+	                              .kind = kind, .peer = peer, .comm_gen = c ? c->gen : 0 };
 }
 
 void nw_track_end(struct nw_track *t, ncclResult_t r, struct nw_comm *c)

@@ -3,9 +3,7 @@
  * string table, then the optional per-op stacks, each NW_SEG_ALIGN
  * aligned. The size and the offsets come from one function so they cannot
  * disagree. */
-#include "stacks.h"
-
-#include "../pystack/pystack.h"   /* NW_PYFRAME_CAPACITY, NW_PYSITE_CAPACITY */
+#include "stack_area.h"
 
 #include <string.h>
 

@@ -5,9 +5,10 @@
  *
  * Every prototype comes from the real cuda.h (the PFN_ typedefs are built
  * with __typeof__ of the declared functions), so the compiler checks them. */
-#ifndef NCCLWATCH_WATCHDOG_CUDA_DRIVER_H
-#define NCCLWATCH_WATCHDOG_CUDA_DRIVER_H
+#ifndef NCCLWATCH_INTERPOSE_CUDA_DRIVER_H
+#define NCCLWATCH_INTERPOSE_CUDA_DRIVER_H
 
+#include "visibility.h"
 #include <cuda.h>
 
 /* X(name, required, abi): required entry points are needed for tracking
@@ -41,7 +42,7 @@ struct nw_cuda {
 };
 
 /* The table, valid when nw_cuda_load() returned 1. */
-extern struct nw_cuda nw_cu;
+extern NW_HIDDEN struct nw_cuda nw_cu;
 
 /* Load the driver once (thread-safe). 1: every required entry point is
  * there; 0: none (one "ncclwatch:" line says why). NCCLWATCH_CUDA_LIB
