@@ -577,6 +577,16 @@ static struct nw_vwork *root_of(struct rctx *r, struct nw_vwork *w, uint32_t *re
 	return best;
 }
 
+/* The deviant's own op of collective op's comm and number, NULL none. */
+static const struct nw_seg_op *deviant_copy(struct nw_jctx *x, const struct nw_proc *dev, const struct nw_seg_op *op)
+{
+	const struct nw_comm_view *v = nw_view_of(x, op->comm_id);
+	for (int32_t cr = 0; v && cr < v->nranks; cr++)
+		if (v->members[cr].proc == dev)
+			return nw_member_coll(x, &v->members[cr], op->seq);
+	return NULL;
+}
+
 /* A verdict for a decided cycle whose deviants no verdict names. */
 static void cycle_verdict(struct rctx *r, uint32_t s)
 {
@@ -598,14 +608,24 @@ static void cycle_verdict(struct rctx *r, uint32_t s)
 	if (!dev)
 		return;
 	/* Where the deviant holds the majority's op: behind its own op on the
-	 * same stream (stream order), or not issued at all. */
+	 * same stream (stream order), or not issued at all. Of the others'
+	 * stuck ops, one the deviant holds behind its own op on its stream
+	 * says it best (others of the cycle may wait in something else, a
+	 * send that waits behind that op, first). */
 	const struct nw_seg_op *held = NULL;
-	if (mop && NW_OP_IS_COLL(mop->kind)) {
-		const struct nw_comm_view *v = nw_view_of(x, mop->comm_id);
-		for (int32_t cr = 0; v && cr < v->nranks && !held; cr++)
-			if (v->members[cr].proc == dev)
-				held = nw_member_coll(x, &v->members[cr], mop->seq);
+	for (uint32_t n = 0; n < g->nprocs && dop; n++) {
+		if (g->scc[n] != s || r->deviant[n])
+			continue;
+		const struct nw_seg_op *op = stuck_op(x, x->job->procs[n]);
+		const struct nw_seg_op *h = op && NW_OP_IS_COLL(op->kind) ? deviant_copy(x, dev, op) : NULL;
+		if (h && h->state == NW_ST_ENQUEUED && h->stream == dop->stream) {
+			mop = op;
+			held = h;
+			break;
+		}
 	}
+	if (!held && mop && NW_OP_IS_COLL(mop->kind))
+		held = deviant_copy(x, dev, mop);
 	int stream = held && held->state == NW_ST_ENQUEUED && dop && held->stream == dop->stream;
 	const struct nw_comm_view *hv = mop ? nw_view_of(x, mop->comm_id) : NULL;
 	struct nw_vwork *w = nw_verdict_new(x, stream ? NW_V_STREAM_BLOCKED : NW_V_MISSING_RANK, hv,
@@ -694,15 +714,23 @@ void nw_rootcause(struct nw_jctx *x)
 			conseq[i] = !blames_root(&r, w);
 	}
 
-	/* Decided cycles whose deviants nobody names. */
+	/* Decided cycles whose deviants nobody names. A P2P_DEADLOCK over a
+	 * cycle that also waits through collectives or stream order, decided
+	 * by who skipped, never issued or is in the minority, names the
+	 * deviant for the wrong reason (its hint is about send/receive
+	 * posting): it folds into the cycle's own verdict. */
 	for (uint32_t s = 0; s < g->nscc && !x->oom; s++) {
 		if (!r.decided[s])
 			continue;
-		int named = 0;
+		int named = 0, p2p_only = only_p2p(&r, s);
 		for (size_t i = 0; i < nvw && !named; i++) {
 			const struct nw_vwork *w = x->vw[i];
 			if (w->dropped || conseq[i])
 				continue;
+			if (w->v.kind == NW_V_P2P_DEADLOCK && r.decided[s] != BY_COUNTS && !p2p_only && in_scc(&r, w, s)) {
+				conseq[i] = 1;
+				continue;
+			}
 			for (uint32_t k = 0; k < w->v.culprits.n && !named; k++) {
 				size_t at = nw_proc_by_rank(x->job, w->v.culprits.v[k]);
 				named = at < np && g->scc[at] == s;
