@@ -30,7 +30,7 @@ export NCCL_RAS_ADDR
 # process by then (its leader reaped long ago, the pid reused: tests run
 # side by side), and killing that made other tests fail under load.
 export NW_TEST_ID="$T"
-_nw_pgids=""
+_nw_pgids="" _nw_users="" _nw_public=""
 # A process whose main thread has exited (pthread_exit) has no readable
 # /proc/PID/environ: its other threads' is the process's.
 _nw_ours() {
@@ -51,7 +51,11 @@ _nw_cleanup() {
 		[ $_ours = 1 ] && kill -KILL "-$g" 2>/dev/null
 		_nw_ours "$g" && kill -KILL "$g" 2>/dev/null
 	done
-	[ -n "${NW_KEEP_TMP:-}" ] || rm -rf "$T" ${NW_SHARED:+"$NW_SHARED"}
+	# users after the processes (userdel refuses a user with a live one)
+	for _u in $_nw_users; do
+		_nw_retry userdel "$_u" 2>/dev/null
+	done
+	[ -n "${NW_KEEP_TMP:-}" ] || rm -rf "$T" ${NW_SHARED:+"$NW_SHARED"} $_nw_public
 }
 trap _nw_cleanup EXIT
 trap 'exit 130' INT TERM
@@ -90,6 +94,47 @@ nw_share_build() {
 	chmod -R go+rX,go-w "$NW_SHARED"
 	NW_CLI="$NW_SHARED/bin/ncclwatch" NW_LIB="$NW_SHARED/lib/libncclwatch.so" NW_SIM="$NW_SHARED/sim"
 	nw_use_sim
+}
+
+# nw_public_dir: NW_PUBLIC, a new directory under /tmp everyone can enter
+# (0755), for what another user must reach ($T is this test's alone, and
+# the checkout may sit in a private directory); removed when the test ends.
+nw_public_dir() {
+	NW_PUBLIC=$(mktemp -d /tmp/nwpub.XXXXXX) || fail "mktemp for a public directory"
+	_nw_public="$_nw_public $NW_PUBLIC"
+	chmod 755 "$NW_PUBLIC"
+}
+
+# _nw_retry CMD...: CMD, tried again (up to 30 times, a second apart) while
+# it fails: useradd and userdel fail while another holds the lock of
+# /etc/passwd (another test, another checkout's `make test`).
+_nw_retry() {
+	_i=0
+	until "$@"; do
+		_i=$((_i + 1)); [ $_i -ge 30 ] && return 1
+		sleep 1
+	done
+}
+
+# nw_add_user PREFIX: a new user for this test (root only), with no home,
+# group nogroup, no shell; NW_USER is its name: PREFIX, this shell's pid
+# and a count, a name no other test running now has (nor one a killed
+# test left behind). Removed (userdel) when the test ends. Returns 1 if
+# useradd keeps failing.
+nw_add_user() {
+	_c=0
+	while [ $_c -lt 30 ]; do
+		NW_USER="$1$$n$_c"
+		_c=$((_c + 1))
+		id -u "$NW_USER" > /dev/null 2>&1 && continue
+		if useradd -M -N -g nogroup -s /usr/sbin/nologin "$NW_USER"; then
+			_nw_users="$_nw_users $NW_USER"
+			return 0
+		fi
+		# taken meanwhile, or /etc/passwd locked: try again
+		id -u "$NW_USER" > /dev/null 2>&1 || sleep 1
+	done
+	return 1
 }
 
 # nw_spawn CMD...: start CMD in its own process group in the background;

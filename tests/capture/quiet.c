@@ -23,12 +23,18 @@
  *   capture often catches one running, and sometimes just as it enters
  *   its call (the window). --live: transfers with a live peer (issue 25):
  *   8 MiB pipe writes and unix socket sends, each drained by a peer that
- *   reads 32 KiB every 100 us, and 8 MiB recv(MSG_WAITALL) fed by a peer
- *   that sends 16 KiB every 100 us, each in a loop, so a capture finds these
- *   threads now blocked, now copying inside their call; a thread reading
- *   64 MiB at a time from /dev/zero (inside the kernel, never blocked) and
- *   the spinner. Every transfer must return all it was asked for; the
- *   counts per kind and "short transfers: N" come at the end.
+ *   reads 64 KiB every millisecond, and 8 MiB recv(MSG_WAITALL) fed by a
+ *   peer that sends 64 KiB every millisecond, each in a loop, so a capture
+ *   finds these threads now blocked, now copying inside their call; a
+ *   thread reading 64 MiB at a time from /dev/zero (inside the kernel,
+ *   never blocked) and a spinner, both at nice 19 (and the process's
+ *   autogroup too) and busy only in spells:
+ *   while the file STOPFILE.busy exists (else each sleeps 2 ms at a time).
+ *   The reader prints "live spell N started" before its first read of
+ *   spell N and "live spell N ended" after its last, so a test makes its
+ *   capture inside a spell and the two never take a core for longer (nor
+ *   from anyone else: nice 19). Every transfer must return all it was asked
+ *   for; the counts per kind and "short transfers: N" come at the end.
  *
  * Timed calls (nanosleep, clock_nanosleep, usleep, sleep, poll, select,
  * epoll_wait, sem_timedwait, recv with SO_RCVTIMEO) run in a loop of
@@ -57,6 +63,7 @@
 #include <sys/msg.h>
 #include <sys/select.h>
 #include <sys/signalfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -619,10 +626,12 @@ static int run_window(void)
 
 /* ---- --live: transfers with a live peer (see the usage) ---- */
 
-#define PIECE (16u << 10)        /* the feeder's sends */
-#define DRAIN (32u << 10)        /* the drainers' reads */
-#define PEER_PAUSE_NS 100000     /* between two of a peer's pieces */
+#define PIECE (64u << 10)        /* the feeder's sends */
+#define DRAIN (64u << 10)        /* the drainers' reads */
+#define PEER_PAUSE_NS 1000000    /* between two of a peer's pieces: paced, the
+                                    transfers block in their call, burn no core */
 #define ZERO_READ (64u << 20)
+#define IDLE_NS 2000000          /* the busy threads' sleep between spells */
 
 static int live_pipe[2], live_send[2], live_waitall[2];
 
@@ -632,10 +641,10 @@ struct live_count {
 };
 static struct live_count lc_pipe = { .what = "8 MiB pipe write" }, lc_send = { .what = "8 MiB send" },
                          lc_waitall = { .what = "8 MiB recv(MSG_WAITALL)" },
-                         lc_piece = { .what = "16 KiB send (feeder)" },
-                         lc_drain = { .what = "32 KiB read/recv (drainers)" },
+                         lc_piece = { .what = "64 KiB send (feeder)" },
+                         lc_drain = { .what = "64 KiB read/recv (drainers)" },
                          lc_zero = { .what = "64 MiB read of /dev/zero" },
-                         lc_pause = { .what = "100 us nanosleep (peers)" };
+                         lc_pause = { .what = "1 ms nanosleep (peers)" };
 
 /* One call of `want` bytes returned r: count it, a problem unless whole. */
 static void live_check(struct live_count *c, ssize_t r, size_t want)
@@ -698,7 +707,7 @@ static void *t_live_send(void *a)
 	return NULL;
 }
 
-/* Reads 32 KiB every 100 us from fd until its end; a short read is normal
+/* Reads 64 KiB every millisecond from fd until its end; a short read is normal
  * here, an error is not. */
 static void drain(int fd, int sock)
 {
@@ -758,7 +767,7 @@ static void *t_live_waitall(void *a)
 	return NULL;
 }
 
-/* Feeds the MSG_WAITALL receiver whole 8 MiB blocks, 16 KiB at a time. */
+/* Feeds the MSG_WAITALL receiver whole 8 MiB blocks, 64 KiB at a time. */
 static void *t_live_feed(void *a)
 {
 	(void)a;
@@ -775,21 +784,101 @@ static void *t_live_feed(void *a)
 	return NULL;
 }
 
-/* Inside the kernel all the time (a /dev/zero read never blocks), and
- * such a read stops early when a signal or a ptrace interrupt is pending. */
+/* Spells: set by the main thread while STOPFILE.busy exists. */
+static atomic_int spell;
+static char busyfile[4096];
+
+/* Our scheduling group at nice 19 too: started in a session of its own
+ * (setsid), we are an autogroup of our own (sched_autogroup), which the
+ * scheduler weighs as one against every other group whatever our threads'
+ * nice values: without this they only rank our threads among themselves.
+ * A write within 100 ms of another process's may say EAGAIN. */
+static void nice_group(void)
+{
+	for (int i = 0; i < 50; i++) {
+		int fd = open("/proc/self/autogroup", O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			return;    /* no autogroups: the threads' nice values are enough */
+		ssize_t r = write(fd, "19", 2);
+		int e = errno;
+		close(fd);
+		if (r == 2)
+			return;
+		if (e != EAGAIN) {
+			printf("live: cannot set our autogroup's nice value: %s\n", strerror(e));
+			return;
+		}
+		usleep(20000);
+	}
+}
+
+/* A busy thread: nice 19 in our group at nice 19, so that it takes no CPU
+ * time from anyone else. */
+static void busy_thread(const char *name)
+{
+	name_self(name);
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 19) != 0)
+		problem(name, "setpriority: %s", strerror(errno));
+}
+
+static void idle_pause(void)
+{
+	struct timespec ts = { 0, IDLE_NS };
+	nanosleep(&ts, NULL);
+}
+
+/* Within a spell, inside the kernel all the time (a /dev/zero read never
+ * blocks), and such a read stops early when a signal or a ptrace
+ * interrupt is pending. */
 static void *t_live_zero(void *a)
 {
 	(void)a;
-	name_self("q-zero-read");
+	busy_thread("q-zero-read");
 	int fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
 	char *buf = malloc(ZERO_READ);
+	int n = 0;
 	entered();
-	while (fd >= 0 && buf && !done)
-		live_check(&lc_zero, read(fd, buf, ZERO_READ), ZERO_READ);
+	while (fd >= 0 && buf && !done) {
+		if (!spell) {
+			idle_pause();
+			continue;
+		}
+		printf("live spell %d started\n", ++n);
+		while (spell && !done)
+			live_check(&lc_zero, read(fd, buf, ZERO_READ), ZERO_READ);
+		printf("live spell %d ended\n", n);
+	}
 	if (fd >= 0)
 		close(fd);
 	free(buf);
 	return NULL;
+}
+
+/* Within a spell, user code all the time. */
+static void *t_live_spin(void *a)
+{
+	(void)a;
+	busy_thread("q-spin");
+	entered();
+	while (!done) {
+		if (!spell)
+			idle_pause();
+		while (spell && !done)
+			spins++;
+	}
+	return NULL;
+}
+
+/* wait_stopfile, and a spell while STOPFILE.busy exists. */
+static void live_wait(void)
+{
+	struct stat st;
+	while (stat(stopfile, &st) != 0 && getppid() == parent) {
+		spell = stat(busyfile, &st) == 0;
+		struct timespec ts = { 0, 5000000 };
+		nanosleep(&ts, NULL);
+	}
+	spell = 0;
 }
 
 static int run_live(void)
@@ -799,8 +888,10 @@ static int run_live(void)
 		perror("setup");
 		return 2;
 	}
+	snprintf(busyfile, sizeof(busyfile), "%s.busy", stopfile);
+	nice_group();
 	void *(*fn[])(void *) = { t_live_pipe_write, t_live_pipe_drain, t_live_send, t_live_send_drain,
-	                          t_live_waitall, t_live_feed, t_live_zero, t_spin };
+	                          t_live_waitall, t_live_feed, t_live_zero, t_live_spin };
 	enum { NL = sizeof(fn) / sizeof(fn[0]) };
 	pthread_t th[NL];
 	for (int i = 0; i < NL; i++)
@@ -809,7 +900,7 @@ static int run_live(void)
 		usleep(1000);
 	printf("ready pid=%d threads=%d\n", (int)getpid(), NL + 1);
 	fflush(stdout);
-	wait_stopfile();
+	live_wait();
 	done = 1;
 	for (int i = 0; i < NL; i++)
 		pthread_join(th[i], NULL);

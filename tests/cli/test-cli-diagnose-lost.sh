@@ -14,7 +14,7 @@ need_engine
 
 export NCCLWATCH_STACK_THREADS=1
 watched_start "$T/live.out" lost --steps 4 --bcast-every 0 --verbose --fault sleep:rank=0:step=3:ms=3600000
-wait_for_line 60 '^rank 0 step 3: fault sleep: sleeping' "$T/live.out"
+wait_for_line 60 'rank 0 step 3: fault sleep: sleeping' "$T/live.out"
 cli_ok 0 "$T/dump" dump --job lost --wait 30 "$NCCLWATCH_DIR"
 assert_grep '^dump: job lost: 1 of 1 process answered$' "$T/dump"
 dump=$(find "$NCCLWATCH_DIR/lost" -name '*.dump.seg')

@@ -78,8 +78,8 @@ status_of 2 gc "$T/missing"; stderr_lines 1
 status_of 2 gc "$T/a" "$T/b"; stderr_lines 1
 # A dead segment gc may not remove: its job directory is read-only for
 # the caller (root ignores modes: then gc runs as nobody, on nobody's files).
-G=$(mktemp -d /tmp/nwgc.XXXXXX)
-chmod 755 "$G"
+nw_public_dir
+G=$NW_PUBLIC
 mkdir -p "$G/job"
 "$NW_GEN" --scenario healthy --ranks 1 --out "$T/one" > /dev/null || fail "nwgen"
 cp "$T/one/gen-healthy/"*.seg "$G/job/dead.seg"
@@ -91,8 +91,8 @@ f.seek(96); f.write(struct.pack("<q", 2**22 + 12345))
 f.seek(144); f.write(socket.gethostname().encode()[:63] + b"\0")' "$G/job/dead.seg" || fail "patching dead.seg"
 as_user=""
 if [ "$(id -u)" = 0 ]; then
-	command -v setpriv > /dev/null || { rm -rf "$G"; skip "root without setpriv"; }
-	nobody=$(id -u nobody) || { rm -rf "$G"; skip "no user nobody"; }
+	command -v setpriv > /dev/null || skip "root without setpriv"
+	nobody=$(id -u nobody) || skip "no user nobody"
 	nw_share_build   # a CLI nobody can run: the checkout may sit in a private directory
 	python3 -c 'import struct,sys; f=open(sys.argv[1],"r+b"); f.seek(140); f.write(struct.pack("<I", int(sys.argv[2])))' \
 		"$G/job/dead.seg" "$nobody"

@@ -23,25 +23,25 @@ nw_share_build tests/interpose/nccl-ops-linked tests/progs/nwgen
 NW_PROGS="$NW_SHARED/tests/interpose"
 NW_GEN="$NW_SHARED/tests/progs/nwgen"
 
-A=nwa$$ V=nwv$$
-ATTACK_PID= B=
+# Users of this run alone (another checkout's test may run now), removed
+# at the end with their default directories.
+ATTACK_PID= A= V=
 cleanup_users() {
 	[ -z "$ATTACK_PID" ] || { kill -KILL "$ATTACK_PID" 2>/dev/null; wait "$ATTACK_PID" 2>/dev/null; }
 	for u in $A $V; do
-		uid=$(id -u "$u" 2>/dev/null) || continue
-		rm -rf "/dev/shm/ncclwatch-$uid"
-		userdel "$u" 2>/dev/null
+		uid=$(id -u "$u" 2>/dev/null) && rm -rf "/dev/shm/ncclwatch-$uid"
 	done
-	[ -z "$B" ] || rm -rf "$B"
 	_nw_cleanup
 }
 trap cleanup_users EXIT
-useradd -M -N -g nogroup -s /usr/sbin/nologin "$A" || skip "useradd $A failed"
-useradd -M -N -g nogroup -s /usr/sbin/nologin "$V" || skip "useradd $V failed"
+nw_add_user nwa || fail "useradd failed"
+A=$NW_USER
+nw_add_user nwv || fail "useradd failed"
+V=$NW_USER
 AU=$(id -u $A) VU=$(id -u $V)
 # A place both can reach ($T is root's alone).
-B=$(mktemp -d /tmp/nwtrust.XXXXXX)
-chmod 755 "$B"
+nw_public_dir
+B=$NW_PUBLIC
 mkdir "$B/a" "$B/v"
 chown $A "$B/a"
 chown $V "$B/v"

@@ -61,10 +61,15 @@ assert_hung() {
 	sed 's/^/    /' "$2"
 }
 
-# trainer_kill: end the job (its whole process group) and reap it.
+# trainer_kill: end the job (its whole process group) and reap it; returns
+# once every process of the group is gone. SIGKILL lands on each rank in
+# its own time: on a loaded machine (two test suites at once) a rank still
+# dying read as alive, and `ncclwatch dump` waited for its answer.
 trainer_kill() {
 	kill -KILL "-$TRAINER_PID" 2>/dev/null
 	wait "$TRAINER_PID" 2>/dev/null
+	_trainer_gone() { ! kill -0 "-$TRAINER_PID" 2>/dev/null; }
+	nw_until 60 _trainer_gone || fail "the trainer's processes outlived SIGKILL"
 	return 0
 }
 

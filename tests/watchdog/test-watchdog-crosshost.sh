@@ -22,7 +22,7 @@ for r in 0 1; do
 done
 
 note "rank 0 reports all-reduce #6 STARTED; its dump goes to the shared directory"
-wait_for_line $WD_WAIT '^ncclwatch: stall: ' "$T/rank0.out"
+wait_for_line $WD_WAIT 'ncclwatch: stall: ' "$T/rank0.out"
 cat "$T/rank0.out"
 assert_findings "$T/rank0.out" STARTED AllReduce 6 0
 line=$(rank_stalls 0 "$T/rank0.out")

@@ -23,7 +23,7 @@
 
 note "8 ranks, rank 3's all-reduce #5 faults"
 NCCLSIM_FAULT=gpufault:rank=3:seq=5 wd_start "$T/out" gf8 --nranks 8 --steps 10 --bcast-every 0
-wait_for_count $WD_WAIT 7 '^ncclwatch: stall: .* state=STARTED ' "$T/out"
+wait_for_count $WD_WAIT 7 'ncclwatch: stall: .* state=STARTED ' "$T/out"
 stall_lines "$T/out"
 assert_grep 'rank 3 step 4: cuStreamSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS' "$T/out"
 # If rank 3 says anything on its way out, it is the failure.
@@ -45,7 +45,7 @@ seg_has() { "$NW_CLI" show "$2" | grep -Eq -- "$1"; }
 nw_until $WD_WAIT seg_has '^  op .* AllReduce .* seq=1 .* state=COMPLETED ' "$seg" \
 	|| { "$NW_CLI" show "$seg" | grep '^  op '; fail "all-reduce #1 never seen COMPLETED"; }
 kill -USR1 "$PROG_PID"
-wait_for_line $WD_WAIT '^ncclwatch: stall: ' "$T/gf.out"
+wait_for_line $WD_WAIT 'ncclwatch: stall: ' "$T/gf.out"
 wait_for_line $WD_WAIT '^lingering$' "$T/gf.out"
 cat "$T/gf.out"
 assert_grep '^allreduce 2: stream error 700$' "$T/gf.out"
@@ -65,7 +65,7 @@ assert_grep '^  comm 0 .* async_error=ncclUnhandledCudaError ' "$T/gf.show"
 
 note "the fault right after a synchronized op: the finding names #2 or an earlier op, as a lower bound"
 NCCLWATCH_TIMEOUT=600 NCCLSIM_FAULT=gpufault:rank=0:seq=2 prog_start "$T/gf2.out" gf2 nccl-gpufault linger
-wait_for_line $WD_WAIT '^ncclwatch: stall: ' "$T/gf2.out"
+wait_for_line $WD_WAIT 'ncclwatch: stall: ' "$T/gf2.out"
 wait_for_line $WD_WAIT '^lingering$' "$T/gf2.out"
 cat "$T/gf2.out"
 line=$(stall_lines "$T/gf2.out")

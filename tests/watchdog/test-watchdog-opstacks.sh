@@ -27,7 +27,7 @@ op_stack() {
 
 note "1. a stalled job: the dumps name the issuing trainer functions"
 NCCLSIM_FAULT=stall:seq=3 wd_start "$T/stall" stall --nranks 8 --steps 5 --bcast-every 0
-wait_for_count $WD_WAIT 8 '^ncclwatch: stall: .* op=AllReduce seq=3 ' "$T/stall"
+wait_for_count $WD_WAIT 8 'ncclwatch: stall: .* op=AllReduce seq=3 ' "$T/stall"
 without_slow_inits "$T/stall" > "$T/stall.ar" || exit 1
 assert_findings "$T/stall.ar" STARTED AllReduce 3 0 1 2 3 4 5 6 7
 for r in 0 1 2 3 4 5 6 7; do

@@ -52,7 +52,7 @@ while [ $round -le "$NW_RACE_ROUNDS" ]; do
 	mkdir -p "$NCCLSIM_DIR"
 	wd_start "$T/out$round" race --nranks 8 --steps $((step + 4)) --count 16 --bcast-every 0 \
 		--fault skip:rank=1:step=$step
-	wait_for_count $WD_WAIT 1 "^rank 1 step $step: idling until killed\$" "$T/out$round"
+	wait_for_count $WD_WAIT 1 "rank 1 step $step: idling until killed\$" "$T/out$round"
 	# The seven waiting ranks report the stuck op once its age passes the
 	# timeout; a corrupted record never is: wait until each of them either
 	# reported it or shows it COMPLETED, then diagnose.

@@ -14,8 +14,8 @@
 
 wd_start "$T/out" skip --nranks 8 --steps 24 --count 64 --bcast-every 0 --fault skip:rank=5:step=20
 stuck="0 1 2 3 4 6 7"
-wait_for_count $WD_WAIT 7 '^ncclwatch: stall: ' "$T/out"
-wait_for_count $WD_WAIT 1 '^ncclwatch: dump requested by rank=[0-9]+ pid=[0-9]+ host=[^ ]+: rank=5 pid=[0-9]+ wrote ' "$T/out"
+wait_for_count $WD_WAIT 7 'ncclwatch: stall: ' "$T/out"
+wait_for_count $WD_WAIT 1 'ncclwatch: dump requested by rank=[0-9]+ pid=[0-9]+ host=[^ ]+: rank=5 pid=[0-9]+ wrote ' "$T/out"
 grep 'ncclwatch: ' "$T/out"
 assert_grep 'rank 5 step 20: idling until killed$' "$T/out"
 kill -0 "$TRAINER_PID" 2>/dev/null || fail "the job ended instead of hanging"
@@ -54,7 +54,7 @@ for r in $stuck; do
 	assert_no_grep 'idle_forever' "$T/stack"
 done
 note "the watchdog's own verdict, printed once for the host, and report.txt"
-wait_for_count $WD_WAIT 1 '^ncclwatch: MISSING_RANK: rank 5 never called AllReduce #21 ' "$T/out"
+wait_for_count $WD_WAIT 1 'ncclwatch: MISSING_RANK: rank 5 never called AllReduce #21 ' "$T/out"
 # Printed by one process of the host, again only when the verdict or the
 # stack groups change (peers' dumps arrive within a second or two): never
 # once per rank or per poll.

@@ -58,7 +58,7 @@ done
 
 note "NCCLSIM_FAULT=slow:rank=4:ms=20000 --pipeline"
 NCCLSIM_FAULT=slow:rank=4:ms=20000 wd_start "$T/slow" slow --nranks 8 --steps 1 --bcast-every 0 --pipeline
-wait_for_count $WD_WAIT 16 '^ncclwatch: stall: ' "$T/slow"
+wait_for_count $WD_WAIT 16 'ncclwatch: stall: ' "$T/slow"
 stall_lines "$T/slow"
 world= pipe=
 for r in 0 1 2 3 4 5 6 7; do
