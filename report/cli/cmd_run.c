@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "../escape.h"
 
 static void run_help(FILE *out)
 {
@@ -236,7 +237,7 @@ static int run_run(int argc, char **argv)
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		execvp(argv[optind], argv + optind);
 		int e = errno;
-		fprintf(stderr, "ncclwatch run: %s: %s\n", argv[optind], strerror(e));
+		nw_print_line(stderr, "ncclwatch run: %s: %s", argv[optind], strerror(e));
 		_exit(e == ENOENT ? 127 : 126);
 	}
 	child_pid = pid;
