@@ -21,7 +21,7 @@
 struct nw_lifecycle {
 	void (*start)(void);                   /* recording starts: before the first record */
 	void (*exit)(void);                    /* the process exits while recording */
-	void (*job_left)(const char *jobdir);  /* it was the last process of its job */
+	void (*job_left)(const char *jobdir, int kept);  /* leaving its job (kept: our file stays) */
 	void (*after_fork)(void);              /* in a fork child */
 };
 extern const struct nw_lifecycle nw_lifecycle;

@@ -56,8 +56,8 @@ __attribute__((destructor)) static void nw_at_exit(void)
 {
 	if (atomic_load_explicit(&nw_run, memory_order_acquire) == NW_RUN_RECORDING) {
 		nw_lifecycle.exit();
-		if (nw_segment_exit(&nw_seg))
-			nw_lifecycle.job_left(nw_seg.jobdir);   /* the last one out removes the job directory */
+		/* the last one out removes what left early, and the job directory */
+		nw_lifecycle.job_left(nw_seg.jobdir, !nw_segment_exit(&nw_seg));
 	}
 }
 

@@ -162,8 +162,11 @@ int nw_requests_open(const char *jobdir, const char *shared_dir)
 	return 0;
 }
 
-/* Is `name` in jobdir a segment that left early? */
-static int left_early(int dirfd, const char *name)
+/* What a file of the job directory says of the job's end: 1 a segment
+ * that left early, 2 a segment of a process that did not end well (killed,
+ * crashed, an exit status not 0), 0 anything else (an ended one, a dump, a
+ * report, the control file). */
+static int seg_end(int dirfd, const char *name)
 {
 	size_t n = strlen(name);
 	if (n < 5 || strcmp(name + n - 4, ".seg") != 0 || name[0] == '.')
@@ -176,33 +179,37 @@ static int left_early(int dirfd, const char *name)
 	close(fd);
 	if (got != (ssize_t)sizeof h || memcmp(h.magic, NW_SEG_MAGIC, sizeof h.magic) != 0)
 		return 0;
-	uint32_t want = NW_SEG_F_EXITED | NW_SEG_F_LEFT_EARLY;
-	return (h.flags & want) == want && !(h.flags & (NW_SEG_F_DUMP | NW_SEG_F_STALL_SEEN));
+	uint32_t flags = h.flags;
+	if (flags & NW_SEG_F_DUMP)
+		return 0;
+	if ((flags & (NW_SEG_F_EXITED | NW_SEG_F_LEFT_EARLY)) == (NW_SEG_F_EXITED | NW_SEG_F_LEFT_EARLY))
+		return 1;
+	if (!(flags & NW_SEG_F_EXITED) || ((flags & NW_SEG_F_EXIT_STATUS) && h.exit_status != 0))
+		return 2;
+	return 0;
 }
 
-/* The last one out: the segments that left early go, unless anything
- * else but them and the control file is in the directory. */
+/* The last one out: the segments that left early go, unless a process of
+ * the job did not end well (then whoever left early may be why). */
 static void remove_left_early(const char *jobdir)
 {
 	DIR *d = opendir(jobdir);
 	if (!d)
 		return;
-	int kept_other = 0;
+	int bad_end = 0;
 	struct dirent *e;
-	while ((e = readdir(d)) && !kept_other)
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "control") &&
-		    !left_early(dirfd(d), e->d_name))
-			kept_other = 1;
-	if (!kept_other) {
+	while ((e = readdir(d)) && !bad_end)
+		bad_end = seg_end(dirfd(d), e->d_name) == 2;
+	if (!bad_end) {
 		rewinddir(d);
 		while ((e = readdir(d)))
-			if (left_early(dirfd(d), e->d_name))
+			if (seg_end(dirfd(d), e->d_name) == 1)
 				unlinkat(dirfd(d), e->d_name, 0);
 	}
 	closedir(d);
 }
 
-void nw_requests_leave(const char *jobdir)
+void nw_requests_leave(const char *jobdir, int kept)
 {
 	char path[PATH_MAX];
 	if (snprintf(path, sizeof(path), "%s/control", jobdir) >= (int)sizeof(path))
@@ -222,10 +229,13 @@ void nw_requests_leave(const char *jobdir)
 	} else if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &st) == 0 && st.st_nlink > 0
 	    && lstat(path, &at) == 0 && at.st_dev == st.st_dev && at.st_ino == st.st_ino) {
 		remove_left_early(jobdir);
-		unlink(path);
+		if (!kept)   /* a kept segment keeps the directory and its control file */
+			unlink(path);
 	}
 	if (fd >= 0)
 		close(fd);
+	if (kept)
+		return;
 	/* Fails unless empty: another process's segment, a dump, a report
 	 * keep it, and a process starting meanwhile makes it again. */
 	rmdir(jobdir);

@@ -30,14 +30,15 @@ struct nw_request {
  * file is held with a shared flock(2) for as long as the process runs. */
 int nw_requests_open(const char *jobdir, const char *shared_dir);
 
-/* At a clean exit (nw_segment_exit flagged our segment LEFT_EARLY): if no
+/* At exit (kept: our segment stays for a reason of its own; else
+ * nw_segment_exit flagged it LEFT_EARLY): if no
  * other process of the job holds the control file we are the last one
- * out: remove the segments that left early (ours too) unless something
- * else of the job was kept (a segment kept for a reason, a dump, a
- * report: then they are part of that story), the control file, and the
+ * out: remove the segments that left early (ours too) unless a process of
+ * the job did not end well (killed, crashed, an exit status not 0: then
+ * whoever left early may be why), the control file, and the
  * job directory if it is empty (rmdir: never one that holds anything).
  * Otherwise our segment stays: the others may wait for us. */
-void nw_requests_leave(const char *jobdir);
+void nw_requests_leave(const char *jobdir, int kept);
 
 /* Ask every process of the job for a dump; the local request's id (this
  * process's own request counts as served by the dump it makes), 0 none. */

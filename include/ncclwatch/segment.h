@@ -56,7 +56,7 @@
 #define NW_SEG_F_LEFT_EARLY  0x200u /* 2.0: the process exited cleanly (status 0, every comm ended, no
                                      * stall) while others of its job still ran: its file stays for
                                      * their diagnosis (where it ended); the job's last process out
-                                     * removes it when nothing else of the job was kept */
+                                     * removes it unless a process of the job did not end well */
 
 #define NW_SEG_HOST_LEN 64
 #define NW_SEG_JOB_LEN 64

@@ -115,6 +115,7 @@ struct nw_proc {
 	uint32_t view_of_process;      /* a process that drives several ranks is read as one view
 	                                * per rank (rank_split.c): this view's index among them,
 	                                * 0 for the first (and for a process of one rank) */
+	uint32_t views_in_process;     /* how many (0 or 1: a process of one rank) */
 	/* Sources other than a segment (report/fr/: Flight Recorder dumps). */
 	const char *source_note;       /* NULL for a segment; else what the source cannot
 	                                * tell (said once per verdict as evidence), interned */

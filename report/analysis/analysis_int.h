@@ -105,6 +105,8 @@ struct nw_load {                      /* what load.c hands to model.c */
 /* rank_split.c: each process that drives several ranks (comms of several
  * CUDA devices) replaced by one view per rank; 0, or -1 out of memory. */
 int nw_split_ranks(struct nw_proc ***procs, size_t *nprocs);
+/* Whether two views are of one process (host, pid, start time). */
+int nw_same_process(const struct nw_proc *a, const struct nw_proc *b);
 /* Whether p has no op pending and another rank of its process has one
  * that thread tid issued: tid, blocked, waits for that rank. */
 int nw_sibling_pending(const struct nw_job *job, const struct nw_proc *p, uint32_t tid);

@@ -87,10 +87,9 @@ static void lost_evidence(struct nw_jctx *x, struct nw_vwork *w)
 		int full = (h->flags & NW_SEG_F_COMMS_FULL) != 0;
 		struct nw_buf *b = &w->ev;
 		struct nw_rankset ranks = { 0 };
-		for (size_t k = 0; k < job->nprocs; k++) {
+		for (size_t k = 0; k < job->nprocs && p->views_in_process > 1; k++) {
 			const struct nw_proc *q = job->procs[k];
-			if (q->hdr.pid == p->hdr.pid && q->hdr.start_realtime_ns == p->hdr.start_realtime_ns &&
-			    !strcmp(q->hdr.host, p->hdr.host) && q->rank >= 0 && !nw_rankset_has(&ranks, q->rank))
+			if (nw_same_process(p, q) && q->rank >= 0 && !nw_rankset_has(&ranks, q->rank))
 				nw_set_add(x, &ranks, q->rank);
 		}
 		if (ranks.n > 1) {   /* a process of several ranks: it lost data for all of them */

@@ -180,8 +180,10 @@ static int split_one(struct nw_proc ***procs, size_t *n, size_t at)
 	group_ops(p, group, op_group);
 	struct nw_proc *views[MAX_GROUPS];
 	for (int g = 0; g < ngroups; g++) {
-		if ((views[g] = rank_view(p, group, op_group, g)))
+		if ((views[g] = rank_view(p, group, op_group, g))) {
 			views[g]->view_of_process = (uint32_t)g;
+			views[g]->views_in_process = (uint32_t)ngroups;
+		}
 		else {
 			while (g-- > 0)
 				nw_proc_free(views[g]);
@@ -214,15 +216,19 @@ static int has_pending(const struct nw_proc *p, uint32_t tid)
 	return 0;
 }
 
-static int same_process(const struct nw_proc *a, const struct nw_proc *b);
+int nw_same_process(const struct nw_proc *a, const struct nw_proc *b)
+{
+	return a->hdr.pid == b->hdr.pid && a->hdr.start_realtime_ns == b->hdr.start_realtime_ns &&
+	       !strcmp(a->hdr.host, b->hdr.host);
+}
 
 int nw_sibling_pending(const struct nw_job *job, const struct nw_proc *p, uint32_t tid)
 {
-	if (has_pending(p, 0))
+	if (p->views_in_process < 2 || has_pending(p, 0))
 		return 0;
 	for (size_t i = 0; i < job->nprocs; i++) {
 		const struct nw_proc *q = job->procs[i];
-		if (q != p && same_process(p, q) && has_pending(q, tid))
+		if (q != p && nw_same_process(p, q) && has_pending(q, tid))
 			return 1;
 	}
 	return 0;
@@ -236,11 +242,6 @@ size_t nw_job_process_count(const struct nw_job *job)
 	return n;
 }
 
-static int same_process(const struct nw_proc *a, const struct nw_proc *b)
-{
-	return a->hdr.pid == b->hdr.pid && a->hdr.start_realtime_ns == b->hdr.start_realtime_ns &&
-	       !strcmp(a->hdr.host, b->hdr.host);
-}
 
 /* Death and exit take the whole process: a verdict that blames a rank of a
  * process that is gone (a sink) blames every rank of it that is gone too,
@@ -258,9 +259,11 @@ void nw_rules_process_fate(struct nw_jctx *x)
 			if (at >= job->nprocs || !x->sink[at])
 				continue;
 			const struct nw_proc *p = job->procs[at];
+			if (p->views_in_process < 2)
+				continue;   /* a process of one rank: nothing else went with it */
 			for (size_t j = 0; j < job->nprocs && !x->oom; j++) {
 				const struct nw_proc *q = job->procs[j];
-				if (q == p || !x->sink[j] || q->rank < 0 || !same_process(p, q) ||
+				if (q == p || !x->sink[j] || q->rank < 0 || !nw_same_process(p, q) ||
 				    nw_rankset_has(&w->v.culprits, q->rank))
 					continue;
 				nw_verdict_culprit(x, w, q);

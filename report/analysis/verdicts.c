@@ -163,7 +163,8 @@ static void find_sinks(struct nw_jctx *x)
 			x->sink[i] = 1;
 			continue;
 		}
-		uint64_t last = p->alive == 0 ? last_alive_ns(p) : 0;
+		/* A dump is a copy taken at a request: the process went on after it */
+		uint64_t last = p->alive == 0 && !p->is_dump ? last_alive_ns(p) : 0;
 		if (!last)
 			continue;
 		uint64_t grace = sink_grace_ns(x, p);

@@ -13,8 +13,9 @@ static void status_help(FILE *out)
 	fprintf(out,
 	        "usage: ncclwatch status [--job NAME] [--any-owner] [DIR|FILE...]\n"
 	        "\n"
-	        "One line per process of every job under the paths (default $NCCLWATCH_DIR,\n"
-	        "else /dev/shm/ncclwatch-$UID), running or not, from its newest segment or dump.\n"
+	        "One line per rank of every job under the paths (default $NCCLWATCH_DIR,\n"
+	        "else /dev/shm/ncclwatch-$UID), running or not, from its process's newest segment\n"
+	        "or dump (a process that drives several ranks has a line for each).\n"
 	        "\n"
 	        "  -J, --job NAME   only the job NAME (its directory name)\n"
 	        "  -A, --any-owner  also read files of other users (without it, a file owned\n"

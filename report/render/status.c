@@ -1,7 +1,8 @@
-/* One line per process (see render.h), for `ncclwatch status`:
+/* One line per rank (see render.h), for `ncclwatch status`: a process
+ * that drives several ranks has a line for each, with the same pid.
  *
  *   # host pid rank comms last state age alive
- *   # job NAME: N processes, world size W, ranks missing: none
+ *   # job NAME: N processes[ (R ranks)], world size W, ranks missing: none
  *   HOST PID RANK comms=N last=KIND#SEQ@COMM state=STATE age=S.Ss alive|dead|?
  *   # unreadable: PATH: PROBLEM
  *
@@ -75,7 +76,11 @@ int nw_render_status(FILE *out, const struct nw_analysis *a, unsigned flags)
 		const struct nw_job *job = &a->jobs[j];
 		fputs("# job ", out);
 		put_word(out, job->name ? job->name : "", NW_SEG_JOB_LEN);
-		fprintf(out, ": %zu process%s, world size ", job->nprocs, job->nprocs == 1 ? "" : "es");
+		size_t nproc = nw_job_process_count(job);
+		fprintf(out, ": %zu process%s", nproc, nproc == 1 ? "" : "es");
+		if (nproc != job->nprocs)
+			fprintf(out, " (%zu ranks)", job->nprocs);
+		fputs(", world size ", out);
 		if (job->world_size >= 0)
 			fprintf(out, "%" PRId32, job->world_size);
 		else

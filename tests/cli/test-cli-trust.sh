@@ -146,7 +146,9 @@ for cmd in status diagnose; do
 done
 assert_grep '^job vjob: 1 process read' "$T/diagnose.out"
 assert_no_grep 'MISSING_RANK' "$T/diagnose.out"
-assert_eq "$(grep -vc '^#' "$T/status.out")" 1 "status: process lines (V's only)"
+# V's one process drives two ranks (nccl-ops-linked): a line for each, its pid on both
+assert_eq "$(grep -vc '^#' "$T/status.out")" 2 "status: rank lines (V's only)"
+assert_eq "$(grep -v '^#' "$T/status.out" | cut -d' ' -f2 | sort -u | wc -l)" 1 "status: pids of the rank lines"
 note "--any-owner reads them all (root reading another user's job on purpose)"
 as $V "$NW_CLI" diagnose --any-owner "$VDEF" > "$T/any.out" 2> "$T/any.err"
 assert_eq "$?" 1 "diagnose --any-owner: A's hung job is a problem found"
