@@ -17,17 +17,20 @@ eval_line=$(line_in run_evaluation 'time.sleep(0.2)')
 [ -n "$eval_line" ] || fail "train.py: run_evaluation's sleep is not there"
 
 # attach_until OUT: attach to the launcher's tree until the verdict names
-# rank 2 (the job is still running steps 0-4 at first).
+# rank 2 and rank 2 is in run_evaluation (the job is still running steps
+# 0-4 at first; while rank 2 still synchronizes step 4 its peers may
+# already have launched #6: RAS's counts name it before it is stuck).
 attach_until() {
 	_i=0
 	while [ $_i -lt 60 ]; do
 		"$NW_CLI" attach --tree "$LAUNCH_PID" -o "$T/att.$1.$_i" > "$T/$1" 2>&1
-		grep -q '^MISSING_RANK: rank 2 never launched AllReduce' "$T/$1" && return 0
+		grep -q '^MISSING_RANK: rank 2 never launched AllReduce' "$T/$1" &&
+			grep -q '^    rank 2 (from stacks): where it is instead: .*run_evaluation' "$T/$1" && return 0
 		_i=$((_i + 1))
 		sleep 1
 	done
 	cat "$T/$1"; tail -n 30 "$T/${1%.att}.out"
-	fail "$1: attach never named rank 2"
+	fail "$1: attach never named rank 2 in run_evaluation"
 }
 
 check() {    # OUT: one job, one verdict, RAS's op number, rank 2's Python frame
