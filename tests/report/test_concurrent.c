@@ -191,6 +191,18 @@ int main(void)
 	for (int i = 0; i < WRITERS; i++)
 		pthread_create(&threads[i], NULL, writer, NULL);
 	pthread_create(&capture_thread, NULL, capturer, NULL);
+	/* The snapshots race with writers at work: wait until they wrapped the
+	 * ring a few times (on a loaded machine the reader could otherwise take
+	 * all its snapshots before a writer thread first runs). */
+	struct nw_seg_header *hdr = mem;
+	for (int waited = 0; atomic_load(&hdr->ring_head) < 4 * spec.ring_capacity; waited++) {
+		if (waited == 60000) {
+			fprintf(stderr, "FAIL: the writers wrote %llu records in 60 s\n",
+			        (unsigned long long)atomic_load(&hdr->ring_head));
+			return 1;
+		}
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
 
 	struct nw_ring_stats total = { 0 };
 	int failed = 0;
