@@ -171,7 +171,8 @@ struct nw_comm *nw_comm_create(const struct nw_comm_spec *spec)
 
 /* Comms made inside a group whose identity waits for the group's end:
  * NCCL creates them at the outermost ncclGroupEnd (a split's child has no
- * size or rank before), so asking earlier would record a wrong one. */
+ * size or rank before), so asking earlier would record a wrong one. A
+ * count, so that the group ends of threads that made none stay one load. */
 static atomic_int identity_pending;
 
 /* rank, nranks and device, asked of the real NCCL once (never on the hot path). */
@@ -219,8 +220,10 @@ void nw_comm_created(struct nw_comm *c, ncclComm_t handle, ncclResult_t r)
 	}
 	if (r == ncclSuccess) {
 		if (handle && nw_tls.group_depth > 0) {
-			c->identity_wait = 1;
-			atomic_store_explicit(&identity_pending, 1, memory_order_release);
+			pthread_mutex_lock(&nw_comms_lock);
+			c->identity_wait = &nw_tls;
+			atomic_fetch_add_explicit(&identity_pending, 1, memory_order_release);
+			pthread_mutex_unlock(&nw_comms_lock);
 		}
 		else if (handle)
 			learn_identity(c);
@@ -241,14 +244,17 @@ void nw_comms_group_done(void)
 {
 	if (!atomic_load_explicit(&identity_pending, memory_order_acquire))
 		return;
-	atomic_store_explicit(&identity_pending, 0, memory_order_relaxed);
+	/* Only this thread's: another thread's group may still be open. */
 	pthread_mutex_lock(&nw_comms_lock);
-	for (struct nw_comm *c = nw_comms_all; c; c = c->all_next)
-		if (c->identity_wait && c->handle && !c->ended &&
-		    atomic_load_explicit(&c->seg->state, memory_order_acquire) == NW_COMM_INIT_DONE) {
-			c->identity_wait = 0;
+	for (struct nw_comm *c = nw_comms_all; c; c = c->all_next) {
+		if (c->identity_wait != &nw_tls)
+			continue;
+		c->identity_wait = NULL;
+		atomic_fetch_sub_explicit(&identity_pending, 1, memory_order_relaxed);
+		if (c->handle && !c->ended &&
+		    atomic_load_explicit(&c->seg->state, memory_order_acquire) == NW_COMM_INIT_DONE)
 			learn_identity(c);
-		}
+	}
 	pthread_mutex_unlock(&nw_comms_lock);
 }
 

@@ -50,7 +50,8 @@ struct nw_comm {
 	struct nw_comm *all_next;      /* every entry ever made, never freed: see comms.c */
 	struct nw_comm *ended_next;    /* the queue of ended comms whose slot may be reused */
 	int ended;                     /* queued there once (its slot is not ours after that) */
-	int identity_wait;             /* made inside a group: size, rank, device learnt at its end */
+	const void *identity_wait;     /* made inside a group: the creating thread (its nw_tls), whose
+	                                * outermost ncclGroupEnd learns size, rank and device; NULL none */
 	_Atomic(struct nw_track *) deferred; /* end events waiting for ncclCommGetAsyncError */
 	UT_hash_handle hh;
 };

@@ -165,18 +165,24 @@ static void group_ops(const struct nw_proc *p, const int *group, int *op_group)
 static int split_one(struct nw_proc ***procs, size_t *n, size_t at)
 {
 	struct nw_proc *p = (*procs)[at];
-	int group[p->ncomms ? p->ncomms : 1];
+	int *group = calloc(p->ncomms ? p->ncomms : 1, sizeof *group);
 	int32_t device_of[MAX_GROUPS];
+	if (!group)
+		return -1;
 	int ngroups = group_comms(p, group, device_of);
-	if (ngroups < 2)
+	if (ngroups < 2) {
+		free(group);
 		return 0;
+	}
 	int *op_group = calloc(p->nops ? p->nops : 1, sizeof *op_group);
 	struct nw_proc **grown = realloc(*procs, (*n + (size_t)ngroups) * sizeof *grown);
+	if (grown)
+		*procs = grown;
 	if (!op_group || !grown) {
 		free(op_group);
+		free(group);
 		return -1;
 	}
-	*procs = grown;
 	group_ops(p, group, op_group);
 	struct nw_proc *views[MAX_GROUPS];
 	for (int g = 0; g < ngroups; g++) {
@@ -188,10 +194,12 @@ static int split_one(struct nw_proc ***procs, size_t *n, size_t at)
 			while (g-- > 0)
 				nw_proc_free(views[g]);
 			free(op_group);
+			free(group);
 			return -1;
 		}
 	}
 	free(op_group);
+	free(group);
 	grown[at] = views[0];
 	for (int g = 1; g < ngroups; g++)
 		grown[(*n)++] = views[g];
