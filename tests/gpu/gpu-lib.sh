@@ -1,0 +1,47 @@
+# What every step of the GPU check (tests/gpu/steps/) shares; sourced after
+# tests/lib.sh (a private temp dir $T, every process killed at the end).
+#
+#   gpu_real            true on a real GPU (NW_GPU_MODE=real)
+#   gpu_use_nccl        the real libnccl.so.2 (NW_GPU_NCCL_DIR) first on
+#                       LD_LIBRARY_PATH, or the simulation's (both libraries)
+#   gpu_hosts_env       real NCCL's ranks on one GPU as separate "hosts":
+#                       sockets on the loopback (each rank's own NCCL_HOSTID
+#                       is the program's business: SCENARIO_HOSTID_PER_RANK)
+#   gpu_python          a python3 that imports torch, or nothing
+#   result TEXT         the step's figures (the runner prints the last one)
+#   keep FILE...        copies files into the step's folder of the summary
+: "${NW_GPU_MODE:=sim}" "${NW_GPU_NCCL_DIR:=$NW_SIM}"
+: "${NW_GPU_STEP_DIR:=$T/step}"
+mkdir -p "$NW_GPU_STEP_DIR"
+NW_GPU_PROGS="$NW_BUILD/tests/gpu"
+
+# A CLI built elsewhere (make gpu-bundle) finds its libunwind; the
+# processes it starts (`ncclwatch run`) inherit only that folder.
+if [ -n "${NW_GPU_CLI_LIBS:-}" ]; then
+	printf '#!/bin/sh\nLD_LIBRARY_PATH="%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "%s" "$@"\n' \
+		"$NW_GPU_CLI_LIBS" "$NW_CLI" > "$T/ncclwatch"
+	chmod +x "$T/ncclwatch"
+	NW_CLI="$T/ncclwatch"
+fi
+
+gpu_real() { [ "$NW_GPU_MODE" = real ]; }
+
+gpu_use_nccl() {
+	if gpu_real; then export LD_LIBRARY_PATH="$NW_GPU_NCCL_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+	else nw_use_sim; fi
+}
+
+gpu_hosts_env() {
+	gpu_real || return 0
+	export NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo NCCL_IB_DISABLE=1 SCENARIO_HOSTID_PER_RANK=1
+}
+
+gpu_python() {
+	for _py in "${NW_GPU_PYTHON:-}" /opt/torch/.venv/bin/python3 python3; do
+		[ -n "$_py" ] && "$_py" -c 'import torch' 2>/dev/null && { echo "$_py"; return 0; }
+	done
+	return 1
+}
+
+result() { echo "result: $*"; }
+keep() { cp "$@" "$NW_GPU_STEP_DIR/" 2>/dev/null || true; }
