@@ -30,8 +30,11 @@ BUILD ?= build/san-$(subst $(comma),-,$(SAN))
 endif
 comma := ,
 
-ifeq ($(wildcard $(CUDA_HOME)/include/nccl.h),)
-$(error nccl.h not found under CUDA_HOME=$(CUDA_HOME) (set CUDA_HOME to the CUDA toolkit with NCCL))
+# nccl.h: the toolkit's, else the system's (a GPU machine with libnccl-dev),
+# else NCCL_INCLUDE (e.g. the nvidia-nccl wheel's include/).
+NCCL_INCLUDE ?= $(patsubst %/,%,$(dir $(firstword $(wildcard $(CUDA_HOME)/include/nccl.h /usr/include/nccl.h))))
+ifeq ($(wildcard $(NCCL_INCLUDE)/nccl.h),)
+$(error nccl.h not found under CUDA_HOME=$(CUDA_HOME) or /usr/include (set CUDA_HOME to the CUDA toolkit with NCCL, or NCCL_INCLUDE))
 endif
 ifeq ($(wildcard $(CUDA_HOME)/include/cuda.h),)
 $(error cuda.h not found under CUDA_HOME=$(CUDA_HOME) (set CUDA_HOME to the CUDA toolkit))
@@ -39,6 +42,11 @@ endif
 
 OPT      ?= -O2
 CPPFLAGS += -Iinclude -isystem $(CUDA_HOME)/include -D_GNU_SOURCE
+ifneq ($(NCCL_INCLUDE),/usr/include)
+ifneq ($(NCCL_INCLUDE),$(CUDA_HOME)/include)
+CPPFLAGS += -isystem $(NCCL_INCLUDE)
+endif
+endif
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror $(OPT) -g -pthread
 LDFLAGS  += -pthread
 ifneq ($(SAN),)

@@ -13,6 +13,9 @@
 #                             cases of those classes and fails on any wrong
 #                             view
 #
+# CORPUS_NCCL_DIR=DIR runs the cases on the real NCCL in DIR and the real
+# driver instead of the simulation (tests/gpu/steps/08-corpus-real.sh).
+#
 # Views: live (`ncclwatch diagnose --json` on the job dir while the job
 # runs), dead (the same after the job's process group was SIGKILLed, or after
 # it ended by itself), watchdog (the verdict the watchdog printed last,
@@ -131,7 +134,13 @@ corpus_case() {
 	CC=$(echo "$_l" | cut -d'|' -f6) CW=$(echo "$_l" | cut -d'|' -f7) CU=$(echo "$_l" | cut -d'|' -f8)
 	_cmd=$(echo "$_l" | cut -d'|' -f9)
 	export NCCLWATCH_TIMEOUT="$CORPUS_TIMEOUT" NCCLWATCH_KEEP=1
-	nw_use_sim
+	# CORPUS_NCCL_DIR: a real libnccl.so.2 and the real driver (the GPU
+	# check, tests/gpu/steps/08-*), else the simulation
+	if [ -n "${CORPUS_NCCL_DIR:-}" ]; then
+		export LD_LIBRARY_PATH="$CORPUS_NCCL_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+	else
+		nw_use_sim
+	fi
 	JD="$NCCLWATCH_DIR/$CN"
 	# leading NAME=VALUE words are the job's environment
 	_env= _prog=

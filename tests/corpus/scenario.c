@@ -1110,6 +1110,14 @@ static int run_rank(const struct rank_info *who, void *arg)
 	const struct job *job = arg;
 	if (job->env_rank == who->rank && putenv(job->env_setting) != 0)
 		return EXIT_SETUP;
+	/* Real NCCL refuses two ranks on one GPU of one host ("Duplicate GPU
+	 * detected"): with a host id of its own each rank is a host (the GPU
+	 * check runs the corpus on one GPU this way, over sockets). */
+	if (getenv("SCENARIO_HOSTID_PER_RANK")) {
+		char id[64];
+		snprintf(id, sizeof id, "scenario-%d-rank%d", (int)getppid(), who->rank);
+		setenv("NCCL_HOSTID", id, 1);
+	}
 	struct sc c = { .who = *who, .rank = who->rank, .n = who->world_size, .dir = job->dir, .count = job->count };
 	setup_device(&c);
 	return job->sc->run(&c);
@@ -1123,7 +1131,9 @@ static void usage(FILE *f)
 	           "  --nranks N  fork N local ranks (else torchrun/mpirun/srun variables)\n"
 	           "  --count C   float elements per AllReduce (default 1024)\n"
 	           "  --dir DIR   rendezvous directory (default a private one per job)\n"
-	           "  --rank-env R:NAME=VALUE  rank R alone runs with NAME=VALUE (set before its init)\n");
+	           "  --rank-env R:NAME=VALUE  rank R alone runs with NAME=VALUE (set before its init)\n"
+	           "Environment: SCENARIO_HOSTID_PER_RANK=1 gives each rank an NCCL_HOSTID of its own\n"
+	           "(real NCCL, several ranks on one GPU).\n");
 }
 
 int main(int argc, char **argv)

@@ -24,6 +24,11 @@ if [ -n "${NW_GPU_CLI_LIBS:-}" ]; then
 	NW_CLI="$T/ncclwatch"
 fi
 
+# py-spy for attach's Python stacks, where the machine has none (bundled)
+if [ -z "${NCCLWATCH_PYSPY:-}" ] && ! command -v py-spy > /dev/null && [ -x "$NW_BUILD/gpu-runtime/py-spy" ]; then
+	export NCCLWATCH_PYSPY="$NW_BUILD/gpu-runtime/py-spy"
+fi
+
 gpu_real() { [ "$NW_GPU_MODE" = real ]; }
 
 gpu_use_nccl() {

@@ -10,7 +10,8 @@
 #   make gpu-bundle               what a machine that cannot build (no
 #                                 libunwind-dev, as the GPU machine) needs
 #                                 to run the check from this build: the
-#                                 CLI's libunwind beside it (gpu-runtime/)
+#                                 CLI's libunwind beside it, and py-spy for
+#                                 attach's Python stacks (gpu-runtime/)
 GPU_NCCL = $(BUILD)/tests/gpu/gpu-nccl
 
 $(GPU_NCCL): $(BUILD)/tests/gpu/gpu_nccl.o $(BUILD)/examples/launch.o | $(SIM_SONAMES)
@@ -26,4 +27,6 @@ gpu-check: all
 gpu-bundle: all
 	@mkdir -p $(BUILD)/gpu-runtime
 	@ldd $(BUILD)/bin/ncclwatch | awk '/libunwind/ { print $$3 }' | xargs -r cp -L -t $(BUILD)/gpu-runtime
-	@ls $(BUILD)/gpu-runtime
+	@[ ! -x $(BUILD)/venv/bin/py-spy ] || cp $(BUILD)/venv/bin/py-spy $(BUILD)/gpu-runtime/
+	@echo "gpu-bundle: carry $(BUILD)/bin $(BUILD)/lib $(BUILD)/sim $(BUILD)/tests/corpus $(BUILD)/tests/gpu $(BUILD)/gpu-runtime; run NW_BUILD=$(BUILD) sh tests/gpu/run.sh"
+	@du -shc $(BUILD)/bin $(BUILD)/lib $(BUILD)/sim $(BUILD)/tests/corpus $(BUILD)/tests/gpu $(BUILD)/gpu-runtime | tail -n 1

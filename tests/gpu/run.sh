@@ -88,7 +88,7 @@ for f in "$root"/tests/gpu/steps/[0-9]*.sh; do
 	*)  st=FAIL; failn=$((failn + 1)); why=$(sed -n 's/^FAIL: //p' "$log" | tail -n 1)
 	    [ -n "$why" ] || why="exit $rc: $(tail -n 1 "$log" | cut -c1-160)" ;;
 	esac
-	printf '%-5s %-22s %6s s  %s\n' "$st" "$name" "$secs" "$why" | tee -a "$out/steps.txt"
+	printf '%-5s %-26s %6s s  %s\n' "$st" "$name" "$secs" "$why" | tee -a "$out/steps.txt"
 	printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$st" "$secs" "$budget" "$why" >> "$out/steps.tsv"
 done
 

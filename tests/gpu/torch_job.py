@@ -6,7 +6,8 @@ Every rank all-reduces a tensor --steps times from all_reduce_step(); with
 (the others hang in step S's all-reduce). With --fr-dump DIR each rank
 writes PyTorch's own Flight Recorder dump (torch's API, pickle) to
 DIR/nccl_trace_rank_<rank> after its steps, or, when it waits, after
---dump-after seconds. A helper thread ("loader") sleeps in a loop so the
+--dump-after seconds. With --hold S each rank stays S seconds in hold()
+after its steps, its communicator alive. A helper thread ("loader") sleeps in a loop so the
 stacks show more than the main thread.
 
 Ranks from torchrun's variables or RANK/WORLD_SIZE, MASTER_ADDR/PORT;
@@ -38,6 +39,11 @@ def wait_forever(seconds):
         time.sleep(0.1)
 
 
+def hold(seconds):
+    """After the steps: the process stays, its comm alive and idle."""
+    wait_forever(seconds)
+
+
 def dump_fr(directory, rank):
     os.makedirs(directory, exist_ok=True)
     data = torch._C._distributed_c10d._dump_nccl_trace(True, True, False)
@@ -55,6 +61,7 @@ def main():
     ap.add_argument("--fr-dump", default="")
     ap.add_argument("--dump-after", type=float, default=3.0)
     ap.add_argument("--wait", type=float, default=30.0)
+    ap.add_argument("--hold", type=float, default=0.0)
     args = ap.parse_args()
     rank = int(os.environ.setdefault("RANK", "0"))
     world = int(os.environ.setdefault("WORLD_SIZE", "1"))
@@ -87,6 +94,9 @@ def main():
     if args.fr_dump:
         dump_fr(args.fr_dump, rank)
     print("rank %d: %d all-reduces %s" % (rank, args.steps, "ok" if ok else "WRONG"), flush=True)
+    if args.hold > 0:
+        print("rank %d: holding %.0f s (pid %d)" % (rank, args.hold, os.getpid()), flush=True)
+        hold(args.hold)
     dist.destroy_process_group()
     return 0 if ok else 3
 
