@@ -1,7 +1,7 @@
 /* capture: nw_pystack_capture and nw_pystack_write (pystack.h).
  *
  * Thread stacks: the thread and frame states walked with fault-proof reads
- * (walk.c); on 3.11 with NCCLWATCH_PY_METHOD=dump, the interpreter's own
+ * (walk.c); on 3.11 and 3.12 with NCCLWATCH_PY_METHOD=dump, the interpreter's own
  * dumper (dump.c). Either way each Python thread is tied to its
  * native thread through its thread state's native_thread_id, read with
  * fault-proof reads and kept only when /proc/self/task lists it. */

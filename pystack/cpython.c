@@ -32,6 +32,37 @@ static const struct nw_py_layout layout_311 = {
 	.gil_holder = 576,
 };
 
+/* CPython 3.12 (x86-64, release build): tests/gpu/py312-layout.txt, what
+ * tests/gpu/py_layout.c printed with offsetof() from Ubuntu 24.04's
+ * python3.12-dev 3.12.3 headers on the GPU machine. Since 3.11: the frame
+ * starts with f_code and previous, C-stack shim frames (owner 3) sit
+ * between the frames of nested eval loops, and the GIL is the main
+ * interpreter's own (interp->_gil: last_holder, valid while locked).
+ * py-spy's bindings for 3.12.0 (src/python_bindings/v3_12_0.rs) give the
+ * same offsets for every field here of _ts, _PyCFrame,
+ * _PyInterpreterFrame, PyCodeObject, PyASCIIObject, PyCompactUnicodeObject,
+ * PyBytesObject and _is.threads.head, and for _gil_runtime_state's
+ * last_holder (8) and locked (16); the place of _gil and imports.modules in
+ * _is was not recomputed from them. Checked against the live interpreter
+ * before use, like 3.11's. */
+static const struct nw_py_layout layout_312 = {
+	.ts_next = 8, .ts_interp = 16, .ts_thread_id = 136, .ts_native_thread_id = 144,
+	.ts_cframe = 56, .cf_frame = 0,
+	.fr_code = 0, .fr_previous = 8, .fr_instr = 56, .fr_owner = 70, .owner_cstack = 3,
+	.co_filename = 112, .co_name = 120, .co_qualname = 128, .co_linetable = 136,
+	.co_firstlineno = 68, .co_code_adaptive = 192, .co_firsttraceable = 176,
+	.ob_type = 8,
+	.str_length = 16, .str_state = 32, .str_ascii_size = 40, .str_compact_size = 56,
+	.bytes_size = 16, .bytes_sval = 32,
+	.interp_threads_head = 72, .interp_modules = 944,
+	.gil_holder = 1048, .gil_indirect = 1, .gil_locked = 1056,
+};
+
+const struct nw_py_layout *nw_py_layout_table(uint32_t minor)
+{
+	return minor == 11 ? &layout_311 : minor == 12 ? &layout_312 : NULL;
+}
+
 void *nw_py_sym(const char *name)
 {
 	nw_libc_dl_init();
@@ -113,12 +144,12 @@ int nw_py_probe(void)
 		return nw_py.state;
 	}
 	uint32_t minor = (v >> 16) & 0xff;
-	if ((v >> 24) == 3 && minor == 11) {
+	if ((v >> 24) == 3 && nw_py_layout_table(minor)) {
 		/* The walk by default: the interpreter's dumper reads thread states
 		 * and frames without a lock and was seen to crash the process when
 		 * threads start and exit during a dump; the walk's reads cannot
 		 * fault. NCCLWATCH_PY_METHOD=dump asks for the dumper. */
-		nw_py.L = layout_311;
+		nw_py.L = *nw_py_layout_table(minor);
 		nw_py.method = NW_PY_WALK_TABLE;
 		set_note("CPython %u.%u via its thread states", v);
 		const char *m = getenv("NCCLWATCH_PY_METHOD");
@@ -136,7 +167,7 @@ int nw_py_probe(void)
 		nw_py.method = NW_PY_DEBUG_OFFSETS;
 		set_note("CPython %u.%u via _Py_DebugOffsets", v);
 	} else {
-		set_note("CPython %u.%u: not supported (3.11, 3.13 and later are)", v);
+		set_note("CPython %u.%u: not supported (3.11, 3.12, 3.13 and later are)", v);
 		return nw_py.state;
 	}
 	nw_py.state = NW_PYRT_READY;
@@ -162,16 +193,23 @@ uint64_t nw_py_current_frame(uint64_t tstate)
 	return cf ? nw_mem_u64(cf + L->cf_frame) : 0;
 }
 
+int nw_py_frame_shim(uint64_t frame)
+{
+	const struct nw_py_layout *L = &nw_py.L;
+	uint8_t owner;
+	return L->owner_cstack >= 0 && nw_mem_read(frame + L->fr_owner, &owner, 1) == 0 &&
+	       owner == (uint8_t)L->owner_cstack;
+}
+
 int nw_py_frame_hidden(uint64_t frame, uint64_t code, uint64_t instr)
 {
 	const struct nw_py_layout *L = &nw_py.L;
-	if (L->owner_cstack >= 0) {
-		uint8_t owner;
-		if (nw_mem_read(frame + L->fr_owner, &owner, 1) == 0 && owner == (uint8_t)L->owner_cstack)
-			return 1;
-	}
+	if (nw_py_frame_shim(frame))
+		return 1;
 	if (L->co_firsttraceable != NW_PY_NO_OFF) {
-		/* 3.11's _PyFrame_IsIncomplete (a generator's frame is never). */
+		/* _PyFrame_IsIncomplete of 3.11 and 3.12 (the same test): not yet
+		 * past the code's first traceable instruction (its RESUME); a
+		 * generator's frame is never incomplete. */
 		uint8_t owner = 0;
 		int32_t first = 0;
 		if (nw_mem_read(frame + L->fr_owner, &owner, 1) == 0 && owner != 1 &&
@@ -215,8 +253,8 @@ int nw_py_check_layout(void)
 			uint64_t code = nw_mem_u64(f + L->fr_code);
 			if (code && nw_mem_u64(code + L->ob_type) == nw_py.code_type)
 				good++;
-			else if (!(L->owner_cstack >= 0 && nw_py_frame_hidden(f, code, 0)))
-				bad++;   /* a shim frame's executable may be another object */
+			else if (!nw_py_frame_shim(f))
+				bad++;   /* a shim frame's executable may be another object (3.13: None) */
 		}
 	}
 	if (threads > 0 && good > 0 && bad * 4 <= good) {

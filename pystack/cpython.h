@@ -5,7 +5,7 @@
  * executable or libpython exports them): Py_Version, the interpreter, the
  * dumper. The layout comes from the interpreter itself where it publishes
  * one (_Py_DebugOffsets, CPython >= 3.13), else from a table of versions
- * we know (3.11), checked against the live interpreter before use: every
+ * we know (3.11, 3.12), checked against the live interpreter before use: every
  * thread state must name a live thread of this process and every frame a
  * code object (its type is PyCode_Type). */
 #ifndef NCCLWATCH_PYSTACK_CPYTHON_H
@@ -24,15 +24,15 @@ struct nw_py_layout {
 	uint32_t fr_code, fr_previous, fr_instr, fr_owner;
 	int32_t  owner_cstack;       /* owner of a C-stack shim frame (3.12+), -1 none */
 	uint32_t co_filename, co_name, co_qualname, co_linetable, co_firstlineno, co_code_adaptive;
-	uint32_t co_firsttraceable;  /* 3.11: frames before it are incomplete; NO_OFF later */
+	uint32_t co_firsttraceable;  /* 3.11, 3.12: frames before it are incomplete; NO_OFF later */
 	uint32_t ob_type;
 	uint32_t str_length, str_state, str_ascii_size, str_compact_size;
 	uint32_t bytes_size, bytes_sval;
 	uint32_t interp_threads_head;
 	uint32_t interp_modules;     /* sys.modules (threadnames.c), NO_OFF unknown */
 	uint32_t gil_holder;         /* from _PyRuntime (3.11: gilstate.tstate_current), NO_OFF unknown */
-	int gil_indirect;            /* 3.13: the holder is at interp + gil_holder, */
-	uint32_t gil_locked;         /* valid while the int at interp + gil_locked is nonzero */
+	int gil_indirect;            /* 3.12, 3.13: the holder is at interp + gil_holder, */
+	uint32_t gil_locked;         /* valid while the int at interp + gil_locked is positive */
 };
 
 enum nw_py_state {
@@ -80,10 +80,18 @@ uint64_t nw_py_first_tstate(uint64_t interp);
 /* The frame a thread state is running (fault-proof), 0 none. */
 uint64_t nw_py_current_frame(uint64_t tstate);
 
-/* Is this frame a C-stack shim or not started yet (not a line of Python)? */
 /* 1 when `tid` is a thread of this process now (/proc/self/task). */
 int nw_py_tid_listed(uint64_t tid);
 
+/* Is this frame a C-stack shim (3.12+) or not started yet (3.11, 3.12:
+ * before its code's first traceable instruction): not a line of Python? */
 int nw_py_frame_hidden(uint64_t frame, uint64_t code, uint64_t instr);
+/* Is this frame a C-stack shim (3.12+: owned by the C stack)? */
+int nw_py_frame_shim(uint64_t frame);
+
+/* The layout table carried for CPython 3.`minor` (11, 12), NULL for
+ * others (3.13+ publish theirs). tests/python/test-py-layout.sh holds them
+ * against CPython's headers. */
+const struct nw_py_layout *nw_py_layout_table(uint32_t minor);
 
 #endif

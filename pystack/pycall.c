@@ -50,9 +50,10 @@ void nw_pycall_record_slow(uint64_t ticket)
 	uint32_t k = 0;
 	if (ts) {
 		/* The layout in locals: the stores below must not make the
-		 * compiler reload it. No test for 3.11's incomplete frames: only
-		 * the newest frame can be one, in its prologue, and the newest
-		 * frame here is the one whose CALL brought us. */
+		 * compiler reload it. No test for the incomplete frames of 3.11
+		 * and 3.12 (before _co_firsttraceable): only the newest frame
+		 * can be one, in its prologue, and the newest frame here is the
+		 * one whose CALL brought us. */
 		const uint64_t cframe = hot.ts_cframe, cf_frame = hot.cf_frame, code_at = hot.fr_code,
 		               instr_at = hot.fr_instr, prev_at = hot.fr_previous, owner_at = hot.fr_owner;
 		const int cstack = hot.owner_cstack;

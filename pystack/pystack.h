@@ -12,9 +12,9 @@
  *   no lock, no system call, no allocation; one test when off.
  *
  * Thread and frame states walked (walk.c) with the layout of
- * _Py_DebugOffsets (CPython >= 3.13) or of a table for 3.11 (cpython.c);
+ * _Py_DebugOffsets (CPython >= 3.13) or of a table for 3.11 and 3.12 (cpython.c);
  * every read of the interpreter's memory by the watchdog goes through
- * process_vm_readv (cannot fault). On 3.11, NCCLWATCH_PY_METHOD=dump uses
+ * process_vm_readv (cannot fault). On 3.11 and 3.12, NCCLWATCH_PY_METHOD=dump uses
  * the interpreter's _Py_DumpTracebackThreads into a memory file instead
  * (dump.c): plain loads, seen to crash when threads come and go. Anything else:
  * one note in the stack area's python_note, nothing else. */

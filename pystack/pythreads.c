@@ -13,8 +13,8 @@ int nw_py_thread_states(struct nw_py_thread *out, int max)
 	uint64_t ts = nw_py_first_tstate(interp);
 	uint64_t holder = 0;
 	if (L->gil_holder != NW_PY_NO_OFF && L->gil_indirect) {
-		int32_t locked = 0;
-		if (nw_mem_read(interp + L->gil_locked, &locked, sizeof locked) == 0 && locked)
+		int32_t locked = 0;      /* -1: not made yet */
+		if (nw_mem_read(interp + L->gil_locked, &locked, sizeof locked) == 0 && locked > 0)
 			holder = nw_mem_u64(interp + L->gil_holder);
 	} else if (L->gil_holder != NW_PY_NO_OFF && nw_py.runtime) {
 		holder = nw_mem_u64(nw_py.runtime + L->gil_holder);

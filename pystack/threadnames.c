@@ -8,13 +8,18 @@
  * `ident` is the thread's pthread_t, which its thread state's thread_id
  * holds too. The instance dict of a Thread is the interpreter's "managed"
  * one: 3.11 keeps a values array (obj - 32) over the keys its type shares
- * (ht_cached_keys) or a real dict (obj - 24); 3.13 keeps its values inline
- * after the object (obj + tp_basicsize, with a valid flag) or a real dict
- * (obj - 24). Offsets the debug table does not give are in the table below
- * (3.11 from its headers, 3.13 measured on 3.13.12) and every object is
- * checked by its type before use; anything unexpected leaves the name
- * unset. Every read is fault-proof (memread.h), every loop bounded. */
+ * (ht_cached_keys) or a real dict (obj - 24); 3.12 keeps one tagged word
+ * at obj - 24 (PyDictOrValues: the values array when its low bit is set,
+ * else a real dict); 3.13 keeps its values inline after the object (obj +
+ * tp_basicsize, with a valid flag) or a real dict (obj - 24). Offsets the
+ * debug table does not give are in the tables below and threadnames.h
+ * (3.11 and 3.12 from their headers, held against them by
+ * tests/python/test-py-layout.sh; 3.13 measured on 3.13.12) and every
+ * object is checked by its type before use; anything unexpected leaves
+ * the name unset. Every read is fault-proof (memread.h), every loop
+ * bounded. */
 #include "pythreads.h"
+#include "threadnames.h"
 #include "cpython.h"
 #include "memread.h"
 
@@ -22,31 +27,33 @@
 
 #define DICT_ENTRIES_MAX (1u << 16)   /* sys.modules, _active, a Thread's __dict__ */
 #define CHUNK 64                      /* entries read at once */
-#define TPFLAGS_INLINE_VALUES (1ul << 2)  /* 3.13 */
-#define TPFLAGS_MANAGED_DICT (1ul << 4)
+#define TP_BASICSIZE NW_PY_TP_BASICSIZE
+#define TP_FLAGS NW_PY_TP_FLAGS
+#define MA_KEYS NW_PY_MA_KEYS
+#define MA_VALUES NW_PY_MA_VALUES
+#define MD_DICT NW_PY_MD_DICT
+#define DK_LOG2_INDEX_BYTES NW_PY_DK_LOG2_INDEX_BYTES
+#define DK_KIND NW_PY_DK_KIND
+#define DK_NENTRIES NW_PY_DK_NENTRIES
+#define DK_INDICES NW_PY_DK_INDICES
+#define DK_HEADER DK_INDICES          /* read at once: the keys' header */
+#define KIND_SPLIT 2
 
-struct names_layout {
-	uint32_t ht_cached_keys;          /* PyHeapTypeObject */
-	uint32_t values_first;            /* PyDictValues: where values[0] is */
-	int inline_values;                /* 3.13: values after the object */
-	int long_tag;                     /* 3.12+: PyLongObject.long_value.lv_tag, else ob_size */
-};
+static const struct nw_py_names_layout layout_311 = { .ht_cached_keys = 872, .values_first = 0 };
+/* 3.12.3's headers (tests/gpu/py312-layout.txt). */
+static const struct nw_py_names_layout layout_312 = { .ht_cached_keys = 880, .values_first = 0,
+                                                      .dict_or_values = 1, .long_tag = 1 };
+static const struct nw_py_names_layout layout_313 = { .ht_cached_keys = 880, .values_first = 8,
+                                                      .inline_values = 1, .long_tag = 1 };
 
-/* PyTypeObject, PyDictObject, PyDictKeysObject, PyModuleObject: the same
- * offsets in 3.11 and 3.13 (release builds, x86-64). */
-#define TP_BASICSIZE 32
-#define TP_FLAGS 168
-#define MA_KEYS 32
-#define MA_VALUES 40
-#define MD_DICT 16
-
-static const struct names_layout layout_311 = { .ht_cached_keys = 872, .values_first = 0 };
-static const struct names_layout layout_313 = { .ht_cached_keys = 880, .values_first = 8,
-                                                .inline_values = 1, .long_tag = 1 };
+const struct nw_py_names_layout *nw_py_names_table(uint32_t minor)
+{
+	return minor == 11 ? &layout_311 : minor == 12 ? &layout_312 : minor == 13 ? &layout_313 : NULL;
+}
 
 static struct {
 	int probed;
-	const struct names_layout *N;
+	const struct nw_py_names_layout *N;
 	uint64_t dict_type, module_type, str_type, long_type;
 } tn;
 
@@ -64,7 +71,7 @@ static int probe(void)
 	tn.long_type = (uint64_t)(uintptr_t)nw_py_sym("PyLong_Type");
 	if (!tn.dict_type || !tn.module_type || !tn.str_type || !tn.long_type)
 		return 0;
-	tn.N = minor == 11 ? &layout_311 : minor == 13 ? &layout_313 : NULL;
+	tn.N = nw_py_names_table(minor);
 	return tn.N != NULL;
 }
 
@@ -131,16 +138,16 @@ struct entry {
  * DICT_ENTRIES_MAX; stops when fn returns nonzero. -1 if unreadable. */
 static int each_entry(uint64_t keys, uint64_t values, int (*fn)(const struct entry *, void *), void *arg)
 {
-	uint8_t hdr[32];
+	uint8_t hdr[DK_HEADER];
 	if (!keys || nw_mem_read(keys, hdr, sizeof hdr) != 0)
 		return -1;
-	uint8_t log2_index_bytes = hdr[9], kind = hdr[10];
+	uint8_t log2_index_bytes = hdr[DK_LOG2_INDEX_BYTES], kind = hdr[DK_KIND];
 	int64_t nentries;
-	memcpy(&nentries, hdr + 24, sizeof nentries);
-	if (log2_index_bytes > 40 || kind > 2 || nentries < 0 || nentries > DICT_ENTRIES_MAX ||
-	    (values && kind != 2) || (!values && kind == 2))
+	memcpy(&nentries, hdr + DK_NENTRIES, sizeof nentries);
+	if (log2_index_bytes > 40 || kind > KIND_SPLIT || nentries < 0 || nentries > DICT_ENTRIES_MAX ||
+	    (values && kind != KIND_SPLIT) || (!values && kind == KIND_SPLIT))
 		return -1;
-	uint64_t first = keys + 32 + (1ull << log2_index_bytes);
+	uint64_t first = keys + DK_INDICES + (1ull << log2_index_bytes);
 	uint32_t esize = kind == 0 ? 24 : 16;
 	uint64_t buf[CHUNK * 3], vals[CHUNK];
 	for (int64_t i = 0; i < nentries; i += CHUNK) {
@@ -199,14 +206,16 @@ static uint64_t dict_get(uint64_t dict, const char *key, int64_t *hint)
 	if (type_of(dict) != tn.dict_type)
 		return 0;
 	uint64_t keys = nw_mem_u64(dict + MA_KEYS);
-	uint8_t hdr[32];
+	uint8_t hdr[DK_HEADER];
 	int64_t nentries;
 	if (*hint >= 0 && !nw_mem_u64(dict + MA_VALUES) && keys && nw_mem_read(keys, hdr, sizeof hdr) == 0) {
-		memcpy(&nentries, hdr + 24, sizeof nentries);
-		uint32_t esize = hdr[10] == 0 ? 24 : 16;
+		memcpy(&nentries, hdr + DK_NENTRIES, sizeof nentries);
+		uint8_t kind = hdr[DK_KIND], log2_index_bytes = hdr[DK_LOG2_INDEX_BYTES];
+		uint32_t esize = kind == 0 ? 24 : 16;
 		uint64_t e[3];
-		if (hdr[10] < 2 && hdr[9] <= 40 && *hint < nentries &&
-		    nw_mem_read(keys + 32 + (1ull << hdr[9]) + (uint64_t)*hint * esize, e, esize) == 0) {
+		if (kind < KIND_SPLIT && log2_index_bytes <= 40 && *hint < nentries &&
+		    nw_mem_read(keys + DK_INDICES + (1ull << log2_index_bytes) + (uint64_t)*hint * esize, e,
+		                esize) == 0) {
 			uint64_t k = esize == 24 ? e[1] : e[0], v = esize == 24 ? e[2] : e[1];
 			if (v && str_is(k, key))
 				return v;
@@ -267,15 +276,16 @@ static const struct keys_ix *type_info(uint64_t type)
 	c->keys = nw_mem_u64(type + tn.N->ht_cached_keys);
 	for (int k = 0; k < 3; k++)
 		c->ix[k] = -1;
-	uint8_t hdr[32];
+	uint8_t hdr[DK_HEADER];
 	int64_t nentries;
 	if (!c->keys || nw_mem_read(c->keys, hdr, sizeof hdr) != 0)
 		return c;
-	memcpy(&nentries, hdr + 24, sizeof nentries);
-	if (hdr[10] != 2 || hdr[9] > 40 || nentries < 0 || nentries > 256)
+	memcpy(&nentries, hdr + DK_NENTRIES, sizeof nentries);
+	if (hdr[DK_KIND] != KIND_SPLIT || hdr[DK_LOG2_INDEX_BYTES] > 40 || nentries < 0 || nentries > 256)
 		return c;                     /* not split keys: CPython shares at most 30 */
 	uint64_t e[2 * 256];
-	if (nentries && nw_mem_read(c->keys + 32 + (1ull << hdr[9]), e, (size_t)nentries * 16) != 0)
+	if (nentries && nw_mem_read(c->keys + DK_INDICES + (1ull << hdr[DK_LOG2_INDEX_BYTES]), e,
+	                            (size_t)nentries * 16) != 0)
 		return c;
 	for (int k = 0; k < 3; k++)
 		for (int64_t i = 0; i < nentries && c->ix[k] < 0; i++)
@@ -288,20 +298,26 @@ static int instance_attrs(uint64_t obj, struct attrs *a)
 {
 	const struct keys_ix *c = type_info(type_of(obj));
 	memset(a, 0, sizeof *a);
-	if (!c || !(c->flags & TPFLAGS_MANAGED_DICT))
+	if (!c || !(c->flags & NW_PY_TPFLAGS_MANAGED_DICT))
 		return -1;
-	uint64_t pre[2];                  /* 3.11: values, dict; 3.13: weakrefs, dict */
-	if (nw_mem_read(obj - 32, pre, sizeof pre) != 0)
-		return -1;
-	if (pre[1])
-		return dict_each(pre[1], attrs_fn, a);
 	uint64_t values;
-	if (tn.N->inline_values) {
-		if (!(c->flags & TPFLAGS_INLINE_VALUES))
-			return -1;
-		values = obj + c->basicsize;
+	if (tn.N->dict_or_values) {
+		/* 3.12: PyDictOrValues; values stored as (char *)values - 1. */
+		uint64_t dv = nw_mem_u64(obj - NW_PY_MANAGED_DICT_AT);
+		if (!(dv & 1))
+			return dv ? dict_each(dv, attrs_fn, a) : -1;
+		values = dv + 1;
 	} else {
-		values = pre[0];
+		uint64_t dict = nw_mem_u64(obj - NW_PY_MANAGED_DICT_AT);   /* 3.11, 3.13 */
+		if (dict)
+			return dict_each(dict, attrs_fn, a);
+		if (tn.N->inline_values) {
+			if (!(c->flags & NW_PY_TPFLAGS_INLINE_VALUES))
+				return -1;
+			values = obj + c->basicsize;
+		} else {
+			values = nw_mem_u64(obj - NW_PY_MANAGED_VALUES_AT_311);
+		}
 	}
 	if (!values || c->ix[0] < 0 || c->ix[1] < 0 || c->ix[2] < 0)
 		return -1;

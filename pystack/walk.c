@@ -1,6 +1,7 @@
 /* walk: Python thread stacks from the interpreter's thread and frame
  * states, every read fault-proof (CPython 3.13+, where the layout comes
- * from _Py_DebugOffsets; on 3.11 from the table of cpython.c, the default). */
+ * from _Py_DebugOffsets; on 3.11 and 3.12 from the tables of cpython.c, the
+ * default). */
 #include "pythreads.h"
 #include "cpython.h"
 #include "memread.h"
