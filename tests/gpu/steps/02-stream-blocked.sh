@@ -12,6 +12,9 @@
 # STREAM_BLOCKED, culprit rank 1, rank 0 waiting (tests/corpus/judge.py);
 # then the step creates the release file, the spin ends, #4 completes and
 # both ranks check their result and exit 0.
+#   NW_GPU_TIMING=report   the stall line's delay is reported, not judged
+#                          (tests/gpu/test-gpu-check.sh under make test:
+#                          no timing thresholds in the test suite)
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/gpu/gpu-lib.sh"
 
@@ -89,7 +92,11 @@ figures="spin: ${ran:-?}$ptx_note; stall line $latency s after the blocked AllRe
 [ $wrc = 124 ] && fail "the job did not end within 60 s of the release; $figures"
 code=$(sed -n 's/.*gpu-check: program exit \([0-9]*\).*/\1/p' "$log" | tail -n 1)
 case "$judged" in ok*) ;; *) fail "diagnose --json: $judged; $figures" ;; esac
-awk -v l="$latency" -v m="$limit" 'BEGIN { exit !(l <= m) }' || fail "the stall line came too late; $figures"
+if [ "${NW_GPU_TIMING:-judge}" = report ]; then
+	figures="$figures (delay reported, not judged)"
+else
+	awk -v l="$latency" -v m="$limit" 'BEGIN { exit !(l <= m) }' || fail "the stall line came too late; $figures"
+fi
 grep -q 'rank 0: result ok' "$log" && grep -q 'rank 1: result ok' "$log" ||
 	fail "a rank did not finish with a right result after the release (program exit ${code:-?}); $figures"
 [ "$code" = 0 ] || fail "the job exited with ${code:-?}; $figures"
