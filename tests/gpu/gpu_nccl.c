@@ -22,9 +22,10 @@
  *       prints the spin kernel's PTX as the blocked case loads it first
  *       (so that a machine with ptxas but no GPU can check it).
  *   gpu-nccl graph [--launches N] [--count C]
- *       one rank: an AllReduce captured into a CUDA graph (global capture
- *       mode, a non-default stream), instantiated, launched N times,
- *       synced, the result checked.
+ *       one rank: one AllReduce outside the graph (a warm-up), then one
+ *       captured into a CUDA graph (global capture mode, a non-default
+ *       stream), instantiated, launched N times, synced, the result
+ *       checked.
  *
  * Lines on stdout start with "gpu-nccl: " (one write each, so ranks'
  * lines never mix). Exit codes: examples/trainer.h's (0 ok, 1 setup, 2
@@ -205,6 +206,17 @@ static void setup_gpu(struct gpu *g, long count, float value)
 	cu_ok(cuMemAlloc(&g->recv, bytes), "cuMemAlloc");
 	cu_ok(cuMemcpyHtoD(g->send, g->host, bytes), "cuMemcpyHtoD");
 	cu_ok(cuMemsetD8(g->recv, 0, bytes), "cuMemsetD8");
+	/* Both go on the legacy stream, which the non-blocking streams do not
+	 * wait for, and neither need be done when it returns (a pageable
+	 * copy returns once staged, a memset of device memory at once). */
+	cu_ok(cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
+/* recv := 0, done before anything else runs on the non-blocking streams */
+static void clear_recv(struct gpu *g)
+{
+	cu_ok(cuMemsetD8(g->recv, 0, (size_t)g->count * sizeof(float)), "cuMemsetD8");
+	cu_ok(cuCtxSynchronize(), "cuCtxSynchronize");
 }
 
 /* send holds value * (1 + i % 7) (value: the rank + 1, or 1); after a sum
@@ -459,7 +471,17 @@ static void load_spin_kernel(struct gpu *g, struct spin *sp)
 	cu_ok(drv.mem_host_alloc(&p, 64, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
 	sp->flag = p;
 	*sp->flag = 0;
-	cu_ok(drv.mem_host_get_device_pointer(&sp->flag_dev, p, 0), "cuMemHostGetDevicePointer");
+	CUresult r2 = drv.mem_host_get_device_pointer(&sp->flag_dev, p, 0);
+	if (r2 != CUDA_SUCCESS) {
+		/* With unified addressing (every 64-bit Linux GPU) a pinned host
+		 * allocation has the same address on the device. */
+		const char *name = NULL;
+		cuGetErrorName(r2, &name);
+		say("cuMemHostGetDevicePointer failed: %s (%d); using the host address (unified addressing)",
+		    name ? name : "?", (int)r2);
+		sp->flag_dev = (CUdeviceptr)(uintptr_t)p;
+	}
+	say("spin flag: mapped host memory at %p, device address 0x%llx", p, (unsigned long long)sp->flag_dev);
 }
 
 static void CUDA_CB spin_host_function(void *arg)
@@ -556,7 +578,7 @@ static int run_blocked_rank(const struct rank_info *who, void *arg)
 		if (check_recv(&g, sum))
 			return EXIT_WRONG_RESULT;
 	}
-	cu_ok(cuMemsetD8(g.recv, 0, (size_t)g.count * sizeof(float)), "cuMemsetD8");
+	clear_recv(&g);
 	say("%d AllReduce ok", a->good);
 
 	if (me == 1) {
@@ -596,6 +618,14 @@ static int run_graph(long launches, long count)
 	setup_gpu(&g, count, 1.0f);
 	ncclComm_t comm = init_alone();
 	say("communicator ready (1 rank)");
+	/* a warm-up outside the graph, as programs do before they capture;
+	 * then recv is cleared so that only the graph can fill it */
+	allreduce(&g, comm, g.s);
+	cu_ok(cuStreamSynchronize(g.s), "cuStreamSynchronize");
+	if (check_recv(&g, 1.0f))
+		return EXIT_WRONG_RESULT;
+	clear_recv(&g);
+	say("graph: 1 warm-up AllReduce ok");
 	CUgraph graph = NULL;
 	CUgraphExec exec = NULL;
 	cu_ok(cuStreamBeginCapture(g.s2, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
