@@ -3,13 +3,15 @@
  * against the sonames: the same binary runs on a real GPU with the real
  * libnccl.so.2 and on the simulation (LD_LIBRARY_PATH picks).
  *
- *   gpu-nccl loop [--iters N] [--rounds R] [--pause-ms M] [--count C] [--forever S]
+ *   gpu-nccl loop [--iters N] [--rounds R] [--pause-ms M] [--hold FILE]
+ *                 [--count C] [--forever S]
  *       one rank: init, N out-of-place AllReduce in R timed rounds (the
  *       enqueue loop alone is timed; a sync and a pause of M ms, default
  *       250, more than the watchdog's poll, after each round), the result
  *       checked, finalize, destroy. Prints ns and, where the kernel gives
  *       hardware counters, user-space instructions per call (medians over
- *       the rounds). --forever S: rounds of 1000 until killed (the step
+ *       the rounds). --hold FILE: after round 1, says so and waits until
+ *       FILE exists (the caller reads the library's counters then). --forever S: rounds of 1000 until killed (the step
  *       that SIGKILLs it), giving up by itself after S seconds (exit 3).
  *   gpu-nccl blocked --nranks 2 [--dir DIR] [--spin auto|kernel|hostfn]
  *       [--release-timeout S]
@@ -325,6 +327,7 @@ struct loop_args {
 	int rounds;
 	long forever_s;
 	long pause_ms;
+	const char *hold;       /* after round 1: wait until this file exists */
 };
 
 static int run_loop(const struct loop_args *a)
@@ -368,6 +371,19 @@ static int run_loop(const struct loop_args *a)
 		 * next rounds reuse them (steady state) */
 		if (r + 1 < a->rounds)
 			nap_ms(a->pause_ms);
+		if (r == 0 && a->hold) {
+			/* the caller reads the segment's counters now (events
+			 * created by round 1), then lets the other rounds run */
+			say("loop: round 1 done, waiting for %s", a->hold);
+			double until = now_s(CLOCK_MONOTONIC) + 60;
+			while (access(a->hold, F_OK) != 0) {
+				if (now_s(CLOCK_MONOTONIC) > until) {
+					say("loop: %s did not appear within 60 s", a->hold);
+					return EXIT_SETUP;
+				}
+				nap_ms(10);
+			}
+		}
 		ns[r] = (double)(t1 - t0) / (double)n;
 		if (count < 0)
 			have_ins = 0;
@@ -661,7 +677,7 @@ static int run_graph(long launches, long count)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: gpu-nccl loop [--iters N] [--rounds R] [--pause-ms M] [--count C] [--forever S]\n"
+	fprintf(f, "usage: gpu-nccl loop [--iters N] [--rounds R] [--pause-ms M] [--hold FILE] [--count C] [--forever S]\n"
 	           "       gpu-nccl blocked [--nranks N] [--dir DIR] [--spin auto|kernel|hostfn] [--release-timeout S]\n"
 	           "       gpu-nccl graph [--launches N] [--count C]\n"
 	           "       gpu-nccl ptx\n"
@@ -686,7 +702,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	const char *cmd = argv[1];
-	struct loop_args la = { .iters = 1000, .rounds = 5, .count = 1024, .forever_s = 0, .pause_ms = 250 };
+	struct loop_args la = { .iters = 1000, .rounds = 5, .count = 1024, .forever_s = 0, .pause_ms = 250, .hold = NULL };
 	struct blocked_args ba = { .dir = NULL, .spin = "auto", .release_timeout_s = 60, .good = 3, .count = 1024 };
 	long launches = 100, nranks = 2;
 	for (int i = 2; i < argc; i++) {
@@ -697,6 +713,8 @@ int main(int argc, char **argv)
 			la.rounds = (int)num(v, 1, 64, o);
 		else if (!strcmp(o, "--count"))
 			la.count = ba.count = num(v, 1, 1 << 24, o);
+		else if (!strcmp(o, "--hold") && v)
+			la.hold = v;
 		else if (!strcmp(o, "--pause-ms"))
 			la.pause_ms = num(v, 0, 10000, o);
 		else if (!strcmp(o, "--forever"))
