@@ -100,7 +100,7 @@ PARTS := \
 	tests/interpose/part.mk tests/bench/part.mk tests/compat/part.mk tests/watchdog/part.mk \
 	tests/capture/part.mk tests/hangs/part.mk tests/unit/part.mk tests/gen/part.mk \
 	tests/cli/part.mk tests/analysis/part.mk tests/corpus/part.mk tests/hangfuzz/part.mk \
-	tests/python/part.mk
+	tests/python/part.mk tests/gpu/part.mk
 include $(PARTS)
 
 all: $(LIBS) $(BINS) $(TEST_BINS)
