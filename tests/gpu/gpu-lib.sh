@@ -15,13 +15,12 @@
 mkdir -p "$NW_GPU_STEP_DIR"
 NW_GPU_PROGS="$NW_BUILD/tests/gpu"
 
-# A CLI built elsewhere (make gpu-bundle) finds its libunwind; the
-# processes it starts (`ncclwatch run`) inherit only that folder.
+# A build made on another machine (make gpu-bundle) brings the libunwind
+# the CLI and the preload's stack capture (libncclwatch-unwind.so) link:
+# on the path of every process the step starts, as an installed package
+# would be.
 if [ -n "${NW_GPU_CLI_LIBS:-}" ]; then
-	printf '#!/bin/sh\nLD_LIBRARY_PATH="%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "%s" "$@"\n' \
-		"$NW_GPU_CLI_LIBS" "$NW_CLI" > "$T/ncclwatch"
-	chmod +x "$T/ncclwatch"
-	NW_CLI="$T/ncclwatch"
+	export LD_LIBRARY_PATH="$NW_GPU_CLI_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 
 # py-spy for attach's Python stacks, where the machine has none (bundled)

@@ -48,8 +48,8 @@ export NW_GPU_MODE NW_GPU_NCCL_DIR
 for f in "$NW_BUILD/lib/libncclwatch.so" "$NW_BUILD/bin/ncclwatch" "$NW_BUILD/sim/libnccl.so.2"; do
 	[ -e "$f" ] || { echo "gpu-check: $f is not built (make all, or make gpu-bundle elsewhere and carry it)" >&2; exit 2; }
 done
-# A CLI built on another machine may need the libunwind it was built with
-# (make gpu-bundle copies it): for the CLI only, never for the job.
+# A build made on another machine may need the libunwind it was built with
+# (make gpu-bundle copies it; gpu-lib.sh puts it on the steps' path).
 if [ -d "$NW_BUILD/gpu-runtime" ] && ldd "$NW_BUILD/bin/ncclwatch" | grep -q 'not found'; then
 	export NW_GPU_CLI_LIBS="$NW_BUILD/gpu-runtime"
 fi

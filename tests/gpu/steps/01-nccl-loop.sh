@@ -1,5 +1,5 @@
 #!/bin/sh
-# budget: 20
+# budget: 40
 # GPU check, step 1: one rank on the real libcuda.so.1 and libnccl.so.2 (or
 # the simulation): init, 1,000 AllReduce, destroy (gpu-nccl loop), without
 # and with the preload (NCCLWATCH_KEEP=1). Judges the records (`ncclwatch

@@ -1,5 +1,5 @@
 #!/bin/sh
-# budget: 20
+# budget: 40
 # GPU check, step 2: STREAM_BLOCKED on a real stream. Two ranks (gpu-nccl
 # blocked: two processes; on a real GPU both on device 0 as separate NCCL
 # "hosts", gpu_hosts_env) do 3 checked AllReduce; then rank 1 queues a spin

@@ -1,5 +1,5 @@
 #!/bin/sh
-# budget: 20
+# budget: 30
 # GPU check, step 3: a CUDA graph that holds an AllReduce, replayed 100
 # times (gpu-nccl graph: one rank, a warm-up AllReduce, then global capture
 # mode on a non-default stream, cuGraphInstantiateWithFlags, 100

@@ -17,7 +17,7 @@ job=$NW_ROOT/tests/gpu/torch_job.py
 line=$(grep -n '^    dist.all_reduce(t)$' "$job" | cut -d: -f1)
 [ -n "$line" ] || fail "torch_job.py: no dist.all_reduce(t) line"
 pyver=$("$PY" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')
-export PYTHONUNBUFFERED=1 NCCLWATCH_JOB=torch1 MASTER_PORT=$((29600 + $$ % 300))
+export NCCLWATCH_PY_FRAMES=8 PYTHONUNBUFFERED=1 NCCLWATCH_JOB=torch1 MASTER_PORT=$((29600 + $$ % 300))
 JD=$NCCLWATCH_DIR/torch1
 
 note "20 all-reduces under ncclwatch run, then 30 s in hold() (Python $pyver)"

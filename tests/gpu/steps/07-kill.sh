@@ -1,5 +1,5 @@
 #!/bin/sh
-# budget: 20
+# budget: 30
 # GPU check, step 7: the crash-safety claim on the real driver. The step-1
 # program loops under the preload (gpu-nccl loop --forever: rounds of 1,000
 # AllReduce until killed) until `ncclwatch status` shows more than 1,000
