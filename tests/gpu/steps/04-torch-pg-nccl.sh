@@ -1,5 +1,5 @@
 #!/bin/sh
-# budget: 150
+# budget: 120
 # Step 4: PyTorch's ProcessGroupNCCL, world size 1, under `ncclwatch run`
 # (tests/gpu/torch_job.py): every all-reduce recorded and COMPLETED with
 # its Python call site (all_reduce_step at torch_job.py's dist.all_reduce

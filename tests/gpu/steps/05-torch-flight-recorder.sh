@@ -1,5 +1,5 @@
 #!/bin/sh
-# budget: 120
+# budget: 90
 # Step 5: PyTorch's own Flight Recorder on a real job: torch_job.py with
 # TORCH_FR_BUFFER_SIZE, 10 all-reduces, a dump taken through torch's API
 # (_dump_nccl_trace, pickle); `ncclwatch show` must read all 10 AllReduce

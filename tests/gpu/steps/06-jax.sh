@@ -1,5 +1,5 @@
 #!/bin/sh
-# budget: 180
+# budget: 150
 # Step 6: JAX. jaxlib's CUDA plugin does not link NCCL: XLA dlopen()s
 # libnccl.so.2 and looks every function up with dlsym, which only our dlsym
 # hook sees. Two JAX processes share the one GPU as two "hosts"

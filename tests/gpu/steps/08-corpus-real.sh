@@ -1,5 +1,5 @@
 #!/bin/sh
-# budget: 200
+# budget: 150
 # Step 8a: real cross-rank hangs. A sample of the scenario corpus (tests/
 # corpus/cases.txt), 2-4 ranks: a missing rank, a count mismatch, a send
 # without its receive, an init with a wrong id, a death inside a

@@ -1,5 +1,5 @@
 #!/bin/sh
-# budget: 150
+# budget: 120
 # Step 8b: a real cross-rank hang in PyTorch. Two ranks of torch_job.py on
 # the one GPU (each its own NCCL_HOSTID, sockets on the loopback), under
 # the preload, with TORCH_FR_BUFFER_SIZE: rank 1 skips step 3's all-reduce
