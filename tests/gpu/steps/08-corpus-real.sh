@@ -12,7 +12,7 @@
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/gpu/gpu-lib.sh"
 . "$NW_ROOT/tests/corpus/corpus-lib.sh"
-: "${NW_GPU_CORPUS:=desync-sym mm-count ring-missing-recv init-wrong-id die-inside hostfn-block order2}"
+: "${NW_GPU_CORPUS:=desync-sym mm-count ring-missing-recv-16m init-wrong-id die-inside hostfn-block order2}"
 if gpu_real; then
 	gpu_hosts_env
 	export CORPUS_NCCL_DIR="$NW_GPU_NCCL_DIR"
