@@ -8,6 +8,8 @@
 #                       sockets on the loopback (each rank's own NCCL_HOSTID
 #                       is the program's business: SCENARIO_HOSTID_PER_RANK)
 #   gpu_python          a python3 that imports torch, or nothing
+#   gpu_nccl_prog       $prog: the C steps' program, built
+#   val NAME FILE       a figure of tests/gpu/records.py's output
 #   result TEXT         the step's figures (the runner prints the last one)
 #   keep FILE...        copies files into the step's folder of the summary
 : "${NW_GPU_MODE:=sim}" "${NW_GPU_NCCL_DIR:=$NW_SIM}"
@@ -46,6 +48,14 @@ gpu_python() {
 	done
 	return 1
 }
+
+# gpu_nccl_prog: the C steps' program (tests/gpu/gpu_nccl.c) into $prog
+gpu_nccl_prog() {
+	prog="$NW_GPU_PROGS/gpu-nccl"
+	[ -x "$prog" ] || fail "$prog is not built (make all)"
+}
+# val NAME FILE: VALUE of the last NAME=VALUE line (tests/gpu/records.py's figures)
+val() { sed -n "s/^$1=//p" "$2" | tail -n 1; }
 
 result() { echo "result: $*"; }
 keep() { cp "$@" "$NW_GPU_STEP_DIR/" 2>/dev/null || true; }

@@ -13,10 +13,8 @@
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/gpu/gpu-lib.sh"
 
-prog="$NW_GPU_PROGS/gpu-nccl"
-[ -x "$prog" ] || fail "$prog is not built (make all)"
+gpu_nccl_prog
 gpu_use_nccl
-val() { sed -n "s/^$1=//p" "$2" | tail -n 1; }
 
 note "without the preload"
 nw_bounded 120 "$prog" loop --iters 1000 --rounds 5 > "$T/plain.out" 2>&1

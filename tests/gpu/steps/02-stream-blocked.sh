@@ -18,8 +18,7 @@
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/gpu/gpu-lib.sh"
 
-prog="$NW_GPU_PROGS/gpu-nccl"
-[ -x "$prog" ] || fail "$prog is not built (make all)"
+gpu_nccl_prog
 gpu_use_nccl
 gpu_hosts_env
 export NCCLWATCH_TIMEOUT=2

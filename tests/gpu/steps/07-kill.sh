@@ -12,10 +12,8 @@
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/gpu/gpu-lib.sh"
 
-prog="$NW_GPU_PROGS/gpu-nccl"
-[ -x "$prog" ] || fail "$prog is not built (make all)"
+gpu_nccl_prog
 gpu_use_nccl
-val() { sed -n "s/^$1=//p" "$2" | tail -n 1; }
 
 nw_spawn env LD_PRELOAD="$(nw_preload)" "$prog" loop --forever 120 > "$T/loop.out" 2>&1
 pid=$NW_PID    # env execs the program: the same process
