@@ -686,9 +686,10 @@ static void comm_frontier(struct nw_jctx *x, const struct nw_comm_view *v, const
 	const char *kname = nw_op_kind_name(kind, kb);
 	const char *comm = nw_comm_label(v->id, v->name, cb);
 
-	/* The ranks that hold #n up. */
+	/* The ranks that hold #n up; a process that ended inside #n too (a
+	 * sink: the ranks inside wait for it, and so for nobody else). */
 	uint32_t junction = UINT32_MAX;
-	if (cnt[M_FAILED] || cnt[M_ENQUEUED] || cnt[M_CAPTURED]) {
+	if (cnt[M_FAILED] || cnt[M_ENQUEUED] || cnt[M_CAPTURED] || cnt[M_GONE]) {
 		for (int32_t r = 0; r < n; r++) {
 			if (cls[r] != M_STARTED || !mp[r].stuck || mp[r].pend_seq != nstar)
 				continue;
@@ -697,7 +698,8 @@ static void comm_frontier(struct nw_jctx *x, const struct nw_comm_view *v, const
 			nw_graph_edge(&x->g, v->members[r].proc->job_index, junction, NW_E_BLOCK, mp[r].pend, v, nstar, 0);
 		}
 		for (int32_t r = 0; r < n && junction != UINT32_MAX; r++)
-			if (cls[r] == M_FAILED || cls[r] == M_CAPTURED || (cls[r] == M_ENQUEUED && mp[r].stuck))
+			if (cls[r] == M_FAILED || cls[r] == M_CAPTURED || cls[r] == M_GONE ||
+			    (cls[r] == M_ENQUEUED && mp[r].stuck))
 				nw_graph_edge(&x->g, junction, v->members[r].proc->job_index, NW_E_BLOCK, NULL, v, nstar, 0);
 	}
 	/* Ranks whose #n never started: STREAM_BLOCKED candidates (the ranks
