@@ -97,11 +97,15 @@ void nw_rules_p2p(struct nw_jctx *x)
 				uint64_t pos = e ? (op->kind == NW_OP_SEND ? e->recv_enqueued : e->send_enqueued) : 0;
 				if (pos >= op->seq) {
 					/* Posted. If the other half sits unstarted behind earlier
-					 * work on the peer's stream, the peer holds it up (a
-					 * send/receive edge: it counts for cycles); else this op
-					 * only waits for the peer's progress. */
+					 * work on the peer's stream, or has not started for longer
+					 * than the timeout behind work we do not see (a kernel, a
+					 * host function), the peer holds it up (a send/receive
+					 * edge: it counts for cycles and roots); else this op only
+					 * waits for the peer's progress. */
 					const struct nw_seg_op *half = other_half(x, pm, op);
-					int held = half && half->state == NW_ST_ENQUEUED && nw_previous_work(pm->proc, half);
+					int held = half && half->state == NW_ST_ENQUEUED &&
+					           (nw_previous_work(pm->proc, half) ||
+					            nw_age(pm->proc, half->enqueue_ns) > x->timeout_ns);
 					nw_graph_edge(&x->g, (uint32_t)i, pm->proc->job_index, held ? NW_E_P2P : NW_E_WAIT, op, v,
 					              op->seq, pos);
 					continue;
