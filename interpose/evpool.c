@@ -3,6 +3,7 @@
 
 #include "cuda_driver.h"
 #include "segment_file.h"
+#include "state.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -67,6 +68,8 @@ static struct nw_track *grow(struct nw_evpool *pool)
 	}
 	if (made && nw_seg.hdr)
 		atomic_fetch_add_explicit(&nw_seg.hdr->events_created, made, memory_order_relaxed);
+	if (made)   /* the driver is initialised: its exit teardown is registered */
+		nw_exit_settle_arm();
 	return list;
 }
 

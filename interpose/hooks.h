@@ -20,6 +20,7 @@
 
 struct nw_lifecycle {
 	void (*start)(void);                   /* recording starts: before the first record */
+	void (*settle)(void);                  /* exiting, before the CUDA driver's own teardown */
 	void (*exit)(void);                    /* the process exits while recording */
 	void (*job_left)(const char *jobdir, int kept);  /* leaving its job (kept: our file stays) */
 	void (*after_fork)(void);              /* in a fork child */

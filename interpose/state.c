@@ -52,6 +52,30 @@ static void nw_note_exit_status(int status, void *arg)
 		nw_segment_note_exit_status(&nw_seg, status);
 }
 
+/* The CUDA driver tears itself down at exit from a handler it registers
+ * in cuInit; every event query after it answers CUDA_ERROR_DEINITIALIZED,
+ * and our destructor (nw_at_exit) runs after every exit handler. A handler
+ * registered once the driver is initialised runs before the driver's:
+ * there the pending event pairs still say whether their ops completed (an
+ * op synchronized just before exit, under a poll ago, must not stay
+ * STARTED). Registered once; fork children inherit it, after the driver's. */
+static atomic_int nw_settle_registered;
+
+static void nw_settle_at_exit(void)
+{
+	if (atomic_load_explicit(&nw_run, memory_order_acquire) == NW_RUN_RECORDING)
+		nw_lifecycle.settle();
+}
+
+void nw_exit_settle_arm(void)
+{
+	int expected = 0;
+	if (atomic_load_explicit(&nw_settle_registered, memory_order_relaxed))
+		return;
+	if (atomic_compare_exchange_strong(&nw_settle_registered, &expected, 1) && atexit(nw_settle_at_exit) != 0)
+		nw_log("cannot register the exit handler: ops completed just before exit may show as pending");
+}
+
 __attribute__((destructor)) static void nw_at_exit(void)
 {
 	if (atomic_load_explicit(&nw_run, memory_order_acquire) == NW_RUN_RECORDING) {

@@ -35,6 +35,11 @@ int nw_disabled(void);
  * so once, pass everything through from now on. */
 void nw_stop(const char *why);
 
+/* The CUDA driver is initialised (an event pair was made): from now on
+ * the process's exit settles the pending pairs before the driver tears
+ * itself down. Once per process; not on the op path's fast branch. */
+void nw_exit_settle_arm(void);
+
 /* An op we could not record (untracked comm, recording stopped). */
 void nw_count_dropped(void);
 

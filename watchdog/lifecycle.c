@@ -11,6 +11,7 @@ static void start(void)
 
 const struct nw_lifecycle nw_lifecycle = {
 	.start = start,
+	.settle = nw_watchdog_settle,
 	.exit = nw_watchdog_exit,
 	.job_left = nw_requests_leave,
 	.after_fork = nw_watchdog_reset_after_fork,

@@ -4,7 +4,8 @@
  * completed end event to COMPLETED, an event error (a GPU fault: the CUDA
  * error is kept) to FAILED. The comm table's started/completed positions
  * and the peer table's completed positions follow. Finished pairs go back
- * to their pool. Watchdog thread only. */
+ * to their pool. Under the watchdog's progress lock only (its thread, or
+ * the exit handlers). */
 #ifndef NCCLWATCH_WATCHDOG_PROGRESS_H
 #define NCCLWATCH_WATCHDOG_PROGRESS_H
 

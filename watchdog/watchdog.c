@@ -250,6 +250,17 @@ int nw_watchdog_start(void)
 	return 0;
 }
 
+void nw_watchdog_settle(void)
+{
+	if (!started)
+		return;
+	/* One poll: event queries never block; no stream is waited for. */
+	pthread_mutex_lock(&progress_lock);
+	if (!leaving && nw_tracking_on)
+		nw_progress_poll(nw_now_ns(), 1);
+	pthread_mutex_unlock(&progress_lock);
+}
+
 void nw_watchdog_exit(void)
 {
 	if (!started)

@@ -13,8 +13,16 @@
  * record), then start the thread. 0, or -1 (recording goes on without it). */
 int nw_watchdog_start(void);
 
-/* Exit handler: one last look at the pending events, so ops that completed
- * since the last poll are not left ENQUEUED in the post-mortem record. */
+/* Early exit handler (interpose/state.c registers it once the CUDA driver
+ * is initialised, so it runs before the driver's own teardown): one poll
+ * of the pending event pairs, so ops that completed since the last poll
+ * are not left ENQUEUED or STARTED in the post-mortem record. Never
+ * blocks on the GPU. */
+void nw_watchdog_settle(void);
+
+/* Exit handler (the library's destructor, after every exit handler): one
+ * last look at the pending events (a real driver has torn itself down by
+ * then: its errors are ignored), the findings at exit, op stacks named. */
 void nw_watchdog_exit(void);
 
 /* Fork child: there is no watchdog thread in it; the next start makes one. */

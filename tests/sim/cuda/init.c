@@ -7,6 +7,17 @@
  *   CUDA_VISIBLE_DEVICES    which of them this process sees, as the driver
  *                           reads it: indices or GPU-<uuid prefix>, comma
  *                           separated, parsing stops at the first invalid one
+ *
+ * The driver tears itself down at exit, as the real one does: the first
+ * successful cuInit registers an exit handler (atexit), and once it ran
+ * every call that needs an initialised driver, cuInit, cuEventQuery and
+ * cuStreamSynchronize included, answers CUDA_ERROR_DEINITIALIZED. So exit
+ * handlers registered before cuInit (they run after it) and library
+ * destructors see a driver that is gone; those registered after cuInit
+ * still see it whole. (Measured on an H100, driver 580.159.04: a pair of
+ * events queried from an atexit handler registered before cuInit, and from
+ * an ELF destructor, answered 4, DEINITIALIZED; from one registered after
+ * cuInit, 0.)
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,10 +36,18 @@
 struct sim_device sim_devices[SIM_MAX_DEVICES];
 int sim_device_count;
 atomic_int sim_initialized;
+atomic_int sim_torn_down;
 
 static pthread_mutex_t init_mutex = PTHREAD_MUTEX_INITIALIZER;
 static CUresult init_result = CUDA_ERROR_NOT_INITIALIZED;
 static int init_done;
+/* Not reset in a fork child: the handler registered stays registered there. */
+static int teardown_registered;
+
+static void teardown(void)
+{
+	atomic_store_explicit(&sim_torn_down, 1, memory_order_release);
+}
 
 void sim_warn(const char *fmt, ...)
 {
@@ -179,6 +198,8 @@ SIM_API CUresult cuInit(unsigned int Flags)
 	if (Flags != 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_once(&atfork_once, install_atfork);
+	if (atomic_load_explicit(&sim_torn_down, memory_order_acquire))
+		return CUDA_ERROR_DEINITIALIZED;
 	pthread_mutex_lock(&init_mutex);
 	if (!init_done) {
 		enumerate_devices();
@@ -186,8 +207,11 @@ SIM_API CUresult cuInit(unsigned int Flags)
 			sim_contexts[i].device = i;
 		init_result = sim_device_count > 0 ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
 		init_done = 1;
-		if (init_result == CUDA_SUCCESS)
+		if (init_result == CUDA_SUCCESS) {
 			atomic_store_explicit(&sim_initialized, 1, memory_order_release);
+			if (!teardown_registered && atexit(teardown) == 0)
+				teardown_registered = 1;
+		}
 	}
 	CUresult r = init_result;
 	pthread_mutex_unlock(&init_mutex);

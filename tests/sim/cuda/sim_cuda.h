@@ -38,10 +38,14 @@ struct sim_device {
 extern struct sim_device sim_devices[SIM_MAX_DEVICES];
 extern int sim_device_count;   /* visible devices, after CUDA_VISIBLE_DEVICES */
 extern atomic_int sim_initialized;
+extern atomic_int sim_torn_down;   /* the exit handler cuInit registered ran */
 
-/* CUDA_ERROR_NOT_INITIALIZED until cuInit succeeded. */
+/* CUDA_ERROR_NOT_INITIALIZED until cuInit succeeded; CUDA_ERROR_DEINITIALIZED
+ * once the driver tore itself down at exit. */
 #define SIM_REQUIRE_INIT() \
-	do { if (!atomic_load_explicit(&sim_initialized, memory_order_acquire)) \
+	do { if (atomic_load_explicit(&sim_torn_down, memory_order_acquire)) \
+		return CUDA_ERROR_DEINITIALIZED; \
+	     if (!atomic_load_explicit(&sim_initialized, memory_order_acquire)) \
 		return CUDA_ERROR_NOT_INITIALIZED; } while (0)
 
 int sim_driver_version(void);

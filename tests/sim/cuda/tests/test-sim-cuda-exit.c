@@ -2,7 +2,13 @@
  * still exit, promptly and with its own status: nothing in the simulated
  * driver joins or waits for its workers at exit. Each case runs in a child
  * process; the parent waits for it with a bound (a safety net so the test
- * ends, not a time measurement) and checks the exit status. */
+ * ends, not a time measurement) and checks the exit status.
+ *
+ * Case 4: the driver tears itself down at exit like the real one, from an
+ * exit handler cuInit registered: a handler registered after cuInit runs
+ * first and still sees a completed event; one registered before cuInit
+ * runs after the teardown and sees CUDA_ERROR_DEINITIALIZED (a handler
+ * that sees otherwise changes the exit status). */
 #include <errno.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -12,6 +18,20 @@
 #include "check.h"
 
 static struct gate never = GATE_INIT; /* never opened */
+static CUevent exit_ev;
+
+static void registered_before_init(void)
+{
+	if (cuEventQuery(exit_ev) != CUDA_ERROR_DEINITIALIZED ||
+	    cuInit(0) != CUDA_ERROR_DEINITIALIZED)
+		_exit(10);
+}
+
+static void registered_after_init(void)
+{
+	if (cuEventQuery(exit_ev) != CUDA_SUCCESS)
+		_exit(11);
+}
 
 static void *sync_forever(void *arg)
 {
@@ -24,6 +44,8 @@ static void *sync_forever(void *arg)
 /* Sets up a blocked stream the way each case wants, then leaves. */
 static void child(int which)
 {
+	if (which == 4)
+		CHECK(atexit(registered_before_init) == 0);
 	CUcontext ctx = setup_device(0);
 	CUstream s;
 	CUevent ev;
@@ -54,10 +76,16 @@ static void child(int which)
 		OK(cuEventDestroy(ev));
 		gate_wait_entered(&never, 1);
 		exit(6);
+	case 4: /* a completed event, queried by exit handlers */
+		exit_ev = ev;
+		OK(cuEventRecord(ev, s));
+		OK(cuStreamSynchronize(s));
+		CHECK(atexit(registered_after_init) == 0);
+		exit(7);
 	}
 }
 
-static const int expected_status[] = { 3, 4, 5, 6 };
+static const int expected_status[] = { 3, 4, 5, 6, 7 };
 
 int main(int argc, char **argv)
 {
@@ -70,7 +98,7 @@ int main(int argc, char **argv)
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &chld, NULL);
-	for (int which = 0; which < 4; which++) {
+	for (int which = 0; which < 5; which++) {
 		char arg[8];
 		snprintf(arg, sizeof arg, "%d", which);
 		pid_t pid = fork();
@@ -99,7 +127,8 @@ int main(int argc, char **argv)
 			        expected_status[which]);
 			return 1;
 		}
-		printf("case %d: exited %d with a blocked stream worker\n", which, expected_status[which]);
+		printf("case %d: exited %d%s\n", which, expected_status[which],
+		       which == 4 ? ", the driver torn down by its own exit handler" : " with a blocked stream worker");
 	}
 	printf("ok\n");
 	return 0;
