@@ -100,7 +100,9 @@ static void fields(void)
 	FIELD(nw_seg_header, threads_dropped, 3916, 4);
 	FIELD(nw_seg_header, comms_dropped, 3920, 8);
 	FIELD(nw_seg_header, comm_reuses, 3928, 8);
-	FIELD(nw_seg_header, reserved, 3936, 4256);
+	FIELD(nw_seg_header, graph_launches, 3936, 8);
+	FIELD(nw_seg_header, graphs_untracked, 3944, 8);
+	FIELD(nw_seg_header, reserved, 3952, 4240);
 	SIZE(nw_seg_comm, 512);
 	FIELD(nw_seg_comm, comm_id, 0, 8);
 	FIELD(nw_seg_comm, parent_id, 8, 8);
