@@ -3,12 +3,12 @@
 # GPU check, step 3: a CUDA graph that holds an AllReduce, replayed 100
 # times (gpu-nccl graph: one rank, a warm-up AllReduce, then global capture
 # mode on a non-default stream, cuGraphInstantiateWithFlags, 100
-# cuGraphLaunch, a sync, the result checked). Issue 23 wants the 100 replays recorded. Until graph
-# replays are recorded (issue 22) the library records the captured op once,
-# CAPTURED, and no replay: on a real GPU this step then FAILS with those
-# figures. The simulation cannot launch one executable graph twice
-# (CUDA_ERROR_NOT_SUPPORTED): there the step runs one launch, checks it,
-# and SKIPs.
+# cuGraphLaunch, a sync, the result checked). Issue 22/23: every replay is
+# recorded. PASS when `ncclwatch show` lists 100 GraphLaunch records with
+# replay numbers 1..100, all COMPLETED, and the captured AllReduce once,
+# CAPTURED. The same on the simulation, which replays graphs as CUDA does.
+# A driver that refuses to launch the graph a second time (gpu-nccl exits
+# 6) FAILs.
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/gpu/gpu-lib.sh"
 
@@ -29,23 +29,21 @@ cat "$T/records.txt"
 keep "$T/records.txt"
 
 launched=$(sed -n 's/.*graph: \([0-9]*\) of [0-9]* launches done.*/\1/p' "$T/graph.out")
-n=$(val n_AllReduce "$T/records.txt")
 captured=$(val n_AllReduce_CAPTURED "$T/records.txt")
-states=$(val states_AllReduce "$T/records.txt")
-: "${n:=0}" "${captured:=0}"
-# the program's one warm-up AllReduce outside the graph is not a replay
-warm=$(grep -c 'graph: 1 warm-up AllReduce ok' "$T/graph.out")
-replays=$((n - captured - warm))
-[ $replays -ge 0 ] || replays=0
-figures="captured ops recorded: $captured (CAPTURED); replays recorded: $replays of ${launched:-0} launches (AllReduce records: ${states:-none}, $warm of them the warm-up)"
+replays=$(val n_GraphLaunch "$T/records.txt")
+done_=$(val n_GraphLaunch_COMPLETED "$T/records.txt")
+first=$(val seq_first_GraphLaunch "$T/records.txt")
+last=$(val seq_last_GraphLaunch "$T/records.txt")
+gaps=$(val seq_gaps_GraphLaunch "$T/records.txt")
+states=$(val states_GraphLaunch "$T/records.txt")
+: "${captured:=0}" "${replays:=0}" "${done_:=0}"
+figures="captured ops recorded: $captured (CAPTURED); replays recorded: $replays of ${launched:-0} launches (GraphLaunch records: ${states:-none}, replay numbers ${first:--}..${last:--}, ${gaps:--} gaps)"
 
-if [ $rc = 6 ] && ! gpu_real; then
-	grep -q 'graph: result ok' "$T/graph.out" || fail "the one launch gave a wrong result; $figures"
-	[ "$captured" -ge 1 ] || fail "the captured AllReduce was not recorded; $figures"
-	skip "the simulation cannot launch an executable graph twice (CUDA_ERROR_NOT_SUPPORTED): 1 launch ran, result ok; $figures"
-fi
 [ $rc = 0 ] || fail "gpu-nccl graph: exit $rc: $(tail -n 1 "$T/graph.out"); $figures"
 grep -q 'graph: result ok' "$T/graph.out" || fail "no result check; $figures"
 [ "$launched" = $want ] || fail "$launched of $want launches; $figures"
-[ "$replays" -ge $want ] || fail "$figures — graph replays are not recorded yet (issue 22)"
+[ "$captured" = 1 ] || fail "the captured AllReduce is not recorded once, CAPTURED; $figures"
+[ "$replays" = $want ] || fail "$figures — not every replay is recorded"
+[ "$done_" = $want ] || fail "$figures — not every replay COMPLETED"
+[ "$first" = 1 ] && [ "$last" = $want ] && [ "$gaps" = 0 ] || fail "$figures — replay numbers are not 1..$want"
 result "$figures"
