@@ -5,10 +5,11 @@
 #    launch it 10 times: each rank's file holds the AllReduce once,
 #    CAPTURED, and 10 GraphLaunch records with replays 1..10, all
 #    COMPLETED, naming the AllReduce's comm; the header counts 10 launches.
-# 2. graph-replay-short: rank 1 launches the graph 9 times, rank 0 10: rank
-#    0's replay 10 never completes (ENQUEUED or STARTED), its replays 1-9
-#    and rank 1's 9 did. `diagnose` does not model replays yet: what it
-#    prints is kept in the log, not judged.
+# 2. graph-replay with SCENARIO_GRAPH_SHORT=1: rank 1 launches the graph 9
+#    times, rank 0 10: rank 0's replay 10 never completes (ENQUEUED or
+#    STARTED), its replays 1-9 and rank 1's 9 did. `diagnose` does not
+#    model replays yet (it says HEALTHY): what it prints is kept in the
+#    log, not judged.
 # 3. the same healthy job through cuGetProcAddress (libcudart's way) and
 #    through dlsym on libcuda.so.1 (a loader's way): SCENARIO_GRAPH_VIA
 #    makes scenario call the driver through pointers it looked up; the
@@ -50,11 +51,11 @@ assert_eq "$rc" 0 "graph-replay: exit status"
 assert_no_grep 'ncclwatch:' "$T/replay.out"
 check_healthy replay
 
-note "graph-replay-short: rank 1 launches 9 times, rank 0 10"
-nw_spawn env LD_PRELOAD="$(nw_preload)" NCCLWATCH_JOB=short NCCLWATCH_KEEP=1 \
-	"$prog" --case graph-replay-short --nranks 2 > "$T/short.out" 2>&1
+note "graph-replay, SCENARIO_GRAPH_SHORT=1: rank 1 launches 9 times, rank 0 10"
+nw_spawn env LD_PRELOAD="$(nw_preload)" NCCLWATCH_JOB=short NCCLWATCH_KEEP=1 SCENARIO_GRAPH_SHORT=1 \
+	"$prog" --case graph-replay --nranks 2 > "$T/short.out" 2>&1
 parked() { [ "$(grep -c '^corpus: rank [0-9]* parked' "$T/short.out")" -ge 2 ]; }
-nw_until 60 parked || { cat "$T/short.out"; fail "graph-replay-short: the ranks did not park"; }
+nw_until 60 parked || { cat "$T/short.out"; fail "graph-replay (short): the ranks did not park"; }
 sleep 3   # past NCCLWATCH_TIMEOUT: what diagnose says of a stuck replay
 "$NW_CLI" diagnose "$NCCLWATCH_DIR/short" > "$T/diagnose.txt" 2>&1
 note "diagnose (not judged: replays are not modelled yet):"
@@ -65,7 +66,7 @@ for seg in $(segments "$NCCLWATCH_DIR/short"); do
 	launches "$T/seg.txt" > "$T/launches.$rank"
 	echo "rank $rank: $(tr '\n' ',' < "$T/launches.$rank")"
 done
-[ -f "$T/launches.0" ] && [ -f "$T/launches.1" ] || fail "graph-replay-short: no file for rank 0 or 1"
+[ -f "$T/launches.0" ] && [ -f "$T/launches.1" ] || fail "graph-replay (short): no file for rank 0 or 1"
 assert_eq "$(grep -c . "$T/launches.1")" 9 "rank 1's launches"
 assert_eq "$(grep -vc ' COMPLETED$' "$T/launches.1")" 0 "rank 1's launches not COMPLETED"
 assert_eq "$(grep -c . "$T/launches.0")" 10 "rank 0's launches"
