@@ -12,6 +12,29 @@
 
 struct nw_cuda nw_cu;
 int nw_cuda_ok;
+CUresult (*nw_cuda_capture_info)(CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph);
+
+typedef CUresult (*capture_info_v3_fn)(CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *,
+                                       const CUgraphNode **, const CUgraphEdgeData **, size_t *);
+typedef CUresult (*capture_info_v2_fn)(CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *,
+                                       const CUgraphNode **, size_t *);
+static capture_info_v3_fn capture_info_v3;
+static capture_info_v2_fn capture_info_v2;
+
+static CUresult capture_info_by_v3(CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph)
+{
+	const CUgraphNode *deps;
+	const CUgraphEdgeData *edges;
+	size_t ndeps;
+	return capture_info_v3(s, status, id, graph, &deps, &edges, &ndeps);
+}
+
+static CUresult capture_info_by_v2(CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph)
+{
+	const CUgraphNode *deps;
+	size_t ndeps;
+	return capture_info_v2(s, status, id, graph, &deps, &ndeps);
+}
 
 static pthread_once_t nw_cuda_once = PTHREAD_ONCE_INIT;
 
@@ -67,6 +90,21 @@ static void load(void)
 	int v = 0;
 	if (nw_cu.cuDriverGetVersion(&v) == CUDA_SUCCESS)
 		nw_cu.driver_version = v;
+	{
+		CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+		void *fn = NULL;
+		int v3 = v >= 12030;
+		if (get_proc("cuStreamGetCaptureInfo", &fn, v3 ? 12030 : 11030, CU_GET_PROC_ADDRESS_DEFAULT, &status)
+		        == CUDA_SUCCESS && status == CU_GET_PROC_ADDRESS_SUCCESS && fn) {
+			if (v3) {
+				capture_info_v3 = (capture_info_v3_fn)fn;
+				nw_cuda_capture_info = capture_info_by_v3;
+			} else {
+				capture_info_v2 = (capture_info_v2_fn)fn;
+				nw_cuda_capture_info = capture_info_by_v2;
+			}
+		}
+	}
 	/* The handle stays open for the life of the process. */
 	nw_cuda_ok = 1;
 }

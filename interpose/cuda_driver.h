@@ -52,6 +52,13 @@ int nw_cuda_load(void);
 /* Whether nw_cuda_load() succeeded (no loading). */
 extern int nw_cuda_ok;
 
+/* cuStreamGetCaptureInfo at the _v3 ABI (CUDA 12.3), which this driver
+ * has, or the _v2 ABI (11.3) adapted to it; NULL if neither (loaded by
+ * nw_cuda_load). Asked for the ABI the driver knows: a 12.2 driver asked
+ * for 12.3 would hand out _v2 under the _v3 prototype. */
+extern NW_HIDDEN CUresult (*nw_cuda_capture_info)(CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id,
+                                                  CUgraph *graph);
+
 /* A short name for a CUresult ("CUDA_ERROR_ILLEGAL_ADDRESS"), never NULL. */
 const char *nw_cuda_error_name(CUresult r);
 

@@ -5,7 +5,9 @@
  * never sees those calls. A lookup of a name we wrap, on a real handle,
  * whose result lies in a libnccl, returns our wrapper instead, and the
  * handle becomes the library our wrappers forward to. Every other lookup
- * passes through untouched.
+ * passes through untouched. The CUDA driver's graph entry points and
+ * cuGetProcAddress, looked up on a libcuda handle by anyone but libcuda
+ * itself, get ours too (wrap_cuda.c).
  *
  * Why wrap dlsym rather than use LD_AUDIT (la_symbind64): an audit library
  * lives in its own link namespace, i.e. a second copy of libncclwatch with
@@ -22,6 +24,10 @@
 #include "libc_dl.h"
 #include "real_nccl.h"
 #include "state.h"
+
+/* wrap_cuda.c */
+int nw_cuda_wrapped_index(const char *name);
+void *nw_cuda_dlsym_redirect(const char *name, void *sym, const void *caller);
 
 #include <dlfcn.h>
 #include <stddef.h>
@@ -59,7 +65,7 @@ __attribute__((used)) NW_NO_SANITIZE int nw_dlsym_route(void *handle, const char
 		return 1;
 	if (handle == RTLD_DEFAULT || handle == RTLD_NEXT)
 		return 0;
-	return wrapped_index(name) >= 0;
+	return wrapped_index(name) >= 0 || nw_cuda_wrapped_index(name) >= 0;
 }
 
 static int is_nccl_library(const char *path)
@@ -90,18 +96,25 @@ static void *redirect(void *handle, const char *name, void *sym)
 	return nw_wrapped[i].wrapper;
 }
 
-__attribute__((used)) void *nw_dlsym_wrapped(void *handle, const char *name)
+__attribute__((used)) void *nw_dlsym_wrapped(void *handle, const char *name, const void *caller)
 {
 	if (!nw_libc_dlsym)
 		return NULL;
-	return redirect(handle, name, nw_libc_dlsym(handle, name));
+	void *sym = nw_libc_dlsym(handle, name);
+	if (nw_cuda_wrapped_index(name) >= 0)
+		return nw_cuda_dlsym_redirect(name, sym, caller);
+	return redirect(handle, name, sym);
 }
 
-__attribute__((used)) void *nw_dlvsym_wrapped(void *handle, const char *name, const char *version)
+__attribute__((used)) void *nw_dlvsym_wrapped(void *handle, const char *name, const char *version,
+                                               const void *caller)
 {
 	if (!nw_libc_dlvsym)
 		return NULL;
-	return redirect(handle, name, nw_libc_dlvsym(handle, name, version));
+	void *sym = nw_libc_dlvsym(handle, name, version);
+	if (nw_cuda_wrapped_index(name) >= 0)
+		return nw_cuda_dlsym_redirect(name, sym, caller);
+	return redirect(handle, name, sym);
 }
 
 #if defined(__x86_64__)
@@ -116,11 +129,12 @@ __asm__(
 	"	.type dlsym, @function\n"
 	"dlsym:\n"
 	NW_ENDBR
+	"	movq (%rsp), %rdx\n"         /* the caller, for the wrapped path */
 	"	pushq %rdi\n"
 	"	pushq %rsi\n"
-	"	subq $8, %rsp\n"             /* 16-byte aligned call */
+	"	pushq %rdx\n"                /* and a 16-byte aligned call */
 	"	call nw_dlsym_route\n"
-	"	addq $8, %rsp\n"
+	"	popq %rdx\n"
 	"	popq %rsi\n"
 	"	popq %rdi\n"
 	"	testl %eax, %eax\n"
@@ -131,10 +145,15 @@ __asm__(
 	"	.type dlvsym, @function\n"
 	"dlvsym:\n"
 	NW_ENDBR
+	"	movq (%rsp), %rcx\n"         /* the caller, for the wrapped path */
 	"	pushq %rdi\n"
 	"	pushq %rsi\n"
 	"	pushq %rdx\n"
+	"	pushq %rcx\n"
+	"	subq $8, %rsp\n"             /* 16-byte aligned call */
 	"	call nw_dlsym_route\n"
+	"	addq $8, %rsp\n"
+	"	popq %rcx\n"
 	"	popq %rdx\n"
 	"	popq %rsi\n"
 	"	popq %rdi\n"
@@ -149,13 +168,13 @@ __attribute__((visibility("default"))) void *dlsym(void *handle, const char *nam
 {
 	if (!nw_dlsym_route(handle, name))
 		return nw_libc_dlsym(handle, name);
-	return nw_dlsym_wrapped(handle, name);
+	return nw_dlsym_wrapped(handle, name, __builtin_return_address(0));
 }
 
 __attribute__((visibility("default"))) void *dlvsym(void *handle, const char *name, const char *version)
 {
 	if (!nw_dlsym_route(handle, name))
 		return nw_libc_dlvsym(handle, name, version);
-	return nw_dlvsym_wrapped(handle, name, version);
+	return nw_dlvsym_wrapped(handle, name, version, __builtin_return_address(0));
 }
 #endif

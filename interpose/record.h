@@ -18,6 +18,7 @@
 #include "state.h"
 #include "thread.h"
 #include "track.h"
+#include "graphs.h"
 
 #include <stdint.h>
 #include <nccl.h>
@@ -58,6 +59,12 @@ uint64_t nw_record_p2p(ncclComm_t comm, struct nw_op_desc *d, uint32_t state, st
 uint64_t nw_record_comm_event(struct nw_comm *c, uint16_t kind, uint32_t state,
                               const struct nw_op_desc *d, uint64_t caller);
 
+/* A GRAPH_LAUNCH record (segment.h) for replay `replay` of `exec` on
+ * `stream`, in `state`; ring ticket + 1, or 0. */
+struct nw_graph_exec;
+uint64_t nw_record_graph_launch(const struct nw_graph_exec *e, uint64_t exec, uint64_t replay, uint64_t stream,
+                                uint64_t caller, uint32_t state);
+
 /* A GROUP_START / GROUP_END record for group `gid`. */
 uint64_t nw_record_group(uint16_t kind, uint64_t gid, uint32_t depth, uint32_t state, uint64_t caller);
 
@@ -76,6 +83,8 @@ uint64_t nw_record_group(uint16_t kind, uint64_t gid, uint32_t depth, uint32_t s
 		if (nw_tls.group_depth == 0) \
 			tr_ = nw_track_begin((desc)->stream, &state_); \
 		t1_ = record_fn(comm, (desc), state_, &c_); \
+		if (__builtin_expect(state_ == NW_ST_CAPTURED, 0) && t1_) \
+			nw_graph_captured((desc)->stream, t1_); \
 		if (tr_) \
 			nw_track_bind(tr_, t1_, c_, (desc)->seq, (desc)->kind, (desc)->root); \
 		if (!t1_) \

@@ -2,6 +2,7 @@
 #include "state.h"
 
 #include "comms.h"
+#include "graphs.h"
 #include "job.h"
 #include "log.h"
 #include "real_nccl.h"
@@ -38,6 +39,7 @@ static void nw_atfork_child(void)
 	nw_start_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	nw_segment_forget(&nw_seg);
 	nw_comms_reset_after_fork();
+	nw_graph_reset_after_fork();
 	nw_thread_reset();
 	nw_lifecycle.after_fork();
 	atomic_store_explicit(&nw_run, NW_RUN_UNSTARTED, memory_order_release);

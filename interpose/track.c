@@ -3,6 +3,7 @@
 
 #include "cuda_driver.h"
 #include "comms.h"
+#include "graphs.h"
 #include "ring.h"
 #include "thread.h"
 
@@ -163,8 +164,11 @@ void nw_track_group_begin(void)
 		struct nw_track *t = begin_on(s, &captured);
 		if (!t) {
 			for (uint32_t k = 0; k < th->taken_count; k++)
-				if (th->taken[k].stream == th->group_streams[i])
+				if (th->taken[k].stream == th->group_streams[i]) {
 					nw_ring_set_state(th->taken[k].ticket1, captured ? NW_ST_CAPTURED : NW_ST_UNTRACKED);
+					if (captured && th->taken[k].ticket1)
+						nw_graph_captured(th->taken[k].stream, th->taken[k].ticket1);
+				}
 			continue;
 		}
 		t->group_id = th->group_id;

@@ -43,6 +43,7 @@ const char *nw_op_kind_name(unsigned kind, char buf[NW_NAME_BUF])
 		[NW_OP_COMM_ABORT] = "CommAbort",
 		[NW_OP_COMM_REVOKE] = "CommRevoke",
 		[NW_OP_ASYNC_ERROR] = "AsyncError",
+		[NW_OP_GRAPH_LAUNCH] = "GraphLaunch",
 	};
 	return lookup(names, COUNT(names), (long)kind, "kind", buf);
 }

@@ -1,4 +1,4 @@
-/* ncclwatch segment format, version 2 (minor 0).
+/* ncclwatch segment format, version 2 (minor 1).
  *
  * One segment per process: a file mapped MAP_SHARED by libncclwatch.so
  * (default /dev/shm/ncclwatch-$UID/<job>/<host>.<pid>.seg). The live file
@@ -36,7 +36,7 @@
 #define NW_SEG_MAGIC "NCCLWSEG"           /* 8 bytes, no terminator */
 #define NW_SEG_ENDIAN 0x01020304u
 #define NW_SEG_VERSION_MAJOR 2
-#define NW_SEG_VERSION_MINOR 0
+#define NW_SEG_VERSION_MINOR 1
 #define NW_SEG_V1_MINOR 4                 /* the last minor of major 1 (readers of 2 read 1.0-1.4) */
 #define NW_SEG_ALIGN 64
 
@@ -140,7 +140,12 @@ struct nw_seg_header {
 	NW_ATOMIC(uint64_t) comms_dropped; /* communicators not recorded: every comm slot held a live one */
 	NW_ATOMIC(uint64_t) comm_reuses;   /* comm slots given to a new communicator after theirs ended */
 
-	uint8_t  reserved[8192 - 3936];           /* zero; future fields take from here */
+	/* 2.1: CUDA graphs (docs/FORMAT.md, "CUDA graphs"). */
+	NW_ATOMIC(uint64_t) graph_launches;   /* GRAPH_LAUNCH records written (launches of graphs holding NCCL ops) */
+	NW_ATOMIC(uint64_t) graphs_untracked; /* graphs or executable graphs holding NCCL ops past the
+	                                       * library's tables: their launches are not recorded */
+
+	uint8_t  reserved[8192 - 3952];           /* zero; future fields take from here */
 };
 
 /* ---- header.tracking: how op completion is known ---- */
@@ -285,6 +290,16 @@ enum nw_op_kind {
 	NW_OP_COMM_ABORT = 37,
 	NW_OP_COMM_REVOKE = 38,
 	NW_OP_ASYNC_ERROR = 39,       /* ncclCommGetAsyncError reported an error */
+	/* 2.1: a launch of an executable CUDA graph that holds NCCL ops, timed
+	 * like an op (ENQUEUED, STARTED, COMPLETED/FAILED) by one event pair
+	 * around the launch. Its fields say (docs/FORMAT.md, "CUDA graphs"):
+	 * seq = replay number of the executable graph (1, 2, ...); group_id =
+	 * the CUgraphExec; stream = the launch stream; count = NCCL ops captured
+	 * into the graph; root = the graph's capture id (cuStreamGetCaptureInfo;
+	 * the low 31 bits); redop = the kind of its first NCCL op; datatype and
+	 * comm_* / rank / nranks = that op's; cuda_error = what cuGraphLaunch
+	 * returned when it failed (state FAILED). */
+	NW_OP_GRAPH_LAUNCH = 40,
 };
 /* Bit 63 of op.commit: the slot is being written by the ticket in the low bits. */
 #define NW_SEG_COMMIT_WRITING (1ull << 63)

@@ -127,6 +127,11 @@ static void show_header(FILE *out, const struct nw_segment *seg)
 	put_field(out, "threads_dropped", buf);
 	snprintf(buf, sizeof buf, "%" PRIu64, (uint64_t)h->comm_reuses);
 	put_field(out, "comm_reuses", buf);
+	/* 2.1 (zero in an older file). */
+	snprintf(buf, sizeof buf, "%" PRIu64, (uint64_t)h->graph_launches);
+	put_field(out, "graph_launches", buf);
+	snprintf(buf, sizeof buf, "%" PRIu64, (uint64_t)h->graphs_untracked);
+	put_field(out, "graphs_untracked", buf);
 	if (h->flags & NW_SEG_F_STOPPED) {
 		snprintf(buf, sizeof buf, "yes: %s", h->error[0] ? h->error : "(no reason given)");
 		put_field(out, "stopped", buf);
@@ -253,9 +258,28 @@ static void show_pycall(FILE *out, const struct nw_segment *seg, uint64_t ticket
 	}
 }
 
+/* 2.1: a launch of an executable graph holding NCCL ops (segment.h). */
+static void show_graph_launch(FILE *out, const struct nw_segment *seg, const struct nw_seg_op *op)
+{
+	const uint64_t t0 = seg->header.start_monotonic_ns;
+	char first[NW_NAME_BUF], state[NW_NAME_BUF], t_enq[32], t_start[32], t_end[32];
+	fprintf(out,
+	        "  op %" PRIu64 " t=%s tid=%u GraphLaunch graph=#%d exec=0x%" PRIx64 " replay=%" PRIu64
+	        " ops=%" PRIu64 " first=%s comm=%016" PRIx64 " rank=%d/%d state=%s cuda_error=%d"
+	        " started=%s ended=%s stream=0x%" PRIx64 " caller=0x%" PRIx64 "\n",
+	        nw_op_ticket(op), rel_time(op->enqueue_ns, t0, t_enq), op->tid, op->root, op->group_id, op->seq,
+	        op->count, nw_op_kind_name((unsigned)op->redop, first), op->comm_id, op->rank, op->nranks,
+	        nw_op_state_name(op->state, state), (int)op->cuda_error, rel_time(op->start_ns, t0, t_start),
+	        rel_time(op->end_ns, t0, t_end), op->stream, op->caller);
+}
+
 static void show_op(FILE *out, const struct nw_segment *seg, const struct nw_seg_op *op)
 {
 	const uint64_t t0 = seg->header.start_monotonic_ns;
+	if (op->kind == NW_OP_GRAPH_LAUNCH) {
+		show_graph_launch(out, seg, op);
+		return;
+	}
 	char kind[NW_NAME_BUF], dtype[NW_NAME_BUF], redop[NW_NAME_BUF], state[NW_NAME_BUF],
 	     result[NW_NAME_BUF], flags[NW_FLAGS_BUF], t_enq[32], t_start[32], t_end[32], root[16];
 	if (op->root < 0)

@@ -24,6 +24,7 @@
 
 #include <cuda.h>
 #include <nccl.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -446,6 +447,89 @@ static int capture_case(struct sc *c, int skipper)
 }
 static int case_capture_nolaunch(struct sc *c) { return capture_case(c, 1); }
 static int case_capture_launch(struct sc *c) { return capture_case(c, -1); }
+
+/* CUDA graph replay: every rank captures AllReduce #5 into a graph (global
+ * capture mode) and launches it GRAPH_REPLAYS times on its main stream, a
+ * sync after each. SCENARIO_GRAPH_SHORT=R: rank R launches it one time
+ * fewer and parks; its peers wait in their last replay (not a corpus case
+ * yet: the verdict does not model replays, tests/interpose runs it). */
+#define GRAPH_REPLAYS 10
+
+/* The graph calls, as a program binds them: SCENARIO_GRAPH_VIA=getproc
+ * asks cuGetProcAddress (as libcudart does), =dlsym looks them up in
+ * libcuda.so.1 by hand; by default the linker binds them. */
+struct graph_api {
+	__typeof__(cuStreamEndCapture) *end_capture;
+	__typeof__(cuGraphInstantiateWithFlags) *instantiate;
+	__typeof__(cuGraphLaunch) *launch;
+	__typeof__(cuGraphExecDestroy) *exec_destroy;
+	__typeof__(cuGraphDestroy) *destroy;
+};
+
+static void graph_api(struct sc *c, struct graph_api *api)
+{
+	*api = (struct graph_api){ cuStreamEndCapture, cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecDestroy,
+	                           cuGraphDestroy };
+	const char *via = getenv("SCENARIO_GRAPH_VIA");
+	if (!via)
+		return;
+	void **slots[] = { (void **)&api->end_capture, (void **)&api->instantiate, (void **)&api->launch,
+	                   (void **)&api->exec_destroy, (void **)&api->destroy };
+	/* cuGetProcAddress hands out cuGraphInstantiateWithFlags for
+	 * "cuGraphInstantiate" from CUDA 12 on, as cuda.h maps it */
+	const char *names[] = { "cuStreamEndCapture", "cuGraphInstantiate", "cuGraphLaunch", "cuGraphExecDestroy",
+	                        "cuGraphDestroy" };
+	void *lib = !strcmp(via, "dlsym") ? dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL) : NULL;
+	for (int i = 0; i < 5; i++) {
+		CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+		if (lib)
+			*slots[i] = dlsym(lib, i == 1 ? "cuGraphInstantiateWithFlags" : names[i]);
+		else
+			cuda_ok(c, cuGetProcAddress(names[i], slots[i], CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &st),
+			        "cuGetProcAddress");
+		if (!*slots[i]) {
+			line("rank %d: %s: %s not found", c->rank, via, names[i]);
+			exit(EXIT_CUDA_ERROR);
+		}
+	}
+	if (c->rank == 0)
+		line("rank 0: graph calls through %s", lib ? "dlsym" : "cuGetProcAddress");
+}
+
+static int case_graph_replay(struct sc *c)
+{
+	const char *s = getenv("SCENARIO_GRAPH_SHORT");
+	int short_rank = s && *s ? atoi(s) : -1;
+	struct graph_api api;
+	graph_api(c, &api);
+	init_world(c);
+	warm(c, &c->world, 1, c->s, WARM);
+	CUgraph graph = NULL;
+	CUgraphExec exec = NULL;
+	cuda_ok(c, cuStreamBeginCapture(c->s2, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
+	allreduce(c, c->world, c->s2);
+	cuda_ok(c, api.end_capture(c->s2, &graph), "cuStreamEndCapture");
+	cuda_ok(c, api.instantiate(&exec, graph, 0), "cuGraphInstantiateWithFlags");
+	int launches = c->rank == short_rank ? GRAPH_REPLAYS - 1 : GRAPH_REPLAYS;
+	for (int i = 0; i < launches; i++) {
+		cuda_ok(c, api.launch(exec, c->s), "cuGraphLaunch");
+		if (short_rank >= 0 && c->rank != short_rank && i == launches - 1)
+			hang_on(c, c->s, "the graph's last replay launched");
+		else
+			sync_stream(c, c->s);
+	}
+	if (short_rank >= 0) {
+		parked(c, "launched the graph one time fewer");
+		for (;;)
+			pause();
+	}
+	cuda_ok(c, api.exec_destroy(exec), "cuGraphExecDestroy");
+	cuda_ok(c, api.destroy(graph), "cuGraphDestroy");
+	warm(c, &c->world, 1, c->s, 2);
+	finish(c);
+	return 0;
+}
+
 
 /* Desync across comms on separate streams: a minority issues comm B's #5,
  * the others comm A's #5. */
@@ -1051,6 +1135,7 @@ static const struct scenario_case cases[] = {
 	{ "die-inside-bcast", case_die_inside_bcast, 6, "rank 5 SIGKILLs itself inside Broadcast #5" },
 	{ "capture-nolaunch", case_capture_nolaunch, 2, "rank 1 captures AllReduce #5, never launches it" },
 	{ "capture-launch", case_capture_launch, 2, "healthy: every rank captures #5 and launches it" },
+	{ "graph-replay", case_graph_replay, 2, "healthy: every rank captures #5 and launches the graph 10 times (SCENARIO_GRAPH_SHORT=R: R 9 times)" },
 	{ "desync-sym", case_desync_sym, 4, "ranks 0-2 in comm A's #5, rank 3 in comm B's #5" },
 	{ "desync-sym8", case_desync_sym8, 7, "ranks 0-5 in comm A's #5, ranks 6-7 in comm B's #5" },
 	{ "extra-step", case_extra_step, 3, "rank 2 runs a 6th step; the others finish and exit 0" },

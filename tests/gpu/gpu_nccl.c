@@ -23,11 +23,13 @@
  *   gpu-nccl ptx
  *       prints the spin kernel's PTX as the blocked case loads it first
  *       (so that a machine with ptxas but no GPU can check it).
- *   gpu-nccl graph [--launches N] [--count C]
+ *   gpu-nccl graph [--launches N] [--count C] [--via link|getproc|dlsym]
  *       one rank: one AllReduce outside the graph (a warm-up), then one
  *       captured into a CUDA graph (global capture mode, a non-default
  *       stream), instantiated, launched N times, synced, the result
- *       checked.
+ *       checked. --via: how the graph calls (end of capture, instantiate,
+ *       launch, destroy) are bound: by the linker (default), through
+ *       cuGetProcAddress as libcudart does, or dlsym on libcuda.so.1.
  *
  * Lines on stdout start with "gpu-nccl: " (one write each, so ranks'
  * lines never mix). Exit codes: examples/trainer.h's (0 ok, 1 setup, 2
@@ -627,11 +629,51 @@ static int run_blocked_rank(const struct rank_info *who, void *arg)
 
 /* ---- graph: an AllReduce captured, the graph launched N times ----------------------- */
 
-static int run_graph(long launches, long count)
+struct graph_calls {
+	__typeof__(cuStreamEndCapture) *end_capture;
+	__typeof__(cuGraphInstantiateWithFlags) *instantiate;
+	__typeof__(cuGraphLaunch) *launch;
+	__typeof__(cuGraphExecDestroy) *exec_destroy;
+	__typeof__(cuGraphDestroy) *destroy;
+};
+
+static void graph_calls(const char *via, struct graph_calls *gc)
 {
+	*gc = (struct graph_calls){ cuStreamEndCapture, cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecDestroy,
+	                            cuGraphDestroy };
+	if (!strcmp(via, "link"))
+		return;
+	void **slot[] = { (void **)&gc->end_capture, (void **)&gc->instantiate, (void **)&gc->launch,
+	                  (void **)&gc->exec_destroy, (void **)&gc->destroy };
+	/* cuGetProcAddress hands out cuGraphInstantiateWithFlags for
+	 * "cuGraphInstantiate" from CUDA 12 on, as cuda.h maps it */
+	const char *ask[] = { "cuStreamEndCapture", "cuGraphInstantiate", "cuGraphLaunch", "cuGraphExecDestroy",
+	                      "cuGraphDestroy" };
+	const char *sym[] = { "cuStreamEndCapture", "cuGraphInstantiateWithFlags", "cuGraphLaunch", "cuGraphExecDestroy",
+	                      "cuGraphDestroy" };
+	void *lib = !strcmp(via, "dlsym") ? dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL) : NULL;
+	for (int i = 0; i < 5; i++) {
+		CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+		if (lib)
+			*slot[i] = dlsym(lib, sym[i]);
+		else
+			cu_ok(cuGetProcAddress(ask[i], slot[i], CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &st),
+			      "cuGetProcAddress");
+		if (!*slot[i]) {
+			say("graph: %s found no %s", via, ask[i]);
+			exit(EXIT_CUDA_ERROR);
+		}
+	}
+	say("graph: the graph calls bound through %s", lib ? "dlsym" : "cuGetProcAddress");
+}
+
+static int run_graph(long launches, long count, const char *via)
+{
+	struct graph_calls gc;
 	struct gpu g;
 	me = 0;
 	setup_gpu(&g, count, 1.0f);
+	graph_calls(via, &gc);
 	ncclComm_t comm = init_alone();
 	say("communicator ready (1 rank)");
 	/* a warm-up outside the graph, as programs do before they capture;
@@ -646,13 +688,13 @@ static int run_graph(long launches, long count)
 	CUgraphExec exec = NULL;
 	cu_ok(cuStreamBeginCapture(g.s2, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
 	allreduce(&g, comm, g.s2);
-	cu_ok(cuStreamEndCapture(g.s2, &graph), "cuStreamEndCapture");
-	cu_ok(cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiateWithFlags");
+	cu_ok(gc.end_capture(g.s2, &graph), "cuStreamEndCapture");
+	cu_ok(gc.instantiate(&exec, graph, 0), "cuGraphInstantiateWithFlags");
 	say("graph: AllReduce captured, graph instantiated");
 	long launched = 0;
 	int status = EXIT_OK;
 	for (long i = 0; i < launches; i++) {
-		CUresult r = cuGraphLaunch(exec, g.s);
+		CUresult r = gc.launch(exec, g.s);
 		if (r == CUDA_ERROR_NOT_SUPPORTED && i == 1) {
 			say("graph: the driver cannot launch the graph again (CUDA_ERROR_NOT_SUPPORTED) after 1 launch");
 			status = EXIT_GRAPH_RELAUNCH;
@@ -664,8 +706,8 @@ static int run_graph(long launches, long count)
 	cu_ok(cuStreamSynchronize(g.s), "cuStreamSynchronize");
 	long wrong = check_recv(&g, 1.0f);
 	say("graph: %ld of %ld launches done and synced", launched, launches);
-	cu_ok(cuGraphExecDestroy(exec), "cuGraphExecDestroy");
-	cu_ok(cuGraphDestroy(graph), "cuGraphDestroy");
+	cu_ok(gc.exec_destroy(exec), "cuGraphExecDestroy");
+	cu_ok(gc.destroy(graph), "cuGraphDestroy");
 	destroy(comm);
 	if (wrong)
 		return EXIT_WRONG_RESULT;
@@ -679,7 +721,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: gpu-nccl loop [--iters N] [--rounds R] [--pause-ms M] [--hold FILE] [--count C] [--forever S]\n"
 	           "       gpu-nccl blocked [--nranks N] [--dir DIR] [--spin auto|kernel|hostfn] [--release-timeout S]\n"
-	           "       gpu-nccl graph [--launches N] [--count C]\n"
+	           "       gpu-nccl graph [--launches N] [--count C] [--via link|getproc|dlsym]\n"
 	           "       gpu-nccl ptx\n"
 	           "The GPU check's programs (tests/gpu/gpu_nccl.c says what each does).\n");
 }
@@ -705,6 +747,7 @@ int main(int argc, char **argv)
 	struct loop_args la = { .iters = 1000, .rounds = 5, .count = 1024, .forever_s = 0, .pause_ms = 250, .hold = NULL };
 	struct blocked_args ba = { .dir = NULL, .spin = "auto", .release_timeout_s = 60, .good = 3, .count = 1024 };
 	long launches = 100, nranks = 2;
+	const char *via = "link";
 	for (int i = 2; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(o, "--iters"))
@@ -729,6 +772,8 @@ int main(int argc, char **argv)
 			ba.release_timeout_s = num(v, 1, 3600, o);
 		else if (!strcmp(o, "--launches"))
 			launches = num(v, 1, 1000000, o);
+		else if (!strcmp(o, "--via") && v && (!strcmp(v, "link") || !strcmp(v, "getproc") || !strcmp(v, "dlsym")))
+			via = v;
 		else {
 			fprintf(stderr, "gpu-nccl: unknown or incomplete argument '%s'\n", o);
 			usage(stderr);
@@ -742,7 +787,7 @@ int main(int argc, char **argv)
 		return run_loop(&la);
 	}
 	if (!strcmp(cmd, "graph"))
-		return run_graph(launches, la.count);
+		return run_graph(launches, la.count, via);
 	if (!strcmp(cmd, "ptx")) { /* the spin kernel's text as first loaded, for ptxas */
 		printf(spin_ptx_fmt, "7.0", "sm_70");
 		return EXIT_OK;

@@ -18,6 +18,7 @@ over the segments that recorded ops:
   states_KIND         "STATE:N,STATE:N" of KIND
   timed_KIND          records of KIND with a start and an end time
   seq_first_KIND seq_last_KIND   the lowest and highest seq of KIND
+                      (GraphLaunch: its replay number)
   seq_gaps_KIND       places where KIND's seq (one comm) does not go up
                       by one from a record to the next, in ring order
   exit_status         the last segment's, "-" if it has none
@@ -76,7 +77,7 @@ def main():
             states[k][op.get("state", "?")] += 1
             if op.get("started", "-") != "-" and op.get("ended", "-") != "-":
                 timed[k] += 1
-            seq = int(op.get("seq", 0))
+            seq = int(op.get("seq", op.get("replay", 0)))
             seqs[k].append(seq)
             key = (k, op.get("comm"))
             if key in last and seq != last[key] + 1:

@@ -5,6 +5,8 @@
 # the forwarding use; the NW_EXPORT definitions of interpose/wrap_*.c; the
 # version script interpose/libncclwatch.map) plus dlsym and dlvsym, which
 # its own code never calls (pystack looks symbols up through libc's dlsym),
+# and the CUDA driver functions wrap_cuda.c wraps (its NW_CUDA_WRAPPED
+# table and its NW_EXPORT definitions: graph launches),
 # and it depends on libc alone: libunwind and the report engine (jansson) are
 # loaded at run time with RTLD_LOCAL, never into the global symbol scope
 # (test-compat-unwind-scope.sh shows why). The two libraries it loads that
@@ -21,17 +23,23 @@ printf '#include "real_nccl.h"\n#define NW_NAME(n) @nccl##n\nNW_WRAPPED_FUNCTION
 [ "$(wc -l < "$T/table")" -ge 20 ] || fail "could not expand NW_WRAPPED_FUNCTIONS: $(cat "$T/table")"
 # The wrappers defined in the sources.
 sed -n 's/^NW_EXPORT [a-zA-Z_]* \(nccl[A-Za-z]*\)(.*/\1/p' "$NW_ROOT"/interpose/wrap_*.c | sort -u > "$T/defined"
+# The CUDA driver functions wrapped: the table and the definitions.
+sed -n 's/^	X([A-Z0-9_]*, \(cu[A-Za-z0-9_]*\), .*/\1/p' "$NW_ROOT/interpose/wrap_cuda.c" | sort -u > "$T/cuda_table"
+[ "$(wc -l < "$T/cuda_table")" -ge 10 ] || fail "could not read NW_CUDA_WRAPPED: $(cat "$T/cuda_table")"
+sed -n '/);$/d; s/^NW_EXPORT CUresult \(cu[A-Za-z0-9_]*\)(.*/\1/p' "$NW_ROOT/interpose/wrap_cuda.c" |
+	sort -u > "$T/cuda_defined"
+diff "$T/cuda_table" "$T/cuda_defined" > "$T/d0" || { cat "$T/d0"; fail "the CUDA wrappers defined (>) and NW_CUDA_WRAPPED (<) differ"; }
 # The version script's global names.
 sed -n '/global:/,/local:/p' "$NW_ROOT/interpose/libncclwatch.map" | grep -v 'global:\|local:' |
 	tr ';' '\n' | tr -d ' \t' | grep . | sort -u > "$T/map"
 # What the library exports (name without version).
 nm -D --defined-only "$NW_LIB" | awk '{ sub(/@.*/, "", $3); print $3 }' | sort -u > "$T/exports"
 
-{ cat "$T/table"; echo dlsym; echo dlvsym; } | sort -u > "$T/expected"
+{ cat "$T/table" "$T/cuda_table"; echo dlsym; echo dlvsym; } | sort -u > "$T/expected"
 diff "$T/table" "$T/defined" > "$T/d1" || { cat "$T/d1"; fail "the wrappers defined (<) and the table (>) differ"; }
-diff "$T/expected" "$T/map" > "$T/d2" || { cat "$T/d2"; fail "the version script differs from the table + dlsym, dlvsym"; }
-diff "$T/expected" "$T/exports" > "$T/d3" || { cat "$T/d3"; fail "libncclwatch.so's exports differ from the table + dlsym, dlvsym"; }
-echo "exports: $(wc -l < "$T/exports") symbols, the wrapped-function table + dlsym, dlvsym"
+diff "$T/expected" "$T/map" > "$T/d2" || { cat "$T/d2"; fail "the version script differs from the tables + dlsym, dlvsym"; }
+diff "$T/expected" "$T/exports" > "$T/d3" || { cat "$T/d3"; fail "libncclwatch.so's exports differ from the tables + dlsym, dlvsym"; }
+echo "exports: $(wc -l < "$T/exports") symbols, the wrapped-function tables (NCCL, CUDA graphs) + dlsym, dlvsym"
 
 # Its dependencies: libc (and, on an older glibc, libdl and libpthread; in
 # a sanitizer build, the runtime asked for).

@@ -78,7 +78,7 @@ assert_no_grep '^    at ' "$T/uninit"
 # A newer minor reads the stack area as 1.1 does.
 "$NW_MKSEG" --newer-minor --stacks "$T/minor.seg" || fail "mkseg"
 show_ok "$T/minor" "$T/minor.seg"
-assert_grep '^  format +2\.1$' "$T/minor"
+assert_grep '^  format +2\.2$' "$T/minor"
 assert_grep '^  thread 4242 "python3" in-nccl$' "$T/minor"
 
 # Malformed stack areas.

@@ -22,7 +22,8 @@ typedef CUresult (*simWorkFn)(void *arg);
  * stream). Returns at once. While the stream is being captured
  * (cuStreamBeginCapture), the item is not run: it goes into the graph
  * cuStreamEndCapture returns and runs when that graph is launched
- * (cuGraphInstantiate, cuGraphLaunch; once), or is handed to `drop(arg)`
+ * (cuGraphInstantiate, cuGraphLaunch; once: simStreamEnqueueReplayable
+ * for work a graph may run again), or is handed to `drop(arg)`
  * when the graph is destroyed unlaunched, so the caller can free it; drop
  * may be NULL.
  * Returns CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE for a destroyed stream, or
@@ -30,6 +31,16 @@ typedef CUresult (*simWorkFn)(void *arg);
  * queued and drop is not called: arg stays the caller's. An item queued
  * before a fault but not yet run when it happens is handed to drop(arg). */
 CUresult simStreamEnqueue(CUstream stream, simWorkFn fn, void (*drop)(void *arg), void *arg);
+
+/* As simStreamEnqueue, for work a graph may run again: while the stream is
+ * captured, the item becomes a template that each launch of an executable
+ * graph made from it runs anew, as fn(replay(arg)): replay returns a fresh
+ * argument for one run (NULL: out of memory, the launch fails) whose
+ * drop is `drop` too. The template itself never runs; drop(arg) is called
+ * for it when its graph (or executable graph) is destroyed. Outside capture
+ * it is simStreamEnqueue (replay is not called). */
+CUresult simStreamEnqueueReplayable(CUstream stream, simWorkFn fn, void (*drop)(void *arg),
+                                    void *(*replay)(void *arg), void *arg);
 
 /* 1 if `stream` is being captured right now, else 0. */
 int simStreamCapturing(CUstream stream);

@@ -100,7 +100,9 @@ static void fields(void)
 	FIELD(nw_seg_header, threads_dropped, 3916, 4);
 	FIELD(nw_seg_header, comms_dropped, 3920, 8);
 	FIELD(nw_seg_header, comm_reuses, 3928, 8);
-	FIELD(nw_seg_header, reserved, 3936, 4256);
+	FIELD(nw_seg_header, graph_launches, 3936, 8);
+	FIELD(nw_seg_header, graphs_untracked, 3944, 8);
+	FIELD(nw_seg_header, reserved, 3952, 4240);
 	SIZE(nw_seg_comm, 512);
 	FIELD(nw_seg_comm, comm_id, 0, 8);
 	FIELD(nw_seg_comm, parent_id, 8, 8);
@@ -256,7 +258,7 @@ static void constants(void)
 	check("NW_SEG_MAGIC", memcmp(NW_SEG_MAGIC, "NCCLWSEG", 8) == 0 && sizeof NW_SEG_MAGIC == 9, 1);
 	VALUE(NW_SEG_ENDIAN, 0x01020304u);
 	VALUE(NW_SEG_VERSION_MAJOR, 2);
-	VALUE(NW_SEG_VERSION_MINOR, 0);
+	VALUE(NW_SEG_VERSION_MINOR, 1);
 	VALUE(NW_SEG_V1_MINOR, 4);
 	VALUE(NW_COMM_GEN_MASK, 0x00ffffff);
 	VALUE(NW_COMM_GEN_HOLDER, 0x01000000);
@@ -329,6 +331,7 @@ static void constants(void)
 	VALUE(NW_OP_COMM_ABORT, 37);
 	VALUE(NW_OP_COMM_REVOKE, 38);
 	VALUE(NW_OP_ASYNC_ERROR, 39);
+	VALUE(NW_OP_GRAPH_LAUNCH, 40);
 
 	VALUE(NW_ST_ENQUEUED, 1);
 	VALUE(NW_ST_STARTED, 2);

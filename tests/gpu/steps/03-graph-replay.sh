@@ -3,12 +3,14 @@
 # GPU check, step 3: a CUDA graph that holds an AllReduce, replayed 100
 # times (gpu-nccl graph: one rank, a warm-up AllReduce, then global capture
 # mode on a non-default stream, cuGraphInstantiateWithFlags, 100
-# cuGraphLaunch, a sync, the result checked). Issue 23 wants the 100 replays recorded. Until graph
-# replays are recorded (issue 22) the library records the captured op once,
-# CAPTURED, and no replay: on a real GPU this step then FAILS with those
-# figures. The simulation cannot launch one executable graph twice
-# (CUDA_ERROR_NOT_SUPPORTED): there the step runs one launch, checks it,
-# and SKIPs.
+# cuGraphLaunch, a sync, the result checked), twice: the graph calls bound
+# by the linker, then through cuGetProcAddress (how libcudart, hence
+# PyTorch's cudaGraphLaunch, reaches the driver). Issue 22/23: every replay
+# is recorded. PASS when, each time, `ncclwatch show` lists 100 GraphLaunch
+# records with replay numbers 1..100, all COMPLETED, and the captured
+# AllReduce once, CAPTURED. The same on the simulation, which replays
+# graphs as CUDA does. A driver that refuses to launch the graph a second
+# time (gpu-nccl exits 6) FAILs.
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/gpu/gpu-lib.sh"
 
@@ -18,34 +20,40 @@ gpu_use_nccl
 val() { sed -n "s/^$1=//p" "$2" | tail -n 1; }
 want=100
 
-nw_bounded 120 env NCCLWATCH_KEEP=1 LD_PRELOAD="$(nw_preload)" "$prog" graph --launches $want > "$T/graph.out" 2>&1
-rc=$?
-cat "$T/graph.out"
-keep "$T/graph.out"
-"$NW_CLI" show "$NCCLWATCH_DIR" > "$T/show.txt" 2> "$T/show.err" || { cat "$T/show.err"; fail "ncclwatch show failed (program exit $rc)"; }
-keep "$T/show.txt"
-python3 "$NW_ROOT/tests/gpu/records.py" "$T/show.txt" > "$T/records.txt" || fail "cannot read ncclwatch show's output"
-cat "$T/records.txt"
-keep "$T/records.txt"
+# replays VIA: run gpu-nccl graph --via VIA in a job dir of its own; sets
+# `figures` and fails the step when a replay is missing.
+replays() {
+	_via=$1; _o="$T/$_via"
+	mkdir -p "$_o"
+	nw_bounded 120 env NCCLWATCH_DIR="$_o/shm" NCCLWATCH_KEEP=1 LD_PRELOAD="$(nw_preload)" \
+		"$prog" graph --launches $want --via "$_via" > "$_o/graph.out" 2>&1
+	_rc=$?
+	cat "$_o/graph.out"
+	"$NW_CLI" show "$_o/shm" > "$_o/show.txt" 2> "$_o/show.err" ||
+		{ cat "$_o/show.err"; fail "$_via: ncclwatch show failed (program exit $_rc)"; }
+	python3 "$NW_ROOT/tests/gpu/records.py" "$_o/show.txt" > "$_o/records.txt" || fail "$_via: cannot read ncclwatch show's output"
+	cat "$_o/records.txt"
+	for _f in graph.out show.txt records.txt; do cp "$_o/$_f" "$T/$_via-$_f"; keep "$T/$_via-$_f"; done
+	launched=$(sed -n 's/.*graph: \([0-9]*\) of [0-9]* launches done.*/\1/p' "$_o/graph.out")
+	captured=$(val n_AllReduce_CAPTURED "$_o/records.txt")
+	n=$(val n_GraphLaunch "$_o/records.txt")
+	done_=$(val n_GraphLaunch_COMPLETED "$_o/records.txt")
+	first=$(val seq_first_GraphLaunch "$_o/records.txt")
+	last=$(val seq_last_GraphLaunch "$_o/records.txt")
+	gaps=$(val seq_gaps_GraphLaunch "$_o/records.txt")
+	states=$(val states_GraphLaunch "$_o/records.txt")
+	: "${captured:=0}" "${n:=0}" "${done_:=0}"
+	figures="$_via: captured ops recorded: $captured (CAPTURED); replays recorded: $n of ${launched:-0} launches (GraphLaunch records: ${states:-none}, replay numbers ${first:--}..${last:--}, ${gaps:--} gaps)"
+	[ $_rc = 0 ] || fail "gpu-nccl graph --via $_via: exit $_rc: $(tail -n 1 "$_o/graph.out"); $figures"
+	grep -q 'graph: result ok' "$_o/graph.out" || fail "no result check; $figures"
+	[ "$launched" = $want ] || fail "$launched of $want launches; $figures"
+	[ "$captured" = 1 ] || fail "the captured AllReduce is not recorded once, CAPTURED; $figures"
+	[ "$n" = $want ] || fail "$figures — not every replay is recorded"
+	[ "$done_" = $want ] || fail "$figures — not every replay COMPLETED"
+	[ "$first" = 1 ] && [ "$last" = $want ] && [ "$gaps" = 0 ] || fail "$figures — replay numbers are not 1..$want"
+}
 
-launched=$(sed -n 's/.*graph: \([0-9]*\) of [0-9]* launches done.*/\1/p' "$T/graph.out")
-n=$(val n_AllReduce "$T/records.txt")
-captured=$(val n_AllReduce_CAPTURED "$T/records.txt")
-states=$(val states_AllReduce "$T/records.txt")
-: "${n:=0}" "${captured:=0}"
-# the program's one warm-up AllReduce outside the graph is not a replay
-warm=$(grep -c 'graph: 1 warm-up AllReduce ok' "$T/graph.out")
-replays=$((n - captured - warm))
-[ $replays -ge 0 ] || replays=0
-figures="captured ops recorded: $captured (CAPTURED); replays recorded: $replays of ${launched:-0} launches (AllReduce records: ${states:-none}, $warm of them the warm-up)"
-
-if [ $rc = 6 ] && ! gpu_real; then
-	grep -q 'graph: result ok' "$T/graph.out" || fail "the one launch gave a wrong result; $figures"
-	[ "$captured" -ge 1 ] || fail "the captured AllReduce was not recorded; $figures"
-	skip "the simulation cannot launch an executable graph twice (CUDA_ERROR_NOT_SUPPORTED): 1 launch ran, result ok; $figures"
-fi
-[ $rc = 0 ] || fail "gpu-nccl graph: exit $rc: $(tail -n 1 "$T/graph.out"); $figures"
-grep -q 'graph: result ok' "$T/graph.out" || fail "no result check; $figures"
-[ "$launched" = $want ] || fail "$launched of $want launches; $figures"
-[ "$replays" -ge $want ] || fail "$figures — graph replays are not recorded yet (issue 22)"
-result "$figures"
+replays link
+linked=$figures
+replays getproc
+result "$linked; $figures"

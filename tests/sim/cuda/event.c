@@ -227,7 +227,7 @@ SIM_API CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned in
 	else if ((r = sim_stream_lock(hStream, &s)) == CUDA_SUCCESS) {
 		w->ctx = ectx;
 		w->rec = rec;
-		r = sim_stream_enqueue_locked(s, wait_run, record_ref_drop, w);
+		r = sim_stream_enqueue_locked(s, wait_run, record_ref_drop, NULL, w);
 		sim_stream_unlock(s);
 	}
 	if (r != CUDA_SUCCESS) {

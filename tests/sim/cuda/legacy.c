@@ -118,3 +118,86 @@ SIM_API CUresult cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *user
 {
 	return cuLaunchHostFunc(hStream, fn, userData);
 }
+
+/* Instantiation: cuGraphInstantiate (10.0) and _v2 (11.0) take an error
+ * node and a log buffer; cuda.h 12 maps cuGraphInstantiate to
+ * cuGraphInstantiateWithFlags; WithParams (12.0) reports its result in the
+ * parameters. All instantiate the same way here. */
+SIM_API CUresult cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode,
+                                    char *logBuffer, size_t bufferSize)
+{
+	if (phErrorNode)
+		*phErrorNode = NULL;
+	if (logBuffer && bufferSize)
+		logBuffer[0] = 0;
+	return cuGraphInstantiateWithFlags(phGraphExec, hGraph, 0);
+}
+SIM_API CUresult cuGraphInstantiate_v2(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode,
+                                       char *logBuffer, size_t bufferSize)
+{
+	return cuGraphInstantiate(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
+}
+SIM_API CUresult cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                              CUDA_GRAPH_INSTANTIATE_PARAMS *params)
+{
+	if (!params)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (params->hUploadStream) /* upload is not simulated: refuse rather than ignore */
+		return CUDA_ERROR_NOT_SUPPORTED;
+	CUresult r = cuGraphInstantiateWithFlags(phGraphExec, hGraph, params->flags);
+	params->hErrNode_out = NULL;
+	params->result_out = r == CUDA_SUCCESS ? CUDA_GRAPH_INSTANTIATE_SUCCESS : CUDA_GRAPH_INSTANTIATE_ERROR;
+	return r;
+}
+SIM_API CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                                   CUDA_GRAPH_INSTANTIATE_PARAMS *params)
+{
+	return cuGraphInstantiateWithParams(phGraphExec, hGraph, params);
+}
+
+/* cuStreamGetCaptureInfo: 10.1 (status, id), 11.3 _v2 (+ graph,
+ * dependencies), 12.3 _v3 (+ edge data). No dependencies are reported. */
+static CUresult capture_info(CUstream hStream, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph,
+                             const CUgraphNode **deps, const CUgraphEdgeData **edges, size_t *ndeps)
+{
+	CUresult r = sim_stream_capture_info(hStream, status, id, graph);
+	if (r == CUDA_SUCCESS) {
+		if (deps)
+			*deps = NULL;
+		if (edges)
+			*edges = NULL;
+		if (ndeps)
+			*ndeps = 0;
+	}
+	return r;
+}
+SIM_API CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus *status, cuuint64_t *id)
+{
+	return capture_info(hStream, status, id, NULL, NULL, NULL, NULL);
+}
+SIM_API CUresult cuStreamGetCaptureInfo_ptsz(CUstream hStream, CUstreamCaptureStatus *status, cuuint64_t *id)
+{
+	return capture_info(hStream, status, id, NULL, NULL, NULL, NULL);
+}
+SIM_API CUresult cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus *status, cuuint64_t *id,
+                                           CUgraph *graph, const CUgraphNode **deps, size_t *ndeps)
+{
+	return capture_info(hStream, status, id, graph, deps, NULL, ndeps);
+}
+SIM_API CUresult cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream, CUstreamCaptureStatus *status, cuuint64_t *id,
+                                                CUgraph *graph, const CUgraphNode **deps, size_t *ndeps)
+{
+	return capture_info(hStream, status, id, graph, deps, NULL, ndeps);
+}
+SIM_API CUresult cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus *status, cuuint64_t *id,
+                                           CUgraph *graph, const CUgraphNode **deps,
+                                           const CUgraphEdgeData **edges, size_t *ndeps)
+{
+	return capture_info(hStream, status, id, graph, deps, edges, ndeps);
+}
+SIM_API CUresult cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream, CUstreamCaptureStatus *status, cuuint64_t *id,
+                                                CUgraph *graph, const CUgraphNode **deps,
+                                                const CUgraphEdgeData **edges, size_t *ndeps)
+{
+	return capture_info(hStream, status, id, graph, deps, edges, ndeps);
+}

@@ -18,51 +18,56 @@ struct proc_version {
 	int since;              /* CUDA version that introduced the name */
 	const char *v2;         /* the newer ABI's symbol, or NULL */
 	int v2_since;
+	const char *v3;         /* a third ABI's symbol, or NULL */
+	int v3_since;
 };
 
 static const struct proc_version proc_versions[] = {
-	{ "cuInit", 2000, NULL, 0 },
-	{ "cuDriverGetVersion", 2020, NULL, 0 },
-	{ "cuDeviceGet", 2000, NULL, 0 },
-	{ "cuDeviceGetCount", 2000, NULL, 0 },
-	{ "cuDeviceGetName", 2000, NULL, 0 },
-	{ "cuDeviceGetPCIBusId", 4010, NULL, 0 },
-	{ "cuDeviceGetUuid", 9020, "cuDeviceGetUuid_v2", 11040 },
-	{ "cuDevicePrimaryCtxRetain", 7000, NULL, 0 },
-	{ "cuDevicePrimaryCtxRelease", 7000, "cuDevicePrimaryCtxRelease_v2", 11000 },
-	{ "cuCtxGetCurrent", 4000, NULL, 0 },
-	{ "cuCtxSetCurrent", 4000, NULL, 0 },
-	{ "cuCtxPushCurrent", 2000, "cuCtxPushCurrent_v2", 4000 },
-	{ "cuCtxPopCurrent", 2000, "cuCtxPopCurrent_v2", 4000 },
-	{ "cuCtxGetDevice", 2000, "cuCtxGetDevice_v2", 13000 },
-	{ "cuCtxSynchronize", 2000, "cuCtxSynchronize_v2", 13000 },
-	{ "cuStreamCreate", 2000, NULL, 0 },
-	{ "cuStreamDestroy", 2000, "cuStreamDestroy_v2", 4000 },
-	{ "cuStreamSynchronize", 2000, NULL, 0 },
-	{ "cuStreamQuery", 2000, NULL, 0 },
-	{ "cuStreamGetCtx", 9020, "cuStreamGetCtx_v2", 12050 },
-	{ "cuStreamIsCapturing", 10000, NULL, 0 },
-	{ "cuStreamBeginCapture", 10000, "cuStreamBeginCapture_v2", 10010 },
-	{ "cuStreamEndCapture", 10000, NULL, 0 },
-	{ "cuStreamWaitEvent", 3020, NULL, 0 },
-	{ "cuEventCreate", 2000, NULL, 0 },
-	{ "cuEventRecord", 2000, NULL, 0 },
-	{ "cuEventQuery", 2000, NULL, 0 },
-	{ "cuEventSynchronize", 2000, NULL, 0 },
-	{ "cuEventDestroy", 2000, "cuEventDestroy_v2", 4000 },
-	{ "cuMemAlloc", 2000, "cuMemAlloc_v2", 3020 },
-	{ "cuMemFree", 2000, "cuMemFree_v2", 3020 },
-	{ "cuMemcpyHtoD", 2000, "cuMemcpyHtoD_v2", 3020 },
-	{ "cuMemcpyDtoH", 2000, "cuMemcpyDtoH_v2", 3020 },
-	{ "cuMemsetD8", 2000, "cuMemsetD8_v2", 3020 },
-	{ "cuGetErrorString", 6000, NULL, 0 },
-	{ "cuGetErrorName", 6000, NULL, 0 },
-	{ "cuGetProcAddress", 11030, "cuGetProcAddress_v2", 12000 },
-	{ "cuGraphDestroy", 10000, NULL, 0 },
-	{ "cuGraphInstantiate", 10000, "cuGraphInstantiateWithFlags", 11040 },
-	{ "cuGraphLaunch", 10000, NULL, 0 },
-	{ "cuGraphExecDestroy", 10000, NULL, 0 },
-	{ "cuLaunchHostFunc", 10000, NULL, 0 },
+	{ "cuInit", 2000, NULL, 0, NULL, 0 },
+	{ "cuDriverGetVersion", 2020, NULL, 0, NULL, 0 },
+	{ "cuDeviceGet", 2000, NULL, 0, NULL, 0 },
+	{ "cuDeviceGetCount", 2000, NULL, 0, NULL, 0 },
+	{ "cuDeviceGetName", 2000, NULL, 0, NULL, 0 },
+	{ "cuDeviceGetPCIBusId", 4010, NULL, 0, NULL, 0 },
+	{ "cuDeviceGetUuid", 9020, "cuDeviceGetUuid_v2", 11040, NULL, 0 },
+	{ "cuDevicePrimaryCtxRetain", 7000, NULL, 0, NULL, 0 },
+	{ "cuDevicePrimaryCtxRelease", 7000, "cuDevicePrimaryCtxRelease_v2", 11000, NULL, 0 },
+	{ "cuCtxGetCurrent", 4000, NULL, 0, NULL, 0 },
+	{ "cuCtxSetCurrent", 4000, NULL, 0, NULL, 0 },
+	{ "cuCtxPushCurrent", 2000, "cuCtxPushCurrent_v2", 4000, NULL, 0 },
+	{ "cuCtxPopCurrent", 2000, "cuCtxPopCurrent_v2", 4000, NULL, 0 },
+	{ "cuCtxGetDevice", 2000, "cuCtxGetDevice_v2", 13000, NULL, 0 },
+	{ "cuCtxSynchronize", 2000, "cuCtxSynchronize_v2", 13000, NULL, 0 },
+	{ "cuStreamCreate", 2000, NULL, 0, NULL, 0 },
+	{ "cuStreamDestroy", 2000, "cuStreamDestroy_v2", 4000, NULL, 0 },
+	{ "cuStreamSynchronize", 2000, NULL, 0, NULL, 0 },
+	{ "cuStreamQuery", 2000, NULL, 0, NULL, 0 },
+	{ "cuStreamGetCtx", 9020, "cuStreamGetCtx_v2", 12050, NULL, 0 },
+	{ "cuStreamIsCapturing", 10000, NULL, 0, NULL, 0 },
+	{ "cuStreamBeginCapture", 10000, "cuStreamBeginCapture_v2", 10010, NULL, 0 },
+	{ "cuStreamEndCapture", 10000, NULL, 0, NULL, 0 },
+	{ "cuStreamGetCaptureInfo", 10010, "cuStreamGetCaptureInfo_v2", 11030, "cuStreamGetCaptureInfo_v3", 12030 },
+	{ "cuStreamWaitEvent", 3020, NULL, 0, NULL, 0 },
+	{ "cuEventCreate", 2000, NULL, 0, NULL, 0 },
+	{ "cuEventRecord", 2000, NULL, 0, NULL, 0 },
+	{ "cuEventQuery", 2000, NULL, 0, NULL, 0 },
+	{ "cuEventSynchronize", 2000, NULL, 0, NULL, 0 },
+	{ "cuEventDestroy", 2000, "cuEventDestroy_v2", 4000, NULL, 0 },
+	{ "cuMemAlloc", 2000, "cuMemAlloc_v2", 3020, NULL, 0 },
+	{ "cuMemFree", 2000, "cuMemFree_v2", 3020, NULL, 0 },
+	{ "cuMemcpyHtoD", 2000, "cuMemcpyHtoD_v2", 3020, NULL, 0 },
+	{ "cuMemcpyDtoH", 2000, "cuMemcpyDtoH_v2", 3020, NULL, 0 },
+	{ "cuMemsetD8", 2000, "cuMemsetD8_v2", 3020, NULL, 0 },
+	{ "cuGetErrorString", 6000, NULL, 0, NULL, 0 },
+	{ "cuGetErrorName", 6000, NULL, 0, NULL, 0 },
+	{ "cuGetProcAddress", 11030, "cuGetProcAddress_v2", 12000, NULL, 0 },
+	{ "cuGraphDestroy", 10000, NULL, 0, NULL, 0 },
+	{ "cuGraphInstantiate", 10000, "cuGraphInstantiate_v2", 11000, "cuGraphInstantiateWithFlags", 12000 },
+	{ "cuGraphInstantiateWithFlags", 11040, NULL, 0, NULL, 0 },
+	{ "cuGraphInstantiateWithParams", 12000, NULL, 0, NULL, 0 },
+	{ "cuGraphLaunch", 10000, NULL, 0, NULL, 0 },
+	{ "cuGraphExecDestroy", 10000, NULL, 0, NULL, 0 },
+	{ "cuLaunchHostFunc", 10000, NULL, 0, NULL, 0 },
 };
 
 /* A symbol of this library by exact name, or NULL. */
@@ -116,7 +121,9 @@ SIM_API CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersio
 				*symbolStatus = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
 			return CUDA_ERROR_NOT_FOUND;
 		}
-		if (v->v2 && cudaVersion >= v->v2_since)
+		if (v->v3 && cudaVersion >= v->v3_since)
+			name = v->v3;
+		else if (v->v2 && cudaVersion >= v->v2_since)
 			name = v->v2;
 		break;
 	}

@@ -81,6 +81,7 @@ struct sim_item {
 	void (*reached_locked)(void *arg, int ran);
 	simWorkFn fn;
 	void (*drop)(void *arg);
+	void *(*replay)(void *arg);  /* captured: a fresh arg per graph launch (or NULL: once) */
 	void *arg;
 };
 
@@ -95,6 +96,8 @@ struct sim_stream {
 	int destroyed;               /* handle destroyed; freed once idle */
 	int users;                   /* API calls sleeping on it right now */
 	int capturing, capture_invalidated;
+	uint64_t capture_id;         /* this capture's id (process-wide, from 1) */
+	struct sim_graph *capture_graph; /* the graph being built (cuStreamGetCaptureInfo) */
 	struct sim_item *captured;   /* items queued during capture, to drop */
 	size_t captured_count;
 };
@@ -108,11 +111,15 @@ CUresult sim_stream_lock(CUstream handle, struct sim_stream **out);
 CUresult sim_stream_lock_registry_held(CUstream handle, struct sim_stream **out);
 /* Queue an item on a locked stream (capture-aware). */
 CUresult sim_stream_enqueue_locked(struct sim_stream *s, simWorkFn fn,
-                                   void (*drop)(void *), void *arg);
+                                   void (*drop)(void *), void *(*replay)(void *), void *arg);
 CUresult sim_stream_enqueue_marker_locked(struct sim_stream *s,
                                           void (*reached_locked)(void *arg, int ran), void *arg);
 /* Wait (ctx lock held) until the stream drained; returns the sticky error. */
 CUresult sim_stream_wait_locked(struct sim_stream *s);
+/* cuStreamGetCaptureInfo: status (required), capture id and graph (each
+ * may be NULL; set only while capturing). */
+CUresult sim_stream_capture_info(CUstream hStream, CUstreamCaptureStatus *status, cuuint64_t *id,
+                                 CUgraph *graph);
 /* Unlock after sim_stream_lock, freeing a destroyed stream that went idle. */
 void sim_stream_unlock(struct sim_stream *s);
 

@@ -15,15 +15,38 @@
  * on a GPU: cuStreamEndCapture moves them into the graph it returns,
  * cuGraphInstantiate into an executable graph, and cuGraphLaunch queues
  * them on the launch stream, in capture order: captured work runs only when
- * its graph is launched. A simulated work item runs once (a collective's
- * item holds its sequence number), so an executable graph that holds work
- * can be launched once; a second launch is refused (CUDA_ERROR_NOT_SUPPORTED).
- * Work never launched is handed to its drop() when its graph (or
- * executable graph) is destroyed.
+ * its graph is launched. Work queued with a replay function
+ * (simStreamEnqueueReplayable: NCCL ops, host functions) stays in the
+ * executable graph as a template, and every launch queues a fresh copy of
+ * each item (replay(arg)), so the graph can be launched any number of
+ * times, as on a GPU. An executable graph holding an item without one
+ * (plain simStreamEnqueue, a captured event wait) runs once: a second
+ * launch is refused (CUDA_ERROR_NOT_SUPPORTED), and so is instantiating a
+ * graph holding work twice. Templates and work never launched are handed to
+ * drop() when their graph (or executable graph) is destroyed.
+ *
+ * The graph a capture builds exists from cuStreamBeginCapture on (as in
+ * CUDA, where cuStreamGetCaptureInfo names it); it becomes a valid handle
+ * at cuStreamEndCapture.
  */
 #include <stdlib.h>
 
 #include "sim_cuda.h"
+
+struct sim_graph {
+	size_t nodes;            /* work items captured */
+	struct sim_item *items;  /* in issue order; NULL once instantiated */
+	int instantiated;
+};
+
+struct sim_graph_exec {
+	size_t nodes;
+	struct sim_item *items;  /* in issue order; templates when replayable, else NULL once launched */
+	int replayable;          /* every item has a replay function */
+	int launched;
+};
+
+static atomic_ullong capture_ids;
 
 static int is_default_handle(CUstream h)
 {
@@ -192,9 +215,9 @@ static CUresult enqueue_copy_locked(struct sim_stream *s, const struct sim_item 
 }
 
 CUresult sim_stream_enqueue_locked(struct sim_stream *s, simWorkFn fn,
-                                   void (*drop)(void *), void *arg)
+                                   void (*drop)(void *), void *(*replay)(void *), void *arg)
 {
-	return enqueue_copy_locked(s, &(struct sim_item){ .fn = fn, .drop = drop, .arg = arg });
+	return enqueue_copy_locked(s, &(struct sim_item){ .fn = fn, .drop = drop, .replay = replay, .arg = arg });
 }
 
 /* Markers are never captured: cuEventRecord does not queue one then. */
@@ -258,7 +281,22 @@ SIM_API CUresult simStreamEnqueue(CUstream stream, simWorkFn fn, void (*drop)(vo
 	CUresult r = sim_stream_lock(stream, &s);
 	if (r != CUDA_SUCCESS)
 		return r;
-	r = sim_stream_enqueue_locked(s, fn, drop, arg);
+	r = sim_stream_enqueue_locked(s, fn, drop, NULL, arg);
+	sim_stream_unlock(s);
+	return r;
+}
+
+SIM_API CUresult simStreamEnqueueReplayable(CUstream stream, simWorkFn fn, void (*drop)(void *arg),
+                                            void *(*replay)(void *arg), void *arg)
+{
+	SIM_REQUIRE_INIT();
+	if (!fn || !replay)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct sim_stream *s;
+	CUresult r = sim_stream_lock(stream, &s);
+	if (r != CUDA_SUCCESS)
+		return r;
+	r = sim_stream_enqueue_locked(s, fn, drop, replay, arg);
 	sim_stream_unlock(s);
 	return r;
 }
@@ -332,6 +370,8 @@ SIM_API CUresult cuStreamDestroy(CUstream hStream)
 	s->captured = NULL;
 	s->captured_count = 0;
 	s->capturing = 0;
+	free(s->capture_graph);
+	s->capture_graph = NULL;
 	pthread_cond_signal(&s->wake);
 	sim_stream_unlock(s); /* frees it now if nothing is queued */
 	drop_items(captured);
@@ -421,25 +461,17 @@ SIM_API CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode m
 		r = s->ctx->sticky;
 	} else if (s->capturing) {
 		r = CUDA_ERROR_ILLEGAL_STATE;
+	} else if (!(s->capture_graph = calloc(1, sizeof *s->capture_graph))) {
+		r = CUDA_ERROR_OUT_OF_MEMORY;
 	} else {
 		s->capturing = 1;
 		s->capture_invalidated = 0;
+		s->capture_id = atomic_fetch_add(&capture_ids, 1) + 1;
 	}
 	sim_stream_unlock(s);
 	return r;
 }
 
-struct sim_graph {
-	size_t nodes;            /* work items captured */
-	struct sim_item *items;  /* in issue order; NULL once instantiated */
-	int instantiated;
-};
-
-struct sim_graph_exec {
-	size_t nodes;
-	struct sim_item *items;  /* in issue order; NULL once launched */
-	int launched;
-};
 
 SIM_API CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
 {
@@ -457,21 +489,19 @@ SIM_API CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
 	struct sim_item *captured = reverse(s->captured);
 	size_t nodes = s->captured_count;
 	int invalidated = s->capture_invalidated;
+	struct sim_graph *g = s->capture_graph;
 	s->captured = NULL;
 	s->captured_count = 0;
 	s->capturing = 0;
 	s->capture_invalidated = 0;
+	s->capture_graph = NULL;
 	sim_stream_unlock(s);
 
 	*phGraph = NULL;
 	if (invalidated) {
+		free(g);
 		drop_items(captured);
 		return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
-	}
-	struct sim_graph *g = calloc(1, sizeof *g);
-	if (!g) {
-		drop_items(captured);
-		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	g->nodes = nodes;
 	g->items = captured;
@@ -494,6 +524,29 @@ SIM_API CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *ca
 	*captureStatus = !s->capturing          ? CU_STREAM_CAPTURE_STATUS_NONE
 	                 : s->capture_invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
 	                                          : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+	sim_stream_unlock(s);
+	return CUDA_SUCCESS;
+}
+
+/* cuStreamGetCaptureInfo (every ABI: legacy.c): status, id and the graph
+ * being built; no dependency nodes (the simulation's graphs are lists). */
+CUresult sim_stream_capture_info(CUstream hStream, CUstreamCaptureStatus *status, cuuint64_t *id,
+                                 CUgraph *graph)
+{
+	SIM_REQUIRE_INIT();
+	if (!status)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct sim_stream *s;
+	CUresult r = sim_stream_lock(hStream, &s);
+	if (r != CUDA_SUCCESS)
+		return r;
+	*status = !s->capturing          ? CU_STREAM_CAPTURE_STATUS_NONE
+	          : s->capture_invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+	                                   : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+	if (s->capturing && id)
+		*id = s->capture_id;
+	if (s->capturing && graph)
+		*graph = (CUgraph)s->capture_graph;
 	sim_stream_unlock(s);
 	return CUDA_SUCCESS;
 }
@@ -532,6 +585,9 @@ SIM_API CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph h
 	} else {
 		e->nodes = g->nodes;
 		e->items = g->items;
+		e->replayable = 1;
+		for (struct sim_item *i = e->items; i; i = i->next)
+			e->replayable &= i->replay != NULL;
 		g->items = NULL;
 		g->instantiated = 1;
 		sim_registry_add(SIM_KIND_GRAPH_EXEC, e);
@@ -545,6 +601,29 @@ SIM_API CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph h
 	return CUDA_SUCCESS;
 }
 
+/* Fresh copies of an executable graph's templates for one launch, in
+ * order (registry lock held: the exec cannot go away meanwhile). */
+static CUresult replay_items(const struct sim_item *tmpl, struct sim_item **out)
+{
+	struct sim_item *head = NULL, **tail = &head;
+	for (; tmpl; tmpl = tmpl->next) {
+		struct sim_item *item = malloc(sizeof *item);
+		void *arg = item ? tmpl->replay(tmpl->arg) : NULL;
+		if (!arg) {
+			free(item);
+			drop_items(head);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		*item = *tmpl;
+		item->arg = arg;
+		item->next = NULL;
+		*tail = item;
+		tail = &item->next;
+	}
+	*out = head;
+	return CUDA_SUCCESS;
+}
+
 SIM_API CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 {
 	SIM_REQUIRE_INIT();
@@ -554,6 +633,8 @@ SIM_API CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 	struct sim_item *items = NULL;
 	if (!hGraphExec || !sim_registry_has(SIM_KIND_GRAPH_EXEC, hGraphExec)) {
 		r = CUDA_ERROR_INVALID_VALUE;
+	} else if (e->replayable) {
+		r = replay_items(e->items, &items);
 	} else if (e->launched && e->nodes > 0) {
 		sim_warn("cuGraphLaunch: a graph holding work is launched once in the simulation");
 		r = CUDA_ERROR_NOT_SUPPORTED;
@@ -572,6 +653,10 @@ SIM_API CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 		sim_stream_unlock(s);
 	}
 	if (r != CUDA_SUCCESS) { /* nothing queued: the work stays the graph's */
+		if (e->replayable) {
+			drop_items(items);
+			return r;
+		}
 		sim_registry_lock();
 		e->items = items;
 		e->launched = 0;
@@ -603,7 +688,7 @@ SIM_API CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
 	if (!known)
 		return CUDA_ERROR_INVALID_VALUE;
 	struct sim_graph_exec *e = (struct sim_graph_exec *)hGraphExec;
-	drop_items(e->items); /* instantiated, never launched */
+	drop_items(e->items); /* templates, or instantiated and never launched */
 	free(e);
 	return CUDA_SUCCESS;
 }
@@ -625,6 +710,15 @@ static CUresult host_call_run(void *arg)
 
 static void host_call_drop(void *arg) { free(arg); }
 
+/* A launch of a graph that captured it runs it again: a copy per run. */
+static void *host_call_replay(void *arg)
+{
+	struct host_call *h = malloc(sizeof *h);
+	if (h)
+		*h = *(struct host_call *)arg;
+	return h;
+}
+
 SIM_API CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
 {
 	SIM_REQUIRE_INIT();
@@ -638,7 +732,7 @@ SIM_API CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
 	struct sim_stream *s;
 	CUresult r = sim_stream_lock(hStream, &s);
 	if (r == CUDA_SUCCESS) {
-		r = sim_stream_enqueue_locked(s, host_call_run, host_call_drop, h);
+		r = sim_stream_enqueue_locked(s, host_call_run, host_call_drop, host_call_replay, h);
 		sim_stream_unlock(s);
 	}
 	if (r != CUDA_SUCCESS)

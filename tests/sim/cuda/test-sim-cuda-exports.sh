@@ -7,7 +7,7 @@ lib="$NW_SIM/libcuda.so.1"
 [ -f "$lib" ] || fail "$lib not built"
 readelf -d "$lib" | grep -q 'SONAME.*\[libcuda.so.1\]' || fail "soname is not libcuda.so.1"
 nm -D --defined-only "$lib" | awk '{print $3}' | sort > "$T/exports"
-grep -Ev '^(cu[A-Z][A-Za-z0-9_]*|simStream(Enqueue|Capturing|Device))$' "$T/exports" > "$T/extra" && \
+grep -Ev '^(cu[A-Z][A-Za-z0-9_]*|simStream(Enqueue|EnqueueReplayable|Capturing|Device))$' "$T/exports" > "$T/extra" && \
 	fail "unexpected exports: $(tr '\n' ' ' < "$T/extra")"
 for name in cuInit cuDriverGetVersion cuDeviceGet cuDeviceGetCount cuDeviceGetName \
 	cuDeviceGetPCIBusId cuDeviceGetUuid cuDeviceGetUuid_v2 cuDevicePrimaryCtxRetain \
@@ -21,7 +21,10 @@ for name in cuInit cuDriverGetVersion cuDeviceGet cuDeviceGetCount cuDeviceGetNa
 	cuMemsetD8 cuMemsetD8_v2 cuGetErrorString cuGetErrorName cuGetProcAddress \
 	cuGetProcAddress_v2 cuGraphDestroy cuStreamQuery_ptsz cuStreamSynchronize_ptsz \
 	cuEventRecord_ptsz cuStreamWaitEvent_ptsz cuMemcpyHtoD_v2_ptds cuMemcpyDtoH_v2_ptds \
-	simStreamEnqueue simStreamCapturing simStreamDevice; do
+	cuGraphInstantiate cuGraphInstantiate_v2 cuGraphInstantiateWithFlags cuGraphInstantiateWithParams \
+	cuGraphInstantiateWithParams_ptsz cuGraphLaunch cuGraphLaunch_ptsz cuGraphExecDestroy \
+	cuStreamGetCaptureInfo cuStreamGetCaptureInfo_v2 cuStreamGetCaptureInfo_v3 cuStreamGetCaptureInfo_v3_ptsz \
+	simStreamEnqueue simStreamEnqueueReplayable simStreamCapturing simStreamDevice; do
 	grep -qx "$name" "$T/exports" || fail "$name is not exported"
 done
 # Every name we export is one the real driver exports too (its stub library

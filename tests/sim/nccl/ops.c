@@ -91,7 +91,8 @@ static ncclResult_t enqueue_units(void *arg)
 	struct launch_job *job = arg;
 	ncclResult_t res = ncclSuccess;
 	for (int u = 0; u < job->nunits; u++) {
-		CUresult cr = simStreamEnqueue(job->streams[u], sim_unit_run, sim_unit_drop, job->units[u]);
+		CUresult cr = simStreamEnqueueReplayable(job->streams[u], sim_unit_run, sim_unit_drop, sim_unit_replay,
+		                                         job->units[u]);
 		if (cr != CUDA_SUCCESS) {
 			sim_unit_drop(job->units[u]);
 			res = sim_error(ncclUnhandledCudaError, "enqueue on stream %p failed: CUDA error %d",
@@ -143,7 +144,7 @@ static ncclResult_t launch(struct sim_op *ops, int nops)
 	}
 	for (int u = 0; u < job->nunits; u++) {
 		job->units[u] = malloc(sizeof(struct sim_unit) + counts[u] * sizeof(struct sim_op));
-		if (job->units[u]) job->units[u]->nops = 0;
+		if (job->units[u]) { job->units[u]->nops = 0; job->units[u]->is_template = 0; job->units[u]->replays = 0; }
 	}
 	for (int i = 0; i < nops; i++) {
 		struct sim_unit *unit = job->units[unit_of[i]];

@@ -294,7 +294,44 @@ static void unit_finish(struct sim_unit *u)
 	free(u);
 }
 
-void sim_unit_drop(void *unit) { unit_finish(unit); }
+void sim_unit_drop(void *unit)
+{
+	struct sim_unit *u = unit;
+	if (!u->is_template) {
+		unit_finish(u);
+		return;
+	}
+	/* A template that ran: its runs took over the op counts; it only
+	 * held its comms alive. */
+	for (int i = 0; i < u->nops; i++) sim_comm_unref(u->ops[i].comm);
+	free(u);
+}
+
+void *sim_unit_replay(void *arg)
+{
+	struct sim_unit *t = arg;
+	size_t size = sizeof *t + (size_t)t->nops * sizeof t->ops[0];
+	struct sim_unit *u = malloc(size);
+	if (!u) return NULL;
+	memcpy(u, t, size);
+	u->is_template = 0;
+	u->replays = 0;
+	int first = t->replays++ == 0;
+	t->is_template = 1;
+	for (int i = 0; i < u->nops; i++) {
+		struct sim_op *op = &u->ops[i];
+		ncclComm_t c = op->comm;
+		sim_comm_ref(c);
+		if (first) continue;     /* the capture numbered it and counted it in flight */
+		pthread_mutex_lock(&c->mu);
+		if (op->kind == OP_SEND) op->seq = ++c->next_send[op->root];
+		else if (op->kind == OP_RECV) op->seq = ++c->next_recv[op->root];
+		else op->seq = ++c->next_coll_seq;
+		c->inflight++;
+		pthread_mutex_unlock(&c->mu);
+	}
+	return u;
+}
 
 CUresult sim_unit_run(void *arg)
 {

@@ -239,10 +239,16 @@ struct sim_op {
 };
 struct sim_unit {                  /* one stream work item: ops run as one */
 	int nops;
+	int is_template;           /* captured into a graph and replayed: never runs itself */
+	uint64_t replays;          /* as a template: runs made from it */
 	struct sim_op ops[];
 };
 CUresult sim_unit_run(void *unit);
 void sim_unit_drop(void *unit);
+/* A run of a captured unit, for one launch of its graph (sim_stream.h):
+ * the first run keeps the numbers the capture took, later ones are
+ * numbered at the launch like fresh ops. */
+void *sim_unit_replay(void *unit);
 
 /* ---- the RAS endpoint (ras.c) ---- */
 /* NCCL's getHash() (src/include/bitops.h) of bytes, and the hash of a

@@ -1,7 +1,8 @@
 /* Stream capture in the simulated CUDA driver: work queued on a captured
  * stream is not run: cuStreamEndCapture moves it into a graph, and it runs
- * only when the graph is instantiated and launched (once: a second launch
- * is refused), in capture order on the launch stream; work of a graph
+ * only when the graph is instantiated and launched, in capture order on the
+ * launch stream: once for plain items (a second launch is refused), again
+ * at every launch for replayable ones and host functions; work of a graph
  * never launched is handed to drop() when the graph (or the executable
  * graph) is destroyed. cuStreamIsCapturing and simStreamCapturing report
  * the state; an event recorded during capture is left as it was;
@@ -11,6 +12,9 @@
 #include "check.h"
 
 static void CUDA_CB host_step(void *arg) { run_log_add(arg, 100); }
+
+/* The same item for every run: its log entry is the proof it ran. */
+static void *same_item(void *arg) { return arg; }
 
 int main(void)
 {
@@ -96,6 +100,40 @@ int main(void)
 	OK(cuStreamSynchronize(s));
 	CHECK(run_log_count(&log) == 9 && run_log_at(&log, 7) == 100 && run_log_at(&log, 8) == 1);
 	CHECK_CU(cuLaunchHostFunc(s, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
+
+	/* a graph of replayable work and a host function runs again at every
+	 * launch; cuStreamGetCaptureInfo names the graph while it is built */
+	{
+		struct run_log rlog = RUN_LOG_INIT;
+		struct logged_item ritem = { &rlog, 7, 0 };
+		CUgraph g = NULL, building = NULL;
+		CUgraphExec e = NULL;
+		cuuint64_t id = 0;
+		const CUgraphNode *deps = NULL;
+		const CUgraphEdgeData *edges = NULL;
+		size_t ndeps = 1;
+		OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+		OK(cuStreamGetCaptureInfo(s, &status, &id, &building, &deps, &edges, &ndeps));
+		CHECK(status == CU_STREAM_CAPTURE_STATUS_ACTIVE && id != 0 && building != NULL && ndeps == 0);
+		OK(simStreamEnqueueReplayable(s, logged_run, logged_drop, same_item, &ritem));
+		OK(cuLaunchHostFunc(s, host_step, &rlog));
+		OK(cuStreamEndCapture(s, &g));
+		CHECK(g == building);
+		OK(cuStreamGetCaptureInfo(s, &status, &id, NULL, NULL, NULL, NULL));
+		CHECK(status == CU_STREAM_CAPTURE_STATUS_NONE);
+		OK(cuGraphInstantiate(&e, g, 0));
+		for (int i = 0; i < 3; i++)
+			OK(cuGraphLaunch(e, s));
+		OK(cuStreamSynchronize(s));
+		CHECK(run_log_count(&rlog) == 6);
+		for (int i = 0; i < 3; i++)
+			CHECK(run_log_at(&rlog, 2 * i) == 7 && run_log_at(&rlog, 2 * i + 1) == 100);
+		OK(cuGraphExecDestroy(e));      /* the templates go: the item is dropped once */
+		CHECK(run_log_count(&rlog) == 7 && run_log_at(&rlog, 6) == -7);
+		CHECK_CU(cuGraphLaunch(e, s), CUDA_ERROR_INVALID_VALUE);
+		OK(cuGraphDestroy(g));
+		CHECK_CU(simStreamEnqueueReplayable(s, logged_run, logged_drop, NULL, &ritem), CUDA_ERROR_INVALID_VALUE);
+	}
 
 	/* synchronising during capture is refused and invalidates it */
 	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));

@@ -1,0 +1,81 @@
+/* graphs: which CUDA graphs hold NCCL ops, and the launches of their
+ * executable graphs.
+ *
+ * At capture (an op issued on a capturing stream, recorded CAPTURED),
+ * cuStreamGetCaptureInfo names the graph being built; the op is added to
+ * that graph's entry in the graph table. cuGraphInstantiate* of a graph in
+ * the table enters the executable graph in the exec table with a copy of
+ * what its graph holds; each cuGraphLaunch of an exec found there writes a
+ * GRAPH_LAUNCH record and brackets the launch with one event pair
+ * (wrap_cuda.c).
+ *
+ * Both tables live in process memory, fixed size, never reallocated:
+ * - graph table: NW_GRAPHS_MAX graphs holding NCCL ops at once (from the
+ *   first captured op to cuGraphDestroy or a failed cuStreamEndCapture);
+ *   the first NW_GRAPH_OPS ops of each are described, all are counted.
+ * - exec table: NW_GRAPH_EXECS slots, open addressing on the handle, at
+ *   most 3/4 of them used (live executable graphs holding NCCL ops).
+ * Past either bound the graph's launches are not recorded; header
+ * .graphs_untracked counts them and one "ncclwatch:" line says so.
+ *
+ * Writers (capture, instantiate, destroy) take one mutex. The launch's
+ * lookup takes none: a probe of the exec table with acquire loads; an exec
+ * holding no NCCL op costs that one lookup. */
+#ifndef NCCLWATCH_INTERPOSE_GRAPHS_H
+#define NCCLWATCH_INTERPOSE_GRAPHS_H
+
+#include "visibility.h"
+
+#include <cuda.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define NW_GRAPHS_MAX 256
+#define NW_GRAPH_OPS 8
+#define NW_GRAPH_EXECS 1024
+
+/* A captured NCCL op, as its CAPTURED record says. */
+struct nw_graph_op {
+	uint64_t comm_id;
+	uint64_t count;
+	uint32_t comm_slot, comm_gen;
+	int32_t rank, nranks;
+	uint16_t kind;
+	uint8_t datatype;
+};
+
+struct nw_graph_exec {
+	_Atomic uintptr_t key;       /* the CUgraphExec; 0 never used, 1 deleted */
+	uint64_t capture_id;         /* of the capture that built its graph */
+	uint32_t nops;               /* NCCL ops captured into its graph */
+	struct nw_graph_op first;    /* the first of them */
+	_Atomic uint64_t replays;    /* launches so far */
+};
+
+/* The op of record ticket1 was just recorded CAPTURED on `stream`: add it
+ * to the graph being captured there. */
+void nw_graph_captured(uint64_t stream, uint64_t ticket1);
+
+/* After a successful cuGraphInstantiate* of `graph` into `exec`. */
+void nw_graph_instantiated(CUgraphExec exec, CUgraph graph);
+
+/* Before cuGraphExecDestroy / cuGraphDestroy (the handle may be reused
+ * as soon as the real call returns). */
+void nw_graph_exec_forget(CUgraphExec exec);
+void nw_graph_forget(CUgraph graph);
+
+/* Before cuStreamEndCapture: the graph being built there (NULL none);
+ * after it failed, nw_graph_forget it. */
+CUgraph nw_graph_capturing(CUstream stream);
+
+/* The launch path: the exec's entry, or NULL (no NCCL op in it, or not
+ * known). Lock-free. */
+struct nw_graph_exec *nw_graph_exec_find(CUgraphExec exec);
+
+/* 1 once any graph holding NCCL ops was captured: before that the
+ * wrappers skip even the lookup. */
+extern NW_HIDDEN _Atomic int nw_graphs_seen;
+
+void nw_graph_reset_after_fork(void);
+
+#endif
