@@ -18,7 +18,11 @@ if gpu_real; then
 	export CORPUS_NCCL_DIR="$NW_GPU_NCCL_DIR"
 fi
 # real NCCL's init over sockets takes longer than the simulation's
-export CORPUS_TIMEOUT=4 CORPUS_JOBS=4 CORPUS_KEEP="$NW_GPU_STEP_DIR/cases"
+# (a GPU machine's cores run every case at once)
+export CORPUS_TIMEOUT=4 CORPUS_KEEP="$NW_GPU_STEP_DIR/cases"
+if gpu_real; then CORPUS_JOBS=$(( $(nproc) / 2 )); else CORPUS_JOBS=4; fi
+[ "$CORPUS_JOBS" -le 8 ] || CORPUS_JOBS=8
+export CORPUS_JOBS
 # shellcheck disable=SC2086
 corpus_run $NW_GPU_CORPUS > "$T/lines"
 cat "$T/lines"
