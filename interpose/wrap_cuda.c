@@ -262,10 +262,28 @@ NW_EXPORT CUresult cuStreamEndCapture_ptsz(CUstream s, CUgraph *g) { return end_
 
 /* ---- cuGetProcAddress ---- */
 
+/* Off unless NCCLWATCH_GRAPH_PROCADDR=1: on an H100 (driver 580.159.04,
+ * 2026-11-26) a program that took its graph calls from cuGetProcAddress
+ * under the preload died with SIGSEGV between the capture and the
+ * instantiation, while the same calls bound by the linker were recorded
+ * 100 times of 100; the cause is not known yet, and a job must never be
+ * hurt to record it. Read once (cuGetProcAddress is not on a hot path). */
+static int procaddr_on(void)
+{
+	static int on = -1;
+	int v = __atomic_load_n(&on, __ATOMIC_RELAXED);
+	if (v < 0) {
+		const char *e = getenv("NCCLWATCH_GRAPH_PROCADDR");
+		v = e && !strcmp(e, "1");
+		__atomic_store_n(&on, v, __ATOMIC_RELAXED);
+	}
+	return v;
+}
+
 /* What to hand out for `symbol` found as p. */
 static void *proc_redirect(const char *symbol, void *p)
 {
-	if (!p || !symbol || nw_disabled() || is_ours(p))
+	if (!p || !symbol || nw_disabled() || is_ours(p) || !procaddr_on())
 		return p;
 	int named = 0;
 	for (int i = 0; i < W_COUNT; i++) {

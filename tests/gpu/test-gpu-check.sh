@@ -1,8 +1,9 @@
 #!/bin/sh
 # make gpu-check on the simulation (what CI runs every day): the whole
 # runner (tests/gpu/run.sh) over every step there is. Steps 01, 02 and 07
-# must PASS, and 03 too (the simulation replays graphs: 100 replays
-# recorded); no step may FAIL; summary.txt must end with
+# must PASS, and 03 and 03-getproc too (the simulation replays graphs:
+# 100 replays recorded, through cuGetProcAddress with
+# NCCLWATCH_GRAPH_PROCADDR=1); no step may FAIL; summary.txt must end with
 # "N passed, 0 failed, N skipped" and summary.json list the same statuses.
 # Step 02's stall-line delay is reported, not judged (NW_GPU_TIMING=report:
 # no timing thresholds here).
@@ -22,12 +23,13 @@ for f in "$NW_ROOT"/tests/gpu/steps/[0-9]*.sh; do
 	[ "$n" = 1 ] || fail "step $name has $n status lines in steps.txt, not 1"
 done
 status() { awk -v s="$1" '$2 == s { print $1 }' "$out/steps.txt"; }
-for s in 01-nccl-loop 02-stream-blocked 03-graph-replay 07-kill; do
+for s in 01-nccl-loop 02-stream-blocked 03-graph-replay 03-graph-replay-getproc 07-kill; do
 	assert_eq "$(status $s)" PASS "step $s"
 done
 for via in link getproc; do
-	assert_grep "^PASS +03-graph-replay .*$via: captured ops recorded: 1 \\(CAPTURED\\); replays recorded: 100 of 100 launches \\(GraphLaunch records: COMPLETED:100, replay numbers 1\\.\\.100, 0 gaps\\)" "$out/steps.txt"
+	assert_grep "^PASS +03-graph-replay[-a-z]* .*$via: captured ops recorded: 1 \\(CAPTURED\\); replays recorded: 100 of 100 launches \\(GraphLaunch records: COMPLETED:100, replay numbers 1\\.\\.100, 0 gaps\\)" "$out/steps.txt"
 done
+assert_grep '^PASS +03-graph-replay-getproc .*default: untouched \(exit 0, result right\)' "$out/steps.txt"
 assert_no_grep '^FAIL ' "$out/steps.txt"
 assert_eq "$rc" 0 "run.sh's exit status"
 assert_grep '^PASS +01-nccl-loop .*records: 1000 AllReduce \(COMPLETED:1000, 1000 timed, tracking events\)' "$out/steps.txt"

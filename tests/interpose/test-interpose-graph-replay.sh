@@ -77,6 +77,7 @@ kill -KILL "-$NW_PID" 2>/dev/null
 for via in getproc dlsym; do
 	note "graph-replay, the graph calls looked up ($via)"
 	nw_bounded 60 env LD_PRELOAD="$(nw_preload)" NCCLWATCH_JOB=$via NCCLWATCH_KEEP=1 SCENARIO_GRAPH_VIA=$via \
+		NCCLWATCH_GRAPH_PROCADDR=1 \
 		"$prog" --case graph-replay --nranks 2 > "$T/$via.out" 2>&1
 	rc=$?
 	cat "$T/$via.out"
