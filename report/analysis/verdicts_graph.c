@@ -242,11 +242,15 @@ static void judge_replay(struct nw_jctx *x, const struct nw_comm_view *v, uint64
 			nw_eg_add(x, &ein, m->proc, t, nw_age(m->proc, ml[r].stuck->enqueue_ns));
 		}
 		nw_eg_flush(x, w, &ein, 8);
+		char kb[NW_NAME_BUF], cb[128], what[96] = "";
+		if (ident)
+			snprintf(what, sizeof what, " holding %s #%" PRIu64, nw_op_kind_name(kind, kb), ident);
+		else
+			snprintf(what, sizeof what, " whose first op is a %s", nw_op_kind_name(kind, kb));
 		nw_verdict_summary(x, w,
-		                   "every rank of %s (%d ranks) launched replay %" PRIu64 " of %s and none completed it "
-		                   "in %s: the transfer itself is stuck (communicator or link, not a rank)",
-		                   nw_comm_label(v->id, v->name, (char[128]){ 0 }), (int)n, nstar, gn,
-		                   nw_fmt_age(max_age, ab));
+		                   "every rank of %s (%d ranks) launched replay %" PRIu64 " of its graph%s and none "
+		                   "completed it in %s: the transfer itself is stuck (communicator or link, not a rank)",
+		                   nw_comm_label(v->id, v->name, cb), (int)n, nstar, what, nw_fmt_age(max_age, ab));
 	}
 done:
 	nw_buf_free(&gname);
