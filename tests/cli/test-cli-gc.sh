@@ -79,7 +79,7 @@ case $done_ticks in
 [1-9]*) ;;
 *) fail "the producer wrote no start_ticks ('$done_ticks')" ;;
 esac
-assert_eq "$(header_field "$done_seg" format)" 2.0 "the producer's format"
+assert_eq "$(header_field "$done_seg" format)" 2.1 "the producer's format"
 
 # Offsets (docs/FORMAT.md): version_major 12, version_minor 14, pid 96, start_monotonic_ns
 # 120, proc_start_ticks 3904.
