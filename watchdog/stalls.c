@@ -33,8 +33,12 @@ static void watch_add(uint64_t ticket1)
 static int worth_watching(const struct nw_seg_op *op)
 {
 	uint32_t st = atomic_load_explicit(&op->state, memory_order_acquire);
-	if (NW_OP_IS_COLL(op->kind) || NW_OP_IS_P2P(op->kind) || op->kind == NW_OP_GRAPH_LAUNCH)
+	if (NW_OP_IS_COLL(op->kind) || NW_OP_IS_P2P(op->kind))
 		return st == NW_ST_ENQUEUED || st == NW_ST_STARTED || st == NW_ST_FAILED;
+	/* a graph launch until it completes; a FAILED one may be a launch
+	 * that returned an error (nothing ran): not a finding of its own */
+	if (op->kind == NW_OP_GRAPH_LAUNCH)
+		return st == NW_ST_ENQUEUED || st == NW_ST_STARTED;
 	if (op->kind == NW_OP_ASYNC_ERROR)
 		return 1;
 	return st == NW_ST_INIT_ENTERED;
