@@ -35,6 +35,10 @@ static int worth_watching(const struct nw_seg_op *op)
 	uint32_t st = atomic_load_explicit(&op->state, memory_order_acquire);
 	if (NW_OP_IS_COLL(op->kind) || NW_OP_IS_P2P(op->kind))
 		return st == NW_ST_ENQUEUED || st == NW_ST_STARTED || st == NW_ST_FAILED;
+	/* a graph launch until it completes; a FAILED one may be a launch
+	 * that returned an error (nothing ran): not a finding of its own */
+	if (op->kind == NW_OP_GRAPH_LAUNCH)
+		return st == NW_ST_ENQUEUED || st == NW_ST_STARTED;
 	if (op->kind == NW_OP_ASYNC_ERROR)
 		return 1;
 	return st == NW_ST_INIT_ENTERED;
@@ -106,13 +110,20 @@ static void consider(struct nw_picture *p, const struct nw_finding *f, int per_c
 		p->f[p->count++] = *f;
 }
 
-/* The class of an op's findings: its comm's collectives, or its comm's
- * sends/receives (bit 31). The comm is its slot and that slot's
- * generation (bits 32-55): the ops of an ended comm whose slot a new comm
- * took are not the new comm's. */
+/* The class of an op's findings: its comm's collectives, its comm's
+ * sends/receives (bit 31), or the launches of graphs whose first op is of
+ * its comm (bit 30). The comm is its slot and that slot's generation
+ * (bits 32-55): the ops of an ended comm whose slot a new comm took are
+ * not the new comm's. */
+static int watched_kind(uint16_t k)
+{
+	return NW_OP_IS_COLL(k) || NW_OP_IS_P2P(k) || k == NW_OP_GRAPH_LAUNCH;
+}
+
 static uint64_t class_of(const struct nw_seg_op *op)
 {
-	return (uint64_t)op->comm_gen << 32 | op->comm_slot | (NW_OP_IS_P2P(op->kind) ? 0x80000000u : 0);
+	return (uint64_t)op->comm_gen << 32 | op->comm_slot | (NW_OP_IS_P2P(op->kind) ? 0x80000000u : 0) |
+	       (op->kind == NW_OP_GRAPH_LAUNCH ? 0x40000000u : 0);
 }
 
 /* The oldest op not final of each class, whatever its age: the ops queued
@@ -128,7 +139,7 @@ static void find_oldest(void)
 	noldest = 0;
 	for (size_t i = 0; i < watch_count; i++) {
 		struct nw_seg_op *op = nw_ring_find(watch[i]);
-		if (!op || !(NW_OP_IS_COLL(op->kind) || NW_OP_IS_P2P(op->kind)))
+		if (!op || !watched_kind(op->kind))
 			continue;
 		if (is_final(op, atomic_load_explicit(&op->state, memory_order_acquire)))
 			continue;
@@ -149,7 +160,7 @@ static void find_oldest(void)
 
 static int behind_older(const struct nw_seg_op *op, uint64_t ticket1)
 {
-	if (!(NW_OP_IS_COLL(op->kind) || NW_OP_IS_P2P(op->kind)))
+	if (!watched_kind(op->kind))
 		return 0;
 	uint64_t cls = class_of(op);
 	for (uint32_t k = 0; k < noldest; k++)
@@ -213,7 +224,7 @@ void nw_finding_describe(const struct nw_finding *f, char *buf, size_t len)
 		snprintf(buf, len, "record %llu (overwritten)", (unsigned long long)(f->ticket1 - 1));
 		return;
 	}
-	char kind_buf[NW_NAME_BUF], res[NW_NAME_BUF];
+	char kind_buf[NW_NAME_BUF], kind_buf2[NW_NAME_BUF], res[NW_NAME_BUF];
 	const char *kind = nw_op_kind_name(op->kind, kind_buf);
 	const struct nw_seg_header *h = nw_seg.hdr;
 	int n = snprintf(buf, len, "rank=%d pid=%lld op=%s seq=%llu comm=%016llx comm_rank=%d/%d",
@@ -221,6 +232,9 @@ void nw_finding_describe(const struct nw_finding *f, char *buf, size_t len)
 	                 (unsigned long long)op->comm_id, op->rank, op->nranks);
 	if (NW_OP_IS_P2P(op->kind))
 		n += snprintf(buf + n, len > (size_t)n ? len - (size_t)n : 0, " peer=%d", op->root);
+	if (op->kind == NW_OP_GRAPH_LAUNCH)   /* seq is the replay number */
+		n += snprintf(buf + n, len > (size_t)n ? len - (size_t)n : 0, " graph=#%d first=%s", op->root,
+		              nw_op_kind_name((uint16_t)op->redop, kind_buf2));
 	double age = (double)f->age_ns / 1e9;
 	const char *what = "";
 	char detail[160] = "";

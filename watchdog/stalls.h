@@ -1,14 +1,16 @@
 /* stalls: what the watchdog reports. It follows every new record of the
- * ring and keeps watching those that can get stuck: collectives and
- * sends/receives until they complete, blocking calls (init, split, shrink,
+ * ring and keeps watching those that can get stuck: collectives,
+ * sends/receives and launches of CUDA graphs holding NCCL ops until they
+ * complete, blocking calls (init, split, shrink,
  * finalize, destroy, the outermost group end) until they return, failed ops
  * and async errors. A finding is
  *   - an op started on the GPU and not completed for longer than the timeout,
  *   - an op enqueued that the GPU has not reached for longer than the timeout,
  *   - a thread inside a blocking NCCL call for longer than the timeout,
  *   - a failed op (event error: a GPU fault) or an async error (at once).
- * Per communicator only the oldest stuck op of its collectives and of its
- * sends/receives is a finding (the ones queued behind it wait for it). The
+ * Per communicator only the oldest stuck op of its collectives, of its
+ * sends/receives and of its graph launches (by the graph's first op) is a
+ * finding (the ones queued behind it wait for it). The
  * set of findings is the "picture"; it is reported when it changes. */
 #ifndef NCCLWATCH_WATCHDOG_STALLS_H
 #define NCCLWATCH_WATCHDOG_STALLS_H

@@ -334,6 +334,8 @@ void nw_rules_fault(struct nw_jctx *x);          /* verdicts_fault.c: GPU_FAULT 
 void nw_rules_init(struct nw_jctx *x);           /* verdicts_init.c: INIT_STALL */
 void nw_rules_coll(struct nw_jctx *x);           /* verdicts_coll.c: MISMATCH, MISSING_RANK,
                                                   * TRANSPORT_STALL; STREAM_BLOCKED candidates */
+void nw_rules_graph(struct nw_jctx *x);          /* verdicts_graph.c: stuck replays of CUDA graphs:
+                                                  * MISSING_RANK, TRANSPORT_STALL */
 void nw_rules_p2p(struct nw_jctx *x);            /* verdicts_p2p.c: unmatched pairs + edges */
 void nw_rules_p2p_verdicts(struct nw_jctx *x);   /* after the graph: P2P_DEADLOCK, P2P_UNMATCHED */
 /* verdicts_p2p.c: in the cycle (strongly connected component) s, the

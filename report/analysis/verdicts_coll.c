@@ -1014,7 +1014,8 @@ void nw_rules_unexplained(struct nw_jctx *x, const uint8_t *explained)
 		const struct nw_seg_op *op = NULL;
 		for (size_t j = 0; j < p->nops && !op; j++) {
 			const struct nw_seg_op *o = &p->ops[j];
-			if ((NW_OP_IS_COLL(o->kind) || NW_OP_IS_P2P(o->kind)) && nw_op_pending(o->state) &&
+			if ((NW_OP_IS_COLL(o->kind) || NW_OP_IS_P2P(o->kind) || o->kind == NW_OP_GRAPH_LAUNCH) &&
+			    nw_op_pending(o->state) &&
 			    nw_age(p, o->enqueue_ns) > x->timeout_ns)
 				op = o;
 		}
@@ -1028,6 +1029,9 @@ void nw_rules_unexplained(struct nw_jctx *x, const uint8_t *explained)
 		if (NW_OP_IS_COLL(op->kind))
 			snprintf(key.text, sizeof key.text, "%s #%" PRIu64 " on %s", nw_op_kind_name(op->kind, kb), op->seq,
 			         nw_comm_label(op->comm_id, v ? v->name : NULL, cb));
+		else if (op->kind == NW_OP_GRAPH_LAUNCH)   /* a replay: its graph's first op names it */
+			snprintf(key.text, sizeof key.text, "a replay of a CUDA graph whose first op is a %s on %s",
+			         nw_op_kind_name((uint16_t)op->redop, kb), nw_comm_label(op->comm_id, v ? v->name : NULL, cb));
 		else
 			snprintf(key.text, sizeof key.text, "%s on %s", nw_op_kind_name(op->kind, kb),
 			         nw_comm_label(op->comm_id, v ? v->name : NULL, cb));

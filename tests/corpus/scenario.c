@@ -451,8 +451,8 @@ static int case_capture_launch(struct sc *c) { return capture_case(c, -1); }
 /* CUDA graph replay: every rank captures AllReduce #5 into a graph (global
  * capture mode) and launches it GRAPH_REPLAYS times on its main stream, a
  * sync after each. SCENARIO_GRAPH_SHORT=R: rank R launches it one time
- * fewer and parks; its peers wait in their last replay (not a corpus case
- * yet: the verdict does not model replays, tests/interpose runs it). */
+ * fewer and parks; its peers wait in their last replay (the corpus case
+ * graph-short: MISSING_RANK of rank R). */
 #define GRAPH_REPLAYS 10
 
 /* The graph calls, as a program binds them: SCENARIO_GRAPH_VIA=getproc

@@ -7,9 +7,10 @@
 #    COMPLETED, naming the AllReduce's comm; the header counts 10 launches.
 # 2. graph-replay with SCENARIO_GRAPH_SHORT=1: rank 1 launches the graph 9
 #    times, rank 0 10: rank 0's replay 10 never completes (ENQUEUED or
-#    STARTED), its replays 1-9 and rank 1's 9 did. `diagnose` does not
-#    model replays yet (it says HEALTHY): what it prints is kept in the
-#    log, not judged.
+#    STARTED), its replays 1-9 and rank 1's 9 did. `diagnose` matches the
+#    replays across ranks: MISSING_RANK, rank 1 launched the graph holding
+#    AllReduce #5 9 times, rank 0 waits in replay 10 (the corpus case
+#    graph-short judges the three views; this checks the words).
 # 3. the same healthy job through cuGetProcAddress (libcudart's way) and
 #    through dlsym on libcuda.so.1 (a loader's way): SCENARIO_GRAPH_VIA
 #    makes scenario call the driver through pointers it looked up; the
@@ -56,10 +57,16 @@ nw_spawn env LD_PRELOAD="$(nw_preload)" NCCLWATCH_JOB=short NCCLWATCH_KEEP=1 SCE
 	"$prog" --case graph-replay --nranks 2 > "$T/short.out" 2>&1
 parked() { [ "$(grep -c '^corpus: rank [0-9]* parked' "$T/short.out")" -ge 2 ]; }
 nw_until 60 parked || { cat "$T/short.out"; fail "graph-replay (short): the ranks did not park"; }
-sleep 3   # past NCCLWATCH_TIMEOUT: what diagnose says of a stuck replay
+# past NCCLWATCH_TIMEOUT: the watchdog names the stuck replay
+stalled() { grep -q 'ncclwatch: stall: .*op=GraphLaunch' "$T/short.out"; }
+nw_until 60 stalled || { cat "$T/short.out"; fail "graph-replay (short): no stall line for the stuck replay"; }
 "$NW_CLI" diagnose "$NCCLWATCH_DIR/short" > "$T/diagnose.txt" 2>&1
-note "diagnose (not judged: replays are not modelled yet):"
 cat "$T/diagnose.txt"
+assert_grep '^MISSING_RANK: rank 1 launched the graph holding AllReduce #5 on comm [0-9a-f]+ 9 times; rank 0 waits in replay 10 ' "$T/diagnose.txt"
+assert_grep 'rank 1: launched it 9 times, never replay 10' "$T/diagnose.txt"
+assert_grep 'rank 0: in replay 10 of it \((ENQUEUED|STARTED) for ' "$T/diagnose.txt"
+assert_grep 'ncclwatch: stall: rank=0 .*op=GraphLaunch seq=10 .*graph=#[0-9]+ first=AllReduce state=(ENQUEUED|STARTED) ' "$T/short.out"
+assert_no_grep 'ncclwatch: stall: rank=1 ' "$T/short.out"
 for seg in $(segments "$NCCLWATCH_DIR/short"); do
 	show "$seg" > "$T/seg.txt"
 	rank=$(grep '^  comm 0 ' "$T/seg.txt" | field rank | cut -d/ -f1)
