@@ -250,13 +250,16 @@ static int claim(struct nw_ras_input *in, struct nw_proc **procs, size_t nprocs)
 	if (in->nmap)
 		qsort(in->map, in->nmap, sizeof *in->map, cmp_map);
 	memcpy(in->job, job, sizeof in->job);
-	if (!oom && nc && !in->nmatched) {
+	size_t known = 0;                  /* candidates with a pid (a Flight Recorder dump has none) */
+	for (size_t k = 0; k < nc; k++)
+		known += cand[k]->hdr.pid > 0;
+	if (!oom && known && !in->nmatched) {
 		/* processes lie here, none of them a rank of the report: another
 		 * job's RAS answered on the host's shared port. It is no job of
 		 * its own (its culprit would be printed beside this job's), and
 		 * this job's verdict says it was discarded. */
 		in->foreign = 1;
-		memcpy(in->job, cand[0]->hdr.job, sizeof in->job);
+		memcpy(in->job, cand[nc - 1]->hdr.job, sizeof in->job);
 	}
 	HASH_ITER(hh, rhosts, he, ht)
 		HASH_DEL(rhosts, he);

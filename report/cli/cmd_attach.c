@@ -104,8 +104,9 @@ static void dirset_free(struct dirset *s)
 	for (int i = 0; i < s->n; i++) {
 		free(s->dir[i]);
 		free(s->pids[i]);
+		s->dir[i] = NULL;
+		s->pids[i] = NULL;
 	}
-	s->n = 0;
 }
 
 /* mkdir -p with mode 0700 for the parts we make. 0, or -1 (errno). */
