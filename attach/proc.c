@@ -237,7 +237,8 @@ int nw_attach_proc_read(pid_t pid, struct nw_attach_proc *p)
 struct pinfo {
 	pid_t pid, ppid;
 	int pick;
-	int32_t rank;
+	int nccl;                     /* a libnccl mapped */
+	int32_t rank;                 /* a launcher rank in its environment, -1 none */
 };
 
 static int is_pid(const char *s)
@@ -280,9 +281,46 @@ static int is_descendant(const struct pinfo *all, size_t n, pid_t pid, pid_t roo
 	return 0;
 }
 
-int nw_attach_find(uid_t uid, pid_t tree, pid_t **out)
+/* Which of the candidates are ranks. A candidate below another with the
+ * same launcher rank is one process of a rank's chain: a wrapper (sh -c, a
+ * launcher's helper: no libnccl) above its worker gives way to the worker;
+ * a child that inherited libnccl and the rank (a data loader worker a rank
+ * forked) gives way to the rank above it. A candidate without a rank
+ * above other candidates is a launcher (torchrun's agent imports torch and
+ * maps libnccl; our trainer's parent links it): never a rank, never a job. */
+static void pick_ranks(struct pinfo *all, size_t n, size_t *nlaunchers)
+{
+	*nlaunchers = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!all[i].pick || all[i].rank < 0)
+			continue;
+		for (size_t j = 0; j < n; j++) {
+			if (j == i || !all[j].pick || all[j].rank != all[i].rank ||
+			    !is_descendant(all, n, all[j].pid, all[i].pid))
+				continue;
+			if (all[i].nccl && all[j].nccl)
+				all[j].pick = 0;          /* the rank's forked helper */
+			else if (!all[i].nccl)
+				all[i].pick = 0;          /* the wrapper */
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!all[i].pick || all[i].rank >= 0)
+			continue;
+		for (size_t j = 0; j < n; j++)
+			if (j != i && all[j].pick && is_descendant(all, n, all[j].pid, all[i].pid)) {
+				all[i].pick = -1;             /* a launcher */
+				(*nlaunchers)++;
+				break;
+			}
+	}
+}
+
+int nw_attach_find(uid_t uid, pid_t tree, pid_t **out, pid_t **launchers, int *nlaunchers)
 {
 	*out = NULL;
+	*launchers = NULL;
+	*nlaunchers = 0;
 	DIR *d = opendir("/proc");
 	if (!d)
 		return -1;
@@ -306,7 +344,7 @@ int nw_attach_find(uid_t uid, pid_t tree, pid_t **out)
 			}
 			all = na;
 		}
-		all[n++] = (struct pinfo){ pid, ppid, 0, -1 };
+		all[n++] = (struct pinfo){ pid, ppid, 0, 0, -1 };
 	}
 	closedir(d);
 	if (!all) {
@@ -315,41 +353,36 @@ int nw_attach_find(uid_t uid, pid_t tree, pid_t **out)
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct pinfo *p = &all[i];
-		if (tree > 0) {
-			if (!is_descendant(all, n, p->pid, tree))
-				continue;
-			struct nw_attach_proc info;
-			if (nw_attach_proc_read(p->pid, &info) != 0)
-				continue;
-			p->rank = info.global_rank;
-			p->pick = info.denied || info.nccl_lib[0] || info.global_rank >= 0;
-		} else {
-			p->pick = read_uid(p->pid) == uid && maps_has_nccl(p->pid);
-		}
+		if (tree > 0 ? !is_descendant(all, n, p->pid, tree) : read_uid(p->pid) != uid || !maps_has_nccl(p->pid))
+			continue;
+		struct nw_attach_proc info;
+		if (nw_attach_proc_read(p->pid, &info) != 0)
+			continue;
+		p->rank = info.global_rank;
+		p->nccl = info.nccl_lib[0] != 0;
+		p->pick = info.denied || p->nccl || p->rank >= 0;
 	}
-	/* A wrapper (sh -c, a launcher's helper) carries its worker's rank too. */
-	if (tree > 0)
-		for (size_t i = 0; i < n; i++) {
-			if (!all[i].pick || all[i].rank < 0)
-				continue;
-			for (size_t j = 0; j < n; j++)
-				if (j != i && all[j].pick && all[j].rank == all[i].rank &&
-				    is_descendant(all, n, all[j].pid, all[i].pid)) {
-					all[i].pick = 0;
-					break;
-				}
-		}
+	size_t nl;
+	pick_ranks(all, n, &nl);
 	pid_t *pids = malloc((n ? n : 1) * sizeof(*pids));
-	int k = 0;
-	for (size_t i = 0; pids && i < n; i++)
-		if (all[i].pick)
+	pid_t *lp = malloc((nl ? nl : 1) * sizeof(*lp));
+	int k = 0, kl = 0;
+	for (size_t i = 0; pids && lp && i < n; i++) {
+		if (all[i].pick > 0)
 			pids[k++] = all[i].pid;
+		else if (all[i].pick < 0)
+			lp[kl++] = all[i].pid;
+	}
 	free(all);
-	if (!pids) {
+	if (!pids || !lp) {
+		free(pids);
+		free(lp);
 		errno = ENOMEM;
 		return -1;
 	}
 	*out = pids;
+	*launchers = lp;
+	*nlaunchers = kl;
 	return k;
 }
 

@@ -26,12 +26,15 @@ struct nw_attach_proc {
 	int python;                       /* a libpython or a python executable is mapped */
 };
 
-/* Pids of this host's processes into *out (malloc'd): every process of
- * `uid` with a libnccl mapped (tree = 0), or the descendants of `tree`
- * that have a libnccl mapped or a launcher rank in their environment
- * (a wrapper whose descendant has the same rank is left out). Our own
- * process never. Returns the count, or -1 (errno). */
-int nw_attach_find(uid_t uid, pid_t tree, pid_t **out);
+/* Pids of this host's ranks into *out (malloc'd): every process of `uid`
+ * with a libnccl mapped (tree = 0), or the descendants of `tree` that have
+ * a libnccl mapped or a launcher rank in their environment; of a chain of
+ * processes with one launcher rank only the rank itself (not the wrapper
+ * above it, nor a helper it forked). A candidate without a rank whose
+ * descendants are candidates is a launcher: into *launchers (malloc'd,
+ * *nlaunchers of them), never a rank. Our own process never. Returns the
+ * count, or -1 (errno). */
+int nw_attach_find(uid_t uid, pid_t tree, pid_t **out, pid_t **launchers, int *nlaunchers);
 
 /* Fill p for `pid`: 0; -1 if the process is gone (ESRCH); p->denied when
  * it exists but we may not read it. */

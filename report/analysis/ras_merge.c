@@ -250,6 +250,17 @@ static int claim(struct nw_ras_input *in, struct nw_proc **procs, size_t nprocs)
 	if (in->nmap)
 		qsort(in->map, in->nmap, sizeof *in->map, cmp_map);
 	memcpy(in->job, job, sizeof in->job);
+	size_t known = 0;                  /* candidates with a pid (a Flight Recorder dump has none) */
+	for (size_t k = 0; k < nc; k++)
+		known += cand[k]->hdr.pid > 0;
+	if (!oom && known && !in->nmatched) {
+		/* processes lie here, none of them a rank of the report: another
+		 * job's RAS answered on the host's shared port. It is no job of
+		 * its own (its culprit would be printed beside this job's), and
+		 * this job's verdict says it was discarded. */
+		in->foreign = 1;
+		memcpy(in->job, cand[nc - 1]->hdr.job, sizeof in->job);
+	}
 	HASH_ITER(hh, rhosts, he, ht)
 		HASH_DEL(rhosts, he);
 	HASH_ITER(hh, shosts, he, ht)
@@ -502,12 +513,29 @@ static void fold(struct nw_jctx *x, struct nw_ras_input *in)
 	nw_ras_verdicts_free(rv, nr);
 }
 
+/* A foreign report: one evidence line on each of the job's verdicts. */
+static void discarded(struct nw_jctx *x, struct nw_ras_input *in)
+{
+	const struct nw_ras_comm *wc = world_of(&in->r);
+	in->folded = 1;
+	for (size_t i = 0; i < x->nvw && !x->oom; i++)
+		if (!x->vw[i]->dropped)
+			nw_verdict_evidence(x, x->vw[i], "NCCL RAS report %s not used: none of its %zu ranks is a process of "
+			                    "this job (host and pid): another job's RAS answered (every job on a host listens "
+			                    "on one port)", in->path, wc ? wc->nranks + wc->nmissing : 0);
+}
+
 static void hook_verdicts(void *arg, struct nw_jctx *x)
 {
 	struct nw_ras_merge *m = arg;
 	for (size_t i = 0; i < m->n; i++) {
 		struct nw_ras_input *in = &m->in[i];
-		if (in->job[0] && !in->folded && !strcmp(in->job, x->job->name)) {
+		if (in->foreign && !in->folded && !strcmp(in->job, x->job->name))
+			discarded(x, in);
+	}
+	for (size_t i = 0; i < m->n; i++) {
+		struct nw_ras_input *in = &m->in[i];
+		if (in->job[0] && !in->foreign && !in->folded && !strcmp(in->job, x->job->name)) {
 			fold(x, in);
 			return;
 		}

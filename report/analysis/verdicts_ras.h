@@ -44,6 +44,9 @@ struct nw_ras_input {
 	                                   * comm joins the one job of its directory) */
 	size_t nmatched;                  /* its world comm's ranks lined up with processes */
 	int folded;                       /* its verdicts were folded into the job's */
+	int foreign;                      /* it lies with processes of a job, none of them among
+	                                   * its ranks: another job's report (one RAS port per
+	                                   * host), not used; job names the job it lay with */
 	int (*map)[2];                    /* [nmap] (RAS world rank, the process's rank) */
 	size_t nmap, capmap;
 };

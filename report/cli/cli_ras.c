@@ -159,22 +159,64 @@ static int write_private(const char *path, const char *data, size_t n)
 	return 0;
 }
 
-void nw_cli_ras_attach(const pid_t *pids, size_t n, char *const *dirs, int ndirs)
+/* Whether report r is about any of pids: a rank (answered or missing) of
+ * one of its communicators has one of them. RAS names hosts by address,
+ * attach by name, so the pid alone decides; the report came from this
+ * host's port, where the job's processes run. */
+static int report_holds(const struct nw_ras_report *r, const pid_t *pids, size_t n)
 {
-	struct nw_ras_report r;
-	struct nw_ras_query_opts q = { .server_timeout_s = -1 };
-	char note[600];
-	if (nw_ras_query_pids(pids, n, &q, &r, note, sizeof note) != NW_RAS_OK) {
-		nw_print_line(stdout, "attach: %s", note);
-		return;
+	for (size_t c = 0; c < r->ncomms; c++) {
+		const struct nw_ras_comm *m = &r->comms[c];
+		for (size_t k = 0; k < n; k++) {
+			for (size_t i = 0; i < m->nranks; i++)
+				if (m->ranks[i].pid == pids[k])
+					return 1;
+			for (size_t i = 0; i < m->nmissing; i++)
+				if (m->missing[i].pid == pids[k])
+					return 1;
+		}
 	}
-	const char *name = r.from_text ? "ras.txt" : "ras.json";
-	for (int i = 0; i < ndirs; i++) {
+	return 0;
+}
+
+/* NCCL's RAS of every job on a host listens on one port (SO_REUSEPORT):
+ * a connection reaches one listener of any job, a new connection (a new
+ * source port) perhaps another. So many tries before a job is said to have
+ * no report of its own. */
+#define RAS_JOB_TRIES 16
+
+void nw_cli_ras_attach(char *const *dirs, pid_t *const *pids, const size_t *npids, int ndirs)
+{
+	for (int d = 0; d < ndirs; d++) {
+		struct nw_ras_report r;
+		struct nw_ras_query_opts q = { .server_timeout_s = -1 };
+		char note[600];
+		int tries = 0, rc, ours = 0;
+		do {
+			rc = nw_ras_query_pids(pids[d], npids[d], &q, &r, note, sizeof note);
+			if (rc != NW_RAS_OK)
+				break;
+			/* a report without a communicator (no init past its
+			 * rendezvous yet) names no pid: it cannot be told apart */
+			ours = r.ncomms == 0 || report_holds(&r, pids[d], npids[d]);
+			if (!ours)
+				nw_ras_report_free(&r);
+		} while (!ours && ++tries < RAS_JOB_TRIES);
+		if (rc != NW_RAS_OK) {
+			nw_print_line(stdout, "attach: %s", note);
+			continue;
+		}
+		if (!ours) {
+			nw_print_line(stdout, "attach: %s: another job's (none of the %zu processes of %s among its ranks, "
+			              "%d tries): not used, stacks alone", note, npids[d], dirs[d], RAS_JOB_TRIES);
+			continue;
+		}
+		const char *name = r.from_text ? "ras.txt" : "ras.json";
 		char path[4200];
-		snprintf(path, sizeof path, "%s/%s", dirs[i], name);
+		snprintf(path, sizeof path, "%s/%s", dirs[d], name);
 		int ok = write_private(path, r.raw, r.raw_len) == 0;
 		if (ok) nw_print_line(stdout, "attach: %s -> %s", note, path);
 		else nw_print_line(stdout, "attach: %s, but %s cannot be written: stacks alone", note, path);
+		nw_ras_report_free(&r);
 	}
-	nw_ras_report_free(&r);
 }

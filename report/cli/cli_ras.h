@@ -15,13 +15,19 @@
 int nw_cli_analyze_ras(const char *cmd, int argc, char **argv, const struct nw_analysis_options *opt, int any_owner,
                        struct nw_analysis *a);
 
-/* For attach: ask NCCL's RAS for the job of `pids` (the address most of
- * them serve on, nw_ras_query_pids) and write the report as received into
- * each of dirs[] (ras.json, or ras.txt in the text format), where diagnose
- * reads it next to the snapshots. Prints one line: "attach: RAS at ADDR:
- * NCCL V, N communicators -> FILE", or why there is none ("attach: RAS off
- * in every process (NCCL_RAS_ENABLE not 1): stacks alone", "attach: no RAS
- * answers at ADDR: ...: stacks alone"). Never fails attach. */
-void nw_cli_ras_attach(const pid_t *pids, size_t n, char *const *dirs, int ndirs);
+/* For attach: ask NCCL's RAS for each job directory dirs[i], for the
+ * processes pids[i] (npids[i] of them) whose files it holds (the address
+ * most of them serve on, nw_ras_query_pids), and write the report as
+ * received into it (ras.json, or ras.txt in the text format), where
+ * diagnose reads it next to the snapshots. Every job's RAS on a host
+ * listens on one port: a report none of whose ranks is one of the job's
+ * processes came from another job; it is asked again (a new connection
+ * may reach another listener) and, if no report of the job's own comes,
+ * not written. Prints one line per job: "attach: RAS at ADDR: NCCL V, N
+ * communicators -> FILE", or why there is none ("attach: RAS off in every
+ * process (NCCL_RAS_ENABLE not 1): stacks alone", "attach: no RAS answers
+ * at ADDR: ...: stacks alone", "...: another job's (...): not used").
+ * Never fails attach. */
+void nw_cli_ras_attach(char *const *dirs, pid_t *const *pids, const size_t *npids, int ndirs);
 
 #endif

@@ -72,18 +72,41 @@ static void attach_help(FILE *out)
 
 #define MAX_DIRS 256
 
+/* The job directories written into, each with the pids whose files it
+ * holds: RAS is asked per job, for that job's processes. */
 struct dirset {
 	char *dir[MAX_DIRS];
+	pid_t *pids[MAX_DIRS];
+	size_t npids[MAX_DIRS];
 	int n;
 };
 
-static void dirset_add(struct dirset *s, const char *d)
+static void dirset_add(struct dirset *s, const char *d, pid_t pid)
 {
-	for (int i = 0; i < s->n; i++)
-		if (!strcmp(s->dir[i], d))
+	int i;
+	for (i = 0; i < s->n && strcmp(s->dir[i], d); i++) {}
+	if (i == s->n) {
+		if (s->n == MAX_DIRS || !(s->dir[i] = strdup(d)))
 			return;
-	if (s->n < MAX_DIRS)
-		s->dir[s->n++] = strdup(d);
+		s->pids[i] = NULL;
+		s->npids[i] = 0;
+		s->n++;
+	}
+	pid_t *np = realloc(s->pids[i], (s->npids[i] + 1) * sizeof *np);
+	if (np) {
+		np[s->npids[i]++] = pid;
+		s->pids[i] = np;
+	}
+}
+
+static void dirset_free(struct dirset *s)
+{
+	for (int i = 0; i < s->n; i++) {
+		free(s->dir[i]);
+		free(s->pids[i]);
+		s->dir[i] = NULL;
+		s->pids[i] = NULL;
+	}
 }
 
 /* mkdir -p with mode 0700 for the parts we make. 0, or -1 (errno). */
@@ -198,9 +221,18 @@ static int run_attach(int argc, char **argv)
 	} else {
 		if (tree && kill(tree, 0) != 0 && errno == ESRCH)
 			return nw_usage_error("attach", "--tree %d: no such process", (int)tree);
-		npids = nw_attach_find(getuid(), tree, &pids);
+		pid_t *launchers = NULL;
+		int nlaunchers = 0;
+		npids = nw_attach_find(getuid(), tree, &pids, &launchers, &nlaunchers);
 		if (npids < 0)
 			return nw_usage_error("attach", "/proc: %s", strerror(errno));
+		for (int i = 0; i < nlaunchers; i++) {
+			struct nw_attach_proc lp;
+			if (nw_attach_proc_read(launchers[i], &lp) == 0)
+				nw_print_line(stdout, "attach: pid %d (%s): a launcher of ranks (no rank of its own): not a rank",
+				              (int)lp.pid, lp.comm);
+		}
+		free(launchers);
 		if (npids == 0) {
 			free(pids);
 			if (tree)
@@ -259,8 +291,8 @@ static int run_attach(int argc, char **argv)
 				*slash = 0;
 			nw_print_line(stdout, "attach: pid %d rank %s (%s): runs with the preload: its segment %s", (int)p.pid,
 			       rank_text(p.global_rank, rbuf, sizeof(rbuf)), p.comm, p.segment);
-			dirset_add(&dirs, jobdir);
-			dirset_add(&dump_dirs, jobdir);
+			dirset_add(&dirs, jobdir, p.pid);
+			dirset_add(&dump_dirs, jobdir, p.pid);
 			continue;
 		}
 		char dir[PATH_MAX];
@@ -306,10 +338,10 @@ static int run_attach(int argc, char **argv)
 		if (p.uid != getuid())
 			foreign = 1;
 		written++;
-		dirset_add(&dirs, dir);
+		dirset_add(&dirs, dir, p.pid);
 	}
 	if (ras && dirs.n)
-		nw_cli_ras_attach(pids, (size_t)npids, dirs.dir, dirs.n);
+		nw_cli_ras_attach(dirs.dir, dirs.pids, dirs.npids, dirs.n);
 	else if (dirs.n)
 		printf("attach: RAS not asked (--no-ras): stacks alone\n");
 	free(pids);
@@ -342,10 +374,8 @@ static int run_attach(int argc, char **argv)
 		optind = 0;
 		status = nw_cmd_diagnose.run(k, dargv);
 	}
-	for (int i = 0; i < dirs.n; i++)
-		free(dirs.dir[i]);
-	for (int i = 0; i < dump_dirs.n; i++)
-		free(dump_dirs.dir[i]);
+	dirset_free(&dirs);
+	dirset_free(&dump_dirs);
 	if (problems)
 		return NW_EXIT_USAGE;
 	if (!written && !dirs.n)

@@ -63,11 +63,13 @@ assert_grep '^MISSING_RANK: rank 7 is in compile_step < train_step < main, not i
 assert_grep '^  culprits: 7$' "$T/equal.txt"
 assert_grep '^    NCCL RAS \(.*/ras\.json\): TRANSPORT_STALL: launch counts equal; RAS cannot see completion' "$T/equal.txt"
 
-note "a report of other processes (other pids) in the same directory: a job of its own"
+note "a report of other processes (other pids) in the same directory: another job's RAS answered (one port per host): not used, and said so"
 case_ other "*=$NCCL;7=compile_step<train_step<main" 20000 23,23,23,22,23,23,23,23
-assert_eq "$(grep -c '^job ' "$T/other.txt")" 2 "other: jobs"
-assert_grep '^job ras .*/ras\.json: ' "$T/other.txt"
+assert_eq "$(grep -c '^job ' "$T/other.txt")" 1 "other: jobs"
+assert_no_grep '^job ras ' "$T/other.txt"
 assert_grep '^MISSING_RANK: rank 7 is in compile_step' "$T/other.txt"
+assert_no_grep 'rank 3 never launched' "$T/other.txt"
+assert_grep '^    NCCL RAS report .*/ras\.json not used: none of its 8 ranks is a process of this job' "$T/other.txt"
 
 note "the report in another directory: a job of its own, lined up by pid as before"
 d=$(dirname "$(ls "$T/disagree"/*/*.snapshot.seg | head -n 1)")
