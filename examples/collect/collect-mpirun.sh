@@ -40,14 +40,28 @@ root=
 [ "$(id -u)" != 0 ] || root=--allow-run-as-root
 lines=$(mktemp "${TMPDIR:-/tmp}/nwcollect-lines.XXXXXX")
 trap 'rm -f "$lines"' EXIT
-# one process per host; --tag-output keeps each line whole ("[1,N]<stdout>:")
+# one process per host
 set -f  # the words as they are: no pattern is expanded here
 # shellcheck disable=SC2086
 "${MPIRUN:-mpirun}" $root --host "$hosts" --map-by ppr:1:node --tag-output ${MPIRUN_OPTS:-} \
 	sh "$COLLECT_HOST" $jobargs > "$lines" ||
 	echo "$0: some hosts failed (see above); diagnosing what came back" >&2
 set +f
+# Open MPI forwards each process's output in chunks and tags every chunk
+# ("[1,N]<stdout>:"), also one that starts inside a line: a line longer than
+# a chunk comes out cut by a tag, and chunks of two hosts may follow each
+# other inside one line. The text after each tag is that process's, up to
+# the next tag: put each process's text back together, line by line.
+untag_ompi() {
+	awk '{ line = $0
+	       while (match(line, /\[[0-9]+,[0-9]+\]<std(out|err)>:/)) {
+	           buf[who] = buf[who] substr(line, 1, RSTART - 1)
+	           who = substr(line, RSTART, RLENGTH)
+	           line = substr(line, RSTART + RLENGTH)
+	       }
+	       print buf[who] line; buf[who] = "" }'
+}
 # shellcheck disable=SC2046
-collect_gather "$out" $(echo "$hosts" | tr ',' '\n' | sed 's/:.*//') < "$lines" ||
+untag_ompi < "$lines" | collect_gather "$out" $(echo "$hosts" | tr ',' '\n' | sed 's/:.*//') ||
 	echo "$0: not every host's files came back (see above)" >&2
 collect_diagnose "$out"
