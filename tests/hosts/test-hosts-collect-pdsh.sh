@@ -33,6 +33,13 @@ reported() { for h in node1 node2; do host_run "$h" test -s "$jd/report.txt" || 
 nw_until 90 reported || { tail -n 5 "$T"/rank*.out; fail "not every host's watchdog reported"; }
 grep -q 'fault p2p: sending to rank 7' "$T/rank5.out" || fail "rank 5 did not take the fault"
 
+note "each host's own status: its four ranks, alive, under its own name"
+for h in node1 node2; do
+	host_run "$h" "$NW_CLI" status "$jd" > "$T/own.$h"
+	assert_eq "$(grep -c "^$h [0-9]* [0-7] .* alive\$" "$T/own.$h")" 4 "live ranks in $h's own status"
+	assert_eq "$(grep -c '^node' "$T/own.$h")" 4 "ranks in $h's own status"
+done
+
 note "collect-pdsh.sh while the job hangs"
 export NCCLWATCH="$NW_CLI" PDSH_OPTS="-R exec" COLLECT_VIA="sh $HOSTS_ENTER %h"
 out="$T/collected"
