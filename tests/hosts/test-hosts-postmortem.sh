@@ -6,7 +6,8 @@
 # (nodeC) wait in it. Post-mortem: the job is SIGKILLed, each host's
 # /dev/shm keeps its own ranks' files and nothing of the others'; one host
 # alone cannot name the culprit; the files copied from each host into one
-# directory give the exact verdict, with each rank's host.
+# directory give the exact verdict, with each rank's host; so do the files
+# collect-pdsh.sh brings back.
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/hosts/hosts-lib.sh"
 nw_use_sim
@@ -81,4 +82,15 @@ for h in $hosts; do
 		r=$((r + 1))
 	done
 done
+if command -v pdsh > /dev/null && pdsh -R exec -w x true > /dev/null 2>&1; then
+	note "the same through examples/collect/collect-pdsh.sh, after the job died"
+	NCCLWATCH="$NW_CLI" PDSH_OPTS="-R exec" COLLECT_VIA="sh $HOSTS_ENTER %h" \
+		"$NW_ROOT/examples/collect/collect-pdsh.sh" --job "$job" nodeA,nodeB,nodeC "$T/collected" > "$T/collect.out" 2>&1
+	grep '^collect: ' "$T/collect.out"
+	assert_no_grep 'no files from|damaged|incomplete' "$T/collect.out"
+	"$NW_CLI" diagnose --json "$T/collected" > "$T/collected.json" 2> /dev/null
+	python3 "$NW_ROOT/tests/corpus/judge.py" sig "$T/all.json" > "$T/all.sig"
+	python3 "$NW_ROOT/tests/corpus/judge.py" sig "$T/collected.json" > "$T/collected.sig"
+	cmp -s "$T/all.sig" "$T/collected.sig" || { diff "$T/all.sig" "$T/collected.sig"; fail "collect-pdsh.sh's files give another verdict"; }
+fi
 echo "ok: 3 hosts x 2 ranks, post-mortem"
