@@ -114,9 +114,11 @@ $(BUILD)/%.o: %.c
 # Packages the build and the tests need on Debian 12, and real NCCL
 # libraries of other versions (PyPI wheels) for the compatibility tests.
 # The launchers (torchrun from python3-torch, mpirun from openmpi-bin) are
-# only for the tests; the demo needs the build packages alone.
+# only for the tests; the demo needs the build packages alone. pdsh (its
+# exec module) and util-linux's unshare/nsenter run the collection scripts
+# on the namespaced hosts of tests/hosts/.
 DEB_PKGS = build-essential libunwind-dev uthash-dev libjansson-dev python3-jsonschema valgrind strace procps psmisc time clang
-LAUNCHER_PKGS = python3-torch openmpi-bin
+LAUNCHER_PKGS = python3-torch openmpi-bin pdsh util-linux
 # Python programs (issue 12): libpython3.11 for bench-pystack, debootstrap
 # for a Debian 13 CPython 3.13 (tests/python/fetch-py313.sh; kept in
 # PY313_ROOT, skipped when present), python3-venv for the venv py-spy is

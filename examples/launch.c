@@ -67,7 +67,7 @@ const char *launcher_job_key(void)
 {
 	static char key[64];
 	const char *id = getenv("TORCHELASTIC_RUN_ID");
-	const char *nodes = getenv("GROUP_WORLD_SIZE");
+	const char *nodes = getenv("GROUP_WORLD_SIZE"), *hnp;
 	if (!id || !*id || !strcmp(id, "none")) /* torchrun without --rdzv_id */
 		id = getenv("SLURM_JOB_ID");
 	if (id && *id && strlen(id) < 40)
@@ -76,7 +76,11 @@ const char *launcher_job_key(void)
 		/* torchrun's run id "none" on several nodes: only the store's
 		 * address is the same on every node */
 		snprintf(key, sizeof key, "torchrun-%.30s-%.8s", getenv("MASTER_ADDR"), getenv("MASTER_PORT"));
-	else /* the launcher is our parent: mpirun, torchrun, srun's stepd */
+	else if ((hnp = getenv("OMPI_MCA_orte_hnp_uri")) && strcspn(hnp, ".;") > 0 && strcspn(hnp, ".;") < 40)
+		/* Open MPI: the job id, which the ranks on every node share (their
+		 * parents are one orted per node) */
+		snprintf(key, sizeof key, "ompi-%.*s", (int)strcspn(hnp, ".;"), hnp);
+	else /* the launcher is our parent: torchrun, srun's stepd, mpirun on one node */
 		snprintf(key, sizeof key, "ppid-%d", (int)getppid());
 	/* It names a directory: nothing but [A-Za-z0-9._-]. */
 	for (char *c = key; *c; c++)

@@ -1,6 +1,7 @@
 #!/bin/sh
-# The example scripts without a launcher: examples/slurm.sbatch and
-# examples/jax_train.py parse (no Slurm, JAX or GPU here); torchrun.sh and
+# The example scripts without a launcher: examples/slurm.sbatch,
+# examples/collect/collect-srun.sh and examples/jax_train.py parse
+# (no Slurm, JAX or GPU here); torchrun.sh and
 # mpirun.sh (run for real by test-launch-torchrun.sh and
 # test-launch-mpirun.sh) print their header for --help, refuse a command
 # line without "--" or a missing library (exit 2), and hand the launcher
@@ -20,7 +21,8 @@ sh -n "$ex/slurm.sbatch" || fail "examples/slurm.sbatch: sh -n"
 sh -n "$ex/torchrun.sh" || fail "examples/torchrun.sh: sh -n"
 sh -n "$ex/mpirun.sh" || fail "examples/mpirun.sh: sh -n"
 PYTHONPYCACHEPREFIX="$T/pycache" python3 -m py_compile "$ex/jax_train.py" || fail "examples/jax_train.py does not compile"
-for f in slurm.sbatch jax_train.py; do
+sh -n "$ex/collect/collect-srun.sh" || fail "examples/collect/collect-srun.sh: sh -n"
+for f in slurm.sbatch jax_train.py collect/collect-srun.sh; do
 	grep -q 'UNTESTED HERE' "$ex/$f" || fail "$f does not say it is untested here"
 done
 
