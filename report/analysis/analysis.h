@@ -74,6 +74,10 @@ struct nw_thread_stack {
 	 * `frames`. Interned like them. */
 	char **wait_frames;
 	uint32_t nwait_frames;
+	/* A CUDA host function (cuLaunchHostFunc, a stream callback) running
+	 * on this thread: the CUDA driver's frames call application code.
+	 * Its innermost application frame (interned), NULL none. */
+	const char *host_fn;
 };
 
 /* One process: the newest readable copy of its segment. */

@@ -89,6 +89,58 @@ static void py_text(const struct nw_segment *seg, const struct nw_seg_pyframe *f
 		snprintf(text, size, "%s (%s)", fn && *fn ? fn : "??", file && *file ? base_name(file) : "??");
 }
 
+/* A native frame as the engine prints it: its symbol, MODULE+0xOFF, or ??. */
+static void frame_text(const struct nw_segment *seg, const struct nw_seg_frame *f, char *text, size_t size)
+{
+	const char *sym = f->symbol ? nw_stack_string(seg, f->symbol) : NULL;
+	const struct nw_seg_module *m = nw_stack_module(seg, f->module);
+	if (sym && sym[0])
+		snprintf(text, size, "%s", sym);
+	else if (m)
+		snprintf(text, size, "%s+0x%" PRIx64, m->path[0] ? base_name(m->path) : "<main>", f->module_offset);
+	else
+		snprintf(text, size, "??");
+}
+
+/* The libraries a host function's thread runs through that are not the
+ * application: the C library and loader, the CUDA driver and runtime,
+ * NCCL, the compiler's runtime, ours. */
+static int system_module(const char *path)
+{
+	static const char *const sys[] = { "libc.so", "libc-", "libpthread", "ld-linux", "ld-", "libdl", "librt",
+		                           "libm.so", "libgcc_s", "libstdc++", "libcuda.so", "libcudart",
+		                           "libnccl", "libncclwatch", "[vdso]", "linux-vdso", NULL };
+	const char *b = base_name(path);
+	for (int i = 0; sys[i]; i++)
+		if (!strncmp(b, sys[i], strlen(sys[i])))
+			return 1;
+	return 0;
+}
+
+/* Native frame index (innermost 0) of the application code a CUDA driver
+ * frame further out called, i.e. a host function the driver runs on this
+ * thread (on a real driver, its own worker thread: start_thread < libcuda
+ * < the function); -1 none. The driver's frames must be outside (older
+ * than) the application's: a main thread that waits in
+ * cuStreamSynchronize has the application outside the driver. */
+static int host_fn_frame(const struct nw_segment *seg, const struct nw_seg_frame *fr, uint32_t nf)
+{
+	int driver = -1;
+	for (uint32_t k = nf; k-- > 0;) {
+		const struct nw_seg_module *m = nw_stack_module(seg, fr[k].module);
+		if (m && m->path[0] && !strncmp(base_name(m->path), "libcuda.so", 10)) {
+			driver = (int)k;
+			break;
+		}
+	}
+	for (int k = 0; k < driver; k++) {
+		const struct nw_seg_module *m = nw_stack_module(seg, fr[k].module);
+		if (m && !system_module(m->path[0] ? m->path : "<main>"))
+			return k;
+	}
+	return -1;
+}
+
 /* Thread stacks of a consistent capture, frames interned. */
 static int keep_threads(struct nw_proc *p, const struct nw_segment *seg, struct nw_intern *in, int native)
 {
@@ -151,15 +203,7 @@ static int keep_threads(struct nw_proc *p, const struct nw_segment *seg, struct 
 		for (uint32_t j = 0; j < above + below && !oom; j++) {
 			uint32_t k = j, at = j < above ? j : j + npy; /* native frame k, its place */
 			char text[NW_STACK_MODULE_PATH_LEN + 64];
-			const char *sym = fr[k].symbol ? nw_stack_string(seg, fr[k].symbol) : NULL;
-			const struct nw_seg_module *m = nw_stack_module(seg, fr[k].module);
-			if (sym && sym[0])
-				snprintf(text, sizeof text, "%s", sym);
-			else if (m)
-				snprintf(text, sizeof text, "%s+0x%" PRIx64,
-				         m->path[0] ? base_name(m->path) : "<main>", fr[k].module_offset);
-			else
-				snprintf(text, sizeof text, "??");
+			frame_text(seg, &fr[k], text, sizeof text);
 			if (!(tmp[at] = nw_intern_str(in, text, strlen(text)))) {
 				oom = 1;
 				break;
@@ -168,6 +212,13 @@ static int keep_threads(struct nw_proc *p, const struct nw_segment *seg, struct 
 		if (!oom) {
 			ts->frames = nw_intern_list(in, tmp, total, &oom);
 			ts->nframes = oom ? 0 : total;
+		}
+		int hf = fr && nf ? host_fn_frame(seg, fr, nf) : -1;
+		if (hf >= 0 && !oom) {
+			char text[NW_STACK_MODULE_PATH_LEN + 64];
+			frame_text(seg, &fr[hf], text, sizeof text);
+			if (!(ts->host_fn = nw_intern_str(in, text, strlen(text))))
+				oom = 1;
 		}
 	}
 	free(tmp);

@@ -171,6 +171,46 @@ static void all_waiting(struct vl *l, struct nw_verdict *v, const struct world *
 }
 
 /* ---- the rules ---- */
+
+/* Most of the world's ranks gone, a minority still in it: the strict
+ * majority is the program as written (DESIGN.md), so the many that are
+ * gone most likely ended where the program ends, and the few that still
+ * run went on past it (an extra op, a loop that ran longer). They are the
+ * culprits, named with the doubt RAS leaves: it cannot tell an exit from
+ * a death. (A majority that died at once leaves the job to the launcher:
+ * torchrun and mpirun tear it down.) 1 when said. */
+static int rule_gone_majority(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
+{
+	size_t gone = 0;
+	for (size_t i = 0; i < c->nmissing; i++) gone += c->missing[i].unresponsive || c->missing[i].dead;
+	if (!c->nranks || gone * 2 <= (size_t)c->size) return 0;
+	struct nw_verdict *v = vadd(l, NW_V_MISSING_RANK, c, 0, 0);
+	if (!v) return 0;
+	for (size_t i = 0; i < c->nranks; i++) radd(l, &v->culprits, grank(w, c, c->ranks[i].rank, c->ranks[i].pid));
+	struct nw_rankset g = { 0 };
+	for (size_t i = 0; i < c->nmissing; i++) {
+		const struct nw_ras_missing *m = &c->missing[i];
+		if (!m->unresponsive && !m->dead) continue;
+		radd(l, &g, grank(w, c, m->rank, m->pid));
+		vevidence(l, v, "rank %d of comm 0x%016" PRIx64 ": process gone: pid %d on %s, %s", m->rank, c->hash, m->pid,
+		          m->host[0] ? m->host : "?",
+		          m->dead ? "considered dead by RAS (no answer for the peer-dead timeout)" : "did not answer RAS");
+	}
+	char set[256], gset[256];
+	nw_rankset_format(&v->culprits, set, sizeof set);
+	nw_rankset_format(&g, gset, sizeof gset);
+	vsummary(l, v, "rank%s %s still run%s comm 0x%016" PRIx64 " while %zu of its %d ranks (%s) are gone: most of the job "
+	         "ended, so the code path most likely differs on %s (an op the others never issued, a loop that ran "
+	         "longer), unless the gone ones died (RAS cannot tell an exit from a death)",
+	         v->culprits.n == 1 ? "" : "s", set, v->culprits.n == 1 ? "s" : "", c->hash, gone, c->size, gset,
+	         v->culprits.n == 1 ? "it" : "them");
+	free(g.v);
+	vevidence(l, v, SRC);
+	v->hint = "the code path differs on those ranks; the gone processes' exit status in the launcher's log (0: "
+	          "they ended as written)";
+	return 1;
+}
+
 static int rule_gone(struct vl *l, const struct world *w, const struct nw_ras_comm *const *comms, size_t ncomms)
 {
 	/* one verdict for every process that did not answer, in any comm */
@@ -479,7 +519,8 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 			vevidence(&l, v, SRC);
 		}
 	} else {
-		rule_gone(&l, &w, comms, r->ncomms);
+		if (!rule_gone_majority(&l, &w, comms[0]))
+			rule_gone(&l, &w, comms, r->ncomms);
 		for (size_t k = 0; k < r->ncomms; k++) {
 			const struct nw_ras_comm *c = comms[k];
 			size_t before = l.n;

@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum sclass { S_NOSTACK, S_WAIT, S_ELSE, S_GONE };
+enum sclass { S_NOSTACK, S_WAIT, S_ELSE, S_GONE, S_HOSTFN /* waits, and runs a host function */ };
 
 struct sproc {
 	struct nw_proc *p;
@@ -225,6 +225,95 @@ static size_t distinct_entries(const struct sproc *sp, size_t n)
  * gone while its job goes on is gone; a job whose processes are all gone
  * was torn down (its snapshots read afterwards), and each is judged as
  * attach saw it. */
+/* The thread of p that runs a CUDA host function (load.c), or NULL. */
+static const struct nw_thread_stack *host_fn_thread(const struct nw_proc *p)
+{
+	for (uint32_t i = 0; i < p->nthreads; i++)
+		if (p->threads[i].host_fn)
+			return &p->threads[i];
+	return NULL;
+}
+
+/* Every rank waits inside NCCL or on the GPU, and some of them run a CUDA
+ * host function that has not returned (the driver's thread is inside the
+ * application's code): what their streams queued behind it, their NCCL
+ * ops too, cannot start, and their peers wait for those ops. STREAM_BLOCKED
+ * with them as culprits; 0 when no waiting rank runs one. */
+static int host_fn_verdict(struct nw_jctx *x, struct sproc *sp, size_t n)
+{
+	struct nw_rankset hf = { 0 }, wait = { 0 };
+	size_t nhf = 0, hf_norank = 0, nwait = 0, wait_norank = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (sp[i].cls != S_WAIT)
+			continue;
+		if (host_fn_thread(sp[i].p)) {
+			sp[i].cls = S_HOSTFN;
+			nhf++;
+			if (sp[i].p->rank >= 0) nw_set_add(x, &hf, sp[i].p->rank);
+			else hf_norank++;
+		} else {
+			nwait++;
+			if (sp[i].p->rank >= 0) nw_set_add(x, &wait, sp[i].p->rank);
+			else wait_norank++;
+		}
+	}
+	struct nw_vwork *w = nhf ? nw_verdict_new(x, NW_V_STREAM_BLOCKED, NULL, 0, 0) : NULL;
+	if (w) {
+		w->v.hint = "the host function (cuLaunchHostFunc, a stream callback): what it waits for (a lock, "
+		            "another rank, I/O); a host function must not wait on the GPU or on other ranks";
+		const struct nw_thread_stack *t0 = NULL;
+		for (size_t i = 0; i < n; i++) {
+			if (sp[i].cls == S_HOSTFN) {
+				nw_verdict_culprit(x, w, sp[i].p);
+				if (!t0)
+					t0 = host_fn_thread(sp[i].p);
+			} else if (sp[i].cls == S_WAIT) {
+				nw_verdict_waiting(x, w, sp[i].p);
+			}
+		}
+		struct nw_buf b = { 0 };
+		char lb[128];
+		if (!hf.n && nhf == 1) {
+			for (size_t i = 0; i < n; i++)
+				if (sp[i].cls == S_HOSTFN)
+					nw_buf_puts(&b, nw_proc_label(sp[i].p, lb));
+		} else {
+			ranks_phrase(&b, &hf, hf_norank);
+		}
+		nw_buf_printf(&b, ": a CUDA host function has not returned (%s, on a thread of the CUDA driver): "
+		              "the work queued behind it on its stream, NCCL ops too, cannot start", t0->host_fn);
+		if (nwait) {
+			nw_buf_puts(&b, "; ");
+			ranks_phrase(&b, &wait, wait_norank);
+			nw_buf_puts(&b, nwait == 1 ? " waits" : " wait");
+			nw_buf_puts(&b, " inside NCCL or on the GPU (from stacks)");
+		}
+		if (!(w->v.summary = nw_buf_take(&b)))
+			x->oom = 1;
+		struct nw_egroups eg = { 0 };
+		for (size_t i = 0; i < n && !x->oom; i++) {
+			if (sp[i].cls != S_HOSTFN)
+				continue;
+			const struct nw_thread_stack *t = host_fn_thread(sp[i].p);
+			struct nw_buf e = { 0 };
+			nw_buf_printf(&e, "from stacks: thread %u \"%s\" runs a host function: ", t->tid, t->name);
+			nw_buf_frames(&e, t, STACK_FRAMES);
+			if (e.s && !e.oom)
+				nw_eg_add(x, &eg, sp[i].p, e.s, NW_NO_AGE);
+			else
+				x->oom = 1;
+			nw_buf_free(&e);
+		}
+		nw_eg_flush(x, w, &eg, 4);
+		evidence_waiting(x, w, sp, n);
+		nw_verdict_evidence(x, w, "%s", NO_OPS);
+		nw_verdict_evidence(x, w, "%s", ONE_CAPTURE);
+	}
+	nw_rankset_free(&hf);
+	nw_rankset_free(&wait);
+	return nhf > 0;
+}
+
 static int host_runs(const struct nw_job *job, const struct nw_proc *p)
 {
 	for (size_t i = 0; i < job->nprocs; i++) {
@@ -438,6 +527,8 @@ static void stacks_only(struct nw_jctx *x)
 			nw_rankset_free(&g->ranks);
 			free(g);
 		}
+	} else if (nwait && !nelse && !anygone && host_fn_verdict(x, sp, n)) {
+		/* STREAM_BLOCKED: a host function holds the streams */
 	} else if (nwait && (nelse || !anygone)) {
 		/* Everybody waits (and nobody is gone), or no minority stands out. */
 		struct nw_vwork *w = nw_verdict_new(x, NW_V_UNDECIDED, NULL, 0, 0);

@@ -166,6 +166,12 @@ corpus_case() {
 	*) echo "$CN - FAIL unknown program '$_prog' in cases.txt"; return ;;
 	esac
 	mkdir -p "$T/rdv"
+	if [ "${CORPUS_VIEW:-}" = attach ]; then
+		# shellcheck disable=SC2086
+		_attach_view $_env "$@"
+		_keep
+		return
+	fi
 	# shellcheck disable=SC2086
 	nw_spawn env LD_PRELOAD="$(nw_preload)" NCCLWATCH_JOB="$CN" $_env "$@" > "$T/out" 2>&1
 	CP=$NW_PID
@@ -213,6 +219,44 @@ corpus_case() {
 		_wd_silent
 	fi
 	_keep
+}
+
+# _attach_view ENV... PROGRAM ARGS...: CORPUS_VIEW=attach, the job as a
+# user who did not start it with ncclwatch meets it: run WITHOUT the
+# preload (NCCL's RAS on, a port of its own), and once it hangs,
+# `ncclwatch attach --tree` over it (stacks and RAS), then `diagnose
+# --json` on what attach wrote, judged by judge.py's attach rubric: exact,
+# undecided (no culprit named, a waiting rank never blamed) or FAIL. A
+# culprit named by its pid (no rank known: no RAS) is the rank the
+# launcher forked in that order (examples/launch.c forks rank 0 first).
+_attach_view() {
+	if [ "$CE" != hang ] && [ "$CE" != quiet ]; then
+		echo "$CN attach skip the job ends by itself"; return
+	fi
+	case " $* " in *" hangfuzz "*|*"/hangfuzz "*) echo "$CN attach skip processes of several ranks"; return ;; esac
+	_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	nw_spawn env NCCL_RAS_ADDR="127.0.0.1:$_port" "$@" > "$T/out" 2>&1
+	CP=$NW_PID
+	case $* in
+	*/scenario*|*/hangfuzz*) nw_until $CORPUS_WAIT _parked_or_gone ;;
+	*) sleep 3 ;;
+	esac
+	# the waiting ranks into their wait, the gone ones counted dead by RAS
+	sleep $((CORPUS_TIMEOUT + 2))
+	pgrep -P "$CP" | sort -n | awk '{ printf "%s %d\n", $1, NR - 1 }' > "$T/pidranks"
+	if _gone; then
+		echo "$CN attach FAIL the job ended instead of hanging; last: $(tail -n 1 "$T/out")"
+	else
+		"$NW_CLI" attach --no-python --no-verdict --tree "$CP" -o "$T/attach" > "$T/attach.out" 2>&1
+		"$NW_CLI" diagnose --json "$T/attach" > "$T/attach.json" 2> "$T/attach.err"
+		_s=$?
+		[ $_s -le 1 ] || echo "diagnose exited $_s: $(head -c 200 "$T/attach.err")" > "$T/attach.json"
+		echo "$CN attach $(_cj attach "$T/attach.json" "$CK" "$CC" "$CW" "$CU" "$T/pidranks")"
+	fi
+	kill -KILL "-$CP" "$CP" 2>/dev/null
+	wait "$CP" 2>/dev/null
+	nw_until 20 _group_empty || :
+	_forget
 }
 
 # _keep: with CORPUS_KEEP=DIR, the case's output, diagnoses and the

@@ -2,6 +2,7 @@
 """judge.py: one view of one corpus case against what cases.txt wants.
 
   judge.py json|text FILE KIND CULPRITS WAITING UNKNOWN
+  judge.py attach FILE KIND CULPRITS WAITING UNKNOWN PIDRANKS
   judge.py sig FILE
 
 
@@ -130,10 +131,81 @@ def signature(path):
             print("  hint " + normalized(v.get("hint") or ""))
 
 
+PIDNAMED = re.compile(r"^pids? ([0-9][0-9,]*) on ")
+
+
+def attach_verdicts(path, pidranks):
+    """The verdicts of a diagnosis of attach's files, a culprit named by its
+    pid (a process with no rank known: "KIND: pid P on HOST is ...")
+    turned into its rank by pidranks (lines "PID RANK")."""
+    rank_of = {}
+    if pidranks and os.path.exists(pidranks):
+        with open(pidranks) as f:
+            for line in f:
+                p, r = line.split()
+                rank_of[int(p)] = int(r)
+    with open(path) as f:
+        doc = json.load(f)
+    out = []
+    for job in doc.get("jobs", []):
+        for v in job.get("verdicts", []):
+            if v["kind"] == "HEALTHY":
+                continue
+            culprits = list(v.get("culprits", []))
+            m = PIDNAMED.match(v.get("summary") or "")
+            if not culprits and m:
+                culprits = [rank_of.get(int(p), -1) for p in m.group(1).split(",")]
+            out.append((v["kind"], culprits))
+    return out
+
+
+def judge_attach(path, kind, cul, unk, pidranks):
+    """attach's rubric (issue 21): exact (the first verdict names exactly
+    the culprits; where there are none, it has the wanted kind, or it names
+    exactly the ranks the preload could not know about: attach sees every
+    process), undecided (it names nobody: UNDECIDED, or a kind about the
+    communicator), partial (some culprits, nobody else), FAIL when any
+    verdict blames a rank outside the culprits and unknown ranks, or a hung
+    job gets no verdict."""
+    want = "(want kind=%s culprits=%s unknown=%s)" % (kind, cul, unk)
+    try:
+        verdicts = attach_verdicts(path, pidranks) if os.path.getsize(path) else []
+    except (OSError, ValueError, KeyError) as e:
+        print("FAIL unreadable %s: %s %s" % (path, e, want))
+        return 2
+    allowed = set(ranks(cul)) | set(ranks(unk))
+    blamed = set()
+    for _, c in verdicts:
+        blamed |= set(c) - allowed
+    if not verdicts:
+        k, c = "HEALTHY", []
+    else:
+        k, c = verdicts[0]
+    got = "kind=%s culprits=%s" % (k, ranges([r for r in c if r >= 0]) + ("+unknown pid" if -1 in c else ""))
+    if blamed:
+        verdict = "FAIL blames=%s" % ranges([r for r in blamed if r >= 0] or [0]) if -1 not in blamed \
+            else "FAIL blames an unknown pid"
+    elif "IDLE" in kind.split(",") and (not verdicts or (k == "IDLE" and not c)):
+        verdict = "ok exact"
+    elif not verdicts:
+        verdict = "FAIL no verdict"
+    elif (set(c) == set(ranks(cul)) and c) or (not ranks(cul) and not c and k in kind.split(",")) \
+            or (not ranks(cul) and c and set(c) == set(ranks(unk))):
+        verdict = "ok exact"
+    elif not c:
+        verdict = "ok undecided"
+    else:
+        verdict = "ok partial"          # some of the culprits, nobody else
+    print("%s %s %s" % (verdict, got, want))
+    return 0
+
+
 def main():
     if sys.argv[1] == "sig":
         signature(sys.argv[2])
         return 0
+    if sys.argv[1] == "attach":
+        return judge_attach(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[6], sys.argv[7] if len(sys.argv) > 7 else None)
     fmt, path, kind, cul, wai, unk = sys.argv[1:7]
     want = "(want kind=%s culprits=%s waiting=%s unknown=%s)" % (kind, cul, wai, unk)
     try:
