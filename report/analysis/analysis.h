@@ -169,6 +169,9 @@ struct nw_verdict {
 	size_t nevidence;
 	char **evidence;               /* lines: what was seen, per rank group */
 	const char *hint;              /* nw_verdict_hint(kind) or a more specific one */
+	uint64_t launches;             /* NCCL RAS: the op as a launch count of its kind ("AllReduce
+	                                * launches=6"), not an op number: RAS counts each kind
+	                                * apart and never sends/receives; seq is then 0. 0 none */
 };
 
 /* ---- environment differences ---- */

@@ -149,6 +149,8 @@ static void put_verdict(FILE *out, const struct nw_verdict *v, unsigned flags)
 		fprintf(out, "  op: %s", nw_op_kind_name(v->op_kind, kb));
 		if (v->seq)
 			fprintf(out, " #%" PRIu64, v->seq);
+		else if (v->launches)
+			fprintf(out, " launches=%" PRIu64, v->launches);   /* RAS: no op number */
 		if (v->comm_id)
 			fputs(" on", out);
 	} else if (v->comm_id) {
