@@ -137,6 +137,10 @@ static json_t *job_json(const struct nw_job *job, int *failed)
 	nw_json_set(o, "world_size", job->world_size > 0 ? nw_json_int(job->world_size) : json_null(), failed);
 	nw_json_set(o, "missing_ranks", rank_array(&job->missing, failed), failed);
 	nw_json_set(o, "timeout_s", json_real(job->timeout_s), failed);
+	nw_json_set(o, "timeout_from", nw_json_str(job->timeout_from == NW_TIMEOUT_NONE      ? "none"
+	                                           : job->timeout_from == NW_TIMEOUT_DEFAULT ? "default"
+	                                                                                     : "set"),
+	            failed);
 	nw_json_set(o, "lost", lost_json(&job->lost, failed), failed);
 
 	json_t *arr = json_array();
