@@ -2,7 +2,8 @@
  * without the preload, seen from outside: per process its ranks, its
  * allowlisted environment and every thread's stack (native through the
  * capture core, Python through py-spy), one snapshot file each
- * (attach/snapshot.c); then the verdict over them, as `diagnose` gives. */
+ * (attach/snapshot.c); then the verdict over them, as `diagnose` gives
+ * (--verbose, --json as diagnose's). */
 #include "commands.h"
 #include "cli_ras.h"
 #include "trust.h"
@@ -304,7 +305,7 @@ static int run_attach(int argc, char **argv)
 		else if (!p.python)
 			snprintf(pynote, sizeof(pynote), "no Python in this process");
 		else if (!pyspy)
-			snprintf(pynote, sizeof(pynote), "py-spy not found (make deps installs it): native stacks only");
+			nw_pyspy_missing(pynote, sizeof(pynote));
 		else
 			py = nw_pyspy_dump(pyspy, p.pid, pynote, sizeof(pynote));
 		struct nw_snapshot_result res;

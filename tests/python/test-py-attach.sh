@@ -24,7 +24,7 @@ attach_until() {
 	_i=0
 	while [ $_i -lt 60 ]; do
 		"$NW_CLI" attach --tree "$LAUNCH_PID" -o "$T/att.$1.$_i" > "$T/$1" 2>&1
-		grep -q '^MISSING_RANK: rank 2 never launched AllReduce' "$T/$1" &&
+		grep -q '^MISSING_RANK: rank 2 never launched the AllReduce' "$T/$1" &&
 			grep -q '^    rank 2 (from stacks): where it is instead: .*run_evaluation' "$T/$1" && return 0
 		_i=$((_i + 1))
 		sleep 1
