@@ -2,7 +2,7 @@
  * is docs/json-schema.md (docs/diagnose.schema.json, JSON Schema 2020-12):
  *
  *   {"schema":"ncclwatch.diagnose","version":1,"worst":KIND,"files_read":N,
- *    "jobs":[{"name","process_count","world_size","missing_ranks","timeout_s","lost",
+ *    "jobs":[{"name","process_count","world_size","missing_ranks","timeout_s","timeout_from","lost",
  *             "verdicts":[...],"env_diffs":[...],"stacks":[...],"processes":[...]}],
  *    "unreadable":[{"path","code","error"}]}
  *
