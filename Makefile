@@ -175,11 +175,25 @@ schema: $(VERDICT_KINDS)
 bench: all
 	@NW_BUILD=$(BUILD) sh tests/bench/run.sh
 
+# py-spy (make deps puts it in build/venv) goes to PREFIX/libexec/ncclwatch/,
+# where the installed `ncclwatch attach` looks first; without it, one line
+# says how attach gets Python stacks.
+PYSPY ?= $(CURDIR)/build/venv/bin/py-spy
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/ncclwatch
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/ncclwatch \
+		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 0755 $(INSTALL_LIBS) $(DESTDIR)$(PREFIX)/lib/
 	install -m 0755 $(INSTALL_BINS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 include/ncclwatch/*.h $(DESTDIR)$(PREFIX)/include/ncclwatch/
+	install -m 0644 $(CLI_MAN) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 $(CLI_COMPLETION) $(DESTDIR)$(PREFIX)/share/bash-completion/completions/
+	@if [ -x "$(PYSPY)" ]; then \
+		install -d $(DESTDIR)$(PREFIX)/libexec/ncclwatch && \
+		install -m 0755 "$(PYSPY)" $(DESTDIR)$(PREFIX)/libexec/ncclwatch/py-spy && \
+		echo "install: $(PYSPY) -> $(DESTDIR)$(PREFIX)/libexec/ncclwatch/py-spy (ncclwatch attach's Python stacks)"; \
+	else \
+		echo "install: no py-spy at $(PYSPY) (make deps puts it there): ncclwatch attach takes native stacks only, unless py-spy is in PATH or NCCLWATCH_PYSPY names one (pip install py-spy)"; \
+	fi
 
 clean:
 	rm -rf build

@@ -38,8 +38,12 @@ const char *nw_pyspy_path(void)
 		char *slash = strrchr(exe, '/');
 		if (slash) {
 			*slash = 0;
-			if (snprintf(buf, sizeof(buf), "%s/../venv/bin/py-spy", exe) < (int)sizeof(buf) && executable(buf))
-				return buf;
+			/* make install's copy (PREFIX/bin/ncclwatch, PREFIX/libexec/ncclwatch/py-spy),
+			 * then the build tree's venv (build/bin/ncclwatch, build/venv/bin/py-spy) */
+			static const char *const beside[] = { "../libexec/ncclwatch/py-spy", "../venv/bin/py-spy" };
+			for (size_t i = 0; i < sizeof beside / sizeof beside[0]; i++)
+				if (snprintf(buf, sizeof(buf), "%s/%s", exe, beside[i]) < (int)sizeof(buf) && executable(buf))
+					return buf;
 		}
 	}
 	const char *path = getenv("PATH");
@@ -50,6 +54,16 @@ const char *nw_pyspy_path(void)
 		path += len + (path[len] == ':');
 	}
 	return NULL;
+}
+
+void nw_pyspy_missing(char *buf, size_t len)
+{
+	const char *env = getenv("NCCLWATCH_PYSPY");
+	if (env && *env)
+		snprintf(buf, len, "NCCLWATCH_PYSPY=%s is not an executable file: native stacks only", env);
+	else
+		snprintf(buf, len, "py-spy not found beside ncclwatch (../libexec/ncclwatch/) or in PATH: "
+		         "pip install py-spy, or set NCCLWATCH_PYSPY; native stacks only");
 }
 
 static int64_t now_ms(void)

@@ -31,8 +31,11 @@ struct nw_py_process {
 };
 
 /* py-spy to run: $NCCLWATCH_PYSPY, else py-spy next to this program
- * (../venv/bin/py-spy: the build's venv), else in $PATH; NULL if none. */
+ * (../libexec/ncclwatch/py-spy: make install's copy; ../venv/bin/py-spy:
+ * the build's venv), else in $PATH; NULL if none. */
 const char *nw_pyspy_path(void);
+/* Why nw_pyspy_path found none and how to get one, in one line. */
+void nw_pyspy_missing(char *buf, size_t len);
 
 /* Run it on `pid` (at most 10 s): the threads it read, or NULL with a
  * note on why (py-spy's own first line of error). */

@@ -2,7 +2,9 @@
 """A data-parallel training loop in Python that drives the CUDA driver and
 NCCL through ctypes, as torch's C++ does: what ncclwatch sees of a PyTorch
 job, without PyTorch. Runs on real GPUs or on ncclwatch's simulation
-(tests/sim: LD_LIBRARY_PATH=build/sim).
+(tests/sim: LD_LIBRARY_PATH=build/sim). Debian 12's torchrun (torch 1.13 on
+Python 3.11) needs --redirects 1 --tee 1: it crashes with 0, its default
+(examples/torchrun.sh adds them).
 
 Per step: a batch from the data-loader thread, then train_step(): a forward
 pass (host arithmetic), sync_gradients() (AllReduce of the gradients, sum,
@@ -17,7 +19,7 @@ SLURM_LOCALID); rank 0 publishes the ncclUniqueId in a rendezvous directory
 (--rendezvous, default as examples/trainer: $NCCLSIM_DIR, $TMPDIR or /tmp,
 trainer-rendezvous-UID-KEY, KEY from the launcher).
 
-    torchrun --nproc_per_node 4 examples/train.py --steps 50
+    torchrun --nproc_per_node 4 --redirects 1 --tee 1 examples/train.py --steps 50
     examples/torchrun.sh --nproc 4 -- examples/train.py --fault skip:rank=2:step=5
     mpirun -np 4 python3 examples/train.py
 
@@ -115,11 +117,22 @@ def check_cuda(res, what):
         sys.exit(EXIT_CUDA)
 
 
+def load_library(name):
+    """The driver or NCCL; one line saying where to find them when not."""
+    try:
+        return ctypes.CDLL(name)
+    except OSError as e:
+        sim = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "sim"))
+        print("train.py: %s (no GPU driver or NCCL here? ncclwatch's simulation of both: "
+              "LD_LIBRARY_PATH=%s, after make)" % (e, sim), file=sys.stderr, flush=True)
+        sys.exit(EXIT_SETUP)
+
+
 class Trainer:
     def __init__(self, args, rank, size, local):
         self.args, self.rank, self.size, self.local = args, rank, size, local
-        self.cuda = ctypes.CDLL("libcuda.so.1")
-        self.nccl = ctypes.CDLL("libnccl.so.2")
+        self.cuda = load_library("libcuda.so.1")
+        self.nccl = load_library("libnccl.so.2")
         self.count = args.count
         self.checkpoint_lock = threading.Lock()
         self.save_now = threading.Event()    # ask the checkpoint thread for a save

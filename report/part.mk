@@ -70,6 +70,19 @@ LIBS         += $(REPORT_LIB)
 BINS         += $(CLI)
 INSTALL_BINS += $(CLI)
 
+# The man page and the bash completion, generated from the CLI's --help
+# texts (make install puts them under share/). ASAN_OPTIONS: a sanitizer
+# build's CLI runs here too.
+CLI_MAN        := $(BUILD)/share/man/man1/ncclwatch.1
+CLI_COMPLETION := $(BUILD)/share/bash-completion/completions/ncclwatch
+$(CLI_MAN): $(CLI) report/cli/gen-man.sh
+	@mkdir -p $(dir $@)
+	ASAN_OPTIONS=detect_leaks=0 sh report/cli/gen-man.sh $(CLI) > $@.tmp && mv $@.tmp $@
+$(CLI_COMPLETION): $(CLI) report/cli/gen-completion.sh
+	@mkdir -p $(dir $@)
+	ASAN_OPTIONS=detect_leaks=0 sh report/cli/gen-completion.sh $(CLI) > $@.tmp && mv $@.tmp $@
+BINS += $(CLI_MAN) $(CLI_COMPLETION)
+
 # Tests. The segment writer is shared by mkseg and the concurrent test.
 SEGWRITER_OBJ := $(BUILD)/tests/report/segwriter.o
 MKSEG         := $(BUILD)/tests/progs/mkseg

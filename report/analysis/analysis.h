@@ -123,6 +123,8 @@ struct nw_proc {
 	/* Sources other than a segment (report/fr/: Flight Recorder dumps). */
 	const char *source_note;       /* NULL for a segment; else what the source cannot
 	                                * tell (said once per verdict as evidence), interned */
+	int no_timeout;                /* the source has no stall timeout (a Flight Recorder
+	                                * dump): its pending ops count as stuck */
 };
 
 #define NW_ANALYSIS_RECENT 16
@@ -173,6 +175,9 @@ struct nw_verdict {
 	size_t nevidence;
 	char **evidence;               /* lines: what was seen, per rank group */
 	const char *hint;              /* nw_verdict_hint(kind) or a more specific one */
+	uint64_t launches;             /* NCCL RAS: the op as a launch count of its kind ("AllReduce
+	                                * launches=6"), not an op number: RAS counts each kind
+	                                * apart and never sends/receives; seq is then 0. 0 none */
 };
 
 /* ---- environment differences ---- */
@@ -218,6 +223,15 @@ struct nw_lost {
 
 /* ---- a job ---- */
 
+/* Where a job's stall threshold comes from: a header prints a timeout only
+ * when a source or the user set one. */
+enum nw_timeout_from {
+	NW_TIMEOUT_SET = 0,            /* --timeout, the segments' NCCLWATCH_TIMEOUT, RAS's own */
+	NW_TIMEOUT_DEFAULT,            /* no file sets one (attach's snapshots): ncclwatch's 60 s */
+	NW_TIMEOUT_NONE,               /* the source has none (Flight Recorder dumps): every
+	                                * pending op counts as stuck (timeout_s is 1 ms) */
+};
+
 struct nw_job {
 	char *name;                    /* header.job */
 	size_t nprocs;
@@ -226,6 +240,7 @@ struct nw_job {
 	struct nw_rankset missing;     /* global ranks < world_size with no file */
 	struct nw_comm_view *comms;    /* uthash by id */
 	double timeout_s;              /* the threshold the verdicts used */
+	int timeout_from;              /* enum nw_timeout_from: where timeout_s came from */
 	size_t nverdicts;
 	struct nw_verdict *verdicts;   /* ranked; at least one (HEALTHY when nothing is wrong) */
 	size_t ndiffs;

@@ -148,8 +148,10 @@ static int build_job(struct nw_job *job, const struct nw_analysis_options *opt)
 
 	job->world_size = -1;
 	double timeout_ms = 0;
+	int no_timeout = 0;
 	for (size_t i = 0; i < job->nprocs; i++) {
 		struct nw_proc *p = job->procs[i];
+		no_timeout |= p->no_timeout;
 		if (p->hdr.world_size > job->world_size && p->hdr.world_size <= MAX_NRANKS)
 			job->world_size = p->hdr.world_size;
 		if (p->hdr.timeout_ms > timeout_ms)
@@ -163,7 +165,18 @@ static int build_job(struct nw_job *job, const struct nw_analysis_options *opt)
 	qsort(job->procs, job->nprocs, sizeof *job->procs, cmp_proc);
 	for (size_t i = 0; i < job->nprocs; i++)
 		job->procs[i]->job_index = (uint32_t)i;
-	job->timeout_s = opt && opt->timeout_s > 0 ? opt->timeout_s : timeout_ms > 0 ? timeout_ms / 1000 : 60;
+	job->timeout_from = NW_TIMEOUT_SET;
+	if (opt && opt->timeout_s > 0) {
+		job->timeout_s = opt->timeout_s;
+	} else if (timeout_ms > 0) {
+		job->timeout_s = timeout_ms / 1000;
+	} else if (no_timeout) {
+		job->timeout_s = 0.001;            /* a dump is written when an op timed out */
+		job->timeout_from = NW_TIMEOUT_NONE;
+	} else {
+		job->timeout_s = 60;
+		job->timeout_from = NW_TIMEOUT_DEFAULT;
+	}
 
 	/* Ranks below the world size with no file (procs are sorted by rank). */
 	if (job->world_size > 0) {

@@ -317,6 +317,7 @@ static struct nw_vwork *adopt(struct nw_jctx *x, const struct nw_ras_input *in, 
 		return NULL;
 	w->v.comm_id = rv->comm_id;
 	w->v.comm_nranks = rv->comm_nranks;
+	w->v.launches = rv->launches;
 	w->v.hint = rv->hint;
 	nw_verdict_summary(x, w, "%s", rv->summary ? rv->summary : "");
 	copy_set(x, in, &w->v.culprits, &rv->culprits);

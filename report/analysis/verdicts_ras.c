@@ -12,10 +12,13 @@
  *   counts    per collective kind, ranks grouped by launch count; the
  *             strictly largest group is the program as written (the
  *             majority rule of docs/diagnosis.md), the others deviate:
- *             behind it, they never launched op #(their count + 1); ahead
- *             of it, they launched op #(their count) that the others never
- *             launched. MISSING_RANK with that op number. No strict
- *             majority: the verdict names no culprit and says so.
+ *             behind it, they never launched the op the others launched
+ *             last; ahead of it, they launched one the others never
+ *             launched. MISSING_RANK with the op as a launch count of its
+ *             kind (nw_verdict.launches, "AllReduce launches=6"), never an
+ *             op number "#n": RAS counts each kind apart, "#n" counts every
+ *             collective of the comm. No strict majority: the verdict
+ *             names no culprit and says so.
  *   left      ranks that answered but no longer hold the comm, or that
  *             finalized, destroy or abort it, while the others still run
  *             it: a minority left early (MISSING_RANK).
@@ -45,7 +48,9 @@ struct vl {
 	int oom;
 };
 
-static struct nw_verdict *vadd(struct vl *l, int kind, const struct nw_ras_comm *c, uint16_t op, uint64_t seq)
+/* A verdict about comm c; `launches`: the op as a launch count of its
+ * kind (RAS has no op numbers: analysis.h, nw_verdict.launches). */
+static struct nw_verdict *vadd(struct vl *l, int kind, const struct nw_ras_comm *c, uint16_t op, uint64_t launches)
 {
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 8;
@@ -60,7 +65,7 @@ static struct nw_verdict *vadd(struct vl *l, int kind, const struct nw_ras_comm 
 	v->comm_id = c ? c->hash : 0;
 	v->comm_nranks = c ? c->size : 0;
 	v->op_kind = op;
-	v->seq = seq;
+	v->launches = launches;
 	v->hint = nw_verdict_hint(kind);
 	return v;
 }
@@ -251,10 +256,10 @@ static int rule_gone(struct vl *l, const struct world *w, const struct nw_ras_co
 	}
 	if (best >= 0) {
 		v->op_kind = op_of(best);
-		v->seq = c0->ranks[0].counts[best];
-		vevidence(l, v, "the %zu ranks that answered last launched %s #%" PRIu64 " on comm 0x%016" PRIx64
+		v->launches = c0->ranks[0].counts[best];
+		vevidence(l, v, "the %zu ranks that answered are at %s launches=%" PRIu64 " on comm 0x%016" PRIx64
 		          " (the gone process's own counts are not known; RAS cannot see completion)",
-		          c0->nranks, nw_ras_func_names[best], v->seq, c0->hash);
+		          c0->nranks, nw_ras_func_names[best], v->launches, c0->hash);
 	}
 	vevidence(l, v, SRC);
 	v->hint = "the process died or stopped (OOM killer, a crash, a node down, SIGSTOP): its exit status, dmesg "
@@ -385,18 +390,23 @@ static int rule_counts(struct vl *l, const struct world *w, const struct nw_ras_
 			char set[256];
 			nw_rankset_format(&v->culprits, set, sizeof set);
 			const char *fn = nw_ras_func_names[f];
+			/* launch counts, never "#n": RAS counts per kind, an op number counts
+			 * every collective of the comm (the preload's, for the same hang) */
+			char theirs[48];
+			if (low == high) snprintf(theirs, sizeof theirs, "%" PRIu64, low);
+			else snprintf(theirs, sizeof theirs, "%" PRIu64 "-%" PRIu64, low, high);
 			if (!ahead) {
-				v->seq = low + 1;
-				vsummary(l, v, "rank%s %s never launched %s #%" PRIu64 " on comm 0x%016" PRIx64 " (launched it %" PRIu64
-				         " times where %zu peer%s launched it %" PRIu64 " times); the others wait in it",
-				         v->culprits.n == 1 ? "" : "s", set, fn, low + 1, c->hash, low, majn, majn == 1 ? "" : "s", maj);
+				v->launches = maj;
+				vsummary(l, v, "rank%s %s never launched the %s the others launched last on comm 0x%016" PRIx64
+				         " (RAS: %s launches=%s there, launches=%" PRIu64 " on %zu peer%s); the others wait in it",
+				         v->culprits.n == 1 ? "" : "s", set, fn, c->hash, fn, theirs, maj, majn, majn == 1 ? "" : "s");
 			} else {
-				v->seq = maj + 1;
-				vsummary(l, v, "rank%s %s launched %s #%" PRIu64 " on comm 0x%016" PRIx64 " that the other %zu rank%s "
-				         "never launched (they stopped at #%" PRIu64 "): %s went past where the others are",
-				         v->culprits.n == 1 ? "" : "s", set, fn, maj + 1, c->hash, majn, majn == 1 ? "" : "s", maj,
+				v->launches = maj + 1;
+				vsummary(l, v, "rank%s %s launched the %s the other %zu rank%s never launched on comm 0x%016" PRIx64
+				         " (RAS: %s launches=%s there, launches=%" PRIu64 " on the others): %s went past where the "
+				         "others are",
+				         v->culprits.n == 1 ? "" : "s", set, fn, majn, majn == 1 ? "" : "s", c->hash, fn, theirs, maj,
 				         v->culprits.n == 1 ? "it" : "they");
-				(void)high;
 			}
 			vevidence(l, v, "%zu rank%s launched %s %" PRIu64 " times%s", majn, majn == 1 ? "" : "s", fn, maj,
 			          from_text ? " (text report: only the outliers are listed by rank)" : "");
@@ -458,13 +468,13 @@ static void rule_equal(struct vl *l, const struct world *w, const struct nw_ras_
 	for (int f = 0; f < NW_RAS_NFUNCS; f++) if (c->ranks[0].counts[f]) last = f;
 	if (last >= 0) {
 		v->op_kind = op_of(last);
-		v->seq = c->ranks[0].counts[last];
+		v->launches = c->ranks[0].counts[last];
 	}
 	char counts[256] = "";
 	size_t o = 0;
 	for (int f = 0; f < NW_RAS_NFUNCS && o < sizeof counts; f++)
 		if (c->ranks[0].counts[f])
-			o += (size_t)snprintf(counts + o, sizeof counts - o, "%s%s %" PRIu64, o ? ", " : "", nw_ras_func_names[f],
+			o += (size_t)snprintf(counts + o, sizeof counts - o, "%s%s launches=%" PRIu64, o ? ", " : "", nw_ras_func_names[f],
 			                      c->ranks[0].counts[f]);
 	vsummary(l, v, "launch counts equal; RAS cannot see completion: every rank of comm 0x%016" PRIx64 " (%d) launched the "
 	         "same collectives (%s); if the job is hung, the transfer itself does not complete, unless ranks launched them in "
@@ -667,7 +677,7 @@ int nw_ras_match(struct nw_analysis *a, size_t ras_job, const struct nw_ras_repo
 				if (sv) nw_rankset_format(&sv->culprits, a2, sizeof a2);
 				if (!sv)
 					vevidence(&l, v, "the segments of job %s give no verdict on that comm", job);
-				else if (sv->kind == v->kind && !strcmp(a1, a2) && (!v->seq || sv->op_kind != v->op_kind || sv->seq == v->seq))
+				else if (sv->kind == v->kind && !strcmp(a1, a2))  /* RAS's launch count is no op number: not compared */
 					vevidence(&l, v, "the segments of job %s agree: %s, culprits %s", job, nw_verdict_name(sv->kind), a2);
 				else
 					vevidence(&l, v, "the segments of job %s say otherwise: %s, culprits %s: %s", job,

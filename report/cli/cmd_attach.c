@@ -2,7 +2,8 @@
  * without the preload, seen from outside: per process its ranks, its
  * allowlisted environment and every thread's stack (native through the
  * capture core, Python through py-spy), one snapshot file each
- * (attach/snapshot.c); then the verdict over them, as `diagnose` gives. */
+ * (attach/snapshot.c); then the verdict over them, as `diagnose` gives
+ * (--verbose, --json as diagnose's). */
 #include "commands.h"
 #include "cli_ras.h"
 #include "trust.h"
@@ -28,7 +29,7 @@ static void attach_help(FILE *out)
 {
 	fprintf(out,
 	        "usage: ncclwatch attach [--tree PID] [-o DIR] [--no-python] [--no-dump]\n"
-	        "                        [--no-verdict] [--no-ras] [PID...]\n"
+	        "                        [--no-verdict] [--no-ras] [--verbose] [--json] [PID...]\n"
 	        "\n"
 	        "Takes the stacks of a job started without ncclwatch, without changing what\n"
 	        "it sees: for each process its rank, world size, local rank and the\n"
@@ -54,14 +55,19 @@ static void attach_help(FILE *out)
 	        "  -P, --no-python    no Python stacks (py-spy is not run)\n"
 	        "  -D, --no-dump      do not ask processes with the preload for a dump\n"
 	        "  -n, --no-verdict   write the snapshots only\n"
+	        "  -v, --verbose      the verdict with every evidence line and stack group\n"
+	        "                     (as diagnose --verbose)\n"
+	        "  -j, --json         the verdict as diagnose --json gives it (docs/json-schema.md)\n"
+	        "                     on stdout; attach's own lines go to stderr\n"
 	        "  -R, --no-ras       do not ask NCCL's RAS (by default its report, from the\n"
 	        "                     address the processes' NCCL_RAS_ADDR names, else\n"
 	        "                     localhost:28028, goes next to the snapshots as ras.json and\n"
-	        "                     into the verdict: launch counts and op numbers; docs/ras.md)\n"
+	        "                     into the verdict: launch counts; docs/ras.md)\n"
 	        "  -h, --help         this text\n"
 	        "\n"
 	        "Output: one line per process (\"attach: pid P rank R: T threads, S stacks ...\n"
-	        "-> FILE\"), one line of what was stopped, then the verdict. Needs: same user (or root), ptrace allowed\n"
+	        "-> FILE\"), one line of what was stopped, then the verdict (with --json: those\n"
+	        "lines on stderr, the JSON document alone on stdout). Needs: same user (or root), ptrace allowed\n"
 	        "(kernel.yama.ptrace_scope 0, or 1 for descendants; in a container\n"
 	        "CAP_SYS_PTRACE for processes it did not start).\n"
 	        "\n"
@@ -165,14 +171,16 @@ static int run_attach(int argc, char **argv)
 		{ "no-dump", no_argument, NULL, 'D' },
 		{ "no-verdict", no_argument, NULL, 'n' },
 		{ "no-ras", no_argument, NULL, 'R' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	pid_t tree = 0;
 	const char *out_dir = NULL;
-	int python = 1, dump = 1, verdict = 1, ras = 1, c;
+	int python = 1, dump = 1, verdict = 1, ras = 1, verbose = 0, json = 0, c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:t:o:PDnRh", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:t:o:PDnRvjh", options, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if (parse_pid(optarg, &tree) != 0)
@@ -195,6 +203,12 @@ static int run_attach(int argc, char **argv)
 		case 'R':
 			ras = 0;
 			break;
+		case 'v':
+			verbose = 1;
+			break;
+		case 'j':
+			json = 1;
+			break;
 		case 'h':
 			attach_help(stdout);
 			return NW_EXIT_OK;
@@ -206,6 +220,8 @@ static int run_attach(int argc, char **argv)
 		}
 	}
 	int npids = argc - optind;
+	if (json && !verdict)
+		return nw_usage_error("attach", "--json is the verdict's form: not with --no-verdict");
 	if (tree && npids)
 		return nw_usage_error("attach", "either --tree PID or PIDs, not both");
 	pid_t *pids = NULL;
@@ -262,6 +278,17 @@ static int run_attach(int argc, char **argv)
 		}
 	}
 
+	/* --json: stdout is the verdict's document alone; what attach (and the
+	 * dump it asks for) says goes to stderr until then. */
+	int saved_stdout = -1;
+	if (json) {
+		fflush(stdout);
+		saved_stdout = dup(STDOUT_FILENO);
+		if (saved_stdout < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+			free(pids);
+			return nw_usage_error("attach", "stdout: %s", strerror(errno));
+		}
+	}
 	const char *pyspy = python ? nw_pyspy_path() : NULL;
 	int problems = 0, written = 0, foreign = 0;
 	struct dirset dirs = { .n = 0 };
@@ -310,7 +337,7 @@ static int run_attach(int argc, char **argv)
 		else if (!p.python)
 			snprintf(pynote, sizeof(pynote), "no Python in this process");
 		else if (!pyspy)
-			snprintf(pynote, sizeof(pynote), "py-spy not found (make deps installs it): native stacks only");
+			nw_pyspy_missing(pynote, sizeof(pynote));
 		else
 			py = nw_pyspy_dump(pyspy, p.pid, pynote, sizeof(pynote));
 		struct nw_snapshot_result res;
@@ -361,13 +388,21 @@ static int run_attach(int argc, char **argv)
 			nw_cmd_dump.run(4, dargv);
 		}
 	int status = NW_EXIT_OK;
+	fflush(stdout);
+	if (saved_stdout >= 0) {
+		dup2(saved_stdout, STDOUT_FILENO);
+		close(saved_stdout);
+	}
 	if (verdict && dirs.n) {
-		fflush(stdout);
-		char *dargv[MAX_DIRS + 3];
+		char *dargv[MAX_DIRS + 5];
 		int k = 0;
 		dargv[k++] = "diagnose";
 		if (foreign)
 			dargv[k++] = "--any-owner";
+		if (verbose)
+			dargv[k++] = "--verbose";
+		if (json)
+			dargv[k++] = "--json";
 		for (int i = 0; i < dirs.n; i++)
 			dargv[k++] = dirs.dir[i];
 		dargv[k] = NULL;

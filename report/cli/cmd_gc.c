@@ -40,7 +40,9 @@ static void gc_help(FILE *out)
 	        "$NCCLWATCH_DIR, else /dev/shm/ncclwatch-$UID): their segment files\n"
 	        "(DIR/<job>/<host>.<pid>.seg) and dumps (*.dump.seg), then, in each job\n"
 	        "directory where no segment file remains, ncclwatch's own files (control,\n"
-	        "report.lock, report.txt, request) and the directory if it is then empty.\n"
+	        "report.lock, report.txt, request, and the RAS report attach wrote: ras.json,\n"
+	        "ras.txt) and the directory if it is then empty. Snapshots `attach` wrote\n"
+	        "(*.snap.seg) are segment files: removed once their process is gone.\n"
 	        "\n"
 	        "A segment is never removed when its process may still run: same host, and\n"
 	        "its pid exists, has not exited, and is the same process (its start time is\n"
@@ -55,8 +57,9 @@ static void gc_help(FILE *out)
 	        "  -h, --help      this text\n"
 	        "\n"
 	        "Output: one line per file or directory removed, \"removed PATH\" (\"would\n"
-	        "remove PATH\" with --dry-run), then \"gc: N removed, N kept (N live, N other\n"
-	        "hosts, N unreadable, N other users)\".\n"
+	        "remove PATH\" with --dry-run), then \"gc: N removed (S segments, F other\n"
+	        "files, D directories), N kept (N live, N other hosts, N unreadable, N other\n"
+	        "users)\"; N removed is the number of lines before it.\n"
 	        "\n"
 	        "Exit status: 0 ok (also when nothing was found); 1 a file that could not be\n"
 	        "removed (one line on stderr each); 2 usage error, DIR missing, or an\n"
@@ -73,6 +76,8 @@ struct gc {
 	char **removed;              /* paths removed (or that would be) */
 	size_t nremoved, cap;
 	size_t live, other_host, unreadable, other_user;
+	size_t segs, files, dirs;    /* removed (or that would be): segment files, other files,
+	                              * directories; one line printed each */
 };
 
 static void note_removed(struct gc *g, const char *path)
@@ -98,6 +103,12 @@ static int was_removed(const struct gc *g, const char *path)
 	return 0;
 }
 
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
 /* Remove `name` of directory `dfd` (shown as `path`) if it still is the
  * inode `st` describes. */
 static void remove_file(struct gc *g, int dfd, const char *name, const char *path, const struct stat *st)
@@ -116,6 +127,10 @@ static void remove_file(struct gc *g, int dfd, const char *name, const char *pat
 		}
 	}
 	nw_print_line(stdout, "%s %s", g->dry_run ? "would remove" : "removed", path);
+	if (ends_with(path, ".seg"))
+		g->segs++;
+	else
+		g->files++;
 	note_removed(g, path);
 }
 
@@ -150,12 +165,6 @@ static void consider_segment(struct gc *g, int dfd, const char *name, const char
 	else
 		remove_file(g, dfd, name, path, &st);
 	nw_segment_free(&seg);
-}
-
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
 static int compare_names(const void *a, const void *b)
@@ -217,7 +226,8 @@ static void free_names(char **names)
 static void clean_job_dir(struct gc *g, int dfd, const char *dir, int parent, const char *name,
                           const struct stat *self)
 {
-	static const char *const own[] = { "control", "report.lock", "report.txt", "request" };
+	/* ours, and attach's RAS report: stale once no segment file remains */
+	static const char *const own[] = { "control", "report.lock", "report.txt", "request", "ras.json", "ras.txt" };
 	char **names = list_names(dfd);
 	if (!names)
 		return;
@@ -259,11 +269,13 @@ static void clean_job_dir(struct gc *g, int dfd, const char *dir, int parent, co
 	struct stat now;
 	if (g->dry_run) {
 		nw_print_line(stdout, "would remove %s/", dir);
+		g->dirs++;
 	} else if (fstatat(parent, name, &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_dev != self->st_dev ||
 	           now.st_ino != self->st_ino) {
 		return;                      /* gone or replaced meanwhile */
 	} else if (unlinkat(parent, name, AT_REMOVEDIR) == 0) {
 		nw_print_line(stdout, "removed %s/", dir);
+		g->dirs++;
 	} else if (errno != ENOTEMPTY && errno != EEXIST && errno != ENOENT) {
 		nw_print_line(stderr, "ncclwatch gc: %s: %s", dir, strerror(errno));
 		g->status = NW_EXIT_PROBLEM;
@@ -354,12 +366,12 @@ static int gc_run(int argc, char **argv)
 		walk(&g, top, shown, 2, -1, NULL, &st);
 	close(top);
 
-	size_t files = 0;
-	for (size_t i = 0; i < g.nremoved; i++)
-		files += ends_with(g.removed[i], ".seg");
-	printf("gc: %zu %sremoved, %zu kept (%zu live, %zu other hosts, %zu unreadable, %zu other users)\n",
-	       files, g.dry_run ? "would be " : "", g.live + g.other_host + g.unreadable + g.other_user,
-	       g.live, g.other_host, g.unreadable, g.other_user);
+	/* Every line printed above is counted: files (segments apart) and directories. */
+	printf("gc: %zu %sremoved (%zu segment%s, %zu other file%s, %zu director%s), %zu kept (%zu live, %zu other hosts, "
+	       "%zu unreadable, %zu other users)\n",
+	       g.segs + g.files + g.dirs, g.dry_run ? "would be " : "", g.segs, g.segs == 1 ? "" : "s", g.files,
+	       g.files == 1 ? "" : "s", g.dirs, g.dirs == 1 ? "y" : "ies",
+	       g.live + g.other_host + g.unreadable + g.other_user, g.live, g.other_host, g.unreadable, g.other_user);
 	for (size_t i = 0; i < g.nremoved; i++)
 		free(g.removed[i]);
 	free(g.removed);

@@ -78,7 +78,7 @@ static void print_counts(FILE *out, const struct nw_ras_rank *r)
 	int any = 0;
 	if (!r->counts_known) { fprintf(out, " (counts not in the text report)"); return; }
 	for (int f = 0; f < NW_RAS_NFUNCS; f++)
-		if (r->counts[f]) { fprintf(out, " %s %llu", nw_ras_func_names[f], (unsigned long long)r->counts[f]); any = 1; }
+		if (r->counts[f]) { fprintf(out, " %s launches=%llu", nw_ras_func_names[f], (unsigned long long)r->counts[f]); any = 1; }
 	if (!any) fprintf(out, " no collective launched");
 }
 

@@ -1111,9 +1111,11 @@ static int make_proc(struct build *b, const struct nw_pv *root, const char *path
 		h->ring_head = b->ne;
 		h->heartbeat_ns = newest;
 		h->nccl_version = nccl_code(nw_pv_get(root, "comm_lib_version"));
-		/* Every op pending in a dump counts as stuck (the dump is written when
-		 * one timed out): 1 ms; --timeout overrides it. */
-		h->timeout_ms = 1;
+		/* The dump holds no timeout of ours: every op pending in it counts
+		 * as stuck (the dump is written when one timed out; model.c: 1 ms,
+		 * and no timeout in the header); --timeout overrides it. */
+		h->timeout_ms = 0;
+		p->no_timeout = 1;
 		job_of(path, h->job, sizeof h->job);
 		p->rank = b->rank;
 		p->alive = -1;

@@ -2,7 +2,7 @@
  * is docs/json-schema.md (docs/diagnose.schema.json, JSON Schema 2020-12):
  *
  *   {"schema":"ncclwatch.diagnose","version":1,"worst":KIND,"files_read":N,
- *    "jobs":[{"name","process_count","world_size","missing_ranks","timeout_s","lost",
+ *    "jobs":[{"name","process_count","world_size","missing_ranks","timeout_s","timeout_from","lost",
  *             "verdicts":[...],"env_diffs":[...],"stacks":[...],"processes":[...]}],
  *    "unreadable":[{"path","code","error"}]}
  *
@@ -56,6 +56,7 @@ static json_t *verdict_json(const struct nw_verdict *v, int *failed)
 	            failed);
 	nw_json_set(o, "op", v->op_kind ? nw_json_str(nw_op_kind_name(v->op_kind, kb)) : json_null(), failed);
 	nw_json_set(o, "seq", v->seq ? nw_json_int((int64_t)v->seq) : json_null(), failed);
+	nw_json_set(o, "launches", v->launches ? nw_json_int((int64_t)v->launches) : json_null(), failed);
 	nw_json_set(o, "culprits", rank_array(&v->culprits, failed), failed);
 	nw_json_set(o, "waiting", rank_array(&v->waiting, failed), failed);
 	nw_json_set(o, "unknown", rank_array(&v->unknown, failed), failed);
@@ -136,6 +137,10 @@ static json_t *job_json(const struct nw_job *job, int *failed)
 	nw_json_set(o, "world_size", job->world_size > 0 ? nw_json_int(job->world_size) : json_null(), failed);
 	nw_json_set(o, "missing_ranks", rank_array(&job->missing, failed), failed);
 	nw_json_set(o, "timeout_s", json_real(job->timeout_s), failed);
+	nw_json_set(o, "timeout_from", nw_json_str(job->timeout_from == NW_TIMEOUT_NONE      ? "none"
+	                                           : job->timeout_from == NW_TIMEOUT_DEFAULT ? "default"
+	                                                                                     : "set"),
+	            failed);
 	nw_json_set(o, "lost", lost_json(&job->lost, failed), failed);
 
 	json_t *arr = json_array();

@@ -129,7 +129,12 @@ static void put_job_header(FILE *out, const struct nw_job *job, unsigned flags)
 		put_ranks(out, &job->missing);
 	else
 		fputs("none", out);
-	fprintf(out, ", timeout %gs", job->timeout_s);
+	if (job->timeout_from == NW_TIMEOUT_NONE)
+		fputs(", no timeout (Flight Recorder dumps: a pending op counts as stuck)", out);
+	else if (job->timeout_from == NW_TIMEOUT_DEFAULT)
+		fprintf(out, ", timeout %gs (ncclwatch's default: no file sets one)", job->timeout_s);
+	else
+		fprintf(out, ", timeout %gs", job->timeout_s);
 	put_lost(out, &job->lost);
 	if (flags & NW_RENDER_COLOR)
 		fputs(RESET, out);
@@ -149,6 +154,8 @@ static void put_verdict(FILE *out, const struct nw_verdict *v, unsigned flags)
 		fprintf(out, "  op: %s", nw_op_kind_name(v->op_kind, kb));
 		if (v->seq)
 			fprintf(out, " #%" PRIu64, v->seq);
+		else if (v->launches)
+			fprintf(out, " launches=%" PRIu64, v->launches);   /* RAS: no op number */
 		if (v->comm_id)
 			fputs(" on", out);
 	} else if (v->comm_id) {

@@ -35,7 +35,7 @@ for n in 8 64; do
 	pid=$!
 	i=0
 	until [ "$("$cli" ras --json 2>/dev/null | grep -c '^          "rank": ')" = "$n" ] &&
-	      "$cli" ras 2>/dev/null | grep -q "^  rank 1: RUNNING AllReduce 3$"; do
+	      "$cli" ras 2>/dev/null | grep -q "^  rank 1: RUNNING AllReduce launches=3$"; do
 		i=$((i + 1)); [ $i -gt 1200 ] && break
 		sleep 0.1
 	done

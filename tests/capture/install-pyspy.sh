@@ -1,6 +1,7 @@
 #!/bin/sh
 # install-pyspy.sh VENV: PyPI's py-spy into a venv of the build (make deps),
-# where `ncclwatch attach` finds it (<bin>/../venv/bin/py-spy). Nothing to
+# where `ncclwatch attach` finds it (<bin>/../venv/bin/py-spy; make install
+# copies it to PREFIX/libexec/ncclwatch/). Nothing to
 # do if it is there; a failed install is one line, not an error: attach
 # then takes native stacks only and says so.
 set -u

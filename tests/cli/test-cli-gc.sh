@@ -54,7 +54,8 @@ cat "$T/dry"
 find "$S" | sort > "$T/after-dry"
 cmp -s "$T/before" "$T/after-dry" || fail "--dry-run changed $S"
 assert_grep "^would remove $S/done/.*\.seg$" "$T/dry"
-assert_grep "^gc: 3 would be removed, 4 kept \(2 live, 1 other hosts, 1 unreadable, 0 other users\)$" "$T/dry"
+assert_grep "^gc: 6 would be removed \(3 segments, 1 other file, 2 directories\), 4 kept \(2 live, 1 other hosts, 1 unreadable, 0 other users\)$" "$T/dry"
+assert_eq "$(grep -c "^would remove " "$T/dry")" 6 "lines listed by --dry-run"
 
 cli_ok 0 "$T/gc" gc "$S"
 cat "$T/gc"
@@ -63,7 +64,7 @@ assert_grep "^removed $S/done/control$" "$T/gc"
 assert_grep "^removed $S/done/$" "$T/gc"
 assert_grep "^removed $S/reused/seg-copy.seg$" "$T/gc"
 assert_grep "^removed $S/reused/$" "$T/gc"
-assert_grep "^gc: 3 removed, 4 kept \(2 live, 1 other hosts, 1 unreadable, 0 other users\)$" "$T/gc"
+assert_grep "^gc: 6 removed \(3 segments, 1 other file, 2 directories\), 4 kept \(2 live, 1 other hosts, 1 unreadable, 0 other users\)$" "$T/gc"
 [ ! -e "$S/done" ] || fail "$S/done is still there"
 [ ! -e "$S/reused" ] || fail "$S/reused is still there"
 for f in $live_segs "$S/live/control" "$S/far/otherhost.1.seg" "$S/far/junk.seg"; do
@@ -133,7 +134,7 @@ done
 for f in exact-live clock-live clock-live11; do
 	[ -f "$P/j/$f.seg" ] || fail "$P/j/$f.seg was removed"
 done
-assert_grep "^gc: 3 removed, 3 kept \(3 live, 0 other hosts, 0 unreadable, 0 other users\)$" "$T/gcp"
+assert_grep "^gc: 3 removed \(3 segments, 0 other files, 0 directories\), 3 kept \(3 live, 0 other hosts, 0 unreadable, 0 other users\)$" "$T/gcp"
 
 note "after the live job is killed, its segments go too (job far stays: another host's file)"
 ranks=$(rank_pids)
@@ -151,4 +152,4 @@ assert_no_grep "^removed $S/far" "$T/gc2"
 note "an empty directory: nothing to do"
 mkdir -p "$T/empty"
 cli_ok 0 "$T/gc3" gc "$T/empty"
-assert_grep "^gc: 0 removed, 0 kept" "$T/gc3"
+assert_grep "^gc: 0 removed \(0 segments, 0 other files, 0 directories\), 0 kept" "$T/gc3"

@@ -5,7 +5,7 @@
 # runs run_evaluation instead of step 5's all-reduce. `ncclwatch attach
 # --tree LAUNCHER` (stacks of every thread, Python stacks through py-spy,
 # the RAS report) gives one job and one verdict: rank 2 never launched
-# AllReduce #6 (RAS's count: the others launched it 6 times), and where
+# the AllReduce the others launched last (RAS: AllReduce launches=6), and where
 # rank 2 is instead is its Python frame run_evaluation (train.py:L).
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/launch/launch-lib.sh"
@@ -24,7 +24,7 @@ attach_until() {
 	_i=0
 	while [ $_i -lt 60 ]; do
 		"$NW_CLI" attach --tree "$LAUNCH_PID" -o "$T/att.$1.$_i" > "$T/$1" 2>&1
-		grep -q '^MISSING_RANK: rank 2 never launched AllReduce' "$T/$1" &&
+		grep -q '^MISSING_RANK: rank 2 never launched the AllReduce' "$T/$1" &&
 			grep -q '^    rank 2 (from stacks): where it is instead: .*run_evaluation' "$T/$1" && return 0
 		_i=$((_i + 1))
 		sleep 1
@@ -37,7 +37,7 @@ check() {    # OUT: one job, one verdict, RAS's op number, rank 2's Python frame
 	grep -v '^    #' "$T/$1" | sed 's/^/    /'
 	assert_eq "$(grep -c '^job ' "$T/$1")" 1 "$1: jobs"
 	assert_eq "$(grep -c '^[A-Z_]*: ' "$T/$1")" 1 "$1: verdicts"
-	assert_grep '^MISSING_RANK: rank 2 never launched AllReduce #6 on comm 0x[0-9a-f]{16} \(launched it 5 times where 3 peers launched it 6 times\)' "$T/$1"
+	assert_grep '^MISSING_RANK: rank 2 never launched the AllReduce the others launched last on comm 0x[0-9a-f]{16} \(RAS: AllReduce launches=5 there, launches=6 on 3 peers\)' "$T/$1"
 	assert_grep '^  culprits: 2$' "$T/$1"
 	assert_grep '^  waiting: 0-1,3$' "$T/$1"
 	assert_grep "^    rank 2 \\(from stacks\\): where it is instead: .*run_evaluation \\(train.py:$eval_line\\)" "$T/$1"

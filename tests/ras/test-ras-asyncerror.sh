@@ -13,7 +13,7 @@ NCCLSIM_FAULT=gpufault:rank=0:seq=2 nw_spawn "$prog" linger > "$T/out" 2>&1
 nw_until 60 grep -q lingering "$T/out" || { cat "$T/out"; fail "nccl-gpufault never lingered"; }
 "$NW_CLI" ras --save "$T/s.json" > "$T/ras.out" || fail "ncclwatch ras failed"
 cat "$T/ras.out"
-assert_grep '^  rank 0: RUNNING async error 1 AllReduce 2$' "$T/ras.out"
+assert_grep '^  rank 0: RUNNING async error 1 AllReduce launches=2$' "$T/ras.out"
 assert_grep '^            "async_error": 1,$' "$T/s.json"
 raw close 'STATUS\n' > "$T/text.out"
 assert_grep '^    0         1         1         1         1         1   RUNNING   ERROR$' "$T/text.out"

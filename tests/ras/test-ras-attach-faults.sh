@@ -25,11 +25,11 @@ gone() { "$NW_CLI" ras --json | grep -q '"unresponsive": true'; }
 note "skip: rank 2 of 4 never issues step 3's all-reduce"
 trainer_start "$T/skip.log" --nranks 4 --steps 10 --count 64 --bcast-every 0 --verbose --fault skip:rank=2:step=3
 wait_for_ranks 120 "$T/skip.log" ' step 2 done$' 0 1 2 3
-at4() { "$NW_CLI" ras | grep -q '^  ranks 0-1,3: RUNNING AllReduce 4$'; }
-nw_until 60 at4 || fail "skip: ranks 0,1,3 never launched AllReduce #4"
+at4() { "$NW_CLI" ras | grep -q '^  ranks 0-1,3: RUNNING AllReduce launches=4$'; }
+nw_until 60 at4 || fail "skip: ranks 0,1,3 never reached AllReduce launches=4"
 att skip
 assert_grep '^job [^ ]+: 4 processes read, world size 4, ranks missing: none' "$T/skip.out"
-assert_grep '^MISSING_RANK: rank 2 never launched AllReduce #4 on comm 0x[0-9a-f]{16} \(launched it 3 times where 3 peers launched it 4 times\)' "$T/skip.out"
+assert_grep '^MISSING_RANK: rank 2 never launched the AllReduce the others launched last on comm 0x[0-9a-f]{16} \(RAS: AllReduce launches=3 there, launches=4 on 3 peers\)' "$T/skip.out"
 assert_grep '^  culprits: 2$' "$T/skip.out"
 assert_grep '^  waiting: 0-1,3$' "$T/skip.out"
 assert_grep '^    rank 2 \(from stacks\): where it is instead: pause < idle_forever' "$T/skip.out"
@@ -44,7 +44,7 @@ wait_for_ranks 120 "$T/count.log" ' step 2 done$' 0 2 3
 nw_until 60 gone || fail "count: rank 1 never showed as gone"
 att count
 assert_grep '^MISSING_RANK: rank 1: process gone or unreachable' "$T/count.out"
-assert_grep '^  op: AllReduce #4 on comm [0-9a-f]{16} \(4 ranks\)$' "$T/count.out"
+assert_grep '^  op: AllReduce launches=4 on comm [0-9a-f]{16} \(4 ranks\)$' "$T/count.out"
 assert_grep '^  culprits: 1$' "$T/count.out"
 assert_grep '^    rank 1 \(from stacks\): no snapshot: attach found no such process' "$T/count.out"
 assert_grep '^    stacks agree: MISSING_RANK: rank 1: process gone' "$T/count.out"
@@ -56,7 +56,7 @@ wait_for_ranks 120 "$T/crash.log" ' step 3 done$' 0 1 3
 nw_until 60 gone || fail "crash: rank 2 never showed as gone"
 att crash
 assert_grep '^MISSING_RANK: rank 2: process gone or unreachable' "$T/crash.out"
-assert_grep '^  op: AllReduce #5 on comm [0-9a-f]{16} \(4 ranks\)$' "$T/crash.out"
+assert_grep '^  op: AllReduce launches=5 on comm [0-9a-f]{16} \(4 ranks\)$' "$T/crash.out"
 assert_grep '^  culprits: 2$' "$T/crash.out"
 assert_grep '^  waiting: 0-1,3$' "$T/crash.out"
 assert_grep '^    stacks agree: MISSING_RANK: rank 2: process gone' "$T/crash.out"
@@ -88,11 +88,11 @@ trainer_kill
 note "stall: every rank starts collective #4 and none completes"
 NCCLSIM_FAULT=stall:seq=4 trainer_start "$T/stall.log" --nranks 4 --steps 24 --count 64 --bcast-every 0 --verbose
 wait_for_ranks 120 "$T/stall.log" ' step 2 done$' 0 1 2 3
-equal4() { "$NW_CLI" ras | grep -q '^  ranks 0-3: RUNNING AllReduce 4$'; }
+equal4() { "$NW_CLI" ras | grep -q '^  ranks 0-3: RUNNING AllReduce launches=4$'; }
 nw_until 60 equal4 || fail "stall: counts never reached 4 everywhere"
 att stall
 assert_grep '^TRANSPORT_STALL: launch counts equal; RAS cannot see completion' "$T/stall.out"
-assert_grep '^  op: AllReduce #4 on comm [0-9a-f]{16} \(4 ranks\)$' "$T/stall.out"
+assert_grep '^  op: AllReduce launches=4 on comm [0-9a-f]{16} \(4 ranks\)$' "$T/stall.out"
 assert_grep '^  waiting: 0-3$' "$T/stall.out"
 assert_grep '^    stacks agree: UNDECIDED: every rank \(0-3\) waits inside NCCL' "$T/stall.out"
 assert_eq "$(grep -c '^[A-Z_]*: ' "$T/stall.out")" 1 "stall: verdicts"

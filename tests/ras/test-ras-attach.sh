@@ -33,7 +33,7 @@ assert_grep '"nccl_version"' "$T/snap/ras.json"
 for f in "$T"/snap/*.snap.seg "$T/snap/ras.json"; do
 	assert_eq "$(stat -c %a "$f")" 600 "mode of $(basename "$f")"
 done
-assert_grep '^MISSING_RANK: rank 2 never launched AllReduce #4 on comm 0x[0-9a-f]{16} \(launched it 3 times where 3 peers launched it 4 times\)' "$T/attach.out"
+assert_grep '^MISSING_RANK: rank 2 never launched the AllReduce the others launched last on comm 0x[0-9a-f]{16} \(RAS: AllReduce launches=3 there, launches=4 on 3 peers\)' "$T/attach.out"
 assert_eq "$(grep -c '^job ' "$T/attach.out")" 1 "jobs (the RAS report joined the snapshots' job)"
 assert_eq "$(grep -c '^[A-Z_]*: ' "$T/attach.out")" 1 "verdicts"
 # the RAS culprit's own stack, from its snapshot (lined up by host and pid)
@@ -69,7 +69,7 @@ for launcher in mpirun torchrun; do
 	"$NW_CLI" attach --no-python --tree "$LAUNCH_PID" -o "$T/$launcher" > "$T/$launcher.attach" 2>&1
 	grep -v '^        #' "$T/$launcher.attach" | sed 's/^/    /'
 	assert_grep "^attach: RAS at 127\\.0\\.0\\.1:$RAS_PORT: NCCL 2\\.28\\.9, 1 communicator -> $T/$launcher/ras\\.json$" "$T/$launcher.attach"
-	assert_grep '^MISSING_RANK: rank 1 never launched AllReduce #4 on comm' "$T/$launcher.attach"
+	assert_grep '^MISSING_RANK: rank 1 never launched the AllReduce the others launched last on comm' "$T/$launcher.attach"
 	assert_eq "$(grep -c '^job ' "$T/$launcher.attach")" 1 "$launcher: jobs"
 	assert_grep '^  culprits: 1$' "$T/$launcher.attach"
 	assert_grep '^    rank 1 \(from stacks\): where it is instead: .*idle_forever' "$T/$launcher.attach"

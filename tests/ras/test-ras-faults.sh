@@ -28,8 +28,8 @@ wait_for_line 120 'rank 5 step 20: fault skip: not issuing the all-reduce$' "$T/
 wait_for_ranks 120 "$T/skip.out" ' step 19 done$' 0 1 2 3 4 5 6 7
 nw_until 60 ras_answers 8 || fail "RAS never listed the 8 ranks"
 diag skip
-assert_grep '^MISSING_RANK: rank 5 never launched AllReduce #21 on comm 0x[0-9a-f]{16} \(launched it 20 times where 7 peers launched it 21 times\); the others wait in it$' "$T/skip.diag"
-assert_grep '^  op: AllReduce #21 on comm [0-9a-f]{16} \(8 ranks\)$' "$T/skip.diag"
+assert_grep '^MISSING_RANK: rank 5 never launched the AllReduce the others launched last on comm 0x[0-9a-f]{16} \(RAS: AllReduce launches=20 there, launches=21 on 7 peers\); the others wait in it$' "$T/skip.diag"
+assert_grep '^  op: AllReduce launches=21 on comm [0-9a-f]{16} \(8 ranks\)$' "$T/skip.diag"
 assert_grep '^  culprits: 5$' "$T/skip.diag"
 assert_grep '^  waiting: 0-4,6-7$' "$T/skip.diag"
 assert_eq "$(grep -c '^[A-Z_]*: ' "$T/skip.diag")" 1 "verdicts for skip"
@@ -43,9 +43,9 @@ gone() { "$NW_CLI" ras --json | grep -q '"unresponsive": true'; }
 nw_until 60 gone || fail "count: rank 1 never showed as gone"
 diag count
 assert_grep '^MISSING_RANK: rank 1: process gone or unreachable' "$T/count.diag"
-assert_grep '^  op: AllReduce #4 on comm [0-9a-f]{16} \(4 ranks\)$' "$T/count.diag"
+assert_grep '^  op: AllReduce launches=4 on comm [0-9a-f]{16} \(4 ranks\)$' "$T/count.diag"
 assert_grep '^  culprits: 1$' "$T/count.diag"
-assert_grep 'the 3 ranks that answered last launched AllReduce #4' "$T/count.diag"
+assert_grep 'the 3 ranks that answered are at AllReduce launches=4' "$T/count.diag"
 trainer_kill
 
 note "crash: rank 2 kills itself at step 4"
@@ -55,7 +55,7 @@ nw_until 60 gone || fail "crash: rank 2 never showed as gone"
 diag crash
 assert_grep '^MISSING_RANK: rank 2: process gone or unreachable' "$T/crash.diag"
 assert_grep "rank 2 of comm 0x[0-9a-f]{16}: process gone or unreachable: pid [0-9]+ on 127\.0\.0\.1, did not answer RAS" "$T/crash.diag"
-assert_grep '^  op: AllReduce #5 on comm [0-9a-f]{16} \(4 ranks\)$' "$T/crash.diag"
+assert_grep '^  op: AllReduce launches=5 on comm [0-9a-f]{16} \(4 ranks\)$' "$T/crash.diag"
 assert_grep '^  waiting: 0-1,3$' "$T/crash.diag"
 trainer_kill
 
@@ -79,11 +79,11 @@ done
 note "stall: every rank starts collective #4 and none completes"
 NCCLSIM_FAULT=stall:seq=4 trainer_start "$T/stall.out" --nranks 4 --steps 24 --count 64 --bcast-every 0 --verbose
 wait_for_ranks 120 "$T/stall.out" ' step 2 done$' 0 1 2 3
-equal4() { "$NW_CLI" ras | grep -q '^  ranks 0-3: RUNNING AllReduce 4$'; }
+equal4() { "$NW_CLI" ras | grep -q '^  ranks 0-3: RUNNING AllReduce launches=4$'; }
 nw_until 60 equal4 || fail "stall: counts never reached 4 everywhere"
 diag stall
 assert_grep '^TRANSPORT_STALL: launch counts equal; RAS cannot see completion' "$T/stall.diag"
-assert_grep '^  op: AllReduce #4 on comm [0-9a-f]{16} \(4 ranks\)$' "$T/stall.diag"
+assert_grep '^  op: AllReduce launches=4 on comm [0-9a-f]{16} \(4 ranks\)$' "$T/stall.diag"
 assert_grep '^  waiting: 0-3$' "$T/stall.diag"
 trainer_kill
 
@@ -93,10 +93,10 @@ if [ -x "$MPIRUN" ]; then
 	launch_mpirun 4 "$T/mpi.out" -- "$NW_TRAINER" --steps 24 --count 64 --bcast-every 0 --verbose --fault skip:rank=3:step=6
 	nw_until 120 grep -q 'rank 3 step 6: fault skip' "$T/mpi.out" || { cat "$T/mpi.out"; fail "mpirun: no skip"; }
 	nw_until 60 ras_answers 4 || fail "mpirun: RAS never listed the 4 ranks"
-	mpi6() { "$NW_CLI" ras | grep -q '^  ranks 0-2: RUNNING AllReduce 7$'; }
-	nw_until 60 mpi6 || fail "mpirun: ranks 0-2 never launched AllReduce #7"
+	mpi6() { "$NW_CLI" ras | grep -q '^  ranks 0-2: RUNNING AllReduce launches=7$'; }
+	nw_until 60 mpi6 || fail "mpirun: ranks 0-2 never reached AllReduce launches=7"
 	diag mpi
-	assert_grep '^MISSING_RANK: rank 3 never launched AllReduce #7 on comm' "$T/mpi.diag"
+	assert_grep '^MISSING_RANK: rank 3 never launched the AllReduce the others launched last on comm' "$T/mpi.diag"
 	# SIGTERM: mpirun tears its ranks down (after SIGKILL they would live on
 	# in process groups of their own, and keep answering on this port)
 	launch_stop TERM
@@ -111,10 +111,10 @@ if [ -x "$TORCHRUN" ]; then
 	export NCCL_RAS_ADDR="127.0.0.1:$RAS_PORT"
 	launch_torchrun 4 "$T/torch.out" "$NW_TRAINER" --steps 24 --count 64 --bcast-every 0 --verbose --fault skip:rank=1:step=6
 	nw_until 120 grep -q 'rank 1 step 6: fault skip' "$T/torch.out" || { cat "$T/torch.out"; fail "torchrun: no skip"; }
-	t6() { "$NW_CLI" ras | grep -q '^  ranks 0,2-3: RUNNING AllReduce 7$'; }
-	nw_until 60 t6 || fail "torchrun: ranks 0,2-3 never launched AllReduce #7"
+	t6() { "$NW_CLI" ras | grep -q '^  ranks 0,2-3: RUNNING AllReduce launches=7$'; }
+	nw_until 60 t6 || fail "torchrun: ranks 0,2-3 never reached AllReduce launches=7"
 	diag torch
-	assert_grep '^MISSING_RANK: rank 1 never launched AllReduce #7 on comm' "$T/torch.diag"
+	assert_grep '^MISSING_RANK: rank 1 never launched the AllReduce the others launched last on comm' "$T/torch.diag"
 	launch_stop KILL
 else
 	note "no $TORCHRUN: torchrun case skipped"

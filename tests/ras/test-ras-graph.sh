@@ -11,7 +11,7 @@ prog="$NW_BUILD/tests/watchdog/nccl-capture"
 # it sleeps SECONDS after the capture and again after the eager calls:
 # RAS sees the eager comm at 2 during the second sleep
 nw_spawn "$prog" 15 > "$T/out" 2>&1
-eager() { "$NW_CLI" ras > "$T/ras.out" 2>&1 && grep -q '^  rank 0: RUNNING AllReduce 2$' "$T/ras.out"; }
+eager() { "$NW_CLI" ras > "$T/ras.out" 2>&1 && grep -q '^  rank 0: RUNNING AllReduce launches=2$' "$T/ras.out"; }
 nw_until 60 eager || { cat "$T/ras.out" "$T/out"; fail "the eager comm never showed 2 all-reduces"; }
 cat "$T/ras.out"
 assert_grep '^RAS at .*: NCCL 2\.28\.9, 2 communicators' "$T/ras.out"

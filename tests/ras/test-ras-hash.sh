@@ -23,7 +23,7 @@ trainer_kill
 # counts: RAS is a snapshot of launches)
 NCCLSIM_FAULT=stall:seq=5 trainer_start "$T/out" --nranks 4 --steps 1000000 --count 64 --bcast-every 0 --pipeline --verbose
 wait_for_ranks 120 "$T/out" ' step 3 done$' 0 1 2 3
-at5() { "$NW_CLI" ras | grep -q '^  ranks 0-3: RUNNING AllReduce 5$'; }
+at5() { "$NW_CLI" ras | grep -q '^  ranks 0-3: RUNNING AllReduce launches=5$'; }
 nw_until 60 at5 || fail "the world comm never reached AllReduce 5 everywhere"
 "$NW_CLI" ras --settle 0.5 > "$T/settle2.out" || fail "ncclwatch ras --settle failed"
 assert_grep '^no progress in 0\.5 s: no launch count grew$' "$T/settle2.out"

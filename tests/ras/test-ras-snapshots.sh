@@ -49,7 +49,7 @@ note "RAS: rank 3 launched AllReduce 22 times where the others did 23; stacks: r
 case_ disagree "*=$NCCL;7=compile_step<train_step<main" 10000 23,23,23,22,23,23,23,23
 assert_eq "$(grep -c '^job ' "$T/disagree.txt")" 1 "disagree: jobs"
 assert_eq "$(grep -c '^[A-Z_]*: ' "$T/disagree.txt")" 1 "disagree: verdicts"
-assert_grep '^MISSING_RANK: rank 3 never launched AllReduce #23 on comm 0x0000000000005eed \(launched it 22 times where 7 peers launched it 23 times\)' "$T/disagree.txt"
+assert_grep '^MISSING_RANK: rank 3 never launched the AllReduce the others launched last on comm 0x0000000000005eed \(RAS: AllReduce launches=22 there, launches=23 on 7 peers\)' "$T/disagree.txt"
 assert_grep '^  culprits: 3$' "$T/disagree.txt"
 assert_grep '^    rank 3 \(from stacks\): waits in ncclAllReduce: futex_wait < ncclAllReduce < train_step < main$' "$T/disagree.txt"
 assert_grep '^    stacks disagree: MISSING_RANK: rank 7 is in compile_step < train_step < main, not inside NCCL' "$T/disagree.txt"

@@ -12,8 +12,8 @@ LD_PRELOAD="$(nw_preload)" NCCLWATCH_JOB=rasjob trainer_start "$T/out" --nranks 
 	--verbose --fault skip:rank=3:step=4
 wait_for_line 120 'rank 3 step 4: fault skip: not issuing the all-reduce$' "$T/out"
 wait_for_ranks 120 "$T/out" ' step 3 done$' 0 1 2 3
-at5() { "$NW_CLI" ras | grep -q '^  ranks 0-2: RUNNING AllReduce 5$'; }
-nw_until 60 at5 || fail "ranks 0-2 never launched AllReduce #5"
+at5() { "$NW_CLI" ras | grep -q '^  ranks 0-2: RUNNING AllReduce launches=5$'; }
+nw_until 60 at5 || fail "ranks 0-2 never reached AllReduce launches=5"
 "$NW_CLI" ras --save "$NCCLWATCH_DIR/ras.json" > /dev/null || fail "ncclwatch ras --save failed"
 # the segments' verdict needs the stuck ops older than the timeout (1 s)
 both() { "$NW_CLI" diagnose --timeout 1 "$NCCLWATCH_DIR" > "$T/diag.out"; [ "$(grep -c '^MISSING_RANK: ' "$T/diag.out")" -ge 2 ]; }
@@ -25,7 +25,7 @@ assert_grep '^job rasjob: 4 processes read' "$T/diag.out"
 assert_grep "^job ras $NCCLWATCH_DIR/ras\\.json: " "$T/diag.out"
 ours=$(sed -n '/^job rasjob/,/^job ras /p' "$T/diag.out" | sed -n 's/^  op: AllReduce #5 on comm \([0-9a-f]\{16\}\) (4 ranks)$/\1/p' | head -n 1)
 [ -n "$ours" ] || fail "no AllReduce #5 verdict from the segments"
-assert_grep '^MISSING_RANK: rank 3 never launched AllReduce #5 on comm 0x[0-9a-f]{16}' "$T/diag.out"
+assert_grep '^MISSING_RANK: rank 3 never launched the AllReduce the others launched last on comm 0x[0-9a-f]{16} \(RAS: AllReduce launches=4 there, launches=5 on 3 peers\)' "$T/diag.out"
 assert_grep "^    RAS comm 0x[0-9a-f]{16} is ncclwatch comm $ours of job rasjob \\(same size, same pid for every rank that answered\\)$" "$T/diag.out"
 assert_grep '^    the segments of job rasjob agree: MISSING_RANK, culprits 3$' "$T/diag.out"
 note "the report inside the segments' own job directory: one job, the segments' verdict, RAS's agreement line"
@@ -36,7 +36,7 @@ grep -v '^    from NCCL RAS' "$T/one.out" | sed 's/^/    /'
 assert_eq "$rc" 1 "diagnose exit status"
 assert_eq "$(grep -c '^job ' "$T/one.out")" 1 "jobs"
 assert_grep '^job rasjob: 4 processes read' "$T/one.out"
-assert_grep "^    NCCL RAS \\($segdir/ras\\.json\\) agrees: MISSING_RANK: rank 3 never launched AllReduce #5 on comm 0x[0-9a-f]{16}" "$T/one.out"
+assert_grep "^    NCCL RAS \\($segdir/ras\\.json\\) agrees: MISSING_RANK: rank 3 never launched the AllReduce the others launched last on comm 0x[0-9a-f]{16} \\(RAS: AllReduce launches=4 there, launches=5 on 3 peers\\)" "$T/one.out"
 assert_no_grep '^    stacks agree' "$T/one.out"
 rm -f "$segdir/ras.json"
 note "the JSON of both jobs validates against docs/diagnose.schema.json"
