@@ -20,6 +20,8 @@
 EXPORTER=/usr/bin/prometheus-node-exporter
 [ -x "$EXPORTER" ] || skip "no $EXPORTER (Debian: prometheus-node-exporter; make deps installs it)"
 command -v curl >/dev/null || skip "no curl (Debian: curl; make deps installs it)"
+PROMTOOL=/usr/bin/promtool
+[ -x "$PROMTOOL" ] || skip "no $PROMTOOL (Debian: prometheus; make deps installs it)"
 
 PROM="$T/prom"
 mkdir -p "$PROM"
@@ -143,6 +145,10 @@ for r in 0 1 2 3; do
 	assert_eq "$(value ncclwatch_ops_completed_total 'job="promstall"' "rank=\"$r\"" 'kind="collective"')" 5 "rank $r: collectives completed"
 	age=$(value ncclwatch_oldest_pending_seconds 'job="promstall"' "rank=\"$r\"")
 	ge "$age" "$WD_TIMEOUT" || fail "rank $r: oldest pending ${age}s, below the timeout ${WD_TIMEOUT}s with a stall reported"
+done
+note "each file passes promtool's exposition-format lint"
+for f in "$PROM"/ncclwatch_*.prom; do
+	"$PROMTOOL" check metrics < "$f" > "$T/lint.out" 2>&1 || { cat "$T/lint.out" "$f" >&2; fail "promtool check metrics: $f"; }
 done
 BEFORE=$(value ncclwatch_oldest_pending_seconds 'job="promstall"' 'rank="2"')
 nw_until $WD_WAIT scraped_grows ncclwatch_oldest_pending_seconds 'job="promstall"' 'rank="2"' \
