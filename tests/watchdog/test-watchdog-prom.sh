@@ -81,11 +81,16 @@ host=$(hostname)
 note "1. a healthy job: files, labels, growing counts"
 NCCLWATCH_PROM_DIR="$PROM" wd_start "$T/ok.out" promok --nranks 2 --steps 100000000 --count 1
 OK_PID=$TRAINER_PID
-# scraped_some METRIC LABELS...: a new scrape has a sample above 0.
-scraped_some() { scrape; _v=$(sample "$@" | awk '{ print $NF }'); [ -n "$_v" ] && [ "$_v" != 0 ]; }
-nw_until $WD_WAIT scraped_some ncclwatch_ops_completed_total 'job="promok"' 'rank="1"' 'kind="collective"' \
-	|| { cat "$T/ok.out" >&2; ls -la "$PROM" >&2; fail "no completed collectives of rank 1 in $URL"; }
-scrape
+# above_zero METRIC LABELS...: $SCRAPE has a sample above 0.
+above_zero() { _v=$(sample "$@" | awk '{ print $NF }'); [ -n "$_v" ] && [ "$_v" != 0 ]; }
+# both_completed: a new scrape shows completed collectives of both ranks.
+both_completed() {
+	scrape
+	above_zero ncclwatch_ops_completed_total 'job="promok"' 'rank="0"' 'kind="collective"' &&
+		above_zero ncclwatch_ops_completed_total 'job="promok"' 'rank="1"' 'kind="collective"'
+}
+nw_until $WD_WAIT both_completed \
+	|| { cat "$T/ok.out" >&2; ls -la "$PROM" >&2; fail "no completed collectives of both ranks in $URL"; }
 cp "$SCRAPE" "$T/healthy.metrics"
 assert_eq "$(value node_textfile_scrape_error)" 0 "node_exporter's parse error gauge"
 assert_eq "$(ls "$PROM" | grep -c '^ncclwatch_.*\.prom$')" 2 "files in NCCLWATCH_PROM_DIR (one per rank)"
