@@ -185,4 +185,25 @@ assert_eq $? 0 "the clean job's exit status"
 assert_eq "$(ls "$PROM" | grep -c .)" 0 "files left in NCCLWATCH_PROM_DIR after a clean end"
 scrape
 assert_no_grep '^ncclwatch_' "$SCRAPE"
+
+note "5. label escaping: a host named we\"ird\\host (its own UTS namespace)"
+if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null; then
+	note "skipped: needs root and unshare for a host name of its own"
+else
+	weird='we"ird\host'
+	NCCLSIM_FAULT=stall:seq=3 NCCLWATCH_PROM_DIR="$PROM" nw_spawn unshare --uts sh -c \
+		'printf %s "$0" > /proc/sys/kernel/hostname && exec "$@"' "$weird" \
+		env LD_PRELOAD="$(nw_preload)" NCCLWATCH_JOB=promhost "$NW_TRAINER" --nranks 2 --steps 8 > "$T/host.out" 2>&1
+	HOST_PID=$NW_PID
+	# the exporter sorts labels: host comes before job
+	nw_until $WD_WAIT scraped_any ncclwatch_stalled 'host="we\"ird\\host"' 'job="promhost"' 'rank="1"' \
+		|| { cat "$T/host.out" "$SCRAPE" >&2; ls -la "$PROM" >&2; fail "no sample with the escaped host label"; }
+	assert_eq "$(value node_textfile_scrape_error)" 0 "node_exporter's parse error gauge"
+	ls "$PROM" > "$T/hostfiles"
+	assert_eq "$(grep -c '^ncclwatch_we_ird_host_[0-9]*\.prom$' "$T/hostfiles")" 2 "file names with the host made safe"
+	for f in "$PROM"/ncclwatch_*.prom; do
+		"$PROMTOOL" check metrics < "$f" > "$T/lint.out" 2>&1 || { cat "$T/lint.out" "$f" >&2; fail "promtool check metrics: $f"; }
+	done
+	kill -KILL "-$HOST_PID" 2>/dev/null
+fi
 wd_check_outputs
