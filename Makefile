@@ -119,6 +119,9 @@ $(BUILD)/%.o: %.c
 # on the namespaced hosts of tests/hosts/.
 DEB_PKGS = build-essential libunwind-dev uthash-dev libjansson-dev python3-jsonschema valgrind strace procps psmisc time clang
 LAUNCHER_PKGS = python3-torch openmpi-bin pdsh util-linux
+# NCCLWATCH_PROM_DIR's tests: node_exporter's textfile collector scraped
+# with curl, the alert rules checked with promtool (Debian: prometheus).
+PROM_PKGS = prometheus-node-exporter prometheus curl
 # Python programs (issue 12): libpython3.11 for bench-pystack, debootstrap
 # for a Debian 13 CPython 3.13 (tests/python/fetch-py313.sh; kept in
 # PY313_ROOT, skipped when present), python3-venv for the venv py-spy is
@@ -127,7 +130,7 @@ PY_PKGS = libpython3.11 debootstrap python3-venv
 PY313_ROOT = /opt/ncclwatch-trixie
 NCCL_WHEELS = $(CURDIR)/build/nccl-wheels
 deps:
-	@sh tests/deps.sh $(DEB_PKGS) $(LAUNCHER_PKGS) $(PY_PKGS)
+	@sh tests/deps.sh $(DEB_PKGS) $(LAUNCHER_PKGS) $(PY_PKGS) $(PROM_PKGS)
 	@sh tests/compat/fetch-nccl.sh $(NCCL_WHEELS)
 	@sh tests/capture/install-pyspy.sh $(CURDIR)/build/venv
 	@sh tests/python/fetch-py313.sh $(PY313_ROOT)

@@ -10,13 +10,14 @@
 #   watchdog.c    the thread and its poll loop
 #   alone.c       is the watchdog the last thread left? (then it leaves)
 #   verdict.c     the cross-rank verdict (report/analysis/), once per host
+#   prom.c        NCCLWATCH_PROM_DIR: the node_exporter textfile (Prometheus)
 #   engine.c      libncclwatch-engine.so, loaded for the verdict (report/engine/)
 #   stacks.c      capture every thread's stack (signal handler + watchdog side)
 #   modules.c     loaded objects (dl_iterate_phdr) for the module table
 #   symbolize.c   address -> function name, string table
 #   opstack.c     per-op call stacks on the hot path (NCCLWATCH_STACKS=1)
 WATCHDOG_SRCS := $(addprefix watchdog/,lifecycle.c progress.c stalls.c requests.c dump.c watchdog.c \
-	alone.c verdict.c engine.c stacks.c modules.c symbolize.c opstack.c)
+	alone.c verdict.c prom.c engine.c stacks.c modules.c symbolize.c opstack.c)
 WATCHDOG_OBJS := $(WATCHDOG_SRCS:%.c=$(BUILD)/%.o)
 
 $(WATCHDOG_OBJS): CFLAGS += $(LIB_CFLAGS)

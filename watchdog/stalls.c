@@ -217,6 +217,19 @@ int nw_stalls_evaluate(uint64_t now, uint64_t timeout_ns, struct nw_picture *p)
 	return changed;
 }
 
+uint64_t nw_stalls_oldest_pending_ns(uint32_t slot, uint32_t gen)
+{
+	uint64_t oldest_ns = 0;
+	for (uint32_t k = 0; k < noldest; k++) {
+		if ((uint32_t)(oldest[k].cls >> 32) != gen || (oldest[k].cls & 0x3fffffffu) != slot)
+			continue;
+		const struct nw_seg_op *op = nw_ring_find(oldest[k].ticket1);
+		if (op && op->enqueue_ns && (!oldest_ns || op->enqueue_ns < oldest_ns))
+			oldest_ns = op->enqueue_ns;
+	}
+	return oldest_ns;
+}
+
 void nw_finding_describe(const struct nw_finding *f, char *buf, size_t len)
 {
 	const struct nw_seg_op *op = nw_ring_find(f->ticket1);
@@ -277,4 +290,5 @@ void nw_stalls_reset(void)
 	scan_next = 0;
 	scan_waits = 0;
 	previous.count = 0;
+	noldest = 0;
 }

@@ -49,6 +49,11 @@ void nw_stalls_scan(void);
  * previous call's (and marks the new findings). */
 int nw_stalls_evaluate(uint64_t now, uint64_t timeout_ns, struct nw_picture *p);
 
+/* When the oldest op not final of comm slot `slot` (generation `gen`) was
+ * enqueued, among its collectives, sends/receives and graph launches
+ * watched at the last nw_stalls_evaluate; 0 when none is pending. */
+uint64_t nw_stalls_oldest_pending_ns(uint32_t slot, uint32_t gen);
+
 /* One line describing finding f (without the "ncclwatch: " prefix). */
 void nw_finding_describe(const struct nw_finding *f, char *buf, size_t len);
 

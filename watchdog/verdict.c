@@ -18,6 +18,8 @@
 static int lock_fd = -1;              /* >= 0: we report for this host */
 static uint64_t last_signature;      /* of the verdict last printed, 0 none */
 static uint64_t next_ns;              /* no analysis before this */
+static int last_kind = -1;            /* worst kind of the last analysis, -1 none */
+static const char *last_kind_name;    /* the engine's static name of it */
 
 static uint64_t mono_ns(void)
 {
@@ -91,6 +93,8 @@ void nw_verdict_tick(uint64_t now, const char *job, const char *jobdir, const ch
 		next_ns = now + NW_VERDICT_MIN_INTERVAL_NS;
 		return;
 	}
+	last_kind = out.worst_kind;
+	last_kind_name = out.worst_name;
 	/* Analysing a large job is not free: not more often than 4x its cost. */
 	uint64_t cost = mono_ns() - t0;
 	next_ns = now + (4 * cost > NW_VERDICT_MIN_INTERVAL_NS ? 4 * cost : NW_VERDICT_MIN_INTERVAL_NS);
@@ -102,8 +106,16 @@ void nw_verdict_tick(uint64_t now, const char *job, const char *jobdir, const ch
 	last_signature = out.signature;
 }
 
+int nw_verdict_last_kind(const char **name)
+{
+	*name = last_kind_name;
+	return last_kind_name ? last_kind : -1;
+}
+
 void nw_verdict_reset(void)
 {
+	last_kind = -1;
+	last_kind_name = NULL;
 	lock_fd = -1;                     /* the lock belongs to the parent's open file */
 	last_signature = 0;
 	next_ns = 0;

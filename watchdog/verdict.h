@@ -19,6 +19,11 @@
 void nw_verdict_tick(uint64_t now, const char *job, const char *jobdir, const char *dumpdir,
                      double timeout_s, int force);
 
+/* The worst kind of the last verdict this process computed (its
+ * precedence, 0 HEALTHY) and *name its name, or -1 (*name NULL) when it
+ * computed none: the Prometheus file exports it (prom.h). */
+int nw_verdict_last_kind(const char **name);
+
 /* Fork child: forget the lock and the last verdict. */
 void nw_verdict_reset(void);
 

@@ -6,6 +6,7 @@
 #include "../capture/unw_table.h"
 #include "dump.h"
 #include "progress.h"
+#include "prom.h"
 #include "requests.h"
 #include "stacks.h"
 #include "../pystack/pycall.h"
@@ -183,6 +184,7 @@ static void *run(void *arg)
 		}
 		if (stalled && !reported)
 			nw_verdict_tick(now, h->job, nw_seg.jobdir, cfg.dump_dir, (double)cfg.timeout_ns / 1e9, 0);
+		nw_prom_tick(now, p.count);
 		struct nw_request req;
 		if (!reported && nw_requests_pending(now, &req)) {
 			if (last_dump_realtime_ns && req.realtime_ns && req.realtime_ns < last_dump_realtime_ns) {
@@ -213,6 +215,7 @@ int nw_watchdog_start(void)
 	read_config();
 	h->poll_ms = cfg.poll_ms;
 	h->timeout_ms = (uint32_t)(cfg.timeout_ns / 1000000u);
+	nw_prom_setup(cfg.timeout_ns);
 	if (cfg.dump_dir_own && nw_ensure_dir_path(cfg.dump_dir) != 0)
 		snprintf(cfg.dump_dir, sizeof(cfg.dump_dir), "%s", nw_seg.jobdir);
 	/* libunwind (dlopen RTLD_LOCAL: capture/unw_table.h) here, at the first
@@ -292,6 +295,7 @@ void nw_watchdog_exit(void)
 		nw_stacks_capture(nw_seg.stacks, 0);
 		nw_seg.hdr->threads_dropped = nw_stacks_left_out();
 	}
+	nw_prom_exit();
 	leaving = 1;
 	pthread_mutex_unlock(&progress_lock);
 }
@@ -307,6 +311,7 @@ void nw_watchdog_reset_after_fork(void)
 	nw_stalls_reset();
 	nw_requests_reset();
 	nw_verdict_reset();
+	nw_prom_reset_after_fork();
 	nw_tracking_on = 0;
 	nw_op_initial_state = NW_ST_ENQUEUED;
 }

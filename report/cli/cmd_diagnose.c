@@ -11,6 +11,7 @@
 #include "../render/render.h"
 #include "cli_analyze.h"
 #include "cli_ras.h"
+#include "watch.h"
 
 /* "KIND is one of ...": every kind of the kinds' table
  * (report/verdict_kinds.h), lowest precedence first, wrapped before 80
@@ -36,8 +37,9 @@ static void kinds_help(FILE *out)
 static void diagnose_help(FILE *out)
 {
 	fprintf(out,
-	        "usage: ncclwatch diagnose [--json] [--trace FILE] [--timeout S] [--job NAME]\n"
-	        "                          [--verbose] [--native] [--any-owner] [DIR|FILE...]\n"
+	        "usage: ncclwatch diagnose [--json] [--trace FILE] [--watch [S]] [--timeout S]\n"
+	        "                          [--job NAME] [--verbose] [--native] [--any-owner]\n"
+	        "                          [DIR|FILE...]\n"
 	        "\n"
 	        "Reads every segment and dump under the paths (default $NCCLWATCH_DIR, else\n"
 	        "/dev/shm/ncclwatch-$UID: every job of this user), live or left after a crash,\n"
@@ -50,6 +52,10 @@ static void diagnose_help(FILE *out)
 	        "  -T, --trace FILE    also write a Chrome trace of every op kept (open it in\n"
 	        "                      ui.perfetto.dev): a process per rank, a thread per\n"
 	        "                      communicator, stalls marked\n"
+	        "  -w, --watch [S]     again every S seconds (default 2) until Ctrl-C or\n"
+	        "                      SIGTERM: in place on a terminal, else appended after a\n"
+	        "                      line \"# ---- ncclwatch diagnose --watch: TIME ----\"\n"
+	        "                      (exit status 0 then; not with --trace)\n"
 	        "  -t, --timeout S     seconds an op may stay pending before it counts as stuck\n"
 	        "                      (default: the job's NCCLWATCH_TIMEOUT, else 60)\n"
 	        "  -J, --job NAME      only the job NAME (its directory name)\n"
@@ -87,11 +93,56 @@ static void diagnose_help(FILE *out)
 	        "come from RAS launch counts, its comms lined up with the segments' (docs/ras.md).\n");
 }
 
+struct diagnose_args {
+	int argc;
+	char **argv;
+	struct nw_analysis_options opt;
+	const char *trace;
+	int json, any_owner;
+	unsigned flags;
+};
+
+/* One run: the analysis, the trace if asked, the output; the exit status
+ * of the rules in the help. */
+static int diagnose_once(void *arg, FILE *out)
+{
+	struct diagnose_args *d = arg;
+	struct nw_analysis a;
+	int rc = nw_cli_analyze_ras("diagnose", d->argc, d->argv, &d->opt, d->any_owner, &a);
+	if (rc != NW_EXIT_OK) {
+		if (out != stdout)           /* a watch frame: the reason is on stderr */
+			fputs("nothing to show (see stderr)\n", out);
+		return rc;
+	}
+
+	if (d->trace) {
+		FILE *f = fopen(d->trace, "w");
+		int failed = !f || nw_render_trace(f, &a) != 0;
+		int e = errno;
+		if (f && fclose(f) != 0 && !failed) {
+			failed = 1;
+			e = errno;
+		}
+		if (failed) {
+			nw_analysis_free(&a);
+			return nw_usage_error("diagnose", "%s: %s", d->trace, strerror(e));
+		}
+	}
+
+	int written = d->json ? nw_render_json(out, &a) : nw_render_text(out, &a, d->flags);
+	int healthy = nw_analysis_worst(&a) == NW_V_HEALTHY && a.nbad == 0;
+	nw_analysis_free(&a);
+	if (written != 0)
+		return nw_usage_error("diagnose", "writing the output: %s", strerror(errno));
+	return healthy ? NW_EXIT_OK : NW_EXIT_PROBLEM;
+}
+
 static int diagnose_run(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "trace", required_argument, NULL, 'T' },
+		{ "watch", optional_argument, NULL, 'w' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "job", required_argument, NULL, 'J' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -100,35 +151,40 @@ static int diagnose_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct nw_analysis_options opt = { 0 };
-	const char *trace = NULL;
-	int json = 0, verbose = 0, any_owner = 0, c;
+	struct diagnose_args d = { 0 };
+	int verbose = 0, watch = 0, c;
+	double every = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:jT:t:J:vANh", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:jT:w::t:J:vANh", options, NULL)) != -1) {
 		switch (c) {
 		case 'j':
-			json = 1;
+			d.json = 1;
 			break;
 		case 'T':
 			if (!*optarg)
 				return nw_usage_error("diagnose", "--trace wants a file name");
-			trace = optarg;
+			d.trace = optarg;
+			break;
+		case 'w':
+			watch = 1;
+			if (nw_watch_seconds(optarg, argc, argv, &optind, &every) != 0)
+				return nw_usage_error("diagnose", "--watch wants a number of seconds > 0");
 			break;
 		case 't':
-			if (nw_cli_seconds(optarg, &opt.timeout_s) != 0)
+			if (nw_cli_seconds(optarg, &d.opt.timeout_s) != 0)
 				return nw_usage_error("diagnose", "--timeout wants a number of seconds > 0, not '%s'", optarg);
 			break;
 		case 'J':
-			opt.job = optarg;
+			d.opt.job = optarg;
 			break;
 		case 'v':
 			verbose = 1;
 			break;
 		case 'A':
-			any_owner = 1;
+			d.any_owner = 1;
 			break;
 		case 'N':
-			opt.native = 1;
+			d.opt.native = 1;
 			break;
 		case 'h':
 			diagnose_help(stdout);
@@ -140,36 +196,17 @@ static int diagnose_run(int argc, char **argv)
 			                      argv[optind - 1]);
 		}
 	}
-
-	struct nw_analysis a;
-	int rc = nw_cli_analyze_ras("diagnose", argc - optind, argv + optind, &opt, any_owner, &a);
-	if (rc != NW_EXIT_OK)
-		return rc;
-
-	if (trace) {
-		FILE *f = fopen(trace, "w");
-		int failed = !f || nw_render_trace(f, &a) != 0;
-		int e = errno;
-		if (f && fclose(f) != 0 && !failed) {
-			failed = 1;
-			e = errno;
-		}
-		if (failed) {
-			nw_analysis_free(&a);
-			return nw_usage_error("diagnose", "%s: %s", trace, strerror(e));
-		}
-	}
-
-	unsigned flags = verbose ? NW_RENDER_VERBOSE : 0;
+	if (watch && d.trace)
+		return nw_usage_error("diagnose", "--watch and --trace do not go together");
+	d.argc = argc - optind;
+	d.argv = argv + optind;
+	d.flags = verbose ? NW_RENDER_VERBOSE : 0;
 	const char *no_color = getenv("NO_COLOR");
 	if (isatty(STDOUT_FILENO) && !(no_color && *no_color))
-		flags |= NW_RENDER_COLOR;
-	int written = json ? nw_render_json(stdout, &a) : nw_render_text(stdout, &a, flags);
-	int healthy = nw_analysis_worst(&a) == NW_V_HEALTHY && a.nbad == 0;
-	nw_analysis_free(&a);
-	if (written != 0)
-		return nw_usage_error("diagnose", "writing the output: %s", strerror(errno));
-	return healthy ? NW_EXIT_OK : NW_EXIT_PROBLEM;
+		d.flags |= NW_RENDER_COLOR;
+	if (watch)
+		return nw_watch("diagnose", every, diagnose_once, &d);
+	return diagnose_once(&d, stdout);
 }
 
 const struct nw_command nw_cmd_diagnose = {

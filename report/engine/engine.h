@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #define NW_ENGINE_LIB "libncclwatch-engine.so"
-#define NW_ENGINE_VERDICT_ENTRY "nw_engine_verdict_v1"
+#define NW_ENGINE_VERDICT_ENTRY "nw_engine_verdict_v2"
 
 struct nw_engine_verdict_in {
 	const char *const *paths;      /* directories: the job dir, the dump dir */
@@ -30,6 +30,10 @@ struct nw_engine_verdict_out {
 	char *text;                    /* the text verdict (malloc'd: free() it),
 	                                * NULL when the signature is last_signature */
 	size_t len;
+	/* v2: the worst verdict of the jobs analysed (for the watchdog's
+	 * Prometheus file: watchdog/prom.h), set whenever 0 is returned. */
+	int worst_kind;                /* its precedence (report/verdict_kinds.h), 0 HEALTHY */
+	const char *worst_name;        /* "TRANSPORT_STALL": static in the engine, valid while it is loaded */
 };
 
 /* Analyse the segments and dumps under `paths` as `ncclwatch diagnose`

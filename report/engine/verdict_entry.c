@@ -51,9 +51,9 @@ static uint64_t signature(const struct nw_analysis *a)
 }
 
 /* Declared with engine.h's type, so the compiler checks the definition. */
-__attribute__((visibility("default"))) nw_engine_verdict_fn nw_engine_verdict_v1;
+__attribute__((visibility("default"))) nw_engine_verdict_fn nw_engine_verdict_v2;
 
-int nw_engine_verdict_v1(const struct nw_engine_verdict_in *in, struct nw_engine_verdict_out *out)
+int nw_engine_verdict_v2(const struct nw_engine_verdict_in *in, struct nw_engine_verdict_out *out)
 {
 	struct nw_analysis_options opt = { .timeout_s = in->timeout_s, .job = in->job,
 	                                    .max_threads = 1 /* inside the application: no extra threads */ };
@@ -64,6 +64,8 @@ int nw_engine_verdict_v1(const struct nw_engine_verdict_in *in, struct nw_engine
 	if (nw_analyze(in->paths, in->npaths, &opt, &a, &err) != 0)
 		return -1;
 	out->signature = signature(&a);
+	out->worst_kind = nw_analysis_worst(&a);
+	out->worst_name = nw_verdict_name(out->worst_kind);
 	FILE *f = out->signature != in->last_signature ? open_memstream(&out->text, &out->len) : NULL;
 	if (f) {
 		nw_render_text(f, &a, 0);

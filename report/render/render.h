@@ -8,7 +8,9 @@
  *   trace.c  a Chrome/Perfetto trace: one track per rank and communicator,
  *            ops as slices from enqueue to completion, stalls marked
  *   status.c one line per process: host, pid, rank, communicators, last
- *            op, state, age
+ *            op, state, age; jobs newest first with their state
+ *            (status_jobs.h: live, hung, stale); status_json.c the same
+ *            as JSON ("schema": "ncclwatch.status", "version": 1)
  *
  * Renderers only read the analysis; they return 0, or -1 if writing
  * failed (errno set). */
@@ -26,5 +28,6 @@ int nw_render_text(FILE *out, const struct nw_analysis *a, unsigned flags);
 int nw_render_json(FILE *out, const struct nw_analysis *a);
 int nw_render_trace(FILE *out, const struct nw_analysis *a);
 int nw_render_status(FILE *out, const struct nw_analysis *a, unsigned flags);
+int nw_render_status_json(FILE *out, const struct nw_analysis *a);
 
 #endif

@@ -1,11 +1,15 @@
 /* One line per rank (see render.h), for `ncclwatch status`: a process
  * that drives several ranks has a line for each, with the same pid.
  *
+ *   # N jobs: L live, H hung, S stale[, U unknown]
  *   # host pid rank comms last state age alive
- *   # job NAME: N processes[ (R ranks)], world size W, ranks missing: none
+ *   # job NAME: N processes[ (R ranks)], world size W, ranks missing: none; STATE (DETAILS)
  *   HOST PID RANK comms=N last=KIND#SEQ@COMM state=STATE age=S.Ss alive|dead|?
  *   # unreadable: PATH: PROBLEM
  *
+ * Jobs come newest first; STATE is live, hung, stale or unknown
+ * (status_jobs.h), DETAILS how many ranks' processes are alive, dead, or
+ * on other hosts and, for a hung job, the op that waited longest.
  * Lines that are not about a process start with "#"; process lines have
  * exactly eight fields separated by one space, whatever the segment holds
  * (a host name's spaces, backslashes and control bytes print as \x20, \\
@@ -17,9 +21,11 @@
  * clock (its "now": the reader's for a live process, else its last
  * heartbeat). alive: this host and running; dead; ? (another host). */
 #include "render.h"
+#include "status_jobs.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 #include "../names.h"
 #include "../escape.h"
@@ -68,12 +74,55 @@ static void put_proc(FILE *out, const struct nw_proc *p)
 	fprintf(out, " %s\n", p->alive > 0 ? "alive" : p->alive == 0 ? "dead" : "?");
 }
 
+/* "; hung (6 alive, 2 dead; rank 3 pid 12 AllReduce#6 STARTED for 75.0s, timeout 60s)" */
+static void put_job_state(FILE *out, const struct nw_status_job *s)
+{
+	char b1[NW_NAME_BUF], b2[NW_NAME_BUF];
+	fprintf(out, "; %s (", nw_job_state_name(s->state));
+	if (s->state == NW_JOB_STALE) {
+		fputs("every process dead", out);
+	} else {
+		const char *sep = "";
+		if (s->alive) {
+			fprintf(out, "%zu alive", s->alive);
+			sep = ", ";
+		}
+		if (s->dead) {
+			fprintf(out, "%s%zu dead", sep, s->dead);
+			sep = ", ";
+		}
+		if (s->remote)
+			fprintf(out, "%s%zu on other hosts", sep, s->remote);
+	}
+	if (s->state == NW_JOB_HUNG) {
+		const struct nw_seg_op *op = s->stuck_op;
+		fputs("; ", out);
+		if (s->stuck->rank >= 0)
+			fprintf(out, "rank %" PRId32 " ", s->stuck->rank);
+		fprintf(out, "pid %" PRId64 " %s", s->stuck->hdr.pid, nw_op_kind_name(op->kind, b1));
+		if (op->seq)
+			fprintf(out, "#%" PRIu64, op->seq);
+		fprintf(out, " %s for %.1fs, timeout %gs", nw_op_state_name(op->state, b2), s->stuck_age_s,
+		        s->job->timeout_s);
+	}
+	fputs(")", out);
+}
+
 int nw_render_status(FILE *out, const struct nw_analysis *a, unsigned flags)
 {
 	(void)flags;
+	size_t counts[4] = { 0 };
+	struct nw_status_job *order = nw_status_jobs(a, counts);
+	if (!order)
+		return -1;
+	fprintf(out, "# %zu job%s: %zu live, %zu hung, %zu stale", a->njobs, a->njobs == 1 ? "" : "s",
+	        counts[NW_JOB_LIVE], counts[NW_JOB_HUNG], counts[NW_JOB_STALE]);
+	if (counts[NW_JOB_UNKNOWN])
+		fprintf(out, ", %zu unknown", counts[NW_JOB_UNKNOWN]);
+	fputc('\n', out);
 	fputs("# host pid rank comms last state age alive\n", out);
 	for (size_t j = 0; j < a->njobs; j++) {
-		const struct nw_job *job = &a->jobs[j];
+		const struct nw_job *job = order[j].job;
 		fputs("# job ", out);
 		put_word(out, job->name ? job->name : "", NW_SEG_JOB_LEN);
 		size_t nproc = nw_job_process_count(job);
@@ -93,10 +142,12 @@ int nw_render_status(FILE *out, const struct nw_analysis *a, unsigned flags)
 		} else {
 			fputs("none", out);
 		}
+		put_job_state(out, &order[j]);
 		fputc('\n', out);
 		for (size_t i = 0; i < job->nprocs; i++)
 			put_proc(out, job->procs[i]);
 	}
+	free(order);
 	for (size_t i = 0; i < a->nbad; i++) {
 		fputs("# unreadable: ", out);
 		put_clean(out, a->bad[i].err.message, sizeof a->bad[i].err.message, 0);

@@ -46,8 +46,9 @@ trace_ok "$T/trace.json" 8
 note "status"
 cli_ok 0 "$T/status" status "$NCCLWATCH_DIR"
 cat "$T/status"
-assert_eq "$(head -n 1 "$T/status")" "# host pid rank comms last state age alive" "status header"
-assert_grep "^# job healthy: 8 processes, world size 8, ranks missing: none$" "$T/status"
+assert_eq "$(head -n 1 "$T/status")" "# 1 job: 0 live, 0 hung, 1 stale" "status summary line"
+assert_eq "$(sed -n 2p "$T/status")" "# host pid rank comms last state age alive" "status header"
+assert_grep "^# job healthy: 8 processes, world size 8, ranks missing: none; stale \(every process dead\)$" "$T/status"
 assert_eq "$(grep -vc '^#' "$T/status")" 8 "process lines"
 for r in 0 1 2 3 4 5 6 7; do
 	grep -Eq "^[^ ]+ [0-9]+ $r comms=[0-9]+ last=[A-Za-z]+(#[0-9]+)?(@[0-9a-f]{16})? state=[A-Z_]+ age=[0-9]+\.[0-9]s dead$" "$T/status" \

@@ -449,8 +449,10 @@ static const char *const want_text =
 	"unreadable: /dev/shm/ncclwatch-0/train-42/bad.seg: truncated: 100 bytes, a header needs 8192\n";
 
 static const char *const want_status =
+	"# 2 jobs: 0 live, 1 hung, 0 stale, 1 unknown\n"
 	"# host pid rank comms last state age alive\n"
-	"# job train-42: 8 processes, world size 8, ranks missing: none\n"
+	"# job train-42: 8 processes, world size 8, ranks missing: none; hung (7 alive, 1 dead; rank 0 pid 1000 "
+	"AllReduce#23 STARTED for 75.0s, timeout 60s)\n"
 	"node-a 1000 0 comms=1 last=AllReduce#23@4f2ac2b9efdeda6d state=STARTED age=75.0s alive\n"
 	"node-a 1001 1 comms=1 last=AllReduce#23@4f2ac2b9efdeda6d state=STARTED age=75.0s alive\n"
 	"node-a 1002 2 comms=1 last=AllReduce#23@4f2ac2b9efdeda6d state=STARTED age=75.0s alive\n"
@@ -459,7 +461,7 @@ static const char *const want_status =
 	"node-b 1005 5 comms=1 last=AllReduce#22@4f2ac2b9efdeda6d state=COMPLETED age=89.4s alive\n"
 	"node-b 1006 6 comms=1 last=AllReduce#23@4f2ac2b9efdeda6d state=STARTED age=75.0s alive\n"
 	"node-b 1007 7 comms=1 last=AllReduce#23@4f2ac2b9efdeda6d state=STARTED age=75.0s dead\n"
-	"# job solo: 1 process, world size unknown, ranks missing: none\n"
+	"# job solo: 1 process, world size unknown, ranks missing: none; unknown (1 on other hosts)\n"
 	"host\\x20c 77 - comms=0 last=- state=- age=- ?\n"
 	"# unreadable: /dev/shm/ncclwatch-0/train-42/bad.seg: truncated: 100 bytes, a header needs 8192\n";
 
