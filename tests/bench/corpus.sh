@@ -122,4 +122,22 @@ print("determinism order   : %d cases whose verdicts change with the order of th
       (len(order_bad), (": " + " ".join(order_bad)) if order_bad else ""))
 PY
 echo "goal: every view right on every case, 0 false alarms, 0 differences"
+
+# The attach view (issue 21): every case that hangs, started without the
+# preload (RAS on), read by `ncclwatch attach --tree` (CORPUS_BENCH_ATTACH=0
+# leaves it out).
+if [ "${CORPUS_BENCH_ATTACH:-1}" != 0 ]; then
+	echo
+	echo "command: CORPUS_VIEW=attach sh tests/corpus/run-corpus.sh (the cases that hang; no preload, RAS on)"
+	# shellcheck disable=SC2086
+	CORPUS_VIEW=attach corpus_run $all > "$T/attach.lines" 2>&1
+	grep ' attach ' "$T/attach.lines" | awk '
+		$3 == "skip" { skip++; next }
+		{ n++; if ($3 == "ok") v[$4]++; else { fail++; bad = bad " " $1 } }
+		$3 == "ok" && $4 != "exact" { other = other " " $1 "(" $4 ")" }
+		END { printf "attach: %d cases that hang: %d exact, %d partial, %d undecided, %d blame a rank outside the culprits%s (%d cases end by themselves: not judged)\n",
+		      n, v["exact"], v["partial"], v["undecided"], fail, bad != "" ? ":" bad : "", skip
+		      if (other != "") printf "attach, not exact:%s\n", other }'
+	echo "goal: a verdict for every case, never a waiting rank blamed; as many exact as stacks and RAS can tell"
+fi
 echo "corpus bench: $(( $(date +%s) - start )) s"
