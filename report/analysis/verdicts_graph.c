@@ -7,11 +7,9 @@
  * every rank, so neither the exec handle nor the capture id (both per
  * process): it is the seq on that comm of the graph's first captured op
  * (the CAPTURED record), which every rank shares when they run the same
- * program. The record does not name its CAPTURED op: it is found as the
- * newest CAPTURED collective of the comm issued before the executable
- * graph's first launch, walked back over the graph's other captured ops
- * on that comm (graph_ident). 0 when the ring lost it: then the launches
- * of all such graphs of the comm are matched together.
+ * program. The library knows it at capture and writes it into every
+ * launch's record (segment 2.2: root; graph_ident reads it). In a 2.1 file
+ * it is 0: the launches of all graphs of the comm are matched together.
  *
  * For a replay stuck past the timeout (replay n of graph G on comm C):
  *   - members that launched G fewer than n times (or ended inside a replay
@@ -27,40 +25,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The identity of the graph that launch L (one of p's ops, in the member's
- * slot ops idx[0..n)) replays: see the top of the file. */
-static uint64_t graph_ident(const struct nw_proc *p, const uint32_t *idx, size_t n, const struct nw_seg_op *l)
+/* The identity of the graph that launch l replays: from 2.2 the record
+ * carries it (root: the seq of the graph's first captured op on its comm,
+ * written by the library at capture). A 2.1 file's root is a per-process
+ * capture id, no identity across ranks: 0, and the launches of all graphs
+ * of the comm are matched together. */
+static uint64_t graph_ident(const struct nw_proc *p, const struct nw_seg_op *l)
 {
-	/* The exec's first launch still in the ring: its graph was captured before it. */
-	uint64_t anchor = l->enqueue_ns;
-	for (size_t k = 0; k < n; k++) {
-		const struct nw_seg_op *o = &p->ops[idx[k]];
-		if (o->kind == NW_OP_GRAPH_LAUNCH && o->group_id == l->group_id && o->root == l->root &&
-		    o->enqueue_ns < anchor)
-			anchor = o->enqueue_ns;
-	}
-	/* The newest CAPTURED collective before it (collectives come first, by seq). */
-	size_t last = n;
-	for (size_t k = 0; k < n; k++) {
-		const struct nw_seg_op *o = &p->ops[idx[k]];
-		if (nw_op_class(o->kind) != 0)
-			break;
-		if (o->state == NW_ST_CAPTURED && o->enqueue_ns <= anchor &&
-		    (last == n || o->enqueue_ns >= p->ops[idx[last]].enqueue_ns))
-			last = k;
-	}
-	if (last == n)
+	if (p->hdr.version_major == 2 && p->hdr.version_minor < 2)
 		return 0;
-	/* Back over the graph's other ops on this comm (count: all its NCCL
-	 * ops, of any comm): the consecutive CAPTURED seqs before it. */
-	size_t k = last;
-	for (uint64_t back = 1; back < l->count && k > 0; back++) {
-		const struct nw_seg_op *prev = &p->ops[idx[k - 1]], *cur = &p->ops[idx[k]];
-		if (prev->state != NW_ST_CAPTURED || prev->seq + 1 != cur->seq)
-			break;
-		k--;
-	}
-	return p->ops[idx[k]].seq;
+	return l->root > 0 ? (uint64_t)l->root : 0;
 }
 
 /* One member's launches of one graph. */
@@ -78,16 +52,11 @@ static void member_launches(struct nw_jctx *x, const struct nw_member *m, uint64
 	uint32_t *idx;
 	size_t n;
 	nw_member_ops(x, m, &idx, &n);
-	const struct nw_seg_op *seen = NULL;   /* the last launch identified: one exec's launches come in a row */
-	uint64_t seen_ident = 0;
 	for (size_t k = 0; k < n; k++) {
 		const struct nw_seg_op *o = &m->proc->ops[idx[k]];
 		if (o->kind != NW_OP_GRAPH_LAUNCH)
 			continue;
-		if (!seen || seen->group_id != o->group_id || seen->root != o->root)
-			seen_ident = graph_ident(m->proc, idx, n, o);
-		seen = o;
-		if (seen_ident != ident)
+		if (graph_ident(m->proc, o) != ident)
 			continue;
 		if (o->seq > ml->launched)
 			ml->launched = o->seq;
@@ -276,7 +245,7 @@ static void comm_graphs(struct nw_jctx *x, const struct nw_comm_view *v)
 			if (o->kind != NW_OP_GRAPH_LAUNCH || !nw_op_pending(o->state) ||
 			    nw_age(m->proc, o->enqueue_ns) <= x->timeout_ns)
 				continue;
-			uint64_t ident = graph_ident(m->proc, idx, n, o);
+			uint64_t ident = graph_ident(m->proc, o);
 			size_t j = 0;
 			while (j < ndone && done[j] != ident)
 				j++;

@@ -449,11 +449,18 @@ static int case_capture_nolaunch(struct sc *c) { return capture_case(c, 1); }
 static int case_capture_launch(struct sc *c) { return capture_case(c, -1); }
 
 /* CUDA graph replay: every rank captures AllReduce #5 into a graph (global
- * capture mode) and launches it GRAPH_REPLAYS times on its main stream, a
- * sync after each. SCENARIO_GRAPH_SHORT=R: rank R launches it one time
- * fewer and parks; its peers wait in their last replay (the corpus case
- * graph-short: MISSING_RANK of rank R). */
+ * capture mode) and launches it GRAPH_REPLAYS times (SCENARIO_GRAPH_REPLAYS=N:
+ * N times) on its main stream, a sync after each. SCENARIO_GRAPH_SHORT=R:
+ * rank R launches it one time fewer and parks; its peers wait in their last
+ * replay (the corpus case graph-short: MISSING_RANK of rank R). */
 #define GRAPH_REPLAYS 10
+
+static int graph_replays(void)
+{
+	const char *e = getenv("SCENARIO_GRAPH_REPLAYS");
+	int n = e && *e ? atoi(e) : GRAPH_REPLAYS;
+	return n > 0 ? n : GRAPH_REPLAYS;
+}
 
 /* The graph calls, as a program binds them: SCENARIO_GRAPH_VIA=getproc
  * asks cuGetProcAddress (as libcudart does), =dlsym looks them up in
@@ -510,7 +517,7 @@ static int case_graph_replay(struct sc *c)
 	allreduce(c, c->world, c->s2);
 	cuda_ok(c, api.end_capture(c->s2, &graph), "cuStreamEndCapture");
 	cuda_ok(c, api.instantiate(&exec, graph, 0), "cuGraphInstantiateWithFlags");
-	int launches = c->rank == short_rank ? GRAPH_REPLAYS - 1 : GRAPH_REPLAYS;
+	int launches = c->rank == short_rank ? graph_replays() - 1 : graph_replays();
 	for (int i = 0; i < launches; i++) {
 		cuda_ok(c, api.launch(exec, c->s), "cuGraphLaunch");
 		if (short_rank >= 0 && c->rank != short_rank && i == launches - 1)
