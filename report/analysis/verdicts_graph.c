@@ -135,6 +135,7 @@ static void judge_replay(struct nw_jctx *x, const struct nw_comm_view *v, uint64
 		struct nw_vwork *w = nw_verdict_new(x, NW_V_MISSING_RANK, v, kind, ident);
 		if (!w)
 			goto done;
+		w->v.replay = nstar;
 		uint32_t junction = nw_graph_junction(&x->g);
 		struct nw_egroups eout = { 0 }, ein = { 0 };
 		struct nw_rankset launched = { 0 };
@@ -200,6 +201,7 @@ static void judge_replay(struct nw_jctx *x, const struct nw_comm_view *v, uint64
 		struct nw_vwork *w = nw_verdict_new(x, NW_V_TRANSPORT_STALL, v, kind, ident);
 		if (!w)
 			goto done;
+		w->v.replay = nstar;
 		struct nw_egroups ein = { 0 };
 		for (int32_t r = 0; r < n; r++) {
 			const struct nw_member *m = &v->members[r];
