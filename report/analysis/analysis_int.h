@@ -251,6 +251,13 @@ struct nw_sblock {
 	const struct nw_rankset *waiting_in_it; /* the members inside the same #n (shared; x->sets) */
 };
 
+/* A blocked rank (member r of v, its op pending since age), for
+ * nw_rules_stream; `waiting`: the members inside the same op, a set from
+ * nw_shared_set (lives until the end of the job's pass). */
+void nw_add_sblock(struct nw_jctx *x, const struct nw_comm_view *v, int32_t r, const struct nw_seg_op *op,
+                   uint64_t age, const struct nw_rankset *waiting);
+const struct nw_rankset *nw_shared_set(struct nw_jctx *x, const struct nw_rankset *src);
+
 /* A pending send/receive whose other half was never posted. */
 struct nw_p2p_pair {
 	const struct nw_comm_view *view;

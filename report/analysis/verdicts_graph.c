@@ -84,6 +84,97 @@ static void graph_name(const struct nw_comm_view *v, uint16_t kind, uint64_t ide
 		              nw_comm_label(v->id, v->name, cb));
 }
 
+/* The MISMATCH the collective rules found on the graph's captured op
+ * (they compare every rank's record of #ident, CAPTURED ones too), or NULL. */
+static struct nw_vwork *captured_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, uint64_t ident)
+{
+	for (size_t i = 0; ident && i < x->nvw; i++) {
+		struct nw_vwork *w = x->vw[i];
+		if (w->v.kind == NW_V_MISMATCH && w->v.comm_id == v->id && w->v.seq == ident && !w->v.replay)
+			return w;
+	}
+	return NULL;
+}
+
+/* The ranks stuck in replay nstar wait for that MISMATCH's culprits: a
+ * rank whose captured op differs holds every replay of the graph up. */
+static void join_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, struct nw_vwork *w, const uint8_t *cls,
+                          const struct mlaunch *ml, uint64_t nstar)
+{
+	char sb[NW_NAME_BUF], ab[32];
+	uint32_t junction = nw_graph_junction(&x->g);
+	struct nw_egroups ein = { 0 };
+	struct nw_rankset in = { 0 };
+	uint64_t max_age = 0;
+	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
+		const struct nw_member *m = &v->members[r];
+		if (!m->proc)
+			continue;
+		if (nw_rankset_has(&w->v.culprits, m->proc->rank)) {
+			nw_graph_edge(&x->g, junction, m->proc->job_index, NW_E_BLOCK, NULL, v, nstar, 0);
+		} else if (cls[r] == 3) {
+			nw_verdict_waiting(x, w, m->proc);
+			nw_set_add(x, &in, m->proc->rank);
+			nw_graph_edge(&x->g, m->proc->job_index, junction, NW_E_COLL, ml[r].stuck, v, nstar, 0);
+			char t[160];
+			uint64_t age = nw_age(m->proc, ml[r].stuck->enqueue_ns);
+			if (age > max_age)
+				max_age = age;
+			snprintf(t, sizeof t, "in replay %" PRIu64 " of its graph (%s for " NW_AGE ")", nstar,
+			         nw_op_state_name(ml[r].stuck->state, sb));
+			nw_eg_add(x, &ein, m->proc, t, age);
+		}
+	}
+	nw_eg_flush(x, w, &ein, 8);
+	if (in.n && w->v.summary && !x->oom) {
+		struct nw_buf b = { 0 };
+		nw_buf_puts(&b, w->v.summary);
+		nw_buf_puts(&b, in.n == 1 ? "; rank " : "; ranks ");
+		nw_buf_rankset(&b, &in);
+		nw_buf_printf(&b, " wait%s in replay %" PRIu64 " of the graph holding it (%s)", in.n == 1 ? "s" : "", nstar,
+		              nw_fmt_age(max_age, ab));
+		char *s = nw_buf_take(&b);
+		if (s) {
+			free(w->v.summary);
+			w->v.summary = s;
+		} else {
+			x->oom = 1;
+		}
+	}
+	w->v.replay = nstar;
+	nw_rankset_free(&in);
+}
+
+/* Every member launched replay nstar and is stuck in it, some never
+ * started it: their streams did not reach the graph (earlier work on the
+ * launch stream holds it). They are STREAM_BLOCKED candidates
+ * (nw_rules_stream decides, once it knows whether they wait for someone
+ * else); the members that started it wait for them. 1 if so. */
+static int replay_blocked(struct nw_jctx *x, const struct nw_comm_view *v, const struct mlaunch *ml)
+{
+	int32_t enq = 0;
+	for (int32_t r = 0; r < v->nranks; r++)
+		enq += ml[r].stuck->state == NW_ST_ENQUEUED;
+	if (!enq || enq == v->nranks)
+		return 0;
+	struct nw_rankset all = { 0 };
+	uint32_t junction = nw_graph_junction(&x->g);
+	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
+		const struct nw_proc *p = v->members[r].proc;
+		nw_set_add(x, &all, p->rank);
+		if (ml[r].stuck->state == NW_ST_ENQUEUED)
+			nw_graph_edge(&x->g, junction, p->job_index, NW_E_BLOCK, NULL, v, ml[r].stuck->seq, 0);
+		else
+			nw_graph_edge(&x->g, p->job_index, junction, NW_E_COLL, ml[r].stuck, v, ml[r].stuck->seq, 0);
+	}
+	const struct nw_rankset *inside = nw_shared_set(x, &all);
+	for (int32_t r = 0; r < v->nranks && inside; r++)
+		if (ml[r].stuck->state == NW_ST_ENQUEUED)
+			nw_add_sblock(x, v, r, ml[r].stuck, nw_age(v->members[r].proc, ml[r].stuck->enqueue_ns), inside);
+	nw_rankset_free(&all);
+	return 1;
+}
+
 static void judge_replay(struct nw_jctx *x, const struct nw_comm_view *v, uint64_t ident, uint16_t kind)
 {
 	int32_t n = v->nranks;
@@ -129,6 +220,11 @@ static void judge_replay(struct nw_jctx *x, const struct nw_comm_view *v, uint64
 	}
 	char sb[NW_NAME_BUF], ab[32];
 	struct nw_buf gname = { 0 };
+	struct nw_vwork *mm = captured_mismatch(x, v, ident);
+	if (mm && inside) {
+		join_mismatch(x, v, mm, cls, ml, nstar);
+		goto done;
+	}
 	graph_name(v, kind, ident, &gname);
 	const char *gn = gname.s ? gname.s : "the graph";
 	if (short_ || gone || nofile) {
@@ -197,6 +293,8 @@ static void judge_replay(struct nw_jctx *x, const struct nw_comm_view *v, uint64
 		if (!w->v.summary)
 			x->oom = 1;
 		nw_rankset_free(&launched);
+	} else if (inside == n && replay_blocked(x, v, ml)) {
+		/* nw_rules_stream gives the verdict */
 	} else if (inside == n) {
 		struct nw_vwork *w = nw_verdict_new(x, NW_V_TRANSPORT_STALL, v, kind, ident);
 		if (!w)
