@@ -327,7 +327,8 @@ enum nw_op_state {
 	NW_ST_STARTED = 2,      /* the GPU reached the op (start event complete) */
 	NW_ST_COMPLETED = 3,    /* end event complete */
 	NW_ST_FAILED = 4,       /* event error or async error (cuda_error / result) */
-	NW_ST_CAPTURED = 5,     /* issued during CUDA graph capture: counted, not timed */
+	NW_ST_CAPTURED = 5,     /* issued during CUDA graph capture: recorded once, timed per
+	                         * replay by its graph's GRAPH_LAUNCH records (2.1) */
 	NW_ST_INIT_ENTERED = 6, /* life-cycle call entered, not returned */
 	NW_ST_INIT_DONE = 7,    /* life-cycle call returned ncclSuccess */
 	NW_ST_INIT_FAILED = 8,  /* life-cycle call returned an error (result) */
