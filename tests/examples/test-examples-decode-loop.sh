@@ -2,8 +2,9 @@
 # examples/decode_loop.c under `ncclwatch run` on the simulation (issue 22):
 # 1. healthy, 2 ranks, 300 tokens: exit 0, each rank's file holds the
 #    captured AllReduce once and 300 GraphLaunch records counted
-#    (graph_launches 300), nothing untracked, no "ncclwatch:" line, and
-#    `diagnose` says HEALTHY;
+#    (graph_launches 300), each tracked by exactly one event pair
+#    (ops_tracked 300, event_records 600), nothing untracked, no
+#    "ncclwatch:" line, and `diagnose` says HEALTHY;
 # 2. --fault stop:rank=2:token=50 on 4 ranks: rank 2 stops after 50 tokens,
 #    the others launch replay 51 and wait: the watchdog's stall line and
 #    `diagnose` name rank 2, the graph holding AllReduce #1 and replay 51.
@@ -30,6 +31,8 @@ for seg in $(segments "$T/d/decode"); do
 	assert_eq "$(grep ' AllReduce ' "$T/seg.txt" | grep -c 'state=CAPTURED')" 1 "CAPTURED AllReduce in $seg"
 	assert_grep '^  graph_launches +300$' "$T/seg.txt"
 	assert_grep '^  graphs_untracked +0$' "$T/seg.txt"
+	# one event pair per launch (no eager op after the capture): counts, not times
+	assert_grep '^  counters +events_created=[0-9]+ event_records=600 ops_tracked=300 ' "$T/seg.txt"
 	n=$((n + 1))
 done
 assert_eq "$n" 2 "segment files"
