@@ -905,7 +905,7 @@ static void op_words(struct nw_buf *b, const struct nw_seg_op *op)
 void nw_rules_stream(struct nw_jctx *x)
 {
 	struct skey *keys = NULL, *k, *kt;
-	char kb[NW_NAME_BUF], cb[128], ab[32], sb[NW_NAME_BUF], lb[128];
+	char cb[128], ab[32], sb[NW_NAME_BUF], lb[128];
 	for (size_t i = 0; i < x->nsblocks && !x->oom; i++) {
 		const struct nw_sblock *s = &x->sblocks[i];
 		const struct nw_member *m = &s->view->members[s->member];
@@ -942,13 +942,13 @@ void nw_rules_stream(struct nw_jctx *x)
 				break;
 			}
 			struct nw_buf why = { 0 };
-			if (prev)
-				nw_buf_printf(&why, "its stream is busy with %s #%" PRIu64 " on %s (%s for %s)",
-				              nw_op_kind_name(prev->kind, kb), prev->seq,
-				              nw_comm_label(prev->comm_id, pv ? pv->name : NULL, cb),
+			if (prev) {
+				nw_buf_puts(&why, "its stream is busy with ");
+				op_words(&why, prev);
+				nw_buf_printf(&why, " on %s (%s for %s)", nw_comm_label(prev->comm_id, pv ? pv->name : NULL, cb),
 				              nw_op_state_name(prev->state, sb),
 				              nw_fmt_age(nw_age(p, prev->start_ns ? prev->start_ns : prev->enqueue_ns), ab));
-			else
+			} else
 				nw_buf_printf(&why, "no earlier NCCL op is pending on its stream 0x%" PRIx64
 				              ": earlier work that is not NCCL (a long or hung kernel, a host callback)",
 				              s->op->stream);
@@ -960,10 +960,12 @@ void nw_rules_stream(struct nw_jctx *x)
 		nw_verdict_culprit(x, k->w, p);
 		struct nw_buf t = { 0 };
 		nw_buf_printf(&t, "stream 0x%" PRIx64 " ", s->op->stream);
-		if (prev)
-			nw_buf_printf(&t, "busy with %s #%" PRIu64 " on %s (%s)", nw_op_kind_name(prev->kind, kb), prev->seq,
-			              nw_comm_label(prev->comm_id, pv ? pv->name : NULL, cb), nw_op_state_name(prev->state, sb));
-		else
+		if (prev) {
+			nw_buf_puts(&t, "busy with ");
+			op_words(&t, prev);
+			nw_buf_printf(&t, " on %s (%s)", nw_comm_label(prev->comm_id, pv ? pv->name : NULL, cb),
+			              nw_op_state_name(prev->state, sb));
+		} else
 			nw_buf_puts(&t, "has no earlier NCCL op pending");
 		nw_buf_puts(&t, "; ");
 		uint64_t age = nw_where(x, p, &t, 1);

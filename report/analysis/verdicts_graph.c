@@ -37,6 +37,26 @@ static uint64_t graph_ident(const struct nw_proc *p, const struct nw_seg_op *l)
 	return l->root > 0 ? (uint64_t)l->root : 0;
 }
 
+size_t nw_graph_ops(const struct nw_proc *p, const struct nw_seg_op *l, const struct nw_seg_op **out, size_t max)
+{
+	if (p->hdr.version_major == 2 && p->hdr.version_minor < 2)
+		return 0;   /* root is a capture id there */
+	size_t first = p->nops;
+	for (size_t i = 0; i < p->nops && &p->ops[i] != l; i++) {
+		const struct nw_seg_op *o = &p->ops[i];
+		if (o->state == NW_ST_CAPTURED && o->comm_id == l->comm_id && o->kind == (uint16_t)l->redop &&
+		    l->root > 0 && o->seq == (uint64_t)l->root && o->enqueue_ns <= l->enqueue_ns)
+			first = i;
+	}
+	size_t n = 0;
+	for (size_t i = first; i < p->nops && n < max && n < l->count && &p->ops[i] != l; i++) {
+		const struct nw_seg_op *o = &p->ops[i];
+		if (o->state == NW_ST_CAPTURED && (NW_OP_IS_COLL(o->kind) || NW_OP_IS_P2P(o->kind)))
+			out[n++] = o;
+	}
+	return n;
+}
+
 /* One member's launches of one graph. */
 struct mlaunch {
 	uint64_t launched;                 /* highest replay number launched (0 none) */

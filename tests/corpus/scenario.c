@@ -596,6 +596,33 @@ static int case_graph_hostfn(struct sc *c)
 	return 0;
 }
 
+/* P2P_UNMATCHED in a replay: the ring exchange of a pipeline (a group:
+ * send to the next, receive from the previous, on comm A) captured into a
+ * graph on every rank, but rank 2's graph lacks the receive. Replay 1:
+ * rank 1's send to rank 2 is never received (rank 1's replay stays
+ * pending); the world AllReduce queued behind it never starts on rank 1,
+ * ranks 0,2,3 wait in theirs. */
+static int case_graph_pipeline(struct sc *c)
+{
+	init_world(c);
+	split(c, 0, 0);
+	for (int step = 1; step <= WARM; step++) {
+		ring_exchange(c, c->comm[0], c->s, 1, 1);
+		allreduce(c, c->world, c->s);
+		sync_stream(c, c->s);
+	}
+	CUgraph graph = NULL;
+	CUgraphExec exec = NULL;
+	cuda_ok(c, cuStreamBeginCapture(c->s2, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
+	ring_exchange(c, c->comm[0], c->s2, 1, c->rank != 2);
+	cuda_ok(c, cuStreamEndCapture(c->s2, &graph), "cuStreamEndCapture");
+	cuda_ok(c, cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiateWithFlags");
+	cuda_ok(c, cuGraphLaunch(exec, c->s), "cuGraphLaunch");
+	allreduce(c, c->world, c->s);
+	hang_on(c, c->s, "replay 1 and AllReduce #5 issued");
+	return 0;
+}
+
 /* Healthy: a graph captured, launched and destroyed every step (as a
  * program that re-captures per shape does), SCENARIO_GRAPH_STEPS steps
  * (300: more graphs than the library's table holds at once, 256, so its
@@ -1226,6 +1253,7 @@ static const struct scenario_case cases[] = {
 	{ "capture-launch", case_capture_launch, 2, "healthy: every rank captures #5 and launches it" },
 	{ "graph-count", case_graph_count, 2, "rank 1's graph holds AllReduce #5 with half the count (replay 1)" },
 	{ "graph-hostfn", case_graph_hostfn, 3, "rank 2's replay 3 of the graph waits behind a host function that never returns" },
+	{ "graph-pipeline", case_graph_pipeline, 3, "rank 2's graph of the ring exchange lacks the receive (replay 1)" },
 	{ "graph-per-step", case_graph_per_step, 2, "healthy: a graph captured, launched and destroyed every step (SCENARIO_GRAPH_STEPS, 300)" },
 	{ "graph-replay", case_graph_replay, 2, "healthy: every rank captures #5 and launches the graph 10 times (SCENARIO_GRAPH_SHORT=R: R 9 times)" },
 	{ "desync-sym", case_desync_sym, 4, "ranks 0-2 in comm A's #5, rank 3 in comm B's #5" },
