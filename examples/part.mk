@@ -7,14 +7,19 @@
 
 TRAINER_OBJS = $(BUILD)/examples/trainer.o $(BUILD)/examples/trainer_options.o $(BUILD)/examples/launch.o
 TRAINER      = $(BUILD)/bin/trainer
+DECODE_LOOP  = $(BUILD)/bin/decode_loop   # a decode loop served from a CUDA graph
 NCCL_PROBE   = $(BUILD)/tests/realnccl/nccl-probe
 
-BINS         += $(TRAINER)   # an example: built, never installed
+BINS         += $(TRAINER) $(DECODE_LOOP)   # examples: built, never installed
 TEST_BINS    += $(NCCL_PROBE)
 
 $(TRAINER): $(TRAINER_OBJS) | $(SIM_SONAMES)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(TRAINER_OBJS) $(SIM_LINK)
+
+$(DECODE_LOOP): $(BUILD)/examples/decode_loop.o $(BUILD)/examples/launch.o | $(SIM_SONAMES)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/examples/decode_loop.o $(BUILD)/examples/launch.o $(SIM_LINK)
 
 $(NCCL_PROBE): $(BUILD)/tests/realnccl/nccl_probe.o | $(SIM_SONAMES)
 	@mkdir -p $(dir $@)

@@ -71,7 +71,7 @@ void nw_graph_captured(uint64_t stream, uint64_t ticket1)
 	if (!rec)
 		return;
 	struct nw_graph_op op = {
-		.comm_id = rec->comm_id, .count = rec->count, .comm_slot = rec->comm_slot,
+		.comm_id = rec->comm_id, .seq = rec->seq, .count = rec->count, .comm_slot = rec->comm_slot,
 		.comm_gen = rec->comm_gen, .rank = rec->rank, .nranks = rec->nranks, .kind = rec->kind,
 		.datatype = rec->datatype,
 	};
@@ -131,7 +131,6 @@ void nw_graph_instantiated(CUgraphExec exec, CUgraph graph)
 	while (atomic_load_explicit(&execs[i].key, memory_order_relaxed) > KEY_DELETED)
 		i = (i + 1) & (NW_GRAPH_EXECS - 1);
 	struct nw_graph_exec *e = &execs[i];
-	e->capture_id = g->capture_id;
 	e->nops = g->nops;
 	e->first = g->ops[0];
 	atomic_store_explicit(&e->replays, 0, memory_order_relaxed);

@@ -37,6 +37,8 @@
 /* A captured NCCL op, as its CAPTURED record says. */
 struct nw_graph_op {
 	uint64_t comm_id;
+	uint64_t seq;                /* its seq on its comm (collective, or per peer): the
+	                              * same on every rank running the same program */
 	uint64_t count;
 	uint32_t comm_slot, comm_gen;
 	int32_t rank, nranks;
@@ -46,7 +48,6 @@ struct nw_graph_op {
 
 struct nw_graph_exec {
 	_Atomic uintptr_t key;       /* the CUgraphExec; 0 never used, 1 deleted */
-	uint64_t capture_id;         /* of the capture that built its graph */
 	uint32_t nops;               /* NCCL ops captured into its graph */
 	struct nw_graph_op first;    /* the first of them */
 	_Atomic uint64_t replays;    /* launches so far */

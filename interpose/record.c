@@ -129,7 +129,7 @@ uint64_t nw_record_graph_launch(const struct nw_graph_exec *e, uint64_t exec, ui
 	op->datatype = f->datatype;
 	op->group_depth = 0;
 	op->redop = f->kind;
-	op->root = (int32_t)(e->capture_id & 0x7fffffff);
+	op->root = (int32_t)(f->seq & 0x7fffffff);   /* 2.2: the graph's identity on every rank */
 	op->rank = f->rank;
 	op->nranks = f->nranks;
 	op->tid = nw_thread_tid();

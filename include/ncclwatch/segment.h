@@ -1,4 +1,4 @@
-/* ncclwatch segment format, version 2 (minor 1).
+/* ncclwatch segment format, version 2 (minor 2).
  *
  * One segment per process: a file mapped MAP_SHARED by libncclwatch.so
  * (default /dev/shm/ncclwatch-$UID/<job>/<host>.<pid>.seg). The live file
@@ -36,7 +36,7 @@
 #define NW_SEG_MAGIC "NCCLWSEG"           /* 8 bytes, no terminator */
 #define NW_SEG_ENDIAN 0x01020304u
 #define NW_SEG_VERSION_MAJOR 2
-#define NW_SEG_VERSION_MINOR 1
+#define NW_SEG_VERSION_MINOR 2
 #define NW_SEG_V1_MINOR 4                 /* the last minor of major 1 (readers of 2 read 1.0-1.4) */
 #define NW_SEG_ALIGN 64
 
@@ -295,8 +295,10 @@ enum nw_op_kind {
 	 * around the launch. Its fields say (docs/FORMAT.md, "CUDA graphs"):
 	 * seq = replay number of the executable graph (1, 2, ...); group_id =
 	 * the CUgraphExec; stream = the launch stream; count = NCCL ops captured
-	 * into the graph; root = the graph's capture id (cuStreamGetCaptureInfo;
-	 * the low 31 bits); redop = the kind of its first NCCL op; datatype and
+	 * into the graph; root = 2.2: the seq of the graph's first captured
+	 * NCCL op on its comm (its CAPTURED record's seq, low 31 bits: the
+	 * same on every rank, so replays match across ranks by it; 2.1: the
+	 * per-process capture id); redop = the kind of its first NCCL op; datatype and
 	 * comm_* / rank / nranks = that op's; cuda_error = what cuGraphLaunch
 	 * returned when it failed (state FAILED). */
 	NW_OP_GRAPH_LAUNCH = 40,
@@ -325,7 +327,8 @@ enum nw_op_state {
 	NW_ST_STARTED = 2,      /* the GPU reached the op (start event complete) */
 	NW_ST_COMPLETED = 3,    /* end event complete */
 	NW_ST_FAILED = 4,       /* event error or async error (cuda_error / result) */
-	NW_ST_CAPTURED = 5,     /* issued during CUDA graph capture: counted, not timed */
+	NW_ST_CAPTURED = 5,     /* issued during CUDA graph capture: recorded once, timed per
+	                         * replay by its graph's GRAPH_LAUNCH records (2.1) */
 	NW_ST_INIT_ENTERED = 6, /* life-cycle call entered, not returned */
 	NW_ST_INIT_DONE = 7,    /* life-cycle call returned ncclSuccess */
 	NW_ST_INIT_FAILED = 8,  /* life-cycle call returned an error (result) */

@@ -166,6 +166,8 @@ struct nw_verdict {
 	int32_t comm_nranks;
 	uint16_t op_kind;              /* enum nw_op_kind of the op concerned, 0 none */
 	uint64_t seq;                  /* its sequence number, 0 none */
+	uint64_t replay;               /* a replay of a CUDA graph: its replay number (op_kind and seq
+	                                * then name the graph's first captured op); 0 none */
 	struct nw_rankset culprits;    /* global ranks to blame (empty: the comm/link itself) */
 	struct nw_rankset waiting;     /* global ranks that wait because of them */
 	struct nw_rankset unknown;     /* ranks concerned whose files are missing */

@@ -251,13 +251,29 @@ struct nw_sblock {
 	const struct nw_rankset *waiting_in_it; /* the members inside the same #n (shared; x->sets) */
 };
 
+/* A blocked rank (member r of v, its op pending since age), for
+ * nw_rules_stream; `waiting`: the members inside the same op, a set from
+ * nw_shared_set (lives until the end of the job's pass). */
+void nw_add_sblock(struct nw_jctx *x, const struct nw_comm_view *v, int32_t r, const struct nw_seg_op *op,
+                   uint64_t age, const struct nw_rankset *waiting);
+const struct nw_rankset *nw_shared_set(struct nw_jctx *x, const struct nw_rankset *src);
+
+/* The CAPTURED NCCL ops of the graph that launch l (one of p's ops, a
+ * GraphLaunch) replays, in capture order, at most max: its first op's
+ * CAPTURED record (the newest before l of its comm, kind and seq: the
+ * launch's redop and root, segment 2.2) and the CAPTURED ops recorded
+ * after it, l->count in all. Fewer when the ring lost them; 0 in a 2.1
+ * file (verdicts_graph.c). */
+size_t nw_graph_ops(const struct nw_proc *p, const struct nw_seg_op *l, const struct nw_seg_op **out, size_t max);
+
 /* A pending send/receive whose other half was never posted. */
 struct nw_p2p_pair {
 	const struct nw_comm_view *view;
 	uint32_t waiter;                 /* job index of the process that waits */
 	uint32_t culprit;                /* job index of the one that did not post (UINT32_MAX: no file) */
 	int32_t culprit_crank;           /* its comm rank */
-	const struct nw_seg_op *op;      /* the waiter's pending Send/Recv */
+	const struct nw_seg_op *op;      /* the waiter's pending Send/Recv, or a CAPTURED one of... */
+	const struct nw_seg_op *launch;  /* ...the graph of this pending GraphLaunch (else NULL) */
 	uint64_t peer_pos;               /* the culprit's recv_enqueued from / send_enqueued to the waiter */
 	uint32_t primary;                /* a misdirected post: index of the pair whose verdict reports
 	                                  * it (its waiter is that pair's culprit), else UINT32_MAX */

@@ -110,7 +110,8 @@ const struct nw_seg_op *nw_previous_work(const struct nw_proc *p, const struct n
 		const struct nw_seg_op *o = &p->ops[i];
 		if (o == op || o->commit >= op->commit)
 			break;
-		if (o->stream == op->stream && (NW_OP_IS_COLL(o->kind) || NW_OP_IS_P2P(o->kind)) &&
+		if (o->stream == op->stream &&
+		    (NW_OP_IS_COLL(o->kind) || NW_OP_IS_P2P(o->kind) || o->kind == NW_OP_GRAPH_LAUNCH) &&
 		    (nw_op_pending(o->state) || o->state == NW_ST_FAILED) &&
 		    !(o->group_id && o->group_id == op->group_id))
 			found = o;

@@ -492,7 +492,7 @@ out:
 	free(junction);
 }
 
-static void add_sblock(struct nw_jctx *x, const struct nw_comm_view *v, int32_t r, const struct nw_seg_op *op,
+void nw_add_sblock(struct nw_jctx *x, const struct nw_comm_view *v, int32_t r, const struct nw_seg_op *op,
                        uint64_t age, const struct nw_rankset *waiting)
 {
 	if (x->nsblocks == x->capsblocks) {
@@ -515,7 +515,7 @@ static void add_sblock(struct nw_jctx *x, const struct nw_comm_view *v, int32_t 
 }
 
 /* A copy of `src` that lives until the end of the job's pass. */
-static const struct nw_rankset *shared_set(struct nw_jctx *x, const struct nw_rankset *src)
+const struct nw_rankset *nw_shared_set(struct nw_jctx *x, const struct nw_rankset *src)
 {
 	if (x->nsets == x->capsets) {
 		size_t cap = x->capsets ? x->capsets * 2 : 8;
@@ -708,9 +708,9 @@ static void comm_frontier(struct nw_jctx *x, const struct nw_comm_view *v, const
 	for (int32_t r = 0; r < n && !x->oom; r++) {
 		if (cls[r] != M_ENQUEUED || !mp[r].stuck || mp[r].pend_seq != nstar)
 			continue;
-		if (!inside && !(inside = shared_set(x, &waiting)))
+		if (!inside && !(inside = nw_shared_set(x, &waiting)))
 			break;
-		add_sblock(x, v, r, mp[r].pend, mp[r].age_ns, inside);
+		nw_add_sblock(x, v, r, mp[r].pend, mp[r].age_ns, inside);
 	}
 
 	if ((cnt[M_FINISHED] || cnt[M_IN_GRAPH] || cnt[M_STOPPED]) && !cnt[M_NOT_ISSUED] && !cnt[M_GONE] && !cnt[M_CAPTURED]) {
@@ -888,12 +888,24 @@ struct skey {
 	UT_hash_handle hh;
 };
 
+/* "AllReduce #5", or for a graph launch "replay 3 of the graph holding
+ * AllReduce #5" (seq: the replay; root and redop: the graph's first op). */
+static void op_words(struct nw_buf *b, const struct nw_seg_op *op)
+{
+	char kb[NW_NAME_BUF];
+	if (op->kind == NW_OP_GRAPH_LAUNCH)
+		nw_buf_printf(b, "replay %" PRIu64 " of the graph holding %s #%" PRId32, op->seq,
+		              nw_op_kind_name((unsigned)op->redop, kb), op->root);
+	else
+		nw_buf_printf(b, "%s #%" PRIu64, nw_op_kind_name(op->kind, kb), op->seq);
+}
+
 /* One verdict per (comm, #n): its culprits are the ranks whose #n never
  * started, the ranks inside #n wait. */
 void nw_rules_stream(struct nw_jctx *x)
 {
 	struct skey *keys = NULL, *k, *kt;
-	char kb[NW_NAME_BUF], cb[128], ab[32], sb[NW_NAME_BUF], lb[128];
+	char cb[128], ab[32], sb[NW_NAME_BUF], lb[128];
 	for (size_t i = 0; i < x->nsblocks && !x->oom; i++) {
 		const struct nw_sblock *s = &x->sblocks[i];
 		const struct nw_member *m = &s->view->members[s->member];
@@ -909,7 +921,12 @@ void nw_rules_stream(struct nw_jctx *x)
 		if (prev)
 			HASH_FIND(hh, x->job->comms, &prev->comm_id, sizeof prev->comm_id, pv);
 		if (!k) {
-			struct nw_vwork *w = nw_verdict_new(x, NW_V_STREAM_BLOCKED, s->view, s->op->kind, s->op->seq);
+			int replay = s->op->kind == NW_OP_GRAPH_LAUNCH;   /* named by its graph's first captured op */
+			struct nw_vwork *w = nw_verdict_new(x, NW_V_STREAM_BLOCKED, s->view,
+			                                    replay ? (uint16_t)s->op->redop : s->op->kind,
+			                                    replay ? (uint64_t)s->op->root : s->op->seq);
+			if (w && replay)
+				w->v.replay = s->op->seq;
 			if (!w || !(k = calloc(1, sizeof *k))) {
 				x->oom = 1;
 				break;
@@ -925,13 +942,13 @@ void nw_rules_stream(struct nw_jctx *x)
 				break;
 			}
 			struct nw_buf why = { 0 };
-			if (prev)
-				nw_buf_printf(&why, "its stream is busy with %s #%" PRIu64 " on %s (%s for %s)",
-				              nw_op_kind_name(prev->kind, kb), prev->seq,
-				              nw_comm_label(prev->comm_id, pv ? pv->name : NULL, cb),
+			if (prev) {
+				nw_buf_puts(&why, "its stream is busy with ");
+				op_words(&why, prev);
+				nw_buf_printf(&why, " on %s (%s for %s)", nw_comm_label(prev->comm_id, pv ? pv->name : NULL, cb),
 				              nw_op_state_name(prev->state, sb),
 				              nw_fmt_age(nw_age(p, prev->start_ns ? prev->start_ns : prev->enqueue_ns), ab));
-			else
+			} else
 				nw_buf_printf(&why, "no earlier NCCL op is pending on its stream 0x%" PRIx64
 				              ": earlier work that is not NCCL (a long or hung kernel, a host callback)",
 				              s->op->stream);
@@ -943,10 +960,12 @@ void nw_rules_stream(struct nw_jctx *x)
 		nw_verdict_culprit(x, k->w, p);
 		struct nw_buf t = { 0 };
 		nw_buf_printf(&t, "stream 0x%" PRIx64 " ", s->op->stream);
-		if (prev)
-			nw_buf_printf(&t, "busy with %s #%" PRIu64 " on %s (%s)", nw_op_kind_name(prev->kind, kb), prev->seq,
-			              nw_comm_label(prev->comm_id, pv ? pv->name : NULL, cb), nw_op_state_name(prev->state, sb));
-		else
+		if (prev) {
+			nw_buf_puts(&t, "busy with ");
+			op_words(&t, prev);
+			nw_buf_printf(&t, " on %s (%s)", nw_comm_label(prev->comm_id, pv ? pv->name : NULL, cb),
+			              nw_op_state_name(prev->state, sb));
+		} else
 			nw_buf_puts(&t, "has no earlier NCCL op pending");
 		nw_buf_puts(&t, "; ");
 		uint64_t age = nw_where(x, p, &t, 1);
@@ -962,15 +981,16 @@ void nw_rules_stream(struct nw_jctx *x)
 			if (w->v.culprits.n > 1) {
 				nw_buf_puts(&b, "ranks ");
 				nw_buf_rankset(&b, &w->v.culprits);
-				nw_buf_printf(&b, ": %s #%" PRIu64 " on %s (%d ranks) never started (for %s on %s; %s)",
-				              nw_op_kind_name(s->op->kind, kb), s->op->seq,
+				nw_buf_puts(&b, ": ");
+				op_words(&b, s->op);
+				nw_buf_printf(&b, " on %s (%d ranks) never started (for %s on %s; %s)",
 				              nw_comm_label(s->view->id, s->view->name, cb), (int)s->view->nranks,
 				              nw_fmt_age(s->age_ns, ab), nw_proc_label(s->view->members[s->member].proc, lb),
 				              k->why ? k->why : "");
 			} else {
-				nw_buf_printf(&b, "%s's %s #%" PRIu64 " on %s (%d ranks) has not started in %s: %s",
-				              nw_proc_label(s->view->members[s->member].proc, lb),
-				              nw_op_kind_name(s->op->kind, kb), s->op->seq,
+				nw_buf_printf(&b, "%s's ", nw_proc_label(s->view->members[s->member].proc, lb));
+				op_words(&b, s->op);
+				nw_buf_printf(&b, " on %s (%d ranks) has not started in %s: %s",
 				              nw_comm_label(s->view->id, s->view->name, cb), (int)s->view->nranks,
 				              nw_fmt_age(s->age_ns, ab), k->why ? k->why : "");
 			}

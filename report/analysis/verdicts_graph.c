@@ -7,11 +7,9 @@
  * every rank, so neither the exec handle nor the capture id (both per
  * process): it is the seq on that comm of the graph's first captured op
  * (the CAPTURED record), which every rank shares when they run the same
- * program. The record does not name its CAPTURED op: it is found as the
- * newest CAPTURED collective of the comm issued before the executable
- * graph's first launch, walked back over the graph's other captured ops
- * on that comm (graph_ident). 0 when the ring lost it: then the launches
- * of all such graphs of the comm are matched together.
+ * program. The library knows it at capture and writes it into every
+ * launch's record (segment 2.2: root; graph_ident reads it). In a 2.1 file
+ * it is 0: the launches of all graphs of the comm are matched together.
  *
  * For a replay stuck past the timeout (replay n of graph G on comm C):
  *   - members that launched G fewer than n times (or ended inside a replay
@@ -27,40 +25,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The identity of the graph that launch L (one of p's ops, in the member's
- * slot ops idx[0..n)) replays: see the top of the file. */
-static uint64_t graph_ident(const struct nw_proc *p, const uint32_t *idx, size_t n, const struct nw_seg_op *l)
+/* The identity of the graph that launch l replays: from 2.2 the record
+ * carries it (root: the seq of the graph's first captured op on its comm,
+ * written by the library at capture). A 2.1 file's root is a per-process
+ * capture id, no identity across ranks: 0, and the launches of all graphs
+ * of the comm are matched together. */
+static uint64_t graph_ident(const struct nw_proc *p, const struct nw_seg_op *l)
 {
-	/* The exec's first launch still in the ring: its graph was captured before it. */
-	uint64_t anchor = l->enqueue_ns;
-	for (size_t k = 0; k < n; k++) {
-		const struct nw_seg_op *o = &p->ops[idx[k]];
-		if (o->kind == NW_OP_GRAPH_LAUNCH && o->group_id == l->group_id && o->root == l->root &&
-		    o->enqueue_ns < anchor)
-			anchor = o->enqueue_ns;
-	}
-	/* The newest CAPTURED collective before it (collectives come first, by seq). */
-	size_t last = n;
-	for (size_t k = 0; k < n; k++) {
-		const struct nw_seg_op *o = &p->ops[idx[k]];
-		if (nw_op_class(o->kind) != 0)
-			break;
-		if (o->state == NW_ST_CAPTURED && o->enqueue_ns <= anchor &&
-		    (last == n || o->enqueue_ns >= p->ops[idx[last]].enqueue_ns))
-			last = k;
-	}
-	if (last == n)
+	if (p->hdr.version_major == 2 && p->hdr.version_minor < 2)
 		return 0;
-	/* Back over the graph's other ops on this comm (count: all its NCCL
-	 * ops, of any comm): the consecutive CAPTURED seqs before it. */
-	size_t k = last;
-	for (uint64_t back = 1; back < l->count && k > 0; back++) {
-		const struct nw_seg_op *prev = &p->ops[idx[k - 1]], *cur = &p->ops[idx[k]];
-		if (prev->state != NW_ST_CAPTURED || prev->seq + 1 != cur->seq)
-			break;
-		k--;
+	return l->root > 0 ? (uint64_t)l->root : 0;
+}
+
+size_t nw_graph_ops(const struct nw_proc *p, const struct nw_seg_op *l, const struct nw_seg_op **out, size_t max)
+{
+	if (p->hdr.version_major == 2 && p->hdr.version_minor < 2)
+		return 0;   /* root is a capture id there */
+	size_t first = p->nops;
+	for (size_t i = 0; i < p->nops && &p->ops[i] != l; i++) {
+		const struct nw_seg_op *o = &p->ops[i];
+		if (o->state == NW_ST_CAPTURED && o->comm_id == l->comm_id && o->kind == (uint16_t)l->redop &&
+		    l->root > 0 && o->seq == (uint64_t)l->root && o->enqueue_ns <= l->enqueue_ns)
+			first = i;
 	}
-	return p->ops[idx[k]].seq;
+	size_t n = 0;
+	for (size_t i = first; i < p->nops && n < max && n < l->count && &p->ops[i] != l; i++) {
+		const struct nw_seg_op *o = &p->ops[i];
+		if (o->state == NW_ST_CAPTURED && (NW_OP_IS_COLL(o->kind) || NW_OP_IS_P2P(o->kind)))
+			out[n++] = o;
+	}
+	return n;
 }
 
 /* One member's launches of one graph. */
@@ -78,16 +72,11 @@ static void member_launches(struct nw_jctx *x, const struct nw_member *m, uint64
 	uint32_t *idx;
 	size_t n;
 	nw_member_ops(x, m, &idx, &n);
-	const struct nw_seg_op *seen = NULL;   /* the last launch identified: one exec's launches come in a row */
-	uint64_t seen_ident = 0;
 	for (size_t k = 0; k < n; k++) {
 		const struct nw_seg_op *o = &m->proc->ops[idx[k]];
 		if (o->kind != NW_OP_GRAPH_LAUNCH)
 			continue;
-		if (!seen || seen->group_id != o->group_id || seen->root != o->root)
-			seen_ident = graph_ident(m->proc, idx, n, o);
-		seen = o;
-		if (seen_ident != ident)
+		if (graph_ident(m->proc, o) != ident)
 			continue;
 		if (o->seq > ml->launched)
 			ml->launched = o->seq;
@@ -113,6 +102,97 @@ static void graph_name(const struct nw_comm_view *v, uint16_t kind, uint64_t ide
 	else
 		nw_buf_printf(b, "the graph whose first op is a %s on %s", nw_op_kind_name(kind, kb),
 		              nw_comm_label(v->id, v->name, cb));
+}
+
+/* The MISMATCH the collective rules found on the graph's captured op
+ * (they compare every rank's record of #ident, CAPTURED ones too), or NULL. */
+static struct nw_vwork *captured_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, uint64_t ident)
+{
+	for (size_t i = 0; ident && i < x->nvw; i++) {
+		struct nw_vwork *w = x->vw[i];
+		if (w->v.kind == NW_V_MISMATCH && w->v.comm_id == v->id && w->v.seq == ident && !w->v.replay)
+			return w;
+	}
+	return NULL;
+}
+
+/* The ranks stuck in replay nstar wait for that MISMATCH's culprits: a
+ * rank whose captured op differs holds every replay of the graph up. */
+static void join_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, struct nw_vwork *w, const uint8_t *cls,
+                          const struct mlaunch *ml, uint64_t nstar)
+{
+	char sb[NW_NAME_BUF], ab[32];
+	uint32_t junction = nw_graph_junction(&x->g);
+	struct nw_egroups ein = { 0 };
+	struct nw_rankset in = { 0 };
+	uint64_t max_age = 0;
+	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
+		const struct nw_member *m = &v->members[r];
+		if (!m->proc)
+			continue;
+		if (nw_rankset_has(&w->v.culprits, m->proc->rank)) {
+			nw_graph_edge(&x->g, junction, m->proc->job_index, NW_E_BLOCK, NULL, v, nstar, 0);
+		} else if (cls[r] == 3) {
+			nw_verdict_waiting(x, w, m->proc);
+			nw_set_add(x, &in, m->proc->rank);
+			nw_graph_edge(&x->g, m->proc->job_index, junction, NW_E_COLL, ml[r].stuck, v, nstar, 0);
+			char t[160];
+			uint64_t age = nw_age(m->proc, ml[r].stuck->enqueue_ns);
+			if (age > max_age)
+				max_age = age;
+			snprintf(t, sizeof t, "in replay %" PRIu64 " of its graph (%s for " NW_AGE ")", nstar,
+			         nw_op_state_name(ml[r].stuck->state, sb));
+			nw_eg_add(x, &ein, m->proc, t, age);
+		}
+	}
+	nw_eg_flush(x, w, &ein, 8);
+	if (in.n && w->v.summary && !x->oom) {
+		struct nw_buf b = { 0 };
+		nw_buf_puts(&b, w->v.summary);
+		nw_buf_puts(&b, in.n == 1 ? "; rank " : "; ranks ");
+		nw_buf_rankset(&b, &in);
+		nw_buf_printf(&b, " wait%s in replay %" PRIu64 " of the graph holding it (%s)", in.n == 1 ? "s" : "", nstar,
+		              nw_fmt_age(max_age, ab));
+		char *s = nw_buf_take(&b);
+		if (s) {
+			free(w->v.summary);
+			w->v.summary = s;
+		} else {
+			x->oom = 1;
+		}
+	}
+	w->v.replay = nstar;
+	nw_rankset_free(&in);
+}
+
+/* Every member launched replay nstar and is stuck in it, some never
+ * started it: their streams did not reach the graph (earlier work on the
+ * launch stream holds it). They are STREAM_BLOCKED candidates
+ * (nw_rules_stream decides, once it knows whether they wait for someone
+ * else); the members that started it wait for them. 1 if so. */
+static int replay_blocked(struct nw_jctx *x, const struct nw_comm_view *v, const struct mlaunch *ml)
+{
+	int32_t enq = 0;
+	for (int32_t r = 0; r < v->nranks; r++)
+		enq += ml[r].stuck->state == NW_ST_ENQUEUED;
+	if (!enq || enq == v->nranks)
+		return 0;
+	struct nw_rankset all = { 0 };
+	uint32_t junction = nw_graph_junction(&x->g);
+	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
+		const struct nw_proc *p = v->members[r].proc;
+		nw_set_add(x, &all, p->rank);
+		if (ml[r].stuck->state == NW_ST_ENQUEUED)
+			nw_graph_edge(&x->g, junction, p->job_index, NW_E_BLOCK, NULL, v, ml[r].stuck->seq, 0);
+		else
+			nw_graph_edge(&x->g, p->job_index, junction, NW_E_COLL, ml[r].stuck, v, ml[r].stuck->seq, 0);
+	}
+	const struct nw_rankset *inside = nw_shared_set(x, &all);
+	for (int32_t r = 0; r < v->nranks && inside; r++)
+		if (ml[r].stuck->state == NW_ST_ENQUEUED)
+			nw_add_sblock(x, v, r, ml[r].stuck, nw_age(v->members[r].proc, ml[r].stuck->enqueue_ns), inside);
+	nw_rankset_free(&all);
+	return 1;
 }
 
 static void judge_replay(struct nw_jctx *x, const struct nw_comm_view *v, uint64_t ident, uint16_t kind)
@@ -160,12 +240,18 @@ static void judge_replay(struct nw_jctx *x, const struct nw_comm_view *v, uint64
 	}
 	char sb[NW_NAME_BUF], ab[32];
 	struct nw_buf gname = { 0 };
+	struct nw_vwork *mm = captured_mismatch(x, v, ident);
+	if (mm && inside) {
+		join_mismatch(x, v, mm, cls, ml, nstar);
+		goto done;
+	}
 	graph_name(v, kind, ident, &gname);
 	const char *gn = gname.s ? gname.s : "the graph";
 	if (short_ || gone || nofile) {
 		struct nw_vwork *w = nw_verdict_new(x, NW_V_MISSING_RANK, v, kind, ident);
 		if (!w)
 			goto done;
+		w->v.replay = nstar;
 		uint32_t junction = nw_graph_junction(&x->g);
 		struct nw_egroups eout = { 0 }, ein = { 0 };
 		struct nw_rankset launched = { 0 };
@@ -227,10 +313,13 @@ static void judge_replay(struct nw_jctx *x, const struct nw_comm_view *v, uint64
 		if (!w->v.summary)
 			x->oom = 1;
 		nw_rankset_free(&launched);
+	} else if (inside == n && replay_blocked(x, v, ml)) {
+		/* nw_rules_stream gives the verdict */
 	} else if (inside == n) {
 		struct nw_vwork *w = nw_verdict_new(x, NW_V_TRANSPORT_STALL, v, kind, ident);
 		if (!w)
 			goto done;
+		w->v.replay = nstar;
 		struct nw_egroups ein = { 0 };
 		for (int32_t r = 0; r < n; r++) {
 			const struct nw_member *m = &v->members[r];
@@ -276,7 +365,7 @@ static void comm_graphs(struct nw_jctx *x, const struct nw_comm_view *v)
 			if (o->kind != NW_OP_GRAPH_LAUNCH || !nw_op_pending(o->state) ||
 			    nw_age(m->proc, o->enqueue_ns) <= x->timeout_ns)
 				continue;
-			uint64_t ident = graph_ident(m->proc, idx, n, o);
+			uint64_t ident = graph_ident(m->proc, o);
 			size_t j = 0;
 			while (j < ndone && done[j] != ident)
 				j++;

@@ -69,51 +69,71 @@ static const struct nw_seg_op *other_half(struct nw_jctx *x, const struct nw_mem
 	return NULL;
 }
 
+/* Op (pending on process i, or captured into a graph whose replay is
+ * pending there) against its peer's position: a pair when the peer never
+ * posted the other half, else a wait-for edge. */
+static void pair_of(struct nw_jctx *x, size_t i, const struct nw_seg_op *op, const struct nw_seg_op *launch)
+{
+	const struct nw_comm_view *v = nw_view_of(x, op->comm_id);
+	if (!v || op->root < 0 || op->root >= v->nranks)
+		return;
+	const struct nw_member *pm = &v->members[op->root];
+	struct nw_p2p_pair pair = {
+		.view = v, .waiter = (uint32_t)i, .culprit = NONE, .culprit_crank = op->root, .op = op,
+		.launch = launch, .primary = NONE,
+	};
+	if (pm->proc) {
+		const struct nw_seg_peer *e = nw_proc_peer(pm->proc, nw_member_slot(pm), op->rank);
+		if (!e && (pm->proc->hdr.flags & NW_SEG_F_PEERS_FULL))
+			return;   /* its position is not known */
+		uint64_t pos = e ? (op->kind == NW_OP_SEND ? e->recv_enqueued : e->send_enqueued) : 0;
+		if (pos >= op->seq) {
+			/* Posted. If the other half sits unstarted behind earlier
+			 * work on the peer's stream, or has not started for longer
+			 * than the timeout behind work we do not see (a kernel, a
+			 * host function), the peer holds it up (a send/receive
+			 * edge: it counts for cycles and roots); else this op only
+			 * waits for the peer's progress. */
+			const struct nw_seg_op *half = other_half(x, pm, op);
+			int held = half && half->state == NW_ST_ENQUEUED &&
+			           (nw_previous_work(pm->proc, half) ||
+			            nw_age(pm->proc, half->enqueue_ns) > x->timeout_ns);
+			nw_graph_edge(&x->g, (uint32_t)i, pm->proc->job_index, held ? NW_E_P2P : NW_E_WAIT, op, v,
+			              op->seq, pos);
+			return;
+		}
+		pair.culprit = pm->proc->job_index;
+		pair.peer_pos = pos;
+	}
+	add_pair(x, &pair);
+}
+
 void nw_rules_p2p(struct nw_jctx *x)
 {
 	for (size_t i = 0; i < x->job->nprocs && !x->oom; i++) {
 		struct nw_proc *p = x->job->procs[i];
-		for (size_t k = 0; k < p->nops; k++) {
+		for (size_t k = 0; k < p->nops && !x->oom; k++) {
 			const struct nw_seg_op *op = &p->ops[k];
-			if (!NW_OP_IS_P2P(op->kind) || !nw_op_pending(op->state) ||
+			int launch = op->kind == NW_OP_GRAPH_LAUNCH;
+			if ((!NW_OP_IS_P2P(op->kind) && !launch) || !nw_op_pending(op->state) ||
 			    nw_age(p, op->enqueue_ns) <= x->timeout_ns)
 				continue;
 			/* Not yet started behind earlier work on its stream: it waits
 			 * for that work, not (yet) for its peer. */
 			if (op->state == NW_ST_ENQUEUED && nw_previous_work(p, op))
 				continue;
-			const struct nw_comm_view *v = nw_view_of(x, op->comm_id);
-			if (!v || op->root < 0 || op->root >= v->nranks)
+			if (!launch) {
+				pair_of(x, i, op, NULL);
 				continue;
-			const struct nw_member *pm = &v->members[op->root];
-			struct nw_p2p_pair pair = {
-				.view = v, .waiter = (uint32_t)i, .culprit = NONE, .culprit_crank = op->root, .op = op,
-				.primary = NONE,
-			};
-			if (pm->proc) {
-				const struct nw_seg_peer *e = nw_proc_peer(pm->proc, nw_member_slot(pm), op->rank);
-				if (!e && (pm->proc->hdr.flags & NW_SEG_F_PEERS_FULL))
-					continue;   /* its position is not known */
-				uint64_t pos = e ? (op->kind == NW_OP_SEND ? e->recv_enqueued : e->send_enqueued) : 0;
-				if (pos >= op->seq) {
-					/* Posted. If the other half sits unstarted behind earlier
-					 * work on the peer's stream, or has not started for longer
-					 * than the timeout behind work we do not see (a kernel, a
-					 * host function), the peer holds it up (a send/receive
-					 * edge: it counts for cycles and roots); else this op only
-					 * waits for the peer's progress. */
-					const struct nw_seg_op *half = other_half(x, pm, op);
-					int held = half && half->state == NW_ST_ENQUEUED &&
-					           (nw_previous_work(pm->proc, half) ||
-					            nw_age(pm->proc, half->enqueue_ns) > x->timeout_ns);
-					nw_graph_edge(&x->g, (uint32_t)i, pm->proc->job_index, held ? NW_E_P2P : NW_E_WAIT, op, v,
-					              op->seq, pos);
-					continue;
-				}
-				pair.culprit = pm->proc->job_index;
-				pair.peer_pos = pos;
 			}
-			add_pair(x, &pair);
+			/* A stuck replay: the sends and receives captured into its
+			 * graph stand for their ops in it (both sides count a
+			 * captured op once, as issued, so positions compare alike). */
+			const struct nw_seg_op *g[64];
+			size_t n = nw_graph_ops(p, op, g, sizeof g / sizeof *g);
+			for (size_t j = 0; j < n; j++)
+				if (NW_OP_IS_P2P(g[j]->kind))
+					pair_of(x, i, g[j], op);
 		}
 	}
 	if (x->oom)
@@ -255,7 +275,10 @@ static void pair_words(struct nw_jctx *x, const struct nw_p2p_pair *pr, struct n
 		snprintf(cl, sizeof cl, "comm rank %d (no file)", (int)pr->culprit_crank);
 	nw_buf_printf(b, "%s's %s #%" PRIu64 " %s %s on %s", nw_proc_label(w, wl), nw_op_kind_name(pr->op->kind, kb),
 	              pr->op->seq, send ? "to" : "from", cl, nw_comm_label(pr->view->id, pr->view->name, cb));
-	if (with_age)
+	if (with_age && pr->launch)
+		nw_buf_printf(b, " in replay %" PRIu64 " of its graph is pending for %s", pr->launch->seq,
+		              nw_fmt_age(nw_age(w, pr->launch->enqueue_ns), ab));
+	else if (with_age)
 		nw_buf_printf(b, " is pending for %s", nw_fmt_age(nw_age(w, pr->op->enqueue_ns), ab));
 	if (c)
 		nw_buf_printf(b, ", which %s never %s (it posted %s %s up to #%" PRIu64 ")", cl, send ? "received" : "sent",
@@ -398,9 +421,14 @@ static void unmatched(struct nw_jctx *x, size_t i, const uint32_t *first_of, con
 		x->oom = 1;
 	char sb[NW_NAME_BUF], ab[32], wl[128];
 	const struct nw_proc *wp = x->job->procs[pr->waiter];
-	nw_verdict_evidence(x, w, "%s: %s #%" PRIu64 " %s for %s", nw_proc_label(wp, wl),
-	                    nw_op_kind_name(pr->op->kind, sb), pr->op->seq, nw_op_state_name(pr->op->state, sb),
-	                    nw_fmt_age(nw_age(wp, pr->op->enqueue_ns), ab));
+	if (pr->launch)   /* a captured op: its replay's state and age */
+		nw_verdict_evidence(x, w, "%s: %s #%" PRIu64 " in replay %" PRIu64 " of its graph, %s for %s",
+		                    nw_proc_label(wp, wl), nw_op_kind_name(pr->op->kind, sb), pr->op->seq, pr->launch->seq,
+		                    nw_op_state_name(pr->launch->state, sb), nw_fmt_age(nw_age(wp, pr->launch->enqueue_ns), ab));
+	else
+		nw_verdict_evidence(x, w, "%s: %s #%" PRIu64 " %s for %s", nw_proc_label(wp, wl),
+		                    nw_op_kind_name(pr->op->kind, sb), pr->op->seq, nw_op_state_name(pr->op->state, sb),
+		                    nw_fmt_age(nw_age(wp, pr->op->enqueue_ns), ab));
 	if (c) {
 		struct nw_buf t = { 0 };
 		uint64_t age = nw_where(x, c, &t, 1);

@@ -38,6 +38,7 @@ static uint64_t signature(const struct nw_analysis *a)
 			h = mix(h, v->op_kind);
 			h = mix(h, v->seq);
 			h = mix(h, v->launches);
+			h = mix(h, v->replay);
 			h = mix_set(h, &v->culprits);
 			h = mix_set(h, &v->waiting);
 			h = mix_set(h, &v->unknown);

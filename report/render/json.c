@@ -57,6 +57,8 @@ static json_t *verdict_json(const struct nw_verdict *v, int *failed)
 	nw_json_set(o, "op", v->op_kind ? nw_json_str(nw_op_kind_name(v->op_kind, kb)) : json_null(), failed);
 	nw_json_set(o, "seq", v->seq ? nw_json_int((int64_t)v->seq) : json_null(), failed);
 	nw_json_set(o, "launches", v->launches ? nw_json_int((int64_t)v->launches) : json_null(), failed);
+	if (v->replay)   /* a graph replay: op and seq name the graph's first captured op */
+		nw_json_set(o, "replay", nw_json_int((int64_t)v->replay), failed);
 	nw_json_set(o, "culprits", rank_array(&v->culprits, failed), failed);
 	nw_json_set(o, "waiting", rank_array(&v->waiting, failed), failed);
 	nw_json_set(o, "unknown", rank_array(&v->unknown, failed), failed);

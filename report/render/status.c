@@ -66,6 +66,8 @@ static void put_proc(FILE *out, const struct nw_proc *p)
 		fprintf(out, " last=%s", nw_op_kind_name(op->kind, b1));
 		if (op->seq)
 			fprintf(out, "#%" PRIu64, op->seq);
+		if (op->kind == NW_OP_GRAPH_LAUNCH)   /* seq: the replay; root: its graph's first captured op */
+			fprintf(out, "(graph#%" PRId32 ":%s)", op->root, nw_op_kind_name((unsigned)op->redop, b1));
 		if (op->comm_id)
 			fprintf(out, "@%016" PRIx64, op->comm_id);
 		uint64_t age = p->now_ns > op->enqueue_ns ? p->now_ns - op->enqueue_ns : 0;

@@ -151,7 +151,9 @@ static void put_verdict(FILE *out, const struct nw_verdict *v, unsigned flags)
 	}
 	fputc('\n', out);
 	if (v->op_kind) {
-		fprintf(out, "  op: %s", nw_op_kind_name(v->op_kind, kb));
+		if (v->replay)   /* a graph replay: op and seq name the graph's first captured op */
+			fprintf(out, "  op: replay %" PRIu64 " of the graph holding", v->replay);
+		fprintf(out, v->replay ? " %s" : "  op: %s", nw_op_kind_name(v->op_kind, kb));
 		if (v->seq)
 			fprintf(out, " #%" PRIu64, v->seq);
 		else if (v->launches)

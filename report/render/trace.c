@@ -289,12 +289,16 @@ static int op_pending(unsigned state)
 	return state == NW_ST_ENQUEUED || state == NW_ST_STARTED || state == NW_ST_INIT_ENTERED;
 }
 
-/* "AllReduce #21", "Send #3 to 2", "Recv #3 from 2", "CommInit". */
+/* "AllReduce #21", "Send #3 to 2", "Recv #3 from 2", "CommInit",
+ * "replay 7 of graph #5 (AllReduce)". */
 static void op_title(const struct nw_seg_op *op, char *buf, size_t len)
 {
 	char kb[NW_NAME_BUF];
 	const char *kind = nw_op_kind_name(op->kind, kb);
-	if (op->kind == NW_OP_SEND)
+	if (op->kind == NW_OP_GRAPH_LAUNCH)   /* seq: the replay; root: the graph's first captured op */
+		snprintf(buf, len, "replay %" PRIu64 " of graph #%" PRId32 " (%s)", op->seq, op->root,
+		         nw_op_kind_name((unsigned)op->redop, kb));
+	else if (op->kind == NW_OP_SEND)
 		snprintf(buf, len, "%s #%" PRIu64 " to %" PRId32, kind, op->seq, op->root);
 	else if (op->kind == NW_OP_RECV)
 		snprintf(buf, len, "%s #%" PRIu64 " from %" PRId32, kind, op->seq, op->root);
@@ -312,6 +316,8 @@ static const char *op_category(unsigned kind)
 		return "p2p";
 	if (kind == NW_OP_GROUP_START || kind == NW_OP_GROUP_END)
 		return "group";
+	if (kind == NW_OP_GRAPH_LAUNCH)
+		return "graph";
 	return "comm";
 }
 
@@ -327,15 +333,25 @@ static json_t *op_args(const struct nw_proc *p, const struct nw_seg_op *op, int 
 		nw_json_set(args, "comm_rank", nw_json_int(op->rank), failed);
 		nw_json_set(args, "comm_nranks", nw_json_int(op->nranks), failed);
 	}
-	if (op->seq)
+	if (op->kind == NW_OP_GRAPH_LAUNCH) {
+		/* 2.2: the graph by its first captured op (the same on every rank) */
+		char hex[19];
+		nw_json_set(args, "replay", nw_json_int((int64_t)op->seq), failed);
+		nw_json_set(args, "graph_first_op", json_string(nw_op_kind_name((unsigned)op->redop, b)), failed);
+		nw_json_set(args, "graph_first_seq", nw_json_int(op->root), failed);
+		nw_json_set(args, "graph_ops", nw_json_int((int64_t)op->count), failed);
+		snprintf(hex, sizeof hex, "0x%" PRIx64, op->group_id);
+		nw_json_set(args, "exec", json_string(hex), failed);
+	} else if (op->seq) {
 		nw_json_set(args, "seq", nw_json_int((int64_t)op->seq), failed);
+	}
 	if (NW_OP_IS_COLL(op->kind) || NW_OP_IS_P2P(op->kind)) {
 		nw_json_set(args, "count", nw_json_int((int64_t)op->count), failed);
 		nw_json_set(args, "datatype", json_string(nw_datatype_name(op->datatype, b)), failed);
 	}
 	if (NW_OP_IS_COLL(op->kind) && op->redop >= 0)
 		nw_json_set(args, "redop", nw_json_str(nw_redop_name(op->redop, b)), failed);
-	if (op->root >= 0)
+	if (op->root >= 0 && op->kind != NW_OP_GRAPH_LAUNCH)
 		nw_json_set(args, NW_OP_IS_P2P(op->kind) ? "peer" : "root", nw_json_int(op->root), failed);
 	if (op->result)
 		nw_json_set(args, "result", json_string(nw_nccl_result_name(op->result, b)), failed);

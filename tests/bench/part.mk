@@ -9,6 +9,16 @@ $(BENCH_ALLREDUCE): $(BUILD)/tests/bench/bench_allreduce.o | $(SIM_SONAMES)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(SIM_LINK)
 
+# bench-graph: a wrapped cuGraphLaunch of a graph holding N NCCL ops
+# (tests/bench/graphs.sh).
+BENCH_GRAPH := $(BUILD)/tests/bench/bench-graph
+BENCHES   += $(BENCH_GRAPH)
+TEST_BINS += $(BENCH_GRAPH)
+
+$(BENCH_GRAPH): $(BUILD)/tests/bench/bench_graph.o | $(SIM_SONAMES)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(SIM_LINK)
+
 # bench-stamp: runs a job and timestamps each line of its output (the
 # detection-latency and watchdog-CPU figures: latency.sh, cpu.sh).
 BENCH_STAMP := $(BUILD)/tests/bench/bench-stamp

@@ -141,7 +141,7 @@ fi
 echo "goal: <= 100 ns and <= 300 instructions added per call"
 )
 
-for s in preload events cpu alone latency diagnose fr attach pystack ras corpus hangfuzz; do
+for s in preload events graphs cpu alone latency diagnose fr attach pystack ras corpus hangfuzz; do
 	sh "$root/tests/bench/$s.sh"
 done
 echo

@@ -449,11 +449,18 @@ static int case_capture_nolaunch(struct sc *c) { return capture_case(c, 1); }
 static int case_capture_launch(struct sc *c) { return capture_case(c, -1); }
 
 /* CUDA graph replay: every rank captures AllReduce #5 into a graph (global
- * capture mode) and launches it GRAPH_REPLAYS times on its main stream, a
- * sync after each. SCENARIO_GRAPH_SHORT=R: rank R launches it one time
- * fewer and parks; its peers wait in their last replay (the corpus case
- * graph-short: MISSING_RANK of rank R). */
+ * capture mode) and launches it GRAPH_REPLAYS times (SCENARIO_GRAPH_REPLAYS=N:
+ * N times) on its main stream, a sync after each. SCENARIO_GRAPH_SHORT=R:
+ * rank R launches it one time fewer and parks; its peers wait in their last
+ * replay (the corpus case graph-short: MISSING_RANK of rank R). */
 #define GRAPH_REPLAYS 10
+
+static int graph_replays(void)
+{
+	const char *e = getenv("SCENARIO_GRAPH_REPLAYS");
+	int n = e && *e ? atoi(e) : GRAPH_REPLAYS;
+	return n > 0 ? n : GRAPH_REPLAYS;
+}
 
 /* The graph calls, as a program binds them: SCENARIO_GRAPH_VIA=getproc
  * asks cuGetProcAddress (as libcudart does), =dlsym looks them up in
@@ -510,7 +517,7 @@ static int case_graph_replay(struct sc *c)
 	allreduce(c, c->world, c->s2);
 	cuda_ok(c, api.end_capture(c->s2, &graph), "cuStreamEndCapture");
 	cuda_ok(c, api.instantiate(&exec, graph, 0), "cuGraphInstantiateWithFlags");
-	int launches = c->rank == short_rank ? GRAPH_REPLAYS - 1 : GRAPH_REPLAYS;
+	int launches = c->rank == short_rank ? graph_replays() - 1 : graph_replays();
 	for (int i = 0; i < launches; i++) {
 		cuda_ok(c, api.launch(exec, c->s), "cuGraphLaunch");
 		if (short_rank >= 0 && c->rank != short_rank && i == launches - 1)
@@ -525,6 +532,115 @@ static int case_graph_replay(struct sc *c)
 	}
 	cuda_ok(c, api.exec_destroy(exec), "cuGraphExecDestroy");
 	cuda_ok(c, api.destroy(graph), "cuGraphDestroy");
+	warm(c, &c->world, 1, c->s, 2);
+	finish(c);
+	return 0;
+}
+
+static void CUDA_CB stuck_host_function(void *arg);
+
+/* The graph of AllReduce #5 (count elements on rank `who`, c->count on
+ * the others), captured on s2 and instantiated. */
+static CUgraphExec graph_of_allreduce(struct sc *c, int who, size_t count, CUgraph *graph)
+{
+	CUgraphExec exec = NULL;
+	cuda_ok(c, cuStreamBeginCapture(c->s2, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
+	if (c->rank == who)
+		allreduce_as(c, c->world, c->s2, count, ncclFloat, ncclSum);
+	else
+		allreduce(c, c->world, c->s2);
+	cuda_ok(c, cuStreamEndCapture(c->s2, graph), "cuStreamEndCapture");
+	cuda_ok(c, cuGraphInstantiateWithFlags(&exec, *graph, 0), "cuGraphInstantiateWithFlags");
+	return exec;
+}
+
+/* MISMATCH in a replay: rank 1 captured AllReduce #5 with half the count
+ * (--count 32768: 2 chunks, rank 1's 1). Replay 1 completes on rank 1 (its
+ * one chunk), which notices the wrong result and exits 3; the others wait
+ * in replay 1 for the chunk rank 1 never sends. */
+static int case_graph_count(struct sc *c)
+{
+	init_world(c);
+	warm(c, &c->world, 1, c->s, WARM);
+	CUgraph graph = NULL;
+	CUgraphExec exec = graph_of_allreduce(c, 1, (size_t)c->count / 2, &graph);
+	cuda_ok(c, cuGraphLaunch(exec, c->s), "cuGraphLaunch");
+	if (c->rank == 1) {
+		sync_stream(c, c->s);
+		parked(c, "a wrong result noticed after replay 1, exiting 3");
+		return EXIT_WRONG_RESULT;
+	}
+	hang_on(c, c->s, "replay 1 launched");
+	return 0;
+}
+
+/* STREAM_BLOCKED in a replay: every rank replays the graph of AllReduce #5
+ * once per step; before replay 3 rank 2 queues a host function that never
+ * returns on the launch stream (a data-loader callback stuck on a lock):
+ * its replay 3 never starts, the others wait in theirs. */
+static int case_graph_hostfn(struct sc *c)
+{
+	init_world(c);
+	warm(c, &c->world, 1, c->s, WARM);
+	CUgraph graph = NULL;
+	CUgraphExec exec = graph_of_allreduce(c, -1, 0, &graph);
+	for (int replay = 1; replay <= 3; replay++) {
+		if (replay == 3 && c->rank == 2)
+			cuda_ok(c, cuLaunchHostFunc(c->s, stuck_host_function, NULL), "cuLaunchHostFunc");
+		cuda_ok(c, cuGraphLaunch(exec, c->s), "cuGraphLaunch");
+		if (replay == 3)
+			hang_on(c, c->s, "replay 3 launched");
+		else
+			sync_stream(c, c->s);
+	}
+	return 0;
+}
+
+/* P2P_UNMATCHED in a replay: the ring exchange of a pipeline (a group:
+ * send to the next, receive from the previous, on comm A) captured into a
+ * graph on every rank, but rank 2's graph lacks the receive. Replay 1:
+ * rank 1's send to rank 2 is never received (rank 1's replay stays
+ * pending); the world AllReduce queued behind it never starts on rank 1,
+ * ranks 0,2,3 wait in theirs. */
+static int case_graph_pipeline(struct sc *c)
+{
+	init_world(c);
+	split(c, 0, 0);
+	for (int step = 1; step <= WARM; step++) {
+		ring_exchange(c, c->comm[0], c->s, 1, 1);
+		allreduce(c, c->world, c->s);
+		sync_stream(c, c->s);
+	}
+	CUgraph graph = NULL;
+	CUgraphExec exec = NULL;
+	cuda_ok(c, cuStreamBeginCapture(c->s2, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
+	ring_exchange(c, c->comm[0], c->s2, 1, c->rank != 2);
+	cuda_ok(c, cuStreamEndCapture(c->s2, &graph), "cuStreamEndCapture");
+	cuda_ok(c, cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiateWithFlags");
+	cuda_ok(c, cuGraphLaunch(exec, c->s), "cuGraphLaunch");
+	allreduce(c, c->world, c->s);
+	hang_on(c, c->s, "replay 1 and AllReduce #5 issued");
+	return 0;
+}
+
+/* Healthy: a graph captured, launched and destroyed every step (as a
+ * program that re-captures per shape does), SCENARIO_GRAPH_STEPS steps
+ * (300: more graphs than the library's table holds at once, 256, so its
+ * entries must be given back), then eager steps. */
+static int case_graph_per_step(struct sc *c)
+{
+	const char *e = getenv("SCENARIO_GRAPH_STEPS");
+	int steps = e && atoi(e) > 0 ? atoi(e) : 300;
+	init_world(c);
+	warm(c, &c->world, 1, c->s, WARM);
+	for (int step = 0; step < steps; step++) {
+		CUgraph graph = NULL;
+		CUgraphExec exec = graph_of_allreduce(c, -1, 0, &graph);
+		cuda_ok(c, cuGraphLaunch(exec, c->s), "cuGraphLaunch");
+		sync_stream(c, c->s);
+		cuda_ok(c, cuGraphExecDestroy(exec), "cuGraphExecDestroy");
+		cuda_ok(c, cuGraphDestroy(graph), "cuGraphDestroy");
+	}
 	warm(c, &c->world, 1, c->s, 2);
 	finish(c);
 	return 0;
@@ -1135,6 +1251,10 @@ static const struct scenario_case cases[] = {
 	{ "die-inside-bcast", case_die_inside_bcast, 6, "rank 5 SIGKILLs itself inside Broadcast #5" },
 	{ "capture-nolaunch", case_capture_nolaunch, 2, "rank 1 captures AllReduce #5, never launches it" },
 	{ "capture-launch", case_capture_launch, 2, "healthy: every rank captures #5 and launches it" },
+	{ "graph-count", case_graph_count, 2, "rank 1's graph holds AllReduce #5 with half the count (replay 1)" },
+	{ "graph-hostfn", case_graph_hostfn, 3, "rank 2's replay 3 of the graph waits behind a host function that never returns" },
+	{ "graph-pipeline", case_graph_pipeline, 3, "rank 2's graph of the ring exchange lacks the receive (replay 1)" },
+	{ "graph-per-step", case_graph_per_step, 2, "healthy: a graph captured, launched and destroyed every step (SCENARIO_GRAPH_STEPS, 300)" },
 	{ "graph-replay", case_graph_replay, 2, "healthy: every rank captures #5 and launches the graph 10 times (SCENARIO_GRAPH_SHORT=R: R 9 times)" },
 	{ "desync-sym", case_desync_sym, 4, "ranks 0-2 in comm A's #5, rank 3 in comm B's #5" },
 	{ "desync-sym8", case_desync_sym8, 7, "ranks 0-5 in comm A's #5, ranks 6-7 in comm B's #5" },

@@ -23,7 +23,7 @@
  *     --comm-name STR             the name of comm slot 0 (any bytes)
  *     --taint STR                 STR (any bytes) appended to the strings of
  *                                 segwriter.h's segw_spec.taint
- *     --newer-minor               one minor newer than this build (2.2), with a
+ *     --newer-minor               one minor newer than this build (2.3), with a
  *                                 larger header and records, 1.1 fields filled
  *     --v2                        format 2.0 (comm slots may be reused; every 1.x
  *                                 feature), 1.1 fields filled; without it mkseg

@@ -7,7 +7,8 @@
 assert_grep '^usage: ncclwatch ' "$T/help"
 assert_grep '^  show ' "$T/help"
 "$NW_CLI" --version > "$T/version" || fail "--version failed"
-assert_grep '^ncclwatch [0-9]+\.[0-9]+\.[0-9]+ \(segment format 2\.1\)$' "$T/version"
+seg_minor=$(sed -n 's/^#define NW_SEG_VERSION_MINOR \([0-9]*\).*/\1/p' "$NW_ROOT/include/ncclwatch/segment.h")
+assert_grep "^ncclwatch [0-9]+\\.[0-9]+\\.[0-9]+ \\(segment format 2\\.$seg_minor\\)\$" "$T/version"
 "$NW_CLI" show --help > "$T/show-help" || fail "show --help failed"
 assert_grep '^usage: ncclwatch show ' "$T/show-help"
 assert_grep 'records shown=N valid=N torn=N overwritten=N unpublished=N' "$T/show-help"

@@ -74,7 +74,8 @@ assert_eq "$(grep -c '^  comm ' "$T/out6")" 2 "comm lines"
 # A newer minor (larger header and records) is read through its known prefix.
 "$NW_MKSEG" --newer-minor --records 6 "$T/minor.seg" || fail "mkseg"
 show_ok "$T/out5" "$T/minor.seg"
-assert_grep '^  format +2\.2$' "$T/out5"
+seg_minor=$(sed -n 's/^#define NW_SEG_VERSION_MINOR \([0-9]*\).*/\1/p' "$NW_ROOT/include/ncclwatch/segment.h")
+assert_grep "^  format +2\\.$((seg_minor + 1))\$" "$T/out5"
 assert_grep '^  tracking +events$' "$T/out5"
 assert_grep '^  comm 1 id=abcdef0000000002 origin=Split ' "$T/out5"
 assert_grep '^  peer 1 comm=1 id=abcdef0000000002 peer=3 ' "$T/out5"
