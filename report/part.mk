@@ -27,7 +27,10 @@ FR_SRCS         := $(wildcard report/fr/*.c)
 # The RAS client (report/ras/: NCCL's RAS protocol, its JSON via jansson):
 # only the CLI pulls it in (ras, diagnose of a saved report, attach).
 RAS_SRCS        := $(wildcard report/ras/*.c)
-REPORT_LIB_SRCS := $(READER_SRCS) $(RENDER_SRCS) $(ANALYSIS_SRCS) $(FR_SRCS) $(RAS_SRCS)
+# Per-host summaries (report/summary/): one compact file per host, another
+# source of the engine's model (`ncclwatch summary`).
+SUMMARY_SRCS    := $(wildcard report/summary/*.c)
+REPORT_LIB_SRCS := $(READER_SRCS) $(RENDER_SRCS) $(ANALYSIS_SRCS) $(FR_SRCS) $(RAS_SRCS) $(SUMMARY_SRCS)
 REPORT_LIB_OBJS := $(REPORT_LIB_SRCS:%.c=$(BUILD)/%.o)
 REPORT_LIB      := $(BUILD)/lib/libncclwatch-report.a
 

@@ -297,6 +297,18 @@ int nw_analyze(const char *const *paths, size_t npaths, const struct nw_analysis
                struct nw_analysis *a, struct nw_read_error *err);
 void nw_analysis_free(struct nw_analysis *a);
 
+/* Read every file as nw_analyze does and hand over the processes as read
+ * (copies of one process reduced to the newest; a process of several
+ * ranks not yet split into rank views; only opt->job's when set), for a
+ * per-host summary (report/summary/). Their strings are a->intern's: free
+ * the processes (nw_proc_free, then the array) before nw_analysis_free(a).
+ * 0, or -1 with *err set when nothing could be read. */
+int nw_load_processes(const char *const *paths, size_t npaths, const struct nw_analysis_options *opt,
+                      struct nw_analysis *a, struct nw_proc ***procs, size_t *nprocs,
+                      struct nw_read_error *err);
+/* Free one process of nw_load_processes. */
+void nw_proc_free(struct nw_proc *p);
+
 /* The worst verdict kind of all jobs (NW_V_HEALTHY if none). */
 int nw_analysis_worst(const struct nw_analysis *a);
 
