@@ -239,6 +239,65 @@ static int keep_sites(struct nw_proc *p, const struct nw_segment *seg, struct nw
 	return 0;
 }
 
+/* What the model keeps of a segment's header (analysis.h); -1 out of memory. */
+static int keep_header(struct nw_proc_header *h, const struct nw_seg_header *s, uint64_t ring_head,
+                       struct nw_intern *in)
+{
+	h->version_major = s->version_major;
+	h->version_minor = s->version_minor;
+	h->flags = s->flags;
+	h->pid = s->pid;
+	h->ppid = s->ppid;
+	h->start_realtime_ns = s->start_realtime_ns;
+	h->start_monotonic_ns = s->start_monotonic_ns;
+	h->global_rank = s->global_rank;
+	h->local_rank = s->local_rank;
+	h->world_size = s->world_size;
+	h->uid = s->uid;
+	memcpy(h->host, s->host, sizeof h->host);
+	memcpy(h->job, s->job, sizeof h->job);
+	h->ring_head = ring_head;
+	h->comm_count = s->comm_count;
+	h->peer_count = s->peer_count;
+	h->comm_capacity = s->comm_capacity;
+	h->heartbeat_ns = s->heartbeat_ns;
+	h->ops_dropped = s->ops_dropped;
+	h->nccl_version = s->nccl_version;
+	h->cuda_driver_version = s->cuda_driver_version;
+	memcpy(h->gpu_name, s->gpu_name, sizeof h->gpu_name);
+	memcpy(h->error, s->error, sizeof h->error);
+	h->tracking = s->tracking;
+	h->watchdog_tid = s->watchdog_tid;
+	h->poll_ms = s->poll_ms;
+	h->timeout_ms = s->timeout_ms;
+	h->events_created = s->events_created;
+	h->event_records = s->event_records;
+	h->ops_tracked = s->ops_tracked;
+	h->findings = s->findings;
+	h->dumps = s->dumps;
+	h->request_served = s->request_served;
+	h->last_finding_ns = s->last_finding_ns;
+	h->proc_start_ticks = s->proc_start_ticks;
+	h->exit_status = s->exit_status;
+	h->threads_dropped = s->threads_dropped;
+	h->comms_dropped = s->comms_dropped;
+	h->comm_reuses = s->comm_reuses;
+	h->graph_launches = s->graph_launches;
+	h->graphs_untracked = s->graphs_untracked;
+	/* The reader checked that both end within their fields. */
+	size_t lib = strnlen(s->nccl_lib, sizeof s->nccl_lib), env = 0;
+	while (env + 1 < sizeof s->env && s->env[env])
+		env += strnlen(s->env + env, sizeof s->env - env) + 1;
+	if (env > sizeof s->env)
+		env = sizeof s->env;
+	if (lib && !(h->nccl_lib = nw_intern_str(in, s->nccl_lib, lib)))
+		return -1;
+	/* with the last variable's NUL: the copy ends in two */
+	if (env && !(h->env = nw_intern_str(in, s->env, env)))
+		return -1;
+	return 0;
+}
+
 static struct nw_proc *make_proc(const struct nw_segment *seg, struct nw_intern *in, const char *myhost,
                                  int native)
 {
@@ -246,8 +305,10 @@ static struct nw_proc *make_proc(const struct nw_segment *seg, struct nw_intern 
 	if (!p)
 		return NULL;
 	p->path = strdup(seg->path);
-	p->hdr = seg->header;
-	p->hdr.ring_head = seg->ring.head;
+	if (keep_header(&p->hdr, &seg->header, seg->ring.head, in)) {
+		nw_proc_free(p);
+		return NULL;
+	}
 	p->is_dump = (seg->header.flags & NW_SEG_F_DUMP) != 0;
 	p->snapshot = (seg->header.flags & NW_SEG_F_SNAPSHOT) != 0;
 	if (p->snapshot)
@@ -291,7 +352,7 @@ static struct nw_proc *make_proc(const struct nw_segment *seg, struct nw_intern 
 	}
 	p->last_activity_ns = last;
 
-	p->alive = proc_alive(&p->hdr, p->path, myhost);
+	p->alive = proc_alive(&seg->header, p->path, myhost);
 	if (p->alive == 1 && !p->is_dump) {
 		p->now_ns = clock_ns(CLOCK_MONOTONIC);
 	} else {

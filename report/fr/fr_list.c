@@ -80,12 +80,11 @@ static const char *base(const char *p)
 	return s ? s + 1 : p;
 }
 
-static const char *env_get(const struct nw_seg_header *h, const char *name)
+static const char *env_get(const struct nw_proc_header *h, const char *name)
 {
 	size_t nl = strlen(name);
-	const char *e = h->env, *end = h->env + sizeof h->env;
-	while (e < end && *e) {
-		size_t l = strnlen(e, (size_t)(end - e));
+	for (const char *e = h->env; e && *e;) {
+		size_t l = strlen(e);
 		if (l > nl && !strncmp(e, name, nl) && e[nl] == '=')
 			return e + nl + 1;
 		e += l + 1;

@@ -22,21 +22,23 @@ TABLE(nw_sum_t_proc, f_proc);
 /* The header's fields a reader of the model uses (identity, job, the
  * environment fingerprint, what was lost, the watchdog's settings and
  * counters); the layout fields of a segment mean nothing here. */
+#define P(st, f) { offsetof(struct st, f), sizeof(((struct st *)0)->f), NW_SUM_P }
+#define E(st, f) { offsetof(struct st, f), sizeof(((struct st *)0)->f), NW_SUM_E }
 static const struct nw_sum_field f_header[] = {
-	U(nw_seg_header, version_major), U(nw_seg_header, version_minor), U(nw_seg_header, flags),
-	I(nw_seg_header, pid), I(nw_seg_header, ppid), U(nw_seg_header, start_realtime_ns),
-	U(nw_seg_header, start_monotonic_ns), I(nw_seg_header, global_rank), I(nw_seg_header, local_rank),
-	I(nw_seg_header, world_size), U(nw_seg_header, uid), S(nw_seg_header, host), S(nw_seg_header, job),
-	U(nw_seg_header, ring_head), U(nw_seg_header, comm_count), U(nw_seg_header, peer_count),
-	U(nw_seg_header, heartbeat_ns), U(nw_seg_header, ops_dropped), I(nw_seg_header, nccl_version),
-	I(nw_seg_header, cuda_driver_version), S(nw_seg_header, nccl_lib), S(nw_seg_header, gpu_name),
-	S(nw_seg_header, env), S(nw_seg_header, error), U(nw_seg_header, tracking),
-	U(nw_seg_header, watchdog_tid), U(nw_seg_header, poll_ms), U(nw_seg_header, timeout_ms),
-	U(nw_seg_header, events_created), U(nw_seg_header, event_records), U(nw_seg_header, ops_tracked),
-	U(nw_seg_header, findings), U(nw_seg_header, dumps), U(nw_seg_header, request_served),
-	U(nw_seg_header, last_finding_ns), U(nw_seg_header, proc_start_ticks), I(nw_seg_header, exit_status),
-	U(nw_seg_header, threads_dropped), U(nw_seg_header, comms_dropped), U(nw_seg_header, comm_reuses),
-	U(nw_seg_header, graph_launches), U(nw_seg_header, graphs_untracked),
+	U(nw_proc_header, version_major), U(nw_proc_header, version_minor), U(nw_proc_header, flags),
+	I(nw_proc_header, pid), I(nw_proc_header, ppid), U(nw_proc_header, start_realtime_ns),
+	U(nw_proc_header, start_monotonic_ns), I(nw_proc_header, global_rank), I(nw_proc_header, local_rank),
+	I(nw_proc_header, world_size), U(nw_proc_header, uid), S(nw_proc_header, host), S(nw_proc_header, job),
+	U(nw_proc_header, ring_head), U(nw_proc_header, comm_count), U(nw_proc_header, peer_count),
+	U(nw_proc_header, heartbeat_ns), U(nw_proc_header, ops_dropped), I(nw_proc_header, nccl_version),
+	I(nw_proc_header, cuda_driver_version), P(nw_proc_header, nccl_lib), S(nw_proc_header, gpu_name),
+	E(nw_proc_header, env), S(nw_proc_header, error), U(nw_proc_header, tracking),
+	U(nw_proc_header, watchdog_tid), U(nw_proc_header, poll_ms), U(nw_proc_header, timeout_ms),
+	U(nw_proc_header, events_created), U(nw_proc_header, event_records), U(nw_proc_header, ops_tracked),
+	U(nw_proc_header, findings), U(nw_proc_header, dumps), U(nw_proc_header, request_served),
+	U(nw_proc_header, last_finding_ns), U(nw_proc_header, proc_start_ticks), I(nw_proc_header, exit_status),
+	U(nw_proc_header, threads_dropped), U(nw_proc_header, comms_dropped), U(nw_proc_header, comm_reuses),
+	U(nw_proc_header, graph_launches), U(nw_proc_header, graphs_untracked), U(nw_proc_header, comm_capacity),
 };
 TABLE(nw_sum_t_header, f_header);
 

@@ -17,11 +17,15 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <ncclwatch/segment.h>
+#include "../analysis/analysis.h"
 
 enum nw_sum_ftype {
 	NW_SUM_U = 0,     /* unsigned integer of 1, 2, 4 or 8 bytes */
 	NW_SUM_I = 1,     /* signed integer (sign-extended before the difference) */
 	NW_SUM_S = 2,     /* byte array: string-table reference, trailing zeros trimmed */
+	NW_SUM_P = 3,     /* const char *, NUL-terminated: string-table reference (0: NULL) */
+	NW_SUM_E = 4,     /* const char *, "NAME=value\0...\0\0": string-table reference of its
+	                   * bytes up to the last variable's NUL (0: NULL) */
 };
 
 struct nw_sum_field {

@@ -81,6 +81,16 @@ static int get_rec(struct reader *r, int t, const struct nw_sum_table *tab, void
 			return truncated(r);
 		uint64_t v = prev[k] + (uint64_t)nw_sum_unzigzag(d);
 		prev[k] = v;
+		if (f->type == NW_SUM_P || f->type == NW_SUM_E) {
+			/* E: its bytes end with the last variable's NUL (the interned
+			 * copy adds the second) */
+			if (v > r->nstr || (v && f->type == NW_SUM_E && (!r->slen[v] || r->sp[v][r->slen[v] - 1])))
+				return fail(r, NW_READ_ERR_FORMAT, "not a valid summary (a text field names string %llu "
+				            "of %u, or not an environment)", (unsigned long long)v, r->nstr);
+			const char *s = r->str[v];
+			memcpy((uint8_t *)rec + f->off, &s, sizeof s);
+			continue;
+		}
 		if (f->type != NW_SUM_S) {
 			nw_sum_field_set(f, rec, v);
 			continue;
@@ -143,11 +153,8 @@ static struct nw_proc *get_proc(struct reader *r)
 	}
 	terminate(p->hdr.host, sizeof p->hdr.host);
 	terminate(p->hdr.job, sizeof p->hdr.job);
-	terminate(p->hdr.nccl_lib, sizeof p->hdr.nccl_lib);
 	terminate(p->hdr.gpu_name, sizeof p->hdr.gpu_name);
 	terminate(p->hdr.error, sizeof p->hdr.error);
-	terminate(p->hdr.env, sizeof p->hdr.env);
-	terminate(p->hdr.env, sizeof p->hdr.env - 1);
 	p->is_dump = sp.is_dump != 0;
 	p->snapshot = sp.snapshot != 0;
 	p->attached = sp.attached != 0;

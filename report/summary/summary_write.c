@@ -106,6 +106,16 @@ static void put_rec(struct writer *w, int t, const struct nw_sum_table *tab, con
 		if (f->type == NW_SUM_S) {
 			const uint8_t *p = (const uint8_t *)rec + f->off;
 			v = str_ref(w, p, nw_sum_trimmed(p, f->size));
+		} else if (f->type == NW_SUM_P || f->type == NW_SUM_E) {
+			const char *s;
+			memcpy(&s, (const uint8_t *)rec + f->off, sizeof s);
+			size_t len = 0;
+			if (s && f->type == NW_SUM_P)
+				len = strlen(s);
+			else if (s)
+				while (s[len])
+					len += strlen(s + len) + 1;
+			v = str_ref(w, s, len);
 		} else {
 			v = nw_sum_field_get(f, rec);
 		}
