@@ -80,7 +80,11 @@ static const struct nw_sum_field f_thread[] = {
 };
 TABLE(nw_sum_t_thread, f_thread);
 
-_Static_assert(sizeof f_header / sizeof f_header[0] <= 64, "struct nw_sum_prev holds every field");
+_Static_assert(sizeof f_header / sizeof f_header[0] <= NW_SUM_MAX_FIELDS, "struct nw_sum_prev holds every field");
+
+const struct nw_sum_table *const nw_sum_tables[NW_SUM_TABLES] = {
+	&nw_sum_t_proc, &nw_sum_t_header, &nw_sum_t_comm, &nw_sum_t_peer, &nw_sum_t_op, &nw_sum_t_thread,
+};
 
 /* ---- buffers and varints ---- */
 

@@ -7,10 +7,11 @@
  * LEB128 varint of its difference from the same field of the previous
  * record of the same table in the file (0 before the first), so what ranks
  * and consecutive ops share costs one byte; a byte array (host, env, comm
- * name...) is a reference into the file's string table (0: all zero). A
- * new field goes at the end of its table with a minor version; the reader
- * of a newer minor skips nothing it does not know, so a table only grows
- * with a major version. */
+ * name...) is a reference into the file's string table (0: all zero).
+ * The file says how many fields each table has: a new field goes at the
+ * end of its table with a minor version; a reader decodes and drops the
+ * fields past those it knows (a newer minor), and leaves zero the ones a
+ * file lacks (an older one). Anything else is a major version. */
 #ifndef NCCLWATCH_REPORT_SUMMARY_CODEC_H
 #define NCCLWATCH_REPORT_SUMMARY_CODEC_H
 
@@ -60,12 +61,16 @@ struct nw_sum_thread {
 	uint32_t py_flags, npy, py_at, py_app;
 };
 
+/* The tables in the order the file lists their field counts. */
+#define NW_SUM_TABLES 6
+#define NW_SUM_MAX_FIELDS 64
+extern const struct nw_sum_table *const nw_sum_tables[NW_SUM_TABLES];
 extern const struct nw_sum_table nw_sum_t_proc, nw_sum_t_header, nw_sum_t_comm, nw_sum_t_peer,
 	nw_sum_t_op, nw_sum_t_thread;
 
 /* The previous record of each table, as the differences need it. */
 struct nw_sum_prev {
-	uint64_t v[64];
+	uint64_t v[NW_SUM_MAX_FIELDS];
 };
 
 /* ---- the byte buffer both halves use ---- */

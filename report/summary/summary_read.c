@@ -27,6 +27,7 @@ struct reader {
 	char ***list;                 /* [nlist + 1]: interned frame lists */
 	uint32_t *llen;
 	struct nw_sum_prev prev[T_COUNT];
+	uint32_t nfields[T_COUNT];    /* each table's fields in the file */
 	struct nw_read_error *err;
 	int failed;
 };
@@ -74,13 +75,15 @@ static uint64_t get_count(struct reader *r, size_t min, const char *what)
 static int get_rec(struct reader *r, int t, const struct nw_sum_table *tab, void *rec)
 {
 	uint64_t *prev = r->prev[t].v;
-	for (size_t k = 0; k < tab->n; k++) {
-		const struct nw_sum_field *f = &tab->f[k];
+	for (size_t k = 0; k < r->nfields[t]; k++) {
 		uint64_t d = nw_sum_get_uv(&r->in);
 		if (r->in.bad)
 			return truncated(r);
 		uint64_t v = prev[k] + (uint64_t)nw_sum_unzigzag(d);
 		prev[k] = v;
+		if (k >= tab->n)
+			continue;                 /* a field of a newer minor */
+		const struct nw_sum_field *f = &tab->f[k];
 		if (f->type == NW_SUM_P || f->type == NW_SUM_E) {
 			/* E: its bytes end with the last variable's NUL (the interned
 			 * copy adds the second) */
@@ -169,7 +172,7 @@ static struct nw_proc *get_proc(struct reader *r)
 	}
 
 	uint64_t n = sp.ncomms;
-	if (room(r, n, nw_sum_t_comm.n, (void **)&p->comms, sizeof *p->comms))
+	if (room(r, n, r->nfields[T_COMM], (void **)&p->comms, sizeof *p->comms))
 		goto out;
 	for (p->ncomms = 0; p->ncomms < n; p->ncomms++) {
 		struct nw_seg_comm *c = &p->comms[p->ncomms];
@@ -179,7 +182,7 @@ static struct nw_proc *get_proc(struct reader *r)
 		terminate(c->bus_id, sizeof c->bus_id);
 	}
 	n = sp.npeers;
-	if (room(r, n, nw_sum_t_peer.n, (void **)&p->peers, sizeof *p->peers))
+	if (room(r, n, r->nfields[T_PEER], (void **)&p->peers, sizeof *p->peers))
 		goto out;
 	for (p->npeers = 0; p->npeers < n; p->npeers++) {
 		if (get_rec(r, T_PEER, &nw_sum_t_peer, &p->peers[p->npeers]))
@@ -191,8 +194,8 @@ static struct nw_proc *get_proc(struct reader *r)
 		}
 	}
 	n = sp.nops;
-	if (room(r, n, nw_sum_t_op.n, (void **)&p->ops, sizeof *p->ops) ||
-	    (sp.sites && room(r, n, nw_sum_t_op.n, (void **)&p->op_site, sizeof *p->op_site)))
+	if (room(r, n, r->nfields[T_OP], (void **)&p->ops, sizeof *p->ops) ||
+	    (sp.sites && room(r, n, r->nfields[T_OP], (void **)&p->op_site, sizeof *p->op_site)))
 		goto out;
 	for (p->nops = 0; p->nops < n; p->nops++) {
 		struct nw_seg_op *op = &p->ops[p->nops];
@@ -213,7 +216,7 @@ static struct nw_proc *get_proc(struct reader *r)
 		}
 	}
 	n = sp.nthreads;
-	if (room(r, n, nw_sum_t_thread.n, (void **)&p->threads, sizeof *p->threads))
+	if (room(r, n, r->nfields[T_THREAD], (void **)&p->threads, sizeof *p->threads))
 		goto out;
 	for (p->nthreads = 0; p->nthreads < n; p->nthreads++) {
 		struct nw_sum_thread st;
@@ -248,6 +251,21 @@ out:
 /* Strings and lists, interned under the lock (the table is shared). */
 static int get_tables(struct reader *r, struct nw_intern *in, pthread_mutex_t *lock)
 {
+	uint64_t ntab = nw_sum_get_uv(&r->in);
+	if (r->in.bad)
+		return truncated(r);
+	if (ntab != NW_SUM_TABLES)
+		return fail(r, NW_READ_ERR_FORMAT, "not a valid summary (%llu record tables, not %d)",
+		            (unsigned long long)ntab, NW_SUM_TABLES);
+	for (int t = 0; t < NW_SUM_TABLES; t++) {
+		uint64_t n = nw_sum_get_uv(&r->in);
+		if (r->in.bad)
+			return truncated(r);
+		if (!n || n > NW_SUM_MAX_FIELDS)
+			return fail(r, NW_READ_ERR_FORMAT, "not a valid summary (a table of %llu fields)",
+			            (unsigned long long)n);
+		r->nfields[t] = (uint32_t)n;
+	}
 	r->nstr = (uint32_t)get_count(r, 1, "strings");
 	if (r->failed)
 		return -1;
@@ -363,7 +381,7 @@ int nw_summary_read_bytes(const uint8_t *d, size_t n, const char *name, struct n
 	struct nw_proc **out = NULL;
 	size_t count = 0;
 	if (get_tables(&r, in, lock) == 0) {
-		uint64_t np = get_count(&r, nw_sum_t_proc.n + nw_sum_t_header.n, "processes");
+		uint64_t np = get_count(&r, r.nfields[T_PROC] + r.nfields[T_HEADER], "processes");
 		if (!r.failed && !(out = calloc(np ? np : 1, sizeof *out)))
 			fail(&r, NW_READ_ERR_NOMEM, "out of memory");
 		for (; !r.failed && count < np; count++)

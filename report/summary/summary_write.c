@@ -171,6 +171,9 @@ int nw_summary_write(FILE *out, struct nw_proc *const *procs, size_t n, int nati
 		put_proc(&w, procs[i]);
 	uint8_t hdr[NW_SUM_HEADER_SIZE] = { 0 };
 	nw_sum_put_bytes(&all, hdr, sizeof hdr);
+	nw_sum_put_uv(&all, NW_SUM_TABLES);
+	for (int t = 0; t < NW_SUM_TABLES; t++)
+		nw_sum_put_uv(&all, nw_sum_tables[t]->n);
 	nw_sum_put_uv(&all, w.nstr);
 	nw_sum_put_bytes(&all, w.strings.d, w.strings.len);
 	nw_sum_put_uv(&all, w.nlist);

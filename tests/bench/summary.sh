@@ -25,6 +25,7 @@ if [ ! -x "$gen" ] || [ ! -x "$cli" ] || [ ! -x /usr/bin/time ]; then
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/nwsum.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
 jobs=$(nproc 2>/dev/null || echo 2)
 [ "$jobs" -le 2 ] || jobs=2
 echo "command: nwgen --scenario missing_rank --ranks N --hosts N/8 --ring 256 --stacks --job j --out SEGS"
