@@ -250,6 +250,13 @@ struct nw_job {
 	struct nw_proc **procs;        /* sorted by global rank, then host, then pid */
 	int32_t world_size;            /* the largest header.world_size seen, -1 unknown */
 	struct nw_rankset missing;     /* global ranks < world_size with no file */
+	/* Hosts not heard from (model.c): when the hosts heard from (2 or
+	 * more) each hold one aligned block of ranks_per_host consecutive
+	 * ranks, every such block of missing ranks is a host that sent no
+	 * file; their names are unknown. 0 / -1 / empty otherwise. */
+	uint32_t hosts_unheard;
+	int32_t ranks_per_host;
+	struct nw_rankset unheard;     /* the ranks of those hosts */
 	struct nw_comm_view *comms;    /* uthash by id */
 	double timeout_s;              /* the threshold the verdicts used */
 	size_t nverdicts;

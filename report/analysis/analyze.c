@@ -14,6 +14,7 @@ static void job_free(struct nw_job *job)
 		nw_proc_free(job->procs[i]);
 	free(job->procs);
 	nw_rankset_free(&job->missing);
+	nw_rankset_free(&job->unheard);
 	nw_rankset_free(&job->lost.ranks);
 	struct nw_comm_view *v, *vt;
 	HASH_ITER(hh, job->comms, v, vt) {
