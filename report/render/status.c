@@ -2,7 +2,7 @@
  * that drives several ranks has a line for each, with the same pid.
  *
  *   # host pid rank comms last state age alive
- *   # job NAME: N processes[ (R ranks)], world size W, ranks missing: none
+ *   # job NAME: N processes[ (R ranks)], world size W, ranks missing: none[, hosts not heard from: H (ranks R)]
  *   HOST PID RANK comms=N last=KIND#SEQ@COMM state=STATE age=S.Ss alive|dead|?
  *   # unreadable: PATH: PROBLEM
  *
@@ -92,6 +92,11 @@ int nw_render_status(FILE *out, const struct nw_analysis *a, unsigned flags)
 			fputs(small, out);
 		} else {
 			fputs("none", out);
+		}
+		if (job->hosts_unheard) {
+			char small[256];
+			nw_rankset_format(&job->unheard, small, sizeof small);
+			fprintf(out, ", hosts not heard from: %" PRIu32 " (ranks %s)", job->hosts_unheard, small);
 		}
 		fputc('\n', out);
 		for (size_t i = 0; i < job->nprocs; i++)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Hosts not heard from (issue 24): summaries of 3 of 4 hosts (4 ranks
 # each) gathered in one directory: diagnose names the missing host's ranks
-# as a host not heard from, in text and JSON; with every host's summary
+# as a host not heard from, in text, JSON and status; with every host's summary
 # there is none, and one host of ranks alone (no layout to go by) names
 # none either. The JSON validates against the schema.
 . "$NW_ROOT/tests/lib.sh"
@@ -26,6 +26,8 @@ assert_grep "^  hosts not heard from: 1 \(ranks 8-11: no segment, dump or summar
 cli "$T/three.json" diagnose --json "$T/three"
 assert_eq "$(hosts "$T/three.json")" "1 4 8,9,10,11" "JSON hosts_not_heard_from"
 schema_ok "$T/three.json" > /dev/null
+cli "$T/status.txt" status "$T/three"
+assert_grep "^# job j: 12 processes, world size 16, ranks missing: 8-11, hosts not heard from: 1 \(ranks 8-11\)" "$T/status.txt"
 
 cli "$T/all.json" diagnose --json "$T/all"
 assert_eq "$(hosts "$T/all.json")" "0 None " "every host heard from"
