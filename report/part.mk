@@ -47,7 +47,7 @@ $(REPORT_LIB): $(REPORT_LIB_OBJS)
 # to print a cross-rank verdict: the preload itself links neither the
 # engine nor jansson. Installed next to libncclwatch.so.
 ENGINE_LIB := $(BUILD)/lib/libncclwatch-engine.so
-ENGINE_OBJ := $(BUILD)/report/engine/verdict_entry.o
+ENGINE_OBJ := $(BUILD)/report/engine/verdict_entry.o $(BUILD)/report/engine/summary_entry.o
 $(ENGINE_OBJ): CFLAGS += $(LIB_CFLAGS)
 
 $(ENGINE_LIB): $(ENGINE_OBJ) $(REPORT_LIB) report/engine/libncclwatch-engine.map
