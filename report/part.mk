@@ -126,3 +126,15 @@ $(FR_FUZZ_TARGET): $(FR_FUZZ_SRCS) $(wildcard report/*.h report/analysis/*.h rep
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -o $@ $(FR_FUZZ_SRCS) $(JSON_LIBS)
 TEST_BINS += $(FR_FUZZ_TARGET)
 endif
+# The per-host summary reader's fuzz target (tests/summary/test-summary-fuzz.sh),
+# the same way: the reader and writer and the engine's interning.
+SUM_FUZZ_TARGET := $(BUILD)/tests/progs/fuzz-summary-reader
+SUM_FUZZ_SRCS   := tests/fuzz/fuzz_summary_reader.c $(SUMMARY_SRCS) report/analysis/util.c \
+                   report/analysis/rankset.c report/names.c
+ifeq ($(HAVE_LIBFUZZER),yes)
+$(SUM_FUZZ_TARGET): $(SUM_FUZZ_SRCS) $(wildcard report/*.h report/analysis/*.h report/summary/*.h) include/ncclwatch/segment.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 -Wall -Wextra -Werror -g -O1 -pthread \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -o $@ $(SUM_FUZZ_SRCS)
+TEST_BINS += $(SUM_FUZZ_TARGET)
+endif
