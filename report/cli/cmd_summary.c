@@ -18,7 +18,8 @@
 static void summary_help(FILE *out)
 {
 	fprintf(out,
-	        "usage: ncclwatch summary [-o FILE] [--job NAME] [--any-owner] [DIR|FILE...]\n"
+	        "usage: ncclwatch summary [-o FILE | --by-host DIR] [--job NAME] [--any-owner]\n"
+	        "                         [DIR|FILE...]\n"
 	        "\n"
 	        "Reads every segment, dump and summary under the paths (default $NCCLWATCH_DIR,\n"
 	        "else /dev/shm/ncclwatch-$UID: every job of this user on this host) and writes\n"
@@ -31,6 +32,8 @@ static void summary_help(FILE *out)
 	        "\n"
 	        "  -o, --output FILE   where to write (default ./HOST.nwsum; '-' is stdout);\n"
 	        "                      the file is replaced whole (written aside, renamed)\n"
+	        "  -H, --by-host DIR   one summary per host instead, DIR/HOST.nwsum, for the\n"
+	        "                      files of many hosts already in one place\n"
 	        "  -J, --job NAME      only the job NAME (its directory name)\n"
 	        "  -A, --any-owner     also read files of other users\n"
 	        "  -h, --help          this text\n"
@@ -90,25 +93,67 @@ static int write_out(const char *path, struct nw_proc **procs, size_t n, long *b
 	return NW_EXIT_OK;
 }
 
+/* --by-host: the processes of each host into DIR/HOST.nwsum. */
+static int write_by_host(const char *dir, struct nw_proc **procs, size_t n, size_t *files, long *bytes)
+{
+	*files = 0;
+	*bytes = 0;
+	struct nw_proc **one = malloc((n ? n : 1) * sizeof *one);
+	uint8_t *done = calloc(n ? n : 1, 1);
+	int rc = one && done ? NW_EXIT_OK : nw_usage_error("summary", "out of memory");
+	/* procs are in the order read: sorted by path, so a host's are together */
+	for (size_t i = 0; i < n && rc == NW_EXIT_OK; i++) {
+		if (done[i])
+			continue;
+		size_t k = 0;
+		for (size_t j = i; j < n; j++)
+			if (!done[j] && !strncmp(procs[j]->hdr.host, procs[i]->hdr.host, sizeof procs[i]->hdr.host)) {
+				one[k++] = procs[j];
+				done[j] = 1;
+			}
+		const char *host = procs[i]->hdr.host;
+		char path[PATH_MAX];
+		if (!host[0] || strchr(host, '/') || host[0] == '.')
+			host = "unknown-host";
+		if (snprintf(path, sizeof path, "%s/%s%s", dir, host, NW_SUM_SUFFIX) >= (int)sizeof path) {
+			rc = nw_usage_error("summary", "%s: name too long", dir);
+			break;
+		}
+		long b = 0;
+		rc = write_out(path, one, k, &b);
+		*bytes += b;
+		(*files)++;
+	}
+	free(one);
+	free(done);
+	return rc;
+}
+
 static int summary_run(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "by-host", required_argument, NULL, 'H' },
 		{ "job", required_argument, NULL, 'J' },
 		{ "any-owner", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct nw_analysis_options opt = { 0 };
-	const char *output = NULL;
+	const char *output = NULL, *by_host = NULL;
 	int any_owner = 0, c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:o:J:Ah", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:H:J:Ah", options, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (!*optarg)
 				return nw_usage_error("summary", "--output wants a file name");
 			output = optarg;
+			break;
+		case 'H':
+			if (!*optarg)
+				return nw_usage_error("summary", "--by-host wants a directory");
+			by_host = optarg;
 			break;
 		case 'J':
 			opt.job = optarg;
@@ -126,6 +171,8 @@ static int summary_run(int argc, char **argv)
 			                      argv[optind - 1]);
 		}
 	}
+	if (output && by_host)
+		return nw_usage_error("summary", "-o and --by-host exclude each other");
 	char def[PATH_MAX], out_def[NW_SEG_HOST_LEN + 16];
 	const char *one[1];
 	const char *const *paths = (const char *const *)(argv + optind);
@@ -138,7 +185,7 @@ static int summary_run(int argc, char **argv)
 		paths = one;
 		npaths = 1;
 	}
-	if (!output) {
+	if (!output && !by_host) {
 		char host[NW_SEG_HOST_LEN] = "";
 		if (gethostname(host, sizeof host - 1) != 0 || !host[0] || strchr(host, '/'))
 			snprintf(host, sizeof host, "localhost");
@@ -171,6 +218,18 @@ static int summary_run(int argc, char **argv)
 			                    a.nbad, a.nbad == 1 ? "" : "s", a.bad[0].err.message);
 		else
 			rc = nw_usage_error("summary", "no segment in %s%s", paths[0], npaths > 1 ? " ..." : "");
+	} else if (by_host) {
+		size_t files = 0;
+		long bytes = 0;
+		rc = write_by_host(by_host, procs, n, &files, &bytes);
+		if (rc == NW_EXIT_OK) {
+			for (size_t i = 0; i < a.nbad; i++)
+				nw_print_line(stderr, "ncclwatch summary: unreadable: %s", a.bad[i].err.message);
+			nw_print_line(stderr, "ncclwatch summary: wrote %zu summar%s in %s: %zu process%s, %ld bytes",
+			              files, files == 1 ? "y" : "ies", by_host, n, n == 1 ? "" : "es", bytes);
+			if (a.nbad)
+				rc = NW_EXIT_PROBLEM;
+		}
 	} else {
 		long bytes = 0;
 		rc = write_out(output, procs, n, &bytes);

@@ -2,13 +2,16 @@
 # Part of `make bench` (tests/bench/run.sh): `ncclwatch diagnose` from
 # per-host summaries (issue 24) beside the same job's segments. The
 # generator (nwgen) writes the segments a missing-rank hang leaves (ring
-# 256, stacks captured) on hosts of 8 ranks; each host's summary is made
-# from that host's segments by `ncclwatch summary -o FILE SEG...`, one
-# process per host, as a collection script runs it on every host (two at a
-# time here); then diagnose reads the directory of summaries. Rows: 16,384
-# ranks (2,048 hosts) from segments and from summaries, and 131,072 ranks
-# (16,384 hosts) from summaries (NW_BENCH_SUMMARY_131K=0 leaves it out: it
-# writes about 7 GB of segments under $TMPDIR first and takes minutes).
+# 256, stacks captured) on hosts of 8 ranks. At 16,384 ranks (2,048 hosts)
+# each host's summary is made from that host's segments by `ncclwatch
+# summary -o FILE SEG...`, one process per host, as a collection script
+# runs it on every host (two at a time here); at 131,072 ranks (16,384
+# hosts) by one `ncclwatch summary --by-host DIR SEGS` over all of them
+# (the same bytes per host, tests/summary/test-summary-hosts.sh; 16,384
+# processes would take most of an hour on this machine). Then diagnose
+# reads the directory of summaries. Rows: 16,384 ranks from segments and
+# from summaries, 131,072 ranks from summaries (NW_BENCH_SUMMARY_131K=0
+# leaves it out: it writes about 7 GB of segments under $TMPDIR first).
 # Columns: wall time and peak memory of diagnose (GNU time, the second of
 # two runs), the input's size, the verdict. Goal: 131,072 ranks from
 # summaries in < 5 s and < 1 GiB. Prints figures; never fails.
@@ -29,7 +32,8 @@ trap 'exit 130' INT TERM
 jobs=$(nproc 2>/dev/null || echo 2)
 [ "$jobs" -le 2 ] || jobs=2
 echo "command: nwgen --scenario missing_rank --ranks N --hosts N/8 --ring 256 --stacks --job j --out SEGS"
-echo "         per host H, $jobs at a time: ncclwatch summary -o SUMS/H.nwsum SEGS/j/H.*.seg"
+echo "         16384: per host H, $jobs at a time: ncclwatch summary -o SUMS/H.nwsum SEGS/j/H.*.seg"
+echo "         131072: ncclwatch summary --by-host SUMS SEGS"
 echo "         /usr/bin/time -f '%e s %M KiB' ncclwatch diagnose SEGS|SUMS  (the second of two runs)"
 printf '%8s %7s %-9s %10s %10s %8s %10s %s\n' ranks hosts input input_MB per_host_KB wall_s peak_MiB verdict
 
@@ -45,7 +49,7 @@ row() {
 		"$((rss / 1024))" "$verdict"
 }
 
-# summaries N: segments of N ranks, then a summary per host; rows
+# summaries N with-segments|alone per-host|by-host: segments of N ranks, a summary per host; rows
 summaries() {
 	n=$1 hosts=$(($1 / 8))
 	rm -rf "$tmp/segs" "$tmp/sums"
@@ -53,20 +57,26 @@ summaries() {
 	"$gen" --scenario missing_rank --ranks "$n" --hosts "$hosts" --ring 256 --stacks --job j --out "$tmp/segs" \
 		> /dev/null || { echo "$n: nwgen failed"; return; }
 	t0=$(date +%s.%N)
-	seq 0 $((hosts - 1)) | xargs -P "$jobs" -I{} sh -c \
-		'"$1" summary -o "$2/node$3.nwsum" "$4"/j/node$3.*.seg 2> /dev/null' sh "$cli" "$tmp/sums" {} "$tmp/segs"
+	if [ "$3" = per-host ]; then
+		seq 0 $((hosts - 1)) | xargs -P "$jobs" -I{} sh -c \
+			'"$1" summary -o "$2/node$3.nwsum" "$4"/j/node$3.*.seg 2> /dev/null' sh "$cli" "$tmp/sums" {} "$tmp/segs"
+		how="$jobs at a time"
+	else
+		/usr/bin/time -f '%M' -o "$tmp/stime" "$cli" summary --by-host "$tmp/sums" "$tmp/segs" 2> /dev/null
+		how="by one process of $(($(tail -n 1 "$tmp/stime") / 1024)) MiB peak"
+	fi
 	t1=$(date +%s.%N)
 	made=$(ls "$tmp/sums" | grep -c '\.nwsum$')
 	[ "$2" = with-segments ] && row "$n" "$hosts" segments "$tmp/segs"
 	row "$n" "$hosts" summaries "$tmp/sums"
-	awk -v a="$t0" -v b="$t1" -v h="$made" -v j="$jobs" \
-		'BEGIN { printf "         (%d summaries written in %.1f s, %d at a time: %.1f ms per host)\n", h, b - a, j, (b - a) * 1000 * j / (h ? h : 1) }'
+	awk -v a="$t0" -v b="$t1" -v h="$made" -v how="$how" \
+		'BEGIN { printf "         (%d summaries written in %.1f s, %s)\n", h, b - a, how }'
 	rm -rf "$tmp/segs"
 }
 
-summaries 16384 with-segments
+summaries 16384 with-segments per-host
 if [ "$NW_BENCH_SUMMARY_131K" = 1 ]; then
-	summaries 131072 alone
+	summaries 131072 alone by-host
 else
 	echo "  131072: left out (NW_BENCH_SUMMARY_131K=0)"
 fi

@@ -3,7 +3,8 @@
 # each) gathered in one directory: diagnose names the missing host's ranks
 # as a host not heard from, in text, JSON and status; with every host's summary
 # there is none, and one host of ranks alone (no layout to go by) names
-# none either. The JSON validates against the schema.
+# none either. The JSON validates against the schema. `summary --by-host`
+# writes each host's file from the files of all, byte for byte as on the host.
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/cli/cli-lib.sh"
 NWGEN="$NW_BUILD/tests/progs/nwgen"
@@ -33,6 +34,15 @@ cli "$T/all.json" diagnose --json "$T/all"
 assert_eq "$(hosts "$T/all.json")" "0 None " "every host heard from"
 cli "$T/all.txt" diagnose "$T/all"
 assert_no_grep "hosts not heard from" "$T/all.txt"
+
+note "--by-host: one summary per host from the files of all, the same bytes as each host's own"
+mkdir "$T/byhost"
+"$NW_CLI" summary --by-host "$T/byhost" "$T/segs" 2> "$T/byhost.err" || { cat "$T/byhost.err" >&2; fail "summary --by-host"; }
+assert_grep "wrote 4 summaries in $T/byhost: 16 processes, [0-9]+ bytes" "$T/byhost.err"
+for h in 0 1 2 3; do
+	cmp "$T/byhost/node$h.nwsum" "$T/all/node$h.nwsum" || fail "--by-host's node$h.nwsum differs from node$h's own"
+done
+usage_error "exclude each other" summary -o "$T/x.nwsum" --by-host "$T/byhost" "$T/segs"
 
 note "one host's ranks alone: no layout to go by"
 "$NWGEN" --scenario missing_rank --ranks 8 --hosts 2 --stacks --job k --out "$T/segs2" > /dev/null || fail "nwgen"
