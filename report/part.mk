@@ -27,7 +27,10 @@ FR_SRCS         := $(wildcard report/fr/*.c)
 # The RAS client (report/ras/: NCCL's RAS protocol, its JSON via jansson):
 # only the CLI pulls it in (ras, diagnose of a saved report, attach).
 RAS_SRCS        := $(wildcard report/ras/*.c)
-REPORT_LIB_SRCS := $(READER_SRCS) $(RENDER_SRCS) $(ANALYSIS_SRCS) $(FR_SRCS) $(RAS_SRCS)
+# Per-host summaries (report/summary/): one compact file per host, another
+# source of the engine's model (`ncclwatch summary`).
+SUMMARY_SRCS    := $(wildcard report/summary/*.c)
+REPORT_LIB_SRCS := $(READER_SRCS) $(RENDER_SRCS) $(ANALYSIS_SRCS) $(FR_SRCS) $(RAS_SRCS) $(SUMMARY_SRCS)
 REPORT_LIB_OBJS := $(REPORT_LIB_SRCS:%.c=$(BUILD)/%.o)
 REPORT_LIB      := $(BUILD)/lib/libncclwatch-report.a
 
@@ -44,7 +47,7 @@ $(REPORT_LIB): $(REPORT_LIB_OBJS)
 # to print a cross-rank verdict: the preload itself links neither the
 # engine nor jansson. Installed next to libncclwatch.so.
 ENGINE_LIB := $(BUILD)/lib/libncclwatch-engine.so
-ENGINE_OBJ := $(BUILD)/report/engine/verdict_entry.o
+ENGINE_OBJ := $(BUILD)/report/engine/verdict_entry.o $(BUILD)/report/engine/summary_entry.o
 $(ENGINE_OBJ): CFLAGS += $(LIB_CFLAGS)
 
 $(ENGINE_LIB): $(ENGINE_OBJ) $(REPORT_LIB) report/engine/libncclwatch-engine.map
@@ -135,4 +138,16 @@ $(FR_FUZZ_TARGET): $(FR_FUZZ_SRCS) $(wildcard report/*.h report/analysis/*.h rep
 	$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 -Wall -Wextra -Werror -g -O1 -pthread \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -o $@ $(FR_FUZZ_SRCS) $(JSON_LIBS)
 TEST_BINS += $(FR_FUZZ_TARGET)
+endif
+# The per-host summary reader's fuzz target (tests/summary/test-summary-fuzz.sh),
+# the same way: the reader and writer and the engine's interning.
+SUM_FUZZ_TARGET := $(BUILD)/tests/progs/fuzz-summary-reader
+SUM_FUZZ_SRCS   := tests/fuzz/fuzz_summary_reader.c $(SUMMARY_SRCS) report/analysis/util.c \
+                   report/analysis/rankset.c report/names.c
+ifeq ($(HAVE_LIBFUZZER),yes)
+$(SUM_FUZZ_TARGET): $(SUM_FUZZ_SRCS) $(wildcard report/*.h report/analysis/*.h report/summary/*.h) include/ncclwatch/segment.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 -Wall -Wextra -Werror -g -O1 -pthread \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -o $@ $(SUM_FUZZ_SRCS)
+TEST_BINS += $(SUM_FUZZ_TARGET)
 endif

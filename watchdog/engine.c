@@ -9,6 +9,7 @@
 
 static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
 static nw_engine_verdict_fn *verdict_fn;
+static nw_engine_summary_fn *summary_fn;
 
 static void load(void)
 {
@@ -27,10 +28,18 @@ static void load(void)
 	}
 	/* The handle stays open for the life of the process. */
 	verdict_fn = (nw_engine_verdict_fn *)fn;
+	/* optional: an engine without it gives verdicts, no summary */
+	summary_fn = (nw_engine_summary_fn *)nw_libc_dlsym(h, NW_ENGINE_SUMMARY_ENTRY);
 }
 
 nw_engine_verdict_fn *nw_engine_verdict(void)
 {
 	pthread_once(&engine_once, load);
 	return verdict_fn;
+}
+
+nw_engine_summary_fn *nw_engine_summary(void)
+{
+	pthread_once(&engine_once, load);
+	return summary_fn;
 }

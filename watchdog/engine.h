@@ -10,5 +10,7 @@
  * it cannot be, said once: "no cross-rank verdict: ...". Watchdog thread
  * only (it loads a library: never from a signal handler or the hot path). */
 nw_engine_verdict_fn *nw_engine_verdict(void);
+/* Its summary entry, NULL if it has none (the same loading). */
+nw_engine_summary_fn *nw_engine_summary(void);
 
 #endif

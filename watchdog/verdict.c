@@ -61,6 +61,21 @@ static void write_report(const char *dir, const char *text, size_t len)
 	unlink(tmp);
 }
 
+/* The host's summary (report/summary/) next to report.txt, as
+ * `ncclwatch summary` writes it: <dump dir>/<host>.nwsum, this host's
+ * processes of the job only. Quietly nothing when it cannot be. */
+static void write_summary(const char *const *paths, size_t npaths, const char *job, const char *dir)
+{
+	nw_engine_summary_fn *summary = nw_engine_summary();
+	char host[256] = "", path[PATH_MAX];
+	if (!summary || gethostname(host, sizeof(host) - 1) != 0 || !host[0] || strchr(host, '/') ||
+	    snprintf(path, sizeof(path), "%s/%s.nwsum", dir, host) >= (int)sizeof(path))
+		return;
+	struct nw_engine_summary_in in = { .paths = paths, .npaths = npaths, .job = job, .host = host,
+	                                   .out_path = path };
+	(void)summary(&in);
+}
+
 /* Each line to stderr with the prefix, as one write per line. */
 static void print_lines(const char *text)
 {
@@ -95,6 +110,9 @@ void nw_verdict_tick(uint64_t now, const char *job, const char *jobdir, const ch
 	}
 	last_kind = out.worst_kind;
 	last_kind_name = out.worst_name;
+	/* A new verdict: the host's summary of the same files with it. */
+	if (out.text)
+		write_summary(paths, in.npaths, job, dumpdir);
 	/* Analysing a large job is not free: not more often than 4x its cost. */
 	uint64_t cost = mono_ns() - t0;
 	next_ns = now + (4 * cost > NW_VERDICT_MIN_INTERVAL_NS ? 4 * cost : NW_VERDICT_MIN_INTERVAL_NS);

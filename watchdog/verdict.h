@@ -7,7 +7,8 @@
  * over if it dies). The verdict goes to stderr, each line prefixed
  * "ncclwatch: ", and to <dump dir>/report.txt; it is computed again while
  * the stall lasts and printed again only when it changed (verdicts, rank
- * sets, stack groups; not the ages). Watchdog thread
+ * sets, stack groups; not the ages); each time it is printed, the host's
+ * summary (report/summary/) goes to <dump dir>/<host>.nwsum. Watchdog thread
  * only. */
 #ifndef NCCLWATCH_WATCHDOG_VERDICT_H
 #define NCCLWATCH_WATCHDOG_VERDICT_H

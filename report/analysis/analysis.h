@@ -80,12 +80,42 @@ struct nw_thread_stack {
 	const char *host_fn;
 };
 
+/* What the engine keeps of a segment's header: the fields it reads, with
+ * the names and types of struct nw_seg_header (segment.h), but the
+ * environment and the NCCL library's path as interned strings, shared by
+ * the ranks that have the same (3.3 KB of arrays per rank otherwise: a
+ * third of the memory at 16,384 ranks, 1 GiB at 131,072). */
+struct nw_proc_header {
+	uint16_t version_major, version_minor;
+	uint32_t flags;                /* NW_SEG_F_* */
+	int64_t  pid, ppid;
+	uint64_t start_realtime_ns, start_monotonic_ns;
+	int32_t  global_rank, local_rank, world_size;
+	uint32_t uid;
+	char     host[NW_SEG_HOST_LEN];
+	char     job[NW_SEG_JOB_LEN];
+	uint64_t ring_head;
+	uint32_t comm_count, peer_count, comm_capacity;
+	uint64_t heartbeat_ns, ops_dropped;
+	int32_t  nccl_version, cuda_driver_version;
+	const char *nccl_lib;          /* interned; NULL unknown */
+	char     gpu_name[NW_SEG_GPU_NAME_LEN];
+	const char *env;               /* interned "NAME=value\0...\0\0" (segment.h's env); NULL none */
+	char     error[NW_SEG_ERROR_LEN];
+	uint32_t tracking, watchdog_tid, poll_ms, timeout_ms;
+	uint64_t events_created, event_records, ops_tracked, findings, dumps, request_served;
+	uint64_t last_finding_ns, proc_start_ticks;
+	int32_t  exit_status;
+	uint32_t threads_dropped;
+	uint64_t comms_dropped, comm_reuses, graph_launches, graphs_untracked;
+};
+
 /* One process: the newest readable copy of its segment. */
 struct nw_proc {
 	char *path;                    /* the file read */
 	int is_dump;                   /* NW_SEG_F_DUMP */
 	int alive;                     /* 1 alive (same host, kill(pid, 0)), 0 dead, -1 unknown (other host) */
-	struct nw_seg_header hdr;      /* the header as read (identity, versions, env, counters) */
+	struct nw_proc_header hdr;     /* the header as read (identity, versions, env, counters) */
 	int32_t rank;                  /* global rank (hdr.global_rank); when no process of the
 	                                * job has one, its rank in the job's largest comm made
 	                                * by an init (not a split); else -1 */
@@ -240,6 +270,13 @@ struct nw_job {
 	struct nw_proc **procs;        /* sorted by global rank, then host, then pid */
 	int32_t world_size;            /* the largest header.world_size seen, -1 unknown */
 	struct nw_rankset missing;     /* global ranks < world_size with no file */
+	/* Hosts not heard from (model.c): when the hosts heard from (2 or
+	 * more) each hold one aligned block of ranks_per_host consecutive
+	 * ranks, every such block of missing ranks is a host that sent no
+	 * file; their names are unknown. 0 / -1 / empty otherwise. */
+	uint32_t hosts_unheard;
+	int32_t ranks_per_host;
+	struct nw_rankset unheard;     /* the ranks of those hosts */
 	struct nw_comm_view *comms;    /* uthash by id */
 	double timeout_s;              /* the threshold the verdicts used */
 	int timeout_from;              /* enum nw_timeout_from: where timeout_s came from */
@@ -317,6 +354,18 @@ struct nw_analysis_options {
 int nw_analyze(const char *const *paths, size_t npaths, const struct nw_analysis_options *opt,
                struct nw_analysis *a, struct nw_read_error *err);
 void nw_analysis_free(struct nw_analysis *a);
+
+/* Read every file as nw_analyze does and hand over the processes as read
+ * (copies of one process reduced to the newest; a process of several
+ * ranks not yet split into rank views; only opt->job's when set), for a
+ * per-host summary (report/summary/). Their strings are a->intern's: free
+ * the processes (nw_proc_free, then the array) before nw_analysis_free(a).
+ * 0, or -1 with *err set when nothing could be read. */
+int nw_load_processes(const char *const *paths, size_t npaths, const struct nw_analysis_options *opt,
+                      struct nw_analysis *a, struct nw_proc ***procs, size_t *nprocs,
+                      struct nw_read_error *err);
+/* Free one process of nw_load_processes. */
+void nw_proc_free(struct nw_proc *p);
 
 /* The worst verdict kind of all jobs (NW_V_HEALTHY if none). */
 int nw_analysis_worst(const struct nw_analysis *a);

@@ -128,7 +128,8 @@ struct nw_comm_instances {
 int nw_comm_instances(const struct nw_segment *seg, struct nw_comm_instances *out);   /* 0, -1 oom */
 void nw_comm_instances_free(struct nw_comm_instances *ci);
 
-int nw_load(const char *const *paths, size_t npaths, int max_threads, struct nw_analysis *a,
+/* split: a process of several ranks becomes one view per rank (rank_split.c). */
+int nw_load(const char *const *paths, size_t npaths, int max_threads, int split, struct nw_analysis *a,
             struct nw_load *out, struct nw_read_error *err);
 void nw_proc_free(struct nw_proc *p);
 int nw_model(struct nw_analysis *a, struct nw_load *ld, const struct nw_analysis_options *opt);

@@ -14,6 +14,7 @@ static void job_free(struct nw_job *job)
 		nw_proc_free(job->procs[i]);
 	free(job->procs);
 	nw_rankset_free(&job->missing);
+	nw_rankset_free(&job->unheard);
 	nw_rankset_free(&job->lost.ranks);
 	struct nw_comm_view *v, *vt;
 	HASH_ITER(hh, job->comms, v, vt) {
@@ -87,7 +88,7 @@ int nw_analyze(const char *const *paths, size_t npaths, const struct nw_analysis
 		goto nomem;
 	a->native = opt ? opt->native : 0;
 	a->hook = opt ? opt->hook : NULL;
-	if (nw_load(paths, npaths, opt ? opt->max_threads : 0, a, &ld, err)) {
+	if (nw_load(paths, npaths, opt ? opt->max_threads : 0, 1, a, &ld, err)) {
 		nw_analysis_free(a);
 		return -1;
 	}
@@ -103,4 +104,41 @@ nomem:
 	snprintf(err->message, sizeof err->message, "%s: out of memory while analyzing",
 	         npaths ? paths[0] : "analysis");
 	return -1;
+}
+
+int nw_load_processes(const char *const *paths, size_t npaths, const struct nw_analysis_options *opt,
+                      struct nw_analysis *a, struct nw_proc ***procs, size_t *nprocs,
+                      struct nw_read_error *err)
+{
+	struct nw_read_error local;
+	if (!err)
+		err = &local;
+	memset(a, 0, sizeof *a);
+	memset(err, 0, sizeof *err);
+	*procs = NULL;
+	*nprocs = 0;
+	(void)nw_hash_oom_taken();
+	struct nw_load ld = { 0 };
+	if (!(a->intern = calloc(1, sizeof *a->intern))) {
+		err->code = NW_READ_ERR_NOMEM;
+		err->sys_errno = ENOMEM;
+		snprintf(err->message, sizeof err->message, "out of memory");
+		return -1;
+	}
+	a->native = opt ? opt->native : 0;
+	if (nw_load(paths, npaths, opt ? opt->max_threads : 0, 0, a, &ld, err)) {
+		nw_analysis_free(a);
+		return -1;
+	}
+	/* Only the job asked for. */
+	size_t kept = 0;
+	for (size_t i = 0; i < ld.nprocs; i++) {
+		if (opt && opt->job && strncmp(ld.procs[i]->hdr.job, opt->job, sizeof ld.procs[i]->hdr.job) != 0)
+			nw_proc_free(ld.procs[i]);
+		else
+			ld.procs[kept++] = ld.procs[i];
+	}
+	*procs = ld.procs;
+	*nprocs = kept;
+	return 0;
 }

@@ -213,15 +213,15 @@ int nw_job_envdiff(struct nw_job *job)
 		if (!p->snapshot) {
 			const char *s = nw_nccl_version_str(p->hdr.nccl_version, b);
 			add(&c, p, fixed[0], strlen(fixed[0]), s, strlen(s));
-			add(&c, p, fixed[1], strlen(fixed[1]), p->hdr.nccl_lib, strnlen(p->hdr.nccl_lib, sizeof p->hdr.nccl_lib));
+			const char *lib = p->hdr.nccl_lib ? p->hdr.nccl_lib : "";
+			add(&c, p, fixed[1], strlen(fixed[1]), lib, strlen(lib));
 			s = nw_cuda_version_str(p->hdr.cuda_driver_version, b);
 			add(&c, p, fixed[2], strlen(fixed[2]), s, strlen(s));
 			add(&c, p, fixed[3], strlen(fixed[3]), p->hdr.gpu_name, strnlen(p->hdr.gpu_name, sizeof p->hdr.gpu_name));
 		}
-		/* "NAME=value\0...\0\0" within the field (the reader checked it ends). */
-		const char *e = p->hdr.env, *end = p->hdr.env + sizeof p->hdr.env;
-		while (e < end && *e && !c.oom) {
-			size_t len = strnlen(e, (size_t)(end - e));
+		/* "NAME=value\0...\0\0" (interned with its two NULs: load.c). */
+		for (const char *e = p->hdr.env; e && *e && !c.oom;) {
+			size_t len = strlen(e);
 			const char *eq = memchr(e, '=', len);
 			if (eq && eq > e && !excluded(e, (size_t)(eq - e)))
 				add(&c, p, e, (size_t)(eq - e), eq + 1, len - (size_t)(eq - e) - 1);

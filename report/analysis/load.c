@@ -12,6 +12,7 @@
  * threads. The helper threads block every signal. */
 #include "analysis_int.h"
 #include "../fr/fr.h"
+#include "../summary/summary.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -289,6 +290,65 @@ static int keep_sites(struct nw_proc *p, const struct nw_segment *seg, struct nw
 	return 0;
 }
 
+/* What the model keeps of a segment's header (analysis.h); -1 out of memory. */
+static int keep_header(struct nw_proc_header *h, const struct nw_seg_header *s, uint64_t ring_head,
+                       struct nw_intern *in)
+{
+	h->version_major = s->version_major;
+	h->version_minor = s->version_minor;
+	h->flags = s->flags;
+	h->pid = s->pid;
+	h->ppid = s->ppid;
+	h->start_realtime_ns = s->start_realtime_ns;
+	h->start_monotonic_ns = s->start_monotonic_ns;
+	h->global_rank = s->global_rank;
+	h->local_rank = s->local_rank;
+	h->world_size = s->world_size;
+	h->uid = s->uid;
+	memcpy(h->host, s->host, sizeof h->host);
+	memcpy(h->job, s->job, sizeof h->job);
+	h->ring_head = ring_head;
+	h->comm_count = s->comm_count;
+	h->peer_count = s->peer_count;
+	h->comm_capacity = s->comm_capacity;
+	h->heartbeat_ns = s->heartbeat_ns;
+	h->ops_dropped = s->ops_dropped;
+	h->nccl_version = s->nccl_version;
+	h->cuda_driver_version = s->cuda_driver_version;
+	memcpy(h->gpu_name, s->gpu_name, sizeof h->gpu_name);
+	memcpy(h->error, s->error, sizeof h->error);
+	h->tracking = s->tracking;
+	h->watchdog_tid = s->watchdog_tid;
+	h->poll_ms = s->poll_ms;
+	h->timeout_ms = s->timeout_ms;
+	h->events_created = s->events_created;
+	h->event_records = s->event_records;
+	h->ops_tracked = s->ops_tracked;
+	h->findings = s->findings;
+	h->dumps = s->dumps;
+	h->request_served = s->request_served;
+	h->last_finding_ns = s->last_finding_ns;
+	h->proc_start_ticks = s->proc_start_ticks;
+	h->exit_status = s->exit_status;
+	h->threads_dropped = s->threads_dropped;
+	h->comms_dropped = s->comms_dropped;
+	h->comm_reuses = s->comm_reuses;
+	h->graph_launches = s->graph_launches;
+	h->graphs_untracked = s->graphs_untracked;
+	/* The reader checked that both end within their fields. */
+	size_t lib = strnlen(s->nccl_lib, sizeof s->nccl_lib), env = 0;
+	while (env + 1 < sizeof s->env && s->env[env])
+		env += strnlen(s->env + env, sizeof s->env - env) + 1;
+	if (env > sizeof s->env)
+		env = sizeof s->env;
+	if (lib && !(h->nccl_lib = nw_intern_str(in, s->nccl_lib, lib)))
+		return -1;
+	/* with the last variable's NUL: the copy ends in two */
+	if (env && !(h->env = nw_intern_str(in, s->env, env)))
+		return -1;
+	return 0;
+}
+
 static struct nw_proc *make_proc(const struct nw_segment *seg, struct nw_intern *in, const char *myhost,
                                  int native)
 {
@@ -296,8 +356,10 @@ static struct nw_proc *make_proc(const struct nw_segment *seg, struct nw_intern 
 	if (!p)
 		return NULL;
 	p->path = strdup(seg->path);
-	p->hdr = seg->header;
-	p->hdr.ring_head = seg->ring.head;
+	if (keep_header(&p->hdr, &seg->header, seg->ring.head, in)) {
+		nw_proc_free(p);
+		return NULL;
+	}
 	p->is_dump = (seg->header.flags & NW_SEG_F_DUMP) != 0;
 	p->snapshot = (seg->header.flags & NW_SEG_F_SNAPSHOT) != 0;
 	if (p->snapshot)
@@ -341,7 +403,7 @@ static struct nw_proc *make_proc(const struct nw_segment *seg, struct nw_intern 
 	}
 	p->last_activity_ns = last;
 
-	p->alive = proc_alive(&p->hdr, p->path, myhost);
+	p->alive = proc_alive(&seg->header, p->path, myhost);
 	if (p->alive == 1 && !p->is_dump) {
 		p->now_ns = clock_ns(CLOCK_MONOTONIC);
 	} else {
@@ -368,6 +430,8 @@ static struct nw_proc *make_proc(const struct nw_segment *seg, struct nw_intern 
 
 struct slot {                       /* one listed file */
 	struct nw_proc *proc;           /* NULL: see err */
+	struct nw_proc **more;          /* a summary's processes (report/summary/), proc NULL */
+	size_t nmore;
 	struct nw_read_error err;
 	int nomem;                      /* out of memory building the summary */
 };
@@ -396,8 +460,17 @@ static void read_one(struct reader *r, size_t i)
 {
 	struct slot *s = &r->slots[i];
 	struct nw_segment seg;
-	/* Flight Recorder dumps (report/fr/): any file not named *.seg whose
-	 * first bytes say so; the loader interns under the lock itself. */
+	/* Per-host summaries (report/summary/) and Flight Recorder dumps
+	 * (report/fr/): any file not named *.seg whose first bytes say so;
+	 * their loaders intern under the lock themselves. */
+	if (!seg_suffix(r->paths[i])) {
+		int rc = nw_summary_read(r->paths[i], r->in, &r->lock, &s->more, &s->nmore, &s->err);
+		if (rc != NW_SUM_NOT_A_SUMMARY) {
+			if (rc == NW_READ_ERR_NOMEM)
+				s->nomem = 1;
+			return;
+		}
+	}
 	if (!seg_suffix(r->paths[i])) {
 		int rc = nw_fr_read_if_dump(r->paths[i], r->in, &r->lock, r->fr, &s->proc, &s->err);
 		if (rc != NW_FR_NOT_A_DUMP) {
@@ -486,6 +559,47 @@ static int better(const struct nw_proc *a, const struct nw_proc *b)
 	return !a->is_dump && b->is_dump;
 }
 
+struct dedupe {
+	struct nw_load *out;
+	struct dent *seen, *ents;
+	size_t nents;
+};
+
+/* Keep p as the first copy of its process, or as the better one; the
+ * other is freed. 0, or -1 out of memory (p is freed then too). */
+static int keep_best(struct dedupe *dd, struct nw_proc *p)
+{
+	struct dent *d = &dd->ents[dd->nents++], *found;
+	memset(&d->k, 0, sizeof d->k);
+	memcpy(d->k.host, p->hdr.host, sizeof d->k.host);
+	d->k.pid = p->hdr.pid;
+	d->k.start_realtime_ns = p->hdr.start_realtime_ns;
+	d->k.snapshot = (uint64_t)p->snapshot;
+	/* attach writes when it took the snapshot there: two snapshots of
+	 * one process share its start ticks instead. */
+	if (p->snapshot && p->hdr.proc_start_ticks)
+		d->k.start_realtime_ns = p->hdr.proc_start_ticks;
+	HASH_FIND(hh, dd->seen, &d->k, sizeof d->k, found);
+	if (found) {
+		struct nw_proc **have = &dd->out->procs[found->at];
+		if (better(p, *have)) {
+			nw_proc_free(*have);
+			*have = p;
+		} else {
+			nw_proc_free(p);
+		}
+		return 0;
+	}
+	d->at = dd->out->nprocs;
+	HASH_ADD(hh, dd->seen, k, sizeof d->k, d);
+	if (nw_hash_oom_taken()) {
+		nw_proc_free(p);
+		return -1;
+	}
+	dd->out->procs[dd->out->nprocs++] = p;
+	return 0;
+}
+
 static int add_bad(struct nw_analysis *a, const char *path, const struct nw_read_error *e)
 {
 	struct nw_bad_file *b = realloc(a->bad, (a->nbad + 1) * sizeof *b);
@@ -510,7 +624,7 @@ static int nomem(struct nw_read_error *err, const char *what)
 	return -1;
 }
 
-int nw_load(const char *const *paths, size_t npaths, int max_threads, struct nw_analysis *a,
+int nw_load(const char *const *paths, size_t npaths, int max_threads, int split, struct nw_analysis *a,
             struct nw_load *out, struct nw_read_error *err)
 {
 	struct nw_path_list list = { 0 };
@@ -572,50 +686,45 @@ int nw_load(const char *const *paths, size_t npaths, int max_threads, struct nw_
 	a->nread += list.count;
 
 	/* In list order: bad files, and the best copy of each process. */
-	struct dent *seen = NULL, *ents = calloc(list.count, sizeof *ents);
-	int failed = !ents;
+	size_t nents = 0;
+	for (size_t i = 0; i < list.count; i++)
+		nents += r.slots[i].proc ? 1 : r.slots[i].nmore;
+	struct dedupe dd = { .out = out, .ents = calloc(nents ? nents : 1, sizeof *dd.ents) };
+	int failed = !dd.ents;
+	if (!failed && nents > list.count) {
+		struct nw_proc **more = realloc(out->procs, nents * sizeof *more);
+		if (more)
+			out->procs = more;
+		else
+			failed = 1;
+	}
 	for (size_t i = 0; i < list.count && !failed; i++) {
 		struct slot *s = &r.slots[i];
 		if (s->nomem) {
 			failed = 1;
 			break;
 		}
-		if (!s->proc) {
-			if (s->err.code == NW_READ_ERR_NOMEM || add_bad(a, list.paths[i], &s->err))
-				failed = 1;
-			continue;
-		}
-		struct dent *d = &ents[i], *found;
-		memset(&d->k, 0, sizeof d->k);
-		memcpy(d->k.host, s->proc->hdr.host, sizeof d->k.host);
-		d->k.pid = s->proc->hdr.pid;
-		d->k.start_realtime_ns = s->proc->hdr.start_realtime_ns;
-		d->k.snapshot = (uint64_t)s->proc->snapshot;
-		/* attach writes when it took the snapshot there: two snapshots of
-		 * one process share its start ticks instead. */
-		if (s->proc->snapshot && s->proc->hdr.proc_start_ticks)
-			d->k.start_realtime_ns = s->proc->hdr.proc_start_ticks;
-		HASH_FIND(hh, seen, &d->k, sizeof d->k, found);
-		if (found) {
-			struct nw_proc **have = &out->procs[found->at];
-			if (better(s->proc, *have)) {
-				nw_proc_free(*have);
-				*have = s->proc;
-			} else {
-				nw_proc_free(s->proc);
-			}
+		if (s->proc) {
+			failed = keep_best(&dd, s->proc);
 			s->proc = NULL;
 			continue;
 		}
-		d->at = out->nprocs;
-		HASH_ADD(hh, seen, k, sizeof d->k, d);
-		if (nw_hash_oom_taken()) {
-			failed = 1;
-			break;
+		if (s->more) {
+			for (size_t k = 0; k < s->nmore; k++) {
+				if (!failed)
+					failed = keep_best(&dd, s->more[k]);
+				else
+					nw_proc_free(s->more[k]);
+			}
+			free(s->more);
+			s->more = NULL;
+			continue;
 		}
-		out->procs[out->nprocs++] = s->proc;
-		s->proc = NULL;
+		if (s->err.code == NW_READ_ERR_NOMEM || add_bad(a, list.paths[i], &s->err))
+			failed = 1;
 	}
+	struct dent *seen = dd.seen;
+	struct dent *ents = dd.ents;
 	HASH_CLEAR(hh, seen);
 	free(ents);
 	/* Flight Recorder dumps: one clock per job; those of a job that also
@@ -631,10 +740,14 @@ int nw_load(const char *const *paths, size_t npaths, int max_threads, struct nw_
 		free(pref[i]);
 	}
 	free(pref);
-	if (!failed && nw_split_ranks(&out->procs, &out->nprocs))
+	if (!failed && split && nw_split_ranks(&out->procs, &out->nprocs))
 		failed = 1;
-	for (size_t i = 0; i < list.count; i++)
-		nw_proc_free(r.slots[i].proc);   /* left only after a failure */
+	for (size_t i = 0; i < list.count; i++) {   /* left only after a failure */
+		nw_proc_free(r.slots[i].proc);
+		for (size_t k = 0; r.slots[i].more && k < r.slots[i].nmore; k++)
+			nw_proc_free(r.slots[i].more[k]);
+		free(r.slots[i].more);
+	}
 	free(r.slots);
 	nw_path_list_free(&list);
 	if (failed) {

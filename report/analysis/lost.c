@@ -22,7 +22,7 @@
 
 static int proc_lost(const struct nw_proc *p)
 {
-	const struct nw_seg_header *h = &p->hdr;
+	const struct nw_proc_header *h = &p->hdr;
 	return h->ops_dropped || h->comms_dropped || h->threads_dropped ||
 	       (h->flags & (NW_SEG_F_STOPPED | NW_SEG_F_COMMS_FULL));
 }
@@ -34,7 +34,7 @@ int nw_job_lost(struct nw_job *job)
 		const struct nw_proc *p = job->procs[i];
 		if (!proc_lost(p))
 			continue;
-		const struct nw_seg_header *h = &p->hdr;
+		const struct nw_proc_header *h = &p->hdr;
 		/* the counters are the process's: once, though it has a view per rank */
 		if (p->view_of_process == 0) {
 			l->nprocs++;
@@ -83,7 +83,7 @@ static void lost_evidence(struct nw_jctx *x, struct nw_vwork *w)
 			                    job->lost.nprocs - MAX_LOST_LINES == 1 ? "" : "es");
 			break;
 		}
-		const struct nw_seg_header *h = &p->hdr;
+		const struct nw_proc_header *h = &p->hdr;
 		int full = (h->flags & NW_SEG_F_COMMS_FULL) != 0;
 		struct nw_buf *b = &w->ev;
 		struct nw_rankset ranks = { 0 };

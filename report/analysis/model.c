@@ -129,6 +129,104 @@ static void ranks_from_world(struct nw_job *job)
 		job->world_size = world->nranks;
 }
 
+struct hostblk {
+	const char *host;
+	int32_t first;                   /* its lowest rank */
+	uint32_t n;                      /* its ranks */
+	UT_hash_handle hh;
+};
+
+/* job->hosts_unheard and job->unheard (analysis.h): a launcher places
+ * ranks in blocks of consecutive ranks per host; when every host heard
+ * from holds exactly one whole aligned block of the same size, each
+ * block whose ranks are all missing is a host nobody heard from. -1 out
+ * of memory. */
+static int unheard_hosts(struct nw_job *job)
+{
+	job->ranks_per_host = -1;
+	if (!job->missing.n || job->world_size <= 0)
+		return 0;
+	struct hostblk *hosts = NULL, *h, *ht;
+	struct hostblk *pool = calloc(job->nprocs ? job->nprocs : 1, sizeof *pool);
+	uint8_t *seen = NULL;
+	int oom = !pool, ok = 1;
+	size_t npool = 0;
+	for (size_t i = 0; i < job->nprocs && !oom && ok; i++) {
+		const struct nw_proc *p = job->procs[i];
+		if (p->rank < 0) {
+			ok = 0;                  /* a rank nobody can place */
+			break;
+		}
+		HASH_FIND_STR(hosts, p->hdr.host, h);
+		if (!h) {
+			h = &pool[npool++];
+			h->host = p->hdr.host;
+			h->first = p->rank;
+			HASH_ADD_KEYPTR(hh, hosts, h->host, strlen(h->host), h);
+			if (nw_hash_oom_taken())
+				oom = 1;
+		}
+		if (p->rank < h->first)
+			h->first = p->rank;
+		h->n++;
+	}
+	uint32_t per = 0, nhosts = HASH_COUNT(hosts);
+	if (!oom && ok && nhosts >= 2) {
+		HASH_ITER(hh, hosts, h, ht) {
+			if (!per)
+				per = h->n;
+			if (h->n != per || h->first % (int32_t)per)
+				ok = 0;
+		}
+		/* every rank within its host's block */
+		for (size_t i = 0; i < job->nprocs && ok; i++) {
+			const struct nw_proc *p = job->procs[i];
+			HASH_FIND_STR(hosts, p->hdr.host, h);
+			if (!h || p->rank / (int32_t)per != h->first / (int32_t)per)
+				ok = 0;
+		}
+		uint32_t nblocks = ((uint32_t)job->world_size + per - 1) / per;
+		if (ok && !(seen = calloc(nblocks, 1)))
+			oom = 1;
+		HASH_ITER(hh, hosts, h, ht) {
+			if (!ok || oom)
+				break;
+			uint32_t b = (uint32_t)h->first / per;
+			if (b >= nblocks || seen[b])
+				ok = 0;
+			else
+				seen[b] = 1;
+		}
+		for (uint32_t b = 0; b < nblocks && ok && !oom; b++) {
+			if (seen[b])
+				continue;
+			int32_t lo = (int32_t)(b * per), hi = lo + (int32_t)per;
+			if (hi > job->world_size)
+				hi = job->world_size;
+			int all = 1;
+			for (int32_t r = lo; r < hi && all; r++)
+				all = nw_rankset_has(&job->missing, r);
+			if (!all)
+				continue;
+			job->hosts_unheard++;
+			for (int32_t r = lo; r < hi && !oom; r++)
+				if (nw_rankset_add(&job->unheard, r))
+					oom = 1;
+		}
+		if (ok && job->hosts_unheard)
+			job->ranks_per_host = (int32_t)per;
+	}
+	HASH_CLEAR(hh, hosts);
+	free(pool);
+	free(seen);
+	if (!ok || oom) {
+		job->hosts_unheard = 0;
+		job->ranks_per_host = -1;
+		nw_rankset_free(&job->unheard);
+	}
+	return oom ? -1 : 0;
+}
+
 static int build_job(struct nw_job *job, const struct nw_analysis_options *opt)
 {
 	int oom = 0;
@@ -190,7 +288,7 @@ static int build_job(struct nw_job *job, const struct nw_analysis_options *opt)
 				return -1;
 		}
 	}
-	return 0;
+	return unheard_hosts(job);
 }
 
 int nw_model(struct nw_analysis *a, struct nw_load *ld, const struct nw_analysis_options *opt)

@@ -6,6 +6,7 @@
 const struct nw_command *const nw_commands[] = {
 	&nw_cmd_diagnose,
 	&nw_cmd_status,
+	&nw_cmd_summary,
 	&nw_cmd_dump,
 	&nw_cmd_show,
 	&nw_cmd_gc,

@@ -38,6 +38,7 @@ extern const struct nw_command *const nw_commands[];
 
 extern const struct nw_command nw_cmd_diagnose;
 extern const struct nw_command nw_cmd_status;
+extern const struct nw_command nw_cmd_summary;
 extern const struct nw_command nw_cmd_dump;
 extern const struct nw_command nw_cmd_show;
 extern const struct nw_command nw_cmd_gc;

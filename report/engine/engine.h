@@ -40,4 +40,21 @@ struct nw_engine_verdict_out {
  * would (one thread, no output): 0, or -1 when nothing could be analysed. */
 typedef int nw_engine_verdict_fn(const struct nw_engine_verdict_in *in, struct nw_engine_verdict_out *out);
 
+/* The host's summary (report/summary/), written by the watchdog that
+ * prints the verdict, next to its report.txt: a second entry point, so
+ * an engine without it still gives verdicts. */
+#define NW_ENGINE_SUMMARY_ENTRY "nw_engine_summary_v1"
+
+struct nw_engine_summary_in {
+	const char *const *paths;      /* as for the verdict */
+	size_t npaths;
+	const char *job;               /* only this job */
+	const char *host;              /* only this host's processes */
+	const char *out_path;          /* written aside, then renamed */
+};
+
+/* 0 written, -1 not (nothing of the host read, out of memory, or the file
+ * could not be written): one thread, no output. */
+typedef int nw_engine_summary_fn(const struct nw_engine_summary_in *in);
+
 #endif

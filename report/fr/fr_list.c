@@ -1,8 +1,9 @@
-/* fr_list: what diagnose reads under a path (segments and Flight Recorder
- * dumps side by side), and the pass after reading that settles FR dumps
+/* fr_list: what diagnose reads under a path (segments, per-host summaries
+ * and Flight Recorder dumps side by side), and the pass after reading that settles FR dumps
  * against each other and against segments of the same job. */
 #include "../analysis/analysis_int.h"
 #include "fr.h"
+#include "../summary/summary.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -13,7 +14,14 @@
 static int is_dump(const char *path, const char *name)
 {
 	size_t n = strlen(name);
-	return !(n > 4 && !strcmp(name + n - 4, ".seg")) && nw_fr_sniff(path);
+	return !(n > 4 && !strcmp(name + n - 4, ".seg")) && !nw_summary_named(name) && nw_fr_sniff(path);
+}
+
+/* Per-host summaries (report/summary/): by their name. */
+static int is_summary(const char *path, const char *name)
+{
+	(void)path;
+	return nw_summary_named(name);
 }
 
 static int cmp_path(const void *a, const void *b)
@@ -36,7 +44,7 @@ int nw_input_list(const char *path, struct nw_path_list *list, struct nw_read_er
 		goto nomem;
 	for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/'; n--)
 		dir[n - 1] = '\0';
-	int s = nw_path_scan(dir, 2, is_dump, list);
+	int s = nw_path_scan(dir, 2, is_summary, list) || nw_path_scan(dir, 2, is_dump, list);
 	free(dir);
 	if (s)
 		goto nomem;
@@ -72,12 +80,11 @@ static const char *base(const char *p)
 	return s ? s + 1 : p;
 }
 
-static const char *env_get(const struct nw_seg_header *h, const char *name)
+static const char *env_get(const struct nw_proc_header *h, const char *name)
 {
 	size_t nl = strlen(name);
-	const char *e = h->env, *end = h->env + sizeof h->env;
-	while (e < end && *e) {
-		size_t l = strnlen(e, (size_t)(end - e));
+	for (const char *e = h->env; e && *e;) {
+		size_t l = strlen(e);
 		if (l > nl && !strncmp(e, name, nl) && e[nl] == '=')
 			return e + nl + 1;
 		e += l + 1;

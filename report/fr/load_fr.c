@@ -1099,7 +1099,7 @@ static int make_proc(struct build *b, const struct nw_pv *root, const char *path
 	free(opent);
 
 	if (!oom) {
-		struct nw_seg_header *h = &p->hdr;
+		struct nw_proc_header *h = &p->hdr;
 		h->flags = NW_SEG_F_DUMP;
 		h->pid = 0;
 		h->ppid = 0;

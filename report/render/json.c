@@ -138,6 +138,12 @@ static json_t *job_json(const struct nw_job *job, int *failed)
 	nw_json_set(o, "process_count", nw_json_int((int64_t)nw_job_process_count(job)), failed);
 	nw_json_set(o, "world_size", job->world_size > 0 ? nw_json_int(job->world_size) : json_null(), failed);
 	nw_json_set(o, "missing_ranks", rank_array(&job->missing, failed), failed);
+	json_t *hosts = json_object();
+	nw_json_set(hosts, "count", nw_json_int(job->hosts_unheard), failed);
+	nw_json_set(hosts, "ranks_per_host", job->ranks_per_host > 0 ? nw_json_int(job->ranks_per_host) : json_null(),
+	            failed);
+	nw_json_set(hosts, "ranks", rank_array(&job->unheard, failed), failed);
+	nw_json_set(o, "hosts_not_heard_from", hosts, failed);
 	nw_json_set(o, "timeout_s", json_real(job->timeout_s), failed);
 	nw_json_set(o, "timeout_from", nw_json_str(job->timeout_from == NW_TIMEOUT_NONE      ? "none"
 	                                           : job->timeout_from == NW_TIMEOUT_DEFAULT ? "default"

@@ -3,7 +3,7 @@
  *
  *   # N jobs: L live, H hung, S stale[, U unknown]
  *   # host pid rank comms last state age alive
- *   # job NAME: N processes[ (R ranks)], world size W, ranks missing: none; STATE (DETAILS)
+ *   # job NAME: N processes[ (R ranks)], world size W, ranks missing: none[, hosts not heard from: H (ranks R)]; STATE (DETAILS)
  *   HOST PID RANK comms=N last=KIND#SEQ@COMM state=STATE age=S.Ss alive|dead|?
  *   # unreadable: PATH: PROBLEM
  *
@@ -143,6 +143,11 @@ int nw_render_status(FILE *out, const struct nw_analysis *a, unsigned flags)
 			fputs(small, out);
 		} else {
 			fputs("none", out);
+		}
+		if (job->hosts_unheard) {
+			char small[256];
+			nw_rankset_format(&job->unheard, small, sizeof small);
+			fprintf(out, ", hosts not heard from: %" PRIu32 " (ranks %s)", job->hosts_unheard, small);
 		}
 		put_job_state(out, &order[j]);
 		fputc('\n', out);

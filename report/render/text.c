@@ -139,6 +139,12 @@ static void put_job_header(FILE *out, const struct nw_job *job, unsigned flags)
 	if (flags & NW_RENDER_COLOR)
 		fputs(RESET, out);
 	fputc('\n', out);
+	if (job->hosts_unheard) {
+		fprintf(out, "  hosts not heard from: %" PRIu32 " (ranks ", job->hosts_unheard);
+		put_ranks(out, &job->unheard);
+		fprintf(out, ": no segment, dump or summary of theirs was read; %" PRId32 " ranks per host, as on "
+		        "every host heard from)\n", job->ranks_per_host);
+	}
 }
 
 static void put_verdict(FILE *out, const struct nw_verdict *v, unsigned flags)

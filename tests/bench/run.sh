@@ -25,6 +25,7 @@
 #   and its per-poll "last thread left?" check: tests/bench/alone.sh
 # figure 1, stall detection latency: tests/bench/latency.sh
 # figure 5, diagnose at scale: tests/bench/diagnose.sh
+# per-host summaries at 16k and 131k ranks beside segments: tests/bench/summary.sh
 # Flight Recorder dumps at scale: tests/bench/fr.sh
 # figure 6, ncclwatch attach on 8 and 64 processes: tests/bench/attach.sh
 # figure 7, Python programs (call sites, Python stacks): tests/bench/pystack.sh
@@ -141,7 +142,7 @@ fi
 echo "goal: <= 100 ns and <= 300 instructions added per call"
 )
 
-for s in preload events graphs cpu alone latency diagnose fr attach pystack ras corpus hangfuzz; do
+for s in preload events graphs cpu alone latency diagnose summary fr attach pystack ras corpus hangfuzz; do
 	sh "$root/tests/bench/$s.sh"
 done
 echo
