@@ -48,7 +48,7 @@ collect_host_files() {
 		mkdir -p "$1/$j"
 		if "$NCCLWATCH" summary --help > /dev/null 2>&1; then
 			# one compact file per host and job (issue 24's summaries)
-			"$NCCLWATCH" summary -o "$1/$j/$host.summary" "$from" || return 1
+			"$NCCLWATCH" summary -o "$1/$j/$host.nwsum" "$from" || return 1
 		else
 			# no summary command in this ncclwatch: every segment and dump
 			# as it is (a live segment is copied while its process writes:

@@ -40,8 +40,9 @@ static void gc_help(FILE *out)
 	        "$NCCLWATCH_DIR, else /dev/shm/ncclwatch-$UID): their segment files\n"
 	        "(DIR/<job>/<host>.<pid>.seg) and dumps (*.dump.seg), then, in each job\n"
 	        "directory where no segment file remains, ncclwatch's own files (control,\n"
-	        "report.lock, report.txt, request, and the RAS report attach wrote: ras.json,\n"
-	        "ras.txt) and the directory if it is then empty. Snapshots `attach` wrote\n"
+	        "report.lock, report.txt, request, the RAS report attach wrote: ras.json,\n"
+	        "ras.txt, and this host's summary the watchdog wrote: <host>.nwsum) and the\n"
+	        "directory if it is then empty. Snapshots `attach` wrote\n"
 	        "(*.snap.seg) are segment files: removed once their process is gone.\n"
 	        "\n"
 	        "A segment is never removed when its process may still run: same host, and\n"
@@ -220,6 +221,19 @@ static void free_names(char **names)
 	free(names);
 }
 
+/* <this host>.nwsum: the summary the watchdog that printed the job's
+ * verdict wrote beside its report (watchdog/verdict.c). Another host's
+ * summary gathered here is the user's, not ours. */
+static int is_own_summary(const char *name)
+{
+	char host[256], want[300];
+	if (gethostname(host, sizeof host) != 0)
+		return 0;
+	host[sizeof host - 1] = 0;
+	snprintf(want, sizeof want, "%s.nwsum", host);
+	return !strcmp(name, want);
+}
+
 /* A job directory: if no segment file remains, remove ncclwatch's own
  * files, then the directory itself if empty (unless it is DIR): rmdir by
  * its name in `parent`, after checking the name still holds `self`. */
@@ -246,6 +260,7 @@ static void clean_job_dir(struct gc *g, int dfd, const char *dir, int parent, co
 		int ours = 0;
 		for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
 			ours |= !strcmp(*e, own[i]);
+		ours |= is_own_summary(*e);
 		struct stat st;
 		if (ours && fstatat(dfd, *e, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
 		    st.st_uid == g->me)
@@ -257,12 +272,17 @@ static void clean_job_dir(struct gc *g, int dfd, const char *dir, int parent, co
 	const int is_top = parent < 0;
 	if (segments || (is_top && !owned))
 		return;
-	for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+	char summary[300] = "";
+	if (gethostname(summary, sizeof summary - 8) == 0) {
+		summary[sizeof summary - 8] = 0;
+		strcat(summary, ".nwsum");
+	}
+	for (size_t i = 0; i <= sizeof own / sizeof own[0]; i++) {
+		const char *f = i < sizeof own / sizeof own[0] ? own[i] : summary;
 		struct stat st;
-		if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, own[i]) < sizeof path &&
-		    fstatat(dfd, own[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-		    st.st_uid == g->me)
-			remove_file(g, dfd, own[i], path, &st);
+		if (*f && (size_t)snprintf(path, sizeof path, "%s/%s", dir, f) < sizeof path &&
+		    fstatat(dfd, f, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) && st.st_uid == g->me)
+			remove_file(g, dfd, f, path, &st);
 	}
 	if (is_top || others)
 		return;

@@ -3,7 +3,8 @@
 # host's summary next to report.txt (issue 24): <job dir>/<host>.nwsum.
 # Real hangs of the scenario corpus under the preload on the simulation;
 # the summary alone must give the verdict cases.txt wants (as report.txt
-# does), and hold every rank of the job (one host here).
+# does), and hold every rank of the job (one host here); once the job is
+# dead, `ncclwatch gc` removes it with the job directory.
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/corpus/corpus-lib.sh"
 host=$(hostname)
@@ -25,6 +26,10 @@ for c in skip-allgather ring-missing-recv; do
 	n=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["jobs"][0]["process_count"])' "$T/$c.json")
 	want=$(echo "$l" | cut -d'|' -f3)
 	[ "$n" = "$want" ] || bad="$bad $c($n processes in the summary, not $want)"
+	# the job is dead (corpus_case killed it): gc takes the summary with
+	# the rest of what ncclwatch wrote, and the job directory goes
+	"$NW_CLI" gc "$NCCLWATCH_DIR" > "$T/$c.gc" 2>&1
+	[ ! -e "$NCCLWATCH_DIR/$c" ] || bad="$bad $c(gc left $(ls "$NCCLWATCH_DIR/$c" | tr '\n' ' '))"
 done
 [ -z "$bad" ] || fail "the watchdog's summaries:$bad"
 echo ok
