@@ -227,17 +227,5 @@ int nw_render_json(FILE *out, const struct nw_analysis *a)
 		nw_json_push(arr, nw_json_str(a->notes[i]), &failed);
 	nw_json_set(doc, "notes", arr, &failed);
 
-	if (failed) {
-		json_decref(doc);
-		errno = ENOMEM;
-		return -1;
-	}
-	int rc = nw_json_dumpf(doc, out, JSON_COMPACT | JSON_REAL_PRECISION(9));
-	json_decref(doc);
-	if (rc != 0 || fputc('\n', out) == EOF || fflush(out) != 0) {
-		if (!errno)
-			errno = EIO;
-		return -1;
-	}
-	return 0;
+	return nw_json_write_doc(doc, failed, out, 9);
 }

@@ -1,6 +1,7 @@
 /* See json_util.h. */
 #include "json_util.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "../escape.h"
@@ -72,4 +73,21 @@ int nw_json_dumpf(const json_t *j, FILE *out, size_t flags)
 	if (d.ncarry)
 		nw_put_escaped_n(out, d.carry, d.ncarry, NW_ESC_JSON);
 	return rc || ferror(out) ? -1 : 0;
+}
+
+int nw_json_write_doc(json_t *doc, int failed, FILE *out, int precision)
+{
+	if (failed) {
+		json_decref(doc);
+		errno = ENOMEM;
+		return -1;
+	}
+	int rc = nw_json_dumpf(doc, out, JSON_COMPACT | JSON_REAL_PRECISION(precision));
+	json_decref(doc);
+	if (rc != 0 || fputc('\n', out) == EOF || fflush(out) != 0) {
+		if (!errno)
+			errno = EIO;
+		return -1;
+	}
+	return 0;
 }

@@ -19,6 +19,12 @@ json_t *nw_json_str(const char *s);
  * nothing in it a terminal acts on (../escape.h, NW_ESC_JSON). 0 or -1. */
 int nw_json_dumpf(const json_t *j, FILE *out, size_t flags);
 
+/* The end of a renderer: doc (taken) written compact with `precision`
+ * digits for reals and a newline, then flushed. 0; -1 with errno
+ * (ENOMEM when `failed`: a part of doc could not be built, nothing is
+ * written). */
+int nw_json_write_doc(json_t *doc, int failed, FILE *out, int precision);
+
 /* A JSON integer; NULL when out of memory. */
 static inline json_t *nw_json_int(int64_t v)
 {
