@@ -169,6 +169,8 @@ void nw_rules_p2p(struct nw_jctx *x)
 				}
 				pair.culprit = pm->proc->job_index;
 				pair.peer_pos = pos;
+				if (op->kind == NW_OP_RECV && pair.orphan_crank < 0)   /* its send went elsewhere? */
+					pair.orphan_crank = orphan_send_of(v, op->root, op->rank);
 				if (op->kind == NW_OP_RECV && op->seq == 1 && pos == 0) {
 					int y = orphan_recv_at(v, op->rank, op->root);
 					if (y >= 0) {   /* we received from the wrong peer */
@@ -241,6 +243,34 @@ void nw_rules_p2p(struct nw_jctx *x)
  * which A already matched some of B's ops. Why: the pair talks on P; A's
  * op on W, where nobody ever talked, is the one posted on the wrong comm
  * (the wrong process group passed to send/recv), and B waits on P for it. */
+/* The eager form of the same: B's sends to A on another comm completed
+ * into A's buffer beyond what A received there (A received from B there
+ * before): B's message waits on the comm the pair talks on while A
+ * receives from B where nobody talks. */
+static int orphan_twin(struct nw_jctx *x, const struct nw_proc *a, const struct nw_proc *b,
+                       const struct nw_comm_view *not)
+{
+	for (uint32_t c = 0; c < b->ncomms; c++) {
+		const struct nw_comm_view *v = nw_view_of(x, b->comms[c].comm_id);
+		if (!v || v == not)
+			continue;
+		int32_t ra = -1, rb = -1;
+		for (int32_t r = 0; r < v->nranks; r++) {
+			if (v->members[r].proc == a)
+				ra = r;
+			if (v->members[r].proc == b)
+				rb = r;
+		}
+		if (ra < 0 || rb < 0)
+			continue;
+		const struct nw_seg_peer *ba = nw_proc_peer(b, nw_member_slot(&v->members[rb]), ra);
+		const struct nw_seg_peer *ab = nw_proc_peer(a, nw_member_slot(&v->members[ra]), rb);
+		if (ba && ab && ab->recv_enqueued >= 1 && ba->send_completed > ab->recv_enqueued)
+			return 1;
+	}
+	return 0;
+}
+
 static int wrong_comm_twin(const struct nw_graph *g, uint32_t s, const struct nw_edge *e)
 {
 	for (size_t i = 0; i < g->nedges; i++) {
@@ -306,7 +336,8 @@ size_t nw_p2p_count_deviants(struct nw_jctx *x, uint32_t s, uint8_t *deviant)
 			who = e->dst;            /* B went past #k elsewhere but not with A */
 		else if (aany && aother < k)
 			who = e->src;            /* A did more with B than with anybody else */
-		else if (k == 1 && !bmax && !aany && wrong_comm_twin(g, s, e))
+		else if (k == 1 && !bmax && !aany &&
+		         (wrong_comm_twin(g, s, e) || (e->op->kind == NW_OP_RECV && orphan_twin(x, a, b, v))))
 			who = e->src;            /* A posted it on a comm where nobody else talks */
 		if (who != NONE && (!deviant || !deviant[who])) {
 			if (deviant)
@@ -479,6 +510,25 @@ static void unmatched(struct nw_jctx *x, size_t i, const uint32_t *first_of, con
 
 	struct nw_buf b = { 0 };
 	pair_words(x, pr, &b, 1);
+	/* The culprit's send that went eagerly to another peer, nobody receiving it. */
+	if (c && pr->culprit != pr->waiter && pr->orphan_crank >= 0) {
+		const struct nw_member *cm = NULL, *om = &pr->view->members[pr->orphan_crank];
+		for (int32_t r = 0; r < pr->view->nranks; r++)
+			if (pr->view->members[r].proc == c)
+				cm = &pr->view->members[r];
+		const struct nw_seg_peer *co = cm ? nw_proc_peer(c, nw_member_slot(cm), pr->orphan_crank) : NULL;
+		const struct nw_seg_peer *oc =
+			cm && om->proc ? nw_proc_peer(om->proc, nw_member_slot(om), pr->culprit_crank) : NULL;
+		if (co && om->proc) {
+			char cl[128], ol[128], cb[128];
+			nw_verdict_evidence(x, w,
+			                    "misdirected: %s's Send #%" PRIu64 " to %s on %s COMPLETED (eager, into %s's "
+			                    "buffer), which %s never received (it posted receives from %s up to #%" PRIu64 ")",
+			                    nw_proc_label(c, cl), co->send_completed, nw_proc_label(om->proc, ol),
+			                    nw_comm_label(pr->view->id, pr->view->name, cb), ol, ol, cl,
+			                    oc ? oc->recv_enqueued : 0);
+		}
+	}
 	/* The culprit's own misdirected post, if any. */
 	for (uint32_t k = first_of[i]; k != NONE; k = next[k]) {
 		const struct nw_p2p_pair *o = &x->pairs[k];
