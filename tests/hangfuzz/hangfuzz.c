@@ -222,6 +222,14 @@ static void issue(struct hf *h, const struct hf_op *o, const struct dev *d)
 	case HF_REDUCESCATTER:
 		nccl_ok(h, ncclReduceScatter(a, b, part, d->type, d->op, comm, s), "ncclReduceScatter");
 		break;
+	case HF_PIPE: /* stage `me`: two micro-batches, receive then send, no group */
+		for (int m = 0; m < 2; m++) {
+			if (me > 0)
+				nccl_ok(h, ncclRecv(a, part, d->type, me - 1, comm, s), "ncclRecv");
+			if (me < size - 1)
+				nccl_ok(h, ncclSend(b, part, d->type, me + 1, comm, s), "ncclSend");
+		}
+		break;
 	case HF_RING:
 		nccl_ok(h, ncclGroupStart(), "ncclGroupStart");
 		nccl_ok(h, ncclSend(b, part, d->type, (me + 1 + d->peer_shift_send) % size, comm, s), "ncclSend");

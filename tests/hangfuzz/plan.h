@@ -18,7 +18,9 @@
 /* Communicators: the world, and the two splits of a TP x DP grid. */
 enum hf_comm { HF_WORLD, HF_TP, HF_DP, HF_NCOMMS };
 
-enum hf_op_kind { HF_ALLREDUCE, HF_BROADCAST, HF_REDUCE, HF_ALLGATHER, HF_REDUCESCATTER, HF_RING };
+enum hf_op_kind { HF_ALLREDUCE, HF_BROADCAST, HF_REDUCE, HF_ALLGATHER, HF_REDUCESCATTER, HF_RING,
+	HF_PIPE /* a pipeline stage (PP): 2 micro-batches of receive from the previous
+	         * comm rank, send to the next, no group; drawn apart (plan.c) */ };
 
 /* What the faulty rank does differently at the fault step. */
 enum hf_fault {
