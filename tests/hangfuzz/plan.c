@@ -143,8 +143,11 @@ static int applicable(const struct hf_plan *p, enum hf_fault f, int j, int v)
 		return !is_p2p(o->kind) && size >= 3;
 	case HF_ROOT:
 		return (o->kind == HF_BROADCAST || o->kind == HF_REDUCE) && size >= 3;
-	case HF_ORDER:
-		return !last && o->comm != HF_WORLD && !is_p2p(o->kind) && o->stream == 0 && p->nranks >= 3;
+	case HF_ORDER: /* not where one thread issues each op for all its ranks in one group:
+	                * the two ops of the victim then share a group, whose ops progress
+	                * together (no order between them, as in NCCL's fused launch) */
+		return !last && o->comm != HF_WORLD && !is_p2p(o->kind) && o->stream == 0 && p->nranks >= 3 &&
+		       !(p->rpp > 1 && !p->threaded);
 	case HF_SEND_PEER: case HF_RECV_PEER:
 		return o->kind == HF_RING && size >= 3;
 	case HF_DIE_INSIDE:
@@ -163,6 +166,7 @@ int hf_plan_build(struct hf_plan *p, uint64_t seed, int nranks)
 	p->seed = seed;
 	build_shape(p, &s, nranks);
 	build_step(p, &s);
+	build_processes(p, seed); /* a stream of its own: before the fault, which depends on it */
 	/* one seed in 8 healthy; otherwise a random fault that fits */
 	p->fault = HF_NONE;
 	p->victim = -1;
@@ -181,7 +185,6 @@ int hf_plan_build(struct hf_plan *p, uint64_t seed, int nranks)
 		if (p->fault == HF_NONE) /* always fits: skip the closing op */
 			p->fault = HF_SKIP, p->at = p->nops - 1, p->victim = 0;
 	}
-	build_processes(p, seed);
 	/* A pipeline stage instead of a grouped ring, from a stream of its own
 	 * (no other seed's plan changes; the salt spares the seeds of
 	 * test-hangfuzz-seeds.sh): one seed in 6 with a ring whose fault, if
@@ -273,7 +276,14 @@ void hf_plan_answer(const struct hf_plan *p, struct hf_answer *a)
 	case HF_EXTRA: k = "MISSING_RANK"; break;
 	case HF_COUNT: case HF_DTYPE: a->may_complete = 1; /* fall through */
 	case HF_ROOT: k = "MISMATCH"; break;
-	case HF_ORDER: k = "STREAM_BLOCKED"; break;
+	case HF_ORDER:
+		/* the closing world op moved before op j: if a world op lies between,
+		 * the moved op takes its position on the world, a mismatch too */
+		k = "STREAM_BLOCKED";
+		for (int i = p->at; i < p->nops - 1; i++)
+			if (p->ops[i].comm == HF_WORLD)
+				k = "STREAM_BLOCKED,MISMATCH";
+		break;
 	case HF_SEND_PEER: case HF_RECV_PEER: k = "P2P_UNMATCHED"; break;
 	case HF_HOSTFN: k = "STREAM_BLOCKED"; break;
 	case HF_REDOP: /* nothing waits: the records' disagreement is the finding */
