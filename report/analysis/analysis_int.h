@@ -279,6 +279,10 @@ struct nw_p2p_pair {
 	uint32_t primary;                /* a misdirected post: index of the pair whose verdict reports
 	                                  * it (its waiter is that pair's culprit), else UINT32_MAX */
 	int folded;                      /* reported by a deadlock or another pair's verdict */
+	int32_t orphan_crank;            /* >= 0: the comm rank at the other end of a completed send
+	                                  * nobody received that makes the culprit's post misdirected
+	                                  * (the culprit's send to it; or, culprit == waiter, its send
+	                                  * to the waiter), verdicts_p2p.c */
 };
 
 struct nw_vwork *nw_verdict_new(struct nw_jctx *x, int kind, const struct nw_comm_view *view,

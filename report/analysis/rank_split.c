@@ -253,13 +253,15 @@ size_t nw_job_process_count(const struct nw_job *job)
 
 /* Death and exit take the whole process: a verdict that blames a rank of a
  * process that is gone (a sink) blames every rank of it that is gone too,
- * whichever of them the peers happened to wait for first. */
+ * whichever of them the peers happened to wait for first. Not a MISMATCH:
+ * it blames a rank for the arguments it passed, not for being gone (a job
+ * that ended cleanly after a wrong reduction op left every process gone). */
 void nw_rules_process_fate(struct nw_jctx *x)
 {
 	const struct nw_job *job = x->job;
 	for (size_t i = 0; i < x->nvw && !x->oom; i++) {
 		struct nw_vwork *w = x->vw[i];
-		if (w->dropped)
+		if (w->dropped || w->v.kind == NW_V_MISMATCH)
 			continue;
 		uint32_t n = w->v.culprits.n;  /* the rule's culprits; added ones follow */
 		for (uint32_t k = 0; k < n && !x->oom; k++) {

@@ -59,7 +59,7 @@ struct rctx {
 	                                  * decided), 0 not */
 };
 
-enum decided { BY_COUNTS = 1, BY_MAJORITY = 2, BY_NEVER_ISSUED = 3, BY_SKIPPED = 4 };
+enum decided { BY_COUNTS = 1, BY_MAJORITY = 2, BY_NEVER_ISSUED = 3, BY_SKIPPED = 4, BY_MISMATCH = 5 };
 
 static int terminal(const struct rctx *r, uint32_t node)
 {
@@ -351,6 +351,39 @@ static size_t proc_votes(const struct nw_jctx *x, const struct nw_proc *p, const
 	return n;
 }
 
+/* 2d: a cycle the votes leave tied, in which a MISMATCH with a majority
+ * (or decided by history: it has ranks that only wait) names ranks of the
+ * cycle alone: they passed other arguments at the same position than the
+ * rest of their comm; the others of the cycle only wait behind their own
+ * streams for them (one rank issued two comms' ops in another order on
+ * one stream, and the moved op lands on a position where its comm
+ * expects another). */
+static size_t mismatch_deviants(struct rctx *r, uint32_t s)
+{
+	struct nw_jctx *x = r->x;
+	size_t marked = 0;
+	for (size_t i = 0; i < x->nvw; i++) {
+		const struct nw_vwork *w = x->vw[i];
+		if (w->dropped || w->v.kind != NW_V_MISMATCH || !w->v.culprits.n || !w->v.waiting.n)
+			continue;
+		int inside = 1;
+		for (uint32_t k = 0; k < w->v.culprits.n && inside; k++) {
+			size_t at = nw_proc_by_rank(x->job, w->v.culprits.v[k]);
+			inside = at < x->job->nprocs && r->g->scc[at] == s;
+		}
+		if (!inside)
+			continue;
+		for (uint32_t k = 0; k < w->v.culprits.n; k++) {
+			size_t at = nw_proc_by_rank(x->job, w->v.culprits.v[k]);
+			if (!r->deviant[at]) {
+				r->deviant[at] = 1;
+				marked++;
+			}
+		}
+	}
+	return marked;
+}
+
 /* 2c: the majority of the op the cycle's processes are stuck in first. */
 static size_t majority_deviants(struct rctx *r, uint32_t s)
 {
@@ -491,6 +524,9 @@ static uint32_t keep_root_culprits(struct rctx *r, struct nw_vwork *w)
 			else if (r->decided[s0] == BY_NEVER_ISSUED)
 				nw_buf_puts(e, "it never issued an op the others wait in; they only wait behind their own "
 				            "earlier ops for it");
+			else if (r->decided[s0] == BY_MISMATCH)
+				nw_buf_puts(e, "its op differs from what the other ranks of its comm issued at the same "
+				            "position (a MISMATCH with a majority): the others only wait for it");
 			else
 				nw_buf_puts(e, "it is stuck in another op than the majority");
 		} else {
@@ -694,6 +730,8 @@ void nw_rootcause(struct nw_jctx *x)
 			r.decided[s] = BY_SKIPPED;
 		else if (!only_p2p(&r, s) && majority_deviants(&r, s))
 			r.decided[s] = BY_MAJORITY;
+		else if (!only_p2p(&r, s) && mismatch_deviants(&r, s))
+			r.decided[s] = BY_MISMATCH;
 	}
 
 	/* 1: culprits that wait are not roots; verdicts with none left are

@@ -178,6 +178,61 @@ static void mismatch_words(const struct sig *a, const struct sig *b, uint64_t se
 	}
 }
 
+/* A tie (no group of ranks larger than every other): the comm's own
+ * history decides. The ops #lo..#n-1 every member issued alike (the
+ * records kept, at most HIST_MAX back) repeat with a smallest period p
+ * seen at least twice; the program's op #n is then #n-p, and the one tied
+ * group that issued it is the program as written. Returns that group, or
+ * -1 when the history cannot tell (too short, not periodic, or no tied
+ * group, or more than one, matches). Why: two ranks (or two halves)
+ * disagree and neither is a majority; the step both ran alike before shows
+ * which of them left it. */
+#define HIST_MAX 64
+static int history_pick(struct nw_jctx *x, const struct nw_comm_view *v, uint64_t seq, const struct sig *s,
+                        const uint32_t *cnt, uint32_t nsig, uint32_t top)
+{
+	struct sig h[HIST_MAX];
+	size_t nh = 0;   /* h[0] is #seq-1, h[1] #seq-2, ... */
+	for (uint64_t q = seq - 1; q >= 1 && nh < HIST_MAX; q--) {
+		struct sig agreed;
+		int have = 0, ok = 1;
+		for (int32_t r = 0; r < v->nranks && ok; r++) {
+			const struct nw_member *m = &v->members[r];
+			const struct nw_seg_op *op = m->proc ? nw_member_coll(x, m, q) : NULL;
+			if (!op) {
+				ok = 0;
+				break;
+			}
+			struct sig t = op_sig(op);
+			if (!have)
+				agreed = t, have = 1;
+			else if (!sig_eq(&agreed, &t))
+				ok = 0;
+		}
+		if (!ok || !have)
+			break;
+		h[nh++] = agreed;
+	}
+	for (size_t p = 1; 2 * p <= nh; p++) {
+		size_t i = p;
+		while (i < nh && sig_eq(&h[i], &h[i - p]))
+			i++;
+		if (i < nh)
+			continue;
+		/* period p: #n is #n-p, that is h[p-1] */
+		int pick = -1;
+		for (uint32_t g = 0; g < nsig; g++) {
+			if (cnt[g] != top || !sig_eq(&s[g], &h[p - 1]))
+				continue;
+			if (pick >= 0)
+				return -1;
+			pick = (int)g;
+		}
+		return pick;
+	}
+	return -1;
+}
+
 static void verdict_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, uint64_t seq)
 {
 	int32_t n = v->nranks;
@@ -212,11 +267,23 @@ static void verdict_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, ui
 		grp[r] = (uint8_t)i;
 		cnt[i]++;
 	}
-	/* The majority; on a tie, the group of the lowest comm rank. */
-	uint32_t maj = 0;
+	/* The majority; on a tie, the one the history names (history_pick),
+	 * else nobody: every rank of the tied groups is named, "cannot tell
+	 * which" (never a coin flip that may blame a rank that only waits). */
+	uint32_t maj = 0, tied = 0;
 	for (uint32_t i = 1; i < nsig; i++)
 		if (cnt[i] > cnt[maj] || (cnt[i] == cnt[maj] && first_of[i] < first_of[maj]))
 			maj = i;
+	for (uint32_t i = 0; i < nsig; i++)
+		tied += cnt[i] == cnt[maj];
+	int by_history = 0, undecided = 0;
+	if (tied > 1) {
+		int h = history_pick(x, v, seq, s, cnt, nsig, cnt[maj]);
+		if (h >= 0)
+			maj = (uint32_t)h, by_history = 1;
+		else
+			undecided = 1;
+	}
 	struct nw_vwork *w = nw_verdict_new(x, NW_V_MISMATCH, v, s[maj].kind, seq);
 	if (!w) {
 		free(grp);
@@ -229,7 +296,7 @@ static void verdict_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, ui
 		const struct nw_member *m = &v->members[r];
 		if (grp[r] == 0xff)
 			continue;
-		if (grp[r] == maj) {
+		if (grp[r] == maj && !undecided) {
 			nw_set_add(x, &majority, m->proc->rank);
 			const struct nw_seg_op *op = nw_member_coll(x, m, seq);
 			if (op && nw_op_pending(op->state)) {
@@ -255,12 +322,36 @@ static void verdict_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, ui
 	struct nw_buf mw = { 0 }, Mw = { 0 };
 	mismatch_words(&s[maj], &s[minor], seq, nw_comm_label(v->id, v->name, cb), n, &mw, &Mw, &what);
 	struct nw_buf b = { 0 };
-	nw_buf_puts(&b, minority.n == 1 ? "rank " : "ranks ");
-	nw_buf_rankset(&b, &minority);
-	nw_buf_printf(&b, " %s where ", mw.s ? mw.s : "");
-	nw_buf_puts(&b, majority.n == 1 ? "rank " : "ranks ");
-	nw_buf_rankset(&b, &majority);
-	nw_buf_printf(&b, " %s%s", Mw.s ? Mw.s : "", w->v.waiting.n ? "; they wait in it" : "");
+	if (undecided) {
+		struct nw_rankset mine = { 0 }, theirs = { 0 };
+		for (int32_t r = 0; r < n; r++) {
+			if (grp[r] == 0xff)
+				continue;
+			nw_set_add(x, grp[r] == maj ? &theirs : &mine, v->members[r].proc->rank);
+		}
+		nw_buf_puts(&b, "cannot tell which of ranks ");
+		nw_buf_rankset(&b, &minority);
+		nw_buf_printf(&b, " deviates (no majority, and the comm's history does not say which op the program "
+		              "issues at #%" PRIu64 "): ", seq);
+		nw_buf_puts(&b, mine.n == 1 ? "rank " : "ranks ");
+		nw_buf_rankset(&b, &mine);
+		nw_buf_printf(&b, " %s while ", mw.s ? mw.s : "");
+		nw_buf_puts(&b, theirs.n == 1 ? "rank " : "ranks ");
+		nw_buf_rankset(&b, &theirs);
+		nw_buf_printf(&b, " %s", Mw.s ? Mw.s : "");
+		nw_rankset_free(&mine);
+		nw_rankset_free(&theirs);
+	} else {
+		nw_buf_puts(&b, minority.n == 1 ? "rank " : "ranks ");
+		nw_buf_rankset(&b, &minority);
+		nw_buf_printf(&b, " %s where ", mw.s ? mw.s : "");
+		nw_buf_puts(&b, majority.n == 1 ? "rank " : "ranks ");
+		nw_buf_rankset(&b, &majority);
+		nw_buf_printf(&b, " %s%s", Mw.s ? Mw.s : "", w->v.waiting.n ? "; they wait in it" : "");
+		if (by_history)
+			nw_buf_puts(&b, " (no majority: the ops every rank issued alike before repeat, and they "
+			                "give this op here)");
+	}
 	nw_buf_free(&mw);
 	nw_buf_free(&Mw);
 	char *sum = nw_buf_take(&b);
@@ -278,7 +369,10 @@ static void verdict_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, ui
 		struct nw_buf t = { 0 };
 		char sb[NW_NAME_BUF];
 		sig_text(&s[grp[r]], &t);
-		nw_buf_printf(&t, " (%s%s), %s", grp[r] == maj ? "majority" : "differs in ", grp[r] == maj ? "" : what,
+		nw_buf_printf(&t, " (%s%s), %s",
+		              undecided ? "one side" : grp[r] == maj ? (by_history ? "as in the history" : "majority")
+		                                                     : "differs in ",
+		              undecided || grp[r] == maj ? "" : what,
 		              nw_op_state_name(op->state, sb));
 		/* 1.4: the Python line that issued the differing op. */
 		const char *site = grp[r] == maj ? NULL : nw_op_site(m->proc, op);

@@ -69,6 +69,55 @@ static const struct nw_seg_op *other_half(struct nw_jctx *x, const struct nw_mem
 	return NULL;
 }
 
+/* ---- eager sends nobody received ----
+ *
+ * A send no larger than NCCL's buffer completes without its receive (the
+ * data waits in the peer's buffer), so a send to the wrong peer no longer
+ * waits: it is an orphan, a completed send the peer never posted a
+ * receive for. Two shapes of a misdirected post follow from it. */
+
+/* Did member `b` (comm rank) of v complete sends to some member c other than
+ * `not` that c never received from at all, after it talked with `not`
+ * (sent to it before)? Then b sent to the wrong peer (c). Returns c, or -1. */
+static int orphan_send_of(const struct nw_comm_view *v, int32_t b, int32_t not)
+{
+	const struct nw_member *bm = &v->members[b];
+	if (!bm->proc)
+		return -1;
+	const struct nw_seg_peer *ba = nw_proc_peer(bm->proc, nw_member_slot(bm), not);
+	if (!ba || !ba->send_enqueued)
+		return -1;
+	for (int32_t c = 0; c < v->nranks; c++) {
+		if (c == b || c == not || !v->members[c].proc)
+			continue;
+		const struct nw_seg_peer *bc = nw_proc_peer(bm->proc, nw_member_slot(bm), c);
+		const struct nw_seg_peer *cb = nw_proc_peer(v->members[c].proc, nw_member_slot(&v->members[c]), b);
+		if (bc && bc->send_completed > 0 && (!cb || cb->recv_enqueued == 0))
+			return c;
+	}
+	return -1;
+}
+
+/* Receive #1 of member w from x, which x never sent to (x's sends to w:
+ * none), while another member y's completed send to w waits unreceived
+ * there, y being a peer w received from before: w received from the wrong
+ * peer. Returns y, or -1. */
+static int orphan_recv_at(const struct nw_comm_view *v, int32_t w, int32_t xr)
+{
+	const struct nw_member *wm = &v->members[w];
+	if (!wm->proc)
+		return -1;
+	for (int32_t y = 0; y < v->nranks; y++) {
+		if (y == w || y == xr || !v->members[y].proc)
+			continue;
+		const struct nw_seg_peer *wy = nw_proc_peer(wm->proc, nw_member_slot(wm), y);
+		const struct nw_seg_peer *yw = nw_proc_peer(v->members[y].proc, nw_member_slot(&v->members[y]), w);
+		if (wy && yw && wy->recv_enqueued >= 1 && yw->send_completed > wy->recv_enqueued)
+			return y;
+	}
+	return -1;
+}
+
 /* Op (pending on process i, or captured into a graph whose replay is
  * pending there) against its peer's position: a pair when the peer never
  * posted the other half, else a wait-for edge. */
@@ -80,7 +129,7 @@ static void pair_of(struct nw_jctx *x, size_t i, const struct nw_seg_op *op, con
 	const struct nw_member *pm = &v->members[op->root];
 	struct nw_p2p_pair pair = {
 		.view = v, .waiter = (uint32_t)i, .culprit = NONE, .culprit_crank = op->root, .op = op,
-		.launch = launch, .primary = NONE,
+		.launch = launch, .primary = NONE, .orphan_crank = -1,
 	};
 	if (pm->proc) {
 		const struct nw_seg_peer *e = nw_proc_peer(pm->proc, nw_member_slot(pm), op->rank);
@@ -98,12 +147,29 @@ static void pair_of(struct nw_jctx *x, size_t i, const struct nw_seg_op *op, con
 			int held = half && half->state == NW_ST_ENQUEUED &&
 			           (nw_previous_work(pm->proc, half) ||
 			            nw_age(pm->proc, half->enqueue_ns) > x->timeout_ns);
-			nw_graph_edge(&x->g, (uint32_t)i, pm->proc->job_index, held ? NW_E_P2P : NW_E_WAIT, op, v,
-			              op->seq, pos);
-			return;
+			/* A receive matched only by a send the peer posted behind
+			 * its own stuck work, while its send to another peer went
+			 * eagerly to nobody: the peer sent to the wrong peer and
+			 * went on (its later send fills the count). */
+			int c = held && op->kind == NW_OP_RECV ? orphan_send_of(v, op->root, op->rank) : -1;
+			if (c < 0) {
+				nw_graph_edge(&x->g, (uint32_t)i, pm->proc->job_index, held ? NW_E_P2P : NW_E_WAIT, op, v,
+				              op->seq, pos);
+				return;
+			}
+			pair.orphan_crank = c;
 		}
 		pair.culprit = pm->proc->job_index;
 		pair.peer_pos = pos;
+		if (op->kind == NW_OP_RECV && pair.orphan_crank < 0)   /* its send went elsewhere? */
+			pair.orphan_crank = orphan_send_of(v, op->root, op->rank);
+		if (op->kind == NW_OP_RECV && op->seq == 1 && pos == 0) {
+			int y = orphan_recv_at(v, op->rank, op->root);
+			if (y >= 0) {   /* we received from the wrong peer */
+				pair.culprit = (uint32_t)i;
+				pair.orphan_crank = y;
+			}
+		}
 	}
 	add_pair(x, &pair);
 }
@@ -184,7 +250,7 @@ void nw_rules_p2p(struct nw_jctx *x)
 	}
 	for (size_t i = 0; i < x->npairs; i++) {
 		const struct nw_p2p_pair *pr = &x->pairs[i];
-		if (pr->primary == NONE && pr->culprit != NONE)
+		if (pr->primary == NONE && pr->culprit != NONE && pr->culprit != pr->waiter)
 			nw_graph_edge(&x->g, pr->waiter, pr->culprit, NW_E_P2P, pr->op, pr->view, pr->op->seq, pr->peer_pos);
 	}
 }
@@ -197,6 +263,34 @@ void nw_rules_p2p(struct nw_jctx *x)
  * which A already matched some of B's ops. Why: the pair talks on P; A's
  * op on W, where nobody ever talked, is the one posted on the wrong comm
  * (the wrong process group passed to send/recv), and B waits on P for it. */
+/* The eager form of the same: B's sends to A on another comm completed
+ * into A's buffer beyond what A received there (A received from B there
+ * before): B's message waits on the comm the pair talks on while A
+ * receives from B where nobody talks. */
+static int orphan_twin(struct nw_jctx *x, const struct nw_proc *a, const struct nw_proc *b,
+                       const struct nw_comm_view *not)
+{
+	for (uint32_t c = 0; c < b->ncomms; c++) {
+		const struct nw_comm_view *v = nw_view_of(x, b->comms[c].comm_id);
+		if (!v || v == not)
+			continue;
+		int32_t ra = -1, rb = -1;
+		for (int32_t r = 0; r < v->nranks; r++) {
+			if (v->members[r].proc == a)
+				ra = r;
+			if (v->members[r].proc == b)
+				rb = r;
+		}
+		if (ra < 0 || rb < 0)
+			continue;
+		const struct nw_seg_peer *ba = nw_proc_peer(b, nw_member_slot(&v->members[rb]), ra);
+		const struct nw_seg_peer *ab = nw_proc_peer(a, nw_member_slot(&v->members[ra]), rb);
+		if (ba && ab && ab->recv_enqueued >= 1 && ba->send_completed > ab->recv_enqueued)
+			return 1;
+	}
+	return 0;
+}
+
 static int wrong_comm_twin(const struct nw_graph *g, uint32_t s, const struct nw_edge *e)
 {
 	for (size_t i = 0; i < g->nedges; i++) {
@@ -215,8 +309,20 @@ size_t nw_p2p_count_deviants(struct nw_jctx *x, uint32_t s, uint8_t *deviant)
 	for (size_t i = 0; i < g->nedges; i++) {
 		const struct nw_edge *e = &g->edges[i];
 		if (e->kind != NW_E_P2P || e->src >= g->nprocs || e->dst >= g->nprocs || g->scc[e->src] != s ||
-		    g->scc[e->dst] != s || !e->op || e->peer_pos >= e->op->seq)
-			continue;   /* only pairs whose other half was never posted */
+		    g->scc[e->dst] != s || !e->op)
+			continue;
+		if (e->peer_pos >= e->op->seq) {
+			/* Posted, but held behind the peer's own stuck work while the
+			 * peer's send to another rank went eagerly to nobody: the peer
+			 * sent to the wrong peer and went on. */
+			if (e->op->kind == NW_OP_RECV && orphan_send_of(e->view, e->op->root, e->op->rank) >= 0 &&
+			    (!deviant || !deviant[e->dst])) {
+				if (deviant)
+					deviant[e->dst] = 1;
+				marked++;
+			}
+			continue;   /* else only pairs whose other half was never posted */
+		}
 		const struct nw_proc *a = x->job->procs[e->src], *b = x->job->procs[e->dst];
 		uint64_t k = e->op->seq;
 		/* B's counts with anybody on this comm; A's with anybody but B in
@@ -250,7 +356,8 @@ size_t nw_p2p_count_deviants(struct nw_jctx *x, uint32_t s, uint8_t *deviant)
 			who = e->dst;            /* B went past #k elsewhere but not with A */
 		else if (aany && aother < k)
 			who = e->src;            /* A did more with B than with anybody else */
-		else if (k == 1 && !bmax && !aany && wrong_comm_twin(g, s, e))
+		else if (k == 1 && !bmax && !aany &&
+		         (wrong_comm_twin(g, s, e) || (e->op->kind == NW_OP_RECV && orphan_twin(x, a, b, v))))
 			who = e->src;            /* A posted it on a comm where nobody else talks */
 		if (who != NONE && (!deviant || !deviant[who])) {
 			if (deviant)
@@ -269,8 +376,9 @@ static void pair_words(struct nw_jctx *x, const struct nw_p2p_pair *pr, struct n
 	const struct nw_proc *c = pr->culprit != NONE ? x->job->procs[pr->culprit] : NULL;
 	char kb[NW_NAME_BUF], cb[128], wl[128], cl[128], ab[32];
 	const int send = pr->op->kind == NW_OP_SEND;
-	if (c)
-		nw_proc_label(c, cl);
+	const struct nw_proc *peer = pr->view->members[pr->culprit_crank].proc;
+	if (peer)
+		nw_proc_label(peer, cl);   /* the peer the op names (the culprit, unless the waiter is) */
 	else
 		snprintf(cl, sizeof cl, "comm rank %d (no file)", (int)pr->culprit_crank);
 	nw_buf_printf(b, "%s's %s #%" PRIu64 " %s %s on %s", nw_proc_label(w, wl), nw_op_kind_name(pr->op->kind, kb),
@@ -280,6 +388,26 @@ static void pair_words(struct nw_jctx *x, const struct nw_p2p_pair *pr, struct n
 		              nw_fmt_age(nw_age(w, pr->launch->enqueue_ns), ab));
 	else if (with_age)
 		nw_buf_printf(b, " is pending for %s", nw_fmt_age(nw_age(w, pr->op->enqueue_ns), ab));
+	if (c && pr->orphan_crank >= 0) {
+		char ol[128];
+		const struct nw_member *om = &pr->view->members[pr->orphan_crank];
+		if (om->proc)
+			nw_proc_label(om->proc, ol);
+		else
+			snprintf(ol, sizeof ol, "comm rank %d", (int)pr->orphan_crank);
+		if (c == w)
+			nw_buf_printf(b, ", which %s never sent; %s received from the wrong peer: %s's send to it "
+			              "completed (eager, into its buffer) and it never received it", cl, wl, ol);
+		else if (pr->peer_pos >= pr->op->seq)
+			nw_buf_printf(b, ", matched only by a send %s posted later behind its own stuck work; %s sent to "
+			              "the wrong peer: its send to %s completed (eager, into %s's buffer) and %s never "
+			              "received it", cl, cl, ol, ol, ol);
+		else
+			nw_buf_printf(b, ", which %s never sent (it posted sends to %s up to #%" PRIu64 "); %s sent to the "
+			              "wrong peer: its send to %s completed (eager) and %s never received it", cl, wl,
+			              pr->peer_pos, cl, ol, ol);
+		return;
+	}
 	if (c)
 		nw_buf_printf(b, ", which %s never %s (it posted %s %s up to #%" PRIu64 ")", cl, send ? "received" : "sent",
 		              send ? "receives from" : "sends to", wl, pr->peer_pos);
@@ -400,10 +528,30 @@ static void unmatched(struct nw_jctx *x, size_t i, const uint32_t *first_of, con
 		nw_verdict_culprit(x, w, c);
 	else if (nw_view_identity(pr->view))
 		nw_set_add(x, &w->v.unknown, pr->culprit_crank);
-	nw_verdict_waiting(x, w, x->job->procs[pr->waiter]);
+	if (pr->culprit != pr->waiter)
+		nw_verdict_waiting(x, w, x->job->procs[pr->waiter]);
 
 	struct nw_buf b = { 0 };
 	pair_words(x, pr, &b, 1);
+	/* The culprit's send that went eagerly to another peer, nobody receiving it. */
+	if (c && pr->culprit != pr->waiter && pr->orphan_crank >= 0) {
+		const struct nw_member *cm = NULL, *om = &pr->view->members[pr->orphan_crank];
+		for (int32_t r = 0; r < pr->view->nranks; r++)
+			if (pr->view->members[r].proc == c)
+				cm = &pr->view->members[r];
+		const struct nw_seg_peer *co = cm ? nw_proc_peer(c, nw_member_slot(cm), pr->orphan_crank) : NULL;
+		const struct nw_seg_peer *oc =
+			cm && om->proc ? nw_proc_peer(om->proc, nw_member_slot(om), pr->culprit_crank) : NULL;
+		if (co && om->proc) {
+			char cl[128], ol[128], cb[128];
+			nw_verdict_evidence(x, w,
+			                    "misdirected: %s's Send #%" PRIu64 " to %s on %s COMPLETED (eager, into %s's "
+			                    "buffer), which %s never received (it posted receives from %s up to #%" PRIu64 ")",
+			                    nw_proc_label(c, cl), co->send_completed, nw_proc_label(om->proc, ol),
+			                    nw_comm_label(pr->view->id, pr->view->name, cb), ol, ol, cl,
+			                    oc ? oc->recv_enqueued : 0);
+		}
+	}
 	/* The culprit's own misdirected post, if any. */
 	for (uint32_t k = first_of[i]; k != NONE; k = next[k]) {
 		const struct nw_p2p_pair *o = &x->pairs[k];

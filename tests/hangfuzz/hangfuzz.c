@@ -194,6 +194,7 @@ struct dev {
 	ncclDataType_t type;
 	int root_shift;
 	int peer_shift_send, peer_shift_recv;
+	ncclRedOp_t op;          /* ncclSum (0) unless HF_REDOP */
 };
 
 static void issue(struct hf *h, const struct hf_op *o, const struct dev *d)
@@ -207,19 +208,27 @@ static void issue(struct hf *h, const struct hf_op *o, const struct dev *d)
 	use(h);
 	switch (o->kind) {
 	case HF_ALLREDUCE:
-		nccl_ok(h, ncclAllReduce(a, a, (size_t)d->count, d->type, ncclSum, comm, s), "ncclAllReduce");
+		nccl_ok(h, ncclAllReduce(a, a, (size_t)d->count, d->type, d->op, comm, s), "ncclAllReduce");
 		break;
 	case HF_BROADCAST:
 		nccl_ok(h, ncclBroadcast(b, b, (size_t)d->count, d->type, root, comm, s), "ncclBroadcast");
 		break;
 	case HF_REDUCE:
-		nccl_ok(h, ncclReduce(a, b, (size_t)d->count, d->type, ncclSum, root, comm, s), "ncclReduce");
+		nccl_ok(h, ncclReduce(a, b, (size_t)d->count, d->type, d->op, root, comm, s), "ncclReduce");
 		break;
 	case HF_ALLGATHER:
 		nccl_ok(h, ncclAllGather(a, b, part, d->type, comm, s), "ncclAllGather");
 		break;
 	case HF_REDUCESCATTER:
-		nccl_ok(h, ncclReduceScatter(a, b, part, d->type, ncclSum, comm, s), "ncclReduceScatter");
+		nccl_ok(h, ncclReduceScatter(a, b, part, d->type, d->op, comm, s), "ncclReduceScatter");
+		break;
+	case HF_PIPE: /* stage `me`: two micro-batches, receive then send, no group */
+		for (int m = 0; m < 2; m++) {
+			if (me > 0)
+				nccl_ok(h, ncclRecv(a, part, d->type, me - 1, comm, s), "ncclRecv");
+			if (me < size - 1)
+				nccl_ok(h, ncclSend(b, part, d->type, me + 1, comm, s), "ncclSend");
+		}
 		break;
 	case HF_RING:
 		nccl_ok(h, ncclGroupStart(), "ncclGroupStart");
@@ -288,6 +297,7 @@ static int deviate(struct driver *d, struct hf *h, const struct hf_op *o, struct
 	case HF_ROOT: dv->root_shift = 1; return 1;
 	case HF_SEND_PEER: dv->peer_shift_send = 1; return 1;
 	case HF_RECV_PEER: dv->peer_shift_recv = 1; return 1;
+	case HF_REDOP: dv->op = ncclMax; return 1;
 	case HF_DIE_BEFORE:
 		parked_process(p, h->rank, why);
 		raise(SIGKILL);
@@ -336,7 +346,7 @@ static void fault_step(struct driver *d)
 				nap_ms(10);
 		group_start(d);
 		for (int r = 0; r < d->n; r++) {
-			struct dev dv = { p->count, ncclFloat, 0, 0, 0 };
+			struct dev dv = { p->count, ncclFloat, 0, 0, 0, ncclSum };
 			if (r == v && p->fault == HF_ORDER && i == p->at)
 				issue(&d->r[r], &p->ops[p->nops - 1], &dv); /* the closing op first */
 			if (r == v && p->fault == HF_ORDER && i == p->nops - 1)
@@ -356,8 +366,12 @@ static void fault_step(struct driver *d)
 		}
 	}
 	if (v >= 0 && p->fault == HF_EXTRA) {
-		struct dev dv = { p->count, ncclFloat, 0, 0, 0 };
+		struct dev dv = { p->count, ncclFloat, 0, 0, 0, ncclSum };
 		issue(&d->r[v], &p->ops[p->nops - 1], &dv);
+	}
+	if (p->fault == HF_REDOP) { /* nothing hangs: the job goes on to its end */
+		sync_all(d);
+		return;
 	}
 	parked(d, "fault step issued");
 	sync_all(d);
@@ -373,7 +387,7 @@ static void *run_driver(void *arg)
 	int steps = p->fault == HF_NONE ? p->warm + 2 : p->warm;
 	for (int step = 0; step < steps; step++) {
 		for (int i = 0; i < p->nops; i++) {
-			struct dev dv = { p->count, ncclFloat, 0, 0, 0 };
+			struct dev dv = { p->count, ncclFloat, 0, 0, 0, ncclSum };
 			group_start(d);
 			for (int r = 0; r < d->n; r++)
 				issue(&d->r[r], &p->ops[i], &dv);
@@ -485,9 +499,12 @@ int main(int argc, char **argv)
 	if (mode == 2) {
 		struct hf_answer a;
 		hf_plan_answer(&plan, &a);
-		/* NCCLWATCH_KEEP=0: files are kept or not as for a user, never because the harness asks */
-		printf("fuzz | fuzz-%llu | %d | %s | %s | %s | * | - | NCCLWATCH_KEEP=0 hangfuzz --seed %llu | %s of rank %d at op %d\n",
-		       seed, plan.nranks, !a.hangs ? "0" : a.may_complete ? "either" : "hang", a.kinds, a.culprits, seed, hf_fault_name(plan.fault),
+		/* NCCLWATCH_KEEP=0: files are kept or not as for a user, never because the
+		 * harness asks; a job that ends cleanly with a fault in its records is
+		 * kept (the user who looks afterwards) */
+		printf("fuzz | fuzz-%llu | %d | %s | %s | %s | * | - | NCCLWATCH_KEEP=%d hangfuzz --seed %llu | %s of rank %d at op %d\n",
+		       seed, plan.nranks, !a.hangs ? "0" : a.may_complete ? "either" : "hang", a.kinds, a.culprits, a.keep, seed,
+		       hf_fault_name(plan.fault),
 		       plan.victim, plan.at);
 		return 0;
 	}

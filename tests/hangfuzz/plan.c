@@ -21,7 +21,7 @@ static const char *const fault_names[HF_NFAULTS] = {
 	[HF_DTYPE] = "dtype", [HF_ROOT] = "root", [HF_ORDER] = "order", [HF_SEND_PEER] = "send-peer",
 	[HF_RECV_PEER] = "recv-peer", [HF_DIE_BEFORE] = "die-before", [HF_DIE_INSIDE] = "die-inside",
 	[HF_EXIT] = "exit", [HF_EXIT_DESTROY] = "exit-destroy", [HF_SLEEP] = "sleep", [HF_LOCK] = "lock",
-	[HF_HOSTFN] = "hostfn",
+	[HF_HOSTFN] = "hostfn", [HF_REDOP] = "redop",
 };
 const char *hf_fault_name(enum hf_fault f) { return f < HF_NFAULTS ? fault_names[f] : "?"; }
 
@@ -34,8 +34,8 @@ const char *hf_comm_name(enum hf_comm c)
 const char *hf_op_name(enum hf_op_kind k)
 {
 	static const char *const n[] = { "AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter",
-	                                  "ring send/recv (group)" };
-	return k <= HF_RING ? n[k] : "?";
+	                                  "ring send/recv (group)", "pipeline stage send/recv (no group)" };
+	return k <= HF_PIPE ? n[k] : "?";
 }
 
 /* ---- membership: TP groups are consecutive ranks, DP groups the same TP
@@ -123,6 +123,8 @@ static void build_processes(struct hf_plan *p, uint64_t seed)
 	p->threaded = pick(&s, 2);
 }
 
+static int is_p2p(enum hf_op_kind k) { return k == HF_RING || k == HF_PIPE; }
+
 /* Can fault f hit op j with victim v? Each condition is what makes the
  * construction's answer the only right one: a mismatch or a deviating
  * order needs a majority (3 or more ranks) to be told from the rest. */
@@ -138,15 +140,20 @@ static int applicable(const struct hf_plan *p, enum hf_fault f, int j, int v)
 	case HF_EXTRA:
 		return p->nranks >= 3;
 	case HF_COUNT: case HF_DTYPE:
-		return o->kind != HF_RING && size >= 3;
+		return !is_p2p(o->kind) && size >= 3;
 	case HF_ROOT:
 		return (o->kind == HF_BROADCAST || o->kind == HF_REDUCE) && size >= 3;
-	case HF_ORDER:
-		return !last && o->comm != HF_WORLD && o->kind != HF_RING && o->stream == 0 && p->nranks >= 3;
+	case HF_ORDER: /* not where one thread issues each op for all its ranks in one group:
+	                * the two ops of the victim then share a group, whose ops progress
+	                * together (no order between them, as in NCCL's fused launch) */
+		return !last && o->comm != HF_WORLD && !is_p2p(o->kind) && o->stream == 0 && p->nranks >= 3 &&
+		       !(p->rpp > 1 && !p->threaded);
 	case HF_SEND_PEER: case HF_RECV_PEER:
 		return o->kind == HF_RING && size >= 3;
 	case HF_DIE_INSIDE:
-		return o->kind != HF_RING;
+		return !is_p2p(o->kind);
+	case HF_REDOP:
+		return (o->kind == HF_ALLREDUCE || o->kind == HF_REDUCE || o->kind == HF_REDUCESCATTER) && size >= 3;
 	default:
 		return 0;
 	}
@@ -159,6 +166,7 @@ int hf_plan_build(struct hf_plan *p, uint64_t seed, int nranks)
 	p->seed = seed;
 	build_shape(p, &s, nranks);
 	build_step(p, &s);
+	build_processes(p, seed); /* a stream of its own: before the fault, which depends on it */
 	/* one seed in 8 healthy; otherwise a random fault that fits */
 	p->fault = HF_NONE;
 	p->victim = -1;
@@ -166,7 +174,7 @@ int hf_plan_build(struct hf_plan *p, uint64_t seed, int nranks)
 		/* a fault first, then an op it fits: every kind of fault
 		 * as likely as the next wherever the shape allows it */
 		for (int k = 0; k < 64 && p->fault == HF_NONE; k++) {
-			enum hf_fault f = (enum hf_fault)(1 + pick(&s, HF_NFAULTS - 1));
+			enum hf_fault f = (enum hf_fault)(1 + pick(&s, HF_NDRAWN - 1));
 			int fits[HF_MAX_OPS], nf = 0, v = pick(&s, p->nranks);
 			for (int j = 0; j < p->nops; j++)
 				if (applicable(p, f, j, v))
@@ -177,7 +185,37 @@ int hf_plan_build(struct hf_plan *p, uint64_t seed, int nranks)
 		if (p->fault == HF_NONE) /* always fits: skip the closing op */
 			p->fault = HF_SKIP, p->at = p->nops - 1, p->victim = 0;
 	}
-	build_processes(p, seed);
+	/* A pipeline stage instead of a grouped ring, from a stream of its own
+	 * (no other seed's plan changes; the salt spares the seeds of
+	 * test-hangfuzz-seeds.sh): one seed in 6 with a ring whose fault, if
+	 * it is at that ring, fits a pipeline too. */
+	uint64_t q = seed * 0x9fb21c651e98df25ULL + 95;
+	if (pick(&q, 6) == 0) {
+		int rings[HF_MAX_OPS], nr = 0;
+		for (int j = 0; j < p->nops; j++) {
+			if (p->ops[j].kind != HF_RING)
+				continue;
+			p->ops[j].kind = HF_PIPE;
+			if (p->fault == HF_NONE || j != p->at || applicable(p, p->fault, j, p->victim))
+				rings[nr++] = j;
+			p->ops[j].kind = HF_RING;
+		}
+		if (nr)
+			p->ops[rings[pick(&q, nr)]].kind = HF_PIPE;
+	}
+	/* A wrong reduction op, from a stream of its own so that adding it
+	 * changed no other seed's plan (a seed it takes is redop now: about 6%;
+	 * the salt spares the seeds of test-hangfuzz-seeds.sh): one seed in 12
+	 * where a reduction of 3 or more ranks is in the step. */
+	uint64_t r = seed * 0xd1342543de82ef95ULL + 20;
+	if (pick(&r, 12) == 0) {
+		int v = pick(&r, p->nranks), fits[HF_MAX_OPS], nf = 0;
+		for (int j = 0; j < p->nops; j++)
+			if (applicable(p, HF_REDOP, j, v))
+				fits[nf++] = j;
+		if (nf)
+			p->fault = HF_REDOP, p->at = fits[pick(&r, nf)], p->victim = v;
+	}
 	p->count = p->fault == HF_COUNT || p->fault == HF_DTYPE ? 32768 : 4096;
 	return 0;
 }
@@ -187,7 +225,7 @@ int hf_plan_build(struct hf_plan *p, uint64_t seed, int nranks)
 static int ring_from(const struct hf_plan *p, int j)
 {
 	for (int i = j; i < p->nops; i++)
-		if (p->ops[i].kind == HF_RING)
+		if (is_p2p(p->ops[i].kind))
 			return 1;
 	return 0;
 }
@@ -232,15 +270,27 @@ void hf_plan_answer(const struct hf_plan *p, struct hf_answer *a)
 	case HF_SKIP:
 		/* a skipped op on a comm used again later in the step is
 		 * matched with the next one: a mismatch when they differ */
-		k = o->kind == HF_RING ? "P2P_UNMATCHED,MISSING_RANK"
+		k = is_p2p(o->kind) ? "P2P_UNMATCHED,MISSING_RANK"
 		    : comm_again(p, p->at) ? "MISSING_RANK,MISMATCH" : ring_from(p, p->at + 1) ? "MISSING_RANK,P2P_UNMATCHED" : "MISSING_RANK";
 		break;
 	case HF_EXTRA: k = "MISSING_RANK"; break;
 	case HF_COUNT: case HF_DTYPE: a->may_complete = 1; /* fall through */
 	case HF_ROOT: k = "MISMATCH"; break;
-	case HF_ORDER: k = "STREAM_BLOCKED"; break;
+	case HF_ORDER:
+		/* the closing world op moved before op j: if a world op lies between,
+		 * the moved op takes its position on the world, a mismatch too */
+		k = "STREAM_BLOCKED";
+		for (int i = p->at; i < p->nops - 1; i++)
+			if (p->ops[i].comm == HF_WORLD)
+				k = "STREAM_BLOCKED,MISMATCH";
+		break;
 	case HF_SEND_PEER: case HF_RECV_PEER: k = "P2P_UNMATCHED"; break;
 	case HF_HOSTFN: k = "STREAM_BLOCKED"; break;
+	case HF_REDOP: /* nothing waits: the records' disagreement is the finding */
+		k = "MISMATCH";
+		a->hangs = 0;
+		a->keep = 1;
+		break;
 	default: /* the rank is gone or idle before op j */
 		k = ring_from(p, p->at) ? "MISSING_RANK,P2P_UNMATCHED" : "MISSING_RANK";
 		break;

@@ -18,7 +18,9 @@
 /* Communicators: the world, and the two splits of a TP x DP grid. */
 enum hf_comm { HF_WORLD, HF_TP, HF_DP, HF_NCOMMS };
 
-enum hf_op_kind { HF_ALLREDUCE, HF_BROADCAST, HF_REDUCE, HF_ALLGATHER, HF_REDUCESCATTER, HF_RING };
+enum hf_op_kind { HF_ALLREDUCE, HF_BROADCAST, HF_REDUCE, HF_ALLGATHER, HF_REDUCESCATTER, HF_RING,
+	HF_PIPE /* a pipeline stage (PP): 2 micro-batches of receive from the previous
+	         * comm rank, send to the next, no group; drawn apart (plan.c) */ };
 
 /* What the faulty rank does differently at the fault step. */
 enum hf_fault {
@@ -38,8 +40,14 @@ enum hf_fault {
 	HF_SLEEP,       /* its main thread idles for ever before op j */
 	HF_LOCK,        /* its main thread waits for a lock another thread holds */
 	HF_HOSTFN,      /* a host function that never returns, before op j on its stream */
+	HF_REDOP,       /* op j (a reduction) with ncclMax where the others use ncclSum:
+	                 * it completes (wrong numbers, as on NCCL), the job goes on to a
+	                 * clean end; drawn apart from the others (plan.c) */
 	HF_NFAULTS
 };
+/* The faults drawn from the seed's main stream (the menu before HF_REDOP:
+ * adding a kind must not change the seeds already judged). */
+#define HF_NDRAWN HF_REDOP
 
 struct hf_op {
 	enum hf_comm comm;
@@ -74,6 +82,8 @@ struct hf_answer {
 	int hangs;               /* 0: the job ends by itself with status 0 */
 	int may_complete;        /* the faulty op may complete (a size mismatch):
 	                          * the job then idles with nothing pending */
+	int keep;                /* the job ends cleanly but its files tell the fault
+	                          * (NCCLWATCH_KEEP=1, as a user who looks afterwards) */
 };
 
 /* Builds the plan of `seed` for a job of `nranks` ranks (0: the seed

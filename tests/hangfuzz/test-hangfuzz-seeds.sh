@@ -17,12 +17,21 @@
 # after issuing a ReduceScatter, its TP peers' Broadcasts queued behind
 # theirs: the ranks inside wait for the dead rank, no second verdict
 # blames them); 574 (rank 2's grouped ring halves behind a host function:
-# its peers' halves wait for them, only rank 2 is blamed). Left out, a known miss of
-# today's engine (the bench lists every miss with its plan): 116 (rank 2
-# issues the world's op before its 2-rank TP comm's: the verdict blames
-# its TP peer 3, which only waits).
+# its peers' halves wait for them, only rank 2 is blamed); 687 and 708 (2
+# ranks: rank 0 skips the step's ReduceScatter/AllGather, so #7 is an
+# AllReduce on rank 0 and the skipped op on rank 1: no majority, the
+# comm's periodic history names rank 0); 19 and 47 (redop: a reduction
+# with ncclMax on one rank completes, the job ends cleanly with its files
+# kept: MISMATCH on the victim alone, 47 with 2 x 2 ranks whose process
+# left with the victim); 1748 and 3871 (a pipeline stage, PP: ungrouped
+# receive-then-send micro-batches, whose victim skips it; 1748 on 2
+# streams, 3 x 2 ranks driven by one thread); 116 and 1215 (order: the
+# world's closing op issued before a split's op on one stream; in 1215 a
+# world op lies between, so the moved op is a MISMATCH on the world too:
+# the cycle through both streams is decided by that mismatch's majority,
+# never "cannot decide" between the victim and the peer that waits).
 seeds="16 41 14 11 18 8 13 2 37 30 60 1 5 24 43 3 22 4 10 209 39 79 44 221 6 20 7 15
-       248 142 165 33 278 266 74 48 12 9 32 617 574"
+       248 142 165 33 278 266 74 48 12 9 32 617 574 687 708 19 47 1748 3871 116 1215"
 # shellcheck disable=SC2086
 sh "$NW_ROOT/tests/hangfuzz/run-seeds.sh" $seeds > "$T/out" 2>&1
 st=$?

@@ -1,5 +1,7 @@
 /* The simulated NCCL's environment: NCCLSIM_NULL, NCCLSIM_DEBUG,
- * NCCLSIM_DIR and the NCCLSIM_FAULT list, read once; debug printing; the
+ * NCCLSIM_DIR, the NCCLSIM_FAULT list and the two NCCL variables that
+ * decide whether a send goes eagerly (NCCL_BUFFSIZE, NCCL_PROTO), read
+ * once; debug printing; the
  * "last error" message; the FNV-1a hash that names communicators.
  */
 #include "sim_nccl.h"
@@ -8,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 struct sim_env sim_env;
@@ -45,6 +48,26 @@ static void parse_fault(char *spec)
 		sim_env.faults[sim_env.nfaults++] = f;
 }
 
+/* NCCL_PROTO: a list of protocols (LL, LL128, Simple, any case), or "^"
+ * and the ones left out. Does it leave LL or LL128 on? On an H100 with
+ * NCCL 2.28.9 a 4 KiB send with NCCL_PROTO=Simple did not complete
+ * without its receive (one measurement), with the default protocols it
+ * did. */
+static int proto_allows_ll(const char *s)
+{
+	if (!s || !*s) return 1;
+	int exclude = *s == '^';
+	char copy[256], *save = NULL;
+	snprintf(copy, sizeof copy, "%s", s + exclude);
+	int ll = 0, ll128 = 0;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		while (*t == ' ') t++;
+		if (!strcasecmp(t, "LL")) ll = 1;
+		else if (!strcasecmp(t, "LL128")) ll128 = 1;
+	}
+	return exclude ? !(ll && ll128) : ll || ll128;
+}
+
 static void env_load_once(void)
 {
 	const char *s = getenv("NCCLSIM_NULL");
@@ -54,6 +77,15 @@ static void env_load_once(void)
 	s = getenv("NCCLSIM_DIR");
 	if (s && *s) snprintf(sim_env.dir, sizeof sim_env.dir, "%s", s);
 	else snprintf(sim_env.dir, sizeof sim_env.dir, "/dev/shm/ncclsim-%u", (unsigned)getuid());
+	sim_env.buffsize = SIM_BUFFSIZE_DEFAULT;
+	s = getenv("NCCL_BUFFSIZE");
+	if (s && *s) {
+		char *end;
+		long long v = strtoll(s, &end, 0);
+		if (*end == 0 && v > 0)
+			sim_env.buffsize = (uint64_t)v > SIM_BUFFSIZE_MAX ? SIM_BUFFSIZE_MAX : (uint64_t)v;
+	}
+	sim_env.p2p_eager = proto_allows_ll(getenv("NCCL_PROTO"));
 	s = getenv("NCCLSIM_FAULT");
 	if (s && *s) {
 		char *copy = strdup(s), *save = NULL;

@@ -21,11 +21,17 @@
  * datatypes of the same size are not detected: each rank reduces with its
  * own, so results are wrong but the op completes.
  *
- * Send/recv. Each ordered pair (src, dst) has one slot: the sender puts a
- * chunk when the slot is empty, the receiver takes it; a send completes only
- * once the receiver took its last chunk (so an unmatched blocking send
- * hangs). Messages are a byte stream: a size mismatch shifts the bytes of
- * later messages, as a mismatched NCCL send/recv corrupts what follows.
+ * Send/recv. Each ordered pair (src, dst) has a ring of chunk slots, the
+ * receiver's buffer of the connection (NCCL_BUFFSIZE): the sender puts
+ * chunks while there is room, the receiver takes them in order. A send no
+ * larger than the buffer is eager, as on real NCCL: it completes once all
+ * its chunks are buffered, whether the receive was posted or not, and the
+ * receive completes when it is posted; but one eager message at a time:
+ * the next send waits until the receiver took the buffered one. A larger
+ * send completes only once the receiver took its last chunk (so an
+ * unmatched large blocking send hangs). Messages are a chunk stream: a
+ * size mismatch shifts the chunks of later messages, as a mismatched NCCL
+ * send/recv corrupts what follows.
  */
 #include "sim_nccl.h"
 
@@ -207,30 +213,48 @@ static int p2p_connects(struct sim_op *op)
 	return 0;
 }
 
+/* Does a send of `bytes` go eagerly: complete once its data is in the
+ * peer's buffer, receive posted or not? On an H100 with NCCL 2.28.9 sends
+ * of 4 KiB to 4 MiB completed without a receive, 16 MiB did not (its
+ * buffer is NCCL_BUFFSIZE, 4 MiB by default); with NCCL_PROTO=Simple a
+ * 4 KiB send did not (one measurement). */
+static int send_is_eager(const struct sim_op *op, uint64_t bytes)
+{
+	return sim_env.p2p_eager && bytes <= op->comm->shm.hdr->p2p_buffsize;
+}
+
 static int send_step(struct sim_op *op)
 {
 	ncclComm_t c = op->comm;
-	struct sim_p2p_shared *ch = SIM_P2P(&c->shm, c->nranks, c->rank, op->root);
+	struct sim_shm_view *v = &c->shm;
+	struct sim_p2p_shared *ch = SIM_P2P(v, c->nranks, c->rank, op->root);
 	uint64_t bytes = (uint64_t)op->count * sim_dtype_size(op->dtype);
 	if (op->state == ST_HANG) return BLOCKED;
 	if (op->step == 0 && op->state == ST_WRITE) {
 		if (__atomic_load_n(&ch->send_msgs_done, __ATOMIC_ACQUIRE) != op->seq - 1) return BLOCKED;
 		if (!p2p_connects(op)) return MOVED;
 		op->steps = nsteps(bytes, SIM_P2P_SLOT);
+		op->eager = send_is_eager(op, bytes);
 		op->state = ST_ARRIVED;
 	}
 	uint64_t sent = __atomic_load_n(&ch->sent_chunks, __ATOMIC_ACQUIRE);
-	if (__atomic_load_n(&ch->acked_chunks, __ATOMIC_ACQUIRE) != sent) return BLOCKED;  /* slot busy */
-	if (op->step == op->steps) {  /* the receiver took the last chunk */
+	uint64_t acked = __atomic_load_n(&ch->acked_chunks, __ATOMIC_ACQUIRE);
+	/* One eager message in the buffer at a time: the next waits until the
+	 * receiver took it (a FIFO that is full makes the sender wait). */
+	if (op->step == 0 && op->eager && acked != sent) return BLOCKED;
+	if (op->step == op->steps) {
+		/* eager: all of it is buffered; else the receiver took the last chunk */
+		if (!op->eager && acked != sent) return BLOCKED;
 		__atomic_store_n(&ch->send_msgs_done, op->seq, __ATOMIC_RELEASE);
 		sim_bell_ring();
 		op->done = 1;
 		return MOVED;
 	}
+	if (sent - acked >= (uint64_t)v->p2p_ring) return BLOCKED;  /* the buffer is full */
 	uint64_t off = op->step * SIM_P2P_SLOT;
 	uint64_t len = bytes - off < SIM_P2P_SLOT ? bytes - off : SIM_P2P_SLOT;
-	if (len) memcpy(SIM_P2P_SLOT_PTR(&c->shm, c->nranks, c->rank, op->root), (const unsigned char *)op->sendbuff + off, len);
-	ch->chunk_bytes = len;
+	if (len) memcpy(SIM_P2P_SLOT_PTR(v, c->nranks, c->rank, op->root, sent), (const unsigned char *)op->sendbuff + off, len);
+	SIM_P2P_LEN(v, c->nranks, c->rank, op->root, sent) = (uint32_t)len;
 	__atomic_store_n(&ch->sent_chunks, sent + 1, __ATOMIC_RELEASE);
 	sim_bell_ring();
 	op->step++;
@@ -240,7 +264,8 @@ static int send_step(struct sim_op *op)
 static int recv_step(struct sim_op *op)
 {
 	ncclComm_t c = op->comm;
-	struct sim_p2p_shared *ch = SIM_P2P(&c->shm, c->nranks, op->root, c->rank);
+	struct sim_shm_view *v = &c->shm;
+	struct sim_p2p_shared *ch = SIM_P2P(v, c->nranks, op->root, c->rank);
 	uint64_t bytes = (uint64_t)op->count * sim_dtype_size(op->dtype);
 	if (op->state == ST_HANG) return BLOCKED;
 	if (op->step == 0 && op->state == ST_WRITE) {
@@ -253,8 +278,9 @@ static int recv_step(struct sim_op *op)
 	if (__atomic_load_n(&ch->sent_chunks, __ATOMIC_ACQUIRE) == acked) return BLOCKED;  /* nothing there */
 	uint64_t off = op->step * SIM_P2P_SLOT;
 	uint64_t len = off < bytes ? bytes - off : 0;
-	if (len > ch->chunk_bytes) len = ch->chunk_bytes;
-	if (len) memcpy((unsigned char *)op->recvbuff + off, SIM_P2P_SLOT_PTR(&c->shm, c->nranks, op->root, c->rank), len);
+	uint32_t chunk = SIM_P2P_LEN(v, c->nranks, op->root, c->rank, acked);
+	if (len > chunk) len = chunk;
+	if (len) memcpy((unsigned char *)op->recvbuff + off, SIM_P2P_SLOT_PTR(v, c->nranks, op->root, c->rank, acked), len);
 	__atomic_store_n(&ch->acked_chunks, acked + 1, __ATOMIC_RELEASE);
 	if (++op->step == op->steps) {
 		__atomic_store_n(&ch->recv_msgs_done, op->seq, __ATOMIC_RELEASE);

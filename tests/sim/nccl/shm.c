@@ -105,7 +105,14 @@ static int dir_lock(void)
 static void dir_unlock(int fd) { close(fd); }
 
 /* ---- communicator files ---- */
-static size_t layout(int nranks, struct sim_shm_view *v, unsigned char *base)
+/* Chunk slots of a pair's ring for a buffer of `buffsize` bytes. */
+static int ring_slots(uint64_t buffsize)
+{
+	uint64_t n = (buffsize + SIM_P2P_SLOT - 1) / SIM_P2P_SLOT;
+	return n ? (int)n : 1;
+}
+
+static size_t layout(int nranks, int ring, struct sim_shm_view *v, unsigned char *base)
 {
 	size_t off = (sizeof(struct sim_comm_shared) + 63) & ~(size_t)63;
 	size_t rank_off = off;
@@ -115,13 +122,18 @@ static size_t layout(int nranks, struct sim_shm_view *v, unsigned char *base)
 	size_t coll_off = off;
 	off += (size_t)nranks * SIM_COLL_SLOT;
 	size_t p2ps_off = off;
-	off += (size_t)nranks * nranks * SIM_P2P_SLOT;
+	/* The rings are large (nranks^2 x NCCL_BUFFSIZE) but sparse: only the
+	 * chunks pairs actually buffer take memory. */
+	size_t stride = ((size_t)ring * SIM_P2P_SLOT + (size_t)ring * sizeof(uint32_t) + 4095) & ~(size_t)4095;
+	off += (size_t)nranks * nranks * stride;
 	if (v && base) {
 		v->hdr = (struct sim_comm_shared *)base;
 		v->rank = (struct sim_rank_shared *)(base + rank_off);
 		v->p2p = (struct sim_p2p_shared *)(base + p2p_off);
 		v->coll_slots = base + coll_off;
 		v->p2p_slots = base + p2ps_off;
+		v->p2p_stride = stride;
+		v->p2p_ring = ring;
 		v->size = off;
 	}
 	return off;
@@ -158,9 +170,10 @@ static int is_stale(unsigned char *p, size_t size, uint64_t key, int nranks, int
 	struct sim_shm_view v;
 	*conflict = 0;
 	if (h->magic != SIM_SHM_MAGIC || h->key != key || h->nranks <= 0 || h->nranks > SIM_MAX_RANKS ||
-	    layout(h->nranks, NULL, NULL) != size || h->total_size != size)
+	    h->p2p_buffsize > SIM_BUFFSIZE_MAX || h->p2p_ring != ring_slots(h->p2p_buffsize) || layout(h->nranks, h->p2p_ring, NULL, NULL) != size ||
+	    h->total_size != size)
 		return 1;
-	layout(h->nranks, &v, p);
+	layout(h->nranks, h->p2p_ring, &v, p);
 	int alive = 0;
 	for (int r = 0; r < h->nranks; r++)
 		if (__atomic_load_n(&v.rank[r].joined, __ATOMIC_ACQUIRE) &&
@@ -176,7 +189,7 @@ static int is_stale(unsigned char *p, size_t size, uint64_t key, int nranks, int
 	return 0;
 }
 
-static unsigned char *create_file(const char *path, uint64_t key, int nranks, size_t size)
+static unsigned char *create_file(const char *path, uint64_t key, int nranks, uint64_t buffsize, size_t size)
 {
 	char tmp[4300];
 	snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
@@ -192,6 +205,8 @@ static unsigned char *create_file(const char *path, uint64_t key, int nranks, si
 	struct sim_comm_shared *h = (struct sim_comm_shared *)p;
 	h->key = key;
 	h->nranks = nranks;
+	h->p2p_buffsize = buffsize;
+	h->p2p_ring = ring_slots(buffsize);
 	h->total_size = size;
 	__atomic_store_n(&h->magic, SIM_SHM_MAGIC, __ATOMIC_RELEASE);
 	if (rename(tmp, path)) { munmap(p, size); unlink(tmp); return NULL; }
@@ -232,7 +247,7 @@ ncclResult_t sim_shm_join(uint64_t key, int nranks, int rank, int device, struct
 	if (lk < 0) return sim_error(ncclSystemError, "cannot use NCCLSIM_DIR %s: %s", sim_env.dir, strerror(errno));
 	sweep_stale(key);
 	comm_path(path, sizeof path, key);
-	size_t want = layout(nranks, NULL, NULL), size = 0;
+	size_t want = layout(nranks, ring_slots(sim_env.buffsize), NULL, NULL), size = 0;
 	unsigned char *p = map_existing(path, &size);
 	if (p) {
 		int conflict;
@@ -259,14 +274,15 @@ ncclResult_t sim_shm_join(uint64_t key, int nranks, int rank, int device, struct
 		}
 	}
 	if (!p) {
-		p = create_file(path, key, nranks, want);
+		p = create_file(path, key, nranks, sim_env.buffsize, want);
 		size = want;
 		if (!p) {
 			dir_unlock(lk);
 			return sim_error(ncclSystemError, "cannot create %s: %s", path, strerror(errno));
 		}
 	}
-	layout(nranks, view, p);
+	/* the file's buffer, whoever made it (the first rank to init) */
+	layout(nranks, ((struct sim_comm_shared *)p)->p2p_ring, view, p);
 	struct sim_rank_shared *me = &view->rank[rank];
 	me->pid = getpid();
 	me->device = device;
@@ -313,14 +329,15 @@ int sim_shm_map_ranks(const char *path, struct sim_shm_view *v)
 	struct sim_comm_shared h;
 	int ok = fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof h && pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h &&
 	         h.magic == SIM_SHM_MAGIC && h.nranks > 0 && h.nranks <= SIM_MAX_RANKS &&
-	         layout(h.nranks, NULL, NULL) == (size_t)st.st_size && h.total_size == (uint64_t)st.st_size;
+	         h.p2p_buffsize <= SIM_BUFFSIZE_MAX && h.p2p_ring == ring_slots(h.p2p_buffsize) && layout(h.nranks, h.p2p_ring, NULL, NULL) == (size_t)st.st_size &&
+	         h.total_size == (uint64_t)st.st_size;
 	if (!ok) { close(fd); return -1; }
 	/* Only the header and the rank array: the staging slots are large. */
 	size_t want = ((sizeof(struct sim_comm_shared) + 63) & ~(size_t)63) + (size_t)h.nranks * sizeof(struct sim_rank_shared);
 	unsigned char *p = mmap(NULL, want, PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED) return -1;
-	layout(h.nranks, v, p);
+	layout(h.nranks, h.p2p_ring, v, p);
 	v->p2p = NULL;
 	v->coll_slots = v->p2p_slots = NULL;
 	v->size = want;

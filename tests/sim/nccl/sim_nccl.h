@@ -33,6 +33,8 @@ struct sim_env {
 	char dir[4096];        /* NCCLSIM_DIR */
 	int nfaults;
 	struct sim_fault faults[32];
+	uint64_t buffsize;     /* NCCL_BUFFSIZE: a connection's buffer (p2p eager limit) */
+	int p2p_eager;         /* NCCL_PROTO leaves LL or LL128: small sends go eagerly */
 };
 extern struct sim_env sim_env;
 void sim_env_load(void);   /* idempotent, thread-safe */
@@ -49,11 +51,15 @@ uint64_t sim_fnv1a(uint64_t h, const void *data, size_t len);
 
 /* ---- shared memory (shm.c) ---- */
 /* Staging areas: collectives move data through one slot per rank, chunk by
- * chunk; each ordered pair of ranks has one slot for send/recv. */
+ * chunk; each ordered pair of ranks has a ring of chunk slots for
+ * send/recv, the receiver's buffer of the connection: NCCL_BUFFSIZE of the
+ * rank that created the file (default 4 MiB), in chunks (progress.c). */
 #define SIM_COLL_SLOT (64 * 1024)
 #define SIM_P2P_SLOT  (32 * 1024)
+#define SIM_BUFFSIZE_DEFAULT (4ull << 20)    /* NCCL's DEFAULT_BUFFSIZE */
+#define SIM_BUFFSIZE_MAX (256ull << 20)      /* larger settings are clamped */
 #define SIM_MAX_RANKS 512
-#define SIM_SHM_MAGIC 0x6e63636c73696d34ull /* "ncclsim4" */
+#define SIM_SHM_MAGIC 0x6e63636c73696d35ull /* "ncclsim5" */
 
 /* ---- transport selection (transport.c) ---- */
 enum { SIM_TR_P2P = 1, SIM_TR_SHM, SIM_TR_NET };
@@ -102,7 +108,7 @@ struct sim_p2p_shared {         /* channel src -> dst */
 	uint64_t acked_chunks;  /* written by dst */
 	uint64_t send_msgs_done;
 	uint64_t recv_msgs_done;
-	uint64_t chunk_bytes;
+	uint64_t pad;
 };
 struct sim_comm_shared {
 	uint64_t magic;
@@ -110,9 +116,10 @@ struct sim_comm_shared {
 	int32_t nranks;
 	int32_t joined_count;
 	int32_t left_count;
-	int32_t pad;
+	int32_t p2p_ring;       /* chunk slots of each pair's ring */
 	uint64_t total_size;
-	/* then: rank[nranks], p2p[nranks*nranks], coll slots, p2p slots */
+	uint64_t p2p_buffsize;  /* the pairs' buffer in bytes: sends up to it go eagerly */
+	/* then: rank[nranks], p2p[nranks*nranks], coll slots, p2p rings */
 };
 struct sim_shm_view {           /* pointers into one mapping */
 	struct sim_comm_shared *hdr;
@@ -120,11 +127,17 @@ struct sim_shm_view {           /* pointers into one mapping */
 	struct sim_p2p_shared *p2p;
 	unsigned char *coll_slots;
 	unsigned char *p2p_slots;
+	size_t p2p_stride;      /* bytes of one pair's ring: p2p_ring slots, then their lengths */
+	int p2p_ring;
 	size_t size;
 };
 #define SIM_P2P(v, n, src, dst) (&(v)->p2p[(size_t)(src) * (n) + (dst)])
 #define SIM_COLL_SLOT_PTR(v, r) ((v)->coll_slots + (size_t)(r) * SIM_COLL_SLOT)
-#define SIM_P2P_SLOT_PTR(v, n, src, dst) ((v)->p2p_slots + ((size_t)(src) * (n) + (dst)) * SIM_P2P_SLOT)
+#define SIM_P2P_RING(v, n, src, dst) ((v)->p2p_slots + ((size_t)(src) * (n) + (dst)) * (v)->p2p_stride)
+/* Chunk number k of the pair's stream: its slot, and its length in bytes. */
+#define SIM_P2P_SLOT_PTR(v, n, src, dst, k) (SIM_P2P_RING(v, n, src, dst) + (size_t)((k) % (uint64_t)(v)->p2p_ring) * SIM_P2P_SLOT)
+#define SIM_P2P_LEN(v, n, src, dst, k) \
+	(((uint32_t *)(SIM_P2P_RING(v, n, src, dst) + (size_t)(v)->p2p_ring * SIM_P2P_SLOT))[(k) % (uint64_t)(v)->p2p_ring])
 
 /* Map (creating or replacing a stale one) the file of communicator `key`
  * and register `rank` in it. Does not wait for the others. */
@@ -235,6 +248,7 @@ struct sim_op {
 	uint64_t steps, step;
 	uint64_t base;             /* collectives: the comm's stream position at its first step */
 	int state;
+	int eager;                 /* send: completes once buffered at the peer */
 	int done, failed;
 };
 struct sim_unit {                  /* one stream work item: ops run as one */

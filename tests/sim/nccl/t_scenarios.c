@@ -105,20 +105,114 @@ static void sc_group(int rank, int n, ncclUniqueId id, CUstream s)
 	NCCL_OK(ncclCommDestroy(c));
 }
 
-/* Ungrouped: both ranks send first. Blocking sends without receives hang,
- * as in NCCL; ncclCommAbort ends them and the stream goes on. */
+/* Ungrouped: both ranks send first. Blocking sends larger than NCCL's
+ * buffer (16 MiB > NCCL_BUFFSIZE's 4 MiB) without receives hang, as in
+ * NCCL; ncclCommAbort ends them and the stream goes on. */
 static void sc_p2p_deadlock(int rank, int n, ncclUniqueId id, CUstream s)
 {
 	ncclComm_t c = init_world(rank, n, id);
 	int peer = (rank + 1) % n, from = (rank + n - 1) % n;
-	float *sb = fbuf(10, rank), *rb = fbuf(10, -1);
-	NCCL_OK(ncclSend(sb, 10, ncclFloat, peer, c, s));
-	NCCL_OK(ncclRecv(rb, 10, ncclFloat, from, c, s));
+	size_t count = 4u << 20;
+	float *sb = fbuf(count, rank), *rb = fbuf(count, -1);
+	NCCL_OK(ncclSend(sb, count, ncclFloat, peer, c, s));
+	NCCL_OK(ncclRecv(rb, count, ncclFloat, from, c, s));
 	CUevent ev = t_expect_stuck(s, 1500, "ungrouped send/send");
 	NCCL_OK(ncclCommAbort(c));
 	CU_OK(cuEventSynchronize(ev));  /* abort unblocked the stream */
 	CHECK(rb[0] == -1, "the aborted receive must not have data (%g)", rb[0]);
 	printf("rank %d: deadlock seen, abort ended it\n", rank);
+}
+
+/* The handshake of the eager scenarios: an AllReduce on a stream of its
+ * own that the peer enters only after what it did before. */
+static void handshake(ncclComm_t c, CUstream s2)
+{
+	float x = 1;
+	NCCL_OK(ncclAllReduce(&x, &x, 1, ncclFloat, ncclSum, c, s2));
+	CU_OK(cuStreamSynchronize(s2));
+}
+
+/* Eager sends (2 ranks), as on real NCCL: a send no larger than the buffer
+ * (NCCL_BUFFSIZE) completes before its receive is posted (rank 1 posts it
+ * only after a handshake rank 0 enters once its send completed), and the
+ * receive then gets the data; one such message is buffered at a time (a
+ * second waits until the first was received); a 16 MiB send waits for its
+ * receive. */
+static void sc_p2p_eager(int rank, int n, ncclUniqueId id, CUstream s)
+{
+	CHECK(n == 2, "p2p-eager needs 2 ranks");
+	ncclComm_t c = init_world(rank, n, id);
+	CUstream s2;
+	CU_OK(cuStreamCreate(&s2, 0));
+	size_t small = 1024, big = 4u << 20;
+	float *a = fbuf(small, 1), *b = fbuf(small, 2), *d = fbuf(small, 3), *e = fbuf(big, 4);
+	if (rank == 0) {
+		NCCL_OK(ncclSend(a, small, ncclFloat, 1, c, s));
+		CU_OK(cuStreamSynchronize(s));  /* eager: no receive posted yet */
+		printf("rank 0: 4 KiB send completed without its receive\n");
+		handshake(c, s2);                /* 1: rank 1 may receive the first */
+		NCCL_OK(ncclSend(b, small, ncclFloat, 1, c, s));
+		CUevent e2;
+		CU_OK(cuEventCreate(&e2, 0));
+		CU_OK(cuEventRecord(e2, s));
+		NCCL_OK(ncclSend(d, small, ncclFloat, 1, c, s));
+		CU_OK(cuEventSynchronize(e2));  /* the buffer was free again once rank 1 took the first */
+		t_expect_stuck(s, 1000, "a second eager send while the buffer holds one");
+		printf("rank 0: the third send waits while the second is buffered\n");
+		handshake(c, s2);                /* 2: rank 1 receives both */
+		CU_OK(cuStreamSynchronize(s));
+		NCCL_OK(ncclSend(e, big, ncclFloat, 1, c, s));
+		t_expect_stuck(s, 1000, "a 16 MiB send without its receive");
+		printf("rank 0: 16 MiB send waits for its receive\n");
+		handshake(c, s2);                /* 3: rank 1 receives it */
+		CU_OK(cuStreamSynchronize(s));
+	} else {
+		float *r = fbuf(big, -1);
+		handshake(c, s2);
+		NCCL_OK(ncclRecv(r, small, ncclFloat, 0, c, s));
+		CU_OK(cuStreamSynchronize(s));
+		CHECK(r[0] == 1 && r[small - 1] == 1, "first message: %g %g", r[0], r[small - 1]);
+		handshake(c, s2);
+		NCCL_OK(ncclRecv(r, small, ncclFloat, 0, c, s));
+		CU_OK(cuStreamSynchronize(s));
+		CHECK(r[0] == 2 && r[small - 1] == 2, "second message: %g %g", r[0], r[small - 1]);
+		NCCL_OK(ncclRecv(r, small, ncclFloat, 0, c, s));
+		CU_OK(cuStreamSynchronize(s));
+		CHECK(r[0] == 3 && r[small - 1] == 3, "third message: %g %g", r[0], r[small - 1]);
+		handshake(c, s2);
+		NCCL_OK(ncclRecv(r, big, ncclFloat, 0, c, s));
+		CU_OK(cuStreamSynchronize(s));
+		CHECK(r[0] == 4 && r[big - 1] == 4, "16 MiB message: %g %g", r[0], r[big - 1]);
+		free(r);
+		printf("rank 1: every message arrived whole\n");
+	}
+	NCCL_OK(ncclCommDestroy(c));
+}
+
+/* No eager send (NCCL_PROTO=Simple, or NCCL_BUFFSIZE below 4 KiB): a 4 KiB
+ * send waits for its receive, which rank 1 posts after a handshake. */
+static void sc_p2p_rendezvous(int rank, int n, ncclUniqueId id, CUstream s)
+{
+	CHECK(n == 2, "p2p-rendezvous needs 2 ranks");
+	ncclComm_t c = init_world(rank, n, id);
+	CUstream s2;
+	CU_OK(cuStreamCreate(&s2, 0));
+	float *a = fbuf(1024, 5);
+	if (rank == 0) {
+		NCCL_OK(ncclSend(a, 1024, ncclFloat, 1, c, s));
+		t_expect_stuck(s, 1000, "a 4 KiB send that may not go eagerly");
+		printf("rank 0: 4 KiB send waits for its receive\n");
+		handshake(c, s2);
+		CU_OK(cuStreamSynchronize(s));
+	} else {
+		float *r = fbuf(1024, -1);
+		handshake(c, s2);
+		NCCL_OK(ncclRecv(r, 1024, ncclFloat, 0, c, s));
+		CU_OK(cuStreamSynchronize(s));
+		CHECK(r[0] == 5 && r[1023] == 5, "message: %g %g", r[0], r[1023]);
+		printf("rank 1: the message arrived\n");
+	}
+	NCCL_OK(ncclCommDestroy(c));
 }
 
 /* ---- split and init variants ---- */
@@ -658,6 +752,7 @@ static void sc_transport_hang(int rank, int n, ncclUniqueId id, CUstream s)
 
 static const struct { const char *name; t_rank_fn fn; int hang_rank; } scenarios[] = {
 	{ "group", sc_group, -1 }, { "p2p-deadlock", sc_p2p_deadlock, -1 }, { "split", sc_split, -1 },
+	{ "p2p-eager", sc_p2p_eager, -1 }, { "p2p-rendezvous", sc_p2p_rendezvous, -1 },
 	{ "initvariants", sc_initvariants, -1 }, { "stall", sc_stall, -1 }, { "nostall", sc_nostall, -1 },
 	{ "gpufault", sc_gpufault, -1 }, { "slow", sc_slow, -1 }, { "initstall", sc_initstall, 1 },
 	{ "mismatch-kind", sc_mismatch_kind, -1 }, { "mismatch-count", sc_mismatch_count, -1 },
