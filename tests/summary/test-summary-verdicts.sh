@@ -13,7 +13,7 @@
 . "$NW_ROOT/tests/corpus/corpus-lib.sh"
 # MISSING_RANK, death, MISMATCH, P2P_UNMATCHED, STREAM_BLOCKED, GPU_FAULT,
 # INIT_STALL (a rank with no file: unknown), HEALTHY
-: "${SUMMARY_CASES:=skip-allgather die-inside mm-opkind ring-missing-recv hostfn-block gpufault noinit clean-end}"
+: "${SUMMARY_CASES:=skip-allgather die-inside mm-opkind ring-missing-recv-16m hostfn-block gpufault noinit clean-end}"
 
 same_json() {   # same_json A B: the documents without files_read (else the first lines that differ)
 	python3 - "$1" "$2" <<'PY'

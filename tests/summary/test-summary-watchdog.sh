@@ -9,7 +9,7 @@
 . "$NW_ROOT/tests/corpus/corpus-lib.sh"
 host=$(hostname)
 bad=
-for c in skip-allgather ring-missing-recv; do
+for c in skip-allgather ring-missing-recv-16m; do
 	rm -rf "$T/rdv" "$NCCLSIM_DIR"
 	mkdir -p "$NCCLSIM_DIR"
 	corpus_case "$c" > "$T/case.lines" 2>&1
