@@ -8,11 +8,14 @@
 #   NWCOLLECT <host> <n> <base64 of a tar.gz, 2048 characters>   n = 1, 2, ...
 #   NWCOLLECT <host> END <lines> <sha256 of the base64 text>
 #
-# usage: collect-host.sh [--job NAME] [DIR]
+# usage: collect-host.sh [--job NAME] [--segments] [DIR]
 #   DIR     where this host's job directories are: $NCCLWATCH_DIR, else
 #           /dev/shm/ncclwatch-$UID (the default of every process)
 #   --job   only the job directories whose name matches NAME, a shell
 #           pattern (Slurm: '4242.*', every step of job 4242)
+#   --segments  send the segments and dumps as they are, not the summary
+#           (for `diagnose --native`, `show`, or an older ncclwatch where
+#           they are read)
 #
 # What goes into the tar is collect_host_files' choice: `ncclwatch summary`'s
 # compact per-host file when the ncclwatch here has that command, else a
@@ -24,12 +27,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 if [ -z "${NCCLWATCH:-}" ]; then
 	NCCLWATCH=$(command -v ncclwatch 2>/dev/null || echo "$here/../../build/bin/ncclwatch")
 fi
-job=
+job= segments=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--job) [ $# -ge 2 ] || { echo "collect-host.sh: --job needs a name" >&2; exit 2; }; job=$2; shift 2 ;;
 	--job=*) job=${1#*=}; shift ;;
-	-*) echo "usage: collect-host.sh [--job NAME] [DIR]" >&2; exit 2 ;;
+	--segments) segments=1; shift ;;
+	-*) echo "usage: collect-host.sh [--job NAME] [--segments] [DIR]" >&2; exit 2 ;;
 	*) break ;;
 	esac
 done
@@ -46,7 +50,7 @@ collect_host_files() {
 		[ -d "$from" ] || continue
 		j=$(basename "$from")
 		mkdir -p "$1/$j"
-		if "$NCCLWATCH" summary --help > /dev/null 2>&1; then
+		if [ -z "$segments" ] && "$NCCLWATCH" summary --help > /dev/null 2>&1; then
 			# one compact file per host and job (issue 24's summaries)
 			"$NCCLWATCH" summary -o "$1/$j/$host.nwsum" "$from" || return 1
 		else

@@ -4,7 +4,7 @@
 # over all of them. Nothing needs a shared file system: each host's files
 # come back as text lines on mpirun's stdout.
 #
-#   examples/collect/collect-mpirun.sh [--job NAME] HOSTS OUT
+#   examples/collect/collect-mpirun.sh [--job NAME] [--segments] HOSTS OUT
 #   examples/collect/collect-mpirun.sh node01,node02,node03 /tmp/hang
 #
 # HOSTS: comma-separated host names (mpirun --host; a ':slots' suffix is
@@ -28,12 +28,16 @@
 # With MPICH or Intel MPI: -ppn 1 -hosts instead of --map-by/--host.
 set -eu
 . "$(cd "$(dirname "$0")" && pwd)/collect-lib.sh"
-usage() { echo "usage: $0 [--job NAME] HOSTS OUT" >&2; exit 2; }
+usage() { echo "usage: $0 [--job NAME] [--segments] HOSTS OUT" >&2; exit 2; }
 jobargs=
-case ${1:-} in
-	--job) [ $# -ge 2 ] || usage; jobargs="--job=$2"; shift 2 ;;
-	--job=*) jobargs="--job=${1#*=}"; shift ;;
-esac
+while [ $# -gt 2 ]; do
+	case $1 in
+	--job) jobargs="$jobargs --job=$2"; shift 2 ;;
+	--job=*) jobargs="$jobargs --job=${1#*=}"; shift ;;
+	--segments) jobargs="$jobargs --segments"; shift ;;
+	*) usage ;;
+	esac
+done
 [ $# -eq 2 ] || usage
 hosts=$1 out=$2
 root=

@@ -3,7 +3,7 @@
 # directory here, then one verdict over all of them. Nothing needs a shared
 # file system: each host's files come back as text lines on pdsh's stdout.
 #
-#   examples/collect/collect-pdsh.sh [--job NAME] HOSTLIST OUT
+#   examples/collect/collect-pdsh.sh [--job NAME] [--segments] HOSTLIST OUT
 #   examples/collect/collect-pdsh.sh --job 4242.0 'node[01-16]' /tmp/hang
 #
 # On every host of HOSTLIST (pdsh -w syntax) it runs collect-host.sh, which
@@ -25,12 +25,16 @@
 # pdsh over ssh is the same command with another -R.
 set -eu
 . "$(cd "$(dirname "$0")" && pwd)/collect-lib.sh"
-usage() { echo "usage: $0 [--job NAME] HOSTLIST OUT" >&2; exit 2; }
+usage() { echo "usage: $0 [--job NAME] [--segments] HOSTLIST OUT" >&2; exit 2; }
 jobargs=
-case ${1:-} in
-	--job) [ $# -ge 2 ] || usage; jobargs="--job=$2"; shift 2 ;;
-	--job=*) jobargs="--job=${1#*=}"; shift ;;
-esac
+while [ $# -gt 2 ]; do
+	case $1 in
+	--job) jobargs="$jobargs --job=$2"; shift 2 ;;
+	--job=*) jobargs="$jobargs --job=${1#*=}"; shift ;;
+	--segments) jobargs="$jobargs --segments"; shift ;;
+	*) usage ;;
+	esac
+done
 [ $# -eq 2 ] || usage
 hosts=$1 out=$2
 command -v pdsh > /dev/null || { echo "$0: pdsh is not installed" >&2; exit 2; }

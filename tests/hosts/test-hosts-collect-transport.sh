@@ -27,7 +27,7 @@ check() {  # check OUT: every host's files came back, byte for byte, and nothing
 if command -v pdsh > /dev/null && pdsh -R exec -w x true > /dev/null 2>&1; then
 	note "pdsh"
 	PDSH_OPTS="-R exec" COLLECT_VIA="sh $HOSTS_ENTER %h" \
-		"$NW_ROOT/examples/collect/collect-pdsh.sh" --job "$job" 'node[1-3]' "$T/pdsh" > "$T/pdsh.out" 2>&1
+		"$NW_ROOT/examples/collect/collect-pdsh.sh" --segments --job "$job" 'node[1-3]' "$T/pdsh" > "$T/pdsh.out" 2>&1
 	grep '^collect: ' "$T/pdsh.out"
 	check "$T/pdsh"
 	assert_no_grep 'no files from|damaged|incomplete' "$T/pdsh.out"
@@ -37,7 +37,7 @@ fi
 if command -v mpirun > /dev/null; then
 	note "mpirun"
 	MPIRUN_OPTS="--mca plm_rsh_agent $NW_ROOT/tests/hosts/host-rsh.sh -x NCCLWATCH -x NW_TEST_ID" \
-		"$NW_ROOT/examples/collect/collect-mpirun.sh" --job "$job" node1,node2,node3 "$T/mpirun" > "$T/mpirun.out" 2>&1
+		"$NW_ROOT/examples/collect/collect-mpirun.sh" --segments --job "$job" node1,node2,node3 "$T/mpirun" > "$T/mpirun.out" 2>&1
 	grep '^collect: ' "$T/mpirun.out"
 	check "$T/mpirun"
 	assert_no_grep 'no files from|damaged|incomplete' "$T/mpirun.out"
@@ -47,9 +47,9 @@ fi
 
 note "damaged streams are refused"
 . "$NW_ROOT/examples/collect/collect-lib.sh"
-host_run node1 sh "$NW_ROOT/examples/collect/collect-host.sh" --job "$job" > "$T/node1.lines"
-host_run node2 sh "$NW_ROOT/examples/collect/collect-host.sh" --job "$job" > "$T/node2.lines"
-host_run node3 sh "$NW_ROOT/examples/collect/collect-host.sh" --job "$job" > "$T/node3.lines"
+host_run node1 sh "$NW_ROOT/examples/collect/collect-host.sh" --segments --job "$job" > "$T/node1.lines"
+host_run node2 sh "$NW_ROOT/examples/collect/collect-host.sh" --segments --job "$job" > "$T/node2.lines"
+host_run node3 sh "$NW_ROOT/examples/collect/collect-host.sh" --segments --job "$job" > "$T/node3.lines"
 assert_eq "$(grep -c '^NWCOLLECT node1 [0-9]* ' "$T/node1.lines")" "$(awk '$3 == "END" { print $4 }' "$T/node1.lines")" "node1's line count"
 # node1: its 3rd line lost; node2: one character changed; node3: no end
 { sed 3d "$T/node1.lines"; sed '5s/\(NWCOLLECT node2 5 .\)./\1!/' "$T/node2.lines"; grep -v ' END ' "$T/node3.lines"; } |

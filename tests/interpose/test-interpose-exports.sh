@@ -65,7 +65,7 @@ for f in libncclwatch-engine.so libncclwatch-unwind.so; do
 	[ -f "$dir/$f" ] || fail "$dir/$f missing (libncclwatch.so loads it from its own directory)"
 done
 nm -D --defined-only "$dir/libncclwatch-engine.so" | awk '{ sub(/@.*/, "", $3); print $3 }' > "$T/engine"
-assert_eq "$(tr '\n' ' ' < "$T/engine")" "nw_engine_verdict_v2 " "libncclwatch-engine.so's exports"
+assert_eq "$(tr '\n' ' ' < "$T/engine")" "nw_engine_summary_v1 nw_engine_verdict_v2 " "libncclwatch-engine.so's exports"
 assert_eq "$(nm -D --defined-only "$dir/libncclwatch-unwind.so" | wc -l)" 0 "libncclwatch-unwind.so's exports"
 readelf -d "$dir/libncclwatch-unwind.so" | grep -q 'NEEDED.*\[libunwind-ptrace\.so\.0\]' ||
 	fail "libncclwatch-unwind.so does not depend on libunwind-ptrace"
