@@ -97,7 +97,7 @@ live transport TRANSPORT_STALL "TRANSPORT_STALL: every rank started the op, none
 live p2p P2P_UNMATCHED "P2P_UNMATCHED: a send or receive nobody matches" \
 	-- --steps 50 --pipeline --fault p2p:rank=1:step=3
 live p2p-deadlock P2P_DEADLOCK "P2P_DEADLOCK: every rank sends first, outside a group; each send waits for a receive queued behind the peer's own send" \
-	PROGRAM="$scenario" -- --case p2p-cycle
+	PROGRAM="$scenario" -- --case p2p-cycle --count 4194304
 live init INIT_STALL "INIT_STALL: ranks inside communicator init, one never came" \
 	-- --steps 50 --fault noinit:rank=3
 live stream STREAM_BLOCKED "STREAM_BLOCKED: two communicators used in a different order on one stream by one rank" \

@@ -68,7 +68,9 @@ note "(c) p2p: rank 1 sends to the wrong peer at step 3"
 rm -rf "$NCCLWATCH_DIR" "$NCCLWATCH_DUMP_DIR"
 send_line=$(line_of 'check_nccl(self.nccl.ncclSend(')
 [ -n "$send_line" ] || fail "train.py: no ncclSend line"
-py_mpirun "$T/p2p.out" --steps 30 --count 64 --bcast-every 0 --fault p2p:rank=1:step=3
+# 16 MiB messages: a smaller misdirected send completes eagerly into the
+# peer's buffer, as on real NCCL, and rank 1 would not stay in it
+py_mpirun "$T/p2p.out" --steps 8 --count 4194304 --bcast-every 0 --fault p2p:rank=1:step=3
 wait_verdict 120 "$T/p2p.out" P2P_UNMATCHED
 ev="rank 1: in Send #1 to rank 3 on comm [0-9a-f]{16} \\(STARTED for [^)]*\\), issued at train.py:$send_line in pass_activations; main thread in "
 nw_until 60 grep -Eq "ncclwatch:     $ev" "$T/p2p.out" || assert_grep "ncclwatch:     $ev" "$T/p2p.out"
