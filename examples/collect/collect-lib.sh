@@ -8,12 +8,29 @@
 #       HOSTs given that sent nothing. Returns 1 if any host's data was
 #       broken or missing, 0 else.
 #   collect_diagnose OUT           ncclwatch diagnose OUT, with its status
+#   collect_options ARGS...        the options every collection script
+#       takes before its two operands (--job NAME, --segments): sets
+#       jobargs (the words for collect-host.sh) and collect_nopts (how many
+#       arguments they were: the caller shifts them); calls the caller's
+#       usage on anything else
 set -u
 collect_here=$(cd "$(dirname "$0")" && pwd)
 COLLECT_HOST="$collect_here/collect-host.sh"
 if [ -z "${NCCLWATCH:-}" ]; then
 	NCCLWATCH=$(command -v ncclwatch 2>/dev/null || echo "$collect_here/../../build/bin/ncclwatch")
 fi
+
+collect_options() {
+	jobargs= collect_nopts=0
+	while [ $# -gt 2 ]; do
+		case $1 in
+		--job) jobargs="$jobargs --job=$2"; shift 2; collect_nopts=$((collect_nopts + 2)) ;;
+		--job=*) jobargs="$jobargs --job=${1#*=}"; shift; collect_nopts=$((collect_nopts + 1)) ;;
+		--segments) jobargs="$jobargs --segments"; shift; collect_nopts=$((collect_nopts + 1)) ;;
+		*) usage ;;
+		esac
+	done
+}
 
 collect_gather() {
 	_out=$1; shift

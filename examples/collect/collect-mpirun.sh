@@ -29,15 +29,8 @@
 set -eu
 . "$(cd "$(dirname "$0")" && pwd)/collect-lib.sh"
 usage() { echo "usage: $0 [--job NAME] [--segments] HOSTS OUT" >&2; exit 2; }
-jobargs=
-while [ $# -gt 2 ]; do
-	case $1 in
-	--job) jobargs="$jobargs --job=$2"; shift 2 ;;
-	--job=*) jobargs="$jobargs --job=${1#*=}"; shift ;;
-	--segments) jobargs="$jobargs --segments"; shift ;;
-	*) usage ;;
-	esac
-done
+collect_options "$@"
+shift "$collect_nopts"
 [ $# -eq 2 ] || usage
 hosts=$1 out=$2
 root=

@@ -221,19 +221,6 @@ static void free_names(char **names)
 	free(names);
 }
 
-/* <this host>.nwsum: the summary the watchdog that printed the job's
- * verdict wrote beside its report (watchdog/verdict.c). Another host's
- * summary gathered here is the user's, not ours. */
-static int is_own_summary(const char *name)
-{
-	char host[256], want[300];
-	if (gethostname(host, sizeof host) != 0)
-		return 0;
-	host[sizeof host - 1] = 0;
-	snprintf(want, sizeof want, "%s.nwsum", host);
-	return !strcmp(name, want);
-}
-
 /* A job directory: if no segment file remains, remove ncclwatch's own
  * files, then the directory itself if empty (unless it is DIR): rmdir by
  * its name in `parent`, after checking the name still holds `self`. */
@@ -242,6 +229,14 @@ static void clean_job_dir(struct gc *g, int dfd, const char *dir, int parent, co
 {
 	/* ours, and attach's RAS report: stale once no segment file remains */
 	static const char *const own[] = { "control", "report.lock", "report.txt", "request", "ras.json", "ras.txt" };
+	/* and <this host>.nwsum, the summary the watchdog that printed the
+	 * job's verdict wrote beside its report (watchdog/verdict.c); another
+	 * host's summary gathered here is the user's, not ours */
+	char summary[300] = "";
+	if (gethostname(summary, sizeof summary - 8) == 0) {
+		summary[sizeof summary - 8] = 0;
+		strcat(summary, ".nwsum");
+	}
 	char **names = list_names(dfd);
 	if (!names)
 		return;
@@ -260,7 +255,7 @@ static void clean_job_dir(struct gc *g, int dfd, const char *dir, int parent, co
 		int ours = 0;
 		for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
 			ours |= !strcmp(*e, own[i]);
-		ours |= is_own_summary(*e);
+		ours |= summary[0] && !strcmp(*e, summary);
 		struct stat st;
 		if (ours && fstatat(dfd, *e, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
 		    st.st_uid == g->me)
@@ -272,11 +267,6 @@ static void clean_job_dir(struct gc *g, int dfd, const char *dir, int parent, co
 	const int is_top = parent < 0;
 	if (segments || (is_top && !owned))
 		return;
-	char summary[300] = "";
-	if (gethostname(summary, sizeof summary - 8) == 0) {
-		summary[sizeof summary - 8] = 0;
-		strcat(summary, ".nwsum");
-	}
 	for (size_t i = 0; i <= sizeof own / sizeof own[0]; i++) {
 		const char *f = i < sizeof own / sizeof own[0] ? own[i] : summary;
 		struct stat st;
