@@ -51,6 +51,13 @@ static int fail(struct reader *r, int code, const char *fmt, ...)
 	return -1;
 }
 
+/* String i (in range) of the table, NULL for none; an empty string reads as
+ * none, as the writer writes it (only a frame's text keeps an empty one). */
+static const char *str_or_none(const struct reader *r, uint64_t i)
+{
+	return r->slen[i] ? r->str[i] : NULL;
+}
+
 static int truncated(struct reader *r)
 {
 	return fail(r, NW_READ_ERR_FORMAT, "not a valid summary (it ends inside a record)");
@@ -90,7 +97,7 @@ static int get_rec(struct reader *r, int t, const struct nw_sum_table *tab, void
 			if (v > r->nstr || (v && f->type == NW_SUM_E && (!r->slen[v] || r->sp[v][r->slen[v] - 1])))
 				return fail(r, NW_READ_ERR_FORMAT, "not a valid summary (a text field names string %llu "
 				            "of %u, or not an environment)", (unsigned long long)v, r->nstr);
-			const char *s = r->str[v];
+			const char *s = str_or_none(r, v);
 			memcpy((uint8_t *)rec + f->off, &s, sizeof s);
 			continue;
 		}
@@ -127,7 +134,7 @@ static const char *str_at(struct reader *r, uint32_t i, int *bad)
 		*bad = 1;
 		return NULL;
 	}
-	return r->str[i];
+	return str_or_none(r, i);
 }
 
 /* A text field of n bytes ends with a NUL (env with two). */
@@ -212,7 +219,7 @@ static struct nw_proc *get_proc(struct reader *r)
 				fail(r, NW_READ_ERR_FORMAT, "not a valid summary (an op's call site)");
 				goto out;
 			}
-			p->op_site[p->nops] = r->str[s];
+			p->op_site[p->nops] = str_or_none(r, s);
 		}
 	}
 	n = sp.nthreads;
@@ -232,7 +239,7 @@ static struct nw_proc *get_proc(struct reader *r)
 		t->flags = st.flags;
 		memcpy(t->name, st.name, sizeof t->name);
 		terminate(t->name, sizeof t->name);
-		t->py_name = r->str[st.py_name];
+		t->py_name = str_or_none(r, st.py_name);
 		t->frames = r->list[st.frames];
 		t->nframes = r->llen[st.frames];
 		t->wait_frames = r->list[st.wait_frames];

@@ -34,10 +34,12 @@ struct writer {
 	int oom;
 };
 
-/* The string table's reference of p[0..len): 0 for none or empty. */
-static uint32_t str_ref(struct writer *w, const void *p, size_t len)
+/* The string table's reference of p[0..len): 0 for none, and for empty
+ * unless keep_empty (a frame's text may be empty, and a frame list has no
+ * "none" to give it). */
+static uint32_t str_ref_of(struct writer *w, const void *p, size_t len, int keep_empty)
 {
-	if (!p || !len || w->oom)
+	if (!p || (!len && !keep_empty) || w->oom)
 		return 0;
 	struct strent *e;
 	HASH_FIND(hh, w->sh, p, len, e);
@@ -61,6 +63,11 @@ static uint32_t str_ref(struct writer *w, const void *p, size_t len)
 	return e->idx;
 }
 
+static uint32_t str_ref(struct writer *w, const void *p, size_t len)
+{
+	return str_ref_of(w, p, len, 0);
+}
+
 static uint32_t cstr_ref(struct writer *w, const char *s)
 {
 	return s ? str_ref(w, s, strlen(s)) : 0;
@@ -78,7 +85,7 @@ static uint32_t list_ref(struct writer *w, char *const *frames, uint32_t n)
 	}
 	e->n = n;
 	for (uint32_t i = 0; i < n; i++)
-		e->key[i] = cstr_ref(w, frames[i]);
+		e->key[i] = str_ref_of(w, frames[i] ? frames[i] : "", frames[i] ? strlen(frames[i]) : 0, 1);
 	HASH_FIND(hh, w->lh, e->key, n * sizeof(uint32_t), found);
 	if (found) {
 		free(e);
