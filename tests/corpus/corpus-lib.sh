@@ -260,12 +260,18 @@ _attach_view() {
 }
 
 # _keep: with CORPUS_KEEP=DIR, the case's output, diagnoses and the
-# watchdog's report.txt into DIR/NAME/.
+# watchdog's report.txt into DIR/NAME/, and the files the job left (the
+# dead view's segments and dumps, attach's snapshots) into DIR/NAME/files/:
+# frozen inputs on which an engine change can be compared verdict for
+# verdict (tests/corpus/verdicts-of.sh).
 _keep() {
 	[ -n "${CORPUS_KEEP:-}" ] || return 0
 	mkdir -p "$CORPUS_KEEP/$CN"
 	for _f in "$T/out" "$T"/*.json "$T/report.txt"; do
 		[ -e "$_f" ] && cp "$_f" "$CORPUS_KEEP/$CN/"
+	done
+	for _d in "$JD" "$T/attach"; do
+		[ -d "$_d" ] && cp -r "$_d" "$CORPUS_KEEP/$CN/files"
 	done
 	return 0
 }
