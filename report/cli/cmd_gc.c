@@ -34,7 +34,7 @@
 static void gc_help(FILE *out)
 {
 	fprintf(out,
-	        "usage: ncclwatch gc [--dry-run] [DIR]\n"
+	        "usage: ncclwatch gc [--dry-run] [--prom-dir PDIR] [DIR]\n"
 	        "\n"
 	        "Removes what dead processes of this host left under DIR (default\n"
 	        "$NCCLWATCH_DIR, else /dev/shm/ncclwatch-$UID): their segment files\n"
@@ -54,7 +54,15 @@ static void gc_help(FILE *out)
 	        "directory must be yours and writable by nobody else; symbolic links are\n"
 	        "never followed below DIR.\n"
 	        "\n"
+	        "With --prom-dir PDIR (default $NCCLWATCH_PROM_DIR when set): also the\n"
+	        "Prometheus files processes of this host that are gone left in PDIR\n"
+	        "(ncclwatch_<host>_<pid>.prom and their temporary .tmp): those a killed\n"
+	        "process leaves behind for the NcclwatchRankDead alert, once it was seen.\n"
+	        "A file is gone when no process has its pid, the one that has it exited,\n"
+	        "or it started after the file was last written (the pid was reused).\n"
+	        "\n"
 	        "  -n, --dry-run   say what would be removed, remove nothing\n"
+	        "      --prom-dir PDIR  also the dead processes' Prometheus files there\n"
 	        "  -h, --help      this text\n"
 	        "\n"
 	        "Output: one line per file or directory removed, \"removed PATH\" (\"would\n"
@@ -326,10 +334,99 @@ static void walk(struct gc *g, int dfd, const char *dir, int depth, int parent, 
 		clean_job_dir(g, dfd, dir, parent, name, self);
 }
 
+/* ---- Prometheus files (watchdog/prom.c writes them) ---- */
+
+/* The host as prom.c puts it in a file name. */
+static void prom_host(const char *host, char *out, size_t len)
+{
+	size_t i;
+	for (i = 0; i + 1 < len && host[i]; i++) {
+		char c = host[i];
+		out[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		         c == '.' || c == '-' ? c : '_';
+	}
+	out[i] = '\0';
+}
+
+/* When process `pid` started (Unix time, seconds), 0 when it has none or
+ * is a zombie (exited: its writer is gone). */
+static double started_at(long pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')');   /* after the command name, which may hold spaces */
+	char state;
+	unsigned long long ticks;
+	if (!p || sscanf(p + 1, " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
+	                 &state, &ticks) != 2 || state == 'Z')
+		return 0;
+	unsigned long long btime = 0;
+	if ((f = fopen("/proc/stat", "re"))) {
+		while (fgets(buf, sizeof buf, f))
+			if (sscanf(buf, "btime %llu", &btime) == 1)
+				break;
+		fclose(f);
+	}
+	return (double)btime + (double)ticks / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* A file name of ours for this host: its writer's pid, else 0. */
+static long prom_pid(const char *name, const char *host)
+{
+	const char *p = name;
+	if (*p == '.')
+		p++;                        /* the temporary name: ".NAME.tmp" */
+	size_t hl = strlen(host);
+	if (strncmp(p, "ncclwatch_", 10) || strncmp(p + 10, host, hl) || p[10 + hl] != '_')
+		return 0;
+	char *end;
+	long pid = strtol(p + 11 + hl, &end, 10);
+	if (pid <= 0 || end == p + 11 + hl)
+		return 0;
+	return strcmp(end, name[0] == '.' ? ".prom.tmp" : ".prom") ? 0 : pid;
+}
+
+static void gc_prom(struct gc *g, const char *dir)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		nw_print_line(stderr, "ncclwatch gc: --prom-dir %s: %s", dir, strerror(errno));
+		g->status = NW_EXIT_PROBLEM;
+		return;
+	}
+	char host[NW_SEG_HOST_LEN];
+	prom_host(g->host, host, sizeof host);
+	char **names = list_names(dfd);
+	for (size_t i = 0; names && names[i]; i++) {
+		long pid = prom_pid(names[i], host);
+		struct stat st;
+		if (!pid || fstatat(dfd, names[i], &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+			continue;                /* not one of this host's files */
+		char path[PATH_MAX];
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		double start = started_at(pid);
+		if (st.st_uid != g->me)
+			g->other_user++;
+		else if (start > 0 && start <= (double)st.st_mtim.tv_sec + 1)
+			g->live++;               /* its pid runs and may be its writer */
+		else
+			remove_file(g, dfd, names[i], path, &st);
+	}
+	free_names(names);
+	close(dfd);
+}
+
 static int gc_run(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "dry-run", no_argument, NULL, 'n' },
+		{ "prom-dir", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -337,11 +434,17 @@ static int gc_run(int argc, char **argv)
 	memset(&g, 0, sizeof g);
 	g.me = getuid();
 	int c;
+	const char *prom_dir = getenv("NCCLWATCH_PROM_DIR");
+	if (prom_dir && !*prom_dir)
+		prom_dir = NULL;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+nh", options, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			g.dry_run = 1;
+			break;
+		case 'P':
+			prom_dir = optarg;
 			break;
 		case 'h':
 			gc_help(stdout);
@@ -375,6 +478,8 @@ static int gc_run(int argc, char **argv)
 	if (fstat(top, &st) == 0)
 		walk(&g, top, shown, 2, -1, NULL, &st);
 	close(top);
+	if (prom_dir)
+		gc_prom(&g, prom_dir);
 
 	/* Every line printed above is counted: files (segments apart) and directories. */
 	printf("gc: %zu %sremoved (%zu segment%s, %zu other file%s, %zu director%s), %zu kept (%zu live, %zu other hosts, "

@@ -12,7 +12,9 @@
 #      old and older at a later scrape; the host's reporting process
 #      exports the verdict's kind (TRANSPORT_STALL);
 #   3. the stalled job SIGKILLed: its files stay, and their update time
-#      stops (what NcclwatchRankDead alerts on);
+#      stops (what NcclwatchRankDead alerts on); `ncclwatch gc --prom-dir`
+#      then removes them (and a temporary file of a pid that does not run),
+#      and keeps a file whose pid runs and another host's;
 #   4. a job that ends cleanly removes its files.
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/watchdog/watchdog-lib.sh"
@@ -169,6 +171,23 @@ t1=$(value ncclwatch_last_update_timestamp_seconds 'job="promstall"' 'rank="0"')
 sleep 2
 scrape
 assert_eq "$(value ncclwatch_last_update_timestamp_seconds 'job="promstall"' 'rank="0"')" "$t1" "a dead rank's update time"
+
+note "3b. gc --prom-dir removes the dead processes' files, keeps a live writer's and other hosts'"
+h=$(hostname | sed 's/[^A-Za-z0-9.-]/_/g')
+printf '# live\n' > "$PROM/ncclwatch_${h}_$$.prom"             # this shell runs: kept
+printf '# other\n' > "$PROM/ncclwatch_otherhost_1.prom"        # another host's: never judged
+nopid=4194303                                                   # above any pid_max: no such process
+printf '# gone\n' > "$PROM/.ncclwatch_${h}_$nopid.prom.tmp"    # a temporary file a kill left
+mkdir "$T/nosegs"
+"$NW_CLI" gc --dry-run --prom-dir "$PROM" "$T/nosegs" > "$T/gc.dry" 2>&1 || { cat "$T/gc.dry" >&2; fail "gc --dry-run"; }
+assert_eq "$(grep -c '^would remove ' "$T/gc.dry")" 5 "files gc would remove (4 killed ranks, 1 temporary)"
+assert_eq "$(ls -A "$PROM" | grep -c .)" 7 "files after --dry-run (nothing removed)"
+NCCLWATCH_PROM_DIR="$PROM" "$NW_CLI" gc "$T/nosegs" > "$T/gc.out" 2>&1 || { cat "$T/gc.out" >&2; fail "gc"; }
+assert_grep "gc: 5 removed \(0 segments, 5 other files, 0 directories\), 1 kept \(1 live" "$T/gc.out"
+ls -a "$PROM" > "$T/left"
+assert_grep "^ncclwatch_${h}_$$\.prom\$" "$T/left"
+assert_grep '^ncclwatch_otherhost_1\.prom$' "$T/left"
+assert_eq "$(grep -c 'prom' "$T/left")" 2 "files left after gc"
 rm -f "$PROM"/*
 
 note "4. a job that ends cleanly removes its files"
