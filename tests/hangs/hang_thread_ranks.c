@@ -5,12 +5,12 @@
  * 0-2 wait in A #2, rank 3 in B #2. */
 #include "hang.h"
 
-struct thread_arg { struct hang_rank *h; int rank; ncclComm_t a, b; CUstream s1, s2; };
+struct thread_arg { struct hang_rank *h; int rank; CUcontext ctx; ncclComm_t a, b; CUstream s1, s2; };
 
 static void *drive(void *p)
 {
 	struct thread_arg *t = p;
-	CU(cuCtxSetCurrent(t->h->ctx));
+	CU(cuCtxSetCurrent(t->ctx));
 	for (int step = 1; step <= 2; step++) {
 		int reversed = step == 2 && t->rank == 3;
 		ncclComm_t first = reversed ? t->b : t->a, second = reversed ? t->a : t->b;
@@ -30,17 +30,30 @@ static void body(struct hang_rank *h)
 {
 	struct thread_arg t[2];
 	ncclComm_t a[2], b[2];
+	CUcontext ctx[2];
+	/* A GPU per rank, as NCCL wants ("Duplicate GPU detected" otherwise):
+	 * process p drives GPUs 2p and 2p+1; each init runs on its rank's. */
+	for (int i = 0; i < 2; i++) {
+		CUdevice dev;
+		CU(cuDeviceGet(&dev, 2 * h->rank + i));
+		CU(cuDevicePrimaryCtxRetain(&ctx[i], dev));
+	}
 	NC(ncclGroupStart());
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
+		CU(cuCtxSetCurrent(ctx[i]));
 		NC(ncclCommInitRank(&a[i], 4, h->id[0], 2 * h->rank + i));
+	}
 	NC(ncclGroupEnd());
 	NC(ncclGroupStart());
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
+		CU(cuCtxSetCurrent(ctx[i]));
 		NC(ncclCommInitRank(&b[i], 4, h->id[1], 2 * h->rank + i));
+	}
 	NC(ncclGroupEnd());
 	pthread_t tid[2];
 	for (int i = 0; i < 2; i++) {
-		t[i] = (struct thread_arg){ h, 2 * h->rank + i, a[i], b[i], 0, 0 };
+		CU(cuCtxSetCurrent(ctx[i]));
+		t[i] = (struct thread_arg){ h, 2 * h->rank + i, ctx[i], a[i], b[i], 0, 0 };
 		CU(cuStreamCreate(&t[i].s1, CU_STREAM_NON_BLOCKING));
 		CU(cuStreamCreate(&t[i].s2, CU_STREAM_NON_BLOCKING));
 		pthread_create(&tid[i], NULL, drive, &t[i]);

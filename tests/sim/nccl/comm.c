@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- objects and references ---- */
 static ncclComm_t comm_new(int nranks, int rank, uint64_t key, int device, int blocking, const char *name)
@@ -90,6 +91,17 @@ ncclResult_t sim_comm_wait_joined(ncclComm_t comm)
 		if (__atomic_load_n(&comm->aborted, __ATOMIC_ACQUIRE))
 			return sim_error(ncclRemoteError, "comm %s aborted during init", comm->keyhex);
 		sim_bell_wait(seen, 0);
+	}
+	/* NCCL compares every rank's (host, bus id) once all are known and
+	 * fails the init of a rank whose GPU another rank of the comm uses
+	 * (init.cc: "Duplicate GPU detected"); the others go on without it.
+	 * Here a process is a host's unit: two ranks of one process on one
+	 * device. */
+	for (int r = 0; r < comm->nranks; r++) {
+		const struct sim_rank_shared *o = &comm->shm.rank[r];
+		if (r != comm->rank && o->pid == (int32_t)getpid() && o->device == comm->device)
+			return sim_error(ncclInvalidUsage, "Duplicate GPU detected : rank %d and rank %d both on CUDA device %d",
+			                 comm->rank, r, comm->device);
 	}
 	sim_debug("comm %s rank %d/%d device %d%s%s ready", comm->keyhex, comm->rank, comm->nranks,
 	          comm->device, comm->name[0] ? " name " : "", comm->name);

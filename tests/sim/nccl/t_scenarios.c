@@ -390,6 +390,15 @@ static void sc_initall(int n)
 		NCCL_OK(ncclCommDestroy(comms2[i]));
 		free(b[i]);
 	}
+	/* Two ranks of one comm on one GPU: NCCL refuses ("Duplicate GPU
+	 * detected"), at the group's end. */
+	NCCL_OK(ncclGetUniqueId(&id));
+	CU_OK(cuCtxSetCurrent(ctx[0]));
+	NCCL_OK(ncclGroupStart());
+	for (int i = 0; i < 2; i++)
+		NCCL_OK(ncclCommInitRank(&comms2[i], 2, id, i));
+	ncclResult_t dup = ncclGroupEnd();
+	CHECK(dup == ncclInvalidUsage, "two ranks on one GPU: ncclGroupEnd gave %d, not ncclInvalidUsage", (int)dup);
 }
 
 /* ---- injected faults (NCCLSIM_FAULT set by the calling script) ---- */
