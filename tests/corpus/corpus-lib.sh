@@ -163,6 +163,7 @@ corpus_case() {
 	scenario) _case=$1; shift; set -- "$CORPUS_SCENARIO" --case "$_case" --nranks "$CR" --dir "$T/rdv" "$@" ;;
 	trainer)  set -- "$NW_TRAINER" --nranks "$CR" "$@" ;;
 	hangfuzz) set -- "$NW_BUILD/tests/hangfuzz/hangfuzz" --nranks "$CR" --dir "$T/rdv" "$@" ;;
+	hang)     _h=$1; shift; set -- "$NW_BUILD/tests/hangs/hang-$_h" "$@" ;;
 	*) echo "$CN - FAIL unknown program '$_prog' in cases.txt"; return ;;
 	esac
 	mkdir -p "$T/rdv"
