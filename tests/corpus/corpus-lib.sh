@@ -234,7 +234,7 @@ _attach_view() {
 	if [ "$CE" != hang ] && [ "$CE" != quiet ]; then
 		echo "$CN attach skip the job ends by itself"; return
 	fi
-	case " $* " in *" hangfuzz "*|*"/hangfuzz "*) echo "$CN attach skip processes of several ranks"; return ;; esac
+	case " $* " in *" hangfuzz "*|*"/hangfuzz "*|*"/hang-thread-ranks "*) echo "$CN attach skip processes of several ranks"; return ;; esac
 	_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	nw_spawn env NCCL_RAS_ADDR="127.0.0.1:$_port" "$@" > "$T/out" 2>&1
 	CP=$NW_PID
