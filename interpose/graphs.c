@@ -115,10 +115,11 @@ out:
 	pthread_mutex_unlock(&lock);
 }
 
-/* The exec runs g's ops from its next launch on: replays count from 1.
- * The launch path reads the description without the lock; CUDA forbids
- * using one executable graph from two threads at once (its graph objects
- * are not thread-safe), so no launch of e runs meanwhile. */
+/* The exec runs g's ops from its next launch on: replays count from 1
+ * (after an update too: the replays of the new graph's ops). The launch
+ * path reads the description without the lock; CUDA forbids using one
+ * executable graph from two threads at once (its graph objects are not
+ * thread-safe), so no launch of e runs meanwhile. */
 static void exec_describe_locked(struct nw_graph_exec *e, const struct nw_graph *g)
 {
 	e->nops = g->nops;
