@@ -665,6 +665,49 @@ static int case_graph_update(struct sc *c)
 	return 0;
 }
 
+/* Healthy, past the library's bound: the graph of AllReduce #5 is
+ * launched once, then 255 more graphs of one AllReduce each are captured,
+ * each launched once (a collective never launched holds the later ones up)
+ * and kept (the library's table holds 256 graphs holding NCCL ops at once:
+ * now full), then one more, which the library cannot enter, and the first
+ * exec is updated from it and launched: the library cannot know what the
+ * exec runs from then on. Every rank does the same; the graphs go at the
+ * end. */
+#define GRAPH_FILL 255
+static int case_graph_update_lost(struct sc *c)
+{
+	init_world(c);
+	warm(c, &c->world, 1, c->s, WARM);
+	CUgraph graph = NULL, next = NULL, fill[GRAPH_FILL];
+	CUgraphExec exec = graph_of_allreduce(c, -1, 0, &graph);
+	cuda_ok(c, cuGraphLaunch(exec, c->s), "cuGraphLaunch");
+	sync_stream(c, c->s);
+	for (int i = 0; i <= GRAPH_FILL; i++) {
+		cuda_ok(c, cuStreamBeginCapture(c->s2, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
+		allreduce(c, c->world, c->s2);
+		cuda_ok(c, cuStreamEndCapture(c->s2, i < GRAPH_FILL ? &fill[i] : &next), "cuStreamEndCapture");
+		if (i == GRAPH_FILL)
+			break;
+		CUgraphExec once = NULL;
+		cuda_ok(c, cuGraphInstantiateWithFlags(&once, fill[i], 0), "cuGraphInstantiateWithFlags");
+		cuda_ok(c, cuGraphLaunch(once, c->s), "cuGraphLaunch");
+		sync_stream(c, c->s);
+		cuda_ok(c, cuGraphExecDestroy(once), "cuGraphExecDestroy");
+	}
+	CUgraphExecUpdateResultInfo info;
+	cuda_ok(c, cuGraphExecUpdate(exec, next, &info), "cuGraphExecUpdate");
+	cuda_ok(c, cuGraphLaunch(exec, c->s), "cuGraphLaunch");
+	sync_stream(c, c->s);
+	cuda_ok(c, cuGraphExecDestroy(exec), "cuGraphExecDestroy");
+	cuda_ok(c, cuGraphDestroy(next), "cuGraphDestroy");
+	cuda_ok(c, cuGraphDestroy(graph), "cuGraphDestroy");
+	for (int i = 0; i < GRAPH_FILL; i++)
+		cuda_ok(c, cuGraphDestroy(fill[i]), "cuGraphDestroy");
+	warm(c, &c->world, 1, c->s, 2);
+	finish(c);
+	return 0;
+}
+
 /* STREAM_BLOCKED in a replay: every rank replays the graph of AllReduce #5
  * once per step; before replay 3 rank 2 queues a host function that never
  * returns on the launch stream (a data-loader callback stuck on a lock):
@@ -1344,6 +1387,7 @@ static const struct scenario_case cases[] = {
 	{ "capture-launch", case_capture_launch, 2, "healthy: every rank captures #5 and launches it" },
 	{ "graph-count", case_graph_count, 2, "rank 1's graph holds AllReduce #5 with half the count (replay 1)" },
 	{ "graph-update", case_graph_update, 2, "every rank updates its graph's exec to AllReduce #6, rank 1's with half the count (replay 1)" },
+	{ "graph-update-lost", case_graph_update_lost, 2, "healthy: an exec updated from a graph past the library's table (256 graphs)" },
 	{ "graph-hostfn", case_graph_hostfn, 3, "rank 2's replay 3 of the graph waits behind a host function that never returns" },
 	{ "graph-pipeline", case_graph_pipeline, 3, "rank 2's graph of the ring exchange lacks the receive (replay 1)" },
 	{ "graph-per-step", case_graph_per_step, 2, "healthy: a graph captured, launched and destroyed every step (SCENARIO_GRAPH_STEPS, 300)" },

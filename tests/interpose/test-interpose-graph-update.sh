@@ -16,6 +16,12 @@
 # 3. the same calls looked up through cuGetProcAddress (12.0 ABI of
 #    cuGraphExecUpdate) and dlsym (10.2 ABI): the launch after the update
 #    names graph #6 all the same.
+# 4. graph-update-lost, 2 ranks: the library's graph table (256) is full
+#    when the graph the exec is updated from is captured: the library cannot
+#    know what the exec runs from then on, so its launches are no longer
+#    recorded (not as replays of the graph it ran before) and the update
+#    counts in graphs_untracked (2: that graph, the update); one
+#    "ncclwatch:" line per process.
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/interpose/interpose-lib.sh"
 nw_use_sim
@@ -87,5 +93,22 @@ for via in getproc dlsym; do
 		assert_eq "$(cut -d' ' -f1,2 "$T/$via.launches.$r" | tr '\n' ',')" "#5 1,#5 2,#6 1," "$via: rank $r's launches"
 	done
 	kill -KILL "-$pid" 2>/dev/null
+done
+
+note "graph-update-lost: the exec updated from a graph past the table"
+nw_bounded 120 env LD_PRELOAD="$(nw_preload)" NCCLWATCH_JOB=lost NCCLWATCH_KEEP=1 \
+	"$prog" --case graph-update-lost --nranks 2 > "$T/lost.out" 2>&1
+rc=$?
+cat "$T/lost.out"
+assert_eq "$rc" 0 "graph-update-lost: exit status"
+assert_eq "$(grep -c 'ncclwatch:' "$T/lost.out")" 2 "graph-update-lost: ncclwatch lines"
+assert_eq "$(grep -c 'ncclwatch: more than 256 CUDA graphs hold NCCL ops at once: launches of such graphs are not recorded' "$T/lost.out")" 2 \
+	"graph-update-lost: the table's line"
+assert_eq "$(segments "$NCCLWATCH_DIR/lost" | grep -c .)" 2 "graph-update-lost: segment files"
+for seg in $(segments "$NCCLWATCH_DIR/lost"); do
+	show "$seg" > "$T/seg.txt"
+	assert_grep '^  graph_launches +256$' "$T/seg.txt"
+	assert_grep '^  graphs_untracked +2$' "$T/seg.txt"
+	assert_eq "$(grep -c ' GraphLaunch graph=#5 ' "$T/seg.txt")" 1 "graph-update-lost: launches of graph #5 in $seg"
 done
 echo "ok"
