@@ -23,6 +23,7 @@ static struct nw_graph graphs[NW_GRAPHS_MAX];
 static struct nw_graph_exec execs[NW_GRAPH_EXECS];
 static uint32_t execs_used;      /* live entries (under lock) */
 static int warned;               /* under lock */
+static int graphs_lost;          /* under lock: a graph holding NCCL ops may be missing from the table */
 _Atomic int nw_graphs_seen;
 
 static void untracked(const char *what)
@@ -84,6 +85,7 @@ void nw_graph_captured(uint64_t stream, uint64_t ticket1)
 	CUgraph g = NULL;
 	pthread_mutex_lock(&lock);
 	if (!nw_cuda_capture_info) {
+		graphs_lost = 1;
 		untracked("the CUDA driver has no cuStreamGetCaptureInfo (_v2 or _v3): captured ops cannot be tied to their graph");
 		goto out;
 	}
@@ -101,6 +103,7 @@ void nw_graph_captured(uint64_t stream, uint64_t ticket1)
 		e->nops = 0;
 	}
 	if (!e) {
+		graphs_lost = 1;
 		untracked("more than " "256" " CUDA graphs hold NCCL ops at once");
 		goto out;
 	}
@@ -112,6 +115,39 @@ out:
 	pthread_mutex_unlock(&lock);
 }
 
+/* The exec runs g's ops from its next launch on: replays count from 1
+ * (after an update too: the replays of the new graph's ops). The launch
+ * path reads the description without the lock; CUDA forbids using one
+ * executable graph from two threads at once (its graph objects are not
+ * thread-safe), so no launch of e runs meanwhile. */
+static void exec_describe_locked(struct nw_graph_exec *e, const struct nw_graph *g)
+{
+	e->nops = g->nops;
+	e->first = g->ops[0];
+	atomic_store_explicit(&e->replays, 0, memory_order_relaxed);
+}
+
+static void exec_insert_locked(uintptr_t key, const struct nw_graph *g)
+{
+	if (execs_used >= NW_GRAPH_EXECS / 4 * 3) {
+		untracked("more than 768 executable CUDA graphs hold NCCL ops at once");
+		return;
+	}
+	uint32_t i = exec_hash(key);
+	while (atomic_load_explicit(&execs[i].key, memory_order_relaxed) > KEY_DELETED)
+		i = (i + 1) & (NW_GRAPH_EXECS - 1);
+	struct nw_graph_exec *e = &execs[i];
+	exec_describe_locked(e, g);
+	atomic_store_explicit(&e->key, key, memory_order_release);
+	execs_used++;
+}
+
+static void exec_remove_locked(struct nw_graph_exec *e)
+{
+	atomic_store_explicit(&e->key, KEY_DELETED, memory_order_release);
+	execs_used--;
+}
+
 void nw_graph_instantiated(CUgraphExec exec, CUgraph graph)
 {
 	uintptr_t key = (uintptr_t)exec;
@@ -119,24 +155,36 @@ void nw_graph_instantiated(CUgraphExec exec, CUgraph graph)
 		return;
 	pthread_mutex_lock(&lock);
 	struct nw_graph *g = graph ? graph_find_locked(graph) : NULL;
-	if (!g || !g->nops)
-		goto out;
-	if (nw_graph_exec_find(exec)) /* destroyed without our knowing, handle reused */
-		goto out;
-	if (execs_used >= NW_GRAPH_EXECS / 4 * 3) {
-		untracked("more than 768 executable CUDA graphs hold NCCL ops at once");
-		goto out;
+	struct nw_graph_exec *e = nw_graph_exec_find(exec);
+	if (g && g->nops && e)
+		exec_describe_locked(e, g);   /* destroyed without our knowing, handle reused */
+	else if (g && g->nops)
+		exec_insert_locked(key, g);
+	else if (e)
+		exec_remove_locked(e);
+	pthread_mutex_unlock(&lock);
+}
+
+void nw_graph_exec_updated(CUgraphExec exec, CUgraph graph)
+{
+	uintptr_t key = (uintptr_t)exec;
+	if (key <= KEY_DELETED)
+		return;
+	pthread_mutex_lock(&lock);
+	struct nw_graph *g = graph ? graph_find_locked(graph) : NULL;
+	struct nw_graph_exec *e = nw_graph_exec_find(exec);
+	if (g && g->nops && e) {
+		exec_describe_locked(e, g);
+	} else if (g && g->nops) {
+		exec_insert_locked(key, g);
+	} else {
+		/* graph holds no NCCL op we know of: unless the table lost
+		 * some, it holds none, and the exec's launches record nothing */
+		if (e)
+			exec_remove_locked(e);
+		if (graphs_lost)
+			untracked("an executable CUDA graph was updated from a graph ncclwatch did not follow");
 	}
-	uint32_t i = exec_hash(key);
-	while (atomic_load_explicit(&execs[i].key, memory_order_relaxed) > KEY_DELETED)
-		i = (i + 1) & (NW_GRAPH_EXECS - 1);
-	struct nw_graph_exec *e = &execs[i];
-	e->nops = g->nops;
-	e->first = g->ops[0];
-	atomic_store_explicit(&e->replays, 0, memory_order_relaxed);
-	atomic_store_explicit(&e->key, key, memory_order_release);
-	execs_used++;
-out:
 	pthread_mutex_unlock(&lock);
 }
 
@@ -146,10 +194,8 @@ void nw_graph_exec_forget(CUgraphExec exec)
 		return;
 	pthread_mutex_lock(&lock);
 	struct nw_graph_exec *e = nw_graph_exec_find(exec);
-	if (e) {
-		atomic_store_explicit(&e->key, KEY_DELETED, memory_order_release);
-		execs_used--;
-	}
+	if (e)
+		exec_remove_locked(e);
 	pthread_mutex_unlock(&lock);
 }
 
@@ -187,5 +233,6 @@ void nw_graph_reset_after_fork(void)
 		atomic_store(&execs[i].key, KEY_EMPTY);
 	execs_used = 0;
 	warned = 0;
+	graphs_lost = 0;
 	atomic_store(&nw_graphs_seen, 0);
 }

@@ -7,7 +7,10 @@
  * the table enters the executable graph in the exec table with a copy of
  * what its graph holds; each cuGraphLaunch of an exec found there writes a
  * GRAPH_LAUNCH record and brackets the launch with one event pair
- * (wrap_cuda.c).
+ * (wrap_cuda.c). A successful cuGraphExecUpdate gives the exec's entry the
+ * new graph's ops (its replays count again from 1), or removes it when
+ * the new graph holds none (counted untracked when the table may have
+ * missed that graph's ops). cuGraphUpload runs nothing: not wrapped.
  *
  * Both tables live in process memory, fixed size, never reallocated:
  * - graph table: NW_GRAPHS_MAX graphs holding NCCL ops at once (from the
@@ -59,6 +62,9 @@ void nw_graph_captured(uint64_t stream, uint64_t ticket1);
 
 /* After a successful cuGraphInstantiate* of `graph` into `exec`. */
 void nw_graph_instantiated(CUgraphExec exec, CUgraph graph);
+
+/* After a successful cuGraphExecUpdate of `exec` from `graph`. */
+void nw_graph_exec_updated(CUgraphExec exec, CUgraph graph);
 
 /* Before cuGraphExecDestroy / cuGraphDestroy (the handle may be reused
  * as soon as the real call returns). */

@@ -11,6 +11,7 @@
  *   every other name, passes through untouched;
  * - dlsym/dlvsym on a libcuda handle (dlsym_hook.c calls
  *   nw_cuda_dlsym_redirect), except from libcuda itself.
+ * cuGraphUpload is not wrapped: it runs nothing, so it is no launch.
  * Each wrapper forwards to the real function of its exact name: the next
  * definition after this library (RTLD_NEXT), else the one in the loaded
  * libcuda.so.1, found at the first call. Nothing links libcuda.
@@ -33,6 +34,7 @@
 #undef cuGraphInstantiateWithParams
 #undef cuStreamEndCapture
 #undef cuGetProcAddress
+#undef cuGraphExecUpdate
 
 typedef CUresult (*instantiate_v1_fn)(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t);
 typedef CUresult (*instantiate_flags_fn)(CUgraphExec *, CUgraph, unsigned long long);
@@ -40,6 +42,8 @@ typedef CUresult (*instantiate_params_fn)(CUgraphExec *, CUgraph, CUDA_GRAPH_INS
 typedef CUresult (*launch_fn)(CUgraphExec, CUstream);
 typedef CUresult (*exec_destroy_fn)(CUgraphExec);
 typedef CUresult (*graph_destroy_fn)(CUgraph);
+typedef CUresult (*exec_update_v1_fn)(CUgraphExec, CUgraph, CUgraphNode *, CUgraphExecUpdateResult *);
+typedef CUresult (*exec_update_v2_fn)(CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo *);
 typedef CUresult (*end_capture_fn)(CUstream, CUgraph *);
 typedef CUresult (*getproc_v1_fn)(const char *, void **, int, cuuint64_t);
 typedef CUresult (*getproc_v2_fn)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
@@ -53,6 +57,7 @@ NW_EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec e, CUstream s);
 NW_EXPORT CUresult cuStreamEndCapture(CUstream s, CUgraph *g);
 NW_EXPORT CUresult cuStreamEndCapture_ptsz(CUstream s, CUgraph *g);
 NW_EXPORT CUresult cuGetProcAddress(const char *sym, void **pfn, int ver, cuuint64_t flags);
+NW_EXPORT CUresult cuGraphExecUpdate(CUgraphExec e, CUgraph g, CUgraphNode *err, CUgraphExecUpdateResult *res);
 
 /* X(enum, exported name, base name cuGetProcAddress is asked for) */
 #define NW_CUDA_WRAPPED(X) \
@@ -65,6 +70,8 @@ NW_EXPORT CUresult cuGetProcAddress(const char *sym, void **pfn, int ver, cuuint
 	X(LAUNCH_PTSZ, cuGraphLaunch_ptsz, "cuGraphLaunch") \
 	X(EXEC_DESTROY, cuGraphExecDestroy, "cuGraphExecDestroy") \
 	X(DESTROY, cuGraphDestroy, "cuGraphDestroy") \
+	X(EXEC_UPDATE, cuGraphExecUpdate, "cuGraphExecUpdate") \
+	X(EXEC_UPDATE_V2, cuGraphExecUpdate_v2, "cuGraphExecUpdate") \
 	X(END_CAPTURE, cuStreamEndCapture, "cuStreamEndCapture") \
 	X(END_CAPTURE_PTSZ, cuStreamEndCapture_ptsz, "cuStreamEndCapture") \
 	X(GETPROC_V1, cuGetProcAddress, "cuGetProcAddress") \
@@ -245,6 +252,30 @@ NW_EXPORT CUresult cuGraphDestroy(CUgraph g)
 	if (!nw_tls.inside)
 		nw_graph_forget(g);
 	return NW_REAL_CALL(W_DESTROY, graph_destroy_fn, g);
+}
+
+/* A successful update: the exec runs the new graph's ops from now on. A
+ * failed one left the exec as it was. */
+static void updated(CUresult r, int outer, CUgraphExec e, CUgraph g)
+{
+	if (r == CUDA_SUCCESS && outer && atomic_load_explicit(&nw_graphs_seen, memory_order_acquire))
+		nw_graph_exec_updated(e, g);
+}
+
+NW_EXPORT CUresult cuGraphExecUpdate(CUgraphExec e, CUgraph g, CUgraphNode *err, CUgraphExecUpdateResult *res)
+{
+	int outer = !nw_tls.inside;
+	CUresult r = NW_REAL_CALL(W_EXEC_UPDATE, exec_update_v1_fn, e, g, err, res);
+	updated(r, outer, e, g);
+	return r;
+}
+
+NW_EXPORT CUresult cuGraphExecUpdate_v2(CUgraphExec e, CUgraph g, CUgraphExecUpdateResultInfo *info)
+{
+	int outer = !nw_tls.inside;
+	CUresult r = NW_REAL_CALL(W_EXEC_UPDATE_V2, exec_update_v2_fn, e, g, info);
+	updated(r, outer, e, g);
+	return r;
 }
 
 /* A capture that fails leaves no graph: its entry goes. */

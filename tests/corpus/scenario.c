@@ -464,30 +464,37 @@ static int graph_replays(void)
 
 /* The graph calls, as a program binds them: SCENARIO_GRAPH_VIA=getproc
  * asks cuGetProcAddress (as libcudart does), =dlsym looks them up in
- * libcuda.so.1 by hand; by default the linker binds them. */
+ * libcuda.so.1 by hand; by default the linker binds them. cuGraphExecUpdate
+ * is the 12.0 ABI (update) but for dlsym, which takes the 10.2 one by its
+ * exported name (update_v1), as a program built for CUDA 11 binds it. */
 struct graph_api {
 	__typeof__(cuStreamEndCapture) *end_capture;
 	__typeof__(cuGraphInstantiateWithFlags) *instantiate;
 	__typeof__(cuGraphLaunch) *launch;
 	__typeof__(cuGraphExecDestroy) *exec_destroy;
 	__typeof__(cuGraphDestroy) *destroy;
+	__typeof__(cuGraphExecUpdate) *update;
+	CUresult (*update_v1)(CUgraphExec, CUgraph, CUgraphNode *, CUgraphExecUpdateResult *);
 };
 
 static void graph_api(struct sc *c, struct graph_api *api)
 {
 	*api = (struct graph_api){ cuStreamEndCapture, cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecDestroy,
-	                           cuGraphDestroy };
+	                           cuGraphDestroy, cuGraphExecUpdate, NULL };
 	const char *via = getenv("SCENARIO_GRAPH_VIA");
 	if (!via)
 		return;
+	void *lib = !strcmp(via, "dlsym") ? dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL) : NULL;
+	if (lib)
+		api->update = NULL;
 	void **slots[] = { (void **)&api->end_capture, (void **)&api->instantiate, (void **)&api->launch,
-	                   (void **)&api->exec_destroy, (void **)&api->destroy };
+	                   (void **)&api->exec_destroy, (void **)&api->destroy,
+	                   lib ? (void **)&api->update_v1 : (void **)&api->update };
 	/* cuGetProcAddress hands out cuGraphInstantiateWithFlags for
 	 * "cuGraphInstantiate" from CUDA 12 on, as cuda.h maps it */
 	const char *names[] = { "cuStreamEndCapture", "cuGraphInstantiate", "cuGraphLaunch", "cuGraphExecDestroy",
-	                        "cuGraphDestroy" };
-	void *lib = !strcmp(via, "dlsym") ? dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL) : NULL;
-	for (int i = 0; i < 5; i++) {
+	                        "cuGraphDestroy", "cuGraphExecUpdate" };
+	for (int i = 0; i < 6; i++) {
 		CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
 		if (lib)
 			*slots[i] = dlsym(lib, i == 1 ? "cuGraphInstantiateWithFlags" : names[i]);
@@ -501,6 +508,21 @@ static void graph_api(struct sc *c, struct graph_api *api)
 	}
 	if (c->rank == 0)
 		line("rank 0: graph calls through %s", lib ? "dlsym" : "cuGetProcAddress");
+}
+
+/* cuGraphExecUpdate through whichever ABI api holds: *result says why it
+ * failed. */
+static CUresult graph_update(const struct graph_api *api, CUgraphExec exec, CUgraph graph,
+                             CUgraphExecUpdateResult *result)
+{
+	if (api->update) {
+		CUgraphExecUpdateResultInfo info = { .result = CU_GRAPH_EXEC_UPDATE_ERROR };
+		CUresult r = api->update(exec, graph, &info);
+		*result = info.result;
+		return r;
+	}
+	CUgraphNode node = NULL;
+	return api->update_v1(exec, graph, &node, result);
 }
 
 static int case_graph_replay(struct sc *c)
@@ -571,6 +593,118 @@ static int case_graph_count(struct sc *c)
 		return EXIT_WRONG_RESULT;
 	}
 	hang_on(c, c->s, "replay 1 launched");
+	return 0;
+}
+
+static void CUDA_CB empty_host_function(void *arg) { (void)arg; }
+
+/* An update that must fail: the exec holds one node (AllReduce #5), this
+ * graph two host functions. CUDA refuses it and leaves the exec as it was. */
+static void update_topology_changed(struct sc *c, const struct graph_api *api, CUgraphExec exec)
+{
+	CUgraph other = NULL;
+	CUgraphExecUpdateResult result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+	cuda_ok(c, cuStreamBeginCapture(c->s2, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
+	for (int i = 0; i < 2; i++)
+		cuda_ok(c, cuLaunchHostFunc(c->s2, empty_host_function, NULL), "cuLaunchHostFunc");
+	cuda_ok(c, api->end_capture(c->s2, &other), "cuStreamEndCapture");
+	CUresult r = graph_update(api, exec, other, &result);
+	if (r != CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE || result != CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED) {
+		line("rank %d: cuGraphExecUpdate with another topology gave %d (result %d)", c->rank, (int)r, (int)result);
+		exit(EXIT_CUDA_ERROR);
+	}
+	cuda_ok(c, api->destroy(other), "cuGraphDestroy");
+}
+
+/* MISMATCH after cuGraphExecUpdate: every rank replays the graph of
+ * AllReduce #5 twice (uploaded first; between the replays an update from a
+ * graph of another topology fails and changes nothing), then captures
+ * AllReduce #6, rank 1 with half the count (--count 32768: 2 chunks, rank
+ * 1's 1), and updates the exec from it (an NCCL kernel's parameters
+ * change: allowed). Replay 1 of the graph holding #6 completes on rank 1
+ * (its one chunk), which exits 3 on the wrong result; the others wait in
+ * it for the chunk rank 1 never sends. SCENARIO_GRAPH_VIA as for
+ * graph-replay. */
+static int case_graph_update(struct sc *c)
+{
+	struct graph_api api;
+	graph_api(c, &api);
+	init_world(c);
+	warm(c, &c->world, 1, c->s, WARM);
+	CUgraph graph = NULL, next = NULL;
+	CUgraphExec exec = NULL;
+	cuda_ok(c, cuStreamBeginCapture(c->s2, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
+	allreduce(c, c->world, c->s2);
+	cuda_ok(c, api.end_capture(c->s2, &graph), "cuStreamEndCapture");
+	cuda_ok(c, api.instantiate(&exec, graph, 0), "cuGraphInstantiateWithFlags");
+	cuda_ok(c, cuGraphUpload(exec, c->s), "cuGraphUpload");
+	for (int replay = 1; replay <= 2; replay++) {
+		cuda_ok(c, api.launch(exec, c->s), "cuGraphLaunch");
+		sync_stream(c, c->s);
+		if (replay == 1)
+			update_topology_changed(c, &api, exec);
+	}
+	CUgraphExecUpdateResult result;
+	cuda_ok(c, cuStreamBeginCapture(c->s2, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
+	if (c->rank == 1)
+		allreduce_as(c, c->world, c->s2, (size_t)c->count / 2, ncclFloat, ncclSum);
+	else
+		allreduce(c, c->world, c->s2);
+	cuda_ok(c, api.end_capture(c->s2, &next), "cuStreamEndCapture");
+	cuda_ok(c, graph_update(&api, exec, next, &result), "cuGraphExecUpdate");
+	cuda_ok(c, api.destroy(next), "cuGraphDestroy");   /* the exec keeps what it took */
+	cuda_ok(c, api.destroy(graph), "cuGraphDestroy");
+	cuda_ok(c, cuGraphUpload(exec, c->s), "cuGraphUpload");
+	cuda_ok(c, api.launch(exec, c->s), "cuGraphLaunch");
+	if (c->rank == 1) {
+		sync_stream(c, c->s);
+		parked(c, "a wrong result noticed after the updated graph's replay 1, exiting 3");
+		return EXIT_WRONG_RESULT;
+	}
+	hang_on(c, c->s, "the updated graph launched");
+	return 0;
+}
+
+/* Healthy, past the library's bound: the graph of AllReduce #5 is
+ * launched once, then 255 more graphs of one AllReduce each are captured,
+ * each launched once (a collective never launched holds the later ones up)
+ * and kept (the library's table holds 256 graphs holding NCCL ops at once:
+ * now full), then one more, which the library cannot enter, and the first
+ * exec is updated from it and launched: the library cannot know what the
+ * exec runs from then on. Every rank does the same; the graphs go at the
+ * end. */
+#define GRAPH_FILL 255
+static int case_graph_update_lost(struct sc *c)
+{
+	init_world(c);
+	warm(c, &c->world, 1, c->s, WARM);
+	CUgraph graph = NULL, next = NULL, fill[GRAPH_FILL];
+	CUgraphExec exec = graph_of_allreduce(c, -1, 0, &graph);
+	cuda_ok(c, cuGraphLaunch(exec, c->s), "cuGraphLaunch");
+	sync_stream(c, c->s);
+	for (int i = 0; i <= GRAPH_FILL; i++) {
+		cuda_ok(c, cuStreamBeginCapture(c->s2, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
+		allreduce(c, c->world, c->s2);
+		cuda_ok(c, cuStreamEndCapture(c->s2, i < GRAPH_FILL ? &fill[i] : &next), "cuStreamEndCapture");
+		if (i == GRAPH_FILL)
+			break;
+		CUgraphExec once = NULL;
+		cuda_ok(c, cuGraphInstantiateWithFlags(&once, fill[i], 0), "cuGraphInstantiateWithFlags");
+		cuda_ok(c, cuGraphLaunch(once, c->s), "cuGraphLaunch");
+		sync_stream(c, c->s);
+		cuda_ok(c, cuGraphExecDestroy(once), "cuGraphExecDestroy");
+	}
+	CUgraphExecUpdateResultInfo info;
+	cuda_ok(c, cuGraphExecUpdate(exec, next, &info), "cuGraphExecUpdate");
+	cuda_ok(c, cuGraphLaunch(exec, c->s), "cuGraphLaunch");
+	sync_stream(c, c->s);
+	cuda_ok(c, cuGraphExecDestroy(exec), "cuGraphExecDestroy");
+	cuda_ok(c, cuGraphDestroy(next), "cuGraphDestroy");
+	cuda_ok(c, cuGraphDestroy(graph), "cuGraphDestroy");
+	for (int i = 0; i < GRAPH_FILL; i++)
+		cuda_ok(c, cuGraphDestroy(fill[i]), "cuGraphDestroy");
+	warm(c, &c->world, 1, c->s, 2);
+	finish(c);
 	return 0;
 }
 
@@ -1252,6 +1386,8 @@ static const struct scenario_case cases[] = {
 	{ "capture-nolaunch", case_capture_nolaunch, 2, "rank 1 captures AllReduce #5, never launches it" },
 	{ "capture-launch", case_capture_launch, 2, "healthy: every rank captures #5 and launches it" },
 	{ "graph-count", case_graph_count, 2, "rank 1's graph holds AllReduce #5 with half the count (replay 1)" },
+	{ "graph-update", case_graph_update, 2, "every rank updates its graph's exec to AllReduce #6, rank 1's with half the count (replay 1)" },
+	{ "graph-update-lost", case_graph_update_lost, 2, "healthy: an exec updated from a graph past the library's table (256 graphs)" },
 	{ "graph-hostfn", case_graph_hostfn, 3, "rank 2's replay 3 of the graph waits behind a host function that never returns" },
 	{ "graph-pipeline", case_graph_pipeline, 3, "rank 2's graph of the ring exchange lacks the receive (replay 1)" },
 	{ "graph-per-step", case_graph_per_step, 2, "healthy: a graph captured, launched and destroyed every step (SCENARIO_GRAPH_STEPS, 300)" },

@@ -201,3 +201,31 @@ SIM_API CUresult cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream, CUstreamCaptur
 {
 	return capture_info(hStream, status, id, graph, deps, edges, ndeps);
 }
+
+/* cuGraphExecUpdate: 10.2 reports the error node and the result apart,
+ * 12.0 (_v2, what cuda.h maps the name to) in one result info. */
+SIM_API CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNode *hErrorNode_out,
+                                   CUgraphExecUpdateResult *updateResult_out)
+{
+	CUgraphNode node = NULL;
+	CUgraphExecUpdateResult result = CU_GRAPH_EXEC_UPDATE_ERROR;
+	if (!hErrorNode_out || !updateResult_out)
+		return CUDA_ERROR_INVALID_VALUE;
+	CUresult r = sim_graph_exec_update(hGraphExec, hGraph, &result, &node);
+	*hErrorNode_out = node;
+	*updateResult_out = result;
+	return r;
+}
+SIM_API CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo)
+{
+	CUgraphNode node = NULL;
+	CUgraphExecUpdateResult result = CU_GRAPH_EXEC_UPDATE_ERROR;
+	if (!resultInfo)
+		return CUDA_ERROR_INVALID_VALUE;
+	CUresult r = sim_graph_exec_update(hGraphExec, hGraph, &result, &node);
+	resultInfo->result = result;
+	resultInfo->errorNode = node;
+	resultInfo->errorFromNode = NULL;
+	return r;
+}
+SIM_API CUresult cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStream) { return cuGraphUpload(hGraphExec, hStream); }

@@ -67,6 +67,8 @@ static const struct proc_version proc_versions[] = {
 	{ "cuGraphInstantiateWithParams", 12000, NULL, 0, NULL, 0 },
 	{ "cuGraphLaunch", 10000, NULL, 0, NULL, 0 },
 	{ "cuGraphExecDestroy", 10000, NULL, 0, NULL, 0 },
+	{ "cuGraphExecUpdate", 10020, "cuGraphExecUpdate_v2", 12000, NULL, 0 },
+	{ "cuGraphUpload", 11010, NULL, 0, NULL, 0 },
 	{ "cuLaunchHostFunc", 10000, NULL, 0, NULL, 0 },
 };
 

@@ -120,6 +120,10 @@ CUresult sim_stream_wait_locked(struct sim_stream *s);
  * may be NULL; set only while capturing). */
 CUresult sim_stream_capture_info(CUstream hStream, CUstreamCaptureStatus *status, cuuint64_t *id,
                                  CUgraph *graph);
+/* cuGraphExecUpdate, every ABI (legacy.c): *result and *error_node are
+ * always set. */
+CUresult sim_graph_exec_update(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResult *result,
+                               CUgraphNode *error_node);
 /* Unlock after sim_stream_lock, freeing a destroyed stream that went idle. */
 void sim_stream_unlock(struct sim_stream *s);
 

@@ -25,6 +25,18 @@
  * graph holding work twice. Templates and work never launched are handed to
  * drop() when their graph (or executable graph) is destroyed.
  *
+ * cuGraphExecUpdate gives an executable graph the work of another graph of
+ * the same topology (here: as many nodes, each of the same type, a node's
+ * type being its item's function: an NCCL op, a host function...), which
+ * then runs at its next launches, as CUDA updates a node's parameters (an
+ * NCCL kernel's count, a host function's argument). A different node count
+ * fails with CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, a different type
+ * with _NODE_TYPE_CHANGED (CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE), and the
+ * executable graph is left as it was. The work moves out of the graph as
+ * at instantiation: a graph holding work that was instantiated (or used
+ * for an update) cannot be used again (CUDA_ERROR_NOT_SUPPORTED).
+ * cuGraphUpload checks its handles and runs nothing.
+ *
  * The graph a capture builds exists from cuStreamBeginCapture on (as in
  * CUDA, where cuStreamGetCaptureInfo names it); it becomes a valid handle
  * at cuStreamEndCapture.
@@ -41,6 +53,7 @@ struct sim_graph {
 
 struct sim_graph_exec {
 	size_t nodes;
+	simWorkFn *types;        /* each node's type: its item's fn (cuGraphExecUpdate compares them) */
 	struct sim_item *items;  /* in issue order; templates when replayable, else NULL once launched */
 	int replayable;          /* every item has a replay function */
 	int launched;
@@ -565,6 +578,22 @@ SIM_API CUresult cuGraphDestroy(CUgraph hGraph)
 	return CUDA_SUCCESS;
 }
 
+/* The exec runs g's work from now on (registry lock held; e->types has
+ * room for g->nodes). */
+static void exec_take_items(struct sim_graph_exec *e, struct sim_graph *g)
+{
+	e->items = g->items;
+	e->replayable = 1;
+	e->launched = 0;
+	size_t n = 0;
+	for (struct sim_item *i = e->items; i; i = i->next) {
+		e->replayable &= i->replay != NULL;
+		e->types[n++] = i->fn;
+	}
+	g->items = NULL;
+	g->instantiated = 1;
+}
+
 SIM_API CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags)
 {
 	SIM_REQUIRE_INIT();
@@ -582,14 +611,11 @@ SIM_API CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph h
 	} else if (g->instantiated && g->nodes > 0) {
 		sim_warn("cuGraphInstantiate: a graph holding work is instantiated once in the simulation");
 		r = CUDA_ERROR_NOT_SUPPORTED;
+	} else if (g->nodes && !(e->types = malloc(g->nodes * sizeof *e->types))) {
+		r = CUDA_ERROR_OUT_OF_MEMORY;
 	} else {
 		e->nodes = g->nodes;
-		e->items = g->items;
-		e->replayable = 1;
-		for (struct sim_item *i = e->items; i; i = i->next)
-			e->replayable &= i->replay != NULL;
-		g->items = NULL;
-		g->instantiated = 1;
+		exec_take_items(e, g);
 		sim_registry_add(SIM_KIND_GRAPH_EXEC, e);
 	}
 	sim_registry_unlock();
@@ -689,8 +715,68 @@ SIM_API CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
 		return CUDA_ERROR_INVALID_VALUE;
 	struct sim_graph_exec *e = (struct sim_graph_exec *)hGraphExec;
 	drop_items(e->items); /* templates, or instantiated and never launched */
+	free(e->types);
 	free(e);
 	return CUDA_SUCCESS;
+}
+
+/* cuGraphExecUpdate (every ABI: legacy.c): *result says why it failed,
+ * *error_node is always NULL (the simulation's nodes have no handles). */
+CUresult sim_graph_exec_update(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResult *result,
+                               CUgraphNode *error_node)
+{
+	SIM_REQUIRE_INIT();
+	*result = CU_GRAPH_EXEC_UPDATE_ERROR;
+	*error_node = NULL;
+	sim_registry_lock();
+	struct sim_graph_exec *e = (struct sim_graph_exec *)hGraphExec;
+	struct sim_graph *g = (struct sim_graph *)hGraph;
+	struct sim_item *old = NULL;
+	CUresult r = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+	if (!hGraphExec || !sim_registry_has(SIM_KIND_GRAPH_EXEC, hGraphExec) || !hGraph ||
+	    !sim_registry_has(SIM_KIND_GRAPH, hGraph)) {
+		r = CUDA_ERROR_INVALID_VALUE;
+	} else if (g->nodes != e->nodes) {
+		*result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+	} else if (g->nodes && !g->items) {
+		sim_warn("cuGraphExecUpdate: the work of a graph is used once in the simulation (it was instantiated)");
+		r = CUDA_ERROR_NOT_SUPPORTED;
+	} else {
+		size_t n = 0;
+		const struct sim_item *i = g->items;
+		while (i && i->fn == e->types[n]) {
+			i = i->next;
+			n++;
+		}
+		if (i) {
+			*result = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
+		} else {
+			old = e->items;
+			exec_take_items(e, g);
+			*result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+			r = CUDA_SUCCESS;
+		}
+	}
+	sim_registry_unlock();
+	drop_items(old); /* the previous templates (or work never launched) */
+	return r;
+}
+
+SIM_API CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)
+{
+	SIM_REQUIRE_INIT();
+	sim_registry_lock();
+	int known = hGraphExec && sim_registry_has(SIM_KIND_GRAPH_EXEC, hGraphExec);
+	sim_registry_unlock();
+	if (!known)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct sim_stream *s;
+	CUresult r = sim_stream_lock(hStream, &s);
+	if (r != CUDA_SUCCESS)
+		return r;
+	r = s->ctx->sticky;
+	sim_stream_unlock(s);
+	return r;
 }
 
 /* A host function is an item like any other: it runs in stream order on the

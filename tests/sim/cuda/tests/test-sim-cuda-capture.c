@@ -8,10 +8,14 @@
  * the state; an event recorded during capture is left as it was;
  * synchronising a capturing stream is refused and invalidates the capture;
  * the NULL stream cannot be captured. cuLaunchHostFunc runs in stream
- * order and holds the stream until it returns. */
+ * order and holds the stream until it returns. cuGraphExecUpdate gives an
+ * executable graph the work of a graph of the same topology (as many nodes
+ * of the same types) and fails otherwise, leaving it as it was;
+ * cuGraphUpload runs nothing. */
 #include "check.h"
 
 static void CUDA_CB host_step(void *arg) { run_log_add(arg, 100); }
+static void CUDA_CB host_step2(void *arg) { run_log_add(arg, 200); }
 
 /* The same item for every run: its log entry is the proof it ran. */
 static void *same_item(void *arg) { return arg; }
@@ -133,6 +137,83 @@ int main(void)
 		CHECK_CU(cuGraphLaunch(e, s), CUDA_ERROR_INVALID_VALUE);
 		OK(cuGraphDestroy(g));
 		CHECK_CU(simStreamEnqueueReplayable(s, logged_run, logged_drop, NULL, &ritem), CUDA_ERROR_INVALID_VALUE);
+	}
+
+	/* cuGraphExecUpdate: the executable graph of (replayable item 7, host
+	 * function) takes the work of a graph of the same shape (item 8,
+	 * another host function); other shapes are refused and change nothing */
+	{
+		struct run_log ulog = RUN_LOG_INIT;
+		struct logged_item i7 = { &ulog, 7, 0 }, i8 = { &ulog, 8, 0 }, i9 = { &ulog, 9, 0 };
+		CUgraph ga = NULL, gb = NULL, gc = NULL, gd = NULL;
+		CUgraphExec e = NULL;
+		CUgraphExecUpdateResultInfo info;
+		OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+		OK(simStreamEnqueueReplayable(s, logged_run, logged_drop, same_item, &i7));
+		OK(cuLaunchHostFunc(s, host_step, &ulog));
+		OK(cuStreamEndCapture(s, &ga));
+		OK(cuGraphInstantiate(&e, ga, 0));
+		OK(cuGraphUpload(e, s));        /* runs nothing */
+		OK(cuStreamSynchronize(s));
+		CHECK(run_log_count(&ulog) == 0);
+		OK(cuGraphLaunch(e, s));
+		OK(cuStreamSynchronize(s));
+		CHECK(run_log_count(&ulog) == 2 && run_log_at(&ulog, 0) == 7 && run_log_at(&ulog, 1) == 100);
+
+		/* three nodes: the topology changed */
+		OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+		for (int i = 0; i < 3; i++)
+			OK(cuLaunchHostFunc(s, host_step2, &ulog));
+		OK(cuStreamEndCapture(s, &gb));
+		memset(&info, 0xff, sizeof info);
+		CHECK_CU(cuGraphExecUpdate(e, gb, &info), CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+		CHECK(info.result == CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED && info.errorFromNode == NULL);
+		/* two nodes in the other order: a node's type changed */
+		OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+		OK(cuLaunchHostFunc(s, host_step2, &ulog));
+		OK(simStreamEnqueueReplayable(s, logged_run, logged_drop, same_item, &i9));
+		OK(cuStreamEndCapture(s, &gc));
+		CHECK_CU(cuGraphExecUpdate(e, gc, &info), CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+		CHECK(info.result == CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED);
+		CHECK_CU(cuGraphExecUpdate(e, (CUgraph)&ulog, &info), CUDA_ERROR_INVALID_VALUE);
+		CHECK(info.result == CU_GRAPH_EXEC_UPDATE_ERROR);
+		CHECK_CU(cuGraphExecUpdate((CUgraphExec)&ulog, gc, &info), CUDA_ERROR_INVALID_VALUE);
+		CHECK(run_log_count(&ulog) == 2); /* nothing ran, nothing was dropped */
+		OK(cuGraphLaunch(e, s));          /* the exec as it was */
+		OK(cuStreamSynchronize(s));
+		CHECK(run_log_count(&ulog) == 4 && run_log_at(&ulog, 2) == 7 && run_log_at(&ulog, 3) == 100);
+
+		/* the same shape: updated (through the 10.2 ABI, as cuGetProcAddress
+		 * hands it to a program built for CUDA 11) */
+		CUresult (*update_v1)(CUgraphExec, CUgraph, CUgraphNode *, CUgraphExecUpdateResult *) = NULL;
+		CUdriverProcAddressQueryResult found;
+		OK(cuGetProcAddress("cuGraphExecUpdate", (void **)&update_v1, 11080, CU_GET_PROC_ADDRESS_DEFAULT, &found));
+		CHECK(update_v1 != NULL && found == CU_GET_PROC_ADDRESS_SUCCESS);
+		OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+		OK(simStreamEnqueueReplayable(s, logged_run, logged_drop, same_item, &i8));
+		OK(cuLaunchHostFunc(s, host_step2, &ulog));
+		OK(cuStreamEndCapture(s, &gd));
+		CUgraphNode node = (CUgraphNode)&ulog;
+		CUgraphExecUpdateResult result = CU_GRAPH_EXEC_UPDATE_ERROR;
+		OK(update_v1(e, gd, &node, &result));
+		CHECK(result == CU_GRAPH_EXEC_UPDATE_SUCCESS && node == NULL);
+		CHECK(run_log_count(&ulog) == 5 && run_log_at(&ulog, 4) == -7); /* the old template goes */
+		OK(cuGraphDestroy(gd));           /* the work is the exec's */
+		for (int i = 0; i < 2; i++)
+			OK(cuGraphLaunch(e, s));
+		OK(cuStreamSynchronize(s));
+		CHECK(run_log_count(&ulog) == 9);
+		for (int i = 0; i < 2; i++)
+			CHECK(run_log_at(&ulog, 5 + 2 * i) == 8 && run_log_at(&ulog, 6 + 2 * i) == 200);
+		/* the simulation uses a graph's work once: refused, not a silent no-op */
+		CHECK_CU(cuGraphExecUpdate(e, ga, &info), CUDA_ERROR_NOT_SUPPORTED);
+		OK(cuGraphExecDestroy(e));
+		CHECK(run_log_count(&ulog) == 10 && run_log_at(&ulog, 9) == -8);
+		CHECK_CU(cuGraphUpload(e, s), CUDA_ERROR_INVALID_VALUE);
+		OK(cuGraphDestroy(ga));
+		OK(cuGraphDestroy(gb));
+		OK(cuGraphDestroy(gc));           /* never used: drops its item */
+		CHECK(run_log_count(&ulog) == 11 && run_log_at(&ulog, 10) == -9);
 	}
 
 	/* synchronising during capture is refused and invalidates it */
