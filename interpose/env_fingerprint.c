@@ -7,7 +7,7 @@
 
 extern char **environ;
 
-/* TORCH_FR_*: where a Flight Recorder dump of the same job goes (report/fr/). */
+/* TORCH_FR_*: where a Flight Recorder dump of the same job goes (report/sources/fr/). */
 static const char *const nw_env_prefixes[] = { "NCCL_", "TORCH_NCCL_", "TORCH_FR_", "NCCLWATCH_", NULL };
 static const char *const nw_env_names[] = {
 	"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_MAX_CONNECTIONS", "TORCH_DISTRIBUTED_DEBUG",

@@ -11,7 +11,7 @@
  * DEL, the C1 controls (U+0080..U+009F) and every byte that is not part
  * of valid UTF-8 (RFC 3629); with NW_ESC_QUOTE '"' too, with NW_ESC_SPACE
  * ' ' too. Valid UTF-8 text passes unchanged. JSON output is escaped by
- * jansson instead (report/render/json_util.h). */
+ * jansson instead (report/words/json_util.h). */
 #ifndef NCCLWATCH_REPORT_ESCAPE_H
 #define NCCLWATCH_REPORT_ESCAPE_H
 

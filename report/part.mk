@@ -10,26 +10,27 @@
 #   $(BUILD)/tests/progs/mkseg          test-only segment writer (valid and corrupted)
 #   $(BUILD)/tests/progs/fuzz-segment-reader  libFuzzer target (only with clang)
 
-# The renderers (report/render/: text, JSON, Chrome trace, status) are in
-# the library too: libncclwatch.so's watchdog prints the text verdict. JSON
-# is built and escaped by jansson (libjansson-dev): whatever links the JSON
-# renderers (json.c, trace.c) links $(JSON_LIBS); text.c and status.c do
-# not need it.
-RENDER_SRCS     := $(wildcard report/render/*.c)
+# The engine in four layers, each a folder with one header as its contract
+# (docs/ARCHITECTURE.md): sources/ (every input into the same facts),
+# model/ (the facts the rules judge, the wait-for graph), decide/ (the
+# rules, the root-cause pass, nw_analyze) and words/ (text, JSON, Chrome
+# trace, status). JSON is built and escaped by jansson (libjansson-dev):
+# whatever links the JSON renderers (json.c, trace.c) links $(JSON_LIBS).
+# The engine uses pthreads (parallel reading) and uthash (uthash-dev).
+RENDER_SRCS     := $(wildcard report/words/*.c)
 JSON_LIBS       := -ljansson
-READER_SRCS     := report/segment_reader.c report/names.c report/escape.c
-# The analysis engine (report/analysis/): uses pthreads (parallel reading)
-# and uthash (uthash-dev).
-ANALYSIS_SRCS   := $(wildcard report/analysis/*.c)
-# Flight Recorder dumps (report/fr/): a data-only pickle reader, the JSON
+READER_SRCS     := report/sources/segment_reader.c report/names.c report/escape.c
+ANALYSIS_SRCS   := $(wildcard report/sources/*.c report/model/*.c report/decide/*.c)
+ANALYSIS_SRCS   := $(filter-out report/sources/segment_reader.c,$(ANALYSIS_SRCS))
+# Flight Recorder dumps (report/sources/fr/): a data-only pickle reader, the JSON
 # form (jansson), the loader into the engine's model.
-FR_SRCS         := $(wildcard report/fr/*.c)
-# The RAS client (report/ras/: NCCL's RAS protocol, its JSON via jansson):
+FR_SRCS         := $(wildcard report/sources/fr/*.c)
+# The RAS client (report/sources/ras/: NCCL's RAS protocol, its JSON via jansson):
 # only the CLI pulls it in (ras, diagnose of a saved report, attach).
-RAS_SRCS        := $(wildcard report/ras/*.c)
-# Per-host summaries (report/summary/): one compact file per host, another
+RAS_SRCS        := $(wildcard report/sources/ras/*.c)
+# Per-host summaries (report/sources/summary/): one compact file per host, another
 # source of the engine's model (`ncclwatch summary`).
-SUMMARY_SRCS    := $(wildcard report/summary/*.c)
+SUMMARY_SRCS    := $(wildcard report/sources/summary/*.c)
 REPORT_LIB_SRCS := $(READER_SRCS) $(RENDER_SRCS) $(ANALYSIS_SRCS) $(FR_SRCS) $(RAS_SRCS) $(SUMMARY_SRCS)
 REPORT_LIB_OBJS := $(REPORT_LIB_SRCS:%.c=$(BUILD)/%.o)
 REPORT_LIB      := $(BUILD)/lib/libncclwatch-report.a
@@ -120,7 +121,7 @@ HAVE_LIBFUZZER := $(shell printf 'int LLVMFuzzerTestOneInput(const char *d, unsi
 FUZZ_TARGET := $(BUILD)/tests/progs/fuzz-segment-reader
 FUZZ_SRCS   := tests/fuzz/fuzz_segment_reader.c $(READER_SRCS) report/cli/show_text.c
 ifeq ($(HAVE_LIBFUZZER),yes)
-$(FUZZ_TARGET): $(FUZZ_SRCS) $(wildcard report/*.h report/cli/*.h) include/ncclwatch/segment.h
+$(FUZZ_TARGET): $(FUZZ_SRCS) $(wildcard report/*.h report/sources/segment_reader.h report/cli/*.h) include/ncclwatch/segment.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 -Wall -Wextra -Werror -g -O1 \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -o $@ $(FUZZ_SRCS)
@@ -130,10 +131,10 @@ endif
 # same way: the reader, the loader and what they use of the engine (its
 # interning and nw_proc_free, in util.c).
 FR_FUZZ_TARGET := $(BUILD)/tests/progs/fuzz-fr-reader
-FR_FUZZ_SRCS   := tests/fuzz/fuzz_fr_reader.c report/fr/pickle.c report/fr/fr_json.c report/fr/load_fr.c \
-                  report/analysis/util.c report/analysis/rankset.c report/names.c
+FR_FUZZ_SRCS   := tests/fuzz/fuzz_fr_reader.c report/sources/fr/pickle.c report/sources/fr/fr_json.c report/sources/fr/load_fr.c \
+                  report/sources/util.c report/sources/rankset.c report/names.c
 ifeq ($(HAVE_LIBFUZZER),yes)
-$(FR_FUZZ_TARGET): $(FR_FUZZ_SRCS) $(wildcard report/*.h report/analysis/*.h report/fr/*.h) include/ncclwatch/segment.h
+$(FR_FUZZ_TARGET): $(FR_FUZZ_SRCS) $(wildcard report/*.h report/sources/*.h report/sources/fr/*.h) include/ncclwatch/segment.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 -Wall -Wextra -Werror -g -O1 -pthread \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -o $@ $(FR_FUZZ_SRCS) $(JSON_LIBS)
@@ -142,10 +143,10 @@ endif
 # The per-host summary reader's fuzz target (tests/summary/test-summary-fuzz.sh),
 # the same way: the reader and writer and the engine's interning.
 SUM_FUZZ_TARGET := $(BUILD)/tests/progs/fuzz-summary-reader
-SUM_FUZZ_SRCS   := tests/fuzz/fuzz_summary_reader.c $(SUMMARY_SRCS) report/analysis/util.c \
-                   report/analysis/rankset.c report/names.c
+SUM_FUZZ_SRCS   := tests/fuzz/fuzz_summary_reader.c $(SUMMARY_SRCS) report/sources/util.c \
+                   report/sources/rankset.c report/names.c
 ifeq ($(HAVE_LIBFUZZER),yes)
-$(SUM_FUZZ_TARGET): $(SUM_FUZZ_SRCS) $(wildcard report/*.h report/analysis/*.h report/summary/*.h) include/ncclwatch/segment.h
+$(SUM_FUZZ_TARGET): $(SUM_FUZZ_SRCS) $(wildcard report/*.h report/sources/*.h report/sources/summary/*.h) include/ncclwatch/segment.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) -std=gnu11 -Wall -Wextra -Werror -g -O1 -pthread \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -o $@ $(SUM_FUZZ_SRCS)

@@ -9,7 +9,7 @@
 #   dump.c        a consistent copy of the segment in the dump directory
 #   watchdog.c    the thread and its poll loop
 #   alone.c       is the watchdog the last thread left? (then it leaves)
-#   verdict.c     the cross-rank verdict (report/analysis/), once per host
+#   verdict.c     the cross-rank verdict (report/{sources,model,decide}/), once per host
 #   prom.c        NCCLWATCH_PROM_DIR: the node_exporter textfile (Prometheus)
 #   engine.c      libncclwatch-engine.so, loaded for the verdict (report/engine/)
 #   stacks.c      capture every thread's stack (signal handler + watchdog side)

@@ -61,7 +61,7 @@ static void write_report(const char *dir, const char *text, size_t len)
 	unlink(tmp);
 }
 
-/* The host's summary (report/summary/) next to report.txt, as
+/* The host's summary (report/sources/summary/) next to report.txt, as
  * `ncclwatch summary` writes it: <dump dir>/<host>.nwsum, this host's
  * processes of the job only. Quietly nothing when it cannot be. */
 static void write_summary(const char *const *paths, size_t npaths, const char *job, const char *dir)

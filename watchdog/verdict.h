@@ -1,5 +1,5 @@
 /* verdict: the cross-rank verdict, printed by the watchdog itself. When a
- * process found a stall it runs the analysis engine (report/analysis/,
+ * process found a stall it runs the analysis engine (report/{sources,model,decide}/,
  * loaded as libncclwatch-engine.so: engine.h; without it, one line says
  * why there is no verdict) over every segment and dump of its job it can
  * see: the job directory and the dump directory. One process per host does it: the one holding the
@@ -8,7 +8,7 @@
  * "ncclwatch: ", and to <dump dir>/report.txt; it is computed again while
  * the stall lasts and printed again only when it changed (verdicts, rank
  * sets, stack groups; not the ages); each time it is printed, the host's
- * summary (report/summary/) goes to <dump dir>/<host>.nwsum. Watchdog thread
+ * summary (report/sources/summary/) goes to <dump dir>/<host>.nwsum. Watchdog thread
  * only. */
 #ifndef NCCLWATCH_WATCHDOG_VERDICT_H
 #define NCCLWATCH_WATCHDOG_VERDICT_H

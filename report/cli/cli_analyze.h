@@ -4,7 +4,7 @@
 #ifndef NCCLWATCH_REPORT_CLI_CLI_ANALYZE_H
 #define NCCLWATCH_REPORT_CLI_CLI_ANALYZE_H
 
-#include "../analysis/analysis.h"
+#include "../decide/decide.h"
 
 /* Analyze argv[0 .. argc-1] (files or directories), or the default
  * directory when argc is 0 (checked: nw_cli_default_dir), without the

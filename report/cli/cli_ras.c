@@ -9,10 +9,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "../analysis/verdicts_ras.h"
-#include "../fr/fr.h"
-#include "../ras/ras_client.h"
-#include "../segment_reader.h"
+#include "../decide/verdicts_ras.h"
+#include "../sources/fr/fr.h"
+#include "../sources/ras/ras_client.h"
+#include "../sources/segment_reader.h"
 #include "cli_analyze.h"
 #include "commands.h"
 #include "../escape.h"
@@ -90,7 +90,7 @@ int nw_cli_analyze_ras(const char *cmd, int argc, char **argv, const struct nw_a
 		nargs = ras_split(nargs, argv, &ras, &has_segments);
 	int rc = NW_EXIT_OK;
 	/* The reports first: one that lies next to the snapshots (or segments)
-	 * of its processes joins their job (report/analysis/ras_merge.c). */
+	 * of its processes joins their job (report/decide/ras_merge.c). */
 	struct nw_ras_merge m = { .in = calloc(ras.n + 1, sizeof *m.in), .n = 0 };
 	if (!m.in)
 		rc = nw_usage_error(cmd, "out of memory");

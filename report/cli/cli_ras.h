@@ -5,7 +5,7 @@
 #define NCCLWATCH_REPORT_CLI_CLI_RAS_H
 
 #include <sys/types.h>
-#include "../analysis/analysis.h"
+#include "../decide/decide.h"
 
 /* nw_cli_analyze on the paths that are not RAS reports (skipped when only
  * reports were given), then one job per report, its comms lined up with the

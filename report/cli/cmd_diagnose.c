@@ -1,6 +1,6 @@
 /* `ncclwatch diagnose [options] [DIR|FILE...]`: the cross-rank verdict of
- * every job under the paths (report/analysis/), as text or JSON, and
- * optionally a Chrome/Perfetto trace of the ops (report/render/). */
+ * every job under the paths (report/{sources,model,decide}/), as text or JSON, and
+ * optionally a Chrome/Perfetto trace of the ops (report/words/). */
 #include "commands.h"
 
 #include <errno.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "../render/render.h"
+#include "../words/words.h"
 #include "cli_analyze.h"
 #include "cli_ras.h"
 #include "watch.h"

@@ -10,7 +10,7 @@
 #include "trust.h"
 
 #include "ncclwatch/control.h"
-#include "../segment_reader.h"
+#include "../sources/segment_reader.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -27,7 +27,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "../segment_reader.h"
+#include "../sources/segment_reader.h"
 #include "trust.h"
 #include "../escape.h"
 

@@ -1,5 +1,5 @@
 /* `ncclwatch ras [--addr H:P] [--json] [--save FILE]`: asks NCCL's RAS
- * endpoint of a running job (report/ras/, docs/ras.md) for its status and
+ * endpoint of a running job (report/sources/ras/, docs/ras.md) for its status and
  * shows it as it is: per communicator, the ranks grouped by state and
  * launch counts, and the ranks that did not answer. No verdict here:
  * `ncclwatch diagnose FILE` reads what --save wrote. */
@@ -9,9 +9,9 @@
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../analysis/analysis.h"
+#include "../decide/decide.h"
 #include "../escape.h"
-#include "../ras/ras_client.h"
+#include "../sources/ras/ras_client.h"
 
 static void ras_help(FILE *out)
 {

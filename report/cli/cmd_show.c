@@ -10,7 +10,7 @@
 #include <string.h>
 #include "show_text.h"
 #include "show_fr.h"
-#include "../fr/fr.h"
+#include "../sources/fr/fr.h"
 #include "../escape.h"
 
 static void show_help(FILE *out)

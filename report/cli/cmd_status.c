@@ -1,14 +1,14 @@
 /* `ncclwatch status [--json] [--watch [S]] [--timeout S] [--job NAME]
  * [DIR|FILE...]`: a summary line across jobs, then each job (newest
  * first, live, hung or stale) and one line per rank, live or dead
- * (report/render/status.c, status_json.c); again every S seconds with
+ * (report/words/status.c, status_json.c); again every S seconds with
  * --watch (watch.h). */
 #include "commands.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <string.h>
-#include "../render/render.h"
+#include "../words/words.h"
 #include "cli_analyze.h"
 #include "watch.h"
 

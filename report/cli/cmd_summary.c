@@ -1,5 +1,5 @@
 /* `ncclwatch summary [-o FILE] [--job NAME] [DIR|FILE...]`: one compact
- * file of this host's processes (report/summary/, docs/FORMAT.md
+ * file of this host's processes (report/sources/summary/, docs/FORMAT.md
  * "Per-host summaries"), what `diagnose` needs of them and nothing more,
  * to be gathered from every host of a job and diagnosed on one. */
 #include "commands.h"
@@ -13,7 +13,8 @@
 #include <unistd.h>
 #include "trust.h"
 #include "../escape.h"
-#include "../summary/summary.h"
+#include "../decide/decide.h"
+#include "../sources/summary/summary.h"
 
 static void summary_help(FILE *out)
 {

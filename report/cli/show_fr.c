@@ -1,12 +1,12 @@
 /* See show_fr.h. */
-#include "../analysis/analysis_int.h"
+#include "../decide/decide.h"
 #include "show_fr.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include "../escape.h"
-#include "../fr/fr.h"
+#include "../sources/fr/fr.h"
 
 int nw_show_fr(FILE *out, const char *path, struct nw_read_error *err)
 {

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include "../segment_reader.h"
+#include "../sources/segment_reader.h"
 
 struct nw_show_options {
 	int all_records;        /* 1: every valid record; 0: only the newest max_records */

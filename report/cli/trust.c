@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <ncclwatch/segment.h>
-#include "../segment_reader.h"
-#include "../fr/fr.h"
+#include "../sources/segment_reader.h"
+#include "../sources/fr/fr.h"
 #include "commands.h"
 #include "../escape.h"
 

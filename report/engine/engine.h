@@ -40,7 +40,7 @@ struct nw_engine_verdict_out {
  * would (one thread, no output): 0, or -1 when nothing could be analysed. */
 typedef int nw_engine_verdict_fn(const struct nw_engine_verdict_in *in, struct nw_engine_verdict_out *out);
 
-/* The host's summary (report/summary/), written by the watchdog that
+/* The host's summary (report/sources/summary/), written by the watchdog that
  * prints the verdict, next to its report.txt: a second entry point, so
  * an engine without it still gives verdicts. */
 #define NW_ENGINE_SUMMARY_ENTRY "nw_engine_summary_v1"

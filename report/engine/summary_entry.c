@@ -4,8 +4,8 @@
  * where nobody runs `ncclwatch summary`. */
 #include "engine.h"
 
-#include "../analysis/analysis.h"
-#include "../summary/summary.h"
+#include "../decide/decide.h"
+#include "../sources/summary/summary.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -2,8 +2,8 @@
  * watchdog's cross-rank verdict: analysis, its signature, the text. */
 #include "engine.h"
 
-#include "../analysis/analysis.h"
-#include "../render/render.h"
+#include "../decide/decide.h"
+#include "../words/words.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../report/analysis/analysis.h"
+#include "../../report/decide/decide.h"
 #include "../../report/names.h"
 
 static void put_set(const struct nw_rankset *s)

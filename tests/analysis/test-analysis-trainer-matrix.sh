@@ -43,7 +43,7 @@
 #             DESIGN.md's signatures: STREAM_BLOCKED is "enqueued but not
 #             started" (earlier work holds the stream), TRANSPORT_STALL is
 #             "every rank of C started #n, none completed" -- exactly what
-#             the records show (report/analysis/verdicts_coll.c:
+#             the records show (report/decide/verdicts_coll.c:
 #             comm_frontier needs cnt[M_STARTED] == n; STREAM_BLOCKED
 #             candidates are M_ENQUEUED only). A kernel that is slow on one
 #             rank looks, from outside, like a stuck transfer: nothing

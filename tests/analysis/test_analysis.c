@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../report/analysis/analysis_int.h"
+#include "../../report/decide/decide.h"
 #include "../gen/segbuild.h"
 
 static int checks;

@@ -48,7 +48,7 @@ done
 echo "goal: 16384 ranks < 5 s and < 1024 MiB; linear growth = about 4x per row (ratio: of cpu_s)"
 echo "note: every rank's dump holds the default group's rank list (ranks_str of all N ranks), so the"
 echo "      input itself grows as N^2 (files_MB); each distinct rank list is parsed once per reading"
-echo "      (a hash table by content, report/fr/load_fr.c), the rest of a dump is read and unpickled"
+echo "      (a hash table by content, report/sources/fr/load_fr.c), the rest of a dump is read and unpickled"
 echo "      once; at 65536 ranks the 31.7 GB do not fit in the page cache: that row also times the disk"
 echo "before the reader's speed work (same machine, measured alongside): cpu_s 1024 0.35, 4096 1.44,"
 echo "      16384 5.3-5.55, 65536 35.5; after: 0.17, 0.69, 2.99, 22.5 (docs/flight-recorder.md)"

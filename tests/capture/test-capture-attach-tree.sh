@@ -28,7 +28,7 @@ check_tree() {
 			! grep -q idle_forever "$f" || fail "$_name: rank $r's snapshot names idle_forever"
 		fi
 	done
-	# The verdict from stacks alone (report/analysis, the snapshot reader):
+	# The verdict from stacks alone (report/decide, the snapshot reader):
 	# rank 2 is the culprit. A CLI without that reader refuses snapshots.
 	"$NW_CLI" diagnose "$T/$_name" > "$T/$_name.verdict" 2>&1
 	if grep -q 'ring_capacity 0 is not a power of two' "$T/$_name.verdict"; then

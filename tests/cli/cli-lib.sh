@@ -36,7 +36,7 @@ usage_error() {
 # need_engine: skip unless the CLI has the commands of the analysis engine.
 need_engine() {
 	"$NW_CLI" --help | grep -q '^  diagnose ' \
-		|| skip "the analysis engine (report/analysis/*.c) is not built yet: no diagnose/status in $NW_CLI"
+		|| skip "the analysis engine (report/{sources,model,decide}/*.c) is not built yet: no diagnose/status in $NW_CLI"
 }
 
 # need_jsonschema: the python that has the jsonschema module, in CLI_PY;

@@ -1,4 +1,4 @@
-/* test-cli-render: the renderers (report/render/) on an analysis filled by
+/* test-cli-render: the renderers (report/words/) on an analysis filled by
  * hand, so that their output formats are pinned whatever the engine finds.
  *
  * The fixture: job "train-42", 8 processes on two hosts, rank 5 never
@@ -22,7 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../../report/render/render.h"
+#include "../../report/words/words.h"
 
 #define WORLD_COMM 0x4f2ac2b9efdeda6dull
 #define S 1000000000ull          /* ns per second */

@@ -1,4 +1,4 @@
-/* libFuzzer target for the Flight Recorder reader (report/fr/): any bytes,
+/* libFuzzer target for the Flight Recorder reader (report/sources/fr/): any bytes,
  * read as a dump (a pickle, or JSON), must give either a process of the
  * engine's model or a one-line error, never a crash, a leak, undefined
  * behaviour or a call into Python. Built with clang by report/part.mk;
@@ -9,9 +9,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../../report/analysis/analysis_int.h"
-#include "../../report/fr/fr.h"
-#include "../../report/fr/pickle.h"
+#include "../../report/decide/decide.h"
+#include "../../report/sources/fr/fr.h"
+#include "../../report/sources/fr/pickle.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

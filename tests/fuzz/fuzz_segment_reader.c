@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "../../report/segment_reader.h"
+#include "../../report/sources/segment_reader.h"
 #include "../../report/cli/show_text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,4 +1,4 @@
-/* libFuzzer target for the per-host summary reader (report/summary/): any
+/* libFuzzer target for the per-host summary reader (report/sources/summary/): any
  * bytes, read as a summary, must give either processes of the engine's
  * model whose indices all hold, or a one-line error; never a crash, a
  * leak or undefined behaviour. What it gives, written again and read
@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../../report/analysis/analysis_int.h"
-#include "../../report/summary/summary.h"
-#include "../../report/summary/summary_codec.h"
+#include "../../report/decide/decide.h"
+#include "../../report/sources/summary/summary.h"
+#include "../../report/sources/summary/summary_codec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);

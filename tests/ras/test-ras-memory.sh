@@ -1,6 +1,6 @@
 #!/bin/sh
 # A RAS report is read in a small multiple of its size: its ranks one at a
-# time (report/ras/ras_cut.h), never jansson's tree of the whole report,
+# time (report/sources/ras/ras_cut.h), never jansson's tree of the whole report,
 # which took six to ten times the text (a 72 MB report: 739 MB). Both ways
 # in: `ncclwatch diagnose` of a saved report, and `ncclwatch ras` receiving
 # it from an endpoint. A generated report of 60,000 ranks in a world

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The verdict rules from RAS counts (report/analysis/verdicts_ras.c) on
+# The verdict rules from RAS counts (report/decide/verdicts_ras.c) on
 # reports written by hand in NCCL 2.28.9's JSON form, for the cases the
 # simulation cannot produce on demand: ranks still in init after the
 # rendezvous, a minority ahead of the others, no strict majority, a

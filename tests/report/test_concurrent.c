@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "segwriter.h"
-#include "../../report/segment_reader.h"
+#include "../../report/sources/segment_reader.h"
 
 #define SNAPSHOTS 3000
 #define WRITERS 2

@@ -4,7 +4,7 @@
  * enum from it; tests/report/test-report-kinds.sh compares the docs and
  * the CLI's help with it. */
 #include <stdio.h>
-#include "../../report/analysis/analysis.h"
+#include "../../report/decide/decide.h"
 
 int main(void)
 {

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The per-host summary reader's fuzz target (report/summary/ under ASan and
+# The per-host summary reader's fuzz target (report/sources/summary/ under ASan and
 # UBSan), run for a fixed number of inputs (a count, not a time) from a
 # corpus of real summaries made here (nwgen's segments of four scenarios,
 # with stacks, snapshots and p2p). Passes if nothing crashed, leaked, hit

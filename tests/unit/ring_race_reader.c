@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "../../report/segment_reader.h"
+#include "../../report/sources/segment_reader.h"
 #include "ring_race.h"
 
 long ring_race_snapshot(const char *path, void (*check)(const struct nw_seg_op *op, uint64_t ticket))

@@ -1,0 +1,271 @@
+/* decide.h: the engine's top layer and its entry point (nw_analyze).
+ * The culprits are where waiting ends: the rules add candidate verdicts and
+ * edges of the wait-for graph, the root-cause pass decides which
+ * candidates are causes and which are consequences, and the verdicts are
+ * ranked. The renderers (report/words/) read struct nw_analysis and
+ * nothing else.
+ *
+ *   analyze.c        nw_analyze, nw_analysis_free: load, model, then per job the verdicts
+ *   verdicts.c       the per-job pass: indexes, runs the rules, the graph, the
+ *                    root-cause pass, ranks the verdicts
+ *   verdict_build.c  building a verdict: kinds, summary, evidence, culprits,
+ *                    waiting, evidence grouped across ranks
+ *   process_view.c   read-only questions the rules ask: a member's ops, its collective
+ *                    #n, peers, the op a stream is busy with, where a process is
+ *   verdicts_*.c     the rules, one family per file
+ *   rule_fate.c      ranks of one process share its fate
+ *   lost.c           data lost: evidence, never HEALTHY
+ *   rootcause.c      the wait-for model's decision: root causes, consequences, who
+ *                    deviates inside a cycle
+ *   verdicts_ras.c, ras_merge.c  NCCL RAS's launch counts (docs/ras.md) */
+#ifndef NCCLWATCH_REPORT_DECIDE_H
+#define NCCLWATCH_REPORT_DECIDE_H
+
+#include "../model/model.h"
+
+/* ---- verdicts ---- */
+
+/* In order of precedence: a job's verdicts are sorted by kind (highest
+ * first), then by the number of ranks concerned. The kinds' table is
+ * report/verdict_kinds.h: NW_V_HEALTHY = 0 ... NW_V_GPU_FAULT. */
+#define NW_VK_ENUM_(name, severity, hint) NW_V_##name = severity,
+enum nw_verdict_kind { NW_VERDICT_KINDS(NW_VK_ENUM_) };
+#undef NW_VK_ENUM_
+
+const char *nw_verdict_name(int kind);     /* "MISSING_RANK" */
+const char *nw_verdict_hint(int kind);     /* DESIGN.md's hint, or "" */
+
+struct nw_verdict {
+	int kind;                      /* enum nw_verdict_kind */
+	uint64_t comm_id;              /* 0: not about one communicator */
+	int32_t comm_nranks;
+	uint16_t op_kind;              /* enum nw_op_kind of the op concerned, 0 none */
+	uint64_t seq;                  /* its sequence number, 0 none */
+	uint64_t replay;               /* a replay of a CUDA graph: its replay number (op_kind and seq
+	                                * then name the graph's first captured op); 0 none */
+	struct nw_rankset culprits;    /* global ranks to blame (empty: the comm/link itself) */
+	struct nw_rankset waiting;     /* global ranks that wait because of them */
+	struct nw_rankset unknown;     /* ranks concerned whose files are missing */
+	char *summary;                 /* one line, the verdict in words: "rank 5 never called
+	                                * AllReduce #23 on comm 4f2a... (8 ranks); ranks 0-4,6-7
+	                                * wait in it" */
+	size_t nevidence;
+	char **evidence;               /* lines: what was seen, per rank group */
+	const char *hint;              /* nw_verdict_hint(kind) or a more specific one */
+	uint64_t launches;             /* NCCL RAS: the op as a launch count of its kind ("AllReduce
+	                                * launches=6"), not an op number: RAS counts each kind
+	                                * apart and never sends/receives; seq is then 0. 0 none */
+};
+
+/* Read every segment that `paths` name (files or directories, as
+ * nw_segment_list), build the jobs and their verdicts. Returns 0, or -1
+ * with *err set when nothing at all could be read (no segment found, or
+ * out of memory); unreadable files are listed in a->bad and do not fail
+ * the call. */
+int nw_analyze(const char *const *paths, size_t npaths, const struct nw_analysis_options *opt,
+               struct nw_analysis *a, struct nw_read_error *err);
+void nw_analysis_free(struct nw_analysis *a);
+
+/* The worst verdict kind of all jobs (NW_V_HEALTHY if none). */
+int nw_analysis_worst(const struct nw_analysis *a);
+
+/* ---- the per-job pass ---- */
+
+/* One member's collective position on one comm. */
+struct nw_mpos {
+	const struct nw_seg_op *pend;    /* its oldest pending (ENQUEUED/STARTED) collective, or NULL */
+	uint64_t pend_seq;               /* its seq (0 none) */
+	uint64_t age_ns;                 /* how long it has waited (since enqueue) */
+	int stuck;                       /* pending longer than the timeout */
+};
+
+/* Per process of the job, built once: its kept ops indexed by comm slot. */
+struct nw_pctx {
+	struct nw_proc *p;
+	uint32_t *order;                 /* op indices sorted by (comm slot, seq, ticket) */
+	uint32_t *slot_off;              /* [ncomms + 2]: ops of slot s = order[slot_off[s] .. slot_off[s+1]);
+	                                  * slot ncomms: ops with no (known) slot */
+	uint8_t fault;                   /* has a GPU_FAULT verdict */
+};
+
+/* A verdict being built, with what the engine needs besides the public part. */
+struct nw_vwork {
+	struct nw_verdict v;
+	uint32_t *blame;                 /* graph nodes whose waiters are `waiting` (culprits, or the
+	                                  * stuck members when the comm itself is blamed) */
+	size_t nblame, capblame;
+	struct nw_buf ev;                /* scratch for one evidence line */
+	int dropped;                     /* withdrawn (e.g. a pair folded into a deadlock, or a
+	                                  * consequence folded into its root cause) */
+	size_t created;                  /* its index in x->vw: the order rules made it in */
+};
+
+struct nw_jctx {
+	struct nw_analysis *a;
+	struct nw_job *job;
+	struct nw_intern *in;
+	uint64_t timeout_ns;
+	struct nw_pctx *pc;              /* [job->nprocs] */
+	struct nw_graph g;
+	uint8_t *sink;                   /* [job->nprocs]: the process waits for nothing: it exited,
+	                                  * or died while the job went on (verdicts.c: find_sinks) */
+	struct nw_vwork **vw;            /* verdicts so far */
+	size_t nvw, capvw;
+	/* what the collective pass leaves for the later ones */
+	struct nw_sblock *sblocks;       /* STREAM_BLOCKED candidates */
+	size_t nsblocks, capsblocks;
+	struct nw_rankset **sets;        /* rank sets the candidates share, freed at the end */
+	size_t nsets, capsets;
+	struct nw_p2p_pair *pairs;       /* unmatched p2p pairs */
+	size_t npairs, cappairs;
+	int oom;
+};
+
+/* A rank whose collective #n never started past the timeout. */
+struct nw_sblock {
+	const struct nw_comm_view *view;
+	uint32_t member;                 /* its comm rank */
+	const struct nw_seg_op *op;
+	uint64_t age_ns;
+	const struct nw_rankset *waiting_in_it; /* the members inside the same #n (shared; x->sets) */
+};
+
+/* A blocked rank (member r of v, its op pending since age), for
+ * nw_rules_stream; `waiting`: the members inside the same op, a set from
+ * nw_shared_set (lives until the end of the job's pass). */
+void nw_add_sblock(struct nw_jctx *x, const struct nw_comm_view *v, int32_t r, const struct nw_seg_op *op,
+                   uint64_t age, const struct nw_rankset *waiting);
+const struct nw_rankset *nw_shared_set(struct nw_jctx *x, const struct nw_rankset *src);
+
+/* The CAPTURED NCCL ops of the graph that launch l (one of p's ops, a
+ * GraphLaunch) replays, in capture order, at most max: its first op's
+ * CAPTURED record (the newest before l of its comm, kind and seq: the
+ * launch's redop and root, segment 2.2) and the CAPTURED ops recorded
+ * after it, l->count in all. Fewer when the ring lost them; 0 in a 2.1
+ * file (verdicts_graph.c). */
+size_t nw_graph_ops(const struct nw_proc *p, const struct nw_seg_op *l, const struct nw_seg_op **out, size_t max);
+
+/* A pending send/receive whose other half was never posted. */
+struct nw_p2p_pair {
+	const struct nw_comm_view *view;
+	uint32_t waiter;                 /* job index of the process that waits */
+	uint32_t culprit;                /* job index of the one that did not post (UINT32_MAX: no file) */
+	int32_t culprit_crank;           /* its comm rank */
+	const struct nw_seg_op *op;      /* the waiter's pending Send/Recv, or a CAPTURED one of... */
+	const struct nw_seg_op *launch;  /* ...the graph of this pending GraphLaunch (else NULL) */
+	uint64_t peer_pos;               /* the culprit's recv_enqueued from / send_enqueued to the waiter */
+	uint32_t primary;                /* a misdirected post: index of the pair whose verdict reports
+	                                  * it (its waiter is that pair's culprit), else UINT32_MAX */
+	int folded;                      /* reported by a deadlock or another pair's verdict */
+	int32_t orphan_crank;            /* >= 0: the comm rank at the other end of a completed send
+	                                  * nobody received that makes the culprit's post misdirected
+	                                  * (the culprit's send to it; or, culprit == waiter, its send
+	                                  * to the waiter), verdicts_p2p.c */
+};
+
+struct nw_vwork *nw_verdict_new(struct nw_jctx *x, int kind, const struct nw_comm_view *view,
+                                uint16_t op_kind, uint64_t seq);
+void nw_verdict_summary(struct nw_jctx *x, struct nw_vwork *w, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void nw_verdict_evidence(struct nw_jctx *x, struct nw_vwork *w, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The verdict's scratch line (w->ev) as one evidence line. */
+void nw_verdict_evidence_flush(struct nw_jctx *x, struct nw_vwork *w);
+void nw_verdict_blame(struct nw_jctx *x, struct nw_vwork *w, uint32_t node);
+void nw_verdict_culprit(struct nw_jctx *x, struct nw_vwork *w, const struct nw_proc *p);
+void nw_verdict_waiting(struct nw_jctx *x, struct nw_vwork *w, const struct nw_proc *p);
+void nw_vwork_free(struct nw_vwork *w);
+void nw_set_add(struct nw_jctx *x, struct nw_rankset *s, int32_t rank);
+void nw_rankset_clear(struct nw_rankset *s);
+
+/* Evidence lines grouped by text across ranks: "ranks 0-4,6-7: TEXT",
+ * in the order of each group's first process, at most `max` lines (then
+ * "... N more"). */
+struct nw_egroup;
+struct nw_egroups {
+	struct nw_egroup *h;
+	struct nw_egroup **order;
+	size_t n, cap;
+};
+/* NW_AGE in a text stands for an age: the group's range of ages
+ * ("1.9-2.0 s") when it is flushed; `age` is UINT64_MAX for none. */
+#define NW_AGE "\x01"
+#define NW_NO_AGE UINT64_MAX
+void nw_eg_add(struct nw_jctx *x, struct nw_egroups *eg, const struct nw_proc *p, const char *text,
+               uint64_t age);
+void nw_eg_flush(struct nw_jctx *x, struct nw_vwork *w, struct nw_egroups *eg, size_t max);
+
+/* Members of a comm with no file: their global ranks go to `unknown` when
+ * the comm numbers its ranks like the world (comm rank = global rank). */
+int nw_view_identity(const struct nw_comm_view *v);
+void nw_view_unknown(struct nw_jctx *x, const struct nw_comm_view *v, struct nw_vwork *w);
+/* The collectives of a member (ops of its slot), sorted by seq. */
+const struct nw_seg_op *nw_member_coll(struct nw_jctx *x, const struct nw_member *m, uint64_t seq);
+void nw_member_ops(struct nw_jctx *x, const struct nw_member *m, uint32_t **idx, size_t *n);
+const struct nw_seg_peer *nw_proc_peer(const struct nw_proc *p, uint32_t slot, int32_t peer);
+uint32_t nw_member_slot(const struct nw_member *m);
+const struct nw_comm_view *nw_view_of(struct nw_jctx *x, uint64_t id);
+/* The index of the process with global rank `rank` in job->procs, or nprocs. */
+size_t nw_proc_by_rank(const struct nw_job *job, int32_t rank);
+/* "AllReduce #5 on comm X", "Send #3 to rank 6 on comm X", "CommInit of comm X". */
+void nw_describe_op(struct nw_jctx *x, const struct nw_seg_op *op, struct nw_buf *b);
+/* The nearest older op on the same stream that has not completed (of any
+ * comm, not of the same group), or NULL: the work `op` waits behind. */
+const struct nw_seg_op *nw_previous_work(const struct nw_proc *p, const struct nw_seg_op *op);
+/* Where a process is: its oldest stuck op, or its newest op; idle time; main
+ * stack. Its one age is written as NW_AGE and returned (NW_NO_AGE: none). */
+uint64_t nw_where(struct nw_jctx *x, const struct nw_proc *p, struct nw_buf *b, int with_stack);
+/* 1.4: "file.py:line in function" where op (one of p->ops) was issued, or NULL. */
+const char *nw_op_site(const struct nw_proc *p, const struct nw_seg_op *op);
+/* "; WHAT in f (a.py:1) < g (a.py:9)" for a Python thread (its innermost
+ * application frames), else "; WHAT: frame0 < frame1 ...". */
+void nw_buf_thread(struct nw_buf *b, const struct nw_thread_stack *t, const char *what, int native);
+/* "PREFIX<where p is>" (nw_where) as one of eg's lines. */
+void nw_eg_where(struct nw_jctx *x, struct nw_egroups *eg, const struct nw_proc *p, const char *prefix,
+                 int with_stack);
+/* Evidence: where each process of the graph's component `scc` is, grouped. */
+void nw_where_component(struct nw_jctx *x, struct nw_vwork *w, uint32_t scc);
+/* text with NW_AGE replaced by the range lo..hi (a new string, NULL out of memory). */
+char *nw_age_fill(const char *text, uint64_t lo, uint64_t hi);
+
+/* The rule files. Each adds verdicts (nw_verdict_new) and graph edges. */
+void nw_rules_fault(struct nw_jctx *x);          /* verdicts_fault.c: GPU_FAULT */
+void nw_rules_init(struct nw_jctx *x);           /* verdicts_init.c: INIT_STALL */
+void nw_rules_coll(struct nw_jctx *x);           /* verdicts_coll.c: MISMATCH, MISSING_RANK,
+                                                  * TRANSPORT_STALL; STREAM_BLOCKED candidates */
+void nw_rules_graph(struct nw_jctx *x);          /* verdicts_graph.c: stuck replays of CUDA graphs:
+                                                  * MISSING_RANK, TRANSPORT_STALL */
+void nw_rules_p2p(struct nw_jctx *x);            /* verdicts_p2p.c: unmatched pairs + edges */
+void nw_rules_p2p_verdicts(struct nw_jctx *x);   /* after the graph: P2P_DEADLOCK, P2P_UNMATCHED */
+/* verdicts_p2p.c: in the cycle (strongly connected component) s, the
+ * processes whose send/receive counts do not add up: in a pair where A's
+ * send/receive #k waits for B, which posted fewer than k of the other
+ * half, B if B went past k with another peer (it skipped one), else A if A
+ * did more with B than with anybody else (one too many). Marks them in
+ * deviant[] (if not NULL); returns how many it found. */
+size_t nw_p2p_count_deviants(struct nw_jctx *x, uint32_t s, uint8_t *deviant);
+void nw_rules_stream(struct nw_jctx *x);         /* verdicts_coll.c: STREAM_BLOCKED */
+void nw_rules_idle(struct nw_jctx *x);           /* verdicts_coll.c: IDLE, HEALTHY */
+void nw_rules_lost(struct nw_jctx *x);           /* lost.c: data lost: evidence, no HEALTHY */
+int nw_job_lost(struct nw_job *job);             /* lost.c: job->lost (0, -1 oom) */
+/* After nw_rules_unexplained: a stall that blames only a communicator
+ * whose earlier collective mismatched (a size mismatch shifts its streams
+ * for good) becomes an evidence line of that MISMATCH (rootcause.c). */
+void nw_fold_shifted(struct nw_jctx *x);
+void nw_rootcause(struct nw_jctx *x);            /* rootcause.c: roots, consequences, cycles */
+void nw_rules_unexplained(struct nw_jctx *x, const uint8_t *explained); /* verdicts_coll.c: stuck ops
+                                                  * that no verdict explains */
+int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern *in);
+
+/* Every verdict that blames a rank of a process that is gone blames the
+ * other ranks of that process that are gone too (after the rules, before
+ * the waiting sets are filled). */
+void nw_rules_process_fate(struct nw_jctx *x);
+
+/* verdicts_stacks.c: verdicts from stacks alone for a job of snapshots
+ * only; in a job with segments, what the snapshots of ranks without a
+ * segment show, as evidence of the verdicts that name them. */
+void nw_rules_stacks(struct nw_jctx *x);
+
+
+#endif

@@ -1,0 +1,889 @@
+/* rootcause: the wait-for model's decision (docs/diagnosis.md).
+ *
+ * The rules propose candidate verdicts and add wait-for edges; this pass
+ * decides which candidates are root causes. Waiting ends where a process
+ * waits for nobody: a strongly connected component of the graph with no
+ * edge leaving it (a terminal component). So:
+ *
+ *   1. A culprit that waits for somebody outside its component is not a
+ *      root: it is taken out of the verdict (it becomes one of the waiting
+ *      ranks). A verdict left without a root culprit is a consequence: it
+ *      is folded into the root verdict it waits for, as one evidence line,
+ *      never printed as a second culprit.
+ *   2. A terminal component of two or more processes is a cycle: each waits
+ *      for another. Somebody deviated; in order:
+ *        a. send/receive counts (nw_p2p_count_deviants): in a pair where B
+ *           posted fewer of the other half than A waits for, B if B went
+ *           past that number with another peer, else A if A did more with
+ *           B than with anybody else;
+ *        b. never issued: the processes that never issued an op another
+ *           of the cycle waits in, when they are not all of it (the others
+ *           only wait behind their own earlier ops for them);
+ *        b'. skipped: a process stuck in collective #n that never reached
+ *           a collective every other issuer of #n issued before it, or
+ *           issued it only after #n (skipped_deviants), when they are not
+ *           all of it;
+ *        c. majority: processes are grouped by the op they are stuck in
+ *           first; a strictly largest group is the majority, the others
+ *           deviate; on a tie the processes waiting for the cycle from
+ *           outside vote too;
+ *        d. else the cycle cannot be decided: one verdict names the whole
+ *           cycle and says so, the cycle's other verdicts fold into it (a
+ *           cycle of posted send/receive halves only is the rule file's
+ *           P2P_DEADLOCK, which names the cycle itself).
+ *      Culprits of the cycle that did not deviate are taken out (1.); a
+ *      decided cycle whose deviants no verdict names gets one.
+ *   3. Two root verdicts with the same culprits: the higher kind keeps
+ *      them, the other is folded into it.
+ *
+ * And after the pass for stuck ops no verdict explains (nw_fold_shifted):
+ * a stall blaming only a communicator whose earlier collective mismatched
+ * is folded into that MISMATCH.
+ *
+ * Dead and exited processes are sinks (no edge leaves them): a root. */
+#include "decide.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+
+struct rctx {
+	struct nw_jctx *x;
+	struct nw_graph *g;
+	uint8_t *leaves;                 /* [nscc]: an edge leaves the component */
+	uint32_t *nproc;                 /* [nscc]: processes in it */
+	uint8_t *deviant;                /* [nprocs]: deviates in its cycle */
+	uint8_t *decided;                /* [nscc]: how the cycle's deviants are known (enum
+	                                  * decided), 0 not */
+};
+
+enum decided { BY_COUNTS = 1, BY_MAJORITY = 2, BY_NEVER_ISSUED = 3, BY_SKIPPED = 4, BY_MISMATCH = 5 };
+
+static int terminal(const struct rctx *r, uint32_t node)
+{
+	return !r->leaves[r->g->scc[node]];
+}
+
+/* The op a process is stuck in first: its oldest open op past the timeout
+ * (NULL: none). */
+static const struct nw_seg_op *stuck_op(const struct nw_jctx *x, const struct nw_proc *p)
+{
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct nw_seg_op *op = &p->ops[i];
+		int open = nw_op_pending(op->state) || op->state == NW_ST_INIT_ENTERED;
+		if (open && op->comm_id && nw_age(p, op->enqueue_ns) > x->timeout_ns)
+			return op;
+	}
+	return NULL;
+}
+
+/* The communicator an op stands in: its own, but for a split or a shrink
+ * the parent's. Why: a split is one collective over the parent whose
+ * colors make different children; ranks inside it with different colors
+ * are stuck in the same call, not in a minority each. */
+static uint64_t sig_comm(struct nw_jctx *x, const struct nw_seg_op *op)
+{
+	if (op->kind == NW_OP_COMM_SPLIT || op->kind == NW_OP_COMM_SHRINK) {
+		const struct nw_comm_view *v = nw_view_of(x, op->comm_id);
+		if (v && v->parent_id)
+			return v->parent_id;
+	}
+	return op->comm_id;
+}
+
+static int same_sig(struct nw_jctx *x, const struct nw_seg_op *a, const struct nw_seg_op *b)
+{
+	if (!a || !b)
+		return a == b;
+	return sig_comm(x, a) == sig_comm(x, b) && a->kind == b->kind &&
+	       (NW_OP_IS_P2P(a->kind) ? a->root == b->root && a->seq == b->seq
+	                              : nw_op_class(a->kind) != 0 || a->seq == b->seq);
+}
+
+/* 2b: inside the cycle, the processes that never issued an op another of
+ * the cycle waits in (nw_graph_never_issued), when they are not all of it:
+ * the others only wait behind their own earlier ops for them. */
+static size_t never_issued_deviants(struct rctx *r, uint32_t s)
+{
+	uint32_t np = r->g->nprocs;
+	uint8_t *mark = calloc(np + 1, 1);
+	if (!mark) {
+		r->x->oom = 1;
+		return 0;
+	}
+	size_t cand = nw_graph_never_issued(r->g, s, mark), marked = 0;
+	if (cand && cand < r->nproc[s])
+		for (uint32_t n = 0; n < np; n++)
+			if (mark[n] && !r->deviant[n]) {
+				r->deviant[n] = 1;
+				marked++;
+			}
+	free(mark);
+	return marked;
+}
+
+/* Whether every edge inside the component is a send/receive one. */
+static int only_p2p(const struct rctx *r, uint32_t s)
+{
+	const struct nw_graph *g = r->g;
+	for (size_t i = 0; i < g->nedges; i++) {
+		const struct nw_edge *e = &g->edges[i];
+		if (e->kind != NW_E_WAIT && g->scc[e->src] == s && g->scc[e->dst] == s && e->kind != NW_E_P2P)
+			return 0;
+	}
+	return 1;
+}
+
+static int multi_rank(const struct nw_proc *p);
+
+/* The role a comm plays in a process: the comm itself, or for a child of a
+ * split / shrink, (parent, its place among the process's children of that
+ * parent, in creation order). Why: the n-th split of a parent gives ranks
+ * of different colors different comms that stand for the same step of the
+ * program (every pair's tensor-parallel comm). */
+struct role {
+	uint64_t id;
+	uint32_t nth;
+};
+
+static struct role comm_role(const struct nw_proc *p, uint64_t comm_id)
+{
+	for (uint32_t i = 0; i < p->ncomms; i++) {
+		const struct nw_seg_comm *c = &p->comms[i];
+		if (c->comm_id != comm_id)
+			continue;
+		if ((c->origin == NW_ORIGIN_SPLIT || c->origin == NW_ORIGIN_SHRINK) && c->parent_id) {
+			uint32_t nth = 1;
+			for (uint32_t j = 0; j < i; j++)
+				nth += p->comms[j].parent_id == c->parent_id && p->comms[j].origin == c->origin;
+			return (struct role){ c->parent_id, nth };
+		}
+		break;
+	}
+	return (struct role){ comm_id, 0 };
+}
+
+static int same_role(struct role a, struct role b)
+{
+	return a.id == b.id && a.nth == b.nth;
+}
+
+/* P's collectives issued on the comm that plays role `ro` (-1: none). */
+static int64_t role_count(const struct nw_proc *p, struct role ro)
+{
+	for (uint32_t i = 0; i < p->ncomms; i++)
+		if (p->comms[i].comm_id && same_role(comm_role(p, p->comms[i].comm_id), ro))
+			return (int64_t)p->comms[i].coll_enqueued;
+	return -1;
+}
+
+static int is_coll(const struct nw_seg_op *op)
+{
+	return NW_OP_IS_COLL(op->kind) && op->seq;
+}
+
+#define MAX_REFS 8     /* processes that show the order: a few agreeing suffice */
+#define MAX_XSIGS 16   /* distinct stuck collectives of one cycle looked at */
+
+/* The processes that issued the counterpart of collective X (same role,
+ * kind and number), at most MAX_REFS of them, in job order, with their op. */
+struct xrefs {
+	struct role rx;
+	uint16_t kind;
+	uint64_t seq;
+	size_t n;
+	size_t proc[MAX_REFS];
+	const struct nw_seg_op *op[MAX_REFS];
+};
+
+static void find_refs(const struct nw_jctx *x, struct xrefs *xr)
+{
+	xr->n = 0;
+	for (size_t q = 0; q < x->job->nprocs && xr->n < MAX_REFS; q++) {
+		const struct nw_proc *o = x->job->procs[q];
+		for (size_t i = 0; i < o->nops; i++)
+			if (is_coll(&o->ops[i]) && o->ops[i].seq == xr->seq && o->ops[i].kind == xr->kind &&
+			    same_role(comm_role(o, o->ops[i].comm_id), xr->rx)) {
+				xr->proc[xr->n] = q;
+				xr->op[xr->n++] = &o->ops[i];
+				break;
+			}
+	}
+}
+
+/* Whether P (job index pi), stuck in collective X, skipped a collective:
+ * every other process of refs (those that issued X's counterpart) issued,
+ * from the same thread before it, a collective #m of another role that P
+ * never reached (P's count there is below m) or reached only after X (it
+ * took the two the other way round), and there is at least one such
+ * process. Why: P is past a step the program takes before X (those
+ * ranks show the order); a process stuck before that step only waits. */
+/* Whether P issued its counterpart of z (same role and number) only after
+ * its op X: it took the two the other way round. */
+static int issued_after(const struct nw_proc *p, struct role rz, const struct nw_seg_op *z,
+                        const struct nw_seg_op *px)
+{
+	for (size_t i = 0; px && i < p->nops; i++) {
+		const struct nw_seg_op *o = &p->ops[i];
+		if (is_coll(o) && o->seq == z->seq && o->kind == z->kind && o->tid == px->tid &&
+		    o->enqueue_ns > px->enqueue_ns && same_role(comm_role(p, o->comm_id), rz))
+			return 1;
+	}
+	return 0;
+}
+
+static int skipped(const struct nw_jctx *x, size_t pi, const struct xrefs *xr)
+{
+	const struct nw_proc *p = x->job->procs[pi];
+	const struct nw_seg_op *px = stuck_op(x, p);
+	size_t refs = 0;
+	for (size_t k = 0; k < xr->n; k++) {
+		if (xr->proc[k] == pi)
+			continue;
+		const struct nw_proc *o = x->job->procs[xr->proc[k]];
+		const struct nw_seg_op *y = xr->op[k];
+		int found = 0;
+		for (size_t i = 0; i < o->nops && !found; i++) {
+			const struct nw_seg_op *z = &o->ops[i];
+			if (!is_coll(z) || z->tid != y->tid || z->enqueue_ns >= y->enqueue_ns)
+				continue;
+			struct role rz = comm_role(o, z->comm_id);
+			if (same_role(rz, xr->rx))
+				continue;
+			int64_t have = role_count(p, rz);
+			found = (have >= 0 && (uint64_t)have < z->seq) || issued_after(p, rz, z, px);
+		}
+		if (!found)
+			return 0;
+		refs++;
+	}
+	return refs > 0;
+}
+
+/* 2b': the cycle's processes that skipped a collective (skipped), when
+ * they are not all of it. */
+static size_t skipped_deviants(struct rctx *r, uint32_t s)
+{
+	const struct nw_graph *g = r->g;
+	size_t cand = 0, marked = 0, nx = 0;
+	uint8_t *mark = calloc((size_t)g->nprocs + 1, 1);
+	struct xrefs *xs = calloc(MAX_XSIGS, sizeof *xs);
+	if (!mark || !xs) {
+		free(mark);
+		free(xs);
+		r->x->oom = 1;
+		return 0;
+	}
+	for (uint32_t n = 0; n < g->nprocs; n++) {
+		if (g->scc[n] != s)
+			continue;
+		const struct nw_proc *p = r->x->job->procs[n];
+		const struct nw_seg_op *xo = stuck_op(r->x, p);
+		if (!xo || !is_coll(xo) || multi_rank(p))
+			continue;
+		struct role rx = comm_role(p, xo->comm_id);
+		size_t k = 0;
+		while (k < nx && !(same_role(xs[k].rx, rx) && xs[k].kind == xo->kind && xs[k].seq == xo->seq))
+			k++;
+		if (k == nx) {
+			if (nx == MAX_XSIGS)
+				continue;
+			xs[nx] = (struct xrefs){ .rx = rx, .kind = xo->kind, .seq = xo->seq };
+			find_refs(r->x, &xs[nx++]);
+		}
+		if (skipped(r->x, n, &xs[k])) {
+			mark[n] = 1;
+			cand++;
+		}
+	}
+	if (cand && cand < r->nproc[s])
+		for (uint32_t n = 0; n < g->nprocs; n++)
+			if (mark[n] && !r->deviant[n]) {
+				r->deviant[n] = 1;
+				marked++;
+			}
+	free(mark);
+	free(xs);
+	return marked;
+}
+
+/* Whether a process holds two ranks of one communicator (ncclCommInitAll,
+ * several InitRank in a group: one process, one thread per GPU). */
+static int multi_rank(const struct nw_proc *p)
+{
+	for (uint32_t i = 0; i < p->ncomms; i++)
+		for (uint32_t j = i + 1; j < p->ncomms; j++)
+			if (p->comms[i].comm_id && p->comms[i].comm_id == p->comms[j].comm_id)
+				return 1;
+	return 0;
+}
+
+#define MAX_VOTES 64   /* ranks one process drives that vote; more are rare */
+
+/* A process's votes: the op it is stuck in first (stuck_op). A process
+ * that drives several ranks votes once per calling thread, with that
+ * thread's oldest stuck op. Why: its ranks are distinct members of the
+ * comm; one of its threads taking another path while its other threads
+ * agree with everybody else is a deviation the oldest op alone hides (it
+ * may well be the agreeing thread's). Returns the number of votes. */
+static size_t proc_votes(const struct nw_jctx *x, const struct nw_proc *p, const struct nw_seg_op **out)
+{
+	const struct nw_seg_op *first = stuck_op(x, p);
+	if (!first)
+		return 0;
+	out[0] = first;
+	if (!multi_rank(p))
+		return 1;
+	size_t n = 1;
+	for (size_t i = 0; i < p->nops && n < MAX_VOTES; i++) {
+		const struct nw_seg_op *op = &p->ops[i];
+		int open = nw_op_pending(op->state) || op->state == NW_ST_INIT_ENTERED;
+		if (!open || !op->comm_id || nw_age(p, op->enqueue_ns) <= x->timeout_ns)
+			continue;
+		size_t k = 0;
+		while (k < n && out[k]->tid != op->tid)
+			k++;
+		if (k == n)
+			out[n++] = op;
+	}
+	return n;
+}
+
+/* 2d: a cycle the votes leave tied, in which a MISMATCH with a majority
+ * (or decided by history: it has ranks that only wait) names ranks of the
+ * cycle alone: they passed other arguments at the same position than the
+ * rest of their comm; the others of the cycle only wait behind their own
+ * streams for them (one rank issued two comms' ops in another order on
+ * one stream, and the moved op lands on a position where its comm
+ * expects another). */
+static size_t mismatch_deviants(struct rctx *r, uint32_t s)
+{
+	struct nw_jctx *x = r->x;
+	size_t marked = 0;
+	for (size_t i = 0; i < x->nvw; i++) {
+		const struct nw_vwork *w = x->vw[i];
+		if (w->dropped || w->v.kind != NW_V_MISMATCH || !w->v.culprits.n || !w->v.waiting.n)
+			continue;
+		int inside = 1;
+		for (uint32_t k = 0; k < w->v.culprits.n && inside; k++) {
+			size_t at = nw_proc_by_rank(x->job, w->v.culprits.v[k]);
+			inside = at < x->job->nprocs && r->g->scc[at] == s;
+		}
+		if (!inside)
+			continue;
+		for (uint32_t k = 0; k < w->v.culprits.n; k++) {
+			size_t at = nw_proc_by_rank(x->job, w->v.culprits.v[k]);
+			if (!r->deviant[at]) {
+				r->deviant[at] = 1;
+				marked++;
+			}
+		}
+	}
+	return marked;
+}
+
+/* 2c: the majority of the op the cycle's processes are stuck in first. */
+static size_t majority_deviants(struct rctx *r, uint32_t s)
+{
+	struct nw_jctx *x = r->x;
+	struct nw_graph *g = r->g;
+	uint32_t np = g->nprocs;
+	const struct nw_seg_op **sig = calloc(((size_t)np + 1) * MAX_VOTES, sizeof *sig);
+	uint32_t *nsig = calloc(np + 1, sizeof *nsig);
+	uint32_t *reach = malloc(((size_t)g->nnodes + 1) * sizeof *reach);
+	uint32_t *seeds = malloc(((size_t)np + 1) * sizeof *seeds);
+	size_t marked = 0;
+	if (!sig || !nsig || !reach || !seeds) {
+		x->oom = 1;
+		goto out;
+	}
+	size_t nseeds = 0;
+	for (uint32_t n = 0; n < np; n++) {
+		nsig[n] = (uint32_t)proc_votes(x, x->job->procs[n], &sig[(size_t)n * MAX_VOTES]);
+		if (g->scc[n] == s)
+			seeds[nseeds++] = n;
+	}
+#define SIG(n, i) sig[(size_t)(n) * MAX_VOTES + (i)]
+	for (int round = 0; round < 2; round++) {
+		/* round 0: the cycle's processes; round 1: with those that wait for it. */
+		uint8_t *voter = calloc(np + 1, 1);
+		if (!voter) {
+			x->oom = 1;
+			goto out;
+		}
+		if (round == 0) {
+			for (size_t i = 0; i < nseeds; i++)
+				voter[seeds[i]] = 1;
+		} else {
+			size_t nr = nw_graph_reaching(g, seeds, nseeds, reach);
+			for (size_t i = 0; i < nr; i++)
+				if (reach[i] < np && nsig[reach[i]])
+					voter[reach[i]] = 1;
+		}
+		/* Candidates: the cycle's processes' votes (a process without a
+		 * stuck op votes NULL); each counts the voters' equal votes. */
+		uint32_t best = 0, nbest = 0;
+		const struct nw_seg_op *bestsig = NULL;
+		for (uint32_t n = 0; n < np; n++) {
+			if (!voter[n] || g->scc[n] != s)
+				continue;
+			for (uint32_t i = 0; i < (nsig[n] ? nsig[n] : 1); i++) {
+				const struct nw_seg_op *c = nsig[n] ? SIG(n, i) : NULL;
+				uint32_t votes = 0;
+				for (uint32_t m = 0; m < np; m++) {
+					if (!voter[m])
+						continue;
+					if (!nsig[m])
+						votes += same_sig(x, c, NULL);
+					for (uint32_t j = 0; j < nsig[m]; j++)
+						votes += same_sig(x, c, SIG(m, j));
+				}
+				if (votes > best) {
+					best = votes;
+					nbest = 1;
+					bestsig = c;
+				} else if (votes == best && !same_sig(x, c, bestsig)) {
+					nbest++;
+				}
+			}
+		}
+		free(voter);
+		if (best && nbest == 1) {
+			for (size_t i = 0; i < nseeds; i++) {
+				uint32_t n = seeds[i];
+				int differs = !nsig[n] && !same_sig(x, NULL, bestsig);
+				for (uint32_t j = 0; j < nsig[n]; j++)
+					differs |= !same_sig(x, SIG(n, j), bestsig);
+				if (differs) {
+					r->deviant[n] = 1;
+					marked++;
+				}
+			}
+			if (marked)
+				break;
+		}
+	}
+#undef SIG
+out:
+	free(sig);
+	free(nsig);
+	free(reach);
+	free(seeds);
+	return marked;
+}
+
+static int is_root(const struct rctx *r, uint32_t node)
+{
+	if (!terminal(r, node))
+		return 0;
+	uint32_t s = r->g->scc[node];
+	return r->nproc[s] < 2 || !r->decided[s] || r->deviant[node];
+}
+
+/* Culprits that are not roots leave the verdict; returns how many roots
+ * (or files not found, which cannot be judged) remain. */
+static uint32_t keep_root_culprits(struct rctx *r, struct nw_vwork *w)
+{
+	struct nw_jctx *x = r->x;
+	struct nw_rankset keep = { 0 };
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < w->v.culprits.n; k++) {
+		int32_t rank = w->v.culprits.v[k];
+		size_t at = nw_proc_by_rank(x->job, rank);
+		if (at >= x->job->nprocs || is_root(r, (uint32_t)at)) {
+			nw_set_add(x, &keep, rank);
+			n++;
+		}
+	}
+	/* Why: a culprit that deviates in a cycle, or culprits taken out. */
+	size_t at0 = n ? nw_proc_by_rank(x->job, keep.n ? keep.v[0] : w->v.culprits.v[0]) : x->job->nprocs;
+	uint32_t s0 = at0 < x->job->nprocs ? r->g->scc[at0] : NONE;
+	int in_cycle = s0 != NONE && r->nproc[s0] >= 2 && r->decided[s0] && r->deviant[at0];
+	if (n && (n != w->v.culprits.n || in_cycle)) {
+		const struct nw_rankset *named = n != w->v.culprits.n ? &keep : &w->v.culprits;
+		struct nw_buf *e = &w->ev;
+		nw_buf_puts(e, named->n == 1 ? "rank " : "ranks ");
+		nw_buf_rankset(e, named);
+		nw_buf_puts(e, named->n == 1 ? " deviates" : " deviate");
+		if (in_cycle) {
+			struct nw_rankset cyc = { 0 };
+			for (uint32_t k = 0; k < r->g->nprocs; k++)
+				if (r->g->scc[k] == s0 && x->job->procs[k]->rank >= 0)
+					nw_set_add(x, &cyc, x->job->procs[k]->rank);
+			nw_buf_puts(e, " in a cycle of waits (ranks ");
+			nw_buf_rankset(e, &cyc);
+			nw_rankset_free(&cyc);
+			nw_buf_puts(e, "): ");
+			if (r->decided[s0] == BY_COUNTS)
+				nw_buf_puts(e, "its send/receive counts with its peers do not add up (a skipped or extra post)");
+			else if (r->decided[s0] == BY_SKIPPED)
+				nw_buf_puts(e, "it skipped a collective that the ranks which reached its op issued before it "
+				            "(their order); the others only wait for it");
+			else if (r->decided[s0] == BY_NEVER_ISSUED)
+				nw_buf_puts(e, "it never issued an op the others wait in; they only wait behind their own "
+				            "earlier ops for it");
+			else if (r->decided[s0] == BY_MISMATCH)
+				nw_buf_puts(e, "its op differs from what the other ranks of its comm issued at the same "
+				            "position (a MISMATCH with a majority): the others only wait for it");
+			else
+				nw_buf_puts(e, "it is stuck in another op than the majority");
+		} else {
+			nw_buf_puts(e, ": the other ranks the rule named wait for others, it waits for nobody");
+		}
+		nw_verdict_evidence_flush(x, w);
+	}
+	if (n && n != w->v.culprits.n) {
+		nw_rankset_free(&w->v.culprits);
+		w->v.culprits = keep;
+		/* Blame what remains. */
+		w->nblame = 0;
+		for (uint32_t k = 0; k < keep.n; k++) {
+			size_t at = nw_proc_by_rank(x->job, keep.v[k]);
+			if (at < x->job->nprocs)
+				nw_verdict_blame(x, w, (uint32_t)at);
+		}
+	} else {
+		nw_rankset_free(&keep);   /* all roots, or none: a consequence keeps its culprits to be traced */
+	}
+	return n;
+}
+
+/* A verdict that blames the comm (no culprits) is a root while one of the
+ * processes it blames is. */
+static int blames_root(const struct rctx *r, const struct nw_vwork *w)
+{
+	for (size_t k = 0; k < w->nblame; k++)
+		if (w->blame[k] < r->g->nprocs && terminal(r, w->blame[k]))
+			return 1;
+	return w->nblame == 0;
+}
+
+static int same_set(const struct nw_rankset *a, const struct nw_rankset *b)
+{
+	return a->n == b->n && (!a->n || !memcmp(a->v, b->v, a->n * sizeof *a->v));
+}
+
+/* Whether one of the verdict's culprits is in component s. */
+static int in_scc(const struct rctx *r, const struct nw_vwork *w, uint32_t s)
+{
+	for (uint32_t k = 0; k < w->v.culprits.n; k++) {
+		size_t at = nw_proc_by_rank(r->x->job, w->v.culprits.v[k]);
+		if (at < r->g->nprocs && r->g->scc[at] == s)
+			return 1;
+	}
+	return 0;
+}
+
+/* "also: KIND: summary" on the root, and the consequence withdrawn. */
+static void fold(struct nw_jctx *x, struct nw_vwork *root, struct nw_vwork *w)
+{
+	nw_verdict_evidence(x, root, "consequence: %s: %s", nw_verdict_name(w->v.kind),
+	                    w->v.summary ? w->v.summary : "");
+	for (uint32_t k = 0; k < w->v.waiting.n; k++)
+		if (!nw_rankset_has(&root->v.culprits, w->v.waiting.v[k]))
+			nw_set_add(x, &root->v.waiting, w->v.waiting.v[k]);
+	w->dropped = 1;
+}
+
+/* The root verdict a consequence waits for: the first (in rank order of
+ * kinds) whose blamed nodes its blamed nodes or culprits reach. */
+static struct nw_vwork *root_of(struct rctx *r, struct nw_vwork *w, uint32_t *reach)
+{
+	struct nw_jctx *x = r->x;
+	struct nw_vwork *best = NULL;
+	for (size_t i = 0; i < x->nvw; i++) {
+		struct nw_vwork *c = x->vw[i];
+		if (c == w || c->dropped || !c->nblame)
+			continue;
+		size_t nr = nw_graph_reaching(r->g, c->blame, c->nblame, reach);
+		int hit = 0;
+		for (size_t k = 0; k < nr && !hit; k++) {
+			for (size_t b = 0; b < w->nblame && !hit; b++)
+				hit = reach[k] == w->blame[b];
+			if (reach[k] < r->g->nprocs) {
+				int32_t rank = x->job->procs[reach[k]]->rank;
+				hit |= rank >= 0 && nw_rankset_has(&w->v.culprits, rank);
+			}
+		}
+		if (hit && (!best || c->v.kind > best->v.kind))
+			best = c;
+	}
+	return best;
+}
+
+/* The deviant's own op of collective op's comm and number, NULL none. */
+static const struct nw_seg_op *deviant_copy(struct nw_jctx *x, const struct nw_proc *dev, const struct nw_seg_op *op)
+{
+	const struct nw_comm_view *v = nw_view_of(x, op->comm_id);
+	for (int32_t cr = 0; v && cr < v->nranks; cr++)
+		if (v->members[cr].proc == dev)
+			return nw_member_coll(x, &v->members[cr], op->seq);
+	return NULL;
+}
+
+/* A verdict for a decided cycle whose deviants no verdict names. */
+static void cycle_verdict(struct rctx *r, uint32_t s)
+{
+	struct nw_jctx *x = r->x;
+	struct nw_graph *g = r->g;
+	const struct nw_proc *dev = NULL;
+	const struct nw_seg_op *dop = NULL, *mop = NULL;
+	for (uint32_t n = 0; n < g->nprocs; n++) {
+		if (g->scc[n] != s)
+			continue;
+		const struct nw_seg_op *op = stuck_op(x, x->job->procs[n]);
+		if (r->deviant[n] && !dev) {
+			dev = x->job->procs[n];
+			dop = op;
+		} else if (!r->deviant[n] && !mop) {
+			mop = op;
+		}
+	}
+	if (!dev)
+		return;
+	/* Where the deviant holds the majority's op: behind its own op on the
+	 * same stream (stream order), or not issued at all. Of the others'
+	 * stuck ops, one the deviant holds behind its own op on its stream
+	 * says it best (others of the cycle may wait in something else, a
+	 * send that waits behind that op, first). */
+	const struct nw_seg_op *held = NULL;
+	for (uint32_t n = 0; n < g->nprocs && dop; n++) {
+		if (g->scc[n] != s || r->deviant[n])
+			continue;
+		const struct nw_seg_op *op = stuck_op(x, x->job->procs[n]);
+		const struct nw_seg_op *h = op && NW_OP_IS_COLL(op->kind) ? deviant_copy(x, dev, op) : NULL;
+		if (h && h->state == NW_ST_ENQUEUED && h->stream == dop->stream) {
+			mop = op;
+			held = h;
+			break;
+		}
+	}
+	if (!held && mop && NW_OP_IS_COLL(mop->kind))
+		held = deviant_copy(x, dev, mop);
+	int stream = held && held->state == NW_ST_ENQUEUED && dop && held->stream == dop->stream;
+	const struct nw_comm_view *hv = mop ? nw_view_of(x, mop->comm_id) : NULL;
+	struct nw_vwork *w = nw_verdict_new(x, stream ? NW_V_STREAM_BLOCKED : NW_V_MISSING_RANK, hv,
+	                                    mop ? mop->kind : 0, mop ? mop->seq : 0);
+	if (!w)
+		return;
+	if (stream)
+		w->v.hint = "issue the collectives of communicators that share a stream in the same order on every "
+		            "rank (or give each communicator its own stream)";
+	for (uint32_t n = 0; n < g->nprocs; n++)
+		if (g->scc[n] == s && r->deviant[n])
+			nw_verdict_culprit(x, w, x->job->procs[n]);
+	struct nw_buf b = { 0 }, d = { 0 }, m = { 0 };
+	if (dop)
+		nw_describe_op(x, dop, &d);
+	if (mop)
+		nw_describe_op(x, mop, &m);
+	nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
+	nw_buf_rankset(&b, &w->v.culprits);
+	if (stream)
+		nw_buf_printf(&b, " issued %s before %s on the same stream, the other ranks of the cycle the other way "
+		              "round: each waits behind the other (stream order)", d.s ? d.s : "?", m.s ? m.s : "?");
+	else
+		nw_buf_printf(&b, " %s in %s while the others wait in %s: the code path differs on %s",
+		              w->v.culprits.n == 1 ? "is" : "are", d.s ? d.s : "another op", m.s ? m.s : "?",
+		              w->v.culprits.n == 1 ? "it" : "them");
+	nw_buf_free(&d);
+	nw_buf_free(&m);
+	if (!(w->v.summary = nw_buf_take(&b)))
+		x->oom = 1;
+	nw_where_component(x, w, s);
+}
+
+void nw_rootcause(struct nw_jctx *x)
+{
+	struct nw_graph *g = &x->g;
+	struct rctx r = { .x = x, .g = g };
+	uint32_t np = g->nprocs;
+	r.leaves = calloc((size_t)g->nscc + 1, 1);
+	r.nproc = calloc((size_t)g->nscc + 1, sizeof *r.nproc);
+	r.decided = calloc((size_t)g->nscc + 1, 1);
+	r.deviant = calloc((size_t)np + 1, 1);
+	uint32_t *reach = malloc(((size_t)g->nnodes + 1) * sizeof *reach);
+	if (!r.leaves || !r.nproc || !r.decided || !r.deviant || !reach) {
+		x->oom = 1;
+		goto out;
+	}
+	for (size_t i = 0; i < g->nedges; i++) {
+		const struct nw_edge *e = &g->edges[i];
+		if (e->kind != NW_E_WAIT && g->scc[e->src] != g->scc[e->dst])
+			r.leaves[g->scc[e->src]] = 1;
+	}
+	for (uint32_t n = 0; n < np; n++)
+		r.nproc[g->scc[n]]++;
+
+	/* 2: the cycles' deviants. A cycle of send/receive edges only, where
+	 * every rank posted what it should have, stays a P2P_DEADLOCK. */
+	for (uint32_t s = 0; s < g->nscc && !x->oom; s++) {
+		if (r.leaves[s] || r.nproc[s] < 2)
+			continue;
+		if (nw_p2p_count_deviants(x, s, r.deviant))
+			r.decided[s] = BY_COUNTS;
+		else if (!only_p2p(&r, s) && never_issued_deviants(&r, s))
+			r.decided[s] = BY_NEVER_ISSUED;
+		else if (!only_p2p(&r, s) && skipped_deviants(&r, s))
+			r.decided[s] = BY_SKIPPED;
+		else if (!only_p2p(&r, s) && majority_deviants(&r, s))
+			r.decided[s] = BY_MAJORITY;
+		else if (!only_p2p(&r, s) && mismatch_deviants(&r, s))
+			r.decided[s] = BY_MISMATCH;
+	}
+
+	/* 1: culprits that wait are not roots; verdicts with none left are
+	 * consequences. */
+	uint8_t *conseq = calloc(x->nvw + 1, 1);
+	if (!conseq) {
+		x->oom = 1;
+		goto out;
+	}
+	size_t nvw = x->nvw;
+	for (size_t i = 0; i < nvw; i++) {
+		struct nw_vwork *w = x->vw[i];
+		if (w->dropped)
+			continue;
+		if (w->v.culprits.n)
+			conseq[i] = keep_root_culprits(&r, w) == 0;
+		else
+			conseq[i] = !blames_root(&r, w);
+	}
+
+	/* Decided cycles whose deviants nobody names. A P2P_DEADLOCK over a
+	 * cycle that also waits through collectives or stream order, decided
+	 * by who skipped, never issued or is in the minority, names the
+	 * deviant for the wrong reason (its hint is about send/receive
+	 * posting): it folds into the cycle's own verdict. */
+	for (uint32_t s = 0; s < g->nscc && !x->oom; s++) {
+		if (!r.decided[s])
+			continue;
+		int named = 0, p2p_only = only_p2p(&r, s);
+		for (size_t i = 0; i < nvw && !named; i++) {
+			const struct nw_vwork *w = x->vw[i];
+			if (w->dropped || conseq[i])
+				continue;
+			if (w->v.kind == NW_V_P2P_DEADLOCK && r.decided[s] != BY_COUNTS && !p2p_only && in_scc(&r, w, s)) {
+				conseq[i] = 1;
+				continue;
+			}
+			for (uint32_t k = 0; k < w->v.culprits.n && !named; k++) {
+				size_t at = nw_proc_by_rank(x->job, w->v.culprits.v[k]);
+				named = at < np && g->scc[at] == s;
+			}
+		}
+		if (!named)
+			cycle_verdict(&r, s);
+	}
+
+	/* 2d: a cycle nobody can decide (not a pure send/receive deadlock,
+	 * which says so itself): one verdict, the first of the cycle's (by kind,
+	 * then the order they were made in), names the whole cycle and says the
+	 * records cannot decide; the cycle's other verdicts fold into it. */
+	for (uint32_t s = 0; s < g->nscc && !x->oom; s++) {
+		if (r.leaves[s] || r.nproc[s] < 2 || r.decided[s] || only_p2p(&r, s))
+			continue;
+		struct nw_vwork *keep = NULL;
+		for (size_t i = 0; i < nvw; i++) {
+			struct nw_vwork *w = x->vw[i];
+			if (w->dropped || conseq[i] || !in_scc(&r, w, s))
+				continue;
+			if (!keep || w->v.kind > keep->v.kind)
+				keep = w;
+		}
+		if (!keep)
+			continue;
+		for (size_t i = 0; i < nvw; i++)
+			if (x->vw[i] != keep && !x->vw[i]->dropped && !conseq[i] && in_scc(&r, x->vw[i], s))
+				conseq[i] = 1;
+		struct nw_rankset cyc = { 0 };
+		for (uint32_t n = 0; n < np; n++)
+			if (g->scc[n] == s && x->job->procs[n]->rank >= 0) {
+				nw_set_add(x, &cyc, x->job->procs[n]->rank);
+				nw_verdict_culprit(x, keep, x->job->procs[n]);
+			}
+		nw_buf_puts(&keep->ev, "cannot decide: ranks ");
+		nw_buf_rankset(&keep->ev, &cyc);
+		nw_buf_puts(&keep->ev, " wait for each other in a cycle, and neither their send/receive counts, nor who "
+		            "never issued what, nor a majority tells which of them deviated: all are named");
+		nw_verdict_evidence_flush(x, keep);
+		/* The summary says it too: alone it read as a verdict on one side
+		 * ("rank 1 never called ...") while the culprits name both. */
+		struct nw_buf sb = { 0 };
+		nw_buf_puts(&sb, "cannot decide between ranks ");
+		nw_buf_rankset(&sb, &cyc);
+		nw_buf_puts(&sb, ", waiting for each other: ");
+		nw_buf_puts(&sb, keep->v.summary ? keep->v.summary : "");
+		char *ns = nw_buf_take(&sb);
+		if (ns) {
+			free(keep->v.summary);
+			keep->v.summary = ns;
+		} else {
+			x->oom = 1;
+		}
+		nw_rankset_free(&cyc);
+	}
+
+	/* 3: the same culprits twice: the higher kind keeps them. */
+	for (size_t i = 0; i < nvw; i++) {
+		struct nw_vwork *w = x->vw[i];
+		if (w->dropped || conseq[i] || !w->v.culprits.n)
+			continue;
+		for (size_t j = 0; j < x->nvw; j++) {
+			struct nw_vwork *o = x->vw[j];
+			if (j == i || o->dropped || (j < nvw && conseq[j]) || !same_set(&o->v.culprits, &w->v.culprits))
+				continue;
+			if (o->v.kind > w->v.kind || (o->v.kind == w->v.kind && j < i)) {
+				conseq[i] = 1;
+				break;
+			}
+		}
+	}
+
+	/* Fold the consequences into the roots they wait for. */
+	for (size_t i = 0; i < nvw && !x->oom; i++) {
+		struct nw_vwork *w = x->vw[i];
+		if (w->dropped || !conseq[i])
+			continue;
+		w->dropped = 1;                 /* not a candidate root for itself */
+		struct nw_vwork *root = root_of(&r, w, reach);
+		if (root) {
+			w->dropped = 0;
+			fold(x, root, w);
+		} else {
+			w->dropped = 0;             /* nothing explains it: it stays */
+		}
+	}
+	free(conseq);
+out:
+	free(r.leaves);
+	free(r.nproc);
+	free(r.decided);
+	free(r.deviant);
+	free(reach);
+}
+
+void nw_fold_shifted(struct nw_jctx *x)
+{
+	/* A count or datatype size mismatch completes, but leaves the
+	 * communicator's data streams shifted (NCCL's connections keep their
+	 * step counters from one kernel to the next): every later collective
+	 * on it pairs the wrong chunks, and some rank waits, in the end, for
+	 * chunks nobody sends. A later stall on it that blames only the
+	 * communicator is that mismatch's consequence. */
+	for (size_t i = 0; i < x->nvw && !x->oom; i++) {
+		struct nw_vwork *w = x->vw[i];
+		if (w->dropped || w->v.culprits.n || !w->v.comm_id || w->v.kind == NW_V_MISMATCH)
+			continue;
+		for (size_t j = 0; j < x->nvw; j++) {
+			struct nw_vwork *m = x->vw[j];
+			if (j != i && !m->dropped && m->v.kind == NW_V_MISMATCH && m->v.comm_id == w->v.comm_id &&
+			    m->v.seq < w->v.seq) {
+				fold(x, m, w);
+				break;
+			}
+		}
+	}
+}

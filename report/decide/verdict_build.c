@@ -1,0 +1,278 @@
+/* verdict_build: what every rule uses to build a verdict, below the rules:
+ * verdict kinds' names and hints, creating a verdict and filling its
+ * summary, evidence, culprits and waiting ranks, and evidence lines grouped
+ * by text across ranks ("ranks 0-4,6-7: in it (STARTED for 2.0 s)"). */
+#include "decide.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Both from the kinds' table (report/verdict_kinds.h). */
+#define NW_VK_NAME_(name, severity, hint) [severity] = #name,
+#define NW_VK_HINT_(name, severity, hint) [severity] = hint,
+static const char *const kind_names[] = { NW_VERDICT_KINDS(NW_VK_NAME_) };
+static const char *const kind_hints[] = { NW_VERDICT_KINDS(NW_VK_HINT_) };
+/* Severities 0 to NW_VERDICT_NKINDS-1, each once: a gap leaves the array
+ * longer than the table, a repeat is an error (-Woverride-init). */
+_Static_assert(sizeof kind_names / sizeof kind_names[0] == NW_VERDICT_NKINDS,
+               "report/verdict_kinds.h: severities must be 0 to the number of kinds - 1");
+
+const char *nw_verdict_name(int kind)
+{
+	return kind >= 0 && kind < NW_VERDICT_NKINDS ? kind_names[kind] : "UNKNOWN";
+}
+
+/* DESIGN.md's hint column. */
+const char *nw_verdict_hint(int kind)
+{
+	return kind >= 0 && kind < NW_VERDICT_NKINDS ? kind_hints[kind] : "";
+}
+
+int nw_analysis_worst(const struct nw_analysis *a)
+{
+	int w = NW_V_HEALTHY;
+	for (size_t j = 0; j < a->njobs; j++)
+		for (size_t i = 0; i < a->jobs[j].nverdicts; i++)
+			if (a->jobs[j].verdicts[i].kind > w)
+				w = a->jobs[j].verdicts[i].kind;
+	return w;
+}
+
+/* ---- building verdicts ---- */
+
+struct nw_vwork *nw_verdict_new(struct nw_jctx *x, int kind, const struct nw_comm_view *view,
+                                uint16_t op_kind, uint64_t seq)
+{
+	if (x->nvw == x->capvw) {
+		size_t cap = x->capvw ? x->capvw * 2 : 8;
+		struct nw_vwork **v = realloc(x->vw, cap * sizeof *v);
+		if (!v) {
+			x->oom = 1;
+			return NULL;
+		}
+		x->vw = v;
+		x->capvw = cap;
+	}
+	struct nw_vwork *w = calloc(1, sizeof *w);
+	if (!w) {
+		x->oom = 1;
+		return NULL;
+	}
+	w->v.kind = kind;
+	w->v.comm_id = view ? view->id : 0;
+	w->v.comm_nranks = view ? view->nranks : 0;
+	w->v.op_kind = op_kind;
+	w->v.seq = seq;
+	w->v.hint = nw_verdict_hint(kind);
+	w->created = x->nvw;
+	x->vw[x->nvw++] = w;
+	return w;
+}
+
+void nw_verdict_summary(struct nw_jctx *x, struct nw_vwork *w, const char *fmt, ...)
+{
+	struct nw_buf b = { 0 };
+	va_list ap;
+	va_start(ap, fmt);
+	nw_buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	char *s = nw_buf_take(&b);
+	if (!s) {
+		x->oom = 1;
+		return;
+	}
+	free(w->v.summary);
+	w->v.summary = s;
+}
+
+static void add_evidence(struct nw_jctx *x, struct nw_vwork *w, char *line)
+{
+	if (!line) {
+		x->oom = 1;
+		return;
+	}
+	char **e = realloc(w->v.evidence, (w->v.nevidence + 1) * sizeof *e);
+	if (!e) {
+		free(line);
+		x->oom = 1;
+		return;
+	}
+	w->v.evidence = e;
+	e[w->v.nevidence++] = line;
+}
+
+void nw_verdict_evidence(struct nw_jctx *x, struct nw_vwork *w, const char *fmt, ...)
+{
+	struct nw_buf b = { 0 };
+	va_list ap;
+	va_start(ap, fmt);
+	nw_buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	add_evidence(x, w, nw_buf_take(&b));
+}
+
+void nw_verdict_evidence_flush(struct nw_jctx *x, struct nw_vwork *w)
+{
+	if (w->ev.len || w->ev.oom)
+		add_evidence(x, w, nw_buf_take(&w->ev));
+}
+
+void nw_verdict_blame(struct nw_jctx *x, struct nw_vwork *w, uint32_t node)
+{
+	if (w->nblame == w->capblame) {
+		size_t cap = w->capblame ? w->capblame * 2 : 8;
+		uint32_t *b = realloc(w->blame, cap * sizeof *b);
+		if (!b) {
+			x->oom = 1;
+			return;
+		}
+		w->blame = b;
+		w->capblame = cap;
+	}
+	w->blame[w->nblame++] = node;
+}
+
+void nw_set_add(struct nw_jctx *x, struct nw_rankset *s, int32_t rank)
+{
+	if (rank >= 0 && nw_rankset_add(s, rank))
+		x->oom = 1;
+}
+
+void nw_verdict_culprit(struct nw_jctx *x, struct nw_vwork *w, const struct nw_proc *p)
+{
+	nw_set_add(x, &w->v.culprits, p->rank);
+	nw_verdict_blame(x, w, p->job_index);
+}
+
+void nw_verdict_waiting(struct nw_jctx *x, struct nw_vwork *w, const struct nw_proc *p)
+{
+	nw_set_add(x, &w->v.waiting, p->rank);
+}
+
+void nw_vwork_free(struct nw_vwork *w)
+{
+	nw_rankset_free(&w->v.culprits);
+	nw_rankset_free(&w->v.waiting);
+	nw_rankset_free(&w->v.unknown);
+	free(w->v.summary);
+	for (size_t i = 0; i < w->v.nevidence; i++)
+		free(w->v.evidence[i]);
+	free(w->v.evidence);
+	free(w->blame);
+	nw_buf_free(&w->ev);
+	free(w);
+}
+
+/* ---- evidence grouped across ranks ---- */
+
+struct nw_egroup {
+	char *text;
+	uint64_t age_lo, age_hi;
+	struct nw_rankset ranks;
+	size_t others;                  /* processes without a global rank */
+	char other[128];                /* the first of them */
+	UT_hash_handle hh;
+};
+
+char *nw_age_fill(const char *text, uint64_t lo, uint64_t hi)
+{
+	struct nw_buf b = { 0 };
+	char l[32], h[32];
+	nw_fmt_age(lo, l);
+	nw_fmt_age(hi, h);
+	const char *ls = strrchr(l, ' '), *hs = strrchr(h, ' ');
+	for (const char *t = text; *t; t++) {
+		if (*t != NW_AGE[0]) {
+			nw_buf_printf(&b, "%c", *t);
+		} else if (lo == NW_NO_AGE) {
+			nw_buf_puts(&b, "?");
+		} else if (!strcmp(l, h)) {
+			nw_buf_puts(&b, l);
+		} else if (ls && hs && !strcmp(ls, hs)) {
+			nw_buf_printf(&b, "%.*s-%s", (int)(ls - l), l, h);   /* "1.9-2.0 s" */
+		} else {
+			nw_buf_printf(&b, "%s-%s", l, h);
+		}
+	}
+	return nw_buf_take(&b);
+}
+
+void nw_eg_add(struct nw_jctx *x, struct nw_egroups *eg, const struct nw_proc *p, const char *text,
+               uint64_t age)
+{
+	struct nw_egroup *g;
+	HASH_FIND_STR(eg->h, text, g);
+	if (!g) {
+		if (eg->n == eg->cap) {
+			size_t cap = eg->cap ? eg->cap * 2 : 8;
+			struct nw_egroup **o = realloc(eg->order, cap * sizeof *o);
+			if (!o) {
+				x->oom = 1;
+				return;
+			}
+			eg->order = o;
+			eg->cap = cap;
+		}
+		if (!(g = calloc(1, sizeof *g)) || !(g->text = strdup(text))) {
+			free(g);
+			x->oom = 1;
+			return;
+		}
+		g->age_lo = NW_NO_AGE;
+		g->age_hi = 0;
+		HASH_ADD_KEYPTR(hh, eg->h, g->text, strlen(g->text), g);
+		if (nw_hash_oom_taken()) {
+			free(g->text);
+			free(g);
+			x->oom = 1;
+			return;
+		}
+		eg->order[eg->n++] = g;
+	}
+	if (age != NW_NO_AGE) {
+		if (age < g->age_lo)
+			g->age_lo = age;
+		if (age > g->age_hi)
+			g->age_hi = age;
+	}
+	if (p->rank >= 0)
+		nw_set_add(x, &g->ranks, p->rank);
+	else if (g->others++ == 0)
+		nw_proc_label(p, g->other);
+}
+
+void nw_eg_flush(struct nw_jctx *x, struct nw_vwork *w, struct nw_egroups *eg, size_t max)
+{
+	for (size_t i = 0; i < eg->n; i++) {
+		struct nw_egroup *g = eg->order[i];
+		if (i < max) {
+			if (g->ranks.n) {
+				nw_buf_puts(&w->ev, g->ranks.n == 1 ? "rank " : "ranks ");
+				nw_buf_rankset(&w->ev, &g->ranks);
+				if (g->others)
+					nw_buf_printf(&w->ev, " and %zu process%s without rank", g->others,
+					              g->others == 1 ? "" : "es");
+			} else if (g->others == 1) {
+				nw_buf_puts(&w->ev, g->other);
+			} else {
+				nw_buf_printf(&w->ev, "%zu processes without rank", g->others);
+			}
+			char *t = nw_age_fill(g->text, g->age_lo, g->age_hi);
+			if (!t)
+				x->oom = 1;
+			nw_buf_printf(&w->ev, ": %s", t ? t : "");
+			free(t);
+			nw_verdict_evidence_flush(x, w);
+		}
+		HASH_DEL(eg->h, g);
+		nw_rankset_free(&g->ranks);
+		free(g->text);
+		free(g);
+	}
+	if (eg->n > max)
+		nw_verdict_evidence(x, w, "... %zu more groups", eg->n - max);
+	free(eg->order);
+	memset(eg, 0, sizeof *eg);
+}
+

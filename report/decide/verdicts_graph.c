@@ -1,0 +1,391 @@
+/* verdicts_graph: replays of CUDA graphs (issue 22).
+ *
+ * A launch of an executable graph holding NCCL ops is a GraphLaunch record
+ * (seq = its replay number, per executable graph), timed like an op. A
+ * replay is matched across ranks by (the comm of the graph's first op, the
+ * graph's identity, the replay number). The identity must be the same on
+ * every rank, so neither the exec handle nor the capture id (both per
+ * process): it is the seq on that comm of the graph's first captured op
+ * (the CAPTURED record), which every rank shares when they run the same
+ * program. The library knows it at capture and writes it into every
+ * launch's record (segment 2.2: root; graph_ident reads it). In a 2.1 file
+ * it is 0: the launches of all graphs of the comm are matched together.
+ *
+ * For a replay stuck past the timeout (replay n of graph G on comm C):
+ *   - members that launched G fewer than n times (or ended inside a replay
+ *     before n) are the culprits: MISSING_RANK; the members stuck in
+ *     replay n wait for them (wait-for edges through one junction);
+ *   - every member stuck in replay n (each launched it, none completed):
+ *     TRANSPORT_STALL on C, as for an eager collective;
+ *   - anything else (some completed replay n) is left to
+ *     nw_rules_unexplained, which names the stuck replays. */
+#include "decide.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The identity of the graph that launch l replays: from 2.2 the record
+ * carries it (root: the seq of the graph's first captured op on its comm,
+ * written by the library at capture). A 2.1 file's root is a per-process
+ * capture id, no identity across ranks: 0, and the launches of all graphs
+ * of the comm are matched together. */
+static uint64_t graph_ident(const struct nw_proc *p, const struct nw_seg_op *l)
+{
+	if (p->hdr.version_major == 2 && p->hdr.version_minor < 2)
+		return 0;
+	return l->root > 0 ? (uint64_t)l->root : 0;
+}
+
+size_t nw_graph_ops(const struct nw_proc *p, const struct nw_seg_op *l, const struct nw_seg_op **out, size_t max)
+{
+	if (p->hdr.version_major == 2 && p->hdr.version_minor < 2)
+		return 0;   /* root is a capture id there */
+	size_t first = p->nops;
+	for (size_t i = 0; i < p->nops && &p->ops[i] != l; i++) {
+		const struct nw_seg_op *o = &p->ops[i];
+		if (o->state == NW_ST_CAPTURED && o->comm_id == l->comm_id && o->kind == (uint16_t)l->redop &&
+		    l->root > 0 && o->seq == (uint64_t)l->root && o->enqueue_ns <= l->enqueue_ns)
+			first = i;
+	}
+	size_t n = 0;
+	for (size_t i = first; i < p->nops && n < max && n < l->count && &p->ops[i] != l; i++) {
+		const struct nw_seg_op *o = &p->ops[i];
+		if (o->state == NW_ST_CAPTURED && (NW_OP_IS_COLL(o->kind) || NW_OP_IS_P2P(o->kind)))
+			out[n++] = o;
+	}
+	return n;
+}
+
+/* One member's launches of one graph. */
+struct mlaunch {
+	uint64_t launched;                 /* highest replay number launched (0 none) */
+	const struct nw_seg_op *stuck;     /* its oldest launch pending past the timeout, or NULL */
+	const struct nw_seg_op *pending;   /* its oldest pending launch (any age), or NULL */
+};
+
+static void member_launches(struct nw_jctx *x, const struct nw_member *m, uint64_t ident, struct mlaunch *ml)
+{
+	memset(ml, 0, sizeof *ml);
+	if (!m->proc)
+		return;
+	uint32_t *idx;
+	size_t n;
+	nw_member_ops(x, m, &idx, &n);
+	for (size_t k = 0; k < n; k++) {
+		const struct nw_seg_op *o = &m->proc->ops[idx[k]];
+		if (o->kind != NW_OP_GRAPH_LAUNCH)
+			continue;
+		if (graph_ident(m->proc, o) != ident)
+			continue;
+		if (o->seq > ml->launched)
+			ml->launched = o->seq;
+		if (!nw_op_pending(o->state))
+			continue;
+		if (!ml->pending || o->seq < ml->pending->seq)
+			ml->pending = o;
+		if (nw_age(m->proc, o->enqueue_ns) > x->timeout_ns && (!ml->stuck || o->seq < ml->stuck->seq))
+			ml->stuck = o;
+	}
+	/* A process that waits for nothing (dead, exited) is stuck in nothing. */
+	if (x->sink[m->proc->job_index])
+		ml->stuck = NULL;
+}
+
+/* "the graph holding AllReduce #5 on comm X" */
+static void graph_name(const struct nw_comm_view *v, uint16_t kind, uint64_t ident, struct nw_buf *b)
+{
+	char kb[NW_NAME_BUF], cb[128];
+	if (ident)
+		nw_buf_printf(b, "the graph holding %s #%" PRIu64 " on %s", nw_op_kind_name(kind, kb), ident,
+		              nw_comm_label(v->id, v->name, cb));
+	else
+		nw_buf_printf(b, "the graph whose first op is a %s on %s", nw_op_kind_name(kind, kb),
+		              nw_comm_label(v->id, v->name, cb));
+}
+
+/* The MISMATCH the collective rules found on the graph's captured op
+ * (they compare every rank's record of #ident, CAPTURED ones too), or NULL. */
+static struct nw_vwork *captured_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, uint64_t ident)
+{
+	for (size_t i = 0; ident && i < x->nvw; i++) {
+		struct nw_vwork *w = x->vw[i];
+		if (w->v.kind == NW_V_MISMATCH && w->v.comm_id == v->id && w->v.seq == ident && !w->v.replay)
+			return w;
+	}
+	return NULL;
+}
+
+/* The ranks stuck in replay nstar wait for that MISMATCH's culprits: a
+ * rank whose captured op differs holds every replay of the graph up. */
+static void join_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, struct nw_vwork *w, const uint8_t *cls,
+                          const struct mlaunch *ml, uint64_t nstar)
+{
+	char sb[NW_NAME_BUF], ab[32];
+	uint32_t junction = nw_graph_junction(&x->g);
+	struct nw_egroups ein = { 0 };
+	struct nw_rankset in = { 0 };
+	uint64_t max_age = 0;
+	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
+		const struct nw_member *m = &v->members[r];
+		if (!m->proc)
+			continue;
+		if (nw_rankset_has(&w->v.culprits, m->proc->rank)) {
+			nw_graph_edge(&x->g, junction, m->proc->job_index, NW_E_BLOCK, NULL, v, nstar, 0);
+		} else if (cls[r] == 3) {
+			nw_verdict_waiting(x, w, m->proc);
+			nw_set_add(x, &in, m->proc->rank);
+			nw_graph_edge(&x->g, m->proc->job_index, junction, NW_E_COLL, ml[r].stuck, v, nstar, 0);
+			char t[160];
+			uint64_t age = nw_age(m->proc, ml[r].stuck->enqueue_ns);
+			if (age > max_age)
+				max_age = age;
+			snprintf(t, sizeof t, "in replay %" PRIu64 " of its graph (%s for " NW_AGE ")", nstar,
+			         nw_op_state_name(ml[r].stuck->state, sb));
+			nw_eg_add(x, &ein, m->proc, t, age);
+		}
+	}
+	nw_eg_flush(x, w, &ein, 8);
+	if (in.n && w->v.summary && !x->oom) {
+		struct nw_buf b = { 0 };
+		nw_buf_puts(&b, w->v.summary);
+		nw_buf_puts(&b, in.n == 1 ? "; rank " : "; ranks ");
+		nw_buf_rankset(&b, &in);
+		nw_buf_printf(&b, " wait%s in replay %" PRIu64 " of the graph holding it (%s)", in.n == 1 ? "s" : "", nstar,
+		              nw_fmt_age(max_age, ab));
+		char *s = nw_buf_take(&b);
+		if (s) {
+			free(w->v.summary);
+			w->v.summary = s;
+		} else {
+			x->oom = 1;
+		}
+	}
+	w->v.replay = nstar;
+	nw_rankset_free(&in);
+}
+
+/* Every member launched replay nstar and is stuck in it, some never
+ * started it: their streams did not reach the graph (earlier work on the
+ * launch stream holds it). They are STREAM_BLOCKED candidates
+ * (nw_rules_stream decides, once it knows whether they wait for someone
+ * else); the members that started it wait for them. 1 if so. */
+static int replay_blocked(struct nw_jctx *x, const struct nw_comm_view *v, const struct mlaunch *ml)
+{
+	int32_t enq = 0;
+	for (int32_t r = 0; r < v->nranks; r++)
+		enq += ml[r].stuck->state == NW_ST_ENQUEUED;
+	if (!enq || enq == v->nranks)
+		return 0;
+	struct nw_rankset all = { 0 };
+	uint32_t junction = nw_graph_junction(&x->g);
+	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
+		const struct nw_proc *p = v->members[r].proc;
+		nw_set_add(x, &all, p->rank);
+		if (ml[r].stuck->state == NW_ST_ENQUEUED)
+			nw_graph_edge(&x->g, junction, p->job_index, NW_E_BLOCK, NULL, v, ml[r].stuck->seq, 0);
+		else
+			nw_graph_edge(&x->g, p->job_index, junction, NW_E_COLL, ml[r].stuck, v, ml[r].stuck->seq, 0);
+	}
+	const struct nw_rankset *inside = nw_shared_set(x, &all);
+	for (int32_t r = 0; r < v->nranks && inside; r++)
+		if (ml[r].stuck->state == NW_ST_ENQUEUED)
+			nw_add_sblock(x, v, r, ml[r].stuck, nw_age(v->members[r].proc, ml[r].stuck->enqueue_ns), inside);
+	nw_rankset_free(&all);
+	return 1;
+}
+
+static void judge_replay(struct nw_jctx *x, const struct nw_comm_view *v, uint64_t ident, uint16_t kind)
+{
+	int32_t n = v->nranks;
+	struct mlaunch *ml = calloc((size_t)n, sizeof *ml);
+	if (!ml) {
+		x->oom = 1;
+		return;
+	}
+	uint64_t nstar = 0, max_age = 0;
+	int32_t nofile = 0, gone = 0, short_ = 0, inside = 0;
+	for (int32_t r = 0; r < n; r++) {
+		member_launches(x, &v->members[r], ident, &ml[r]);
+		if (ml[r].stuck && (!nstar || ml[r].stuck->seq < nstar))
+			nstar = ml[r].stuck->seq;
+	}
+	if (!nstar)
+		goto out;
+	/* Who holds replay nstar up: a member that launched it fewer times,
+	 * or ended (a sink) before completing it. */
+	uint8_t *cls = calloc((size_t)n, 1);   /* 1 short, 2 gone, 3 inside, 4 no file */
+	if (!cls) {
+		x->oom = 1;
+		goto out;
+	}
+	for (int32_t r = 0; r < n; r++) {
+		const struct nw_member *m = &v->members[r];
+		if (!m->proc) {
+			cls[r] = 4;
+			nofile++;
+		} else if (x->sink[m->proc->job_index] && ml[r].pending && ml[r].pending->seq <= nstar) {
+			cls[r] = 2;
+			gone++;
+		} else if (ml[r].launched < nstar) {
+			cls[r] = 1;
+			short_++;
+		} else if (ml[r].stuck && ml[r].stuck->seq == nstar) {
+			cls[r] = 3;
+			inside++;
+			uint64_t age = nw_age(m->proc, ml[r].stuck->enqueue_ns);
+			if (age > max_age)
+				max_age = age;
+		}
+	}
+	char sb[NW_NAME_BUF], ab[32];
+	struct nw_buf gname = { 0 };
+	struct nw_vwork *mm = captured_mismatch(x, v, ident);
+	if (mm && inside) {
+		join_mismatch(x, v, mm, cls, ml, nstar);
+		goto done;
+	}
+	graph_name(v, kind, ident, &gname);
+	const char *gn = gname.s ? gname.s : "the graph";
+	if (short_ || gone || nofile) {
+		struct nw_vwork *w = nw_verdict_new(x, NW_V_MISSING_RANK, v, kind, ident);
+		if (!w)
+			goto done;
+		w->v.replay = nstar;
+		uint32_t junction = nw_graph_junction(&x->g);
+		struct nw_egroups eout = { 0 }, ein = { 0 };
+		struct nw_rankset launched = { 0 };
+		for (int32_t r = 0; r < n && !x->oom; r++) {
+			const struct nw_member *m = &v->members[r];
+			if (cls[r] == 1 || cls[r] == 2) {
+				nw_verdict_culprit(x, w, m->proc);
+				nw_graph_edge(&x->g, junction, m->proc->job_index, NW_E_COLL, NULL, v, nstar, ml[r].launched);
+				struct nw_buf t = { 0 };
+				if (cls[r] == 2)
+					nw_buf_printf(&t, "ended inside replay %" PRIu64 " of it; ", ml[r].pending->seq);
+				else
+					nw_buf_printf(&t, "launched it %" PRIu64 " time%s, never replay %" PRIu64 "; ",
+					              ml[r].launched, ml[r].launched == 1 ? "" : "s", nstar);
+				uint64_t age = nw_where(x, m->proc, &t, 1);
+				if (t.s && !t.oom)
+					nw_eg_add(x, &eout, m->proc, t.s, age);
+				nw_buf_free(&t);
+			} else if (cls[r] == 3) {
+				nw_verdict_waiting(x, w, m->proc);
+				nw_graph_edge(&x->g, m->proc->job_index, junction, NW_E_COLL, ml[r].stuck, v, nstar, 0);
+				char t[160];
+				snprintf(t, sizeof t, "in replay %" PRIu64 " of it (%s for " NW_AGE ")", nstar,
+				         nw_op_state_name(ml[r].stuck->state, sb));
+				nw_eg_add(x, &ein, m->proc, t, nw_age(m->proc, ml[r].stuck->enqueue_ns));
+			}
+			if (cls[r] == 1)
+				nw_set_add(x, &launched, (int32_t)ml[r].launched);
+		}
+		nw_eg_flush(x, w, &eout, 8);
+		nw_eg_flush(x, w, &ein, 8);
+		nw_view_unknown(x, v, w);
+		struct nw_buf b = { 0 };
+		if (w->v.culprits.n) {
+			nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
+			nw_buf_rankset(&b, &w->v.culprits);
+			if (short_ && !gone) {
+				nw_buf_printf(&b, " launched %s ", gn);
+				/* "9 times" when they agree, else "fewer than 10 times" */
+				if (launched.n == 1)
+					nw_buf_printf(&b, "%d time%s", launched.v[0], launched.v[0] == 1 ? "" : "s");
+				else
+					nw_buf_printf(&b, "fewer than %" PRIu64 " times", nstar);
+			} else {
+				nw_buf_printf(&b, " ended before replay %" PRIu64 " of %s completed", nstar, gn);
+			}
+			nw_buf_puts(&b, w->v.waiting.n == 1 ? "; rank " : "; ranks ");
+			nw_buf_rankset(&b, &w->v.waiting);
+			nw_buf_printf(&b, " wait%s in replay %" PRIu64 " (%s)", w->v.waiting.n == 1 ? "s" : "", nstar,
+			              nw_fmt_age(max_age, ab));
+		} else {
+			nw_buf_puts(&b, w->v.waiting.n == 1 ? "rank " : "ranks ");
+			nw_buf_rankset(&b, &w->v.waiting);
+			nw_buf_printf(&b, " wait%s in replay %" PRIu64 " of %s for %s; %d of its ranks have no file (they "
+			              "may never have launched it)", w->v.waiting.n == 1 ? "s" : "", nstar, gn,
+			              nw_fmt_age(max_age, ab), (int)nofile);
+		}
+		w->v.summary = nw_buf_take(&b);
+		if (!w->v.summary)
+			x->oom = 1;
+		nw_rankset_free(&launched);
+	} else if (inside == n && replay_blocked(x, v, ml)) {
+		/* nw_rules_stream gives the verdict */
+	} else if (inside == n) {
+		struct nw_vwork *w = nw_verdict_new(x, NW_V_TRANSPORT_STALL, v, kind, ident);
+		if (!w)
+			goto done;
+		w->v.replay = nstar;
+		struct nw_egroups ein = { 0 };
+		for (int32_t r = 0; r < n; r++) {
+			const struct nw_member *m = &v->members[r];
+			nw_verdict_blame(x, w, m->proc->job_index);
+			nw_verdict_waiting(x, w, m->proc);
+			char t[160];
+			snprintf(t, sizeof t, "in replay %" PRIu64 " (%s for " NW_AGE ")", nstar,
+			         nw_op_state_name(ml[r].stuck->state, sb));
+			nw_eg_add(x, &ein, m->proc, t, nw_age(m->proc, ml[r].stuck->enqueue_ns));
+		}
+		nw_eg_flush(x, w, &ein, 8);
+		char kb[NW_NAME_BUF], cb[128], what[96] = "";
+		if (ident)
+			snprintf(what, sizeof what, " holding %s #%" PRIu64, nw_op_kind_name(kind, kb), ident);
+		else
+			snprintf(what, sizeof what, " whose first op is a %s", nw_op_kind_name(kind, kb));
+		nw_verdict_summary(x, w,
+		                   "every rank of %s (%d ranks) launched replay %" PRIu64 " of its graph%s and none "
+		                   "completed it in %s: the transfer itself is stuck (communicator or link, not a rank)",
+		                   nw_comm_label(v->id, v->name, cb), (int)n, nstar, what, nw_fmt_age(max_age, ab));
+	}
+done:
+	nw_buf_free(&gname);
+	free(cls);
+out:
+	free(ml);
+}
+
+static void comm_graphs(struct nw_jctx *x, const struct nw_comm_view *v)
+{
+	/* The graphs with a launch stuck past the timeout on some member. */
+	uint64_t done[16];
+	size_t ndone = 0;
+	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
+		const struct nw_member *m = &v->members[r];
+		if (!m->proc || x->sink[m->proc->job_index])
+			continue;
+		uint32_t *idx;
+		size_t n;
+		nw_member_ops(x, m, &idx, &n);
+		for (size_t k = 0; k < n && !x->oom; k++) {
+			const struct nw_seg_op *o = &m->proc->ops[idx[k]];
+			if (o->kind != NW_OP_GRAPH_LAUNCH || !nw_op_pending(o->state) ||
+			    nw_age(m->proc, o->enqueue_ns) <= x->timeout_ns)
+				continue;
+			uint64_t ident = graph_ident(m->proc, o);
+			size_t j = 0;
+			while (j < ndone && done[j] != ident)
+				j++;
+			if (j < ndone)
+				continue;
+			if (ndone == sizeof done / sizeof *done)
+				return;   /* more stuck graphs than that on one comm: the first ones say enough */
+			done[ndone++] = ident;
+			judge_replay(x, v, ident, (uint16_t)o->redop);
+		}
+	}
+}
+
+void nw_rules_graph(struct nw_jctx *x)
+{
+	struct nw_comm_view *v, *vt;
+	HASH_ITER(hh, x->job->comms, v, vt) {
+		if (x->oom)
+			return;
+		if (v->nranks > 0)
+			comm_graphs(x, v);
+	}
+}

@@ -1,0 +1,443 @@
+/* verdicts_init: INIT_STALL. Processes inside the creation of a
+ * communicator (comm state INIT_ENTERED, or INIT_ASYNC for a non-blocking
+ * one) for longer than the timeout wait for the ranks that never entered
+ * it:
+ *
+ *   InitRank / InitRankConfig / InitRankScalable / InitAll: the comm ranks
+ *     no process holds. When the comm numbers its ranks like the world
+ *     (every member's comm rank is its global rank), a missing comm rank r
+ *     is the process of global rank r (a culprit) or, without a file,
+ *     unknown; when the comm spans the world (nranks = world size), the
+ *     culprits are the processes of the job holding no slot of it, and the
+ *     world ranks with no file are unknown.
+ *   Split: collective over the parent; a process inside the n-th split of
+ *     the parent counted n in the parent's `splits`, so the culprits are the
+ *     parent's members whose `splits` is still below n. Every color's child
+ *     of one split is one verdict, named by the parent comm.
+ *   Shrink: the same with `shrinks`, except that excluded ranks never call
+ *     it: the laggards are named as evidence only.
+ *
+ * With nobody missing, the comm itself is blamed (every rank entered, none
+ * finished: rendezvous, network). */
+#include "decide.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int inside(const struct nw_seg_comm *c)
+{
+	return c->state == NW_COMM_INIT_ENTERED || c->state == NW_COMM_INIT_ASYNC;
+}
+
+static uint16_t create_kind(uint32_t origin)
+{
+	return origin == NW_ORIGIN_SPLIT ? NW_OP_COMM_SPLIT : origin == NW_ORIGIN_SHRINK ? NW_OP_COMM_SHRINK
+	                                                                              : NW_OP_COMM_INIT;
+}
+
+static const char *create_call(uint32_t origin)
+{
+	switch (origin) {
+	case NW_ORIGIN_INIT_CONFIG: return "ncclCommInitRankConfig";
+	case NW_ORIGIN_INIT_SCALABLE: return "ncclCommInitRankScalable";
+	case NW_ORIGIN_INIT_ALL: return "ncclCommInitAll";
+	case NW_ORIGIN_SPLIT: return "ncclCommSplit";
+	case NW_ORIGIN_SHRINK: return "ncclCommShrink";
+	default: return "ncclCommInitRank";
+	}
+}
+
+/* The slot of comm `id` in p, or NULL. */
+static const struct nw_seg_comm *slot_of(const struct nw_proc *p, uint64_t id)
+{
+	for (uint32_t s = 0; s < p->ncomms; s++)
+		if (p->comms[s].comm_id == id && p->comms[s].state != NW_COMM_FREE)
+			return &p->comms[s];
+	return NULL;
+}
+
+struct stuckset {
+	struct nw_proc **p;
+	const struct nw_seg_comm **c;
+	size_t n, cap;
+	uint64_t max_age;
+};
+
+static void stuck_add(struct nw_jctx *x, struct stuckset *s, struct nw_proc *p, const struct nw_seg_comm *c)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 8;
+		struct nw_proc **pp = realloc(s->p, cap * sizeof *pp);
+		if (pp)
+			s->p = pp;
+		const struct nw_seg_comm **cc = realloc(s->c, cap * sizeof *cc);
+		if (cc)
+			s->c = cc;
+		if (!pp || !cc) {
+			x->oom = 1;
+			return;
+		}
+		s->cap = cap;
+	}
+	s->p[s->n] = p;
+	s->c[s->n] = c;
+	s->n++;
+	uint64_t age = nw_age(p, c->init_enter_ns);
+	if (age > s->max_age)
+		s->max_age = age;
+}
+
+/* The stuck processes wait (edges through one junction) for the culprits. */
+static void stuck_edges(struct nw_jctx *x, struct nw_vwork *w, const struct stuckset *s,
+                        const struct nw_comm_view *v, uint16_t kind)
+{
+	struct nw_egroups eg = { 0 };
+	uint32_t junction = w->nblame ? nw_graph_junction(&x->g) : UINT32_MAX;
+	int comm_blamed = !w->nblame;
+	size_t nculprits = w->nblame;
+	char sb[NW_NAME_BUF];
+	for (size_t i = 0; i < s->n; i++) {
+		nw_verdict_waiting(x, w, s->p[i]);
+		if (comm_blamed)
+			nw_verdict_blame(x, w, s->p[i]->job_index);   /* the comm itself: its waiters */
+		char t[160];
+		snprintf(t, sizeof t, "inside %s (%s for " NW_AGE ")", create_call(s->c[i]->origin),
+		         nw_comm_state_name(s->c[i]->state, sb));
+		nw_eg_add(x, &eg, s->p[i], t, nw_age(s->p[i], s->c[i]->init_enter_ns));
+	}
+	if (junction != UINT32_MAX) {
+		for (size_t i = 0; i < s->n; i++)
+			nw_graph_edge(&x->g, s->p[i]->job_index, junction, NW_E_INIT, NULL, v, 0, 0);
+		for (size_t i = 0; i < nculprits; i++)
+			nw_graph_edge(&x->g, junction, w->blame[i], NW_E_INIT, NULL, v, 0, 0);
+	}
+	(void)kind;
+	nw_eg_flush(x, w, &eg, 8);
+}
+
+static void culprit_lines(struct nw_jctx *x, struct nw_vwork *w, const char *what)
+{
+	struct nw_egroups eg = { 0 };
+	for (size_t i = 0; i < w->nblame; i++) {
+		const struct nw_proc *p = x->job->procs[w->blame[i]];
+		struct nw_buf t = { 0 };
+		nw_buf_printf(&t, "%s; ", what);
+		uint64_t age = nw_where(x, p, &t, 1);
+		if (t.s && !t.oom)
+			nw_eg_add(x, &eg, p, t.s, age);
+		nw_buf_free(&t);
+	}
+	nw_eg_flush(x, w, &eg, 8);
+}
+
+static void summary(struct nw_jctx *x, struct nw_vwork *w, const struct stuckset *s, const char *call,
+                    const char *comm, int32_t nranks, const char *never, const char *tail)
+{
+	char ab[32];
+	struct nw_buf b = { 0 };
+	nw_buf_puts(&b, w->v.waiting.n == 1 ? "rank " : "ranks ");
+	nw_buf_rankset(&b, &w->v.waiting);
+	nw_buf_printf(&b, " %s inside %s of %s", w->v.waiting.n == 1 ? "is" : "are", call, comm);
+	if (nranks > 0)
+		nw_buf_printf(&b, " (%d ranks)", (int)nranks);
+	nw_buf_printf(&b, " for %s; ", nw_fmt_age(s->max_age, ab));
+	if (w->v.culprits.n) {
+		nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
+		nw_buf_rankset(&b, &w->v.culprits);
+		nw_buf_printf(&b, " never %s it", never);
+		if (w->v.unknown.n) {
+			nw_buf_puts(&b, w->v.unknown.n == 1 ? "; rank " : "; ranks ");
+			nw_buf_rankset(&b, &w->v.unknown);
+			nw_buf_printf(&b, " ha%s no file", w->v.unknown.n == 1 ? "s" : "ve");
+		}
+	} else if (w->v.unknown.n) {
+		nw_buf_puts(&b, w->v.unknown.n == 1 ? "rank " : "ranks ");
+		nw_buf_rankset(&b, &w->v.unknown);
+		nw_buf_printf(&b, " ha%s no file (never %s it?)", w->v.unknown.n == 1 ? "s" : "ve", never);
+	} else {
+		nw_buf_puts(&b, tail);
+	}
+	w->v.summary = nw_buf_take(&b);
+	if (!w->v.summary)
+		x->oom = 1;
+}
+
+/* Members that disagree on nranks (the same unique id, another size): the
+ * majority's size is the comm's; the others are the culprits (their init
+ * can never complete: it waits for ranks that will never come, and the
+ * majority waits for them). Returns 1 when it made the verdict. */
+static int nranks_disagree(struct nw_jctx *x, const struct nw_comm_view *v, const struct stuckset *s)
+{
+	int32_t sizes[4] = { 0 };
+	uint32_t votes[4] = { 0 };
+	uint32_t nsizes = 0;
+	for (int32_t r = 0; r < v->nranks; r++) {
+		const struct nw_member *m = &v->members[r];
+		if (!m->proc)
+			continue;
+		uint32_t i = 0;
+		while (i < nsizes && sizes[i] != m->comm->nranks)
+			i++;
+		if (i == nsizes && nsizes < 4)
+			sizes[nsizes++] = m->comm->nranks;
+		if (i < nsizes)
+			votes[i]++;
+	}
+	if (nsizes < 2)
+		return 0;
+	uint32_t maj = 0;
+	for (uint32_t i = 1; i < nsizes; i++)
+		if (votes[i] > votes[maj] || (votes[i] == votes[maj] && sizes[i] < sizes[maj]))
+			maj = i;
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_INIT_STALL, v, NW_OP_COMM_INIT, 0);
+	if (!w)
+		return 1;
+	w->v.comm_nranks = sizes[maj];
+	struct nw_egroups eg = { 0 };
+	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
+		const struct nw_member *m = &v->members[r];
+		if (!m->proc || m->comm->nranks == sizes[maj])
+			continue;
+		nw_verdict_culprit(x, w, m->proc);
+		char t[128];
+		snprintf(t, sizeof t, "called %s with nranks %d; ", create_call(v->origin), (int)m->comm->nranks);
+		nw_eg_where(x, &eg, m->proc, t, 1);
+	}
+	nw_eg_flush(x, w, &eg, 8);
+	/* Those inside it with the majority's size wait for the culprits. */
+	struct stuckset in = { 0 };
+	for (size_t i = 0; i < s->n; i++)
+		if (s->c[i]->nranks == sizes[maj])
+			stuck_add(x, &in, s->p[i], s->c[i]);
+	stuck_edges(x, w, &in, v, NW_OP_COMM_INIT);
+	free(in.p);
+	free(in.c);
+	char cb[128], ab[32];
+	struct nw_buf b = { 0 };
+	nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
+	nw_buf_rankset(&b, &w->v.culprits);
+	nw_buf_printf(&b, " called %s of %s with another nranks than ranks ", create_call(v->origin),
+	              nw_comm_label(v->id, v->name, cb));
+	nw_buf_rankset(&b, &w->v.waiting);
+	nw_buf_printf(&b, " (%d): the same unique id, another size; they wait inside it for %s", (int)sizes[maj],
+	              nw_fmt_age(s->max_age, ab));
+	if (!(w->v.summary = nw_buf_take(&b)))
+		x->oom = 1;
+	return 1;
+}
+
+/* InitRank, InitRankConfig, InitRankScalable, InitAll. */
+static void init_view(struct nw_jctx *x, const struct nw_comm_view *v)
+{
+	struct stuckset s = { 0 }, gone = { 0 };
+	for (int32_t r = 0; r < v->nranks; r++) {
+		const struct nw_member *m = &v->members[r];
+		/* Its creation returned an error: it will never join, whatever it
+		 * does next. */
+		if (m->proc && m->comm->state == NW_COMM_INIT_FAILED) {
+			stuck_add(x, &gone, m->proc, m->comm);
+			continue;
+		}
+		if (!m->proc || !inside(m->comm))
+			continue;
+		/* A process that ended inside the creation will never finish it:
+		 * a culprit, not a waiter. */
+		if (x->sink[m->proc->job_index])
+			stuck_add(x, &gone, m->proc, m->comm);
+		else if (nw_age(m->proc, m->comm->init_enter_ns) > x->timeout_ns)
+			stuck_add(x, &s, m->proc, m->comm);
+	}
+	if (!s.n || nranks_disagree(x, v, &s))
+		goto out;
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_INIT_STALL, v, NW_OP_COMM_INIT, 0);
+	if (!w)
+		goto out;
+	struct nw_job *job = x->job;
+	int identity = nw_view_identity(v);
+	int world = job->world_size > 0 && v->nranks == job->world_size;
+	struct nw_rankset lost = { 0 };  /* comm ranks nobody holds, when they cannot be named */
+	uint32_t nmissing = 0;
+	for (int32_t r = 0; r < v->nranks; r++)
+		nmissing += !v->members[r].proc;
+	if (nmissing && identity) {
+		/* procs are sorted by global rank */
+		size_t i = 0;
+		for (int32_t r = 0; r < v->nranks; r++) {
+			if (v->members[r].proc)
+				continue;
+			while (i < job->nprocs && (uint32_t)job->procs[i]->rank < (uint32_t)r)
+				i++;
+			if (i < job->nprocs && job->procs[i]->rank == r)
+				nw_verdict_culprit(x, w, job->procs[i]);
+			else
+				nw_set_add(x, &w->v.unknown, r);
+		}
+	} else if (nmissing && world) {
+		for (size_t i = 0; i < job->nprocs; i++)
+			if (!slot_of(job->procs[i], v->id))
+				nw_verdict_culprit(x, w, job->procs[i]);
+		for (uint32_t k = 0; k < job->missing.n; k++)
+			nw_set_add(x, &w->v.unknown, job->missing.v[k]);
+	} else if (nmissing) {
+		for (int32_t r = 0; r < v->nranks; r++)
+			if (!v->members[r].proc)
+				nw_set_add(x, &lost, r);
+	}
+	char cb[128];
+	const char *call = create_call(v->origin);
+	culprit_lines(x, w, "never entered it");
+	for (size_t i = 0; i < gone.n; i++) {
+		nw_verdict_culprit(x, w, gone.p[i]);
+		struct nw_buf t = { 0 };
+		char rb[NW_NAME_BUF];
+		if (gone.c[i]->state == NW_COMM_INIT_FAILED)
+			nw_buf_printf(&t, "its %s returned %s (%s); ", create_call(v->origin),
+			              nw_nccl_result_name(gone.c[i]->init_result, rb),
+			              nw_nccl_result_string(gone.c[i]->init_result));
+		else
+			nw_buf_puts(&t, "entered it and ended inside it; ");
+		char lb[128];
+		uint64_t age = nw_where(x, gone.p[i], &t, 1);
+		char *filled = t.s && !t.oom ? nw_age_fill(t.s, age, age) : NULL;
+		if (filled)
+			nw_verdict_evidence(x, w, "%s: %s", nw_proc_label(gone.p[i], lb), filled);
+		free(filled);
+		nw_buf_free(&t);
+	}
+	stuck_edges(x, w, &s, v, NW_OP_COMM_INIT);
+	if (lost.n) {
+		nw_buf_puts(&w->ev, lost.n == 1 ? "comm rank " : "comm ranks ");
+		nw_buf_rankset(&w->ev, &lost);
+		nw_buf_puts(&w->ev, ": never entered (which processes they are is not known)");
+		nw_verdict_evidence_flush(x, w);
+	}
+	summary(x, w, &s, call, nw_comm_label(v->id, v->name, cb), v->nranks, "entered",
+	        nmissing ? "some comm ranks never entered it (processes not known)"
+	                 : "every rank entered it and none finished (rendezvous, network)");
+	nw_rankset_free(&lost);
+out:
+	free(s.p);
+	free(s.c);
+	free(gone.p);
+	free(gone.c);
+}
+
+/* Split / Shrink: one verdict per (parent, n-th call). */
+struct skey {
+	uint64_t parent;
+	uint64_t nth;
+	uint32_t origin;
+	uint32_t pad;
+};
+
+struct sgroup {
+	struct skey k;
+	struct stuckset s;
+	UT_hash_handle hh;
+};
+
+static void split_group(struct nw_jctx *x, struct sgroup *g)
+{
+	struct nw_comm_view *parent;
+	HASH_FIND(hh, x->job->comms, &g->k.parent, sizeof g->k.parent, parent);
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_INIT_STALL, parent, create_kind(g->k.origin), 0);
+	if (!w)
+		return;
+	if (!parent)
+		w->v.comm_id = g->k.parent;
+	int shrink = g->k.origin == NW_ORIGIN_SHRINK;
+	struct nw_rankset late = { 0 };
+	if (parent) {
+		for (int32_t r = 0; r < parent->nranks; r++) {
+			const struct nw_member *m = &parent->members[r];
+			if (!m->proc)
+				continue;
+			uint64_t have = shrink ? m->comm->shrinks : m->comm->splits;
+			if (have >= g->k.nth)
+				continue;
+			if (shrink)
+				nw_set_add(x, &late, m->proc->rank);
+			else
+				nw_verdict_culprit(x, w, m->proc);
+		}
+		nw_view_unknown(x, parent, w);
+	}
+	char cb[128];
+	culprit_lines(x, w, "never called it");
+	stuck_edges(x, w, &g->s, parent, create_kind(g->k.origin));
+	if (late.n) {
+		nw_buf_puts(&w->ev, late.n == 1 ? "rank " : "ranks ");
+		nw_buf_rankset(&w->ev, &late);
+		nw_buf_printf(&w->ev, ": never called shrink #%" PRIu64 " of the parent (the excluded ranks must not: "
+		              "%d excluded)", g->k.nth, g->s.n ? (int)g->s.c[0]->split_color : 0);
+		nw_verdict_evidence_flush(x, w);
+	}
+	struct nw_buf what = { 0 };
+	nw_buf_printf(&what, "%s #%" PRIu64 " of %s", shrink ? "shrink" : "split", g->k.nth,
+	              nw_comm_label(g->k.parent, parent ? parent->name : NULL, cb));
+	summary(x, w, &g->s, create_call(g->k.origin), what.s ? what.s : "", parent ? parent->nranks : -1, "called",
+	        shrink && late.n ? "the ranks that never called it may be the excluded ones"
+	                         : "every rank of the parent entered it and none finished");
+	nw_buf_free(&what);
+	nw_rankset_free(&late);
+}
+
+void nw_rules_init(struct nw_jctx *x)
+{
+	struct sgroup *groups = NULL, *g, *gt;
+	struct nw_comm_view *v, *vt;
+	HASH_ITER(hh, x->job->comms, v, vt) {
+		if (x->oom)
+			break;
+		if (v->origin != NW_ORIGIN_SPLIT && v->origin != NW_ORIGIN_SHRINK) {
+			init_view(x, v);
+			continue;
+		}
+		/* Members whose rank is known and processes still entering. */
+		size_t total = v->nentering + (size_t)(v->nranks > 0 ? v->nranks : 0);
+		for (size_t i = 0; i < total && !x->oom; i++) {
+			struct nw_proc *p;
+			const struct nw_seg_comm *c;
+			if (i < v->nentering) {
+				p = v->entering[i];
+				c = slot_of(p, v->id);
+			} else {
+				const struct nw_member *m = &v->members[i - v->nentering];
+				p = m->proc;
+				c = m->comm;
+			}
+			if (!p || !c || !inside(c) || nw_age(p, c->init_enter_ns) <= x->timeout_ns)
+				continue;
+			const struct nw_seg_comm *pc = slot_of(p, v->parent_id);
+			struct skey k;
+			memset(&k, 0, sizeof k);
+			k.parent = v->parent_id;
+			k.nth = pc ? (c->origin == NW_ORIGIN_SHRINK ? pc->shrinks : pc->splits) : 0;
+			k.origin = c->origin;
+			HASH_FIND(hh, groups, &k, sizeof k, g);
+			if (!g) {
+				if (!(g = calloc(1, sizeof *g))) {
+					x->oom = 1;
+					break;
+				}
+				g->k = k;
+				HASH_ADD(hh, groups, k, sizeof g->k, g);
+				if (nw_hash_oom_taken()) {
+					free(g);
+					x->oom = 1;
+					break;
+				}
+			}
+			stuck_add(x, &g->s, p, c);
+		}
+	}
+	HASH_ITER(hh, groups, g, gt) {
+		if (!x->oom)
+			split_group(x, g);
+		HASH_DEL(groups, g);
+		free(g->s.p);
+		free(g->s.c);
+		free(g);
+	}
+}

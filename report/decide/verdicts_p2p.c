@@ -1,0 +1,673 @@
+/* verdicts_p2p: P2P_UNMATCHED and P2P_DEADLOCK.
+ *
+ * Send #k from A to B matches receive #k on B from A. A send #k of A to B
+ * pending past the timeout while B's recv_enqueued from A < k (or a
+ * receive #k on B from A while A's send_enqueued to B < k) is an unmatched
+ * pair: the side that did not post is the culprit, the other waits for it
+ * (a wait-for edge). A pending op whose other half was posted waits for its
+ * peer's progress (an edge that counts for who waits, not for cycles).
+ *
+ * A misdirected post: when B has an unmatched receive from C while A's
+ * send to B is unmatched, B received from the wrong peer (B is the culprit
+ * of A's pair; its own wait on C is of its own making: no edge); when A
+ * has an unmatched send to C while B's receive from A is unmatched, A sent
+ * to the wrong peer. The misdirected pair is reported in the other pair's
+ * verdict.
+ *
+ * After the graph: a strongly connected component of two or more
+ * processes holding a send/receive edge is a deadlock, named by one cycle
+ * through that edge; its pairs are reported there. The other pairs are
+ * P2P_UNMATCHED verdicts. */
+#include "decide.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+
+static void add_pair(struct nw_jctx *x, const struct nw_p2p_pair *p)
+{
+	if (x->npairs == x->cappairs) {
+		size_t cap = x->cappairs ? x->cappairs * 2 : 8;
+		struct nw_p2p_pair *n = realloc(x->pairs, cap * sizeof *n);
+		if (!n) {
+			x->oom = 1;
+			return;
+		}
+		x->pairs = n;
+		x->cappairs = cap;
+	}
+	x->pairs[x->npairs++] = *p;
+}
+
+struct pkey {
+	uint64_t comm;
+	uint32_t culprit;
+	uint32_t kind;
+};
+
+struct pent {
+	struct pkey k;
+	uint32_t first;                 /* first pair with this key */
+	UT_hash_handle hh;
+};
+
+/* The peer's op that matches `op` (its receive #k from op's rank for a
+ * send #k, and the other way round), if it is still kept. */
+static const struct nw_seg_op *other_half(struct nw_jctx *x, const struct nw_member *pm, const struct nw_seg_op *op)
+{
+	uint32_t *idx;
+	size_t n;
+	nw_member_ops(x, pm, &idx, &n);
+	uint16_t want = op->kind == NW_OP_SEND ? NW_OP_RECV : NW_OP_SEND;
+	for (size_t k = 0; k < n; k++) {
+		const struct nw_seg_op *o = &pm->proc->ops[idx[k]];
+		if (o->kind == want && o->root == op->rank && o->seq == op->seq && o->state != NW_ST_DISCARDED)
+			return o;
+	}
+	return NULL;
+}
+
+/* ---- eager sends nobody received ----
+ *
+ * A send no larger than NCCL's buffer completes without its receive (the
+ * data waits in the peer's buffer), so a send to the wrong peer no longer
+ * waits: it is an orphan, a completed send the peer never posted a
+ * receive for. Two shapes of a misdirected post follow from it. */
+
+/* Did member `b` (comm rank) of v complete sends to some member c other than
+ * `not` that c never received from at all, after it talked with `not`
+ * (sent to it before)? Then b sent to the wrong peer (c). Returns c, or -1. */
+static int orphan_send_of(const struct nw_comm_view *v, int32_t b, int32_t not)
+{
+	const struct nw_member *bm = &v->members[b];
+	if (!bm->proc)
+		return -1;
+	const struct nw_seg_peer *ba = nw_proc_peer(bm->proc, nw_member_slot(bm), not);
+	if (!ba || !ba->send_enqueued)
+		return -1;
+	for (int32_t c = 0; c < v->nranks; c++) {
+		if (c == b || c == not || !v->members[c].proc)
+			continue;
+		const struct nw_seg_peer *bc = nw_proc_peer(bm->proc, nw_member_slot(bm), c);
+		const struct nw_seg_peer *cb = nw_proc_peer(v->members[c].proc, nw_member_slot(&v->members[c]), b);
+		if (bc && bc->send_completed > 0 && (!cb || cb->recv_enqueued == 0))
+			return c;
+	}
+	return -1;
+}
+
+/* Receive #1 of member w from x, which x never sent to (x's sends to w:
+ * none), while another member y's completed send to w waits unreceived
+ * there, y being a peer w received from before: w received from the wrong
+ * peer. Returns y, or -1. */
+static int orphan_recv_at(const struct nw_comm_view *v, int32_t w, int32_t xr)
+{
+	const struct nw_member *wm = &v->members[w];
+	if (!wm->proc)
+		return -1;
+	for (int32_t y = 0; y < v->nranks; y++) {
+		if (y == w || y == xr || !v->members[y].proc)
+			continue;
+		const struct nw_seg_peer *wy = nw_proc_peer(wm->proc, nw_member_slot(wm), y);
+		const struct nw_seg_peer *yw = nw_proc_peer(v->members[y].proc, nw_member_slot(&v->members[y]), w);
+		if (wy && yw && wy->recv_enqueued >= 1 && yw->send_completed > wy->recv_enqueued)
+			return y;
+	}
+	return -1;
+}
+
+/* Op (pending on process i, or captured into a graph whose replay is
+ * pending there) against its peer's position: a pair when the peer never
+ * posted the other half, else a wait-for edge. */
+static void pair_of(struct nw_jctx *x, size_t i, const struct nw_seg_op *op, const struct nw_seg_op *launch)
+{
+	const struct nw_comm_view *v = nw_view_of(x, op->comm_id);
+	if (!v || op->root < 0 || op->root >= v->nranks)
+		return;
+	const struct nw_member *pm = &v->members[op->root];
+	struct nw_p2p_pair pair = {
+		.view = v, .waiter = (uint32_t)i, .culprit = NONE, .culprit_crank = op->root, .op = op,
+		.launch = launch, .primary = NONE, .orphan_crank = -1,
+	};
+	if (pm->proc) {
+		const struct nw_seg_peer *e = nw_proc_peer(pm->proc, nw_member_slot(pm), op->rank);
+		if (!e && (pm->proc->hdr.flags & NW_SEG_F_PEERS_FULL))
+			return;   /* its position is not known */
+		uint64_t pos = e ? (op->kind == NW_OP_SEND ? e->recv_enqueued : e->send_enqueued) : 0;
+		if (pos >= op->seq) {
+			/* Posted. If the other half sits unstarted behind earlier
+			 * work on the peer's stream, or has not started for longer
+			 * than the timeout behind work we do not see (a kernel, a
+			 * host function), the peer holds it up (a send/receive
+			 * edge: it counts for cycles and roots); else this op only
+			 * waits for the peer's progress. */
+			const struct nw_seg_op *half = other_half(x, pm, op);
+			int held = half && half->state == NW_ST_ENQUEUED &&
+			           (nw_previous_work(pm->proc, half) ||
+			            nw_age(pm->proc, half->enqueue_ns) > x->timeout_ns);
+			/* A receive matched only by a send the peer posted behind
+			 * its own stuck work, while its send to another peer went
+			 * eagerly to nobody: the peer sent to the wrong peer and
+			 * went on (its later send fills the count). */
+			int c = held && op->kind == NW_OP_RECV ? orphan_send_of(v, op->root, op->rank) : -1;
+			if (c < 0) {
+				nw_graph_edge(&x->g, (uint32_t)i, pm->proc->job_index, held ? NW_E_P2P : NW_E_WAIT, op, v,
+				              op->seq, pos);
+				return;
+			}
+			pair.orphan_crank = c;
+		}
+		pair.culprit = pm->proc->job_index;
+		pair.peer_pos = pos;
+		if (op->kind == NW_OP_RECV && pair.orphan_crank < 0)   /* its send went elsewhere? */
+			pair.orphan_crank = orphan_send_of(v, op->root, op->rank);
+		if (op->kind == NW_OP_RECV && op->seq == 1 && pos == 0) {
+			int y = orphan_recv_at(v, op->rank, op->root);
+			if (y >= 0) {   /* we received from the wrong peer */
+				pair.culprit = (uint32_t)i;
+				pair.orphan_crank = y;
+			}
+		}
+	}
+	add_pair(x, &pair);
+}
+
+void nw_rules_p2p(struct nw_jctx *x)
+{
+	for (size_t i = 0; i < x->job->nprocs && !x->oom; i++) {
+		struct nw_proc *p = x->job->procs[i];
+		for (size_t k = 0; k < p->nops && !x->oom; k++) {
+			const struct nw_seg_op *op = &p->ops[k];
+			int launch = op->kind == NW_OP_GRAPH_LAUNCH;
+			if ((!NW_OP_IS_P2P(op->kind) && !launch) || !nw_op_pending(op->state) ||
+			    nw_age(p, op->enqueue_ns) <= x->timeout_ns)
+				continue;
+			/* Not yet started behind earlier work on its stream: it waits
+			 * for that work, not (yet) for its peer. */
+			if (op->state == NW_ST_ENQUEUED && nw_previous_work(p, op))
+				continue;
+			if (!launch) {
+				pair_of(x, i, op, NULL);
+				continue;
+			}
+			/* A stuck replay: the sends and receives captured into its
+			 * graph stand for their ops in it (both sides count a
+			 * captured op once, as issued, so positions compare alike). */
+			const struct nw_seg_op *g[64];
+			size_t n = nw_graph_ops(p, op, g, sizeof g / sizeof *g);
+			for (size_t j = 0; j < n; j++)
+				if (NW_OP_IS_P2P(g[j]->kind))
+					pair_of(x, i, g[j], op);
+		}
+	}
+	if (x->oom)
+		return;
+
+	/* Misdirected posts. */
+	struct pent *idx = NULL, *e, *et;
+	for (size_t i = 0; i < x->npairs && !x->oom; i++) {
+		struct pkey k;
+		memset(&k, 0, sizeof k);
+		k.comm = x->pairs[i].view->id;
+		k.culprit = x->pairs[i].culprit;
+		k.kind = x->pairs[i].op->kind;
+		HASH_FIND(hh, idx, &k, sizeof k, e);
+		if (e)
+			continue;
+		if (!(e = calloc(1, sizeof *e))) {
+			x->oom = 1;
+			break;
+		}
+		e->k = k;
+		e->first = (uint32_t)i;
+		HASH_ADD(hh, idx, k, sizeof e->k, e);
+		if (nw_hash_oom_taken()) {
+			free(e);
+			x->oom = 1;
+		}
+	}
+	for (size_t i = 0; i < x->npairs && !x->oom; i++) {
+		struct nw_p2p_pair *pr = &x->pairs[i];
+		/* A receive by the waiter from the wrong peer: someone's send to the
+		 * waiter is unmatched. A send by the waiter to the wrong peer:
+		 * someone's receive from the waiter is unmatched. */
+		struct pkey k;
+		memset(&k, 0, sizeof k);
+		k.comm = pr->view->id;
+		k.culprit = pr->waiter;
+		k.kind = pr->op->kind == NW_OP_RECV ? NW_OP_SEND : NW_OP_RECV;
+		HASH_FIND(hh, idx, &k, sizeof k, e);
+		if (e && e->first != i) {
+			pr->primary = e->first;
+			pr->folded = 1;
+		}
+	}
+	HASH_ITER(hh, idx, e, et) {
+		HASH_DEL(idx, e);
+		free(e);
+	}
+	for (size_t i = 0; i < x->npairs; i++) {
+		const struct nw_p2p_pair *pr = &x->pairs[i];
+		if (pr->primary == NONE && pr->culprit != NONE && pr->culprit != pr->waiter)
+			nw_graph_edge(&x->g, pr->waiter, pr->culprit, NW_E_P2P, pr->op, pr->view, pr->op->seq, pr->peer_pos);
+	}
+}
+
+/* ---- counts that do not add up ---- */
+
+/* A's first send/receive with B on comm W, where neither has any other
+ * send/receive, is the twin of B's unmatched op toward A on another comm P
+ * (the other half: B sends where A receives, or the other way round) on
+ * which A already matched some of B's ops. Why: the pair talks on P; A's
+ * op on W, where nobody ever talked, is the one posted on the wrong comm
+ * (the wrong process group passed to send/recv), and B waits on P for it. */
+/* The eager form of the same: B's sends to A on another comm completed
+ * into A's buffer beyond what A received there (A received from B there
+ * before): B's message waits on the comm the pair talks on while A
+ * receives from B where nobody talks. */
+static int orphan_twin(struct nw_jctx *x, const struct nw_proc *a, const struct nw_proc *b,
+                       const struct nw_comm_view *not)
+{
+	for (uint32_t c = 0; c < b->ncomms; c++) {
+		const struct nw_comm_view *v = nw_view_of(x, b->comms[c].comm_id);
+		if (!v || v == not)
+			continue;
+		int32_t ra = -1, rb = -1;
+		for (int32_t r = 0; r < v->nranks; r++) {
+			if (v->members[r].proc == a)
+				ra = r;
+			if (v->members[r].proc == b)
+				rb = r;
+		}
+		if (ra < 0 || rb < 0)
+			continue;
+		const struct nw_seg_peer *ba = nw_proc_peer(b, nw_member_slot(&v->members[rb]), ra);
+		const struct nw_seg_peer *ab = nw_proc_peer(a, nw_member_slot(&v->members[ra]), rb);
+		if (ba && ab && ab->recv_enqueued >= 1 && ba->send_completed > ab->recv_enqueued)
+			return 1;
+	}
+	return 0;
+}
+
+static int wrong_comm_twin(const struct nw_graph *g, uint32_t s, const struct nw_edge *e)
+{
+	for (size_t i = 0; i < g->nedges; i++) {
+		const struct nw_edge *f = &g->edges[i];
+		if (f->kind == NW_E_P2P && f->src == e->dst && f->dst == e->src && g->scc[f->src] == s && f->op &&
+		    f->view != e->view && f->op->kind != e->op->kind && f->peer_pos > 0 && f->peer_pos < f->op->seq)
+			return 1;
+	}
+	return 0;
+}
+
+size_t nw_p2p_count_deviants(struct nw_jctx *x, uint32_t s, uint8_t *deviant)
+{
+	struct nw_graph *g = &x->g;
+	size_t marked = 0;
+	for (size_t i = 0; i < g->nedges; i++) {
+		const struct nw_edge *e = &g->edges[i];
+		if (e->kind != NW_E_P2P || e->src >= g->nprocs || e->dst >= g->nprocs || g->scc[e->src] != s ||
+		    g->scc[e->dst] != s || !e->op)
+			continue;
+		if (e->peer_pos >= e->op->seq) {
+			/* Posted, but held behind the peer's own stuck work while the
+			 * peer's send to another rank went eagerly to nobody: the peer
+			 * sent to the wrong peer and went on. */
+			if (e->op->kind == NW_OP_RECV && orphan_send_of(e->view, e->op->root, e->op->rank) >= 0 &&
+			    (!deviant || !deviant[e->dst])) {
+				if (deviant)
+					deviant[e->dst] = 1;
+				marked++;
+			}
+			continue;   /* else only pairs whose other half was never posted */
+		}
+		const struct nw_proc *a = x->job->procs[e->src], *b = x->job->procs[e->dst];
+		uint64_t k = e->op->seq;
+		/* B's counts with anybody on this comm; A's with anybody but B in
+		 * this direction. */
+		const struct nw_comm_view *v = e->view;
+		uint64_t bmax = 0, aother = 0;
+		int aany = 0;
+		for (int side = 0; side < 2; side++) {
+			const struct nw_proc *p = side ? a : b;
+			for (uint32_t j = 0; j < p->npeers; j++) {
+				const struct nw_seg_peer *pe = &p->peers[j];
+				if (pe->comm_slot >= p->ncomms || p->comms[pe->comm_slot].comm_id != v->id)
+					continue;
+				uint64_t sm = pe->send_enqueued, rm = pe->recv_enqueued;
+				if (!side) {
+					bmax = sm > bmax ? sm : bmax;
+					bmax = rm > bmax ? rm : bmax;
+				} else {
+					int toward_b = pe->peer == e->op->root;
+					uint64_t other = e->op->kind == NW_OP_SEND ? (toward_b ? rm : (sm > rm ? sm : rm))
+					                                           : (toward_b ? sm : (sm > rm ? sm : rm));
+					if (toward_b && !other)
+						continue;
+					aany = 1;
+					aother = other > aother ? other : aother;
+				}
+			}
+		}
+		uint32_t who = NONE;
+		if (bmax >= k)
+			who = e->dst;            /* B went past #k elsewhere but not with A */
+		else if (aany && aother < k)
+			who = e->src;            /* A did more with B than with anybody else */
+		else if (k == 1 && !bmax && !aany &&
+		         (wrong_comm_twin(g, s, e) || (e->op->kind == NW_OP_RECV && orphan_twin(x, a, b, v))))
+			who = e->src;            /* A posted it on a comm where nobody else talks */
+		if (who != NONE && (!deviant || !deviant[who])) {
+			if (deviant)
+				deviant[who] = 1;
+			marked++;
+		}
+	}
+	return marked;
+}
+
+/* ---- describing ---- */
+
+static void pair_words(struct nw_jctx *x, const struct nw_p2p_pair *pr, struct nw_buf *b, int with_age)
+{
+	const struct nw_proc *w = x->job->procs[pr->waiter];
+	const struct nw_proc *c = pr->culprit != NONE ? x->job->procs[pr->culprit] : NULL;
+	char kb[NW_NAME_BUF], cb[128], wl[128], cl[128], ab[32];
+	const int send = pr->op->kind == NW_OP_SEND;
+	const struct nw_proc *peer = pr->view->members[pr->culprit_crank].proc;
+	if (peer)
+		nw_proc_label(peer, cl);   /* the peer the op names (the culprit, unless the waiter is) */
+	else
+		snprintf(cl, sizeof cl, "comm rank %d (no file)", (int)pr->culprit_crank);
+	nw_buf_printf(b, "%s's %s #%" PRIu64 " %s %s on %s", nw_proc_label(w, wl), nw_op_kind_name(pr->op->kind, kb),
+	              pr->op->seq, send ? "to" : "from", cl, nw_comm_label(pr->view->id, pr->view->name, cb));
+	if (with_age && pr->launch)
+		nw_buf_printf(b, " in replay %" PRIu64 " of its graph is pending for %s", pr->launch->seq,
+		              nw_fmt_age(nw_age(w, pr->launch->enqueue_ns), ab));
+	else if (with_age)
+		nw_buf_printf(b, " is pending for %s", nw_fmt_age(nw_age(w, pr->op->enqueue_ns), ab));
+	if (c && pr->orphan_crank >= 0) {
+		char ol[128];
+		const struct nw_member *om = &pr->view->members[pr->orphan_crank];
+		if (om->proc)
+			nw_proc_label(om->proc, ol);
+		else
+			snprintf(ol, sizeof ol, "comm rank %d", (int)pr->orphan_crank);
+		if (c == w)
+			nw_buf_printf(b, ", which %s never sent; %s received from the wrong peer: %s's send to it "
+			              "completed (eager, into its buffer) and it never received it", cl, wl, ol);
+		else if (pr->peer_pos >= pr->op->seq)
+			nw_buf_printf(b, ", matched only by a send %s posted later behind its own stuck work; %s sent to "
+			              "the wrong peer: its send to %s completed (eager, into %s's buffer) and %s never "
+			              "received it", cl, cl, ol, ol, ol);
+		else
+			nw_buf_printf(b, ", which %s never sent (it posted sends to %s up to #%" PRIu64 "); %s sent to the "
+			              "wrong peer: its send to %s completed (eager) and %s never received it", cl, wl,
+			              pr->peer_pos, cl, ol, ol);
+		return;
+	}
+	if (c)
+		nw_buf_printf(b, ", which %s never %s (it posted %s %s up to #%" PRIu64 ")", cl, send ? "received" : "sent",
+		              send ? "receives from" : "sends to", wl, pr->peer_pos);
+}
+
+/* One step of a cycle: what process `from` waits in, and for whom. */
+static void step_words(struct nw_jctx *x, const struct nw_edge *first, const struct nw_edge *last,
+                       struct nw_buf *b)
+{
+	const struct nw_proc *from = x->job->procs[first->src], *to = x->job->procs[last->dst];
+	char fl[128], tl[128];
+	nw_proc_label(from, fl);
+	nw_proc_label(to, tl);
+	nw_buf_printf(b, "%s waits in ", fl);
+	if (first->op)
+		nw_describe_op(x, first->op, b);
+	else
+		nw_buf_puts(b, "an op");
+	switch (last->kind) {
+	case NW_E_P2P:
+		if (first->op && last->peer_pos >= first->op->seq)
+			nw_buf_printf(b, ", which %s posted but has not started: it waits behind %s's earlier work on "
+			              "its stream", tl, tl);
+		else
+			nw_buf_printf(b, ", which %s never %s (posted up to #%" PRIu64 ")", tl,
+			              first->op && first->op->kind == NW_OP_SEND ? "received" : "sent", last->peer_pos);
+		break;
+	case NW_E_COLL:
+		nw_buf_printf(b, ", which %s never called (coll_enqueued %" PRIu64 ")", tl, last->peer_pos);
+		break;
+	case NW_E_INIT:
+		nw_buf_printf(b, ", which %s never entered", tl);
+		break;
+	default:
+		nw_buf_printf(b, ", which %s holds up", tl);
+		break;
+	}
+}
+
+/* A deadlock: the SCC `s`, named by a cycle through the p2p edge `e`. */
+static void deadlock(struct nw_jctx *x, uint32_t s, const struct nw_edge *e, uint32_t *parent, uint32_t *queue)
+{
+	struct nw_graph *g = &x->g;
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_P2P_DEADLOCK, e->view, e->op ? e->op->kind : 0, e->seq);
+	if (!w)
+		return;
+	w->v.hint = "post sends and receives that depend on each other inside one ncclGroupStart/ncclGroupEnd, "
+	            "or order them so that every send meets a posted receive";
+	for (uint32_t n = 0; n < g->nprocs; n++)
+		if (g->scc[n] == s)
+			nw_verdict_culprit(x, w, x->job->procs[n]);
+	/* Shortest path e->dst ~> e->src inside the SCC (parent[] = edge index). */
+	for (uint32_t n = 0; n < g->nnodes; n++)
+		parent[n] = NONE;
+	size_t head = 0, tail = 0;
+	queue[tail++] = e->dst;
+	parent[e->dst] = (uint32_t)(e - g->edges);
+	while (head < tail && parent[e->src] == NONE) {
+		uint32_t v = queue[head++];
+		for (uint32_t k = g->fwd_off[v]; k < g->fwd_off[v + 1]; k++) {
+			const struct nw_edge *f = &g->edges[g->fwd[k]];
+			if (f->kind == NW_E_WAIT || g->scc[f->dst] != s || parent[f->dst] != NONE)
+				continue;
+			parent[f->dst] = g->fwd[k];
+			queue[tail++] = f->dst;
+		}
+	}
+	/* The cycle's edges, from e->src round to e->src. */
+	size_t nedges = 0;
+	uint32_t *cyc = queue;   /* reused: the BFS is done */
+	if (parent[e->src] != NONE) {
+		for (uint32_t v = e->src; v != e->dst; v = g->edges[parent[v]].src)
+			cyc[nedges++] = parent[v];
+	}
+	cyc[nedges++] = (uint32_t)(e - g->edges);
+	/* cyc[] runs backwards: reverse. */
+	for (size_t i = 0; i < nedges / 2; i++) {
+		uint32_t t = cyc[i];
+		cyc[i] = cyc[nedges - 1 - i];
+		cyc[nedges - 1 - i] = t;
+	}
+	/* Steps: from a process edge through junctions to the next process. */
+	struct nw_buf sum = { 0 };
+	nw_buf_puts(&sum, "deadlock: ");
+	size_t steps = 0;
+	for (size_t i = 0; i < nedges;) {
+		size_t j = i;
+		while (j + 1 < nedges && g->edges[cyc[j]].dst >= g->nprocs)
+			j++;
+		struct nw_buf t = { 0 };
+		step_words(x, &g->edges[cyc[i]], &g->edges[cyc[j]], &t);
+		if (t.s && !t.oom) {
+			nw_verdict_evidence(x, w, "%s", t.s);
+			if (steps < 4)
+				nw_buf_printf(&sum, "%s%s", steps ? "; " : "", t.s);
+		}
+		nw_buf_free(&t);
+		steps++;
+		i = j + 1;
+	}
+	if (steps > 4)
+		nw_buf_printf(&sum, "; ... (%zu steps)", steps);
+	w->v.summary = nw_buf_take(&sum);
+	if (!w->v.summary)
+		x->oom = 1;
+	nw_where_component(x, w, s);   /* where each of them is */
+}
+
+/* next[i]: the next misdirected pair reported by the same primary pair. */
+static void unmatched(struct nw_jctx *x, size_t i, const uint32_t *first_of, const uint32_t *next)
+{
+	const struct nw_p2p_pair *pr = &x->pairs[i];
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_P2P_UNMATCHED, pr->view, pr->op->kind, pr->op->seq);
+	if (!w)
+		return;
+	const struct nw_proc *c = pr->culprit != NONE ? x->job->procs[pr->culprit] : NULL;
+	if (c)
+		nw_verdict_culprit(x, w, c);
+	else if (nw_view_identity(pr->view))
+		nw_set_add(x, &w->v.unknown, pr->culprit_crank);
+	if (pr->culprit != pr->waiter)
+		nw_verdict_waiting(x, w, x->job->procs[pr->waiter]);
+
+	struct nw_buf b = { 0 };
+	pair_words(x, pr, &b, 1);
+	/* The culprit's send that went eagerly to another peer, nobody receiving it. */
+	if (c && pr->culprit != pr->waiter && pr->orphan_crank >= 0) {
+		const struct nw_member *cm = NULL, *om = &pr->view->members[pr->orphan_crank];
+		for (int32_t r = 0; r < pr->view->nranks; r++)
+			if (pr->view->members[r].proc == c)
+				cm = &pr->view->members[r];
+		const struct nw_seg_peer *co = cm ? nw_proc_peer(c, nw_member_slot(cm), pr->orphan_crank) : NULL;
+		const struct nw_seg_peer *oc =
+			cm && om->proc ? nw_proc_peer(om->proc, nw_member_slot(om), pr->culprit_crank) : NULL;
+		if (co && om->proc) {
+			char cl[128], ol[128], cb[128];
+			nw_verdict_evidence(x, w,
+			                    "misdirected: %s's Send #%" PRIu64 " to %s on %s COMPLETED (eager, into %s's "
+			                    "buffer), which %s never received (it posted receives from %s up to #%" PRIu64 ")",
+			                    nw_proc_label(c, cl), co->send_completed, nw_proc_label(om->proc, ol),
+			                    nw_comm_label(pr->view->id, pr->view->name, cb), ol, ol, cl,
+			                    oc ? oc->recv_enqueued : 0);
+		}
+	}
+	/* The culprit's own misdirected post, if any. */
+	for (uint32_t k = first_of[i]; k != NONE; k = next[k]) {
+		const struct nw_p2p_pair *o = &x->pairs[k];
+		nw_buf_puts(&b, "; instead ");
+		pair_words(x, o, &b, 0);
+		struct nw_buf t = { 0 };
+		nw_buf_puts(&t, "misdirected: ");
+		pair_words(x, o, &t, 1);
+		if (t.s && !t.oom)
+			nw_verdict_evidence(x, w, "%s", t.s);
+		nw_buf_free(&t);
+	}
+	w->v.summary = nw_buf_take(&b);
+	if (!w->v.summary)
+		x->oom = 1;
+	char sb[NW_NAME_BUF], ab[32], wl[128];
+	const struct nw_proc *wp = x->job->procs[pr->waiter];
+	if (pr->launch)   /* a captured op: its replay's state and age */
+		nw_verdict_evidence(x, w, "%s: %s #%" PRIu64 " in replay %" PRIu64 " of its graph, %s for %s",
+		                    nw_proc_label(wp, wl), nw_op_kind_name(pr->op->kind, sb), pr->op->seq, pr->launch->seq,
+		                    nw_op_state_name(pr->launch->state, sb), nw_fmt_age(nw_age(wp, pr->launch->enqueue_ns), ab));
+	else
+		nw_verdict_evidence(x, w, "%s: %s #%" PRIu64 " %s for %s", nw_proc_label(wp, wl),
+		                    nw_op_kind_name(pr->op->kind, sb), pr->op->seq, nw_op_state_name(pr->op->state, sb),
+		                    nw_fmt_age(nw_age(wp, pr->op->enqueue_ns), ab));
+	if (c) {
+		struct nw_buf t = { 0 };
+		uint64_t age = nw_where(x, c, &t, 1);
+		char cl[128], *filled = t.s && !t.oom ? nw_age_fill(t.s, age, age) : NULL;
+		if (filled)
+			nw_verdict_evidence(x, w, "%s: %s", nw_proc_label(c, cl), filled);
+		else
+			x->oom = 1;
+		free(filled);
+		nw_buf_free(&t);
+	} else {
+		nw_verdict_evidence(x, w, "comm rank %d of %s: no file", (int)pr->culprit_crank,
+		                    nw_comm_label(pr->view->id, pr->view->name, wl));
+	}
+}
+
+void nw_rules_p2p_verdicts(struct nw_jctx *x)
+{
+	struct nw_graph *g = &x->g;
+	uint32_t *first = malloc(((size_t)g->nscc + 1) * sizeof *first);
+	uint32_t *count = calloc((size_t)g->nscc + 1, sizeof *count);
+	uint32_t *parent = malloc(((size_t)g->nnodes + 1) * sizeof *parent);
+	uint32_t *queue = malloc(((size_t)g->nnodes + 1) * sizeof *queue);
+	if (!first || !count || !parent || !queue) {
+		x->oom = 1;
+		goto out;
+	}
+	for (uint32_t s = 0; s < g->nscc; s++)
+		first[s] = NONE;
+	for (uint32_t n = 0; n < g->nprocs; n++)
+		count[g->scc[n]]++;
+	for (size_t i = 0; i < g->nedges; i++) {
+		const struct nw_edge *e = &g->edges[i];
+		if (e->kind == NW_E_P2P && g->scc[e->src] == g->scc[e->dst] && first[g->scc[e->src]] == NONE)
+			first[g->scc[e->src]] = (uint32_t)i;
+	}
+	/* A cycle in which somebody deviates (its send/receive counts do not
+	 * add up, or it alone never posted or issued what others wait in) is
+	 * an unmatched pair whose consequences loop back: the pairs are
+	 * reported as such and rootcause.c names the deviant. What is left is
+	 * a true deadlock. */
+	uint8_t *mark = calloc((size_t)g->nprocs + 1, 1);
+	if (!mark) {
+		x->oom = 1;
+		goto out;
+	}
+	for (uint32_t s = 0; s < g->nscc && !x->oom; s++) {
+		if (first[s] == NONE || count[s] < 2)
+			continue;
+		memset(mark, 0, (size_t)g->nprocs + 1);
+		size_t never = nw_graph_never_issued(g, s, mark);
+		if (nw_p2p_count_deviants(x, s, NULL) || (never && never < count[s]))
+			first[s] = NONE;
+	}
+	free(mark);
+	for (uint32_t s = 0; s < g->nscc && !x->oom; s++)
+		if (first[s] != NONE && count[s] >= 2)
+			deadlock(x, s, &g->edges[first[s]], parent, queue);
+	/* Pairs inside a deadlock are reported there. */
+	for (size_t i = 0; i < x->npairs; i++) {
+		struct nw_p2p_pair *pr = &x->pairs[i];
+		if (pr->culprit != NONE && pr->primary == NONE && g->scc[pr->waiter] == g->scc[pr->culprit] &&
+		    first[g->scc[pr->waiter]] != NONE && count[g->scc[pr->waiter]] >= 2)
+			pr->folded = 1;
+	}
+	/* The misdirected pairs of each primary pair, as lists. */
+	uint32_t *first_of = malloc((x->npairs + 1) * sizeof *first_of);
+	uint32_t *next = malloc((x->npairs + 1) * sizeof *next);
+	if (!first_of || !next) {
+		free(first_of);
+		free(next);
+		x->oom = 1;
+		goto out;
+	}
+	for (size_t i = 0; i < x->npairs; i++)
+		first_of[i] = next[i] = NONE;
+	for (size_t i = x->npairs; i-- > 0;) {
+		uint32_t pr = x->pairs[i].primary;
+		if (pr != NONE) {
+			next[i] = first_of[pr];
+			first_of[pr] = (uint32_t)i;
+		}
+	}
+	for (size_t i = 0; i < x->npairs && !x->oom; i++)
+		if (!x->pairs[i].folded)
+			unmatched(x, i, first_of, next);
+	free(first_of);
+	free(next);
+out:
+	free(first);
+	free(count);
+	free(parent);
+	free(queue);
+}

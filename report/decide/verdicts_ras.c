@@ -1,0 +1,692 @@
+/* verdicts_ras: see verdicts_ras.h. The rules, per communicator of the
+ * report (largest first):
+ *
+ *   gone      a rank whose process did not answer (unresponsive) or that
+ *             RAS declared dead: MISSING_RANK, culprit "process gone or
+ *             unreachable" with its host and pid; one verdict per process
+ *             set, whatever the number of comms it was in.
+ *   errors    an async error (not ncclSuccess / ncclInProgress): GPU_FAULT
+ *             naming the error; an init error: INIT_STALL naming it.
+ *   init      some ranks still in init (ncclInProgress) while others run:
+ *             INIT_STALL, those ranks (a minority) or the comm.
+ *   counts    per collective kind, ranks grouped by launch count; the
+ *             strictly largest group is the program as written (the
+ *             majority rule of docs/diagnosis.md), the others deviate:
+ *             behind it, they never launched the op the others launched
+ *             last; ahead of it, they launched one the others never
+ *             launched. MISSING_RANK with the op as a launch count of its
+ *             kind (nw_verdict.launches, "AllReduce launches=6"), never an
+ *             op number "#n": RAS counts each kind apart, "#n" counts every
+ *             collective of the comm. No strict majority: the verdict
+ *             names no culprit and says so.
+ *   left      ranks that answered but no longer hold the comm, or that
+ *             finalized, destroy or abort it, while the others still run
+ *             it: a minority left early (MISSING_RANK).
+ *   equal     nothing of the above and every rank launched the same
+ *             counts: TRANSPORT_STALL of the comm, marked "launch counts
+ *             equal; RAS cannot see completion" (if the job is hung, the
+ *             transfer itself is stuck; stacks tell more).
+ *   no comm   a report without any communicator: INIT_STALL without a
+ *             culprit (RAS lists a comm only once every rank exchanged its
+ *             peer info, so a rank that never arrived cannot be named).
+ */
+#include "decide.h"   /* first: it configures uthash */
+#include "verdicts_ras.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ncclwatch/segment.h>
+
+#define SRC "from NCCL RAS: launch counts, not completions; no send/receive counts"
+
+struct vl {
+	struct nw_verdict *v;
+	size_t n, cap;
+	int oom;
+};
+
+/* A verdict about comm c; `launches`: the op as a launch count of its
+ * kind (RAS has no op numbers: analysis.h, nw_verdict.launches). */
+static struct nw_verdict *vadd(struct vl *l, int kind, const struct nw_ras_comm *c, uint16_t op, uint64_t launches)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 8;
+		struct nw_verdict *n = realloc(l->v, cap * sizeof *n);
+		if (!n) { l->oom = 1; return NULL; }
+		l->v = n;
+		l->cap = cap;
+	}
+	struct nw_verdict *v = &l->v[l->n++];
+	memset(v, 0, sizeof *v);
+	v->kind = kind;
+	v->comm_id = c ? c->hash : 0;
+	v->comm_nranks = c ? c->size : 0;
+	v->op_kind = op;
+	v->launches = launches;
+	v->hint = nw_verdict_hint(kind);
+	return v;
+}
+
+static void vsummary(struct vl *l, struct nw_verdict *v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void vsummary(struct vl *l, struct nw_verdict *v, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	free(v->summary);
+	if (vasprintf(&v->summary, fmt, ap) < 0) { v->summary = NULL; l->oom = 1; }
+	va_end(ap);
+}
+
+static void vevidence(struct vl *l, struct nw_verdict *v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void vevidence(struct vl *l, struct nw_verdict *v, const char *fmt, ...)
+{
+	char **n = realloc(v->evidence, (v->nevidence + 1) * sizeof *n);
+	if (!n) { l->oom = 1; return; }
+	v->evidence = n;
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&n[v->nevidence], fmt, ap) < 0) l->oom = 1;
+	else v->nevidence++;
+	va_end(ap);
+}
+
+static void radd(struct vl *l, struct nw_rankset *s, int32_t r)
+{
+	if (nw_rankset_add(s, r)) l->oom = 1;
+}
+
+static uint16_t op_of(int f)
+{
+	static const uint16_t ops[NW_RAS_NFUNCS] = { NW_OP_BROADCAST, NW_OP_REDUCE, NW_OP_ALLGATHER, NW_OP_REDUCESCATTER,
+		NW_OP_ALLREDUCE };
+	return ops[f];
+}
+
+static const char *err_name(int e)
+{
+	switch (e) {
+	case 1: return "ncclUnhandledCudaError";
+	case 2: return "ncclSystemError";
+	case 3: return "ncclInternalError";
+	case 4: return "ncclInvalidArgument";
+	case 5: return "ncclInvalidUsage";
+	case 6: return "ncclRemoteError";
+	case 7: return "ncclInProgress";
+	default: return "an unknown ncclResult_t";
+	}
+}
+
+/* ---- global ranks: the largest comm's ranks, others mapped by pid ---- */
+struct pidrank { int pid, rank; };
+struct world {
+	const struct nw_ras_comm *c;
+	struct pidrank *byp;      /* the world comm's (pid, rank), sorted by pid */
+	size_t n;
+};
+
+static int cmp_pidrank(const void *a, const void *b)
+{
+	const struct pidrank *x = a, *y = b;
+	if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+	return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static int world_index(struct world *w)
+{
+	if (!w->c) return 0;
+	w->byp = malloc((w->c->nranks + w->c->nmissing + 1) * sizeof *w->byp);
+	if (!w->byp) return -1;
+	for (size_t i = 0; i < w->c->nranks; i++) w->byp[w->n++] = (struct pidrank){ w->c->ranks[i].pid, w->c->ranks[i].rank };
+	for (size_t i = 0; i < w->c->nmissing; i++) w->byp[w->n++] = (struct pidrank){ w->c->missing[i].pid, w->c->missing[i].rank };
+	qsort(w->byp, w->n, sizeof *w->byp, cmp_pidrank);
+	return 0;
+}
+
+/* A rank of comm c as a rank of the world comm: by pid (a process with
+ * several GPUs: its lowest world rank), else the comm rank itself. */
+static int32_t grank(const struct world *w, const struct nw_ras_comm *c, int rank, int pid)
+{
+	if (!w->c || c == w->c || pid <= 0 || !w->n) return rank;
+	size_t lo = 0, hi = w->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (w->byp[mid].pid < pid) lo = mid + 1;
+		else hi = mid;
+	}
+	return lo < w->n && w->byp[lo].pid == pid ? w->byp[lo].rank : rank;
+}
+
+static int cmp_comm_size(const void *a, const void *b)
+{
+	const struct nw_ras_comm *x = *(const struct nw_ras_comm *const *)a, *y = *(const struct nw_ras_comm *const *)b;
+	if (x->size != y->size) return x->size > y->size ? -1 : 1;
+	if (x->nranks != y->nranks) return x->nranks > y->nranks ? -1 : 1;
+	return (x->hash > y->hash) - (x->hash < y->hash);
+}
+
+static void all_waiting(struct vl *l, struct nw_verdict *v, const struct world *w, const struct nw_ras_comm *c)
+{
+	for (size_t i = 0; i < c->nranks; i++) {
+		int32_t g = grank(w, c, c->ranks[i].rank, c->ranks[i].pid);
+		if (!nw_rankset_has(&v->culprits, g)) radd(l, &v->waiting, g);
+	}
+}
+
+/* ---- the rules ---- */
+
+/* Most of the world's ranks gone, a minority still in it: the strict
+ * majority is the program as written (DESIGN.md), so the many that are
+ * gone most likely ended where the program ends, and the few that still
+ * run went on past it (an extra op, a loop that ran longer). They are the
+ * culprits, named with the doubt RAS leaves: it cannot tell an exit from
+ * a death. (A majority that died at once leaves the job to the launcher:
+ * torchrun and mpirun tear it down.) 1 when said. */
+static int rule_gone_majority(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
+{
+	size_t gone = 0;
+	for (size_t i = 0; i < c->nmissing; i++) gone += c->missing[i].unresponsive || c->missing[i].dead;
+	if (!c->nranks || gone * 2 <= (size_t)c->size) return 0;
+	struct nw_verdict *v = vadd(l, NW_V_MISSING_RANK, c, 0, 0);
+	if (!v) return 0;
+	for (size_t i = 0; i < c->nranks; i++) radd(l, &v->culprits, grank(w, c, c->ranks[i].rank, c->ranks[i].pid));
+	struct nw_rankset g = { 0 };
+	for (size_t i = 0; i < c->nmissing; i++) {
+		const struct nw_ras_missing *m = &c->missing[i];
+		if (!m->unresponsive && !m->dead) continue;
+		radd(l, &g, grank(w, c, m->rank, m->pid));
+		vevidence(l, v, "rank %d of comm 0x%016" PRIx64 ": process gone: pid %d on %s, %s", m->rank, c->hash, m->pid,
+		          m->host[0] ? m->host : "?",
+		          m->dead ? "considered dead by RAS (no answer for the peer-dead timeout)" : "did not answer RAS");
+	}
+	char set[256], gset[256];
+	nw_rankset_format(&v->culprits, set, sizeof set);
+	nw_rankset_format(&g, gset, sizeof gset);
+	vsummary(l, v, "rank%s %s still run%s comm 0x%016" PRIx64 " while %zu of its %d ranks (%s) are gone: most of the job "
+	         "ended, so the code path most likely differs on %s (an op the others never issued, a loop that ran "
+	         "longer), unless the gone ones died (RAS cannot tell an exit from a death)",
+	         v->culprits.n == 1 ? "" : "s", set, v->culprits.n == 1 ? "s" : "", c->hash, gone, c->size, gset,
+	         v->culprits.n == 1 ? "it" : "them");
+	free(g.v);
+	vevidence(l, v, SRC);
+	v->hint = "the code path differs on those ranks; the gone processes' exit status in the launcher's log (0: "
+	          "they ended as written)";
+	return 1;
+}
+
+static int rule_gone(struct vl *l, const struct world *w, const struct nw_ras_comm *const *comms, size_t ncomms)
+{
+	/* one verdict for every process that did not answer, in any comm */
+	struct nw_verdict *v = NULL;
+	int seen_pid[64], nseen = 0, any = 0;
+	for (size_t k = 0; k < ncomms; k++) {
+		const struct nw_ras_comm *c = comms[k];
+		for (size_t i = 0; i < c->nmissing; i++) {
+			const struct nw_ras_missing *m = &c->missing[i];
+			if (!m->unresponsive && !m->dead) continue;
+			int dup = 0;
+			for (int s = 0; s < nseen; s++) dup |= seen_pid[s] == m->pid && m->pid > 0;
+			if (!v && !(v = vadd(l, NW_V_MISSING_RANK, comms[0], 0, 0))) return 0;
+			radd(l, &v->culprits, grank(w, c, m->rank, m->pid));
+			if (!dup) {
+				if (nseen < 64) seen_pid[nseen++] = m->pid;
+				vevidence(l, v, "rank %d of comm 0x%016" PRIx64 ": process gone or unreachable: pid %d on %s, %s", m->rank,
+				          c->hash, m->pid, m->host[0] ? m->host : "?",
+				          m->dead ? "considered dead by RAS (no answer for the peer-dead timeout)" : "did not answer RAS");
+			}
+			any = 1;
+		}
+	}
+	if (!any) return 0;
+	char set[256];
+	nw_rankset_format(&v->culprits, set, sizeof set);
+	vsummary(l, v, "rank%s %s: process gone or unreachable (RAS got no answer from %s); the others wait for %s",
+	         v->culprits.n == 1 ? "" : "s", set, v->culprits.n == 1 ? "it" : "them", v->culprits.n == 1 ? "it" : "them");
+	all_waiting(l, v, w, comms[0]);
+	/* the op the others are in: the largest launch count they agree on */
+	const struct nw_ras_comm *c0 = comms[0];
+	int best = -1;
+	for (int f = 0; f < NW_RAS_NFUNCS && c0->nranks; f++) {
+		int agree = 1;
+		for (size_t i = 0; i < c0->nranks; i++)
+			agree &= c0->ranks[i].counts_known && c0->ranks[i].counts[f] == c0->ranks[0].counts[f];
+		if (agree && c0->ranks[0].counts[f] && (best < 0 || c0->ranks[0].counts[f] >= c0->ranks[0].counts[best])) best = f;
+	}
+	if (best >= 0) {
+		v->op_kind = op_of(best);
+		v->launches = c0->ranks[0].counts[best];
+		vevidence(l, v, "the %zu ranks that answered are at %s launches=%" PRIu64 " on comm 0x%016" PRIx64
+		          " (the gone process's own counts are not known; RAS cannot see completion)",
+		          c0->nranks, nw_ras_func_names[best], v->launches, c0->hash);
+	}
+	vevidence(l, v, SRC);
+	v->hint = "the process died or stopped (OOM killer, a crash, a node down, SIGSTOP): its exit status, dmesg "
+	          "and the launcher's log on that host";
+	return 1;
+}
+
+static void rule_errors(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
+{
+	for (int pass = 0; pass < 2; pass++) {   /* 0: async errors, 1: init errors */
+		struct nw_verdict *v = NULL;
+		int first = 0;
+		for (size_t i = 0; i < c->nranks; i++) {
+			int e = pass ? c->ranks[i].init_state : c->ranks[i].async_error;
+			if (e == 0 || e == 7) continue;
+			if (!v) {
+				if (!(v = vadd(l, pass ? NW_V_INIT_STALL : NW_V_GPU_FAULT, c, 0, 0))) return;
+				first = e;
+			}
+			radd(l, &v->culprits, grank(w, c, c->ranks[i].rank, c->ranks[i].pid));
+			vevidence(l, v, "rank %d (pid %d on %s): %s %d (%s)", c->ranks[i].rank, c->ranks[i].pid, c->ranks[i].host,
+			          pass ? "init error" : "async error", e, err_name(e));
+		}
+		if (!v) continue;
+		char set[256];
+		nw_rankset_format(&v->culprits, set, sizeof set);
+		vsummary(l, v, "rank%s %s of comm 0x%016" PRIx64 " reported %s %s", v->culprits.n == 1 ? "" : "s", set, c->hash,
+		         pass ? "the init error" : "the async error", err_name(first));
+		all_waiting(l, v, w, c);
+		vevidence(l, v, SRC);
+		if (!pass && first != 1) v->hint = "the error string: NCCL_DEBUG=WARN on that rank says where it came from";
+	}
+}
+
+static void rule_init(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
+{
+	size_t in_init = 0;
+	for (size_t i = 0; i < c->nranks; i++) in_init += c->ranks[i].init_state == 7;
+	if (!in_init) return;
+	struct nw_verdict *v = vadd(l, NW_V_INIT_STALL, c, NW_OP_COMM_INIT, 0);
+	if (!v) return;
+	int minority = in_init * 2 < c->nranks;
+	for (size_t i = 0; i < c->nranks; i++)
+		if (c->ranks[i].init_state == 7 && minority) radd(l, &v->culprits, grank(w, c, c->ranks[i].rank, c->ranks[i].pid));
+	vsummary(l, v, "%zu of %zu ranks of comm 0x%016" PRIx64 " are still inside its init (%s)", in_init, c->nranks, c->hash,
+	         minority ? "a minority: they are named" : "no minority to blame: the comm itself");
+	all_waiting(l, v, w, c);
+	vevidence(l, v, "RAS lists a comm once its ranks exchanged their peer info: these ranks are past the rendezvous, "
+	                "in the connection setup");
+	vevidence(l, v, SRC);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* 1 if a count verdict was made */
+static int rule_counts(struct vl *l, const struct world *w, const struct nw_ras_comm *c, int from_text,
+                       const struct nw_ras_comm *const *comms, size_t ncomms)
+{
+	(void)comms;
+	(void)ncomms;
+	int made = 0;
+	size_t n = 0;
+	for (size_t i = 0; i < c->nranks; i++) n += c->ranks[i].counts_known;
+	if (n < 2 && !from_text) return 0;
+	uint64_t *vals = malloc((n ? n : 1) * sizeof *vals);
+	if (!vals) { l->oom = 1; return 0; }
+	for (int f = 0; f < NW_RAS_NFUNCS; f++) {
+		size_t k = 0;
+		for (size_t i = 0; i < c->nranks; i++) if (c->ranks[i].counts_known) vals[k++] = c->ranks[i].counts[f];
+		if (!k) continue;
+		qsort(vals, k, sizeof *vals, cmp_u64);
+		/* the strictly largest group of equal counts */
+		uint64_t maj = 0;
+		size_t majn = 0, second = 0, distinct = 0;
+		for (size_t i = 0; i < k;) {
+			size_t m = 1;
+			while (i + m < k && vals[i + m] == vals[i]) m++;
+			distinct++;
+			if (m > majn) { second = majn; majn = m; maj = vals[i]; }
+			else if (m > second) second = m;
+			i += m;
+		}
+		if (from_text) {
+			/* a text report lists only the outliers by rank; the largest
+			 * group is the line "N ranks have launched up to operation V" */
+			if (!c->text_majority_ranks[f]) continue;
+			majn = (size_t)c->text_majority_ranks[f];
+			maj = c->text_majority[f];
+			second = 0;
+		} else if (distinct < 2) {
+			continue;
+		}
+		struct nw_verdict *v;
+		if (!from_text && majn == second) {
+			/* no strict majority: nobody can be named from counts */
+			if (!(v = vadd(l, NW_V_MISSING_RANK, c, op_of(f), 0))) break;
+			vsummary(l, v, "ranks of comm 0x%016" PRIx64 " launched %s different numbers of times and no count is "
+			         "shared by a strict majority: counts alone cannot say who deviates", c->hash, nw_ras_func_names[f]);
+			for (size_t i = 0; i < c->nranks; i++) {
+				vevidence(l, v, "rank %d (pid %d): %s launched %" PRIu64 " times", c->ranks[i].rank, c->ranks[i].pid,
+				          nw_ras_func_names[f], c->ranks[i].counts[f]);
+				radd(l, &v->waiting, grank(w, c, c->ranks[i].rank, c->ranks[i].pid));
+			}
+			vevidence(l, v, SRC);
+			made = 1;
+			continue;
+		}
+		/* behind the majority, then ahead of it: one verdict each */
+		for (int ahead = 0; ahead < 2; ahead++) {
+			v = NULL;
+			uint64_t low = UINT64_MAX, high = 0;
+			for (size_t i = 0; i < c->nranks; i++) {
+				const struct nw_ras_rank *r = &c->ranks[i];
+				if (!r->counts_known || r->counts[f] == maj) continue;
+				if ((r->counts[f] > maj) != ahead) continue;
+				if (!v && !(v = vadd(l, NW_V_MISSING_RANK, c, op_of(f), 0))) break;
+				radd(l, &v->culprits, grank(w, c, r->rank, r->pid));
+				if (r->counts[f] < low) low = r->counts[f];
+				if (r->counts[f] > high) high = r->counts[f];
+				vevidence(l, v, "rank %d (pid %d on %s): %s launched %" PRIu64 " times", r->rank, r->pid,
+				          r->host[0] ? r->host : "?", nw_ras_func_names[f], r->counts[f]);
+			}
+			if (!v) continue;
+			char set[256];
+			nw_rankset_format(&v->culprits, set, sizeof set);
+			const char *fn = nw_ras_func_names[f];
+			/* launch counts, never "#n": RAS counts per kind, an op number counts
+			 * every collective of the comm (the preload's, for the same hang) */
+			char theirs[48];
+			if (low == high) snprintf(theirs, sizeof theirs, "%" PRIu64, low);
+			else snprintf(theirs, sizeof theirs, "%" PRIu64 "-%" PRIu64, low, high);
+			if (!ahead) {
+				v->launches = maj;
+				vsummary(l, v, "rank%s %s never launched the %s the others launched last on comm 0x%016" PRIx64
+				         " (RAS: %s launches=%s there, launches=%" PRIu64 " on %zu peer%s); the others wait in it",
+				         v->culprits.n == 1 ? "" : "s", set, fn, c->hash, fn, theirs, maj, majn, majn == 1 ? "" : "s");
+			} else {
+				v->launches = maj + 1;
+				vsummary(l, v, "rank%s %s launched the %s the other %zu rank%s never launched on comm 0x%016" PRIx64
+				         " (RAS: %s launches=%s there, launches=%" PRIu64 " on the others): %s went past where the "
+				         "others are",
+				         v->culprits.n == 1 ? "" : "s", set, fn, majn, majn == 1 ? "" : "s", c->hash, fn, theirs, maj,
+				         v->culprits.n == 1 ? "it" : "they");
+			}
+			vevidence(l, v, "%zu rank%s launched %s %" PRIu64 " times%s", majn, majn == 1 ? "" : "s", fn, maj,
+			          from_text ? " (text report: only the outliers are listed by rank)" : "");
+			all_waiting(l, v, w, c);
+			vevidence(l, v, SRC);
+			made = 1;
+		}
+	}
+	free(vals);
+	return made;
+}
+
+static int leaving(const struct nw_ras_rank *r) { return r->abort_flag || r->finalize_called || r->destroy_flag; }
+
+static int rule_left(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
+{
+	size_t left = 0;
+	for (size_t i = 0; i < c->nmissing; i++) left += !c->missing[i].unresponsive && !c->missing[i].dead;
+	for (size_t i = 0; i < c->nranks; i++) left += leaving(&c->ranks[i]);
+	if (!left || left * 2 >= (size_t)c->size) return 0;
+	struct nw_verdict *v = vadd(l, NW_V_MISSING_RANK, c, NW_OP_COMM_DESTROY, 0);
+	if (!v) return 0;
+	for (size_t i = 0; i < c->nmissing; i++) {
+		const struct nw_ras_missing *m = &c->missing[i];
+		if (m->unresponsive || m->dead) continue;
+		radd(l, &v->culprits, grank(w, c, m->rank, m->pid));
+		vevidence(l, v, "rank %d (pid %d on %s) answered RAS but no longer holds the comm (destroyed or never created)",
+		          m->rank, m->pid, m->host[0] ? m->host : "?");
+	}
+	for (size_t i = 0; i < c->nranks; i++) {
+		const struct nw_ras_rank *r = &c->ranks[i];
+		if (!leaving(r)) continue;
+		radd(l, &v->culprits, grank(w, c, r->rank, r->pid));
+		vevidence(l, v, "rank %d (pid %d on %s) %s the comm", r->rank, r->pid, r->host[0] ? r->host : "?",
+		          r->abort_flag ? "aborted" : r->finalize_called ? "finalized" : "is destroying");
+	}
+	char set[256];
+	nw_rankset_format(&v->culprits, set, sizeof set);
+	vsummary(l, v, "rank%s %s left comm 0x%016" PRIx64 " early (finalized, destroyed or aborted it): %zu of its %d ranks "
+	         "still run it", v->culprits.n == 1 ? "" : "s", set, c->hash, c->size - left, c->size);
+	all_waiting(l, v, w, c);
+	vevidence(l, v, SRC);
+	return 1;
+}
+
+static void rule_equal(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
+{
+	for (size_t i = 0; i < c->nranks; i++) {
+		const struct nw_ras_rank *r = &c->ranks[i];
+		if (r->init_state != 0 || r->abort_flag || r->finalize_called || r->destroy_flag || !r->counts_known) return;
+	}
+	if (!c->nranks || c->nmissing) return;
+	uint64_t any = 0;
+	for (int f = 0; f < NW_RAS_NFUNCS; f++) any |= c->ranks[0].counts[f];
+	if (!any) return;   /* nothing counted (send/receive only, or nothing yet): nothing to say */
+	struct nw_verdict *v = vadd(l, NW_V_TRANSPORT_STALL, c, 0, 0);
+	if (!v) return;
+	int last = -1;
+	for (int f = 0; f < NW_RAS_NFUNCS; f++) if (c->ranks[0].counts[f]) last = f;
+	if (last >= 0) {
+		v->op_kind = op_of(last);
+		v->launches = c->ranks[0].counts[last];
+	}
+	char counts[256] = "";
+	size_t o = 0;
+	for (int f = 0; f < NW_RAS_NFUNCS && o < sizeof counts; f++)
+		if (c->ranks[0].counts[f])
+			o += (size_t)snprintf(counts + o, sizeof counts - o, "%s%s launches=%" PRIu64, o ? ", " : "", nw_ras_func_names[f],
+			                      c->ranks[0].counts[f]);
+	vsummary(l, v, "launch counts equal; RAS cannot see completion: every rank of comm 0x%016" PRIx64 " (%d) launched the "
+	         "same collectives (%s); if the job is hung, the transfer itself does not complete, unless ranks launched them in "
+	         "another order",
+	         c->hash, c->size, counts[0] ? counts : "none");
+	all_waiting(l, v, w, c);
+	vevidence(l, v, "launch counts equal; RAS cannot see completion: a rank inside a collective and a rank past it look the "
+	                "same; thread stacks (ncclwatch attach) or the preload tell them apart");
+	vevidence(l, v, "equal counts also hide a different launch order of the same ops (one rank launching a Broadcast "
+	                "before an AllReduce, the others after it): counts are per kind, not a sequence");
+	vevidence(l, v, SRC);
+}
+
+static int cmp_verdict(const void *a, const void *b)
+{
+	const struct nw_verdict *x = a, *y = b;
+	if (x->kind != y->kind) return x->kind > y->kind ? -1 : 1;
+	if (x->culprits.n != y->culprits.n) return x->culprits.n > y->culprits.n ? -1 : 1;
+	return 0;
+}
+
+void nw_ras_verdicts_free(struct nw_verdict *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		nw_rankset_free(&v[i].culprits);
+		nw_rankset_free(&v[i].waiting);
+		nw_rankset_free(&v[i].unknown);
+		free(v[i].summary);
+		for (size_t k = 0; k < v[i].nevidence; k++) free(v[i].evidence[k]);
+		free(v[i].evidence);
+	}
+	free(v);
+}
+
+int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size_t *nout, int32_t *world_size)
+{
+	struct vl l = { 0 };
+	const struct nw_ras_comm **comms = calloc(r->ncomms ? r->ncomms : 1, sizeof *comms);
+	if (!comms) return -1;
+	for (size_t i = 0; i < r->ncomms; i++) comms[i] = &r->comms[i];
+	qsort(comms, r->ncomms, sizeof *comms, cmp_comm_size);
+	struct world w = { .c = r->ncomms ? comms[0] : NULL };
+	*world_size = w.c ? w.c->size : -1;
+	if (world_index(&w)) { free(comms); return -1; }
+	if (!r->ncomms) {
+		struct nw_verdict *v = vadd(&l, NW_V_INIT_STALL, NULL, NW_OP_COMM_INIT, 0);
+		if (v) {
+			vsummary(&l, v, "RAS reports no communicator: no init of this job got past its rendezvous (or no NCCL "
+			         "communicator exists)");
+			vevidence(&l, v, "RAS lists a comm only once every rank exchanged its peer info: a rank that never "
+			                 "arrived cannot be named from RAS; thread stacks can");
+			vevidence(&l, v, SRC);
+		}
+	} else {
+		if (!rule_gone_majority(&l, &w, comms[0]))
+			rule_gone(&l, &w, comms, r->ncomms);
+		for (size_t k = 0; k < r->ncomms; k++) {
+			const struct nw_ras_comm *c = comms[k];
+			size_t before = l.n;
+			rule_errors(&l, &w, c);
+			rule_init(&l, &w, c);
+			rule_counts(&l, &w, c, r->from_text, comms, r->ncomms);
+			rule_left(&l, &w, c);
+			if (l.n == before && !r->from_text) rule_equal(&l, &w, c);
+		}
+		/* a comm with gone ranks gets no "equal counts" verdict; one whose
+		 * ranks all agree says so (rule_equal) */
+		if (l.n == 0 && r->from_text) {
+			struct nw_verdict *v = vadd(&l, NW_V_TRANSPORT_STALL, comms[0], 0, 0);
+			if (v) {
+				vsummary(&l, v, "launch counts equal; RAS cannot see completion: the text report shows no mismatch, "
+				         "error or missing process");
+				vevidence(&l, v, SRC);
+			}
+		}
+	}
+	if (l.n == 0 && !l.oom) {
+		struct nw_verdict *v = vadd(&l, NW_V_HEALTHY, NULL, 0, 0);
+		if (v) {
+			vsummary(&l, v, "nothing RAS can see is wrong: every rank answered, no error, no launch count differs "
+			         "(RAS cannot see completion, nor send/receive)");
+			vevidence(&l, v, SRC);
+		}
+	}
+	free(comms);
+	free(w.byp);
+	if (l.oom) { nw_ras_verdicts_free(l.v, l.n); return -1; }
+	qsort(l.v, l.n, sizeof *l.v, cmp_verdict);
+	*out = l.v;
+	*nout = l.n;
+	return 0;
+}
+
+int nw_ras_add_job(struct nw_analysis *a, const struct nw_ras_report *r, const char *name)
+{
+	struct nw_verdict *v;
+	size_t n;
+	int32_t ws;
+	if (nw_ras_verdicts(r, &v, &n, &ws)) return -1;
+	struct nw_job *jobs = realloc(a->jobs, (a->njobs + 1) * sizeof *jobs);
+	if (!jobs) { nw_ras_verdicts_free(v, n); return -1; }
+	a->jobs = jobs;
+	struct nw_job *j = &jobs[a->njobs];
+	memset(j, 0, sizeof *j);
+	j->name = strdup(name);
+	if (!j->name) { nw_ras_verdicts_free(v, n); return -1; }
+	j->world_size = ws;
+	j->timeout_s = 5;   /* RAS's own threshold: a process that does not answer within its
+	                     * collective leg timeout (5 s x NCCL_RAS_TIMEOUT_FACTOR) is unresponsive */
+	j->verdicts = v;
+	j->nverdicts = n;
+	a->njobs++;
+	return 0;
+}
+
+/* ---- lining RAS comms up with ours (by membership) ---- */
+static int view_matches(const struct nw_comm_view *v, const struct nw_ras_comm *c)
+{
+	if (v->nranks != c->size || !v->members || !c->nranks) return 0;
+	for (size_t i = 0; i < c->nranks; i++) {
+		const struct nw_ras_rank *r = &c->ranks[i];
+		if (r->rank < 0 || r->rank >= v->nranks) return 0;
+		const struct nw_proc *p = v->members[r->rank].proc;
+		if (!p || p->hdr.pid != r->pid) return 0;
+	}
+	return 1;
+}
+
+/* The pid of rank `rank` (a world rank of the report) */
+static int pid_of(const struct nw_ras_report *r, int rank)
+{
+	const struct nw_ras_comm *w = NULL;
+	for (size_t i = 0; i < r->ncomms; i++)
+		if (!w || r->comms[i].size > w->size) w = &r->comms[i];
+	if (!w) return -1;
+	for (size_t i = 0; i < w->nranks; i++) if (w->ranks[i].rank == rank) return w->ranks[i].pid;
+	for (size_t i = 0; i < w->nmissing; i++) if (w->missing[i].rank == rank) return w->missing[i].pid;
+	return -1;
+}
+
+/* The culprits' stacks, from the other jobs' processes with their pid
+ * (attach's snapshots of a job started without ncclwatch, or segments). */
+static void culprit_stacks(struct vl *l, struct nw_analysis *a, size_t ras_job, const struct nw_ras_report *r,
+                           struct nw_verdict *v)
+{
+	for (uint32_t k = 0; k < v->culprits.n && k < 8; k++) {
+		int pid = pid_of(r, v->culprits.v[k]);
+		if (pid <= 0) continue;
+		for (size_t j = 0; j < a->njobs; j++) {
+			if (j == ras_job) continue;
+			for (size_t p = 0; p < a->jobs[j].nprocs; p++) {
+				const struct nw_proc *pr = a->jobs[j].procs[p];
+				if (pr->hdr.pid != pid) continue;
+				const struct nw_thread_stack *t = nw_main_thread(pr);
+				if (!t) continue;   /* no capture (a segment without a dump): nothing to add */
+				struct nw_buf b = { 0 };
+				nw_buf_frames(&b, t, 8);
+				vevidence(l, v, "rank %d is pid %d of job %s, its main thread: %s", v->culprits.v[k], pid,
+				          a->jobs[j].name, b.s ? b.s : "?");
+				if (b.oom) l->oom = 1;
+				nw_buf_free(&b);
+			}
+		}
+	}
+}
+
+int nw_ras_match(struct nw_analysis *a, size_t ras_job, const struct nw_ras_report *r)
+{
+	struct vl l = { 0 };
+	for (size_t i = 0; i < a->jobs[ras_job].nverdicts; i++)
+		culprit_stacks(&l, a, ras_job, r, &a->jobs[ras_job].verdicts[i]);
+	for (size_t k = 0; k < r->ncomms; k++) {
+		const struct nw_ras_comm *c = &r->comms[k];
+		size_t nmatch = 0;
+		uint64_t id = 0;
+		const char *job = NULL;
+		const struct nw_job *seg = NULL;
+		for (size_t j = 0; j < a->njobs; j++) {
+			if (j == ras_job || !a->jobs[j].nprocs) continue;
+			const struct nw_comm_view *v, *vt;
+			HASH_ITER(hh, a->jobs[j].comms, v, vt) {
+				if (!view_matches(v, c)) continue;
+				if (!nmatch++) { id = v->id; job = a->jobs[j].name; seg = &a->jobs[j]; }
+			}
+		}
+		struct nw_job *rj = &a->jobs[ras_job];
+		for (size_t i = 0; i < rj->nverdicts; i++) {
+			struct nw_verdict *v = &rj->verdicts[i];
+			if (v->comm_id != c->hash) continue;
+			if (nmatch == 1)
+				vevidence(&l, v, "RAS comm 0x%016" PRIx64 " is ncclwatch comm %016" PRIx64 " of job %s (same size, same pid "
+				          "for every rank that answered)", c->hash, id, job ? job : "?");
+			if (nmatch == 1 && seg) {
+				/* the segments' own verdict on that comm: agree, or say where they differ */
+				const struct nw_verdict *sv = NULL;
+				for (size_t q = 0; q < seg->nverdicts && !sv; q++)
+					if (seg->verdicts[q].comm_id == id) sv = &seg->verdicts[q];
+				char a1[256], a2[256];
+				nw_rankset_format(&v->culprits, a1, sizeof a1);
+				if (sv) nw_rankset_format(&sv->culprits, a2, sizeof a2);
+				if (!sv)
+					vevidence(&l, v, "the segments of job %s give no verdict on that comm", job);
+				else if (sv->kind == v->kind && !strcmp(a1, a2))  /* RAS's launch count is no op number: not compared */
+					vevidence(&l, v, "the segments of job %s agree: %s, culprits %s", job, nw_verdict_name(sv->kind), a2);
+				else
+					vevidence(&l, v, "the segments of job %s say otherwise: %s, culprits %s: %s", job,
+					          nw_verdict_name(sv->kind), a2, sv->summary ? sv->summary : "");
+			}
+			else if (nmatch > 1)
+				vevidence(&l, v, "RAS comm 0x%016" PRIx64 " matches %zu communicators of the segments by membership: not "
+				          "lined up", c->hash, nmatch);
+		}
+	}
+	return l.oom ? -1 : 0;
+}

@@ -1,0 +1,375 @@
+/* model: processes -> jobs -> communicator views.
+ *
+ * Jobs are named by header.job, sorted by name; a job's processes are
+ * sorted by global rank (unknown last), then host, then pid. A
+ * communicator view gathers, by comm id, the table slot of every process
+ * that holds a rank of it, indexed by comm rank (a process may hold several
+ * ranks of one comm: ncclCommInitAll); a process inside a Split or Shrink
+ * whose rank is not known yet is `entering`. */
+#include "model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Bounds on sizes taken from files: larger values are not believed. */
+#define MAX_NRANKS (1 << 24)
+
+struct jtmp {                        /* a job while processes are gathered */
+	const char *name;                /* the header's job (in the first process) */
+	struct nw_proc **procs;
+	size_t n, cap;
+	UT_hash_handle hh;
+};
+
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct nw_proc *x = *(struct nw_proc *const *)a, *y = *(struct nw_proc *const *)b;
+	/* Unknown ranks (-1) after the known ones. */
+	uint32_t rx = (uint32_t)x->rank, ry = (uint32_t)y->rank;
+	if (rx != ry)
+		return rx < ry ? -1 : 1;
+	int c = strcmp(x->hdr.host, y->hdr.host);
+	if (c)
+		return c;
+	return x->hdr.pid < y->hdr.pid ? -1 : x->hdr.pid > y->hdr.pid;
+}
+
+static int cmp_job(const void *a, const void *b)
+{
+	return strcmp(((const struct nw_job *)a)->name, ((const struct nw_job *)b)->name);
+}
+
+static struct nw_comm_view *view_get(struct nw_job *job, const struct nw_seg_comm *c, int *oom)
+{
+	struct nw_comm_view *v;
+	HASH_FIND(hh, job->comms, &c->comm_id, sizeof c->comm_id, v);
+	if (v)
+		return v;
+	v = calloc(1, sizeof *v);
+	if (!v) {
+		*oom = 1;
+		return NULL;
+	}
+	v->id = c->comm_id;
+	v->parent_id = c->parent_id;
+	v->origin = c->origin;
+	v->nranks = -1;
+	HASH_ADD(hh, job->comms, id, sizeof v->id, v);
+	if (nw_hash_oom_taken()) {
+		free(v);
+		*oom = 1;
+		return NULL;
+	}
+	return v;
+}
+
+static int view_add(struct nw_comm_view *v, struct nw_proc *p, const struct nw_seg_comm *c)
+{
+	if (!v->name[0] && c->name[0]) {
+		memcpy(v->name, c->name, sizeof v->name);
+		v->name[sizeof v->name - 1] = '\0';
+	}
+	if (c->rank < 0 || c->nranks <= 0 || c->nranks > MAX_NRANKS || c->rank >= c->nranks) {
+		struct nw_proc **e = realloc(v->entering, (v->nentering + 1) * sizeof *e);
+		if (!e)
+			return -1;
+		v->entering = e;
+		e[v->nentering++] = p;
+		return 0;
+	}
+	if (c->nranks > v->nranks) {
+		/* The size every member records; a larger one (a malformed or
+		 * foreign slot) grows the view rather than losing a member. */
+		struct nw_member *m = realloc(v->members, (size_t)c->nranks * sizeof *m);
+		if (!m)
+			return -1;
+		memset(m + (v->nranks > 0 ? v->nranks : 0), 0,
+		       (size_t)(c->nranks - (v->nranks > 0 ? v->nranks : 0)) * sizeof *m);
+		v->members = m;
+		v->nranks = c->nranks;
+	}
+	struct nw_member *m = &v->members[c->rank];
+	if (!m->proc) {
+		m->proc = p;
+		m->comm = c;
+	}
+	return 0;
+}
+
+/* Processes launched without a rank variable (RANK, OMPI_COMM_WORLD_RANK,
+ * ...): when none of the job has one, their rank in the job's largest
+ * communicator made by an init (not a split) stands for it, provided it
+ * holds at most one rank of it. */
+static void ranks_from_world(struct nw_job *job)
+{
+	for (size_t i = 0; i < job->nprocs; i++)
+		if (job->procs[i]->rank >= 0)
+			return;
+	struct nw_comm_view *world = NULL, *v, *vt;
+	HASH_ITER(hh, job->comms, v, vt) {
+		if (v->origin == NW_ORIGIN_SPLIT || v->origin == NW_ORIGIN_SHRINK || v->nranks <= 0)
+			continue;
+		if (!world || v->nranks > world->nranks || (v->nranks == world->nranks && v->id < world->id))
+			world = v;
+	}
+	if (!world)
+		return;
+	for (int32_t r = 0; r < world->nranks; r++) {
+		struct nw_proc *p = world->members[r].proc;
+		if (!p)
+			continue;
+		if (p->rank >= 0) {   /* a second rank of one process (InitAll): give up */
+			for (size_t i = 0; i < job->nprocs; i++)
+				job->procs[i]->rank = -1;
+			return;
+		}
+		p->rank = r;
+	}
+	if (job->world_size < world->nranks)
+		job->world_size = world->nranks;
+}
+
+struct hostblk {
+	const char *host;
+	int32_t first;                   /* its lowest rank */
+	uint32_t n;                      /* its ranks */
+	UT_hash_handle hh;
+};
+
+/* job->hosts_unheard and job->unheard (analysis.h): a launcher places
+ * ranks in blocks of consecutive ranks per host; when every host heard
+ * from holds exactly one whole aligned block of the same size, each
+ * block whose ranks are all missing is a host nobody heard from. -1 out
+ * of memory. */
+static int unheard_hosts(struct nw_job *job)
+{
+	job->ranks_per_host = -1;
+	if (!job->missing.n || job->world_size <= 0)
+		return 0;
+	struct hostblk *hosts = NULL, *h, *ht;
+	struct hostblk *pool = calloc(job->nprocs ? job->nprocs : 1, sizeof *pool);
+	uint8_t *seen = NULL;
+	int oom = !pool, ok = 1;
+	size_t npool = 0;
+	for (size_t i = 0; i < job->nprocs && !oom && ok; i++) {
+		const struct nw_proc *p = job->procs[i];
+		if (p->rank < 0) {
+			ok = 0;                  /* a rank nobody can place */
+			break;
+		}
+		HASH_FIND_STR(hosts, p->hdr.host, h);
+		if (!h) {
+			h = &pool[npool++];
+			h->host = p->hdr.host;
+			h->first = p->rank;
+			HASH_ADD_KEYPTR(hh, hosts, h->host, strlen(h->host), h);
+			if (nw_hash_oom_taken())
+				oom = 1;
+		}
+		if (p->rank < h->first)
+			h->first = p->rank;
+		h->n++;
+	}
+	uint32_t per = 0, nhosts = HASH_COUNT(hosts);
+	if (!oom && ok && nhosts >= 2) {
+		HASH_ITER(hh, hosts, h, ht) {
+			if (!per)
+				per = h->n;
+			if (h->n != per || h->first % (int32_t)per)
+				ok = 0;
+		}
+		/* every rank within its host's block */
+		for (size_t i = 0; i < job->nprocs && ok; i++) {
+			const struct nw_proc *p = job->procs[i];
+			HASH_FIND_STR(hosts, p->hdr.host, h);
+			if (!h || p->rank / (int32_t)per != h->first / (int32_t)per)
+				ok = 0;
+		}
+		uint32_t nblocks = ((uint32_t)job->world_size + per - 1) / per;
+		if (ok && !(seen = calloc(nblocks, 1)))
+			oom = 1;
+		HASH_ITER(hh, hosts, h, ht) {
+			if (!ok || oom)
+				break;
+			uint32_t b = (uint32_t)h->first / per;
+			if (b >= nblocks || seen[b])
+				ok = 0;
+			else
+				seen[b] = 1;
+		}
+		for (uint32_t b = 0; b < nblocks && ok && !oom; b++) {
+			if (seen[b])
+				continue;
+			int32_t lo = (int32_t)(b * per), hi = lo + (int32_t)per;
+			if (hi > job->world_size)
+				hi = job->world_size;
+			int all = 1;
+			for (int32_t r = lo; r < hi && all; r++)
+				all = nw_rankset_has(&job->missing, r);
+			if (!all)
+				continue;
+			job->hosts_unheard++;
+			for (int32_t r = lo; r < hi && !oom; r++)
+				if (nw_rankset_add(&job->unheard, r))
+					oom = 1;
+		}
+		if (ok && job->hosts_unheard)
+			job->ranks_per_host = (int32_t)per;
+	}
+	HASH_CLEAR(hh, hosts);
+	free(pool);
+	free(seen);
+	if (!ok || oom) {
+		job->hosts_unheard = 0;
+		job->ranks_per_host = -1;
+		nw_rankset_free(&job->unheard);
+	}
+	return oom ? -1 : 0;
+}
+
+static int build_job(struct nw_job *job, const struct nw_analysis_options *opt)
+{
+	int oom = 0;
+	for (size_t i = 0; i < job->nprocs && !oom; i++) {
+		struct nw_proc *p = job->procs[i];
+		for (uint32_t s = 0; s < p->ncomms && !oom; s++) {
+			const struct nw_seg_comm *c = &p->comms[s];
+			if (c->state == NW_COMM_FREE)
+				continue;
+			struct nw_comm_view *v = view_get(job, c, &oom);
+			if (v && view_add(v, p, c))
+				oom = 1;
+		}
+	}
+	if (oom)
+		return -1;
+
+	job->world_size = -1;
+	double timeout_ms = 0;
+	int no_timeout = 0;
+	for (size_t i = 0; i < job->nprocs; i++) {
+		struct nw_proc *p = job->procs[i];
+		no_timeout |= p->no_timeout;
+		if (p->hdr.world_size > job->world_size && p->hdr.world_size <= MAX_NRANKS)
+			job->world_size = p->hdr.world_size;
+		if (p->hdr.timeout_ms > timeout_ms)
+			timeout_ms = p->hdr.timeout_ms;
+	}
+	if (job->world_size <= 0)
+		job->world_size = -1;
+	ranks_from_world(job);
+	if (nw_job_lost(job))
+		return -1;
+	qsort(job->procs, job->nprocs, sizeof *job->procs, cmp_proc);
+	for (size_t i = 0; i < job->nprocs; i++)
+		job->procs[i]->job_index = (uint32_t)i;
+	job->timeout_from = NW_TIMEOUT_SET;
+	if (opt && opt->timeout_s > 0) {
+		job->timeout_s = opt->timeout_s;
+	} else if (timeout_ms > 0) {
+		job->timeout_s = timeout_ms / 1000;
+	} else if (no_timeout) {
+		job->timeout_s = 0.001;            /* a dump is written when an op timed out */
+		job->timeout_from = NW_TIMEOUT_NONE;
+	} else {
+		job->timeout_s = 60;
+		job->timeout_from = NW_TIMEOUT_DEFAULT;
+	}
+
+	/* Ranks below the world size with no file (procs are sorted by rank). */
+	if (job->world_size > 0) {
+		size_t i = 0;
+		for (int32_t r = 0; r < job->world_size; r++) {
+			while (i < job->nprocs && (uint32_t)job->procs[i]->rank < (uint32_t)r)
+				i++;
+			if (i < job->nprocs && job->procs[i]->rank == r)
+				continue;
+			if (nw_rankset_add(&job->missing, r))
+				return -1;
+		}
+	}
+	return unheard_hosts(job);
+}
+
+int nw_model(struct nw_analysis *a, struct nw_load *ld, const struct nw_analysis_options *opt)
+{
+	struct jtmp *jobs = NULL, *j, *jt;
+	int oom = 0;
+	size_t i;
+	for (i = 0; i < ld->nprocs && !oom; i++) {
+		struct nw_proc *p = ld->procs[i];
+		const char *name = p->hdr.job;
+		if (opt && opt->job && strcmp(opt->job, name) != 0) {
+			nw_proc_free(p);
+			ld->procs[i] = NULL;
+			continue;
+		}
+		HASH_FIND_STR(jobs, name, j);
+		if (!j) {
+			if (!(j = calloc(1, sizeof *j))) {
+				oom = 1;
+				break;
+			}
+			j->name = name;
+			HASH_ADD_KEYPTR(hh, jobs, j->name, strlen(j->name), j);
+			if (nw_hash_oom_taken()) {
+				free(j);
+				oom = 1;
+				break;
+			}
+		}
+		if (j->n == j->cap) {
+			size_t cap = j->cap ? j->cap * 2 : 8;
+			struct nw_proc **pp = realloc(j->procs, cap * sizeof *pp);
+			if (!pp) {
+				oom = 1;
+				break;
+			}
+			j->procs = pp;
+			j->cap = cap;
+		}
+		j->procs[j->n++] = p;
+		ld->procs[i] = NULL;   /* the job owns it now */
+	}
+	/* Whatever was not handed to a job (after a failure) is freed here. */
+	for (i = 0; i < ld->nprocs; i++)
+		nw_proc_free(ld->procs[i]);
+	free(ld->procs);
+	ld->procs = NULL;
+	ld->nprocs = 0;
+
+	size_t njobs = HASH_COUNT(jobs);
+	if (!oom && njobs) {
+		a->jobs = calloc(njobs, sizeof *a->jobs);
+		if (!a->jobs)
+			oom = 1;
+	}
+	HASH_ITER(hh, jobs, j, jt) {
+		HASH_DEL(jobs, j);
+		if (a->jobs && !oom) {
+			struct nw_job *job = &a->jobs[a->njobs];
+			job->name = strdup(j->name);
+			job->procs = j->procs;
+			job->nprocs = j->n;
+			a->njobs++;
+			if (!job->name)
+				oom = 1;
+		} else {
+			for (size_t k = 0; k < j->n; k++)
+				nw_proc_free(j->procs[k]);
+			free(j->procs);
+		}
+		free(j);
+	}
+	if (oom)
+		return -1;
+	if (a->njobs)
+		qsort(a->jobs, a->njobs, sizeof *a->jobs, cmp_job);
+	for (i = 0; i < a->njobs; i++) {
+		struct nw_job *job = &a->jobs[i];
+		job->native = a->native;
+		if (build_job(job, opt) || nw_job_envdiff(job) || nw_job_stacks(job))
+			return -1;
+	}
+	return 0;
+}

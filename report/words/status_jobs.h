@@ -1,0 +1,42 @@
+/* status_jobs: what `ncclwatch status` says about each job, shared by its
+ * text (status.c) and JSON (status_json.c) forms; private to
+ * report/words/. A job is
+ *   live     some process runs on this host, and no process that may
+ *            still run has an op pending as long as the job's timeout;
+ *   hung     some process that runs (or may: another host's) has an op
+ *            pending (enqueued, started, inside a blocking call) at least
+ *            the timeout old (measured as the watchdog measures a stall,
+ *            on the process's clock), seen from outside;
+ *   stale    every process is dead (the files are what is left);
+ *   unknown  its processes are on other hosts, none stuck when last seen.
+ * Jobs are listed newest first: by the newest start of their processes. */
+#ifndef NCCLWATCH_REPORT_RENDER_STATUS_JOBS_H
+#define NCCLWATCH_REPORT_RENDER_STATUS_JOBS_H
+
+#include "words.h"
+
+enum nw_job_state { NW_JOB_LIVE, NW_JOB_HUNG, NW_JOB_STALE, NW_JOB_UNKNOWN };
+
+struct nw_status_job {
+	const struct nw_job *job;
+	enum nw_job_state state;
+	size_t alive, dead, remote;       /* views (ranks) by their process's liveness */
+	const struct nw_proc *stuck;      /* the process with the oldest pending op, or NULL */
+	const struct nw_seg_op *stuck_op; /* that op */
+	double stuck_age_s;               /* its age */
+	uint64_t newest_start_ns;         /* the newest process start (CLOCK_REALTIME) */
+};
+
+const char *nw_job_state_name(enum nw_job_state s);   /* "live" "hung" "stale" "unknown" */
+
+/* The op of p not final that has waited longest (NULL none) and how long,
+ * in seconds on p's clock: a started op since its start, any other since
+ * it was enqueued, as the watchdog measures a stall. */
+const struct nw_seg_op *nw_status_oldest_pending(const struct nw_proc *p, double *age_s);
+
+/* Every job of a, classified, newest first: a malloc'd array of a->njobs
+ * (free it), or NULL out of memory (errno ENOMEM). counts[state] += 1 per
+ * job. */
+struct nw_status_job *nw_status_jobs(const struct nw_analysis *a, size_t counts[4]);
+
+#endif

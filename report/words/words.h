@@ -1,0 +1,35 @@
+/* words.h: the engine's output layer, the analysis (../decide/decide.h)
+ * for people and tools. (The rules in decide/ still write each verdict's
+ * summary and evidence lines; these files lay them out.)
+ *
+ *   text.c   the verdict first, then the evidence, the environment
+ *            differences and the merged stacks; rank sets as "0-6,9";
+ *            colour only when asked (the CLI asks on a terminal)
+ *   json.c   the same as one JSON document, schema docs/json-schema.md
+ *            ("schema": "ncclwatch.diagnose", "version": 1)
+ *   trace.c  a Chrome/Perfetto trace: one track per rank and communicator,
+ *            ops as slices from enqueue to completion, stalls marked
+ *   status.c one line per process: host, pid, rank, communicators, last
+ *            op, state, age; jobs newest first with their state
+ *            (status_jobs.h: live, hung, stale); status_json.c the same
+ *            as JSON ("schema": "ncclwatch.status", "version": 1)
+ *
+ * Renderers only read the analysis; they return 0, or -1 if writing
+ * failed (errno set). */
+#ifndef NCCLWATCH_REPORT_WORDS_H
+#define NCCLWATCH_REPORT_WORDS_H
+
+#include <stdio.h>
+
+#include "../decide/decide.h"
+
+#define NW_RENDER_COLOR   0x1u   /* ANSI colours (the CLI sets it when stdout is a terminal) */
+#define NW_RENDER_VERBOSE 0x2u   /* every evidence line and every stack group, not the first few */
+
+int nw_render_text(FILE *out, const struct nw_analysis *a, unsigned flags);
+int nw_render_json(FILE *out, const struct nw_analysis *a);
+int nw_render_trace(FILE *out, const struct nw_analysis *a);
+int nw_render_status(FILE *out, const struct nw_analysis *a, unsigned flags);
+int nw_render_status_json(FILE *out, const struct nw_analysis *a);
+
+#endif
