@@ -393,7 +393,7 @@ static void fold(struct nw_jctx *x, struct nw_ras_input *in)
 	struct nw_job *job = x->job;
 	size_t snaps = 0;
 	for (size_t i = 0; i < job->nprocs; i++)
-		snaps += job->procs[i]->snapshot != 0;
+		snaps += !(job->procs[i]->caps & NW_CAP_OPNUMS);
 	const size_t nstack = x->nvw;
 	struct nw_rankset ras_c = { 0 }, stack_c = { 0 };
 	int ras_decided = 0, ras_equal = 0, ras_nocomm = 0, ras_healthy = 0;
