@@ -135,36 +135,11 @@ static int cmp_map(const void *a, const void *b)
 	return (x[0] > y[0]) - (x[0] < y[0]);
 }
 
-static int claim(struct nw_ras_input *in, struct nw_proc **procs, size_t nprocs)
+/* Line the report's world comm w up with the processes cand[0..nc) (host
+ * and pid): each lined-up process takes its rank, world size and job from
+ * it (in->map, in->nmatched, in->job). 0, or -1 out of memory. */
+static int line_up(struct nw_ras_input *in, const struct nw_ras_comm *w, struct nw_proc **cand, size_t nc)
 {
-	const struct nw_ras_comm *w = world_of(&in->r);
-	char rdir[PATH_MAX], pdir[PATH_MAX];
-	dir_of(in->path, rdir, sizeof rdir);
-	/* the processes of the report's directory, by pid */
-	struct nw_proc **cand = calloc(nprocs + 1, sizeof *cand);
-	if (!cand)
-		return -1;
-	size_t nc = 0;
-	for (size_t i = 0; i < nprocs; i++) {
-		if (!procs[i] || !procs[i]->path)
-			continue;
-		dir_of(procs[i]->path, pdir, sizeof pdir);
-		if (!strcmp(pdir, rdir))
-			cand[nc++] = procs[i];
-	}
-	if (!w) {
-		/* no comm (no init past its rendezvous): no rank to line up; the
-		 * report joins the one job its directory holds */
-		for (size_t k = 0; k < nc; k++) {
-			if (k && strcmp(cand[k]->hdr.job, cand[0]->hdr.job)) {
-				in->job[0] = 0;
-				break;
-			}
-			memcpy(in->job, cand[k]->hdr.job, sizeof in->job);
-		}
-		free(cand);
-		return 0;
-	}
 	qsort(cand, nc, sizeof *cand, cmp_proc_pid);
 	size_t ne = w->nranks + w->nmissing;
 	struct rent *e = calloc(ne + 1, sizeof *e);
@@ -255,17 +230,6 @@ static int claim(struct nw_ras_input *in, struct nw_proc **procs, size_t nprocs)
 	if (in->nmap)
 		qsort(in->map, in->nmap, sizeof *in->map, cmp_map);
 	memcpy(in->job, job, sizeof in->job);
-	size_t known = 0;                  /* candidates with a pid (a Flight Recorder dump has none) */
-	for (size_t k = 0; k < nc; k++)
-		known += cand[k]->hdr.pid > 0;
-	if (!oom && known && !in->nmatched) {
-		/* processes lie here, none of them a rank of the report: another
-		 * job's RAS answered on the host's shared port. It is no job of
-		 * its own (its culprit would be printed beside this job's), and
-		 * this job's verdict says it was discarded. */
-		in->foreign = 1;
-		memcpy(in->job, cand[nc - 1]->hdr.job, sizeof in->job);
-	}
 	HASH_ITER(hh, rhosts, he, ht)
 		HASH_DEL(rhosts, he);
 	HASH_ITER(hh, shosts, he, ht)
@@ -278,6 +242,61 @@ static int claim(struct nw_ras_input *in, struct nw_proc **procs, size_t nprocs)
 	free(rh);
 	free(sh);
 	free(e);
+	return oom ? -1 : 0;
+}
+
+static int claim(struct nw_ras_input *in, struct nw_proc **procs, size_t nprocs)
+{
+	const struct nw_ras_comm *w = world_of(&in->r);
+	char rdir[PATH_MAX], pdir[PATH_MAX];
+	dir_of(in->path, rdir, sizeof rdir);
+	/* the processes of the report's directory, by pid */
+	struct nw_proc **cand = calloc(nprocs + 1, sizeof *cand);
+	if (!cand)
+		return -1;
+	size_t nc = 0;
+	for (size_t i = 0; i < nprocs; i++) {
+		if (!procs[i] || !procs[i]->path)
+			continue;
+		dir_of(procs[i]->path, pdir, sizeof pdir);
+		if (!strcmp(pdir, rdir))
+			cand[nc++] = procs[i];
+	}
+	if (!w) {
+		/* no comm (no init past its rendezvous): no rank to line up; the
+		 * report joins the one job its directory holds */
+		for (size_t k = 0; k < nc; k++) {
+			if (k && strcmp(cand[k]->hdr.job, cand[0]->hdr.job)) {
+				in->job[0] = 0;
+				break;
+			}
+			memcpy(in->job, cand[k]->hdr.job, sizeof in->job);
+		}
+		free(cand);
+		return 0;
+	}
+	int oom = line_up(in, w, cand, nc) != 0;
+	size_t known = 0;                  /* candidates with a pid (a Flight Recorder dump has none) */
+	for (size_t k = 0; k < nc; k++)
+		known += cand[k]->hdr.pid > 0;
+	if (!oom && known && !in->nmatched) {
+		/* processes lie here, none of them a rank of the report: another
+		 * job's RAS answered on the host's shared port. It is no job of
+		 * its own (its culprit would be printed beside this job's), and
+		 * this job's verdict says it was discarded. */
+		in->foreign = 1;
+		memcpy(in->job, cand[nc - 1]->hdr.job, sizeof in->job);
+	} else if (!oom && !known) {
+		/* no process of its own directory (a report saved elsewhere, or
+		 * next to Flight Recorder dumps, which hold no pid): the processes
+		 * read from anywhere, lined up the same way (host and pid); one
+		 * that is a rank of it makes the report join that job */
+		nc = 0;
+		for (size_t i = 0; i < nprocs; i++)
+			if (procs[i] && procs[i]->hdr.pid > 0)
+				cand[nc++] = procs[i];
+		oom = line_up(in, w, cand, nc) != 0;
+	}
 	free(cand);
 	return oom ? -1 : 0;
 }
