@@ -223,6 +223,8 @@ static int line_up(struct nw_ras_input *in, const struct nw_ras_comm *w, struct 
 			if (add_rank(in, e[i].rank, p->rank))
 				oom = 1;
 			p->caps |= NW_CAP_LAUNCH_ONLY;   /* its positions, as RAS sees them: launches */
+			if (!(p->caps & NW_CAP_OPNUMS) && !p->source_note)
+				p->source_note = NW_RAS_SOURCE_NOTE;   /* what RAS cannot tell, in words */
 			in->nmatched++;
 			break;
 		}
@@ -346,18 +348,11 @@ static struct nw_vwork *adopt(struct nw_jctx *x, const struct nw_ras_input *in, 
 	nw_verdict_summary(x, w, "%s", rv->summary ? rv->summary : "");
 	copy_set(x, in, &w->v.culprits, &rv->culprits);
 	copy_set(x, in, &w->v.waiting, &rv->waiting);
-	/* what RAS saw; its source line ("from NCCL RAS: ...") last (tail) */
+	/* what RAS saw (what it cannot see is its processes' source note,
+	 * said last by the engine) */
 	for (size_t i = 0; i < rv->nevidence; i++)
-		if (strncmp(rv->evidence[i], "from NCCL RAS", 13))
-			nw_verdict_evidence(x, w, "%s", rv->evidence[i]);
+		nw_verdict_evidence(x, w, "%s", rv->evidence[i]);
 	return w;
-}
-
-static void adopt_tail(struct nw_jctx *x, struct nw_vwork *w, const struct nw_verdict *rv)
-{
-	for (size_t i = 0; i < rv->nevidence; i++)
-		if (!strncmp(rv->evidence[i], "from NCCL RAS", 13))
-			nw_verdict_evidence(x, w, "%s", rv->evidence[i]);
 }
 
 /* "rank R (from stacks): where it is instead: frames" for each culprit. */
@@ -604,7 +599,6 @@ static void fold(struct nw_jctx *x, struct nw_ras_input *in)
 				nw_verdict_evidence(x, w, "%s: %s: %s", how, nw_verdict_name(s->v.kind),
 				                    s->v.summary ? s->v.summary : "");
 			}
-			adopt_tail(x, w, &rv[i]);
 		}
 		for (size_t k = 0; k < nstack; k++)
 			x->vw[k]->dropped = 1;

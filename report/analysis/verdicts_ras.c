@@ -40,7 +40,6 @@
 #include <string.h>
 #include <ncclwatch/segment.h>
 
-#define SRC "from NCCL RAS: launch counts, not completions; no send/receive counts"
 
 struct vl {
 	struct nw_verdict *v;
@@ -210,7 +209,6 @@ static int rule_gone_majority(struct vl *l, const struct world *w, const struct 
 	         v->culprits.n == 1 ? "" : "s", set, v->culprits.n == 1 ? "s" : "", c->hash, gone, c->size, gset,
 	         v->culprits.n == 1 ? "it" : "them");
 	free(g.v);
-	vevidence(l, v, SRC);
 	v->hint = "the code path differs on those ranks; the gone processes' exit status in the launcher's log (0: "
 	          "they ended as written)";
 	return 1;
@@ -261,7 +259,6 @@ static int rule_gone(struct vl *l, const struct world *w, const struct nw_ras_co
 		          " (the gone process's own counts are not known; RAS cannot see completion)",
 		          c0->nranks, nw_ras_func_names[best], v->launches, c0->hash);
 	}
-	vevidence(l, v, SRC);
 	v->hint = "the process died or stopped (OOM killer, a crash, a node down, SIGSTOP): its exit status, dmesg "
 	          "and the launcher's log on that host";
 	return 1;
@@ -289,7 +286,6 @@ static void rule_errors(struct vl *l, const struct world *w, const struct nw_ras
 		vsummary(l, v, "rank%s %s of comm 0x%016" PRIx64 " reported %s %s", v->culprits.n == 1 ? "" : "s", set, c->hash,
 		         pass ? "the init error" : "the async error", err_name(first));
 		all_waiting(l, v, w, c);
-		vevidence(l, v, SRC);
 		if (!pass && first != 1) v->hint = "the error string: NCCL_DEBUG=WARN on that rank says where it came from";
 	}
 }
@@ -309,7 +305,6 @@ static void rule_init(struct vl *l, const struct world *w, const struct nw_ras_c
 	all_waiting(l, v, w, c);
 	vevidence(l, v, "RAS lists a comm once its ranks exchanged their peer info: these ranks are past the rendezvous, "
 	                "in the connection setup");
-	vevidence(l, v, SRC);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -367,7 +362,6 @@ static int rule_counts(struct vl *l, const struct world *w, const struct nw_ras_
 				          nw_ras_func_names[f], c->ranks[i].counts[f]);
 				radd(l, &v->waiting, grank(w, c, c->ranks[i].rank, c->ranks[i].pid));
 			}
-			vevidence(l, v, SRC);
 			made = 1;
 			continue;
 		}
@@ -411,7 +405,6 @@ static int rule_counts(struct vl *l, const struct world *w, const struct nw_ras_
 			vevidence(l, v, "%zu rank%s launched %s %" PRIu64 " times%s", majn, majn == 1 ? "" : "s", fn, maj,
 			          from_text ? " (text report: only the outliers are listed by rank)" : "");
 			all_waiting(l, v, w, c);
-			vevidence(l, v, SRC);
 			made = 1;
 		}
 	}
@@ -448,7 +441,6 @@ static int rule_left(struct vl *l, const struct world *w, const struct nw_ras_co
 	vsummary(l, v, "rank%s %s left comm 0x%016" PRIx64 " early (finalized, destroyed or aborted it): %zu of its %d ranks "
 	         "still run it", v->culprits.n == 1 ? "" : "s", set, c->hash, c->size - left, c->size);
 	all_waiting(l, v, w, c);
-	vevidence(l, v, SRC);
 	return 1;
 }
 
@@ -485,7 +477,6 @@ static void rule_equal(struct vl *l, const struct world *w, const struct nw_ras_
 	                "same; thread stacks (ncclwatch attach) or the preload tell them apart");
 	vevidence(l, v, "equal counts also hide a different launch order of the same ops (one rank launching a Broadcast "
 	                "before an AllReduce, the others after it): counts are per kind, not a sequence");
-	vevidence(l, v, SRC);
 }
 
 static int cmp_verdict(const void *a, const void *b)
@@ -526,7 +517,6 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 			         "communicator exists)");
 			vevidence(&l, v, "RAS lists a comm only once every rank exchanged its peer info: a rank that never "
 			                 "arrived cannot be named from RAS; thread stacks can");
-			vevidence(&l, v, SRC);
 		}
 	} else {
 		if (!rule_gone_majority(&l, &w, comms[0]))
@@ -547,7 +537,6 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 			if (v) {
 				vsummary(&l, v, "launch counts equal; RAS cannot see completion: the text report shows no mismatch, "
 				         "error or missing process");
-				vevidence(&l, v, SRC);
 			}
 		}
 	}
@@ -556,7 +545,6 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 		if (v) {
 			vsummary(&l, v, "nothing RAS can see is wrong: every rank answered, no error, no launch count differs "
 			         "(RAS cannot see completion, nor send/receive)");
-			vevidence(&l, v, SRC);
 		}
 	}
 	free(comms);
@@ -587,5 +575,17 @@ int nw_ras_add_job(struct nw_analysis *a, const struct nw_ras_report *r, const c
 	j->verdicts = v;
 	j->nverdicts = n;
 	a->njobs++;
+	/* what the source cannot tell, once per verdict: the job has no
+	 * process to carry it as its source note (ras_merge.c) */
+	for (size_t i = 0; i < n; i++) {
+		char **e = realloc(v[i].evidence, (v[i].nevidence + 1) * sizeof *e);
+		if (!e || !(e[v[i].nevidence] = strdup(NW_RAS_SOURCE_NOTE))) {
+			if (e)
+				v[i].evidence = e;
+			return -1;
+		}
+		v[i].evidence = e;
+		v[i].nevidence++;
+	}
 	return 0;
 }

@@ -11,6 +11,12 @@
 #include "analysis.h"
 #include "../ras/ras_client.h"
 
+/* What NCCL RAS cannot tell, in words: the source note of the processes
+ * it lines up (their capability bits say it: NW_CAP_LAUNCH_ONLY, no
+ * NW_CAP_COMPLETION, no NW_CAP_SENDRECV), and the last evidence line of a
+ * RAS job's verdicts. */
+#define NW_RAS_SOURCE_NOTE "from NCCL RAS: launch counts, not completions; no send/receive counts"
+
 /* Append to a->jobs one job named `name` whose verdicts come from the
  * report r (ranks are those of its largest communicator; a rank of a
  * smaller one is mapped there by pid): a report none of whose ranks is a
