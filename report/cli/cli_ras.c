@@ -112,14 +112,14 @@ int nw_cli_analyze_ras(const char *cmd, int argc, char **argv, const struct nw_a
 		else
 			memset(a, 0, sizeof *a);
 	}
-	/* the others: a job of their own, lined up with the rest by membership */
+	/* the others (none of their ranks is a process read): a job of their own */
 	for (size_t i = 0; i < m.n && rc == NW_EXIT_OK; i++) {
 		struct nw_ras_input *in = &m.in[i];
 		if (in->job[0])
 			continue;
 		char name[4200];
 		snprintf(name, sizeof name, "ras %s", in->path);
-		if (nw_ras_add_job(a, &in->r, name) || nw_ras_match(a, a->njobs - 1, &in->r)) {
+		if (nw_ras_add_job(a, &in->r, name)) {
 			nw_analysis_free(a);
 			rc = nw_usage_error(cmd, "%s: out of memory", in->path);
 			break;

@@ -8,8 +8,9 @@
 #include "../decide/decide.h"
 
 /* nw_cli_analyze on the paths that are not RAS reports (skipped when only
- * reports were given), then one job per report, its comms lined up with the
- * segments' (nw_ras_add_job, nw_ras_match). Same return and messages as
+ * reports were given); a report joins the job of the processes that are
+ * its ranks (ras_merge.c), else it is one job of its own (nw_ras_add_job).
+ * Same return and messages as
  * nw_cli_analyze; a report that cannot be read is one line and
  * NW_EXIT_USAGE. argv is reordered. */
 int nw_cli_analyze_ras(const char *cmd, int argc, char **argv, const struct nw_analysis_options *opt, int any_owner,

@@ -25,8 +25,12 @@
  *     or INIT_STALL) is the job's, the stacks' as its evidence. */
 #include "decide.h"   /* first: it configures uthash */
 #include "verdicts_ras.h"
+#include "../names.h"
 
+#include <ctype.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,36 +135,11 @@ static int cmp_map(const void *a, const void *b)
 	return (x[0] > y[0]) - (x[0] < y[0]);
 }
 
-static int claim(struct nw_ras_input *in, struct nw_proc **procs, size_t nprocs)
+/* Line the report's world comm w up with the processes cand[0..nc) (host
+ * and pid): each lined-up process takes its rank, world size and job from
+ * it (in->map, in->nmatched, in->job). 0, or -1 out of memory. */
+static int line_up(struct nw_ras_input *in, const struct nw_ras_comm *w, struct nw_proc **cand, size_t nc)
 {
-	const struct nw_ras_comm *w = world_of(&in->r);
-	char rdir[PATH_MAX], pdir[PATH_MAX];
-	dir_of(in->path, rdir, sizeof rdir);
-	/* the processes of the report's directory, by pid */
-	struct nw_proc **cand = calloc(nprocs + 1, sizeof *cand);
-	if (!cand)
-		return -1;
-	size_t nc = 0;
-	for (size_t i = 0; i < nprocs; i++) {
-		if (!procs[i] || !procs[i]->path)
-			continue;
-		dir_of(procs[i]->path, pdir, sizeof pdir);
-		if (!strcmp(pdir, rdir))
-			cand[nc++] = procs[i];
-	}
-	if (!w) {
-		/* no comm (no init past its rendezvous): no rank to line up; the
-		 * report joins the one job its directory holds */
-		for (size_t k = 0; k < nc; k++) {
-			if (k && strcmp(cand[k]->hdr.job, cand[0]->hdr.job)) {
-				in->job[0] = 0;
-				break;
-			}
-			memcpy(in->job, cand[k]->hdr.job, sizeof in->job);
-		}
-		free(cand);
-		return 0;
-	}
 	qsort(cand, nc, sizeof *cand, cmp_proc_pid);
 	size_t ne = w->nranks + w->nmissing;
 	struct rent *e = calloc(ne + 1, sizeof *e);
@@ -243,6 +222,9 @@ static int claim(struct nw_ras_input *in, struct nw_proc **procs, size_t nprocs)
 				p->hdr.world_size = w->size;
 			if (add_rank(in, e[i].rank, p->rank))
 				oom = 1;
+			p->caps |= NW_CAP_LAUNCH_ONLY;   /* its positions, as RAS sees them: launches */
+			if (!(p->caps & NW_CAP_OPNUMS) && !p->source_note)
+				p->source_note = NW_RAS_SOURCE_NOTE;   /* what RAS cannot tell, in words */
 			in->nmatched++;
 			break;
 		}
@@ -250,17 +232,6 @@ static int claim(struct nw_ras_input *in, struct nw_proc **procs, size_t nprocs)
 	if (in->nmap)
 		qsort(in->map, in->nmap, sizeof *in->map, cmp_map);
 	memcpy(in->job, job, sizeof in->job);
-	size_t known = 0;                  /* candidates with a pid (a Flight Recorder dump has none) */
-	for (size_t k = 0; k < nc; k++)
-		known += cand[k]->hdr.pid > 0;
-	if (!oom && known && !in->nmatched) {
-		/* processes lie here, none of them a rank of the report: another
-		 * job's RAS answered on the host's shared port. It is no job of
-		 * its own (its culprit would be printed beside this job's), and
-		 * this job's verdict says it was discarded. */
-		in->foreign = 1;
-		memcpy(in->job, cand[nc - 1]->hdr.job, sizeof in->job);
-	}
 	HASH_ITER(hh, rhosts, he, ht)
 		HASH_DEL(rhosts, he);
 	HASH_ITER(hh, shosts, he, ht)
@@ -273,6 +244,61 @@ static int claim(struct nw_ras_input *in, struct nw_proc **procs, size_t nprocs)
 	free(rh);
 	free(sh);
 	free(e);
+	return oom ? -1 : 0;
+}
+
+static int claim(struct nw_ras_input *in, struct nw_proc **procs, size_t nprocs)
+{
+	const struct nw_ras_comm *w = world_of(&in->r);
+	char rdir[PATH_MAX], pdir[PATH_MAX];
+	dir_of(in->path, rdir, sizeof rdir);
+	/* the processes of the report's directory, by pid */
+	struct nw_proc **cand = calloc(nprocs + 1, sizeof *cand);
+	if (!cand)
+		return -1;
+	size_t nc = 0;
+	for (size_t i = 0; i < nprocs; i++) {
+		if (!procs[i] || !procs[i]->path)
+			continue;
+		dir_of(procs[i]->path, pdir, sizeof pdir);
+		if (!strcmp(pdir, rdir))
+			cand[nc++] = procs[i];
+	}
+	if (!w) {
+		/* no comm (no init past its rendezvous): no rank to line up; the
+		 * report joins the one job its directory holds */
+		for (size_t k = 0; k < nc; k++) {
+			if (k && strcmp(cand[k]->hdr.job, cand[0]->hdr.job)) {
+				in->job[0] = 0;
+				break;
+			}
+			memcpy(in->job, cand[k]->hdr.job, sizeof in->job);
+		}
+		free(cand);
+		return 0;
+	}
+	int oom = line_up(in, w, cand, nc) != 0;
+	size_t known = 0;                  /* candidates with a pid (a Flight Recorder dump has none) */
+	for (size_t k = 0; k < nc; k++)
+		known += cand[k]->hdr.pid > 0;
+	if (!oom && known && !in->nmatched) {
+		/* processes lie here, none of them a rank of the report: another
+		 * job's RAS answered on the host's shared port. It is no job of
+		 * its own (its culprit would be printed beside this job's), and
+		 * this job's verdict says it was discarded. */
+		in->foreign = 1;
+		memcpy(in->job, cand[nc - 1]->hdr.job, sizeof in->job);
+	} else if (!oom && !known) {
+		/* no process of its own directory (a report saved elsewhere, or
+		 * next to Flight Recorder dumps, which hold no pid): the processes
+		 * read from anywhere, lined up the same way (host and pid); one
+		 * that is a rank of it makes the report join that job */
+		nc = 0;
+		for (size_t i = 0; i < nprocs; i++)
+			if (procs[i] && procs[i]->hdr.pid > 0)
+				cand[nc++] = procs[i];
+		oom = line_up(in, w, cand, nc) != 0;
+	}
 	free(cand);
 	return oom ? -1 : 0;
 }
@@ -322,18 +348,11 @@ static struct nw_vwork *adopt(struct nw_jctx *x, const struct nw_ras_input *in, 
 	nw_verdict_summary(x, w, "%s", rv->summary ? rv->summary : "");
 	copy_set(x, in, &w->v.culprits, &rv->culprits);
 	copy_set(x, in, &w->v.waiting, &rv->waiting);
-	/* what RAS saw; its source line ("from NCCL RAS: ...") last (tail) */
+	/* what RAS saw (what it cannot see is its processes' source note,
+	 * said last by the engine) */
 	for (size_t i = 0; i < rv->nevidence; i++)
-		if (strncmp(rv->evidence[i], "from NCCL RAS", 13))
-			nw_verdict_evidence(x, w, "%s", rv->evidence[i]);
+		nw_verdict_evidence(x, w, "%s", rv->evidence[i]);
 	return w;
-}
-
-static void adopt_tail(struct nw_jctx *x, struct nw_vwork *w, const struct nw_verdict *rv)
-{
-	for (size_t i = 0; i < rv->nevidence; i++)
-		if (!strncmp(rv->evidence[i], "from NCCL RAS", 13))
-			nw_verdict_evidence(x, w, "%s", rv->evidence[i]);
 }
 
 /* "rank R (from stacks): where it is instead: frames" for each culprit. */
@@ -380,6 +399,123 @@ static int same_set(const struct nw_rankset *a, const struct nw_rankset *b)
 	return 1;
 }
 
+/* The process of the job that RAS world rank `ras_rank` is (host and pid
+ * lined up by claim), or NULL. */
+static const struct nw_proc *proc_of_ras_rank(const struct nw_jctx *x, const struct nw_ras_input *in, int32_t ras_rank)
+{
+	int32_t r = our_rank(in, ras_rank);
+	size_t at = nw_proc_by_rank(x->job, r);
+	return at < x->job->nprocs ? x->job->procs[at] : NULL;
+}
+
+/* Its launch count of collective kind `op` on RAS comm `hash`, -1 unknown. */
+static int64_t launches_of(const struct nw_ras_report *r, uint64_t hash, int64_t pid, uint16_t op)
+{
+	static const uint16_t ops[NW_RAS_NFUNCS] = { NW_OP_BROADCAST, NW_OP_REDUCE, NW_OP_ALLGATHER, NW_OP_REDUCESCATTER,
+		NW_OP_ALLREDUCE };
+	int f = -1;
+	for (int k = 0; k < NW_RAS_NFUNCS; k++)
+		if (ops[k] == op)
+			f = k;
+	for (size_t i = 0; i < r->ncomms && f >= 0; i++) {
+		if (r->comms[i].hash != hash)
+			continue;
+		for (size_t k = 0; k < r->comms[i].nranks; k++)
+			if (r->comms[i].ranks[k].pid == pid && r->comms[i].ranks[k].counts_known)
+				return (int64_t)r->comms[i].ranks[k].counts[f];
+	}
+	return -1;
+}
+
+/* Its main thread is inside the NCCL call of collective kind `op` (the
+ * entry its stack waits in, "ncclAllReduce"): calling the op it has not
+ * launched yet. */
+static int in_call_of(const char *entry, uint16_t op)
+{
+	char kb[NW_NAME_BUF];
+	const char *k = nw_op_kind_name(op, kb);
+	size_t n = strlen(k);
+	if (!entry || strncmp(entry, "nccl", 4))
+		return 0;
+	if (op == NW_OP_BROADCAST && !strncmp(entry + 4, "Bcast", 5) && !isalnum((unsigned char)entry[9]))
+		return 1;
+	return !strncmp(entry + 4, k, n) && !isalnum((unsigned char)entry[4 + n]);
+}
+
+/* A rank behind the others' launch count is the culprit only if its
+ * process could not be waiting in an op the count does not show: when
+ * what is known of it cannot see sends/receives (no NW_CAP_SENDRECV:
+ * RAS counts none, a snapshot records no ops) and its main thread waits
+ * on the GPU or inside another NCCL call than the collective it is
+ * behind in, it may be inside a send/receive that a peer owes it (a
+ * point-to-point hang holds every rank's next collective back): not
+ * blamed, said so. A behind rank elsewhere (outside NCCL, gone) or inside
+ * the call of that collective (not launched yet) stays blamed. Works on
+ * RAS's own ranks (before copy_set). */
+static void unblame_hidden_waits(struct nw_jctx *x, struct nw_ras_input *in, struct nw_verdict *rv, size_t nr)
+{
+	for (size_t i = 0; i < nr && !x->oom; i++) {
+		struct nw_verdict *v = &rv[i];
+		if (!v->launches || !v->op_kind || !v->culprits.n)
+			continue;
+		struct nw_rankset keep = { 0 }, hid = { 0 };
+		for (uint32_t k = 0; k < v->culprits.n; k++) {
+			int32_t rr = v->culprits.v[k];
+			const struct nw_proc *p = proc_of_ras_rank(x, in, rr);
+			const struct nw_thread_stack *t = p ? nw_main_thread(p) : NULL;
+			int64_t n = p ? launches_of(&in->r, v->comm_id, p->hdr.pid, v->op_kind) : -1;
+			const char *entry = NULL;
+			int hidden = p && !(p->caps & NW_CAP_SENDRECV) && n >= 0 && (uint64_t)n < v->launches && t &&
+			             t->nframes && nw_stack_waits(t, &entry) != NW_FC_OTHER && !in_call_of(entry, v->op_kind);
+			if (!hidden) {
+				if (nw_rankset_add(&keep, rr))
+					x->oom = 1;
+				continue;
+			}
+			if (nw_rankset_add(&v->waiting, rr) || nw_rankset_add(&hid, rr))
+				x->oom = 1;
+			char **e = realloc(v->evidence, (v->nevidence + 1) * sizeof *e);
+			if (!e) {
+				x->oom = 1;
+				continue;
+			}
+			v->evidence = e;
+			char kb[NW_NAME_BUF];
+			if (asprintf(&e[v->nevidence], "rank %d launched fewer %s than the others but waits in %s (stacks), not in "
+			             "that collective's call: NCCL RAS counts no send/receive and its snapshot records no op, "
+			             "so it may wait in a send/receive a peer owes it: not blamed", (int)rr,
+			             nw_op_kind_name(v->op_kind, kb), entry ? entry : "NCCL or on the GPU") < 0)
+				x->oom = 1;
+			else
+				v->nevidence++;
+		}
+		if (keep.n != v->culprits.n) {
+			nw_rankset_free(&v->culprits);
+			v->culprits = keep;
+			if (!v->culprits.n) {
+				char set[256], kb[NW_NAME_BUF], *s = NULL;
+				nw_rankset_format(&hid, set, sizeof set);
+				const char *k = nw_op_kind_name(v->op_kind, kb);
+				if (asprintf(&s, "rank%s %s launched fewer %s than the others on comm 0x%016" PRIx64 " (RAS: %s "
+				             "launches=%" PRIu64 " on the others) but wait%s inside NCCL or on the GPU: NCCL RAS "
+				             "counts no send/receive, so %s may wait in one a peer owes %s; counts alone cannot say "
+				             "who deviates", hid.n == 1 ? "" : "s", set, k, v->comm_id, k, v->launches,
+				             hid.n == 1 ? "s" : "", hid.n == 1 ? "it" : "they", hid.n == 1 ? "it" : "them") < 0)
+					x->oom = 1;
+				else {
+					free(v->summary);
+					v->summary = s;
+				}
+				v->hint = "the send/receive partners of those ranks (stacks, or the preload: LD_PRELOAD records "
+				          "every send and receive)";
+			}
+		} else {
+			nw_rankset_free(&keep);
+		}
+		nw_rankset_free(&hid);
+	}
+}
+
 static void fold(struct nw_jctx *x, struct nw_ras_input *in)
 {
 	struct nw_verdict *rv;
@@ -390,10 +526,11 @@ static void fold(struct nw_jctx *x, struct nw_ras_input *in)
 		return;
 	}
 	in->folded = 1;
+	unblame_hidden_waits(x, in, rv, nr);
 	struct nw_job *job = x->job;
 	size_t snaps = 0;
 	for (size_t i = 0; i < job->nprocs; i++)
-		snaps += job->procs[i]->snapshot != 0;
+		snaps += !(job->procs[i]->caps & NW_CAP_OPNUMS);
 	const size_t nstack = x->nvw;
 	struct nw_rankset ras_c = { 0 }, stack_c = { 0 };
 	int ras_decided = 0, ras_equal = 0, ras_nocomm = 0, ras_healthy = 0;
@@ -462,7 +599,6 @@ static void fold(struct nw_jctx *x, struct nw_ras_input *in)
 				nw_verdict_evidence(x, w, "%s: %s: %s", how, nw_verdict_name(s->v.kind),
 				                    s->v.summary ? s->v.summary : "");
 			}
-			adopt_tail(x, w, &rv[i]);
 		}
 		for (size_t k = 0; k < nstack; k++)
 			x->vw[k]->dropped = 1;

@@ -40,7 +40,6 @@
 #include <string.h>
 #include <ncclwatch/segment.h>
 
-#define SRC "from NCCL RAS: launch counts, not completions; no send/receive counts"
 
 struct vl {
 	struct nw_verdict *v;
@@ -210,7 +209,6 @@ static int rule_gone_majority(struct vl *l, const struct world *w, const struct 
 	         v->culprits.n == 1 ? "" : "s", set, v->culprits.n == 1 ? "s" : "", c->hash, gone, c->size, gset,
 	         v->culprits.n == 1 ? "it" : "them");
 	free(g.v);
-	vevidence(l, v, SRC);
 	v->hint = "the code path differs on those ranks; the gone processes' exit status in the launcher's log (0: "
 	          "they ended as written)";
 	return 1;
@@ -261,7 +259,6 @@ static int rule_gone(struct vl *l, const struct world *w, const struct nw_ras_co
 		          " (the gone process's own counts are not known; RAS cannot see completion)",
 		          c0->nranks, nw_ras_func_names[best], v->launches, c0->hash);
 	}
-	vevidence(l, v, SRC);
 	v->hint = "the process died or stopped (OOM killer, a crash, a node down, SIGSTOP): its exit status, dmesg "
 	          "and the launcher's log on that host";
 	return 1;
@@ -289,7 +286,6 @@ static void rule_errors(struct vl *l, const struct world *w, const struct nw_ras
 		vsummary(l, v, "rank%s %s of comm 0x%016" PRIx64 " reported %s %s", v->culprits.n == 1 ? "" : "s", set, c->hash,
 		         pass ? "the init error" : "the async error", err_name(first));
 		all_waiting(l, v, w, c);
-		vevidence(l, v, SRC);
 		if (!pass && first != 1) v->hint = "the error string: NCCL_DEBUG=WARN on that rank says where it came from";
 	}
 }
@@ -309,7 +305,6 @@ static void rule_init(struct vl *l, const struct world *w, const struct nw_ras_c
 	all_waiting(l, v, w, c);
 	vevidence(l, v, "RAS lists a comm once its ranks exchanged their peer info: these ranks are past the rendezvous, "
 	                "in the connection setup");
-	vevidence(l, v, SRC);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -367,7 +362,6 @@ static int rule_counts(struct vl *l, const struct world *w, const struct nw_ras_
 				          nw_ras_func_names[f], c->ranks[i].counts[f]);
 				radd(l, &v->waiting, grank(w, c, c->ranks[i].rank, c->ranks[i].pid));
 			}
-			vevidence(l, v, SRC);
 			made = 1;
 			continue;
 		}
@@ -411,7 +405,6 @@ static int rule_counts(struct vl *l, const struct world *w, const struct nw_ras_
 			vevidence(l, v, "%zu rank%s launched %s %" PRIu64 " times%s", majn, majn == 1 ? "" : "s", fn, maj,
 			          from_text ? " (text report: only the outliers are listed by rank)" : "");
 			all_waiting(l, v, w, c);
-			vevidence(l, v, SRC);
 			made = 1;
 		}
 	}
@@ -448,7 +441,6 @@ static int rule_left(struct vl *l, const struct world *w, const struct nw_ras_co
 	vsummary(l, v, "rank%s %s left comm 0x%016" PRIx64 " early (finalized, destroyed or aborted it): %zu of its %d ranks "
 	         "still run it", v->culprits.n == 1 ? "" : "s", set, c->hash, c->size - left, c->size);
 	all_waiting(l, v, w, c);
-	vevidence(l, v, SRC);
 	return 1;
 }
 
@@ -485,7 +477,6 @@ static void rule_equal(struct vl *l, const struct world *w, const struct nw_ras_
 	                "same; thread stacks (ncclwatch attach) or the preload tell them apart");
 	vevidence(l, v, "equal counts also hide a different launch order of the same ops (one rank launching a Broadcast "
 	                "before an AllReduce, the others after it): counts are per kind, not a sequence");
-	vevidence(l, v, SRC);
 }
 
 static int cmp_verdict(const void *a, const void *b)
@@ -526,7 +517,6 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 			         "communicator exists)");
 			vevidence(&l, v, "RAS lists a comm only once every rank exchanged its peer info: a rank that never "
 			                 "arrived cannot be named from RAS; thread stacks can");
-			vevidence(&l, v, SRC);
 		}
 	} else {
 		if (!rule_gone_majority(&l, &w, comms[0]))
@@ -547,7 +537,6 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 			if (v) {
 				vsummary(&l, v, "launch counts equal; RAS cannot see completion: the text report shows no mismatch, "
 				         "error or missing process");
-				vevidence(&l, v, SRC);
 			}
 		}
 	}
@@ -556,7 +545,6 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 		if (v) {
 			vsummary(&l, v, "nothing RAS can see is wrong: every rank answered, no error, no launch count differs "
 			         "(RAS cannot see completion, nor send/receive)");
-			vevidence(&l, v, SRC);
 		}
 	}
 	free(comms);
@@ -587,106 +575,17 @@ int nw_ras_add_job(struct nw_analysis *a, const struct nw_ras_report *r, const c
 	j->verdicts = v;
 	j->nverdicts = n;
 	a->njobs++;
+	/* what the source cannot tell, once per verdict: the job has no
+	 * process to carry it as its source note (ras_merge.c) */
+	for (size_t i = 0; i < n; i++) {
+		char **e = realloc(v[i].evidence, (v[i].nevidence + 1) * sizeof *e);
+		if (!e || !(e[v[i].nevidence] = strdup(NW_RAS_SOURCE_NOTE))) {
+			if (e)
+				v[i].evidence = e;
+			return -1;
+		}
+		v[i].evidence = e;
+		v[i].nevidence++;
+	}
 	return 0;
-}
-
-/* ---- lining RAS comms up with ours (by membership) ---- */
-static int view_matches(const struct nw_comm_view *v, const struct nw_ras_comm *c)
-{
-	if (v->nranks != c->size || !v->members || !c->nranks) return 0;
-	for (size_t i = 0; i < c->nranks; i++) {
-		const struct nw_ras_rank *r = &c->ranks[i];
-		if (r->rank < 0 || r->rank >= v->nranks) return 0;
-		const struct nw_proc *p = v->members[r->rank].proc;
-		if (!p || p->hdr.pid != r->pid) return 0;
-	}
-	return 1;
-}
-
-/* The pid of rank `rank` (a world rank of the report) */
-static int pid_of(const struct nw_ras_report *r, int rank)
-{
-	const struct nw_ras_comm *w = NULL;
-	for (size_t i = 0; i < r->ncomms; i++)
-		if (!w || r->comms[i].size > w->size) w = &r->comms[i];
-	if (!w) return -1;
-	for (size_t i = 0; i < w->nranks; i++) if (w->ranks[i].rank == rank) return w->ranks[i].pid;
-	for (size_t i = 0; i < w->nmissing; i++) if (w->missing[i].rank == rank) return w->missing[i].pid;
-	return -1;
-}
-
-/* The culprits' stacks, from the other jobs' processes with their pid
- * (attach's snapshots of a job started without ncclwatch, or segments). */
-static void culprit_stacks(struct vl *l, struct nw_analysis *a, size_t ras_job, const struct nw_ras_report *r,
-                           struct nw_verdict *v)
-{
-	for (uint32_t k = 0; k < v->culprits.n && k < 8; k++) {
-		int pid = pid_of(r, v->culprits.v[k]);
-		if (pid <= 0) continue;
-		for (size_t j = 0; j < a->njobs; j++) {
-			if (j == ras_job) continue;
-			for (size_t p = 0; p < a->jobs[j].nprocs; p++) {
-				const struct nw_proc *pr = a->jobs[j].procs[p];
-				if (pr->hdr.pid != pid) continue;
-				const struct nw_thread_stack *t = nw_main_thread(pr);
-				if (!t) continue;   /* no capture (a segment without a dump): nothing to add */
-				struct nw_buf b = { 0 };
-				nw_buf_frames(&b, t, 8);
-				vevidence(l, v, "rank %d is pid %d of job %s, its main thread: %s", v->culprits.v[k], pid,
-				          a->jobs[j].name, b.s ? b.s : "?");
-				if (b.oom) l->oom = 1;
-				nw_buf_free(&b);
-			}
-		}
-	}
-}
-
-int nw_ras_match(struct nw_analysis *a, size_t ras_job, const struct nw_ras_report *r)
-{
-	struct vl l = { 0 };
-	for (size_t i = 0; i < a->jobs[ras_job].nverdicts; i++)
-		culprit_stacks(&l, a, ras_job, r, &a->jobs[ras_job].verdicts[i]);
-	for (size_t k = 0; k < r->ncomms; k++) {
-		const struct nw_ras_comm *c = &r->comms[k];
-		size_t nmatch = 0;
-		uint64_t id = 0;
-		const char *job = NULL;
-		const struct nw_job *seg = NULL;
-		for (size_t j = 0; j < a->njobs; j++) {
-			if (j == ras_job || !a->jobs[j].nprocs) continue;
-			const struct nw_comm_view *v, *vt;
-			HASH_ITER(hh, a->jobs[j].comms, v, vt) {
-				if (!view_matches(v, c)) continue;
-				if (!nmatch++) { id = v->id; job = a->jobs[j].name; seg = &a->jobs[j]; }
-			}
-		}
-		struct nw_job *rj = &a->jobs[ras_job];
-		for (size_t i = 0; i < rj->nverdicts; i++) {
-			struct nw_verdict *v = &rj->verdicts[i];
-			if (v->comm_id != c->hash) continue;
-			if (nmatch == 1)
-				vevidence(&l, v, "RAS comm 0x%016" PRIx64 " is ncclwatch comm %016" PRIx64 " of job %s (same size, same pid "
-				          "for every rank that answered)", c->hash, id, job ? job : "?");
-			if (nmatch == 1 && seg) {
-				/* the segments' own verdict on that comm: agree, or say where they differ */
-				const struct nw_verdict *sv = NULL;
-				for (size_t q = 0; q < seg->nverdicts && !sv; q++)
-					if (seg->verdicts[q].comm_id == id) sv = &seg->verdicts[q];
-				char a1[256], a2[256];
-				nw_rankset_format(&v->culprits, a1, sizeof a1);
-				if (sv) nw_rankset_format(&sv->culprits, a2, sizeof a2);
-				if (!sv)
-					vevidence(&l, v, "the segments of job %s give no verdict on that comm", job);
-				else if (sv->kind == v->kind && !strcmp(a1, a2))  /* RAS's launch count is no op number: not compared */
-					vevidence(&l, v, "the segments of job %s agree: %s, culprits %s", job, nw_verdict_name(sv->kind), a2);
-				else
-					vevidence(&l, v, "the segments of job %s say otherwise: %s, culprits %s: %s", job,
-					          nw_verdict_name(sv->kind), a2, sv->summary ? sv->summary : "");
-			}
-			else if (nmatch > 1)
-				vevidence(&l, v, "RAS comm 0x%016" PRIx64 " matches %zu communicators of the segments by membership: not "
-				          "lined up", c->hash, nmatch);
-		}
-	}
-	return l.oom ? -1 : 0;
 }

@@ -11,19 +11,18 @@
 #include "decide.h"
 #include "../sources/ras/ras_client.h"
 
+/* What NCCL RAS cannot tell, in words: the source note of the processes
+ * it lines up (their capability bits say it: NW_CAP_LAUNCH_ONLY, no
+ * NW_CAP_COMPLETION, no NW_CAP_SENDRECV), and the last evidence line of a
+ * RAS job's verdicts. */
+#define NW_RAS_SOURCE_NOTE "from NCCL RAS: launch counts, not completions; no send/receive counts"
+
 /* Append to a->jobs one job named `name` whose verdicts come from the
  * report r (ranks are those of its largest communicator; a rank of a
- * smaller one is mapped there by pid). 0, or -1 out of memory. */
+ * smaller one is mapped there by pid): a report none of whose ranks is a
+ * process read (ras_merge.c lines the others up with their job). 0, or -1
+ * out of memory. */
 int nw_ras_add_job(struct nw_analysis *a, const struct nw_ras_report *r, const char *name);
-
-/* Line the RAS job a->jobs[ras_job] (made by nw_ras_add_job from r) up
- * with the other jobs in a (segments, snapshots): each culprit whose pid a
- * process of theirs has gets its main thread's stack as evidence; a comm
- * is lined up by membership (the same size and, for every rank that
- * answered RAS, a process with its pid holding that comm rank) and a RAS
- * verdict about it names our comm id and says whether that job's own
- * verdict agrees (docs/ras.md). 0, or -1 out of memory. */
-int nw_ras_match(struct nw_analysis *a, size_t ras_job, const struct nw_ras_report *r);
 
 /* The same verdicts into a fresh array (for callers that merge them
  * elsewhere, e.g. attach): 0, or -1 out of memory. Free each verdict's

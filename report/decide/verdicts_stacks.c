@@ -610,7 +610,7 @@ static void annotate(struct nw_jctx *x)
 		for (int s = 0; s < 3; s++) {
 			for (uint32_t k = 0; k < sets[s]->n && !x->oom; k++) {
 				size_t at = nw_proc_by_rank(x->job, sets[s]->v[k]);
-				if (at >= x->job->nprocs || !x->job->procs[at]->snapshot)
+				if (at >= x->job->nprocs || (x->job->procs[at]->caps & NW_CAP_OPNUMS))
 					continue;
 				const struct nw_proc *p = x->job->procs[at];
 				const struct nw_thread_stack *t = nw_main_thread(p);
@@ -677,9 +677,9 @@ static void annotate(struct nw_jctx *x)
 
 void nw_rules_stacks(struct nw_jctx *x)
 {
-	size_t snaps = 0;
+	size_t snaps = 0;                  /* processes known by their stacks alone */
 	for (size_t i = 0; i < x->job->nprocs; i++)
-		snaps += x->job->procs[i]->snapshot != 0;
+		snaps += !(x->job->procs[i]->caps & NW_CAP_OPNUMS);
 	if (!snaps)
 		return;
 	if (snaps == x->job->nprocs)

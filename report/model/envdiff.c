@@ -209,8 +209,9 @@ int nw_job_envdiff(struct nw_job *job)
 	for (size_t i = 0; i < job->nprocs && !c.oom; i++) {
 		const struct nw_proc *p = job->procs[i];
 		char b[NW_NAME_BUF];
-		nsnap += p->snapshot != 0;
-		if (!p->snapshot) {
+		int fp = (p->caps & NW_CAP_FINGERPRINT) != 0;
+		nsnap += !fp;
+		if (fp) {
 			const char *s = nw_nccl_version_str(p->hdr.nccl_version, b);
 			add(&c, p, fixed[0], strlen(fixed[0]), s, strlen(s));
 			const char *lib = p->hdr.nccl_lib ? p->hdr.nccl_lib : "";
@@ -245,7 +246,7 @@ int nw_job_envdiff(struct nw_job *job)
 			if (v->present < could) {
 				struct val *unset = val_get(&c, v, "", 0);
 				for (size_t i = 0; i < job->nprocs && unset && !c.oom; i++)
-					if (!v->has[i] && !(fx && job->procs[i]->snapshot))
+					if (!v->has[i] && !(fx && !(job->procs[i]->caps & NW_CAP_FINGERPRINT)))
 						val_add(&c, unset, job->procs[i]);
 			}
 			struct nw_env_diff *d = &job->diffs[job->ndiffs];

@@ -249,7 +249,7 @@ static int build_job(struct nw_job *job, const struct nw_analysis_options *opt)
 	int no_timeout = 0;
 	for (size_t i = 0; i < job->nprocs; i++) {
 		struct nw_proc *p = job->procs[i];
-		no_timeout |= p->no_timeout;
+		no_timeout |= (p->caps & NW_CAP_OPNUMS) && !(p->caps & NW_CAP_WAIT_TIME);
 		if (p->hdr.world_size > job->world_size && p->hdr.world_size <= MAX_NRANKS)
 			job->world_size = p->hdr.world_size;
 		if (p->hdr.timeout_ms > timeout_ms)

@@ -364,6 +364,7 @@ static struct nw_proc *make_proc(const struct nw_segment *seg, struct nw_intern 
 	p->snapshot = (seg->header.flags & NW_SEG_F_SNAPSHOT) != 0;
 	if (p->snapshot)
 		p->is_dump = 1;                 /* nothing writes it after attach */
+	p->caps = p->snapshot ? NW_CAPS_SNAPSHOT : NW_CAPS_SEGMENT;
 	p->rank = seg->header.global_rank >= 0 ? seg->header.global_rank : -1;
 	struct nw_comm_instances ci;
 	if (nw_comm_instances(seg, &ci)) {

@@ -112,6 +112,7 @@ int nw_merge_snapshots(struct nw_load *ld)
 			HASH_FIND(hh, segs, &k, sizeof k, e);
 			if (e) {
 				take_stacks(e->p, p);
+				e->p->caps |= p->caps;
 				if (map_job(&map, p->hdr.job, e->p->hdr.job))
 					oom = 1;
 				nw_proc_free(p);

@@ -124,6 +124,33 @@ struct nw_proc_header {
 	uint64_t comms_dropped, comm_reuses, graph_launches, graphs_untracked;
 };
 
+/* What a source can see of a process (nw_proc.caps): rules ask a bit,
+ * never a source's name or its note's words (source_note is the words).
+ *   segment        OPNUMS COMPLETION SENDRECV CREATION WAIT_TIME STACKS FINGERPRINT
+ *   attach snapshot STACKS (identity and where each thread is; no op numbers)
+ *   Flight Recorder OPNUMS COMPLETION FINGERPRINT (its NCCL version), SENDRECV (not
+ *                  when its ring wrapped)
+ *   NCCL RAS       OPNUMS LAUNCH_ONLY (launch counts of collectives) */
+enum nw_cap {
+	NW_CAP_OPNUMS      = 1u << 0,  /* positions: ops with their number on each communicator */
+	NW_CAP_COMPLETION  = 1u << 1,  /* an op's completion is seen (a launched op and a finished
+	                                * one look different) */
+	NW_CAP_SENDRECV    = 1u << 2,  /* sends and receives are among its ops */
+	NW_CAP_STACKS      = 1u << 3,  /* thread stacks */
+	NW_CAP_CREATION    = 1u << 4,  /* communicator creation (init, split) records */
+	NW_CAP_WAIT_TIME   = 1u << 5,  /* how long an op has waited, against a timeout of its own;
+	                                * without it an op still pending counts as stuck */
+	NW_CAP_LAUNCH_ONLY = 1u << 6,  /* a position is the last op it launched, completion
+	                                * unknown (NCCL RAS's launch counts) */
+	NW_CAP_FINGERPRINT = 1u << 7,  /* NCCL/CUDA versions, library, GPU and environment */
+};
+#define NW_CAPS_SEGMENT (NW_CAP_OPNUMS | NW_CAP_COMPLETION | NW_CAP_SENDRECV | NW_CAP_STACKS | \
+                         NW_CAP_CREATION | NW_CAP_WAIT_TIME | NW_CAP_FINGERPRINT)
+#define NW_CAPS_SNAPSHOT NW_CAP_STACKS
+#define NW_CAP_COUNT 8
+/* A bit's name in the JSON output ("op_numbers"); NULL for no single bit. */
+const char *nw_cap_name(uint32_t bit);
+
 /* One process: the newest readable copy of its segment. */
 struct nw_proc {
 	char *path;                    /* the file read */
@@ -164,11 +191,12 @@ struct nw_proc {
 	                                * per rank (rank_split.c): this view's index among them,
 	                                * 0 for the first (and for a process of one rank) */
 	uint32_t views_in_process;     /* how many (0 or 1: a process of one rank) */
+	uint32_t caps;                 /* NW_CAP_*: what its sources can see (a segment and the
+	                                * snapshot of one process: both's) */
 	/* Sources other than a segment (report/sources/fr/: Flight Recorder dumps). */
 	const char *source_note;       /* NULL for a segment; else what the source cannot
-	                                * tell (said once per verdict as evidence), interned */
-	int no_timeout;                /* the source has no stall timeout (a Flight Recorder
-	                                * dump): its pending ops count as stuck */
+	                                * tell, in words (said once per verdict as evidence;
+	                                * rules ask caps), interned */
 };
 
 #define NW_ANALYSIS_RECENT 16

@@ -271,3 +271,18 @@ int nw_cmp_u64(uint64_t a, uint64_t b)
 {
 	return a < b ? -1 : a > b;
 }
+
+const char *nw_cap_name(uint32_t bit)
+{
+	switch (bit) {
+	case NW_CAP_OPNUMS: return "op_numbers";
+	case NW_CAP_COMPLETION: return "completion";
+	case NW_CAP_SENDRECV: return "send_recv";
+	case NW_CAP_STACKS: return "stacks";
+	case NW_CAP_CREATION: return "comm_creation";
+	case NW_CAP_WAIT_TIME: return "wait_time";
+	case NW_CAP_LAUNCH_ONLY: return "launch_only";
+	case NW_CAP_FINGERPRINT: return "fingerprint";
+	default: return NULL;
+	}
+}

@@ -105,6 +105,11 @@ static json_t *proc_json(const struct nw_proc *p, int *failed)
 	nw_json_set(o, "dump", json_boolean(p->is_dump), failed);
 	nw_json_set(o, "snapshot", json_boolean(p->snapshot), failed);
 	nw_json_set(o, "stacks_from_attach", json_boolean(p->snapshot || p->attached), failed);
+	json_t *sees = json_array();
+	for (int b = 0; b < NW_CAP_COUNT && sees; b++)
+		if (p->caps & (1u << b) && json_array_append_new(sees, nw_json_str(nw_cap_name(1u << b))))
+			*failed = 1;
+	nw_json_set(o, "sees", sees, failed);
 	/* What it could not record (lost.c). */
 	nw_json_set(o, "ops_dropped", nw_json_int((int64_t)p->hdr.ops_dropped), failed);
 	nw_json_set(o, "comms_dropped", nw_json_int((int64_t)p->hdr.comms_dropped), failed);

@@ -34,13 +34,20 @@ assert_grep '^MISSING_RANK: rank 3 never called AllReduce #6 on comm ' "$T/one.o
 assert_grep '^  op: AllReduce #6 on comm [0-9a-f]{16} \(4 ranks\)$' "$T/one.out"
 assert_grep '^    NCCL RAS \(.*\) agrees: MISSING_RANK: rank 3 .*\(RAS: AllReduce launches=4 there, launches=5 on 3 peers\)' "$T/one.out"
 
-note "the report as a job of its own, beside the segments"
+note "the report given apart, beside the segments: it joins their job all the same"
 "$NW_CLI" diagnose --verbose --timeout 1 "$T/ras.json" "$segdir" > "$T/two.out"
 sed 's/^/    /' "$T/two.out"
-assert_grep "^job ras $T/ras\\.json: " "$T/two.out"
-assert_grep '^  op: AllReduce launches=5 on comm [0-9a-f]{16} \(4 ranks\)$' "$T/two.out"
+assert_eq "$(grep -c '^job ' "$T/two.out")" 1 "jobs"
+assert_grep "^    NCCL RAS \\($T/ras\\.json\\) agrees: MISSING_RANK: rank 3 .*\\(RAS: AllReduce launches=4 there, launches=5 on 3 peers\\)" "$T/two.out"
+
+note "the report alone: a job of its own, RAS's count as a launch count"
+"$NW_CLI" diagnose --verbose "$T/ras.json" > "$T/alone.out"
+sed 's/^/    /' "$T/alone.out"
+assert_grep "^job ras $T/ras\\.json: " "$T/alone.out"
+assert_grep '^  op: AllReduce launches=5 on comm [0-9a-f]{16} \(4 ranks\)$' "$T/alone.out"
 
 note "one notation: #N only for the op number (the hang's is #6), never on what RAS said"
+assert_no_grep '#[0-9]' "$T/alone.out"
 for f in "$T/one.out" "$T/two.out"; do
 	nums=$(grep -E '^(MISSING_RANK|  op):' "$f" | grep -o 'AllReduce #[0-9]*' | sort -u)
 	assert_eq "$nums" "AllReduce #6" "op numbers of the verdicts in $f"
@@ -49,12 +56,12 @@ done
 assert_no_grep '#[0-9]' "$T/ras.out"
 
 note "--json: RAS's count in \"launches\", \"seq\" null; the segments' verdict keeps its seq"
-"$NW_CLI" diagnose --json --timeout 1 "$T/ras.json" "$segdir" > "$T/doc.json"
-python3 - "$T/doc.json" <<'EOF' || fail "the JSON's op numbers"
+"$NW_CLI" diagnose --json --timeout 1 "$segdir" > "$T/seg.json"
+"$NW_CLI" diagnose --json "$T/ras.json" > "$T/doc.json"
+python3 - "$T/seg.json" "$T/doc.json" <<'EOF' || fail "the JSON's op numbers"
 import json, sys
-doc = json.load(open(sys.argv[1]))
 seen = {}
-for job in doc["jobs"]:
+for job in json.load(open(sys.argv[1]))["jobs"] + json.load(open(sys.argv[2]))["jobs"]:
     for v in job["verdicts"]:
         if v["op"] == "AllReduce":
             seen[job["name"].startswith("ras ")] = (v["seq"], v.get("launches"))

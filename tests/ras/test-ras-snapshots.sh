@@ -6,8 +6,9 @@
 # lined up by host and pid. Cases: RAS and stacks name different ranks
 # ("stacks disagree"); launch counts equal while a stack minority is
 # elsewhere (the stacks' culprit, "launch counts equal"); a report whose
-# pids are not those of the snapshots, or that lies in another directory,
-# stays a job of its own.
+# pids are not those of the snapshots is not used; one that lies in another
+# directory joins the job of the processes that are its ranks (it was a
+# job of its own, lined up with the snapshots' job by a second path).
 . "$NW_ROOT/tests/lib.sh"
 NW_GEN="$NW_BUILD/tests/progs/nwgen"
 [ -x "$NW_GEN" ] || fail "$NW_GEN is not built"
@@ -71,9 +72,14 @@ assert_grep '^MISSING_RANK: rank 7 is in compile_step' "$T/other.txt"
 assert_no_grep 'rank 3 never launched' "$T/other.txt"
 assert_grep '^    NCCL RAS report .*/ras\.json not used: none of its 8 ranks is a process of this job' "$T/other.txt"
 
-note "the report in another directory: a job of its own, lined up by pid as before"
+note "the report in another directory: it joins the job of its ranks' processes, the same verdict as beside them"
 d=$(dirname "$(ls "$T/disagree"/*/*.snapshot.seg | head -n 1)")
 mv "$d/ras.json" "$T/elsewhere.json"
 "$NW_CLI" diagnose --verbose "$d" "$T/elsewhere.json" > "$T/apart.txt" 2>&1
-assert_eq "$(grep -c '^job ' "$T/apart.txt")" 2 "apart: jobs"
-assert_grep '^    rank 3 is pid 10003 of job [^,]+, its main thread: futex_wait < ncclAllReduce' "$T/apart.txt"
+sed 's/^/    /' "$T/apart.txt" | grep -v '^      *#'
+assert_eq "$(grep -c '^job ' "$T/apart.txt")" 1 "apart: jobs"
+assert_no_grep '^job ras ' "$T/apart.txt"
+assert_grep '^MISSING_RANK: rank 3 never launched the AllReduce the others launched last on comm 0x0000000000005eed \(RAS: AllReduce launches=22 there, launches=23 on 7 peers\)' "$T/apart.txt"
+assert_grep '^  culprits: 3$' "$T/apart.txt"
+assert_grep '^    rank 3 \(from stacks\): waits in ncclAllReduce: futex_wait < ncclAllReduce < train_step < main$' "$T/apart.txt"
+assert_grep "^    NCCL RAS report $T/elsewhere\\.json: 8 of its ranks are processes of this job \\(same host and pid\\)\$" "$T/apart.txt"

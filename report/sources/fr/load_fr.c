@@ -1115,7 +1115,7 @@ static int make_proc(struct build *b, const struct nw_pv *root, const char *path
 		 * as stuck (the dump is written when one timed out; model.c: 1 ms,
 		 * and no timeout in the header); --timeout overrides it. */
 		h->timeout_ms = 0;
-		p->no_timeout = 1;
+		p->caps = NW_CAP_OPNUMS | NW_CAP_COMPLETION | NW_CAP_FINGERPRINT | (b->wrapped ? 0 : NW_CAP_SENDRECV);
 		job_of(path, h->job, sizeof h->job);
 		p->rank = b->rank;
 		p->alive = -1;

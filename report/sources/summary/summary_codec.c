@@ -15,7 +15,7 @@ static const struct nw_sum_field f_proc[] = {
 	U(nw_sum_proc, snapshot), U(nw_sum_proc, attached), I(nw_sum_proc, alive),
 	U(nw_sum_proc, now_ns), U(nw_sum_proc, last_activity_ns), U(nw_sum_proc, stacks_ns),
 	U(nw_sum_proc, ncomms), U(nw_sum_proc, npeers), U(nw_sum_proc, nthreads),
-	U(nw_sum_proc, nops), U(nw_sum_proc, sites),
+	U(nw_sum_proc, nops), U(nw_sum_proc, sites), U(nw_sum_proc, caps),
 };
 TABLE(nw_sum_t_proc, f_proc);
 

@@ -49,6 +49,7 @@ struct nw_sum_proc {
 	uint32_t ncomms, npeers, nthreads;
 	uint64_t nops;
 	uint32_t sites;               /* 1: an op-site reference follows each op */
+	uint32_t caps;                /* NW_CAP_* (analysis.h); 0 in a file written before them */
 };
 
 /* A thread of a process's last capture. */

@@ -168,6 +168,12 @@ static struct nw_proc *get_proc(struct reader *r)
 	p->is_dump = sp.is_dump != 0;
 	p->snapshot = sp.snapshot != 0;
 	p->attached = sp.attached != 0;
+	/* a file written before capability bits: what its kind of source sees
+	 * (a Flight Recorder dump's note is its only mark there) */
+	p->caps = sp.caps ? sp.caps
+	          : p->snapshot ? NW_CAPS_SNAPSHOT
+	          : p->source_note ? NW_CAP_OPNUMS | NW_CAP_COMPLETION | NW_CAP_SENDRECV | NW_CAP_FINGERPRINT
+	                           : NW_CAPS_SEGMENT;
 	p->alive = sp.alive;
 	p->now_ns = sp.now_ns;
 	p->last_activity_ns = sp.last_activity_ns;

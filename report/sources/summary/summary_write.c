@@ -135,7 +135,7 @@ static void put_proc(struct writer *w, const struct nw_proc *p)
 {
 	struct nw_sum_proc sp = {
 		.path = cstr_ref(w, p->path), .source_note = cstr_ref(w, p->source_note),
-		.is_dump = p->is_dump != 0, .snapshot = p->snapshot != 0, .attached = p->attached != 0,
+		.is_dump = p->is_dump != 0, .snapshot = p->snapshot != 0, .attached = p->attached != 0, .caps = p->caps,
 		.alive = p->alive, .now_ns = p->now_ns, .last_activity_ns = p->last_activity_ns,
 		.stacks_ns = p->stacks_ns, .ncomms = p->ncomms, .npeers = p->npeers, .nthreads = p->nthreads,
 		.nops = p->nops, .sites = p->op_site != NULL,
