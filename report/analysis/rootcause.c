@@ -42,6 +42,7 @@
  *
  * Dead and exited processes are sinks (no edge leaves them): a root. */
 #include "analysis_int.h"
+#include "majority.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -384,7 +385,107 @@ static size_t mismatch_deviants(struct rctx *r, uint32_t s)
 	return marked;
 }
 
-/* 2c: the majority of the op the cycle's processes are stuck in first. */
+#define SIG(sig, n, i) (sig)[(size_t)(n) * MAX_VOTES + (i)]
+
+/* How many of the voters' votes are the op c (a process without a stuck
+ * op votes NULL). */
+static uint32_t votes_for(struct nw_jctx *x, uint32_t np, const struct nw_seg_op **sig, const uint32_t *nsig,
+                          const uint8_t *voter, const struct nw_seg_op *c)
+{
+	uint32_t votes = 0;
+	for (uint32_t m = 0; m < np; m++) {
+		if (!voter[m])
+			continue;
+		if (!nsig[m])
+			votes += same_sig(x, c, NULL);
+		for (uint32_t j = 0; j < nsig[m]; j++)
+			votes += same_sig(x, c, SIG(sig, m, j));
+	}
+	return votes;
+}
+
+/* One round of 2c: the candidates are the distinct votes of the cycle's
+ * voting processes, each counted over every voter; the strict majority of
+ * them (nw_majority). Returns 1 and its op in *maj (NULL: the majority has
+ * no stuck op), 0 on a tie. */
+static int round_majority(struct rctx *r, uint32_t s, const struct nw_seg_op **sig, const uint32_t *nsig,
+                          const uint8_t *voter, const struct nw_seg_op **maj)
+{
+	struct nw_jctx *x = r->x;
+	uint32_t np = r->g->nprocs, ncand = 0, cap = 0;
+	for (uint32_t n = 0; n < np; n++)
+		if (voter[n] && r->g->scc[n] == s)
+			cap += nsig[n] ? nsig[n] : 1;
+	const struct nw_seg_op **cand = malloc(((size_t)cap + 1) * sizeof *cand);
+	uint32_t *votes = malloc(((size_t)cap + 1) * sizeof *votes);
+	int found = 0;
+	if (!cand || !votes) {
+		x->oom = 1;
+		goto out;
+	}
+	for (uint32_t n = 0; n < np; n++) {
+		if (!voter[n] || r->g->scc[n] != s)
+			continue;
+		for (uint32_t i = 0; i < (nsig[n] ? nsig[n] : 1); i++) {
+			const struct nw_seg_op *c = nsig[n] ? SIG(sig, n, i) : NULL;
+			uint32_t k = 0;
+			while (k < ncand && !same_sig(x, cand[k], c))
+				k++;
+			if (k < ncand)
+				continue;
+			cand[ncand] = c;
+			votes[ncand++] = votes_for(x, np, sig, nsig, voter, c);
+		}
+	}
+	int k = nw_majority(votes, ncand);
+	if (k != NW_NO_MAJORITY) {
+		*maj = cand[k];
+		found = 1;
+	}
+out:
+	free(cand);
+	free(votes);
+	return found;
+}
+
+/* Marks the cycle's processes (seeds) with a vote other than the
+ * majority's op as deviants; returns how many. */
+static size_t mark_minority(struct rctx *r, const uint32_t *seeds, size_t nseeds, const struct nw_seg_op **sig,
+                            const uint32_t *nsig, const struct nw_seg_op *maj)
+{
+	size_t marked = 0;
+	for (size_t i = 0; i < nseeds; i++) {
+		uint32_t n = seeds[i];
+		int differs = !nsig[n] && !same_sig(r->x, NULL, maj);
+		for (uint32_t j = 0; j < nsig[n]; j++)
+			differs |= !same_sig(r->x, SIG(sig, n, j), maj);
+		if (differs) {
+			r->deviant[n] = 1;
+			marked++;
+		}
+	}
+	return marked;
+}
+
+/* The voters of a round: round 0 the cycle's processes (seeds), round 1
+ * also those that wait for it and have a stuck op. */
+static void round_voters(struct nw_graph *g, int round, const uint32_t *seeds, size_t nseeds,
+                         const uint32_t *nsig, uint32_t *reach, uint8_t *voter)
+{
+	if (round == 0) {
+		for (size_t i = 0; i < nseeds; i++)
+			voter[seeds[i]] = 1;
+		return;
+	}
+	size_t nr = nw_graph_reaching(g, seeds, nseeds, reach);
+	for (size_t i = 0; i < nr; i++)
+		if (reach[i] < g->nprocs && nsig[reach[i]])
+			voter[reach[i]] = 1;
+}
+
+/* 2c: the majority of the op the cycle's processes are stuck in first;
+ * on a tie (or when the majority's side names nobody) the processes
+ * waiting for the cycle from outside vote too. */
 static size_t majority_deviants(struct rctx *r, uint32_t s)
 {
 	struct nw_jctx *x = r->x;
@@ -401,71 +502,23 @@ static size_t majority_deviants(struct rctx *r, uint32_t s)
 	}
 	size_t nseeds = 0;
 	for (uint32_t n = 0; n < np; n++) {
-		nsig[n] = (uint32_t)proc_votes(x, x->job->procs[n], &sig[(size_t)n * MAX_VOTES]);
+		nsig[n] = (uint32_t)proc_votes(x, x->job->procs[n], &SIG(sig, n, 0));
 		if (g->scc[n] == s)
 			seeds[nseeds++] = n;
 	}
-#define SIG(n, i) sig[(size_t)(n) * MAX_VOTES + (i)]
-	for (int round = 0; round < 2; round++) {
-		/* round 0: the cycle's processes; round 1: with those that wait for it. */
+	for (int round = 0; round < 2 && !marked; round++) {
 		uint8_t *voter = calloc(np + 1, 1);
 		if (!voter) {
 			x->oom = 1;
 			goto out;
 		}
-		if (round == 0) {
-			for (size_t i = 0; i < nseeds; i++)
-				voter[seeds[i]] = 1;
-		} else {
-			size_t nr = nw_graph_reaching(g, seeds, nseeds, reach);
-			for (size_t i = 0; i < nr; i++)
-				if (reach[i] < np && nsig[reach[i]])
-					voter[reach[i]] = 1;
-		}
-		/* Candidates: the cycle's processes' votes (a process without a
-		 * stuck op votes NULL); each counts the voters' equal votes. */
-		uint32_t best = 0, nbest = 0;
-		const struct nw_seg_op *bestsig = NULL;
-		for (uint32_t n = 0; n < np; n++) {
-			if (!voter[n] || g->scc[n] != s)
-				continue;
-			for (uint32_t i = 0; i < (nsig[n] ? nsig[n] : 1); i++) {
-				const struct nw_seg_op *c = nsig[n] ? SIG(n, i) : NULL;
-				uint32_t votes = 0;
-				for (uint32_t m = 0; m < np; m++) {
-					if (!voter[m])
-						continue;
-					if (!nsig[m])
-						votes += same_sig(x, c, NULL);
-					for (uint32_t j = 0; j < nsig[m]; j++)
-						votes += same_sig(x, c, SIG(m, j));
-				}
-				if (votes > best) {
-					best = votes;
-					nbest = 1;
-					bestsig = c;
-				} else if (votes == best && !same_sig(x, c, bestsig)) {
-					nbest++;
-				}
-			}
-		}
+		round_voters(g, round, seeds, nseeds, nsig, reach, voter);
+		const struct nw_seg_op *maj = NULL;
+		int found = round_majority(r, s, sig, nsig, voter, &maj);
 		free(voter);
-		if (best && nbest == 1) {
-			for (size_t i = 0; i < nseeds; i++) {
-				uint32_t n = seeds[i];
-				int differs = !nsig[n] && !same_sig(x, NULL, bestsig);
-				for (uint32_t j = 0; j < nsig[n]; j++)
-					differs |= !same_sig(x, SIG(n, j), bestsig);
-				if (differs) {
-					r->deviant[n] = 1;
-					marked++;
-				}
-			}
-			if (marked)
-				break;
-		}
+		if (found)
+			marked = mark_minority(r, seeds, nseeds, sig, nsig, maj);
 	}
-#undef SIG
 out:
 	free(sig);
 	free(nsig);
@@ -473,6 +526,7 @@ out:
 	free(seeds);
 	return marked;
 }
+#undef SIG
 
 static int is_root(const struct rctx *r, uint32_t node)
 {

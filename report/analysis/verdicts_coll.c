@@ -20,6 +20,7 @@
  * edges stay linear in the comm size), and for the ranks that hold #n up
  * (not started, failed, mismatched). */
 #include "analysis_int.h"
+#include "majority.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -239,7 +240,6 @@ static void verdict_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, ui
 	uint8_t *grp = malloc((size_t)n);
 	struct sig s[MAX_SIGS];
 	uint32_t cnt[MAX_SIGS] = { 0 }, nsig = 0;
-	int first_of[MAX_SIGS] = { 0 };
 	memset(s, 0, sizeof s);
 	if (!grp) {
 		x->oom = 1;
@@ -259,23 +259,19 @@ static void verdict_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, ui
 			if (nsig == MAX_SIGS)
 				i = MAX_SIGS - 1;   /* more kinds of disagreement: counted with the last */
 			else {
-				s[nsig] = t;
-				first_of[nsig] = r;
-				nsig++;
+				s[nsig++] = t;
 			}
 		}
 		grp[r] = (uint8_t)i;
 		cnt[i]++;
 	}
-	/* The majority; on a tie, the one the history names (history_pick),
-	 * else nobody: every rank of the tied groups is named, "cannot tell
-	 * which" (never a coin flip that may blame a rank that only waits). */
-	uint32_t maj = 0, tied = 0;
-	for (uint32_t i = 1; i < nsig; i++)
-		if (cnt[i] > cnt[maj] || (cnt[i] == cnt[maj] && first_of[i] < first_of[maj]))
-			maj = i;
-	for (uint32_t i = 0; i < nsig; i++)
-		tied += cnt[i] == cnt[maj];
+	/* The majority (majority.h); on a tie, the one the history names
+	 * (history_pick), else nobody: every rank of the tied groups is named,
+	 * "cannot tell which" (never a coin flip that may blame a rank that
+	 * only waits); maj is then the first tied group, the side the words
+	 * describe first. */
+	uint32_t tied;
+	uint32_t maj = nw_vote_top(cnt, nsig, &tied);
 	int by_history = 0, undecided = 0;
 	if (tied > 1) {
 		int h = history_pick(x, v, seq, s, cnt, nsig, cnt[maj]);
@@ -508,7 +504,8 @@ static int stopped_majority(struct nw_jctx *x, const struct nw_comm_view *v, con
 		stuck += mp[r].stuck;
 		stopped += !mp[r].pend && (finished(m) || stopped_in_graph(x, m) || stopped_idle(x, m, first));
 	}
-	return stuck && stopped > stuck;
+	uint32_t votes[2] = { stuck, stopped };
+	return stuck && nw_majority(votes, 2) == 1;
 }
 
 /* A member that stopped short of the stuck ones (see stopped_majority). */

@@ -20,6 +20,7 @@
  * With nobody missing, the comm itself is blamed (every rank entered, none
  * finished: rendezvous, network). */
 #include "analysis_int.h"
+#include "majority.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -186,9 +187,12 @@ static int nranks_disagree(struct nw_jctx *x, const struct nw_comm_view *v, cons
 	}
 	if (nsizes < 2)
 		return 0;
-	uint32_t maj = 0;
-	for (uint32_t i = 1; i < nsizes; i++)
-		if (votes[i] > votes[maj] || (votes[i] == votes[maj] && sizes[i] < sizes[maj]))
+	/* On a tie the smaller size is taken as the comm's (a convention: the
+	 * rule does not say which side deviates). */
+	uint32_t ntop;
+	uint32_t maj = nw_vote_top(votes, nsizes, &ntop);
+	for (uint32_t i = 0; i < nsizes && ntop > 1; i++)
+		if (votes[i] == votes[maj] && sizes[i] < sizes[maj])
 			maj = i;
 	struct nw_vwork *w = nw_verdict_new(x, NW_V_INIT_STALL, v, NW_OP_COMM_INIT, 0);
 	if (!w)
