@@ -715,199 +715,297 @@ static void past_end(struct nw_jctx *x, const struct nw_comm_view *v, const uint
 	nw_rankset_free(&done);
 }
 
+/* A comm's frontier at #n (nstar): each member's class (enum mclass),
+ * counted, and the ranks waiting inside #n. */
+struct frontier {
+	const struct nw_comm_view *v;
+	const struct nw_mpos *mp;
+	uint64_t nstar, mism;
+	int32_t n;
+	uint8_t *cls;                        /* [n] */
+	uint32_t cnt[M_OTHER + 1];
+	const struct nw_seg_op *first_pending;   /* the first member's pending #n */
+	uint64_t max_age;                    /* the oldest pending #n */
+	struct nw_rankset waiting;           /* the members whose #n is pending */
+	uint16_t kind;                       /* #n's kind */
+	const char *kname, *comm;            /* #n's kind and the comm, as words */
+	char kb[NW_NAME_BUF], cb[128];
+};
+
+/* A member with #n in its ring: its state; a pending one is waiting. */
+static uint8_t op_class(struct nw_jctx *x, struct frontier *f, const struct nw_member *m, const struct nw_seg_op *op)
+{
+	uint8_t c;
+	switch (op->state) {
+	case NW_ST_STARTED: c = M_STARTED; break;
+	case NW_ST_ENQUEUED: c = M_ENQUEUED; break;
+	case NW_ST_COMPLETED: c = M_COMPLETED; break;
+	case NW_ST_FAILED: c = M_FAILED; break;
+	case NW_ST_CAPTURED: c = M_CAPTURED; break;
+	default: c = M_OTHER; break;
+	}
+	if (nw_op_pending(op->state)) {
+		if (!f->first_pending)
+			f->first_pending = op;
+		uint64_t age = nw_age(m->proc, op->enqueue_ns);
+		if (age > f->max_age)
+			f->max_age = age;
+		nw_set_add(x, &f->waiting, m->proc->rank);
+	}
+	return c;
+}
+
+/* Where member m is with #n (enum mclass). stopped: the members that
+ * stopped short of the stuck ones are a majority (stopped_majority). */
+static uint8_t member_class(struct nw_jctx *x, struct frontier *f, const struct nw_member *m, int stopped)
+{
+	uint64_t nstar = f->nstar;
+	if (!m->proc)
+		return M_NOFILE;
+	const struct nw_seg_op *op = nw_member_coll(x, m, nstar);
+	const struct nw_seg_comm *sc = m->comm;
+	if (op && x->sink[m->proc->job_index] && op->state != NW_ST_COMPLETED && op->state != NW_ST_FAILED &&
+	    sc->coll_completed < nstar)
+		return M_GONE;
+	if (op)
+		return op_class(x, f, m, op);
+	if (sc->coll_enqueued < nstar)
+		return !stopped ? M_NOT_ISSUED : finished(m) ? M_FINISHED
+		       : stopped_in_graph(x, m) ? M_IN_GRAPH : stopped_idle(x, m, nstar) ? M_STOPPED : M_NOT_ISSUED;
+	/* Enqueued but no longer in the ring: the positions tell. */
+	return sc->coll_completed >= nstar ? M_COMPLETED : x->sink[m->proc->job_index] ? M_GONE
+	       : sc->coll_started >= nstar ? M_STARTED : M_OTHER;
+}
+
+/* The ranks that hold #n up; a process that ended inside #n too (a sink:
+ * the ranks inside wait for it, and so for nobody else). */
+static void hold_edges(struct nw_jctx *x, const struct frontier *f)
+{
+	const uint32_t *cnt = f->cnt;
+	const uint8_t *cls = f->cls;
+	const struct nw_mpos *mp = f->mp;
+	if (!(cnt[M_FAILED] || cnt[M_ENQUEUED] || cnt[M_CAPTURED] || cnt[M_GONE]))
+		return;
+	uint32_t junction = UINT32_MAX;
+	for (int32_t r = 0; r < f->n; r++) {
+		if (cls[r] != M_STARTED || !mp[r].stuck || mp[r].pend_seq != f->nstar)
+			continue;
+		if (junction == UINT32_MAX)
+			junction = nw_graph_junction(&x->g);
+		nw_graph_edge(&x->g, f->v->members[r].proc->job_index, junction, NW_E_BLOCK, mp[r].pend, f->v, f->nstar,
+		              0);
+	}
+	for (int32_t r = 0; r < f->n && junction != UINT32_MAX; r++)
+		if (cls[r] == M_FAILED || cls[r] == M_CAPTURED || cls[r] == M_GONE ||
+		    (cls[r] == M_ENQUEUED && mp[r].stuck))
+			nw_graph_edge(&x->g, junction, f->v->members[r].proc->job_index, NW_E_BLOCK, NULL, f->v, f->nstar, 0);
+}
+
+/* Ranks whose #n never started: STREAM_BLOCKED candidates (the ranks
+ * inside #n wait for them; the culprits leave that set later). */
+static void never_started(struct nw_jctx *x, const struct frontier *f)
+{
+	const struct nw_rankset *inside = NULL;
+	for (int32_t r = 0; r < f->n && !x->oom; r++) {
+		if (f->cls[r] != M_ENQUEUED || !f->mp[r].stuck || f->mp[r].pend_seq != f->nstar)
+			continue;
+		if (!inside && !(inside = nw_shared_set(x, &f->waiting)))
+			break;
+		nw_add_sblock(x, f->v, r, f->mp[r].pend, f->mp[r].age_ns, inside);
+	}
+}
+
+/* A member of a MISSING_RANK verdict: a culprit's line (it never called
+ * #n, ended inside it, or only captured it) into out, a waiting one's into
+ * in. */
+static void missing_member(struct nw_jctx *x, struct nw_vwork *w, const struct frontier *f, int32_t r,
+                           struct nw_egroups *in, struct nw_egroups *out)
+{
+	const struct nw_member *m = &f->v->members[r];
+	uint8_t c = f->cls[r];
+	char sb[NW_NAME_BUF];
+	if (c == M_NOT_ISSUED || c == M_GONE || c == M_CAPTURED) {
+		nw_verdict_culprit(x, w, m->proc);
+		struct nw_buf t = { 0 };
+		/* An abort is leaving the comm too (an error path); it is said,
+		 * but not weighed as a program's end (finished). */
+		if (c == M_NOT_ISSUED && (finished(m) || m->comm->state == NW_COMM_ABORTED))
+			nw_buf_printf(&t, "never called it: it %s the comm after #%" PRIu64 "; ",
+			              nw_comm_state_name(m->comm->state, sb), m->comm->coll_enqueued);
+		else if (c == M_NOT_ISSUED)
+			nw_buf_printf(&t, "never called it (coll_enqueued %" PRIu64 "); ", m->comm->coll_enqueued);
+		else if (c == M_GONE)
+			nw_buf_puts(&t, "called it but ended before completing it; ");
+		else
+			nw_buf_puts(&t, "captured it into a CUDA graph (it runs only when the graph is launched) "
+			            "and went on; ");
+		uint64_t age = nw_where(x, m->proc, &t, 1);
+		if (t.s && !t.oom)
+			nw_eg_add(x, out, m->proc, t.s, age);
+		nw_buf_free(&t);
+	} else if (c == M_STARTED || c == M_ENQUEUED) {
+		const struct nw_seg_op *op = nw_member_coll(x, m, f->nstar);
+		char t[160];
+		if (op)
+			snprintf(t, sizeof t, "in it (%s for " NW_AGE ")", nw_op_state_name(op->state, sb));
+		else
+			snprintf(t, sizeof t, "in it (STARTED)");
+		nw_eg_add(x, in, m->proc, t, op ? nw_age(m->proc, op->enqueue_ns) : NW_NO_AGE);
+	}
+}
+
+/* The summary of a MISSING_RANK verdict at the frontier. */
+static void missing_summary(struct nw_jctx *x, struct nw_vwork *w, const struct frontier *f)
+{
+	const uint32_t *cnt = f->cnt;
+	char ab[32];
+	struct nw_buf b = { 0 };
+	if (w->v.culprits.n) {
+		nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
+		nw_buf_rankset(&b, &w->v.culprits);
+		nw_buf_printf(&b, " %s %s #%" PRIu64 " on %s (%d ranks); ",
+		              cnt[M_GONE] && !cnt[M_NOT_ISSUED] && !cnt[M_CAPTURED] ? "ended inside"
+		              : cnt[M_CAPTURED] && !cnt[M_NOT_ISSUED] && !cnt[M_GONE] ? "only captured (never launched)"
+		              : "never called",
+		              f->kname, f->nstar, f->comm, (int)f->n);
+		nw_buf_puts(&b, f->waiting.n == 1 ? "rank " : "ranks ");
+		nw_buf_rankset(&b, &f->waiting);
+		nw_buf_printf(&b, " wait%s in it", f->waiting.n == 1 ? "s" : "");
+		if (cnt[M_NOFILE])
+			nw_buf_printf(&b, "; %u rank%s of it ha%s no file", cnt[M_NOFILE], cnt[M_NOFILE] == 1 ? "" : "s",
+			              cnt[M_NOFILE] == 1 ? "s" : "ve");
+	} else {
+		nw_buf_puts(&b, f->waiting.n == 1 ? "rank " : "ranks ");
+		nw_buf_rankset(&b, &f->waiting);
+		nw_buf_printf(&b, " wait%s in %s #%" PRIu64 " on %s (%d ranks) for %s; ", f->waiting.n == 1 ? "s" : "",
+		              f->kname, f->nstar, f->comm, (int)f->n, nw_fmt_age(f->max_age, ab));
+		if (w->v.unknown.n) {
+			nw_buf_puts(&b, w->v.unknown.n == 1 ? "rank " : "ranks ");
+			nw_buf_rankset(&b, &w->v.unknown);
+			nw_buf_printf(&b, " ha%s no file", w->v.unknown.n == 1 ? "s" : "ve");
+		} else {
+			nw_buf_printf(&b, "%u of its ranks have no file", cnt[M_NOFILE]);
+		}
+		nw_buf_puts(&b, " (they may never have called it)");
+	}
+	w->v.summary = nw_buf_take(&b);
+	if (!w->v.summary)
+		x->oom = 1;
+}
+
+/* The decision at the frontier: the first rule whose case it is makes the
+ * verdict (the cases exclude each other but for the first, which wins). */
+
+/* A majority stopped short of #n (finished with the comm, stopped in a
+ * graph, or idle: stopped_majority) and nobody else holds #n up: the
+ * ranks inside #n went past the program's end (past_end). */
+static int is_past_end(const struct frontier *f)
+{
+	const uint32_t *cnt = f->cnt;
+	return (cnt[M_FINISHED] || cnt[M_IN_GRAPH] || cnt[M_STOPPED]) && !cnt[M_NOT_ISSUED] && !cnt[M_GONE] &&
+	       !cnt[M_CAPTURED];
+}
+
+static void verdict_past_end(struct nw_jctx *x, struct frontier *f)
+{
+	past_end(x, f->v, f->cls, f->nstar, f->kind);
+}
+
+/* Ranks that never called #n, ended inside it or only captured it into a
+ * graph never launched hold it up: they are the culprits. Ranks without a
+ * file may never have called it: unknown. */
+static int is_missing(const struct frontier *f)
+{
+	const uint32_t *cnt = f->cnt;
+	return cnt[M_NOT_ISSUED] || cnt[M_NOFILE] || cnt[M_GONE] || cnt[M_CAPTURED];
+}
+
+static void verdict_missing(struct nw_jctx *x, struct frontier *f)
+{
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_MISSING_RANK, f->v, f->kind, f->nstar);
+	if (!w)
+		return;
+	struct nw_egroups in = { 0 }, out = { 0 };
+	for (int32_t r = 0; r < f->n && !x->oom; r++)
+		missing_member(x, w, f, r, &in, &out);
+	for (uint32_t i = 0; i < f->waiting.n; i++)
+		nw_set_add(x, &w->v.waiting, f->waiting.v[i]);
+	nw_eg_flush(x, w, &out, 8);
+	nw_eg_flush(x, w, &in, 8);
+	nw_view_unknown(x, f->v, w);
+	missing_summary(x, w, f);
+}
+
+/* Every rank started #n and none completed it (and #n is not where the
+ * comm's arguments mismatch): no rank is behind, the transfer itself is
+ * stuck. */
+static int is_transport(const struct frontier *f)
+{
+	const uint32_t *cnt = f->cnt;
+	return !cnt[M_NOT_ISSUED] && !cnt[M_NOFILE] && !cnt[M_FAILED] && !cnt[M_ENQUEUED] && !cnt[M_COMPLETED] &&
+	       !cnt[M_OTHER] && cnt[M_STARTED] == (uint32_t)f->n && f->mism != f->nstar;
+}
+
+static void verdict_transport(struct nw_jctx *x, struct frontier *f)
+{
+	const struct nw_comm_view *v = f->v;
+	char ab[32];
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_TRANSPORT_STALL, v, f->kind, f->nstar);
+	if (!w)
+		return;
+	struct nw_egroups in = { 0 };
+	for (int32_t r = 0; r < f->n; r++) {
+		const struct nw_member *m = &v->members[r];
+		nw_verdict_blame(x, w, m->proc->job_index);
+		nw_verdict_waiting(x, w, m->proc);
+		const struct nw_seg_op *op = nw_member_coll(x, m, f->nstar);
+		nw_eg_add(x, &in, m->proc, "STARTED for " NW_AGE ", not completed",
+		          op ? nw_age(m->proc, op->start_ns ? op->start_ns : op->enqueue_ns) : NW_NO_AGE);
+	}
+	nw_eg_flush(x, w, &in, 8);
+	versions_evidence(x, w, v);
+	nw_verdict_summary(x, w,
+	                   "every rank of %s (%d ranks) started %s #%" PRIu64 " and none completed it in %s: "
+	                   "the transfer itself is stuck (communicator or link, not a rank)",
+	                   f->comm, (int)f->n, f->kname, f->nstar, nw_fmt_age(f->max_age, ab));
+}
+
+static const struct frontier_rule {
+	int (*applies)(const struct frontier *f);
+	void (*verdict)(struct nw_jctx *x, struct frontier *f);
+} frontier_rules[] = {
+	{ is_past_end, verdict_past_end },
+	{ is_missing, verdict_missing },
+	{ is_transport, verdict_transport },
+};
+
 static void comm_frontier(struct nw_jctx *x, const struct nw_comm_view *v, const struct nw_mpos *mp,
                           uint64_t nstar, uint64_t mism)
 {
-	int32_t n = v->nranks;
-	uint8_t *cls = malloc((size_t)n);
-	if (!cls) {
+	struct frontier f = { .v = v, .mp = mp, .nstar = nstar, .mism = mism, .n = v->nranks };
+	if (!(f.cls = malloc((size_t)f.n))) {
 		x->oom = 1;
 		return;
 	}
-	uint32_t cnt[M_OTHER + 1] = { 0 };
 	int stopped = stopped_majority(x, v, mp);
-	const struct nw_seg_op *first_pending = NULL;
-	uint64_t max_age = 0;
-	struct nw_rankset waiting = { 0 };
-	for (int32_t r = 0; r < n; r++) {
-		const struct nw_member *m = &v->members[r];
-		uint8_t c;
-		if (!m->proc) {
-			c = M_NOFILE;
-		} else {
-			const struct nw_seg_op *op = nw_member_coll(x, m, nstar);
-			const struct nw_seg_comm *sc = m->comm;
-			if (op && x->sink[m->proc->job_index] && op->state != NW_ST_COMPLETED &&
-			    op->state != NW_ST_FAILED && sc->coll_completed < nstar) {
-				c = M_GONE;
-			} else if (op) {
-				switch (op->state) {
-				case NW_ST_STARTED: c = M_STARTED; break;
-				case NW_ST_ENQUEUED: c = M_ENQUEUED; break;
-				case NW_ST_COMPLETED: c = M_COMPLETED; break;
-				case NW_ST_FAILED: c = M_FAILED; break;
-				case NW_ST_CAPTURED: c = M_CAPTURED; break;
-				default: c = M_OTHER; break;
-				}
-				if (nw_op_pending(op->state)) {
-					if (!first_pending)
-						first_pending = op;
-					uint64_t age = nw_age(m->proc, op->enqueue_ns);
-					if (age > max_age)
-						max_age = age;
-					nw_set_add(x, &waiting, m->proc->rank);
-				}
-			} else if (sc->coll_enqueued < nstar) {
-				c = !stopped ? M_NOT_ISSUED : finished(m) ? M_FINISHED
-				    : stopped_in_graph(x, m) ? M_IN_GRAPH : stopped_idle(x, m, nstar) ? M_STOPPED : M_NOT_ISSUED;
-			} else {
-				/* Enqueued but no longer in the ring: the positions tell. */
-				c = sc->coll_completed >= nstar ? M_COMPLETED : x->sink[m->proc->job_index] ? M_GONE
-				    : sc->coll_started >= nstar ? M_STARTED : M_OTHER;
+	for (int32_t r = 0; r < f.n; r++) {
+		f.cls[r] = member_class(x, &f, &v->members[r], stopped);
+		f.cnt[f.cls[r]]++;
+	}
+	if (f.first_pending) {
+		f.kind = f.first_pending->kind;
+		f.kname = nw_op_kind_name(f.kind, f.kb);
+		f.comm = nw_comm_label(v->id, v->name, f.cb);
+		hold_edges(x, &f);
+		never_started(x, &f);
+		for (size_t i = 0; i < sizeof frontier_rules / sizeof frontier_rules[0]; i++)
+			if (frontier_rules[i].applies(&f)) {
+				frontier_rules[i].verdict(x, &f);
+				break;
 			}
-		}
-		cls[r] = c;
-		cnt[c]++;
 	}
-	if (!first_pending)
-		goto out;
-
-	char kb[NW_NAME_BUF], cb[128], ab[32], sb[NW_NAME_BUF];
-	uint16_t kind = first_pending->kind;
-	const char *kname = nw_op_kind_name(kind, kb);
-	const char *comm = nw_comm_label(v->id, v->name, cb);
-
-	/* The ranks that hold #n up; a process that ended inside #n too (a
-	 * sink: the ranks inside wait for it, and so for nobody else). */
-	uint32_t junction = UINT32_MAX;
-	if (cnt[M_FAILED] || cnt[M_ENQUEUED] || cnt[M_CAPTURED] || cnt[M_GONE]) {
-		for (int32_t r = 0; r < n; r++) {
-			if (cls[r] != M_STARTED || !mp[r].stuck || mp[r].pend_seq != nstar)
-				continue;
-			if (junction == UINT32_MAX)
-				junction = nw_graph_junction(&x->g);
-			nw_graph_edge(&x->g, v->members[r].proc->job_index, junction, NW_E_BLOCK, mp[r].pend, v, nstar, 0);
-		}
-		for (int32_t r = 0; r < n && junction != UINT32_MAX; r++)
-			if (cls[r] == M_FAILED || cls[r] == M_CAPTURED || cls[r] == M_GONE ||
-			    (cls[r] == M_ENQUEUED && mp[r].stuck))
-				nw_graph_edge(&x->g, junction, v->members[r].proc->job_index, NW_E_BLOCK, NULL, v, nstar, 0);
-	}
-	/* Ranks whose #n never started: STREAM_BLOCKED candidates (the ranks
-	 * inside #n wait for them; the culprits leave that set later). */
-	const struct nw_rankset *inside = NULL;
-	for (int32_t r = 0; r < n && !x->oom; r++) {
-		if (cls[r] != M_ENQUEUED || !mp[r].stuck || mp[r].pend_seq != nstar)
-			continue;
-		if (!inside && !(inside = nw_shared_set(x, &waiting)))
-			break;
-		nw_add_sblock(x, v, r, mp[r].pend, mp[r].age_ns, inside);
-	}
-
-	if ((cnt[M_FINISHED] || cnt[M_IN_GRAPH] || cnt[M_STOPPED]) && !cnt[M_NOT_ISSUED] && !cnt[M_GONE] && !cnt[M_CAPTURED]) {
-		past_end(x, v, cls, nstar, kind);
-		goto out;
-	}
-	if (cnt[M_NOT_ISSUED] || cnt[M_NOFILE] || cnt[M_GONE] || cnt[M_CAPTURED]) {
-		struct nw_vwork *w = nw_verdict_new(x, NW_V_MISSING_RANK, v, kind, nstar);
-		if (!w)
-			goto out;
-		struct nw_egroups in = { 0 }, out = { 0 };
-		for (int32_t r = 0; r < n && !x->oom; r++) {
-			const struct nw_member *m = &v->members[r];
-			if (cls[r] == M_NOT_ISSUED || cls[r] == M_GONE || cls[r] == M_CAPTURED) {
-				nw_verdict_culprit(x, w, m->proc);
-				struct nw_buf t = { 0 };
-				/* An abort is leaving the comm too (an error path); it
-				 * is said, but not weighed as a program's end (finished). */
-				if (cls[r] == M_NOT_ISSUED && (finished(m) || m->comm->state == NW_COMM_ABORTED))
-					nw_buf_printf(&t, "never called it: it %s the comm after #%" PRIu64 "; ",
-					              nw_comm_state_name(m->comm->state, sb), m->comm->coll_enqueued);
-				else if (cls[r] == M_NOT_ISSUED)
-					nw_buf_printf(&t, "never called it (coll_enqueued %" PRIu64 "); ", m->comm->coll_enqueued);
-				else if (cls[r] == M_GONE)
-					nw_buf_puts(&t, "called it but ended before completing it; ");
-				else
-					nw_buf_puts(&t, "captured it into a CUDA graph (it runs only when the graph is launched) "
-					            "and went on; ");
-				uint64_t age = nw_where(x, m->proc, &t, 1);
-				if (t.s && !t.oom)
-					nw_eg_add(x, &out, m->proc, t.s, age);
-				nw_buf_free(&t);
-			} else if (cls[r] == M_STARTED || cls[r] == M_ENQUEUED) {
-				const struct nw_seg_op *op = nw_member_coll(x, m, nstar);
-				char t[160];
-				if (op)
-					snprintf(t, sizeof t, "in it (%s for " NW_AGE ")", nw_op_state_name(op->state, sb));
-				else
-					snprintf(t, sizeof t, "in it (STARTED)");
-				nw_eg_add(x, &in, m->proc, t, op ? nw_age(m->proc, op->enqueue_ns) : NW_NO_AGE);
-			}
-		}
-		for (uint32_t i = 0; i < waiting.n; i++)
-			nw_set_add(x, &w->v.waiting, waiting.v[i]);
-		nw_eg_flush(x, w, &out, 8);
-		nw_eg_flush(x, w, &in, 8);
-		nw_view_unknown(x, v, w);
-
-		struct nw_buf b = { 0 };
-		if (w->v.culprits.n) {
-			nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
-			nw_buf_rankset(&b, &w->v.culprits);
-			nw_buf_printf(&b, " %s %s #%" PRIu64 " on %s (%d ranks); ",
-			              cnt[M_GONE] && !cnt[M_NOT_ISSUED] && !cnt[M_CAPTURED] ? "ended inside"
-			              : cnt[M_CAPTURED] && !cnt[M_NOT_ISSUED] && !cnt[M_GONE] ? "only captured (never launched)"
-			              : "never called",
-			              kname, nstar, comm, (int)n);
-			nw_buf_puts(&b, waiting.n == 1 ? "rank " : "ranks ");
-			nw_buf_rankset(&b, &waiting);
-			nw_buf_printf(&b, " wait%s in it", waiting.n == 1 ? "s" : "");
-			if (cnt[M_NOFILE])
-				nw_buf_printf(&b, "; %u rank%s of it ha%s no file", cnt[M_NOFILE], cnt[M_NOFILE] == 1 ? "" : "s",
-				              cnt[M_NOFILE] == 1 ? "s" : "ve");
-		} else {
-			nw_buf_puts(&b, waiting.n == 1 ? "rank " : "ranks ");
-			nw_buf_rankset(&b, &waiting);
-			nw_buf_printf(&b, " wait%s in %s #%" PRIu64 " on %s (%d ranks) for %s; ", waiting.n == 1 ? "s" : "",
-			              kname, nstar, comm, (int)n, nw_fmt_age(max_age, ab));
-			if (w->v.unknown.n) {
-				nw_buf_puts(&b, w->v.unknown.n == 1 ? "rank " : "ranks ");
-				nw_buf_rankset(&b, &w->v.unknown);
-				nw_buf_printf(&b, " ha%s no file", w->v.unknown.n == 1 ? "s" : "ve");
-			} else {
-				nw_buf_printf(&b, "%u of its ranks have no file", cnt[M_NOFILE]);
-			}
-			nw_buf_puts(&b, " (they may never have called it)");
-		}
-		w->v.summary = nw_buf_take(&b);
-		if (!w->v.summary)
-			x->oom = 1;
-	}
-
-	if (!cnt[M_NOT_ISSUED] && !cnt[M_NOFILE] && !cnt[M_FAILED] && !cnt[M_ENQUEUED] && !cnt[M_COMPLETED] &&
-	    !cnt[M_OTHER] && cnt[M_STARTED] == (uint32_t)n && mism != nstar) {
-		struct nw_vwork *w = nw_verdict_new(x, NW_V_TRANSPORT_STALL, v, kind, nstar);
-		if (!w)
-			goto out;
-		struct nw_egroups in = { 0 };
-		for (int32_t r = 0; r < n; r++) {
-			const struct nw_member *m = &v->members[r];
-			nw_verdict_blame(x, w, m->proc->job_index);
-			nw_verdict_waiting(x, w, m->proc);
-			const struct nw_seg_op *op = nw_member_coll(x, m, nstar);
-			nw_eg_add(x, &in, m->proc, "STARTED for " NW_AGE ", not completed",
-			          op ? nw_age(m->proc, op->start_ns ? op->start_ns : op->enqueue_ns) : NW_NO_AGE);
-		}
-		nw_eg_flush(x, w, &in, 8);
-		versions_evidence(x, w, v);
-		nw_verdict_summary(x, w,
-		                   "every rank of %s (%d ranks) started %s #%" PRIu64 " and none completed it in %s: "
-		                   "the transfer itself is stuck (communicator or link, not a rank)",
-		                   comm, (int)n, kname, nstar, nw_fmt_age(max_age, ab));
-	}
-out:
-	nw_rankset_free(&waiting);
-	free(cls);
+	nw_rankset_free(&f.waiting);
+	free(f.cls);
 }
 
 static void comm_coll(struct nw_jctx *x, const struct nw_comm_view *v)
