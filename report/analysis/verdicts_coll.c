@@ -234,117 +234,138 @@ static int history_pick(struct nw_jctx *x, const struct nw_comm_view *v, uint64_
 	return -1;
 }
 
-static void verdict_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, uint64_t seq)
+/* A MISMATCH at #seq of a comm: the members grouped by the op they
+ * issued there, and which group is the program as written. */
+struct mismatch {
+	const struct nw_comm_view *v;
+	uint64_t seq;
+	int32_t n;
+	uint8_t *grp;                    /* [n]: each member's group, 0xff none (no #seq) */
+	struct sig s[MAX_SIGS];          /* each group's op */
+	uint32_t cnt[MAX_SIGS], nsig;    /* each group's members, the groups */
+	uint32_t maj;                    /* the majority's group (undecided: the first tied) */
+	int by_history, undecided;       /* a tie the history decided; a tie nothing decides */
+	struct nw_rankset majority, minority;
+};
+
+/* Groups the members by the op they issued at #seq (at most MAX_SIGS
+ * groups: more kinds of disagreement are counted with the last). */
+static void mismatch_groups(struct nw_jctx *x, struct mismatch *mm)
 {
-	int32_t n = v->nranks;
-	uint8_t *grp = malloc((size_t)n);
-	struct sig s[MAX_SIGS];
-	uint32_t cnt[MAX_SIGS] = { 0 }, nsig = 0;
-	memset(s, 0, sizeof s);
-	if (!grp) {
-		x->oom = 1;
-		return;
-	}
-	for (int32_t r = 0; r < n; r++) {
-		grp[r] = 0xff;
-		const struct nw_member *m = &v->members[r];
-		const struct nw_seg_op *op = m->proc ? nw_member_coll(x, m, seq) : NULL;
+	for (int32_t r = 0; r < mm->n; r++) {
+		mm->grp[r] = 0xff;
+		const struct nw_member *m = &mm->v->members[r];
+		const struct nw_seg_op *op = m->proc ? nw_member_coll(x, m, mm->seq) : NULL;
 		if (!op)
 			continue;
 		struct sig t = op_sig(op);
 		uint32_t i = 0;
-		while (i < nsig && !sig_eq(&s[i], &t))
+		while (i < mm->nsig && !sig_eq(&mm->s[i], &t))
 			i++;
-		if (i == nsig) {
-			if (nsig == MAX_SIGS)
-				i = MAX_SIGS - 1;   /* more kinds of disagreement: counted with the last */
-			else {
-				s[nsig++] = t;
-			}
+		if (i == mm->nsig) {
+			if (mm->nsig == MAX_SIGS)
+				i = MAX_SIGS - 1;
+			else
+				mm->s[mm->nsig++] = t;
 		}
-		grp[r] = (uint8_t)i;
-		cnt[i]++;
+		mm->grp[r] = (uint8_t)i;
+		mm->cnt[i]++;
 	}
-	/* The majority (majority.h); on a tie, the one the history names
-	 * (history_pick), else nobody: every rank of the tied groups is named,
-	 * "cannot tell which" (never a coin flip that may blame a rank that
-	 * only waits); maj is then the first tied group, the side the words
-	 * describe first. */
+}
+
+/* The majority (majority.h); on a tie, the one the history names
+ * (history_pick), else nobody: every rank of the tied groups is named,
+ * "cannot tell which" (never a coin flip that may blame a rank that only
+ * waits); maj is then the first tied group, the side the words describe
+ * first. */
+static void mismatch_majority(struct nw_jctx *x, struct mismatch *mm)
+{
 	uint32_t tied;
-	uint32_t maj = nw_vote_top(cnt, nsig, &tied);
-	int by_history = 0, undecided = 0;
+	mm->maj = nw_vote_top(mm->cnt, mm->nsig, &tied);
 	if (tied > 1) {
-		int h = history_pick(x, v, seq, s, cnt, nsig, cnt[maj]);
+		int h = history_pick(x, mm->v, mm->seq, mm->s, mm->cnt, mm->nsig, mm->cnt[mm->maj]);
 		if (h >= 0)
-			maj = (uint32_t)h, by_history = 1;
+			mm->maj = (uint32_t)h, mm->by_history = 1;
 		else
-			undecided = 1;
+			mm->undecided = 1;
 	}
-	struct nw_vwork *w = nw_verdict_new(x, NW_V_MISMATCH, v, s[maj].kind, seq);
-	if (!w) {
-		free(grp);
-		return;
-	}
-	struct nw_rankset majority = { 0 }, minority = { 0 };
+}
+
+/* The majority's members wait (those stuck in #seq wait for the others
+ * through one junction); the others are the culprits. */
+static void mismatch_members(struct nw_jctx *x, struct nw_vwork *w, struct mismatch *mm)
+{
+	const struct nw_comm_view *v = mm->v;
 	uint32_t junction = UINT32_MAX;
-	uint32_t minor = maj == 0 ? 1 : 0;   /* the first minority group, for the summary */
-	for (int32_t r = 0; r < n; r++) {
+	for (int32_t r = 0; r < mm->n; r++) {
 		const struct nw_member *m = &v->members[r];
-		if (grp[r] == 0xff)
+		if (mm->grp[r] == 0xff)
 			continue;
-		if (grp[r] == maj && !undecided) {
-			nw_set_add(x, &majority, m->proc->rank);
-			const struct nw_seg_op *op = nw_member_coll(x, m, seq);
+		if (mm->grp[r] == mm->maj && !mm->undecided) {
+			nw_set_add(x, &mm->majority, m->proc->rank);
+			const struct nw_seg_op *op = nw_member_coll(x, m, mm->seq);
 			if (op && nw_op_pending(op->state)) {
 				nw_verdict_waiting(x, w, m->proc);
 				if (nw_age(m->proc, op->enqueue_ns) > x->timeout_ns) {
 					if (junction == UINT32_MAX)
 						junction = nw_graph_junction(&x->g);
-					nw_graph_edge(&x->g, m->proc->job_index, junction, NW_E_BLOCK, op, v, seq, 0);
+					nw_graph_edge(&x->g, m->proc->job_index, junction, NW_E_BLOCK, op, v, mm->seq, 0);
 				}
 			}
 		} else {
 			nw_verdict_culprit(x, w, m->proc);
-			nw_set_add(x, &minority, m->proc->rank);
+			nw_set_add(x, &mm->minority, m->proc->rank);
 		}
 	}
 	if (junction != UINT32_MAX)
-		for (int32_t r = 0; r < n; r++)
-			if (grp[r] != 0xff && grp[r] != maj)
-				nw_graph_edge(&x->g, junction, v->members[r].proc->job_index, NW_E_BLOCK, NULL, v, seq, 0);
+		for (int32_t r = 0; r < mm->n; r++)
+			if (mm->grp[r] != 0xff && mm->grp[r] != mm->maj)
+				nw_graph_edge(&x->g, junction, v->members[r].proc->job_index, NW_E_BLOCK, NULL, v, mm->seq, 0);
+}
 
+/* The summary of a tie nothing decides: both sides, "cannot tell which". */
+static void undecided_words(struct nw_jctx *x, const struct mismatch *mm, const char *mw, const char *Mw,
+                            struct nw_buf *b)
+{
+	struct nw_rankset mine = { 0 }, theirs = { 0 };
+	for (int32_t r = 0; r < mm->n; r++) {
+		if (mm->grp[r] == 0xff)
+			continue;
+		nw_set_add(x, mm->grp[r] == mm->maj ? &theirs : &mine, mm->v->members[r].proc->rank);
+	}
+	nw_buf_puts(b, "cannot tell which of ranks ");
+	nw_buf_rankset(b, &mm->minority);
+	nw_buf_printf(b, " deviates (no majority, and the comm's history does not say which op the program "
+	              "issues at #%" PRIu64 "): ", mm->seq);
+	nw_buf_puts(b, mine.n == 1 ? "rank " : "ranks ");
+	nw_buf_rankset(b, &mine);
+	nw_buf_printf(b, " %s while ", mw);
+	nw_buf_puts(b, theirs.n == 1 ? "rank " : "ranks ");
+	nw_buf_rankset(b, &theirs);
+	nw_buf_printf(b, " %s", Mw);
+	nw_rankset_free(&mine);
+	nw_rankset_free(&theirs);
+}
+
+/* The verdict's summary; *what: what the minority's op differs in. */
+static void mismatch_summary(struct nw_jctx *x, struct nw_vwork *w, const struct mismatch *mm, const char **what)
+{
 	char cb[128];
-	const char *what = "op";
+	uint32_t minor = mm->maj == 0 ? 1 : 0;   /* the first minority group, for the summary */
 	struct nw_buf mw = { 0 }, Mw = { 0 };
-	mismatch_words(&s[maj], &s[minor], seq, nw_comm_label(v->id, v->name, cb), n, &mw, &Mw, &what);
+	mismatch_words(&mm->s[mm->maj], &mm->s[minor], mm->seq, nw_comm_label(mm->v->id, mm->v->name, cb), mm->n, &mw,
+	               &Mw, what);
 	struct nw_buf b = { 0 };
-	if (undecided) {
-		struct nw_rankset mine = { 0 }, theirs = { 0 };
-		for (int32_t r = 0; r < n; r++) {
-			if (grp[r] == 0xff)
-				continue;
-			nw_set_add(x, grp[r] == maj ? &theirs : &mine, v->members[r].proc->rank);
-		}
-		nw_buf_puts(&b, "cannot tell which of ranks ");
-		nw_buf_rankset(&b, &minority);
-		nw_buf_printf(&b, " deviates (no majority, and the comm's history does not say which op the program "
-		              "issues at #%" PRIu64 "): ", seq);
-		nw_buf_puts(&b, mine.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&b, &mine);
-		nw_buf_printf(&b, " %s while ", mw.s ? mw.s : "");
-		nw_buf_puts(&b, theirs.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&b, &theirs);
-		nw_buf_printf(&b, " %s", Mw.s ? Mw.s : "");
-		nw_rankset_free(&mine);
-		nw_rankset_free(&theirs);
+	if (mm->undecided) {
+		undecided_words(x, mm, mw.s ? mw.s : "", Mw.s ? Mw.s : "", &b);
 	} else {
-		nw_buf_puts(&b, minority.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&b, &minority);
+		nw_buf_puts(&b, mm->minority.n == 1 ? "rank " : "ranks ");
+		nw_buf_rankset(&b, &mm->minority);
 		nw_buf_printf(&b, " %s where ", mw.s ? mw.s : "");
-		nw_buf_puts(&b, majority.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&b, &majority);
+		nw_buf_puts(&b, mm->majority.n == 1 ? "rank " : "ranks ");
+		nw_buf_rankset(&b, &mm->majority);
 		nw_buf_printf(&b, " %s%s", Mw.s ? Mw.s : "", w->v.waiting.n ? "; they wait in it" : "");
-		if (by_history)
+		if (mm->by_history)
 			nw_buf_puts(&b, " (no majority: the ops every rank issued alike before repeat, and they "
 			                "give this op here)");
 	}
@@ -354,24 +375,27 @@ static void verdict_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, ui
 	if (!sum)
 		x->oom = 1;
 	w->v.summary = sum;
+}
 
-	/* Each group's values and state. */
+/* Each group's values and state, and where the differing op was issued. */
+static void mismatch_evidence(struct nw_jctx *x, struct nw_vwork *w, const struct mismatch *mm, const char *what)
+{
 	struct nw_egroups eg = { 0 };
-	for (int32_t r = 0; r < n && !x->oom; r++) {
-		const struct nw_member *m = &v->members[r];
-		if (grp[r] == 0xff)
+	for (int32_t r = 0; r < mm->n && !x->oom; r++) {
+		const struct nw_member *m = &mm->v->members[r];
+		if (mm->grp[r] == 0xff)
 			continue;
-		const struct nw_seg_op *op = nw_member_coll(x, m, seq);
+		const struct nw_seg_op *op = nw_member_coll(x, m, mm->seq);
+		int major = mm->grp[r] == mm->maj;
 		struct nw_buf t = { 0 };
 		char sb[NW_NAME_BUF];
-		sig_text(&s[grp[r]], &t);
+		sig_text(&mm->s[mm->grp[r]], &t);
 		nw_buf_printf(&t, " (%s%s), %s",
-		              undecided ? "one side" : grp[r] == maj ? (by_history ? "as in the history" : "majority")
-		                                                     : "differs in ",
-		              undecided || grp[r] == maj ? "" : what,
-		              nw_op_state_name(op->state, sb));
+		              mm->undecided ? "one side" : major ? (mm->by_history ? "as in the history" : "majority")
+		                                                 : "differs in ",
+		              mm->undecided || major ? "" : what, nw_op_state_name(op->state, sb));
 		/* 1.4: the Python line that issued the differing op. */
-		const char *site = grp[r] == maj ? NULL : nw_op_site(m->proc, op);
+		const char *site = major ? NULL : nw_op_site(m->proc, op);
 		if (site)
 			nw_buf_printf(&t, ", issued at %s", site);
 		if (t.s && !t.oom)
@@ -379,10 +403,28 @@ static void verdict_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, ui
 		nw_buf_free(&t);
 	}
 	nw_eg_flush(x, w, &eg, 8);
-	nw_view_unknown(x, v, w);
-	nw_rankset_free(&majority);
-	nw_rankset_free(&minority);
-	free(grp);
+}
+
+static void verdict_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, uint64_t seq)
+{
+	struct mismatch mm = { .v = v, .seq = seq, .n = v->nranks };
+	if (!(mm.grp = malloc((size_t)mm.n))) {
+		x->oom = 1;
+		return;
+	}
+	mismatch_groups(x, &mm);
+	mismatch_majority(x, &mm);
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_MISMATCH, v, mm.s[mm.maj].kind, seq);
+	if (w) {
+		const char *what = "op";
+		mismatch_members(x, w, &mm);
+		mismatch_summary(x, w, &mm, &what);
+		mismatch_evidence(x, w, &mm, what);
+		nw_view_unknown(x, v, w);
+	}
+	nw_rankset_free(&mm.majority);
+	nw_rankset_free(&mm.minority);
+	free(mm.grp);
 }
 
 /* ---- the frontier of a comm ---- */
