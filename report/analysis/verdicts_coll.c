@@ -1133,14 +1133,125 @@ static void op_words(struct nw_buf *b, const struct nw_seg_op *op)
 
 /* One verdict per (comm, #n): its culprits are the ranks whose #n never
  * started, the ranks inside #n wait. */
+/* What the blocked op's stream is busy with: the previous op on it
+ * (prev, of comm pv), or work that is not NCCL. */
+static char *stream_why(const struct nw_proc *p, const struct nw_sblock *s, const struct nw_seg_op *prev,
+                        const struct nw_comm_view *pv)
+{
+	char cb[128], ab[32], sb[NW_NAME_BUF];
+	struct nw_buf why = { 0 };
+	if (prev) {
+		nw_buf_puts(&why, "its stream is busy with ");
+		op_words(&why, prev);
+		nw_buf_printf(&why, " on %s (%s for %s)", nw_comm_label(prev->comm_id, pv ? pv->name : NULL, cb),
+		              nw_op_state_name(prev->state, sb),
+		              nw_fmt_age(nw_age(p, prev->start_ns ? prev->start_ns : prev->enqueue_ns), ab));
+	} else
+		nw_buf_printf(&why, "no earlier NCCL op is pending on its stream 0x%" PRIx64
+		              ": earlier work that is not NCCL (a long or hung kernel, a host callback)",
+		              s->op->stream);
+	return nw_buf_take(&why);
+}
+
+/* The verdict of a blocked (comm, #n), made at its first blocked rank s
+ * and added to keys (NULL: out of memory). */
+static struct skey *stream_key(struct nw_jctx *x, struct skey **keys, const uint64_t key[2],
+                               const struct nw_sblock *s, const struct nw_seg_op *prev, const struct nw_comm_view *pv)
+{
+	int replay = s->op->kind == NW_OP_GRAPH_LAUNCH;   /* named by its graph's first captured op */
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_STREAM_BLOCKED, s->view,
+	                                    replay ? (uint16_t)s->op->redop : s->op->kind,
+	                                    replay ? (uint64_t)s->op->root : s->op->seq);
+	if (w && replay)
+		w->v.replay = s->op->seq;
+	struct skey *k;
+	if (!w || !(k = calloc(1, sizeof *k))) {
+		x->oom = 1;
+		return NULL;
+	}
+	k->comm_id = key[0];
+	k->seq = key[1];
+	k->w = w;
+	k->first = s;
+	HASH_ADD(hh, *keys, comm_id, sizeof k->comm_id + sizeof k->seq, k);
+	if (nw_hash_oom_taken()) {
+		free(k);
+		x->oom = 1;
+		return NULL;
+	}
+	if (!(k->why = stream_why(s->view->members[s->member].proc, s, prev, pv)))
+		x->oom = 1;
+	for (uint32_t j = 0; j < s->waiting_in_it->n; j++)
+		nw_set_add(x, &w->v.waiting, s->waiting_in_it->v[j]);
+	return k;
+}
+
+/* A blocked rank's line: its stream, what it is busy with, where it is. */
+static void stream_line(struct nw_jctx *x, struct skey *k, const struct nw_sblock *s, const struct nw_proc *p,
+                        const struct nw_seg_op *prev, const struct nw_comm_view *pv)
+{
+	char cb[128], sb[NW_NAME_BUF];
+	struct nw_buf t = { 0 };
+	nw_buf_printf(&t, "stream 0x%" PRIx64 " ", s->op->stream);
+	if (prev) {
+		nw_buf_puts(&t, "busy with ");
+		op_words(&t, prev);
+		nw_buf_printf(&t, " on %s (%s)", nw_comm_label(prev->comm_id, pv ? pv->name : NULL, cb),
+		              nw_op_state_name(prev->state, sb));
+	} else
+		nw_buf_puts(&t, "has no earlier NCCL op pending");
+	nw_buf_puts(&t, "; ");
+	uint64_t age = nw_where(x, p, &t, 1);
+	if (t.s && !t.oom)
+		nw_eg_add(x, &k->eg, p, t.s, age);
+	nw_buf_free(&t);
+}
+
+/* The summary of a blocked (comm, #n): its blocked ranks (the first as the
+ * example), what its stream is busy with, who waits inside #n. */
+static void stream_summary(struct nw_jctx *x, const struct skey *k)
+{
+	struct nw_vwork *w = k->w;
+	const struct nw_sblock *s = k->first;
+	char cb[128], ab[32], lb[128];
+	struct nw_buf b = { 0 };
+	if (w->v.culprits.n > 1) {
+		nw_buf_puts(&b, "ranks ");
+		nw_buf_rankset(&b, &w->v.culprits);
+		nw_buf_puts(&b, ": ");
+		op_words(&b, s->op);
+		nw_buf_printf(&b, " on %s (%d ranks) never started (for %s on %s; %s)",
+		              nw_comm_label(s->view->id, s->view->name, cb), (int)s->view->nranks,
+		              nw_fmt_age(s->age_ns, ab), nw_proc_label(s->view->members[s->member].proc, lb),
+		              k->why ? k->why : "");
+	} else {
+		nw_buf_printf(&b, "%s's ", nw_proc_label(s->view->members[s->member].proc, lb));
+		op_words(&b, s->op);
+		nw_buf_printf(&b, " on %s (%d ranks) has not started in %s: %s",
+		              nw_comm_label(s->view->id, s->view->name, cb), (int)s->view->nranks,
+		              nw_fmt_age(s->age_ns, ab), k->why ? k->why : "");
+	}
+	/* Those inside #n but the blocked ranks. */
+	struct nw_rankset in = { 0 };
+	for (uint32_t j = 0; j < s->waiting_in_it->n; j++)
+		if (!nw_rankset_has(&w->v.culprits, s->waiting_in_it->v[j]))
+			nw_set_add(x, &in, s->waiting_in_it->v[j]);
+	if (in.n) {
+		nw_buf_puts(&b, in.n == 1 ? "; rank " : "; ranks ");
+		nw_buf_rankset(&b, &in);
+		nw_buf_printf(&b, " wait%s in it", in.n == 1 ? "s" : "");
+	}
+	nw_rankset_free(&in);
+	if (!(w->v.summary = nw_buf_take(&b)))
+		x->oom = 1;
+}
+
 void nw_rules_stream(struct nw_jctx *x)
 {
 	struct skey *keys = NULL, *k, *kt;
-	char cb[128], ab[32], sb[NW_NAME_BUF], lb[128];
 	for (size_t i = 0; i < x->nsblocks && !x->oom; i++) {
 		const struct nw_sblock *s = &x->sblocks[i];
-		const struct nw_member *m = &s->view->members[s->member];
-		const struct nw_proc *p = m->proc;
+		const struct nw_proc *p = s->view->members[s->member].proc;
 		/* Blocked only because its earlier work waits for another rank:
 		 * then it is a waiter of that rank's verdict, not a culprit. */
 		if (nw_graph_waits(&x->g, p->job_index))
@@ -1151,95 +1262,15 @@ void nw_rules_stream(struct nw_jctx *x)
 		struct nw_comm_view *pv = NULL;
 		if (prev)
 			HASH_FIND(hh, x->job->comms, &prev->comm_id, sizeof prev->comm_id, pv);
-		if (!k) {
-			int replay = s->op->kind == NW_OP_GRAPH_LAUNCH;   /* named by its graph's first captured op */
-			struct nw_vwork *w = nw_verdict_new(x, NW_V_STREAM_BLOCKED, s->view,
-			                                    replay ? (uint16_t)s->op->redop : s->op->kind,
-			                                    replay ? (uint64_t)s->op->root : s->op->seq);
-			if (w && replay)
-				w->v.replay = s->op->seq;
-			if (!w || !(k = calloc(1, sizeof *k))) {
-				x->oom = 1;
-				break;
-			}
-			k->comm_id = key[0];
-			k->seq = key[1];
-			k->w = w;
-			k->first = s;
-			HASH_ADD(hh, keys, comm_id, sizeof key, k);
-			if (nw_hash_oom_taken()) {
-				free(k);
-				x->oom = 1;
-				break;
-			}
-			struct nw_buf why = { 0 };
-			if (prev) {
-				nw_buf_puts(&why, "its stream is busy with ");
-				op_words(&why, prev);
-				nw_buf_printf(&why, " on %s (%s for %s)", nw_comm_label(prev->comm_id, pv ? pv->name : NULL, cb),
-				              nw_op_state_name(prev->state, sb),
-				              nw_fmt_age(nw_age(p, prev->start_ns ? prev->start_ns : prev->enqueue_ns), ab));
-			} else
-				nw_buf_printf(&why, "no earlier NCCL op is pending on its stream 0x%" PRIx64
-				              ": earlier work that is not NCCL (a long or hung kernel, a host callback)",
-				              s->op->stream);
-			if (!(k->why = nw_buf_take(&why)))
-				x->oom = 1;
-			for (uint32_t j = 0; j < s->waiting_in_it->n; j++)
-				nw_set_add(x, &w->v.waiting, s->waiting_in_it->v[j]);
-		}
+		if (!k && !(k = stream_key(x, &keys, key, s, prev, pv)))
+			break;
 		nw_verdict_culprit(x, k->w, p);
-		struct nw_buf t = { 0 };
-		nw_buf_printf(&t, "stream 0x%" PRIx64 " ", s->op->stream);
-		if (prev) {
-			nw_buf_puts(&t, "busy with ");
-			op_words(&t, prev);
-			nw_buf_printf(&t, " on %s (%s)", nw_comm_label(prev->comm_id, pv ? pv->name : NULL, cb),
-			              nw_op_state_name(prev->state, sb));
-		} else
-			nw_buf_puts(&t, "has no earlier NCCL op pending");
-		nw_buf_puts(&t, "; ");
-		uint64_t age = nw_where(x, p, &t, 1);
-		if (t.s && !t.oom)
-			nw_eg_add(x, &k->eg, p, t.s, age);
-		nw_buf_free(&t);
+		stream_line(x, k, s, p, prev, pv);
 	}
 	HASH_ITER(hh, keys, k, kt) {
-		struct nw_vwork *w = k->w;
-		const struct nw_sblock *s = k->first;
-		if (!x->oom) {
-			struct nw_buf b = { 0 };
-			if (w->v.culprits.n > 1) {
-				nw_buf_puts(&b, "ranks ");
-				nw_buf_rankset(&b, &w->v.culprits);
-				nw_buf_puts(&b, ": ");
-				op_words(&b, s->op);
-				nw_buf_printf(&b, " on %s (%d ranks) never started (for %s on %s; %s)",
-				              nw_comm_label(s->view->id, s->view->name, cb), (int)s->view->nranks,
-				              nw_fmt_age(s->age_ns, ab), nw_proc_label(s->view->members[s->member].proc, lb),
-				              k->why ? k->why : "");
-			} else {
-				nw_buf_printf(&b, "%s's ", nw_proc_label(s->view->members[s->member].proc, lb));
-				op_words(&b, s->op);
-				nw_buf_printf(&b, " on %s (%d ranks) has not started in %s: %s",
-				              nw_comm_label(s->view->id, s->view->name, cb), (int)s->view->nranks,
-				              nw_fmt_age(s->age_ns, ab), k->why ? k->why : "");
-			}
-			/* Those inside #n but the blocked ranks. */
-			struct nw_rankset in = { 0 };
-			for (uint32_t j = 0; j < s->waiting_in_it->n; j++)
-				if (!nw_rankset_has(&w->v.culprits, s->waiting_in_it->v[j]))
-					nw_set_add(x, &in, s->waiting_in_it->v[j]);
-			if (in.n) {
-				nw_buf_puts(&b, in.n == 1 ? "; rank " : "; ranks ");
-				nw_buf_rankset(&b, &in);
-				nw_buf_printf(&b, " wait%s in it", in.n == 1 ? "s" : "");
-			}
-			nw_rankset_free(&in);
-			if (!(w->v.summary = nw_buf_take(&b)))
-				x->oom = 1;
-		}
-		nw_eg_flush(x, w, &k->eg, 8);
+		if (!x->oom)
+			stream_summary(x, k);
+		nw_eg_flush(x, k->w, &k->eg, 8);
 		HASH_DEL(keys, k);
 		free(k->why);
 		free(k);
