@@ -1286,92 +1286,118 @@ struct ukey {
 	UT_hash_handle hh;
 };
 
+/* A process's oldest op past the timeout that a rule could explain (a
+ * collective, a send/receive, a graph's replay), NULL: none. */
+static const struct nw_seg_op *unexplained_op(const struct nw_jctx *x, const struct nw_proc *p)
+{
+	for (size_t j = 0; j < p->nops; j++) {
+		const struct nw_seg_op *o = &p->ops[j];
+		if ((NW_OP_IS_COLL(o->kind) || NW_OP_IS_P2P(o->kind) || o->kind == NW_OP_GRAPH_LAUNCH) &&
+		    nw_op_pending(o->state) && nw_age(p, o->enqueue_ns) > x->timeout_ns)
+			return o;
+	}
+	return NULL;
+}
+
+/* The words that name op (of comm v), the key of its verdict. */
+static void unexplained_key(const struct nw_seg_op *op, const struct nw_comm_view *v, char *text, size_t size)
+{
+	char kb[NW_NAME_BUF], cb[128];
+	memset(text, 0, size);
+	if (NW_OP_IS_COLL(op->kind))
+		snprintf(text, size, "%s #%" PRIu64 " on %s", nw_op_kind_name(op->kind, kb), op->seq,
+		         nw_comm_label(op->comm_id, v ? v->name : NULL, cb));
+	else if (op->kind == NW_OP_GRAPH_LAUNCH)   /* a replay: its graph's first op names it */
+		snprintf(text, size, "a replay of a CUDA graph whose first op is a %s on %s",
+		         nw_op_kind_name((uint16_t)op->redop, kb), nw_comm_label(op->comm_id, v ? v->name : NULL, cb));
+	else
+		snprintf(text, size, "%s on %s", nw_op_kind_name(op->kind, kb),
+		         nw_comm_label(op->comm_id, v ? v->name : NULL, cb));
+}
+
+/* The TRANSPORT_STALL verdict of an op nobody explains, added to keys
+ * (NULL: out of memory); for a collective, who completed it. */
+static struct ukey *unexplained_verdict(struct nw_jctx *x, struct ukey **keys, const struct ukey *key,
+                                        const struct nw_seg_op *op, const struct nw_comm_view *v)
+{
+	struct ukey *k;
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_TRANSPORT_STALL, v, op->kind, NW_OP_IS_COLL(op->kind) ? op->seq : 0);
+	if (!w || !(k = calloc(1, sizeof *k))) {
+		x->oom = 1;
+		return NULL;
+	}
+	memcpy(k->text, key->text, sizeof k->text);
+	k->w = w;
+	HASH_ADD_STR(*keys, text, k);
+	if (nw_hash_oom_taken()) {
+		free(k);
+		x->oom = 1;
+		return NULL;
+	}
+	if (!NW_OP_IS_COLL(op->kind) || !v)
+		return k;
+	struct nw_rankset done = { 0 };
+	for (int32_t r = 0; r < v->nranks; r++) {
+		const struct nw_member *m = &v->members[r];
+		if (m->proc && m->comm->coll_completed >= op->seq)
+			nw_set_add(x, &done, m->proc->rank);
+	}
+	if (done.n) {
+		nw_buf_puts(&w->ev, done.n == 1 ? "rank " : "ranks ");
+		nw_buf_rankset(&w->ev, &done);
+		nw_buf_puts(&w->ev, ": completed it");
+		nw_verdict_evidence_flush(x, w);
+	}
+	nw_rankset_free(&done);
+	return k;
+}
+
+/* A stuck rank's line: its op (a send/receive with its peer and what the
+ * peer posted), its state and age. */
+static void unexplained_line(struct nw_jctx *x, struct ukey *k, const struct nw_proc *p, const struct nw_seg_op *op,
+                             const struct nw_comm_view *v)
+{
+	char kb[NW_NAME_BUF], sb[NW_NAME_BUF];
+	struct nw_buf t = { 0 };
+	nw_buf_puts(&t, "in ");
+	if (NW_OP_IS_P2P(op->kind) && v && op->root >= 0 && op->root < v->nranks) {
+		const struct nw_member *pm = &v->members[op->root];
+		char pb[128];
+		nw_buf_printf(&t, "%s #%" PRIu64 " %s %s", nw_op_kind_name(op->kind, kb), op->seq,
+		              op->kind == NW_OP_SEND ? "to" : "from", pm->proc ? nw_proc_label(pm->proc, pb) : "?");
+		if (pm->proc) {
+			const struct nw_seg_peer *e = nw_proc_peer(pm->proc, nw_member_slot(pm), op->rank);
+			nw_buf_printf(&t, " (posted on the other side: %s %" PRIu64 ")",
+			              op->kind == NW_OP_SEND ? "recv_enqueued" : "send_enqueued",
+			              e ? (op->kind == NW_OP_SEND ? e->recv_enqueued : e->send_enqueued) : 0);
+		}
+	} else {
+		nw_buf_puts(&t, k->text);
+	}
+	nw_buf_printf(&t, ", %s for " NW_AGE, nw_op_state_name(op->state, sb));
+	if (t.s && !t.oom)
+		nw_eg_add(x, &k->eg, p, t.s, nw_age(p, op->enqueue_ns));
+	nw_buf_free(&t);
+}
+
 void nw_rules_unexplained(struct nw_jctx *x, const uint8_t *explained)
 {
 	struct ukey *keys = NULL, *k, *kt;
 	for (size_t i = 0; i < x->job->nprocs && !x->oom; i++) {
 		const struct nw_proc *p = x->job->procs[i];
-		if (explained[i])
-			continue;
-		const struct nw_seg_op *op = NULL;
-		for (size_t j = 0; j < p->nops && !op; j++) {
-			const struct nw_seg_op *o = &p->ops[j];
-			if ((NW_OP_IS_COLL(o->kind) || NW_OP_IS_P2P(o->kind) || o->kind == NW_OP_GRAPH_LAUNCH) &&
-			    nw_op_pending(o->state) &&
-			    nw_age(p, o->enqueue_ns) > x->timeout_ns)
-				op = o;
-		}
+		const struct nw_seg_op *op = explained[i] ? NULL : unexplained_op(x, p);
 		if (!op)
 			continue;
 		struct nw_comm_view *v;
 		HASH_FIND(hh, x->job->comms, &op->comm_id, sizeof op->comm_id, v);
-		char kb[NW_NAME_BUF], cb[128], sb[NW_NAME_BUF];
 		struct ukey key;
-		memset(&key, 0, sizeof key);
-		if (NW_OP_IS_COLL(op->kind))
-			snprintf(key.text, sizeof key.text, "%s #%" PRIu64 " on %s", nw_op_kind_name(op->kind, kb), op->seq,
-			         nw_comm_label(op->comm_id, v ? v->name : NULL, cb));
-		else if (op->kind == NW_OP_GRAPH_LAUNCH)   /* a replay: its graph's first op names it */
-			snprintf(key.text, sizeof key.text, "a replay of a CUDA graph whose first op is a %s on %s",
-			         nw_op_kind_name((uint16_t)op->redop, kb), nw_comm_label(op->comm_id, v ? v->name : NULL, cb));
-		else
-			snprintf(key.text, sizeof key.text, "%s on %s", nw_op_kind_name(op->kind, kb),
-			         nw_comm_label(op->comm_id, v ? v->name : NULL, cb));
+		unexplained_key(op, v, key.text, sizeof key.text);
 		HASH_FIND_STR(keys, key.text, k);
-		if (!k) {
-			struct nw_vwork *w = nw_verdict_new(x, NW_V_TRANSPORT_STALL, v, op->kind,
-			                                    NW_OP_IS_COLL(op->kind) ? op->seq : 0);
-			if (!w || !(k = calloc(1, sizeof *k))) {
-				x->oom = 1;
-				break;
-			}
-			memcpy(k->text, key.text, sizeof k->text);
-			k->w = w;
-			HASH_ADD_STR(keys, text, k);
-			if (nw_hash_oom_taken()) {
-				free(k);
-				x->oom = 1;
-				break;
-			}
-			/* Who completed it, for a collective. */
-			if (NW_OP_IS_COLL(op->kind) && v) {
-				struct nw_rankset done = { 0 };
-				for (int32_t r = 0; r < v->nranks; r++) {
-					const struct nw_member *m = &v->members[r];
-					if (m->proc && m->comm->coll_completed >= op->seq)
-						nw_set_add(x, &done, m->proc->rank);
-				}
-				if (done.n) {
-					nw_buf_puts(&w->ev, done.n == 1 ? "rank " : "ranks ");
-					nw_buf_rankset(&w->ev, &done);
-					nw_buf_puts(&w->ev, ": completed it");
-					nw_verdict_evidence_flush(x, w);
-				}
-				nw_rankset_free(&done);
-			}
-		}
+		if (!k && !(k = unexplained_verdict(x, &keys, &key, op, v)))
+			break;
 		nw_verdict_waiting(x, k->w, p);
 		nw_verdict_blame(x, k->w, p->job_index);
-		struct nw_buf t = { 0 };
-		nw_buf_puts(&t, "in ");
-		if (NW_OP_IS_P2P(op->kind) && v && op->root >= 0 && op->root < v->nranks) {
-			const struct nw_member *pm = &v->members[op->root];
-			char pb[128];
-			nw_buf_printf(&t, "%s #%" PRIu64 " %s %s", nw_op_kind_name(op->kind, kb), op->seq,
-			              op->kind == NW_OP_SEND ? "to" : "from", pm->proc ? nw_proc_label(pm->proc, pb) : "?");
-			if (pm->proc) {
-				const struct nw_seg_peer *e = nw_proc_peer(pm->proc, nw_member_slot(pm), op->rank);
-				nw_buf_printf(&t, " (posted on the other side: %s %" PRIu64 ")",
-				              op->kind == NW_OP_SEND ? "recv_enqueued" : "send_enqueued",
-				              e ? (op->kind == NW_OP_SEND ? e->recv_enqueued : e->send_enqueued) : 0);
-			}
-		} else {
-			nw_buf_puts(&t, k->text);
-		}
-		nw_buf_printf(&t, ", %s for " NW_AGE, nw_op_state_name(op->state, sb));
-		if (t.s && !t.oom)
-			nw_eg_add(x, &k->eg, p, t.s, nw_age(p, op->enqueue_ns));
-		nw_buf_free(&t);
+		unexplained_line(x, k, p, op, v);
 	}
 	HASH_ITER(hh, keys, k, kt) {
 		struct nw_vwork *w = k->w;
