@@ -1417,15 +1417,9 @@ void nw_rules_unexplained(struct nw_jctx *x, const uint8_t *explained)
 
 /* ---- IDLE before the first collective, and HEALTHY ---- */
 
-void nw_rules_idle(struct nw_jctx *x)
+/* Every comm created, no collective or send/receive ever. */
+static int never_used(const struct nw_job *job)
 {
-	struct nw_job *job = x->job;
-	int any_verdict = 0;
-	for (size_t i = 0; i < x->nvw; i++)
-		any_verdict |= !x->vw[i]->dropped;
-	if (any_verdict)
-		return;
-	/* Every comm created, no collective or send/receive ever. */
 	int created = 1, used = 0, comms = 0;
 	for (size_t i = 0; i < job->nprocs; i++) {
 		const struct nw_proc *p = job->procs[i];
@@ -1440,54 +1434,74 @@ void nw_rules_idle(struct nw_jctx *x)
 				used = 1;
 		}
 	}
-	char ab[32];
-	if (comms && created && !used) {
-		/* The largest comm names the verdict (the world, usually). */
-		const struct nw_comm_view *big = NULL, *v, *vt;
-		HASH_ITER(hh, job->comms, v, vt) {
-			if (!big || v->nranks > big->nranks ||
-			    (v->nranks == big->nranks && (big->origin == NW_ORIGIN_SPLIT || big->origin == NW_ORIGIN_SHRINK) &&
-			     v->origin != NW_ORIGIN_SPLIT && v->origin != NW_ORIGIN_SHRINK) ||
-			    (v->nranks == big->nranks && v->origin == big->origin && v->id < big->id))
-				big = v;
-		}
-		struct nw_vwork *w = NULL;
-		struct nw_egroups eg = { 0 };
-		uint64_t idle_min = UINT64_MAX;
-		/* A job whose processes all exited is over, not idle; one killed
-		 * while idle (its files read after the kill) was idle. */
-		int running = 0;
-		for (size_t i = 0; i < job->nprocs; i++)
-			running |= !(job->procs[i]->hdr.flags & NW_SEG_F_EXITED);
-		for (size_t i = 0; i < job->nprocs && !x->oom && running; i++) {
-			const struct nw_proc *p = job->procs[i];
-			uint64_t idle = nw_age(p, p->last_activity_ns);
-			if (idle <= x->timeout_ns)
-				continue;
-			if (!w && !(w = nw_verdict_new(x, NW_V_IDLE, big, 0, 0)))
-				return;
-			nw_verdict_culprit(x, w, p);
-			if (idle < idle_min)
-				idle_min = idle;
-			struct nw_buf t = { 0 };
-			uint64_t age = nw_where(x, p, &t, 1);
-			if (t.s && !t.oom)
-				nw_eg_add(x, &eg, p, t.s, age);
-			nw_buf_free(&t);
-		}
-		if (w) {
-			nw_eg_flush(x, w, &eg, 8);
-			struct nw_buf b = { 0 };
-			nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
-			nw_buf_rankset(&b, &w->v.culprits);
-			nw_buf_printf(&b, " created their communicators but never called a collective; no NCCL call for %s",
-			              nw_fmt_age(idle_min, ab));
-			w->v.summary = nw_buf_take(&b);
-			if (!w->v.summary)
-				x->oom = 1;
-			return;
-		}
+	return comms && created && !used;
+}
+
+/* The comm that names an IDLE verdict: the largest (the world, usually),
+ * a split or shrink's child last, then the lowest id. */
+static const struct nw_comm_view *largest_comm(const struct nw_job *job)
+{
+	const struct nw_comm_view *big = NULL, *v, *vt;
+	HASH_ITER(hh, job->comms, v, vt) {
+		if (!big || v->nranks > big->nranks ||
+		    (v->nranks == big->nranks && (big->origin == NW_ORIGIN_SPLIT || big->origin == NW_ORIGIN_SHRINK) &&
+		     v->origin != NW_ORIGIN_SPLIT && v->origin != NW_ORIGIN_SHRINK) ||
+		    (v->nranks == big->nranks && v->origin == big->origin && v->id < big->id))
+			big = v;
 	}
+	return big;
+}
+
+/* IDLE: the processes of a running job (one killed while idle, its files
+ * read after the kill, was idle; a job whose processes all exited is
+ * over) that made no NCCL call for longer than the timeout. Returns 1
+ * when it made the verdict, -1 when it could not, 0 when nobody is idle. */
+static int idle_verdict(struct nw_jctx *x)
+{
+	struct nw_job *job = x->job;
+	const struct nw_comm_view *big = largest_comm(job);
+	struct nw_vwork *w = NULL;
+	struct nw_egroups eg = { 0 };
+	uint64_t idle_min = UINT64_MAX;
+	int running = 0;
+	for (size_t i = 0; i < job->nprocs; i++)
+		running |= !(job->procs[i]->hdr.flags & NW_SEG_F_EXITED);
+	for (size_t i = 0; i < job->nprocs && !x->oom && running; i++) {
+		const struct nw_proc *p = job->procs[i];
+		uint64_t idle = nw_age(p, p->last_activity_ns);
+		if (idle <= x->timeout_ns)
+			continue;
+		if (!w && !(w = nw_verdict_new(x, NW_V_IDLE, big, 0, 0)))
+			return -1;
+		nw_verdict_culprit(x, w, p);
+		if (idle < idle_min)
+			idle_min = idle;
+		struct nw_buf t = { 0 };
+		uint64_t age = nw_where(x, p, &t, 1);
+		if (t.s && !t.oom)
+			nw_eg_add(x, &eg, p, t.s, age);
+		nw_buf_free(&t);
+	}
+	if (!w)
+		return 0;
+	nw_eg_flush(x, w, &eg, 8);
+	char ab[32];
+	struct nw_buf b = { 0 };
+	nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
+	nw_buf_rankset(&b, &w->v.culprits);
+	nw_buf_printf(&b, " created their communicators but never called a collective; no NCCL call for %s",
+	              nw_fmt_age(idle_min, ab));
+	w->v.summary = nw_buf_take(&b);
+	if (!w->v.summary)
+		x->oom = 1;
+	return 1;
+}
+
+/* HEALTHY: no stall; the ranks without a file are unknown. */
+static void healthy_verdict(struct nw_jctx *x)
+{
+	struct nw_job *job = x->job;
+	char ab[32];
 	struct nw_vwork *w = nw_verdict_new(x, NW_V_HEALTHY, NULL, 0, 0);
 	if (!w)
 		return;
@@ -1509,4 +1523,16 @@ void nw_rules_idle(struct nw_jctx *x)
 		nw_buf_printf(&w->ev, ": no file (world size %d)", (int)job->world_size);
 		nw_verdict_evidence_flush(x, w);
 	}
+}
+
+/* When no verdict stands: IDLE (comms created, never used, no NCCL call
+ * for long), else HEALTHY. */
+void nw_rules_idle(struct nw_jctx *x)
+{
+	for (size_t i = 0; i < x->nvw; i++)
+		if (!x->vw[i]->dropped)
+			return;
+	if (never_used(x->job) && idle_verdict(x))
+		return;
+	healthy_verdict(x);
 }
