@@ -11,7 +11,8 @@
  *      is folded into the root verdict it waits for, as one evidence line,
  *      never printed as a second culprit.
  *   2. A terminal component of two or more processes is a cycle: each waits
- *      for another. Somebody deviated; in order:
+ *      for another. Somebody deviated; the tie-breaks, tried in order (the
+ *      table tiebreaks[], with the reason each gives):
  *        a. send/receive counts (nw_p2p_count_deviants): in a pair where B
  *           posted fewer of the other half than A waits for, B if B went
  *           past that number with another peer, else A if A did more with
@@ -23,10 +24,12 @@
  *           a collective every other issuer of #n issued before it, or
  *           issued it only after #n (skipped_deviants), when they are not
  *           all of it;
- *        c. majority: processes are grouped by the op they are stuck in
- *           first; a strictly largest group is the majority, the others
- *           deviate; on a tie the processes waiting for the cycle from
- *           outside vote too;
+ *        c. majority (majority.h): processes are grouped by the op they
+ *           are stuck in first; a strictly largest group is the majority,
+ *           the others deviate; on a tie the processes waiting for the
+ *           cycle from outside vote too;
+ *        c'. mismatch: a MISMATCH decided by a majority (or its history)
+ *           that names ranks of the cycle alone (mismatch_deviants);
  *        d. else the cycle cannot be decided: one verdict names the whole
  *           cycle and says so, the cycle's other verdicts fold into it (a
  *           cycle of posted send/receive halves only is the rule file's
