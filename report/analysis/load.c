@@ -143,6 +143,61 @@ static int host_fn_frame(const struct nw_segment *seg, const struct nw_seg_frame
 }
 
 /* Thread stacks of a consistent capture, frames interned. */
+/* Thread i's stack interned into ts: its Python frames, or (native) its
+ * mixed stack, and the host function it runs (tmp, *tmpcap: scratch).
+ * -1 out of memory. */
+static int keep_frames(const struct nw_segment *seg, uint32_t i, const struct nw_seg_thread *t,
+                       struct nw_thread_stack *ts, struct nw_intern *in, int native, char ***tmp, uint32_t *tmpcap)
+{
+	uint32_t nf = 0, npy = 0;
+	const struct nw_seg_frame *fr = nw_stack_frames(seg, i, &nf);
+	const struct nw_seg_pyframe *py = nw_stack_pyframes(seg, i, &npy);
+	if (!(t->py_flags & NW_PYT_PYTHON))
+		npy = 0;
+	if ((!fr || !nf) && !npy)
+		return 0;
+	uint32_t above = npy && native ? t->py_native : 0, below = npy && !native ? 0 : nf - above;
+	uint32_t total = above + npy + below;
+	if (total > *tmpcap) {
+		char **t2 = realloc(*tmp, total * sizeof **tmp);
+		if (!t2)
+			return -1;
+		*tmp = t2;
+		*tmpcap = total;
+	}
+	char **f = *tmp;
+	ts->npy = npy;
+	ts->py_at = ts->py_app = above;
+	for (uint32_t k = 0; k < npy; k++) {
+		char text[600];
+		py_text(seg, &py[k], text, sizeof text);
+		const char *file = nw_stack_string(seg, py[k].file);
+		/* Library frames (threading.py's wait) above the application's are skipped. */
+		if (ts->py_app == above + k && file && py_library_file(file) && k + 1 < npy)
+			ts->py_app = above + k + 1;
+		if (!(f[above + k] = nw_intern_str(in, text, strlen(text))))
+			return -1;
+	}
+	for (uint32_t j = 0; j < above + below; j++) {
+		uint32_t k = j, at = j < above ? j : j + npy; /* native frame k, its place */
+		char text[NW_STACK_MODULE_PATH_LEN + 64];
+		frame_text(seg, &fr[k], text, sizeof text);
+		if (!(f[at] = nw_intern_str(in, text, strlen(text))))
+			return -1;
+	}
+	int oom = 0;
+	ts->frames = nw_intern_list(in, f, total, &oom);
+	ts->nframes = oom ? 0 : total;
+	int hf = fr && nf ? host_fn_frame(seg, fr, nf) : -1;
+	if (hf >= 0 && !oom) {
+		char text[NW_STACK_MODULE_PATH_LEN + 64];
+		frame_text(seg, &fr[hf], text, sizeof text);
+		if (!(ts->host_fn = nw_intern_str(in, text, strlen(text))))
+			oom = 1;
+	}
+	return oom ? -1 : 0;
+}
+
 static int keep_threads(struct nw_proc *p, const struct nw_segment *seg, struct nw_intern *in, int native)
 {
 	if (seg->stack_state != NW_STACKS_CAPTURED || !seg->stack)
@@ -166,61 +221,12 @@ static int keep_threads(struct nw_proc *p, const struct nw_segment *seg, struct 
 		ts->flags = t->flags;
 		memcpy(ts->name, t->name, sizeof ts->name);
 		ts->name[sizeof ts->name - 1] = '\0';
-		uint32_t nf = 0, npy = 0;
-		const struct nw_seg_frame *fr = nw_stack_frames(seg, i, &nf);
-		const struct nw_seg_pyframe *py = nw_stack_pyframes(seg, i, &npy);
-		if (!(t->py_flags & NW_PYT_PYTHON))
-			npy = 0;
 		ts->py_flags = t->py_flags;
 		const char *pyname = (t->py_flags & NW_PYT_PYTHON) && t->py_name ? nw_stack_string(seg, t->py_name) : NULL;
 		if (pyname && pyname[0] && !(ts->py_name = nw_intern_str(in, pyname, strlen(pyname))))
 			oom = 1;
-		if ((!fr || !nf) && !npy)
-			continue;
-		/* A Python thread: its Python frames, or (native) its mixed stack. */
-		uint32_t above = npy && native ? t->py_native : 0, below = npy && !native ? 0 : nf - above;
-		uint32_t total = above + npy + below;
-		if (total > tmpcap) {
-			char **t2 = realloc(tmp, total * sizeof *tmp);
-			if (!t2) {
-				oom = 1;
-				break;
-			}
-			tmp = t2;
-			tmpcap = total;
-		}
-		ts->npy = npy;
-		ts->py_at = ts->py_app = above;
-		for (uint32_t k = 0; k < npy && !oom; k++) {
-			char text[600];
-			py_text(seg, &py[k], text, sizeof text);
-			const char *file = nw_stack_string(seg, py[k].file);
-			/* Library frames (threading.py's wait) above the application's are skipped. */
-			if (ts->py_app == above + k && file && py_library_file(file) && k + 1 < npy)
-				ts->py_app = above + k + 1;
-			if (!(tmp[above + k] = nw_intern_str(in, text, strlen(text))))
-				oom = 1;
-		}
-		for (uint32_t j = 0; j < above + below && !oom; j++) {
-			uint32_t k = j, at = j < above ? j : j + npy; /* native frame k, its place */
-			char text[NW_STACK_MODULE_PATH_LEN + 64];
-			frame_text(seg, &fr[k], text, sizeof text);
-			if (!(tmp[at] = nw_intern_str(in, text, strlen(text)))) {
-				oom = 1;
-				break;
-			}
-		}
-		if (!oom) {
-			ts->frames = nw_intern_list(in, tmp, total, &oom);
-			ts->nframes = oom ? 0 : total;
-		}
-		int hf = fr && nf ? host_fn_frame(seg, fr, nf) : -1;
-		if (hf >= 0 && !oom) {
-			char text[NW_STACK_MODULE_PATH_LEN + 64];
-			frame_text(seg, &fr[hf], text, sizeof text);
-			if (!(ts->host_fn = nw_intern_str(in, text, strlen(text))))
-				oom = 1;
-		}
+		else if (keep_frames(seg, i, t, ts, in, native, &tmp, &tmpcap))
+			oom = 1;
 	}
 	free(tmp);
 	return oom ? -1 : 0;
