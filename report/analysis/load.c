@@ -630,19 +630,19 @@ static int nomem(struct nw_read_error *err, const char *what)
 	return -1;
 }
 
-int nw_load(const char *const *paths, size_t npaths, int max_threads, int split, struct nw_analysis *a,
-            struct nw_load *out, struct nw_read_error *err)
+/* The input paths expanded into the files to read (list); a path that
+ * cannot be listed is a bad file. -1 (with *err) when nothing is left to
+ * read or out of memory. */
+static int list_inputs(const char *const *paths, size_t npaths, struct nw_analysis *a, struct nw_path_list *list,
+                       struct nw_read_error *err)
 {
-	struct nw_path_list list = { 0 };
 	struct nw_read_error first = { 0 }, e;
 	int have_first = 0;
-	memset(out, 0, sizeof *out);
-
 	for (size_t i = 0; i < npaths; i++) {
-		if (nw_input_list(paths[i], &list, &e) == NW_READ_OK)
+		if (nw_input_list(paths[i], list, &e) == NW_READ_OK)
 			continue;
 		if (e.code == NW_READ_ERR_NOMEM) {
-			nw_path_list_free(&list);
+			nw_path_list_free(list);
 			return nomem(err, paths[i]);
 		}
 		if (!have_first) {
@@ -650,23 +650,110 @@ int nw_load(const char *const *paths, size_t npaths, int max_threads, int split,
 			have_first = 1;
 		}
 		if (add_bad(a, paths[i], &e)) {
-			nw_path_list_free(&list);
+			nw_path_list_free(list);
 			return nomem(err, paths[i]);
 		}
 	}
-	if (list.count == 0) {
-		nw_path_list_free(&list);
-		if (err) {
-			if (have_first)
-				*err = first;
-			else {
-				memset(err, 0, sizeof *err);
-				err->code = NW_READ_ERR_EMPTY;
-				snprintf(err->message, sizeof err->message, "no segment files given");
-			}
+	if (list->count)
+		return 0;
+	nw_path_list_free(list);
+	if (err) {
+		if (have_first)
+			*err = first;
+		else {
+			memset(err, 0, sizeof *err);
+			err->code = NW_READ_ERR_EMPTY;
+			snprintf(err->message, sizeof err->message, "no segment files given");
 		}
-		return -1;
 	}
+	return -1;
+}
+
+/* In list order: bad files, and the best copy of each process (into
+ * out). Returns 1 on failure (out of memory). */
+static int keep_processes(struct nw_analysis *a, struct reader *r, const struct nw_path_list *list,
+                          struct nw_load *out)
+{
+	size_t nents = 0;
+	for (size_t i = 0; i < list->count; i++)
+		nents += r->slots[i].proc ? 1 : r->slots[i].nmore;
+	struct dedupe dd = { .out = out, .ents = calloc(nents ? nents : 1, sizeof *dd.ents) };
+	int failed = !dd.ents;
+	if (!failed && nents > list->count) {
+		struct nw_proc **more = realloc(out->procs, nents * sizeof *more);
+		if (more)
+			out->procs = more;
+		else
+			failed = 1;
+	}
+	for (size_t i = 0; i < list->count && !failed; i++) {
+		struct slot *s = &r->slots[i];
+		if (s->nomem) {
+			failed = 1;
+			break;
+		}
+		if (s->proc) {
+			failed = keep_best(&dd, s->proc);
+			s->proc = NULL;
+			continue;
+		}
+		if (s->more) {
+			for (size_t k = 0; k < s->nmore; k++) {
+				if (!failed)
+					failed = keep_best(&dd, s->more[k]);
+				else
+					nw_proc_free(s->more[k]);
+			}
+			free(s->more);
+			s->more = NULL;
+			continue;
+		}
+		if (s->err.code == NW_READ_ERR_NOMEM || add_bad(a, list->paths[i], &s->err))
+			failed = 1;
+	}
+	struct dent *seen = dd.seen;
+	HASH_CLEAR(hh, seen);
+	free(dd.ents);
+	return failed;
+}
+
+/* Flight Recorder dumps: one clock per job; those of a job that also left
+ * segments give way to the segments (said in a->notes). Returns 1 on
+ * failure. */
+static int settle_fr(struct nw_analysis *a, struct nw_load *out)
+{
+	char **pref = NULL;
+	size_t npref = 0;
+	int failed = nw_fr_settle(out->procs, &out->nprocs, &pref, &npref) != 0;
+	for (size_t i = 0; i < npref; i++) {
+		if (!failed && nw_analysis_note(a, "%s: a Flight Recorder dump of a process whose segment "
+		                                "was read too: the segment is used", pref[i]))
+			failed = 1;
+		free(pref[i]);
+	}
+	free(pref);
+	return failed;
+}
+
+/* What the slots still hold (only after a failure), and the slots. */
+static void free_slots(struct slot *slots, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		nw_proc_free(slots[i].proc);
+		for (size_t k = 0; slots[i].more && k < slots[i].nmore; k++)
+			nw_proc_free(slots[i].more[k]);
+		free(slots[i].more);
+	}
+	free(slots);
+}
+
+int nw_load(const char *const *paths, size_t npaths, int max_threads, int split, struct nw_analysis *a,
+            struct nw_load *out, struct nw_read_error *err)
+{
+	struct nw_path_list list = { 0 };
+	memset(out, 0, sizeof *out);
+	if (list_inputs(paths, npaths, a, &list, err))
+		return -1;
 
 	char host[NW_SEG_HOST_LEN + 1] = "";
 	if (gethostname(host, sizeof host - 1) != 0)
@@ -691,70 +778,12 @@ int nw_load(const char *const *paths, size_t npaths, int max_threads, int split,
 	pthread_mutex_destroy(&r.lock);
 	a->nread += list.count;
 
-	/* In list order: bad files, and the best copy of each process. */
-	size_t nents = 0;
-	for (size_t i = 0; i < list.count; i++)
-		nents += r.slots[i].proc ? 1 : r.slots[i].nmore;
-	struct dedupe dd = { .out = out, .ents = calloc(nents ? nents : 1, sizeof *dd.ents) };
-	int failed = !dd.ents;
-	if (!failed && nents > list.count) {
-		struct nw_proc **more = realloc(out->procs, nents * sizeof *more);
-		if (more)
-			out->procs = more;
-		else
-			failed = 1;
-	}
-	for (size_t i = 0; i < list.count && !failed; i++) {
-		struct slot *s = &r.slots[i];
-		if (s->nomem) {
-			failed = 1;
-			break;
-		}
-		if (s->proc) {
-			failed = keep_best(&dd, s->proc);
-			s->proc = NULL;
-			continue;
-		}
-		if (s->more) {
-			for (size_t k = 0; k < s->nmore; k++) {
-				if (!failed)
-					failed = keep_best(&dd, s->more[k]);
-				else
-					nw_proc_free(s->more[k]);
-			}
-			free(s->more);
-			s->more = NULL;
-			continue;
-		}
-		if (s->err.code == NW_READ_ERR_NOMEM || add_bad(a, list.paths[i], &s->err))
-			failed = 1;
-	}
-	struct dent *seen = dd.seen;
-	struct dent *ents = dd.ents;
-	HASH_CLEAR(hh, seen);
-	free(ents);
-	/* Flight Recorder dumps: one clock per job; those of a job that also
-	 * left segments give way to the segments (said in a->notes). */
-	char **pref = NULL;
-	size_t npref = 0;
-	if (!failed && nw_fr_settle(out->procs, &out->nprocs, &pref, &npref))
-		failed = 1;
-	for (size_t i = 0; i < npref; i++) {
-		if (!failed && nw_analysis_note(a, "%s: a Flight Recorder dump of a process whose segment "
-		                                "was read too: the segment is used", pref[i]))
-			failed = 1;
-		free(pref[i]);
-	}
-	free(pref);
+	int failed = keep_processes(a, &r, &list, out);
+	if (!failed)
+		failed = settle_fr(a, out);
 	if (!failed && split && nw_split_ranks(&out->procs, &out->nprocs))
 		failed = 1;
-	for (size_t i = 0; i < list.count; i++) {   /* left only after a failure */
-		nw_proc_free(r.slots[i].proc);
-		for (size_t k = 0; r.slots[i].more && k < r.slots[i].nmore; k++)
-			nw_proc_free(r.slots[i].more[k]);
-		free(r.slots[i].more);
-	}
-	free(r.slots);
+	free_slots(r.slots, list.count);
 	nw_path_list_free(&list);
 	if (failed) {
 		for (size_t i = 0; i < out->nprocs; i++)
