@@ -13,6 +13,8 @@
  *   verdicts_*.c the rules, one family per file (they add candidate verdicts and edges)
  *   rootcause.c  the wait-for model's decision: which candidates are root causes,
  *                which are consequences, and who deviates inside a cycle
+ *   majority.c   the strict majority of counted groups (majority.h), for every
+ *                rule that lets the majority decide who deviates
  *   verdicts.c   the per-job pass on top: indexes, runs the rules, the graph, the
  *                root-cause pass, ranks the verdicts
  *   envdiff.c, stackmerge.c, rankset.c: as analysis.h says
