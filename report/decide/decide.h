@@ -17,6 +17,8 @@
  *   lost.c           data lost: evidence, never HEALTHY
  *   rootcause.c      the wait-for model's decision: root causes, consequences, who
  *                    deviates inside a cycle
+ *   majority.c       the strict majority of counted groups (majority.h), for every
+ *                    rule that lets the majority decide who deviates
  *   verdicts_ras.c, ras_merge.c  NCCL RAS's launch counts (docs/ras.md) */
 #ifndef NCCLWATCH_REPORT_DECIDE_H
 #define NCCLWATCH_REPORT_DECIDE_H

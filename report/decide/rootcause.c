@@ -11,7 +11,8 @@
  *      is folded into the root verdict it waits for, as one evidence line,
  *      never printed as a second culprit.
  *   2. A terminal component of two or more processes is a cycle: each waits
- *      for another. Somebody deviated; in order:
+ *      for another. Somebody deviated; the tie-breaks, tried in order (the
+ *      table tiebreaks[], with the reason each gives):
  *        a. send/receive counts (nw_p2p_count_deviants): in a pair where B
  *           posted fewer of the other half than A waits for, B if B went
  *           past that number with another peer, else A if A did more with
@@ -23,10 +24,12 @@
  *           a collective every other issuer of #n issued before it, or
  *           issued it only after #n (skipped_deviants), when they are not
  *           all of it;
- *        c. majority: processes are grouped by the op they are stuck in
- *           first; a strictly largest group is the majority, the others
- *           deviate; on a tie the processes waiting for the cycle from
- *           outside vote too;
+ *        c. majority (majority.h): processes are grouped by the op they
+ *           are stuck in first; a strictly largest group is the majority,
+ *           the others deviate; on a tie the processes waiting for the
+ *           cycle from outside vote too;
+ *        c'. mismatch: a MISMATCH decided by a majority (or its history)
+ *           that names ranks of the cycle alone (mismatch_deviants);
  *        d. else the cycle cannot be decided: one verdict names the whole
  *           cycle and says so, the cycle's other verdicts fold into it (a
  *           cycle of posted send/receive halves only is the rule file's
@@ -42,6 +45,7 @@
  *
  * Dead and exited processes are sinks (no edge leaves them): a root. */
 #include "decide.h"
+#include "majority.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -57,9 +61,13 @@ struct rctx {
 	uint8_t *deviant;                /* [nprocs]: deviates in its cycle */
 	uint8_t *decided;                /* [nscc]: how the cycle's deviants are known (enum
 	                                  * decided), 0 not */
+	uint8_t *conseq;                 /* [nvw]: the verdict is a consequence, folded at the end */
+	size_t nvw;                      /* verdicts when the pass began (later ones are its own) */
 };
 
-enum decided { BY_COUNTS = 1, BY_MAJORITY = 2, BY_NEVER_ISSUED = 3, BY_SKIPPED = 4, BY_MISMATCH = 5 };
+/* How a cycle's deviants are known: the rows of the tie-break table
+ * (tiebreaks[], below), in the order they are tried. */
+enum decided { BY_COUNTS = 1, BY_NEVER_ISSUED, BY_SKIPPED, BY_MAJORITY, BY_MISMATCH, NDECIDED };
 
 static int terminal(const struct rctx *r, uint32_t node)
 {
@@ -384,7 +392,107 @@ static size_t mismatch_deviants(struct rctx *r, uint32_t s)
 	return marked;
 }
 
-/* 2c: the majority of the op the cycle's processes are stuck in first. */
+#define SIG(sig, n, i) (sig)[(size_t)(n) * MAX_VOTES + (i)]
+
+/* How many of the voters' votes are the op c (a process without a stuck
+ * op votes NULL). */
+static uint32_t votes_for(struct nw_jctx *x, uint32_t np, const struct nw_seg_op **sig, const uint32_t *nsig,
+                          const uint8_t *voter, const struct nw_seg_op *c)
+{
+	uint32_t votes = 0;
+	for (uint32_t m = 0; m < np; m++) {
+		if (!voter[m])
+			continue;
+		if (!nsig[m])
+			votes += same_sig(x, c, NULL);
+		for (uint32_t j = 0; j < nsig[m]; j++)
+			votes += same_sig(x, c, SIG(sig, m, j));
+	}
+	return votes;
+}
+
+/* One round of 2c: the candidates are the distinct votes of the cycle's
+ * voting processes, each counted over every voter; the strict majority of
+ * them (nw_majority). Returns 1 and its op in *maj (NULL: the majority has
+ * no stuck op), 0 on a tie. */
+static int round_majority(struct rctx *r, uint32_t s, const struct nw_seg_op **sig, const uint32_t *nsig,
+                          const uint8_t *voter, const struct nw_seg_op **maj)
+{
+	struct nw_jctx *x = r->x;
+	uint32_t np = r->g->nprocs, ncand = 0, cap = 0;
+	for (uint32_t n = 0; n < np; n++)
+		if (voter[n] && r->g->scc[n] == s)
+			cap += nsig[n] ? nsig[n] : 1;
+	const struct nw_seg_op **cand = malloc(((size_t)cap + 1) * sizeof *cand);
+	uint32_t *votes = malloc(((size_t)cap + 1) * sizeof *votes);
+	int found = 0;
+	if (!cand || !votes) {
+		x->oom = 1;
+		goto out;
+	}
+	for (uint32_t n = 0; n < np; n++) {
+		if (!voter[n] || r->g->scc[n] != s)
+			continue;
+		for (uint32_t i = 0; i < (nsig[n] ? nsig[n] : 1); i++) {
+			const struct nw_seg_op *c = nsig[n] ? SIG(sig, n, i) : NULL;
+			uint32_t k = 0;
+			while (k < ncand && !same_sig(x, cand[k], c))
+				k++;
+			if (k < ncand)
+				continue;
+			cand[ncand] = c;
+			votes[ncand++] = votes_for(x, np, sig, nsig, voter, c);
+		}
+	}
+	int k = nw_majority(votes, ncand);
+	if (k != NW_NO_MAJORITY) {
+		*maj = cand[k];
+		found = 1;
+	}
+out:
+	free(cand);
+	free(votes);
+	return found;
+}
+
+/* Marks the cycle's processes (seeds) with a vote other than the
+ * majority's op as deviants; returns how many. */
+static size_t mark_minority(struct rctx *r, const uint32_t *seeds, size_t nseeds, const struct nw_seg_op **sig,
+                            const uint32_t *nsig, const struct nw_seg_op *maj)
+{
+	size_t marked = 0;
+	for (size_t i = 0; i < nseeds; i++) {
+		uint32_t n = seeds[i];
+		int differs = !nsig[n] && !same_sig(r->x, NULL, maj);
+		for (uint32_t j = 0; j < nsig[n]; j++)
+			differs |= !same_sig(r->x, SIG(sig, n, j), maj);
+		if (differs) {
+			r->deviant[n] = 1;
+			marked++;
+		}
+	}
+	return marked;
+}
+
+/* The voters of a round: round 0 the cycle's processes (seeds), round 1
+ * also those that wait for it and have a stuck op. */
+static void round_voters(struct nw_graph *g, int round, const uint32_t *seeds, size_t nseeds,
+                         const uint32_t *nsig, uint32_t *reach, uint8_t *voter)
+{
+	if (round == 0) {
+		for (size_t i = 0; i < nseeds; i++)
+			voter[seeds[i]] = 1;
+		return;
+	}
+	size_t nr = nw_graph_reaching(g, seeds, nseeds, reach);
+	for (size_t i = 0; i < nr; i++)
+		if (reach[i] < g->nprocs && nsig[reach[i]])
+			voter[reach[i]] = 1;
+}
+
+/* 2c: the majority of the op the cycle's processes are stuck in first;
+ * on a tie (or when the majority's side names nobody) the processes
+ * waiting for the cycle from outside vote too. */
 static size_t majority_deviants(struct rctx *r, uint32_t s)
 {
 	struct nw_jctx *x = r->x;
@@ -401,77 +509,76 @@ static size_t majority_deviants(struct rctx *r, uint32_t s)
 	}
 	size_t nseeds = 0;
 	for (uint32_t n = 0; n < np; n++) {
-		nsig[n] = (uint32_t)proc_votes(x, x->job->procs[n], &sig[(size_t)n * MAX_VOTES]);
+		nsig[n] = (uint32_t)proc_votes(x, x->job->procs[n], &SIG(sig, n, 0));
 		if (g->scc[n] == s)
 			seeds[nseeds++] = n;
 	}
-#define SIG(n, i) sig[(size_t)(n) * MAX_VOTES + (i)]
-	for (int round = 0; round < 2; round++) {
-		/* round 0: the cycle's processes; round 1: with those that wait for it. */
+	for (int round = 0; round < 2 && !marked; round++) {
 		uint8_t *voter = calloc(np + 1, 1);
 		if (!voter) {
 			x->oom = 1;
 			goto out;
 		}
-		if (round == 0) {
-			for (size_t i = 0; i < nseeds; i++)
-				voter[seeds[i]] = 1;
-		} else {
-			size_t nr = nw_graph_reaching(g, seeds, nseeds, reach);
-			for (size_t i = 0; i < nr; i++)
-				if (reach[i] < np && nsig[reach[i]])
-					voter[reach[i]] = 1;
-		}
-		/* Candidates: the cycle's processes' votes (a process without a
-		 * stuck op votes NULL); each counts the voters' equal votes. */
-		uint32_t best = 0, nbest = 0;
-		const struct nw_seg_op *bestsig = NULL;
-		for (uint32_t n = 0; n < np; n++) {
-			if (!voter[n] || g->scc[n] != s)
-				continue;
-			for (uint32_t i = 0; i < (nsig[n] ? nsig[n] : 1); i++) {
-				const struct nw_seg_op *c = nsig[n] ? SIG(n, i) : NULL;
-				uint32_t votes = 0;
-				for (uint32_t m = 0; m < np; m++) {
-					if (!voter[m])
-						continue;
-					if (!nsig[m])
-						votes += same_sig(x, c, NULL);
-					for (uint32_t j = 0; j < nsig[m]; j++)
-						votes += same_sig(x, c, SIG(m, j));
-				}
-				if (votes > best) {
-					best = votes;
-					nbest = 1;
-					bestsig = c;
-				} else if (votes == best && !same_sig(x, c, bestsig)) {
-					nbest++;
-				}
-			}
-		}
+		round_voters(g, round, seeds, nseeds, nsig, reach, voter);
+		const struct nw_seg_op *maj = NULL;
+		int found = round_majority(r, s, sig, nsig, voter, &maj);
 		free(voter);
-		if (best && nbest == 1) {
-			for (size_t i = 0; i < nseeds; i++) {
-				uint32_t n = seeds[i];
-				int differs = !nsig[n] && !same_sig(x, NULL, bestsig);
-				for (uint32_t j = 0; j < nsig[n]; j++)
-					differs |= !same_sig(x, SIG(n, j), bestsig);
-				if (differs) {
-					r->deviant[n] = 1;
-					marked++;
-				}
-			}
-			if (marked)
-				break;
-		}
+		if (found)
+			marked = mark_minority(r, seeds, nseeds, sig, nsig, maj);
 	}
-#undef SIG
 out:
 	free(sig);
 	free(nsig);
 	free(reach);
 	free(seeds);
 	return marked;
+}
+#undef SIG
+
+/* 2a: send/receive counts (verdicts_p2p.c). */
+static size_t count_deviants(struct rctx *r, uint32_t s)
+{
+	return nw_p2p_count_deviants(r->x, s, r->deviant);
+}
+
+/* The tie-breaks between the processes of a cycle (2. above), in the order
+ * they are tried: the first that marks deviants decides the cycle; none
+ * does, the cycle cannot be decided (cannot_decide). Each row: the
+ * function that marks the deviants (returns how many), whether it also
+ * judges a cycle of send/receive edges only (where every rank posted what
+ * it should have, that stays a P2P_DEADLOCK), and the reason a deviant's
+ * verdict gives. */
+struct tiebreak {
+	size_t (*deviants)(struct rctx *r, uint32_t s);
+	int p2p_only_too;
+	const char *reason;
+};
+
+static const struct tiebreak tiebreaks[NDECIDED] = {
+	[BY_COUNTS] = { count_deviants, 1,
+	                "its send/receive counts with its peers do not add up (a skipped or extra post)" },
+	[BY_NEVER_ISSUED] = { never_issued_deviants, 0,
+	                      "it never issued an op the others wait in; they only wait behind their own earlier "
+	                      "ops for it" },
+	[BY_SKIPPED] = { skipped_deviants, 0,
+	                 "it skipped a collective that the ranks which reached its op issued before it (their "
+	                 "order); the others only wait for it" },
+	[BY_MAJORITY] = { majority_deviants, 0, "it is stuck in another op than the majority" },
+	[BY_MISMATCH] = { mismatch_deviants, 0,
+	                  "its op differs from what the other ranks of its comm issued at the same position (a "
+	                  "MISMATCH with a majority): the others only wait for it" },
+};
+
+/* 2: which tie-break decides cycle s (0: none). */
+static uint8_t decide_cycle(struct rctx *r, uint32_t s)
+{
+	for (uint8_t by = BY_COUNTS; by < NDECIDED; by++) {
+		if (!tiebreaks[by].p2p_only_too && only_p2p(r, s))
+			continue;
+		if (tiebreaks[by].deviants(r, s))
+			return by;
+	}
+	return 0;
 }
 
 static int is_root(const struct rctx *r, uint32_t node)
@@ -516,19 +623,7 @@ static uint32_t keep_root_culprits(struct rctx *r, struct nw_vwork *w)
 			nw_buf_rankset(e, &cyc);
 			nw_rankset_free(&cyc);
 			nw_buf_puts(e, "): ");
-			if (r->decided[s0] == BY_COUNTS)
-				nw_buf_puts(e, "its send/receive counts with its peers do not add up (a skipped or extra post)");
-			else if (r->decided[s0] == BY_SKIPPED)
-				nw_buf_puts(e, "it skipped a collective that the ranks which reached its op issued before it "
-				            "(their order); the others only wait for it");
-			else if (r->decided[s0] == BY_NEVER_ISSUED)
-				nw_buf_puts(e, "it never issued an op the others wait in; they only wait behind their own "
-				            "earlier ops for it");
-			else if (r->decided[s0] == BY_MISMATCH)
-				nw_buf_puts(e, "its op differs from what the other ranks of its comm issued at the same "
-				            "position (a MISMATCH with a majority): the others only wait for it");
-			else
-				nw_buf_puts(e, "it is stuck in another op than the majority");
+			nw_buf_puts(e, tiebreaks[r->decided[s0]].reason);
 		} else {
 			nw_buf_puts(e, ": the other ranks the rule named wait for others, it waits for nobody");
 		}
@@ -695,173 +790,204 @@ static void cycle_verdict(struct rctx *r, uint32_t s)
 	nw_where_component(x, w, s);
 }
 
-void nw_rootcause(struct nw_jctx *x)
+/* The components' sizes and which of them an edge leaves. */
+static int rctx_init(struct rctx *r, struct nw_jctx *x)
 {
 	struct nw_graph *g = &x->g;
-	struct rctx r = { .x = x, .g = g };
-	uint32_t np = g->nprocs;
-	r.leaves = calloc((size_t)g->nscc + 1, 1);
-	r.nproc = calloc((size_t)g->nscc + 1, sizeof *r.nproc);
-	r.decided = calloc((size_t)g->nscc + 1, 1);
-	r.deviant = calloc((size_t)np + 1, 1);
-	uint32_t *reach = malloc(((size_t)g->nnodes + 1) * sizeof *reach);
-	if (!r.leaves || !r.nproc || !r.decided || !r.deviant || !reach) {
-		x->oom = 1;
-		goto out;
-	}
+	*r = (struct rctx){ .x = x, .g = g };
+	r->leaves = calloc((size_t)g->nscc + 1, 1);
+	r->nproc = calloc((size_t)g->nscc + 1, sizeof *r->nproc);
+	r->decided = calloc((size_t)g->nscc + 1, 1);
+	r->deviant = calloc((size_t)g->nprocs + 1, 1);
+	if (!r->leaves || !r->nproc || !r->decided || !r->deviant)
+		return -1;
 	for (size_t i = 0; i < g->nedges; i++) {
 		const struct nw_edge *e = &g->edges[i];
 		if (e->kind != NW_E_WAIT && g->scc[e->src] != g->scc[e->dst])
-			r.leaves[g->scc[e->src]] = 1;
+			r->leaves[g->scc[e->src]] = 1;
 	}
-	for (uint32_t n = 0; n < np; n++)
-		r.nproc[g->scc[n]]++;
+	for (uint32_t n = 0; n < g->nprocs; n++)
+		r->nproc[g->scc[n]]++;
+	return 0;
+}
 
-	/* 2: the cycles' deviants. A cycle of send/receive edges only, where
-	 * every rank posted what it should have, stays a P2P_DEADLOCK. */
-	for (uint32_t s = 0; s < g->nscc && !x->oom; s++) {
-		if (r.leaves[s] || r.nproc[s] < 2)
-			continue;
-		if (nw_p2p_count_deviants(x, s, r.deviant))
-			r.decided[s] = BY_COUNTS;
-		else if (!only_p2p(&r, s) && never_issued_deviants(&r, s))
-			r.decided[s] = BY_NEVER_ISSUED;
-		else if (!only_p2p(&r, s) && skipped_deviants(&r, s))
-			r.decided[s] = BY_SKIPPED;
-		else if (!only_p2p(&r, s) && majority_deviants(&r, s))
-			r.decided[s] = BY_MAJORITY;
-		else if (!only_p2p(&r, s) && mismatch_deviants(&r, s))
-			r.decided[s] = BY_MISMATCH;
-	}
+static void rctx_free(struct rctx *r)
+{
+	free(r->leaves);
+	free(r->nproc);
+	free(r->decided);
+	free(r->deviant);
+	free(r->conseq);
+}
 
-	/* 1: culprits that wait are not roots; verdicts with none left are
-	 * consequences. */
-	uint8_t *conseq = calloc(x->nvw + 1, 1);
-	if (!conseq) {
-		x->oom = 1;
-		goto out;
-	}
-	size_t nvw = x->nvw;
-	for (size_t i = 0; i < nvw; i++) {
+/* A cycle: a terminal component of two or more processes. */
+static int is_cycle(const struct rctx *r, uint32_t s)
+{
+	return !r->leaves[s] && r->nproc[s] >= 2;
+}
+
+/* 1: culprits that wait are not roots; verdicts with none left are
+ * consequences. */
+static void mark_consequences(struct rctx *r)
+{
+	struct nw_jctx *x = r->x;
+	for (size_t i = 0; i < r->nvw; i++) {
 		struct nw_vwork *w = x->vw[i];
 		if (w->dropped)
 			continue;
 		if (w->v.culprits.n)
-			conseq[i] = keep_root_culprits(&r, w) == 0;
+			r->conseq[i] = keep_root_culprits(r, w) == 0;
 		else
-			conseq[i] = !blames_root(&r, w);
+			r->conseq[i] = !blames_root(r, w);
 	}
+}
 
-	/* Decided cycles whose deviants nobody names. A P2P_DEADLOCK over a
-	 * cycle that also waits through collectives or stream order, decided
-	 * by who skipped, never issued or is in the minority, names the
-	 * deviant for the wrong reason (its hint is about send/receive
-	 * posting): it folds into the cycle's own verdict. */
-	for (uint32_t s = 0; s < g->nscc && !x->oom; s++) {
-		if (!r.decided[s])
+/* Decided cycles whose deviants nobody names get a verdict. A
+ * P2P_DEADLOCK over a cycle that also waits through collectives or stream
+ * order, decided by who skipped, never issued or is in the minority, names
+ * the deviant for the wrong reason (its hint is about send/receive
+ * posting): it folds into the cycle's own verdict. */
+static void name_deviants(struct rctx *r, uint32_t s)
+{
+	struct nw_jctx *x = r->x;
+	int named = 0, p2p_only = only_p2p(r, s);
+	for (size_t i = 0; i < r->nvw && !named; i++) {
+		const struct nw_vwork *w = x->vw[i];
+		if (w->dropped || r->conseq[i])
 			continue;
-		int named = 0, p2p_only = only_p2p(&r, s);
-		for (size_t i = 0; i < nvw && !named; i++) {
-			const struct nw_vwork *w = x->vw[i];
-			if (w->dropped || conseq[i])
-				continue;
-			if (w->v.kind == NW_V_P2P_DEADLOCK && r.decided[s] != BY_COUNTS && !p2p_only && in_scc(&r, w, s)) {
-				conseq[i] = 1;
-				continue;
-			}
-			for (uint32_t k = 0; k < w->v.culprits.n && !named; k++) {
-				size_t at = nw_proc_by_rank(x->job, w->v.culprits.v[k]);
-				named = at < np && g->scc[at] == s;
-			}
+		if (w->v.kind == NW_V_P2P_DEADLOCK && r->decided[s] != BY_COUNTS && !p2p_only && in_scc(r, w, s)) {
+			r->conseq[i] = 1;
+			continue;
 		}
-		if (!named)
-			cycle_verdict(&r, s);
+		for (uint32_t k = 0; k < w->v.culprits.n && !named; k++) {
+			size_t at = nw_proc_by_rank(x->job, w->v.culprits.v[k]);
+			named = at < r->g->nprocs && r->g->scc[at] == s;
+		}
 	}
+	if (!named)
+		cycle_verdict(r, s);
+}
 
-	/* 2d: a cycle nobody can decide (not a pure send/receive deadlock,
-	 * which says so itself): one verdict, the first of the cycle's (by kind,
-	 * then the order they were made in), names the whole cycle and says the
-	 * records cannot decide; the cycle's other verdicts fold into it. */
-	for (uint32_t s = 0; s < g->nscc && !x->oom; s++) {
-		if (r.leaves[s] || r.nproc[s] < 2 || r.decided[s] || only_p2p(&r, s))
+/* The cycle's verdict that speaks for it: the first by kind, then by the
+ * order they were made in (NULL: none). */
+static struct nw_vwork *cycle_keeper(struct rctx *r, uint32_t s)
+{
+	struct nw_vwork *keep = NULL;
+	for (size_t i = 0; i < r->nvw; i++) {
+		struct nw_vwork *w = r->x->vw[i];
+		if (w->dropped || r->conseq[i] || !in_scc(r, w, s))
 			continue;
-		struct nw_vwork *keep = NULL;
-		for (size_t i = 0; i < nvw; i++) {
-			struct nw_vwork *w = x->vw[i];
-			if (w->dropped || conseq[i] || !in_scc(&r, w, s))
-				continue;
-			if (!keep || w->v.kind > keep->v.kind)
-				keep = w;
-		}
-		if (!keep)
-			continue;
-		for (size_t i = 0; i < nvw; i++)
-			if (x->vw[i] != keep && !x->vw[i]->dropped && !conseq[i] && in_scc(&r, x->vw[i], s))
-				conseq[i] = 1;
-		struct nw_rankset cyc = { 0 };
-		for (uint32_t n = 0; n < np; n++)
-			if (g->scc[n] == s && x->job->procs[n]->rank >= 0) {
-				nw_set_add(x, &cyc, x->job->procs[n]->rank);
-				nw_verdict_culprit(x, keep, x->job->procs[n]);
-			}
-		nw_buf_puts(&keep->ev, "cannot decide: ranks ");
-		nw_buf_rankset(&keep->ev, &cyc);
-		nw_buf_puts(&keep->ev, " wait for each other in a cycle, and neither their send/receive counts, nor who "
-		            "never issued what, nor a majority tells which of them deviated: all are named");
-		nw_verdict_evidence_flush(x, keep);
-		/* The summary says it too: alone it read as a verdict on one side
-		 * ("rank 1 never called ...") while the culprits name both. */
-		struct nw_buf sb = { 0 };
-		nw_buf_puts(&sb, "cannot decide between ranks ");
-		nw_buf_rankset(&sb, &cyc);
-		nw_buf_puts(&sb, ", waiting for each other: ");
-		nw_buf_puts(&sb, keep->v.summary ? keep->v.summary : "");
-		char *ns = nw_buf_take(&sb);
-		if (ns) {
-			free(keep->v.summary);
-			keep->v.summary = ns;
-		} else {
-			x->oom = 1;
-		}
-		nw_rankset_free(&cyc);
+		if (!keep || w->v.kind > keep->v.kind)
+			keep = w;
 	}
+	return keep;
+}
 
-	/* 3: the same culprits twice: the higher kind keeps them. */
-	for (size_t i = 0; i < nvw; i++) {
+/* 2d: a cycle nobody can decide (not a pure send/receive deadlock, which
+ * says so itself): one verdict (cycle_keeper) names the whole cycle and
+ * says the records cannot decide; the cycle's other verdicts fold into
+ * it. */
+static void cannot_decide(struct rctx *r, uint32_t s)
+{
+	struct nw_jctx *x = r->x;
+	struct nw_vwork *keep = cycle_keeper(r, s);
+	if (!keep)
+		return;
+	for (size_t i = 0; i < r->nvw; i++)
+		if (x->vw[i] != keep && !x->vw[i]->dropped && !r->conseq[i] && in_scc(r, x->vw[i], s))
+			r->conseq[i] = 1;
+	struct nw_rankset cyc = { 0 };
+	for (uint32_t n = 0; n < r->g->nprocs; n++)
+		if (r->g->scc[n] == s && x->job->procs[n]->rank >= 0) {
+			nw_set_add(x, &cyc, x->job->procs[n]->rank);
+			nw_verdict_culprit(x, keep, x->job->procs[n]);
+		}
+	nw_buf_puts(&keep->ev, "cannot decide: ranks ");
+	nw_buf_rankset(&keep->ev, &cyc);
+	nw_buf_puts(&keep->ev, " wait for each other in a cycle, and neither their send/receive counts, nor who "
+	            "never issued what, nor a majority tells which of them deviated: all are named");
+	nw_verdict_evidence_flush(x, keep);
+	/* The summary says it too: alone it read as a verdict on one side
+	 * ("rank 1 never called ...") while the culprits name both. */
+	struct nw_buf sb = { 0 };
+	nw_buf_puts(&sb, "cannot decide between ranks ");
+	nw_buf_rankset(&sb, &cyc);
+	nw_buf_puts(&sb, ", waiting for each other: ");
+	nw_buf_puts(&sb, keep->v.summary ? keep->v.summary : "");
+	char *ns = nw_buf_take(&sb);
+	if (ns) {
+		free(keep->v.summary);
+		keep->v.summary = ns;
+	} else {
+		x->oom = 1;
+	}
+	nw_rankset_free(&cyc);
+}
+
+/* 3: the same culprits twice: the higher kind keeps them. */
+static void same_culprits(struct rctx *r)
+{
+	struct nw_jctx *x = r->x;
+	for (size_t i = 0; i < r->nvw; i++) {
 		struct nw_vwork *w = x->vw[i];
-		if (w->dropped || conseq[i] || !w->v.culprits.n)
+		if (w->dropped || r->conseq[i] || !w->v.culprits.n)
 			continue;
 		for (size_t j = 0; j < x->nvw; j++) {
 			struct nw_vwork *o = x->vw[j];
-			if (j == i || o->dropped || (j < nvw && conseq[j]) || !same_set(&o->v.culprits, &w->v.culprits))
+			if (j == i || o->dropped || (j < r->nvw && r->conseq[j]) || !same_set(&o->v.culprits, &w->v.culprits))
 				continue;
 			if (o->v.kind > w->v.kind || (o->v.kind == w->v.kind && j < i)) {
-				conseq[i] = 1;
+				r->conseq[i] = 1;
 				break;
 			}
 		}
 	}
+}
 
-	/* Fold the consequences into the roots they wait for. */
-	for (size_t i = 0; i < nvw && !x->oom; i++) {
+/* Fold the consequences into the roots they wait for. */
+static void fold_consequences(struct rctx *r, uint32_t *reach)
+{
+	struct nw_jctx *x = r->x;
+	for (size_t i = 0; i < r->nvw && !x->oom; i++) {
 		struct nw_vwork *w = x->vw[i];
-		if (w->dropped || !conseq[i])
+		if (w->dropped || !r->conseq[i])
 			continue;
 		w->dropped = 1;                 /* not a candidate root for itself */
-		struct nw_vwork *root = root_of(&r, w, reach);
-		if (root) {
-			w->dropped = 0;
+		struct nw_vwork *root = root_of(r, w, reach);
+		w->dropped = 0;                 /* without a root nothing explains it: it stays */
+		if (root)
 			fold(x, root, w);
-		} else {
-			w->dropped = 0;             /* nothing explains it: it stays */
-		}
 	}
-	free(conseq);
+}
+
+void nw_rootcause(struct nw_jctx *x)
+{
+	struct nw_graph *g = &x->g;
+	struct rctx r;
+	uint32_t *reach = malloc(((size_t)g->nnodes + 1) * sizeof *reach);
+	if (rctx_init(&r, x) || !reach) {
+		x->oom = 1;
+		goto out;
+	}
+	for (uint32_t s = 0; s < g->nscc && !x->oom; s++)
+		if (is_cycle(&r, s))
+			r.decided[s] = decide_cycle(&r, s);
+	r.nvw = x->nvw;
+	if (!(r.conseq = calloc(r.nvw + 1, 1))) {
+		x->oom = 1;
+		goto out;
+	}
+	mark_consequences(&r);
+	for (uint32_t s = 0; s < g->nscc && !x->oom; s++)
+		if (r.decided[s])
+			name_deviants(&r, s);
+	for (uint32_t s = 0; s < g->nscc && !x->oom; s++)
+		if (is_cycle(&r, s) && !r.decided[s] && !only_p2p(&r, s))
+			cannot_decide(&r, s);
+	same_culprits(&r);
+	fold_consequences(&r, reach);
 out:
-	free(r.leaves);
-	free(r.nproc);
-	free(r.decided);
-	free(r.deviant);
+	rctx_free(&r);
 	free(reach);
 }
 

@@ -224,6 +224,50 @@ static void ctx_free(struct nw_jctx *x)
 	nw_graph_free(&x->g);
 }
 
+/* What the job's sources cannot tell (e.g. Flight Recorder dumps: no
+ * stacks, late states), once per verdict: the limits of its evidence. */
+static void source_notes(struct nw_jctx *x)
+{
+	struct nw_job *job = x->job;
+	for (size_t i = 0; i < x->nvw && !x->oom; i++) {
+		const char *seen[4] = { 0 };
+		size_t nseen = 0;
+		for (size_t k = 0; k < job->nprocs && nseen < 4; k++) {
+			const char *note = job->procs[k]->source_note;
+			size_t j = 0;
+			while (note && j < nseen && seen[j] != note)
+				j++;
+			if (!note || j < nseen)
+				continue;
+			seen[nseen++] = note;
+			nw_verdict_evidence(x, x->vw[i], "%s", note);
+		}
+	}
+}
+
+/* The public array, ranked: the verdicts left standing move into the job. */
+static int publish(struct nw_jctx *x)
+{
+	struct nw_job *job = x->job;
+	qsort(x->vw, x->nvw, sizeof *x->vw, cmp_vwork);
+	size_t n = 0;
+	for (size_t i = 0; i < x->nvw; i++)
+		n += !x->vw[i]->dropped;
+	job->verdicts = calloc(n ? n : 1, sizeof *job->verdicts);
+	if (!job->verdicts)
+		return -1;
+	for (size_t i = 0; i < x->nvw; i++) {
+		struct nw_vwork *w = x->vw[i];
+		if (w->dropped)
+			continue;
+		if (!w->v.summary)
+			w->v.summary = strdup("");
+		job->verdicts[job->nverdicts++] = w->v;
+		memset(&w->v, 0, sizeof w->v);   /* moved */
+	}
+	return 0;
+}
+
 int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern *in)
 {
 	struct nw_jctx x = { .a = a, .job = job, .in = in };
@@ -269,42 +313,9 @@ int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern 
 	if (x.oom)
 		goto fail;
 
-	/* What the job's sources cannot tell (e.g. Flight Recorder dumps: no
-	 * stacks, late states), once per verdict: the limits of its evidence. */
-	for (size_t i = 0; i < x.nvw && !x.oom; i++) {
-		const char *seen[4] = { 0 };
-		size_t nseen = 0;
-		for (size_t k = 0; k < job->nprocs && nseen < 4; k++) {
-			const char *note = job->procs[k]->source_note;
-			size_t j = 0;
-			while (note && j < nseen && seen[j] != note)
-				j++;
-			if (!note || j < nseen)
-				continue;
-			seen[nseen++] = note;
-			nw_verdict_evidence(&x, x.vw[i], "%s", note);
-		}
-	}
-	if (x.oom)
+	source_notes(&x);
+	if (x.oom || publish(&x))
 		goto fail;
-
-	/* The public array, ranked. */
-	qsort(x.vw, x.nvw, sizeof *x.vw, cmp_vwork);
-	size_t n = 0;
-	for (size_t i = 0; i < x.nvw; i++)
-		n += !x.vw[i]->dropped;
-	job->verdicts = calloc(n ? n : 1, sizeof *job->verdicts);
-	if (!job->verdicts)
-		goto fail;
-	for (size_t i = 0; i < x.nvw; i++) {
-		struct nw_vwork *w = x.vw[i];
-		if (w->dropped)
-			continue;
-		if (!w->v.summary)
-			w->v.summary = strdup("");
-		job->verdicts[job->nverdicts++] = w->v;
-		memset(&w->v, 0, sizeof w->v);   /* moved */
-	}
 	ctx_free(&x);
 	return 0;
 fail:

@@ -20,6 +20,7 @@
  * edges stay linear in the comm size), and for the ranks that hold #n up
  * (not started, failed, mismatched). */
 #include "decide.h"
+#include "majority.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -233,122 +234,138 @@ static int history_pick(struct nw_jctx *x, const struct nw_comm_view *v, uint64_
 	return -1;
 }
 
-static void verdict_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, uint64_t seq)
+/* A MISMATCH at #seq of a comm: the members grouped by the op they
+ * issued there, and which group is the program as written. */
+struct mismatch {
+	const struct nw_comm_view *v;
+	uint64_t seq;
+	int32_t n;
+	uint8_t *grp;                    /* [n]: each member's group, 0xff none (no #seq) */
+	struct sig s[MAX_SIGS];          /* each group's op */
+	uint32_t cnt[MAX_SIGS], nsig;    /* each group's members, the groups */
+	uint32_t maj;                    /* the majority's group (undecided: the first tied) */
+	int by_history, undecided;       /* a tie the history decided; a tie nothing decides */
+	struct nw_rankset majority, minority;
+};
+
+/* Groups the members by the op they issued at #seq (at most MAX_SIGS
+ * groups: more kinds of disagreement are counted with the last). */
+static void mismatch_groups(struct nw_jctx *x, struct mismatch *mm)
 {
-	int32_t n = v->nranks;
-	uint8_t *grp = malloc((size_t)n);
-	struct sig s[MAX_SIGS];
-	uint32_t cnt[MAX_SIGS] = { 0 }, nsig = 0;
-	int first_of[MAX_SIGS] = { 0 };
-	memset(s, 0, sizeof s);
-	if (!grp) {
-		x->oom = 1;
-		return;
-	}
-	for (int32_t r = 0; r < n; r++) {
-		grp[r] = 0xff;
-		const struct nw_member *m = &v->members[r];
-		const struct nw_seg_op *op = m->proc ? nw_member_coll(x, m, seq) : NULL;
+	for (int32_t r = 0; r < mm->n; r++) {
+		mm->grp[r] = 0xff;
+		const struct nw_member *m = &mm->v->members[r];
+		const struct nw_seg_op *op = m->proc ? nw_member_coll(x, m, mm->seq) : NULL;
 		if (!op)
 			continue;
 		struct sig t = op_sig(op);
 		uint32_t i = 0;
-		while (i < nsig && !sig_eq(&s[i], &t))
+		while (i < mm->nsig && !sig_eq(&mm->s[i], &t))
 			i++;
-		if (i == nsig) {
-			if (nsig == MAX_SIGS)
-				i = MAX_SIGS - 1;   /* more kinds of disagreement: counted with the last */
-			else {
-				s[nsig] = t;
-				first_of[nsig] = r;
-				nsig++;
-			}
+		if (i == mm->nsig) {
+			if (mm->nsig == MAX_SIGS)
+				i = MAX_SIGS - 1;
+			else
+				mm->s[mm->nsig++] = t;
 		}
-		grp[r] = (uint8_t)i;
-		cnt[i]++;
+		mm->grp[r] = (uint8_t)i;
+		mm->cnt[i]++;
 	}
-	/* The majority; on a tie, the one the history names (history_pick),
-	 * else nobody: every rank of the tied groups is named, "cannot tell
-	 * which" (never a coin flip that may blame a rank that only waits). */
-	uint32_t maj = 0, tied = 0;
-	for (uint32_t i = 1; i < nsig; i++)
-		if (cnt[i] > cnt[maj] || (cnt[i] == cnt[maj] && first_of[i] < first_of[maj]))
-			maj = i;
-	for (uint32_t i = 0; i < nsig; i++)
-		tied += cnt[i] == cnt[maj];
-	int by_history = 0, undecided = 0;
+}
+
+/* The majority (majority.h); on a tie, the one the history names
+ * (history_pick), else nobody: every rank of the tied groups is named,
+ * "cannot tell which" (never a coin flip that may blame a rank that only
+ * waits); maj is then the first tied group, the side the words describe
+ * first. */
+static void mismatch_majority(struct nw_jctx *x, struct mismatch *mm)
+{
+	uint32_t tied;
+	mm->maj = nw_vote_top(mm->cnt, mm->nsig, &tied);
 	if (tied > 1) {
-		int h = history_pick(x, v, seq, s, cnt, nsig, cnt[maj]);
+		int h = history_pick(x, mm->v, mm->seq, mm->s, mm->cnt, mm->nsig, mm->cnt[mm->maj]);
 		if (h >= 0)
-			maj = (uint32_t)h, by_history = 1;
+			mm->maj = (uint32_t)h, mm->by_history = 1;
 		else
-			undecided = 1;
+			mm->undecided = 1;
 	}
-	struct nw_vwork *w = nw_verdict_new(x, NW_V_MISMATCH, v, s[maj].kind, seq);
-	if (!w) {
-		free(grp);
-		return;
-	}
-	struct nw_rankset majority = { 0 }, minority = { 0 };
+}
+
+/* The majority's members wait (those stuck in #seq wait for the others
+ * through one junction); the others are the culprits. */
+static void mismatch_members(struct nw_jctx *x, struct nw_vwork *w, struct mismatch *mm)
+{
+	const struct nw_comm_view *v = mm->v;
 	uint32_t junction = UINT32_MAX;
-	uint32_t minor = maj == 0 ? 1 : 0;   /* the first minority group, for the summary */
-	for (int32_t r = 0; r < n; r++) {
+	for (int32_t r = 0; r < mm->n; r++) {
 		const struct nw_member *m = &v->members[r];
-		if (grp[r] == 0xff)
+		if (mm->grp[r] == 0xff)
 			continue;
-		if (grp[r] == maj && !undecided) {
-			nw_set_add(x, &majority, m->proc->rank);
-			const struct nw_seg_op *op = nw_member_coll(x, m, seq);
+		if (mm->grp[r] == mm->maj && !mm->undecided) {
+			nw_set_add(x, &mm->majority, m->proc->rank);
+			const struct nw_seg_op *op = nw_member_coll(x, m, mm->seq);
 			if (op && nw_op_pending(op->state)) {
 				nw_verdict_waiting(x, w, m->proc);
 				if (nw_age(m->proc, op->enqueue_ns) > x->timeout_ns) {
 					if (junction == UINT32_MAX)
 						junction = nw_graph_junction(&x->g);
-					nw_graph_edge(&x->g, m->proc->job_index, junction, NW_E_BLOCK, op, v, seq, 0);
+					nw_graph_edge(&x->g, m->proc->job_index, junction, NW_E_BLOCK, op, v, mm->seq, 0);
 				}
 			}
 		} else {
 			nw_verdict_culprit(x, w, m->proc);
-			nw_set_add(x, &minority, m->proc->rank);
+			nw_set_add(x, &mm->minority, m->proc->rank);
 		}
 	}
 	if (junction != UINT32_MAX)
-		for (int32_t r = 0; r < n; r++)
-			if (grp[r] != 0xff && grp[r] != maj)
-				nw_graph_edge(&x->g, junction, v->members[r].proc->job_index, NW_E_BLOCK, NULL, v, seq, 0);
+		for (int32_t r = 0; r < mm->n; r++)
+			if (mm->grp[r] != 0xff && mm->grp[r] != mm->maj)
+				nw_graph_edge(&x->g, junction, v->members[r].proc->job_index, NW_E_BLOCK, NULL, v, mm->seq, 0);
+}
 
+/* The summary of a tie nothing decides: both sides, "cannot tell which". */
+static void undecided_words(struct nw_jctx *x, const struct mismatch *mm, const char *mw, const char *Mw,
+                            struct nw_buf *b)
+{
+	struct nw_rankset mine = { 0 }, theirs = { 0 };
+	for (int32_t r = 0; r < mm->n; r++) {
+		if (mm->grp[r] == 0xff)
+			continue;
+		nw_set_add(x, mm->grp[r] == mm->maj ? &theirs : &mine, mm->v->members[r].proc->rank);
+	}
+	nw_buf_puts(b, "cannot tell which of ranks ");
+	nw_buf_rankset(b, &mm->minority);
+	nw_buf_printf(b, " deviates (no majority, and the comm's history does not say which op the program "
+	              "issues at #%" PRIu64 "): ", mm->seq);
+	nw_buf_puts(b, mine.n == 1 ? "rank " : "ranks ");
+	nw_buf_rankset(b, &mine);
+	nw_buf_printf(b, " %s while ", mw);
+	nw_buf_puts(b, theirs.n == 1 ? "rank " : "ranks ");
+	nw_buf_rankset(b, &theirs);
+	nw_buf_printf(b, " %s", Mw);
+	nw_rankset_free(&mine);
+	nw_rankset_free(&theirs);
+}
+
+/* The verdict's summary; *what: what the minority's op differs in. */
+static void mismatch_summary(struct nw_jctx *x, struct nw_vwork *w, const struct mismatch *mm, const char **what)
+{
 	char cb[128];
-	const char *what = "op";
+	uint32_t minor = mm->maj == 0 ? 1 : 0;   /* the first minority group, for the summary */
 	struct nw_buf mw = { 0 }, Mw = { 0 };
-	mismatch_words(&s[maj], &s[minor], seq, nw_comm_label(v->id, v->name, cb), n, &mw, &Mw, &what);
+	mismatch_words(&mm->s[mm->maj], &mm->s[minor], mm->seq, nw_comm_label(mm->v->id, mm->v->name, cb), mm->n, &mw,
+	               &Mw, what);
 	struct nw_buf b = { 0 };
-	if (undecided) {
-		struct nw_rankset mine = { 0 }, theirs = { 0 };
-		for (int32_t r = 0; r < n; r++) {
-			if (grp[r] == 0xff)
-				continue;
-			nw_set_add(x, grp[r] == maj ? &theirs : &mine, v->members[r].proc->rank);
-		}
-		nw_buf_puts(&b, "cannot tell which of ranks ");
-		nw_buf_rankset(&b, &minority);
-		nw_buf_printf(&b, " deviates (no majority, and the comm's history does not say which op the program "
-		              "issues at #%" PRIu64 "): ", seq);
-		nw_buf_puts(&b, mine.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&b, &mine);
-		nw_buf_printf(&b, " %s while ", mw.s ? mw.s : "");
-		nw_buf_puts(&b, theirs.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&b, &theirs);
-		nw_buf_printf(&b, " %s", Mw.s ? Mw.s : "");
-		nw_rankset_free(&mine);
-		nw_rankset_free(&theirs);
+	if (mm->undecided) {
+		undecided_words(x, mm, mw.s ? mw.s : "", Mw.s ? Mw.s : "", &b);
 	} else {
-		nw_buf_puts(&b, minority.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&b, &minority);
+		nw_buf_puts(&b, mm->minority.n == 1 ? "rank " : "ranks ");
+		nw_buf_rankset(&b, &mm->minority);
 		nw_buf_printf(&b, " %s where ", mw.s ? mw.s : "");
-		nw_buf_puts(&b, majority.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&b, &majority);
+		nw_buf_puts(&b, mm->majority.n == 1 ? "rank " : "ranks ");
+		nw_buf_rankset(&b, &mm->majority);
 		nw_buf_printf(&b, " %s%s", Mw.s ? Mw.s : "", w->v.waiting.n ? "; they wait in it" : "");
-		if (by_history)
+		if (mm->by_history)
 			nw_buf_puts(&b, " (no majority: the ops every rank issued alike before repeat, and they "
 			                "give this op here)");
 	}
@@ -358,24 +375,27 @@ static void verdict_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, ui
 	if (!sum)
 		x->oom = 1;
 	w->v.summary = sum;
+}
 
-	/* Each group's values and state. */
+/* Each group's values and state, and where the differing op was issued. */
+static void mismatch_evidence(struct nw_jctx *x, struct nw_vwork *w, const struct mismatch *mm, const char *what)
+{
 	struct nw_egroups eg = { 0 };
-	for (int32_t r = 0; r < n && !x->oom; r++) {
-		const struct nw_member *m = &v->members[r];
-		if (grp[r] == 0xff)
+	for (int32_t r = 0; r < mm->n && !x->oom; r++) {
+		const struct nw_member *m = &mm->v->members[r];
+		if (mm->grp[r] == 0xff)
 			continue;
-		const struct nw_seg_op *op = nw_member_coll(x, m, seq);
+		const struct nw_seg_op *op = nw_member_coll(x, m, mm->seq);
+		int major = mm->grp[r] == mm->maj;
 		struct nw_buf t = { 0 };
 		char sb[NW_NAME_BUF];
-		sig_text(&s[grp[r]], &t);
+		sig_text(&mm->s[mm->grp[r]], &t);
 		nw_buf_printf(&t, " (%s%s), %s",
-		              undecided ? "one side" : grp[r] == maj ? (by_history ? "as in the history" : "majority")
-		                                                     : "differs in ",
-		              undecided || grp[r] == maj ? "" : what,
-		              nw_op_state_name(op->state, sb));
+		              mm->undecided ? "one side" : major ? (mm->by_history ? "as in the history" : "majority")
+		                                                 : "differs in ",
+		              mm->undecided || major ? "" : what, nw_op_state_name(op->state, sb));
 		/* 1.4: the Python line that issued the differing op. */
-		const char *site = grp[r] == maj ? NULL : nw_op_site(m->proc, op);
+		const char *site = major ? NULL : nw_op_site(m->proc, op);
 		if (site)
 			nw_buf_printf(&t, ", issued at %s", site);
 		if (t.s && !t.oom)
@@ -383,10 +403,28 @@ static void verdict_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, ui
 		nw_buf_free(&t);
 	}
 	nw_eg_flush(x, w, &eg, 8);
-	nw_view_unknown(x, v, w);
-	nw_rankset_free(&majority);
-	nw_rankset_free(&minority);
-	free(grp);
+}
+
+static void verdict_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, uint64_t seq)
+{
+	struct mismatch mm = { .v = v, .seq = seq, .n = v->nranks };
+	if (!(mm.grp = malloc((size_t)mm.n))) {
+		x->oom = 1;
+		return;
+	}
+	mismatch_groups(x, &mm);
+	mismatch_majority(x, &mm);
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_MISMATCH, v, mm.s[mm.maj].kind, seq);
+	if (w) {
+		const char *what = "op";
+		mismatch_members(x, w, &mm);
+		mismatch_summary(x, w, &mm, &what);
+		mismatch_evidence(x, w, &mm, what);
+		nw_view_unknown(x, v, w);
+	}
+	nw_rankset_free(&mm.majority);
+	nw_rankset_free(&mm.minority);
+	free(mm.grp);
 }
 
 /* ---- the frontier of a comm ---- */
@@ -508,7 +546,8 @@ static int stopped_majority(struct nw_jctx *x, const struct nw_comm_view *v, con
 		stuck += mp[r].stuck;
 		stopped += !mp[r].pend && (finished(m) || stopped_in_graph(x, m) || stopped_idle(x, m, first));
 	}
-	return stuck && stopped > stuck;
+	uint32_t votes[2] = { stuck, stopped };
+	return stuck && nw_majority(votes, 2) == 1;
 }
 
 /* A member that stopped short of the stuck ones (see stopped_majority). */
@@ -718,199 +757,297 @@ static void past_end(struct nw_jctx *x, const struct nw_comm_view *v, const uint
 	nw_rankset_free(&done);
 }
 
+/* A comm's frontier at #n (nstar): each member's class (enum mclass),
+ * counted, and the ranks waiting inside #n. */
+struct frontier {
+	const struct nw_comm_view *v;
+	const struct nw_mpos *mp;
+	uint64_t nstar, mism;
+	int32_t n;
+	uint8_t *cls;                        /* [n] */
+	uint32_t cnt[M_OTHER + 1];
+	const struct nw_seg_op *first_pending;   /* the first member's pending #n */
+	uint64_t max_age;                    /* the oldest pending #n */
+	struct nw_rankset waiting;           /* the members whose #n is pending */
+	uint16_t kind;                       /* #n's kind */
+	const char *kname, *comm;            /* #n's kind and the comm, as words */
+	char kb[NW_NAME_BUF], cb[128];
+};
+
+/* A member with #n in its ring: its state; a pending one is waiting. */
+static uint8_t op_class(struct nw_jctx *x, struct frontier *f, const struct nw_member *m, const struct nw_seg_op *op)
+{
+	uint8_t c;
+	switch (op->state) {
+	case NW_ST_STARTED: c = M_STARTED; break;
+	case NW_ST_ENQUEUED: c = M_ENQUEUED; break;
+	case NW_ST_COMPLETED: c = M_COMPLETED; break;
+	case NW_ST_FAILED: c = M_FAILED; break;
+	case NW_ST_CAPTURED: c = M_CAPTURED; break;
+	default: c = M_OTHER; break;
+	}
+	if (nw_op_pending(op->state)) {
+		if (!f->first_pending)
+			f->first_pending = op;
+		uint64_t age = nw_age(m->proc, op->enqueue_ns);
+		if (age > f->max_age)
+			f->max_age = age;
+		nw_set_add(x, &f->waiting, m->proc->rank);
+	}
+	return c;
+}
+
+/* Where member m is with #n (enum mclass). stopped: the members that
+ * stopped short of the stuck ones are a majority (stopped_majority). */
+static uint8_t member_class(struct nw_jctx *x, struct frontier *f, const struct nw_member *m, int stopped)
+{
+	uint64_t nstar = f->nstar;
+	if (!m->proc)
+		return M_NOFILE;
+	const struct nw_seg_op *op = nw_member_coll(x, m, nstar);
+	const struct nw_seg_comm *sc = m->comm;
+	if (op && x->sink[m->proc->job_index] && op->state != NW_ST_COMPLETED && op->state != NW_ST_FAILED &&
+	    sc->coll_completed < nstar)
+		return M_GONE;
+	if (op)
+		return op_class(x, f, m, op);
+	if (sc->coll_enqueued < nstar)
+		return !stopped ? M_NOT_ISSUED : finished(m) ? M_FINISHED
+		       : stopped_in_graph(x, m) ? M_IN_GRAPH : stopped_idle(x, m, nstar) ? M_STOPPED : M_NOT_ISSUED;
+	/* Enqueued but no longer in the ring: the positions tell. */
+	return sc->coll_completed >= nstar ? M_COMPLETED : x->sink[m->proc->job_index] ? M_GONE
+	       : sc->coll_started >= nstar ? M_STARTED : M_OTHER;
+}
+
+/* The ranks that hold #n up; a process that ended inside #n too (a sink:
+ * the ranks inside wait for it, and so for nobody else). */
+static void hold_edges(struct nw_jctx *x, const struct frontier *f)
+{
+	const uint32_t *cnt = f->cnt;
+	const uint8_t *cls = f->cls;
+	const struct nw_mpos *mp = f->mp;
+	if (!(cnt[M_FAILED] || cnt[M_ENQUEUED] || cnt[M_CAPTURED] || cnt[M_GONE]))
+		return;
+	uint32_t junction = UINT32_MAX;
+	for (int32_t r = 0; r < f->n; r++) {
+		if (cls[r] != M_STARTED || !mp[r].stuck || mp[r].pend_seq != f->nstar)
+			continue;
+		if (junction == UINT32_MAX)
+			junction = nw_graph_junction(&x->g);
+		nw_graph_edge(&x->g, f->v->members[r].proc->job_index, junction, NW_E_BLOCK, mp[r].pend, f->v, f->nstar,
+		              0);
+	}
+	for (int32_t r = 0; r < f->n && junction != UINT32_MAX; r++)
+		if (cls[r] == M_FAILED || cls[r] == M_CAPTURED || cls[r] == M_GONE ||
+		    (cls[r] == M_ENQUEUED && mp[r].stuck))
+			nw_graph_edge(&x->g, junction, f->v->members[r].proc->job_index, NW_E_BLOCK, NULL, f->v, f->nstar, 0);
+}
+
+/* Ranks whose #n never started: STREAM_BLOCKED candidates (the ranks
+ * inside #n wait for them; the culprits leave that set later). */
+static void never_started(struct nw_jctx *x, const struct frontier *f)
+{
+	const struct nw_rankset *inside = NULL;
+	for (int32_t r = 0; r < f->n && !x->oom; r++) {
+		if (f->cls[r] != M_ENQUEUED || !f->mp[r].stuck || f->mp[r].pend_seq != f->nstar)
+			continue;
+		if (!inside && !(inside = nw_shared_set(x, &f->waiting)))
+			break;
+		nw_add_sblock(x, f->v, r, f->mp[r].pend, f->mp[r].age_ns, inside);
+	}
+}
+
+/* A member of a MISSING_RANK verdict: a culprit's line (it never called
+ * #n, ended inside it, or only captured it) into out, a waiting one's into
+ * in. */
+static void missing_member(struct nw_jctx *x, struct nw_vwork *w, const struct frontier *f, int32_t r,
+                           struct nw_egroups *in, struct nw_egroups *out)
+{
+	const struct nw_member *m = &f->v->members[r];
+	uint8_t c = f->cls[r];
+	char sb[NW_NAME_BUF];
+	if (c == M_NOT_ISSUED || c == M_GONE || c == M_CAPTURED) {
+		nw_verdict_culprit(x, w, m->proc);
+		struct nw_buf t = { 0 };
+		/* An abort is leaving the comm too (an error path); it is said,
+		 * but not weighed as a program's end (finished). */
+		if (c == M_NOT_ISSUED && (finished(m) || m->comm->state == NW_COMM_ABORTED))
+			nw_buf_printf(&t, "never called it: it %s the comm after #%" PRIu64 "; ",
+			              nw_comm_state_name(m->comm->state, sb), m->comm->coll_enqueued);
+		else if (c == M_NOT_ISSUED)
+			nw_buf_printf(&t, "never called it (coll_enqueued %" PRIu64 "); ", m->comm->coll_enqueued);
+		else if (c == M_GONE)
+			nw_buf_puts(&t, "called it but ended before completing it; ");
+		else
+			nw_buf_puts(&t, "captured it into a CUDA graph (it runs only when the graph is launched) "
+			            "and went on; ");
+		uint64_t age = nw_where(x, m->proc, &t, 1);
+		if (t.s && !t.oom)
+			nw_eg_add(x, out, m->proc, t.s, age);
+		nw_buf_free(&t);
+	} else if (c == M_STARTED || c == M_ENQUEUED) {
+		const struct nw_seg_op *op = nw_member_coll(x, m, f->nstar);
+		char t[160];
+		if (op)
+			snprintf(t, sizeof t, "in it (%s for " NW_AGE ")", nw_op_state_name(op->state, sb));
+		else
+			snprintf(t, sizeof t, "in it (STARTED)");
+		nw_eg_add(x, in, m->proc, t, op ? nw_age(m->proc, op->enqueue_ns) : NW_NO_AGE);
+	}
+}
+
+/* The summary of a MISSING_RANK verdict at the frontier. */
+static void missing_summary(struct nw_jctx *x, struct nw_vwork *w, const struct frontier *f)
+{
+	const uint32_t *cnt = f->cnt;
+	char ab[32];
+	struct nw_buf b = { 0 };
+	if (w->v.culprits.n) {
+		nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
+		nw_buf_rankset(&b, &w->v.culprits);
+		nw_buf_printf(&b, " %s %s #%" PRIu64 " on %s (%d ranks); ",
+		              cnt[M_GONE] && !cnt[M_NOT_ISSUED] && !cnt[M_CAPTURED] ? "ended inside"
+		              : cnt[M_CAPTURED] && !cnt[M_NOT_ISSUED] && !cnt[M_GONE] ? "only captured (never launched)"
+		              : "never called",
+		              f->kname, f->nstar, f->comm, (int)f->n);
+		nw_buf_puts(&b, f->waiting.n == 1 ? "rank " : "ranks ");
+		nw_buf_rankset(&b, &f->waiting);
+		nw_buf_printf(&b, " wait%s in it", f->waiting.n == 1 ? "s" : "");
+		if (cnt[M_NOFILE])
+			nw_buf_printf(&b, "; %u rank%s of it ha%s no file", cnt[M_NOFILE], cnt[M_NOFILE] == 1 ? "" : "s",
+			              cnt[M_NOFILE] == 1 ? "s" : "ve");
+	} else {
+		nw_buf_puts(&b, f->waiting.n == 1 ? "rank " : "ranks ");
+		nw_buf_rankset(&b, &f->waiting);
+		nw_buf_printf(&b, " wait%s in %s #%" PRIu64 " on %s (%d ranks) for %s; ", f->waiting.n == 1 ? "s" : "",
+		              f->kname, f->nstar, f->comm, (int)f->n, nw_fmt_age(f->max_age, ab));
+		if (w->v.unknown.n) {
+			nw_buf_puts(&b, w->v.unknown.n == 1 ? "rank " : "ranks ");
+			nw_buf_rankset(&b, &w->v.unknown);
+			nw_buf_printf(&b, " ha%s no file", w->v.unknown.n == 1 ? "s" : "ve");
+		} else {
+			nw_buf_printf(&b, "%u of its ranks have no file", cnt[M_NOFILE]);
+		}
+		nw_buf_puts(&b, " (they may never have called it)");
+	}
+	w->v.summary = nw_buf_take(&b);
+	if (!w->v.summary)
+		x->oom = 1;
+}
+
+/* The decision at the frontier: the first rule whose case it is makes the
+ * verdict (the cases exclude each other but for the first, which wins). */
+
+/* A majority stopped short of #n (finished with the comm, stopped in a
+ * graph, or idle: stopped_majority) and nobody else holds #n up: the
+ * ranks inside #n went past the program's end (past_end). */
+static int is_past_end(const struct frontier *f)
+{
+	const uint32_t *cnt = f->cnt;
+	return (cnt[M_FINISHED] || cnt[M_IN_GRAPH] || cnt[M_STOPPED]) && !cnt[M_NOT_ISSUED] && !cnt[M_GONE] &&
+	       !cnt[M_CAPTURED];
+}
+
+static void verdict_past_end(struct nw_jctx *x, struct frontier *f)
+{
+	past_end(x, f->v, f->cls, f->nstar, f->kind);
+}
+
+/* Ranks that never called #n, ended inside it or only captured it into a
+ * graph never launched hold it up: they are the culprits. Ranks without a
+ * file may never have called it: unknown. */
+static int is_missing(const struct frontier *f)
+{
+	const uint32_t *cnt = f->cnt;
+	return cnt[M_NOT_ISSUED] || cnt[M_NOFILE] || cnt[M_GONE] || cnt[M_CAPTURED];
+}
+
+static void verdict_missing(struct nw_jctx *x, struct frontier *f)
+{
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_MISSING_RANK, f->v, f->kind, f->nstar);
+	if (!w)
+		return;
+	struct nw_egroups in = { 0 }, out = { 0 };
+	for (int32_t r = 0; r < f->n && !x->oom; r++)
+		missing_member(x, w, f, r, &in, &out);
+	for (uint32_t i = 0; i < f->waiting.n; i++)
+		nw_set_add(x, &w->v.waiting, f->waiting.v[i]);
+	nw_eg_flush(x, w, &out, 8);
+	nw_eg_flush(x, w, &in, 8);
+	nw_view_unknown(x, f->v, w);
+	missing_summary(x, w, f);
+}
+
+/* Every rank started #n and none completed it (and #n is not where the
+ * comm's arguments mismatch): no rank is behind, the transfer itself is
+ * stuck. */
+static int is_transport(const struct frontier *f)
+{
+	const uint32_t *cnt = f->cnt;
+	return !cnt[M_NOT_ISSUED] && !cnt[M_NOFILE] && !cnt[M_FAILED] && !cnt[M_ENQUEUED] && !cnt[M_COMPLETED] &&
+	       !cnt[M_OTHER] && cnt[M_STARTED] == (uint32_t)f->n && f->mism != f->nstar;
+}
+
+static void verdict_transport(struct nw_jctx *x, struct frontier *f)
+{
+	const struct nw_comm_view *v = f->v;
+	char ab[32];
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_TRANSPORT_STALL, v, f->kind, f->nstar);
+	if (!w)
+		return;
+	struct nw_egroups in = { 0 };
+	for (int32_t r = 0; r < f->n; r++) {
+		const struct nw_member *m = &v->members[r];
+		nw_verdict_blame(x, w, m->proc->job_index);
+		nw_verdict_waiting(x, w, m->proc);
+		const struct nw_seg_op *op = nw_member_coll(x, m, f->nstar);
+		nw_eg_add(x, &in, m->proc, "STARTED for " NW_AGE ", not completed",
+		          op ? nw_age(m->proc, op->start_ns ? op->start_ns : op->enqueue_ns) : NW_NO_AGE);
+	}
+	nw_eg_flush(x, w, &in, 8);
+	versions_evidence(x, w, v);
+	nw_verdict_summary(x, w,
+	                   "every rank of %s (%d ranks) started %s #%" PRIu64 " and none completed it in %s: "
+	                   "the transfer itself is stuck (communicator or link, not a rank)",
+	                   f->comm, (int)f->n, f->kname, f->nstar, nw_fmt_age(f->max_age, ab));
+}
+
+static const struct frontier_rule {
+	int (*applies)(const struct frontier *f);
+	void (*verdict)(struct nw_jctx *x, struct frontier *f);
+} frontier_rules[] = {
+	{ is_past_end, verdict_past_end },
+	{ is_missing, verdict_missing },
+	{ is_transport, verdict_transport },
+};
+
 static void comm_frontier(struct nw_jctx *x, const struct nw_comm_view *v, const struct nw_mpos *mp,
                           uint64_t nstar, uint64_t mism)
 {
-	int32_t n = v->nranks;
-	uint8_t *cls = malloc((size_t)n);
-	if (!cls) {
+	struct frontier f = { .v = v, .mp = mp, .nstar = nstar, .mism = mism, .n = v->nranks };
+	if (!(f.cls = malloc((size_t)f.n))) {
 		x->oom = 1;
 		return;
 	}
-	uint32_t cnt[M_OTHER + 1] = { 0 };
 	int stopped = stopped_majority(x, v, mp);
-	const struct nw_seg_op *first_pending = NULL;
-	uint64_t max_age = 0;
-	struct nw_rankset waiting = { 0 };
-	for (int32_t r = 0; r < n; r++) {
-		const struct nw_member *m = &v->members[r];
-		uint8_t c;
-		if (!m->proc) {
-			c = M_NOFILE;
-		} else {
-			const struct nw_seg_op *op = nw_member_coll(x, m, nstar);
-			const struct nw_seg_comm *sc = m->comm;
-			if (op && x->sink[m->proc->job_index] && op->state != NW_ST_COMPLETED &&
-			    op->state != NW_ST_FAILED && sc->coll_completed < nstar) {
-				c = M_GONE;
-			} else if (op) {
-				switch (op->state) {
-				case NW_ST_STARTED: c = M_STARTED; break;
-				case NW_ST_ENQUEUED: c = M_ENQUEUED; break;
-				case NW_ST_COMPLETED: c = M_COMPLETED; break;
-				case NW_ST_FAILED: c = M_FAILED; break;
-				case NW_ST_CAPTURED: c = M_CAPTURED; break;
-				default: c = M_OTHER; break;
-				}
-				if (nw_op_pending(op->state)) {
-					if (!first_pending)
-						first_pending = op;
-					uint64_t age = nw_age(m->proc, op->enqueue_ns);
-					if (age > max_age)
-						max_age = age;
-					nw_set_add(x, &waiting, m->proc->rank);
-				}
-			} else if (sc->coll_enqueued < nstar) {
-				c = !stopped ? M_NOT_ISSUED : finished(m) ? M_FINISHED
-				    : stopped_in_graph(x, m) ? M_IN_GRAPH : stopped_idle(x, m, nstar) ? M_STOPPED : M_NOT_ISSUED;
-			} else {
-				/* Enqueued but no longer in the ring: the positions tell. */
-				c = sc->coll_completed >= nstar ? M_COMPLETED : x->sink[m->proc->job_index] ? M_GONE
-				    : sc->coll_started >= nstar ? M_STARTED : M_OTHER;
+	for (int32_t r = 0; r < f.n; r++) {
+		f.cls[r] = member_class(x, &f, &v->members[r], stopped);
+		f.cnt[f.cls[r]]++;
+	}
+	if (f.first_pending) {
+		f.kind = f.first_pending->kind;
+		f.kname = nw_op_kind_name(f.kind, f.kb);
+		f.comm = nw_comm_label(v->id, v->name, f.cb);
+		hold_edges(x, &f);
+		never_started(x, &f);
+		for (size_t i = 0; i < sizeof frontier_rules / sizeof frontier_rules[0]; i++)
+			if (frontier_rules[i].applies(&f)) {
+				frontier_rules[i].verdict(x, &f);
+				break;
 			}
-		}
-		cls[r] = c;
-		cnt[c]++;
 	}
-	if (!first_pending)
-		goto out;
-
-	char kb[NW_NAME_BUF], cb[128], ab[32], sb[NW_NAME_BUF];
-	uint16_t kind = first_pending->kind;
-	const char *kname = nw_op_kind_name(kind, kb);
-	const char *comm = nw_comm_label(v->id, v->name, cb);
-
-	/* The ranks that hold #n up; a process that ended inside #n too (a
-	 * sink: the ranks inside wait for it, and so for nobody else). */
-	uint32_t junction = UINT32_MAX;
-	if (cnt[M_FAILED] || cnt[M_ENQUEUED] || cnt[M_CAPTURED] || cnt[M_GONE]) {
-		for (int32_t r = 0; r < n; r++) {
-			if (cls[r] != M_STARTED || !mp[r].stuck || mp[r].pend_seq != nstar)
-				continue;
-			if (junction == UINT32_MAX)
-				junction = nw_graph_junction(&x->g);
-			nw_graph_edge(&x->g, v->members[r].proc->job_index, junction, NW_E_BLOCK, mp[r].pend, v, nstar, 0);
-		}
-		for (int32_t r = 0; r < n && junction != UINT32_MAX; r++)
-			if (cls[r] == M_FAILED || cls[r] == M_CAPTURED || cls[r] == M_GONE ||
-			    (cls[r] == M_ENQUEUED && mp[r].stuck))
-				nw_graph_edge(&x->g, junction, v->members[r].proc->job_index, NW_E_BLOCK, NULL, v, nstar, 0);
-	}
-	/* Ranks whose #n never started: STREAM_BLOCKED candidates (the ranks
-	 * inside #n wait for them; the culprits leave that set later). */
-	const struct nw_rankset *inside = NULL;
-	for (int32_t r = 0; r < n && !x->oom; r++) {
-		if (cls[r] != M_ENQUEUED || !mp[r].stuck || mp[r].pend_seq != nstar)
-			continue;
-		if (!inside && !(inside = nw_shared_set(x, &waiting)))
-			break;
-		nw_add_sblock(x, v, r, mp[r].pend, mp[r].age_ns, inside);
-	}
-
-	if ((cnt[M_FINISHED] || cnt[M_IN_GRAPH] || cnt[M_STOPPED]) && !cnt[M_NOT_ISSUED] && !cnt[M_GONE] && !cnt[M_CAPTURED]) {
-		past_end(x, v, cls, nstar, kind);
-		goto out;
-	}
-	if (cnt[M_NOT_ISSUED] || cnt[M_NOFILE] || cnt[M_GONE] || cnt[M_CAPTURED]) {
-		struct nw_vwork *w = nw_verdict_new(x, NW_V_MISSING_RANK, v, kind, nstar);
-		if (!w)
-			goto out;
-		struct nw_egroups in = { 0 }, out = { 0 };
-		for (int32_t r = 0; r < n && !x->oom; r++) {
-			const struct nw_member *m = &v->members[r];
-			if (cls[r] == M_NOT_ISSUED || cls[r] == M_GONE || cls[r] == M_CAPTURED) {
-				nw_verdict_culprit(x, w, m->proc);
-				struct nw_buf t = { 0 };
-				/* An abort is leaving the comm too (an error path); it
-				 * is said, but not weighed as a program's end (finished). */
-				if (cls[r] == M_NOT_ISSUED && (finished(m) || m->comm->state == NW_COMM_ABORTED))
-					nw_buf_printf(&t, "never called it: it %s the comm after #%" PRIu64 "; ",
-					              nw_comm_state_name(m->comm->state, sb), m->comm->coll_enqueued);
-				else if (cls[r] == M_NOT_ISSUED)
-					nw_buf_printf(&t, "never called it (coll_enqueued %" PRIu64 "); ", m->comm->coll_enqueued);
-				else if (cls[r] == M_GONE)
-					nw_buf_puts(&t, "called it but ended before completing it; ");
-				else
-					nw_buf_puts(&t, "captured it into a CUDA graph (it runs only when the graph is launched) "
-					            "and went on; ");
-				uint64_t age = nw_where(x, m->proc, &t, 1);
-				if (t.s && !t.oom)
-					nw_eg_add(x, &out, m->proc, t.s, age);
-				nw_buf_free(&t);
-			} else if (cls[r] == M_STARTED || cls[r] == M_ENQUEUED) {
-				const struct nw_seg_op *op = nw_member_coll(x, m, nstar);
-				char t[160];
-				if (op)
-					snprintf(t, sizeof t, "in it (%s for " NW_AGE ")", nw_op_state_name(op->state, sb));
-				else
-					snprintf(t, sizeof t, "in it (STARTED)");
-				nw_eg_add(x, &in, m->proc, t, op ? nw_age(m->proc, op->enqueue_ns) : NW_NO_AGE);
-			}
-		}
-		for (uint32_t i = 0; i < waiting.n; i++)
-			nw_set_add(x, &w->v.waiting, waiting.v[i]);
-		nw_eg_flush(x, w, &out, 8);
-		nw_eg_flush(x, w, &in, 8);
-		nw_view_unknown(x, v, w);
-
-		struct nw_buf b = { 0 };
-		if (w->v.culprits.n) {
-			nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
-			nw_buf_rankset(&b, &w->v.culprits);
-			nw_buf_printf(&b, " %s %s #%" PRIu64 " on %s (%d ranks); ",
-			              cnt[M_GONE] && !cnt[M_NOT_ISSUED] && !cnt[M_CAPTURED] ? "ended inside"
-			              : cnt[M_CAPTURED] && !cnt[M_NOT_ISSUED] && !cnt[M_GONE] ? "only captured (never launched)"
-			              : "never called",
-			              kname, nstar, comm, (int)n);
-			nw_buf_puts(&b, waiting.n == 1 ? "rank " : "ranks ");
-			nw_buf_rankset(&b, &waiting);
-			nw_buf_printf(&b, " wait%s in it", waiting.n == 1 ? "s" : "");
-			if (cnt[M_NOFILE])
-				nw_buf_printf(&b, "; %u rank%s of it ha%s no file", cnt[M_NOFILE], cnt[M_NOFILE] == 1 ? "" : "s",
-				              cnt[M_NOFILE] == 1 ? "s" : "ve");
-		} else {
-			nw_buf_puts(&b, waiting.n == 1 ? "rank " : "ranks ");
-			nw_buf_rankset(&b, &waiting);
-			nw_buf_printf(&b, " wait%s in %s #%" PRIu64 " on %s (%d ranks) for %s; ", waiting.n == 1 ? "s" : "",
-			              kname, nstar, comm, (int)n, nw_fmt_age(max_age, ab));
-			if (w->v.unknown.n) {
-				nw_buf_puts(&b, w->v.unknown.n == 1 ? "rank " : "ranks ");
-				nw_buf_rankset(&b, &w->v.unknown);
-				nw_buf_printf(&b, " ha%s no file", w->v.unknown.n == 1 ? "s" : "ve");
-			} else {
-				nw_buf_printf(&b, "%u of its ranks have no file", cnt[M_NOFILE]);
-			}
-			nw_buf_puts(&b, " (they may never have called it)");
-		}
-		w->v.summary = nw_buf_take(&b);
-		if (!w->v.summary)
-			x->oom = 1;
-	}
-
-	if (!cnt[M_NOT_ISSUED] && !cnt[M_NOFILE] && !cnt[M_FAILED] && !cnt[M_ENQUEUED] && !cnt[M_COMPLETED] &&
-	    !cnt[M_OTHER] && cnt[M_STARTED] == (uint32_t)n && mism != nstar) {
-		struct nw_vwork *w = nw_verdict_new(x, NW_V_TRANSPORT_STALL, v, kind, nstar);
-		if (!w)
-			goto out;
-		struct nw_egroups in = { 0 };
-		for (int32_t r = 0; r < n; r++) {
-			const struct nw_member *m = &v->members[r];
-			nw_verdict_blame(x, w, m->proc->job_index);
-			nw_verdict_waiting(x, w, m->proc);
-			const struct nw_seg_op *op = nw_member_coll(x, m, nstar);
-			nw_eg_add(x, &in, m->proc, "STARTED for " NW_AGE ", not completed",
-			          op ? nw_age(m->proc, op->start_ns ? op->start_ns : op->enqueue_ns) : NW_NO_AGE);
-		}
-		nw_eg_flush(x, w, &in, 8);
-		versions_evidence(x, w, v);
-		nw_verdict_summary(x, w,
-		                   "every rank of %s (%d ranks) started %s #%" PRIu64 " and none completed it in %s: "
-		                   "the transfer itself is stuck (communicator or link, not a rank)",
-		                   comm, (int)n, kname, nstar, nw_fmt_age(max_age, ab));
-	}
-out:
-	nw_rankset_free(&waiting);
-	free(cls);
+	nw_rankset_free(&f.waiting);
+	free(f.cls);
 }
 
 static void comm_coll(struct nw_jctx *x, const struct nw_comm_view *v)
@@ -996,14 +1133,125 @@ static void op_words(struct nw_buf *b, const struct nw_seg_op *op)
 
 /* One verdict per (comm, #n): its culprits are the ranks whose #n never
  * started, the ranks inside #n wait. */
+/* What the blocked op's stream is busy with: the previous op on it
+ * (prev, of comm pv), or work that is not NCCL. */
+static char *stream_why(const struct nw_proc *p, const struct nw_sblock *s, const struct nw_seg_op *prev,
+                        const struct nw_comm_view *pv)
+{
+	char cb[128], ab[32], sb[NW_NAME_BUF];
+	struct nw_buf why = { 0 };
+	if (prev) {
+		nw_buf_puts(&why, "its stream is busy with ");
+		op_words(&why, prev);
+		nw_buf_printf(&why, " on %s (%s for %s)", nw_comm_label(prev->comm_id, pv ? pv->name : NULL, cb),
+		              nw_op_state_name(prev->state, sb),
+		              nw_fmt_age(nw_age(p, prev->start_ns ? prev->start_ns : prev->enqueue_ns), ab));
+	} else
+		nw_buf_printf(&why, "no earlier NCCL op is pending on its stream 0x%" PRIx64
+		              ": earlier work that is not NCCL (a long or hung kernel, a host callback)",
+		              s->op->stream);
+	return nw_buf_take(&why);
+}
+
+/* The verdict of a blocked (comm, #n), made at its first blocked rank s
+ * and added to keys (NULL: out of memory). */
+static struct skey *stream_key(struct nw_jctx *x, struct skey **keys, const uint64_t key[2],
+                               const struct nw_sblock *s, const struct nw_seg_op *prev, const struct nw_comm_view *pv)
+{
+	int replay = s->op->kind == NW_OP_GRAPH_LAUNCH;   /* named by its graph's first captured op */
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_STREAM_BLOCKED, s->view,
+	                                    replay ? (uint16_t)s->op->redop : s->op->kind,
+	                                    replay ? (uint64_t)s->op->root : s->op->seq);
+	if (w && replay)
+		w->v.replay = s->op->seq;
+	struct skey *k;
+	if (!w || !(k = calloc(1, sizeof *k))) {
+		x->oom = 1;
+		return NULL;
+	}
+	k->comm_id = key[0];
+	k->seq = key[1];
+	k->w = w;
+	k->first = s;
+	HASH_ADD(hh, *keys, comm_id, sizeof k->comm_id + sizeof k->seq, k);
+	if (nw_hash_oom_taken()) {
+		free(k);
+		x->oom = 1;
+		return NULL;
+	}
+	if (!(k->why = stream_why(s->view->members[s->member].proc, s, prev, pv)))
+		x->oom = 1;
+	for (uint32_t j = 0; j < s->waiting_in_it->n; j++)
+		nw_set_add(x, &w->v.waiting, s->waiting_in_it->v[j]);
+	return k;
+}
+
+/* A blocked rank's line: its stream, what it is busy with, where it is. */
+static void stream_line(struct nw_jctx *x, struct skey *k, const struct nw_sblock *s, const struct nw_proc *p,
+                        const struct nw_seg_op *prev, const struct nw_comm_view *pv)
+{
+	char cb[128], sb[NW_NAME_BUF];
+	struct nw_buf t = { 0 };
+	nw_buf_printf(&t, "stream 0x%" PRIx64 " ", s->op->stream);
+	if (prev) {
+		nw_buf_puts(&t, "busy with ");
+		op_words(&t, prev);
+		nw_buf_printf(&t, " on %s (%s)", nw_comm_label(prev->comm_id, pv ? pv->name : NULL, cb),
+		              nw_op_state_name(prev->state, sb));
+	} else
+		nw_buf_puts(&t, "has no earlier NCCL op pending");
+	nw_buf_puts(&t, "; ");
+	uint64_t age = nw_where(x, p, &t, 1);
+	if (t.s && !t.oom)
+		nw_eg_add(x, &k->eg, p, t.s, age);
+	nw_buf_free(&t);
+}
+
+/* The summary of a blocked (comm, #n): its blocked ranks (the first as the
+ * example), what its stream is busy with, who waits inside #n. */
+static void stream_summary(struct nw_jctx *x, const struct skey *k)
+{
+	struct nw_vwork *w = k->w;
+	const struct nw_sblock *s = k->first;
+	char cb[128], ab[32], lb[128];
+	struct nw_buf b = { 0 };
+	if (w->v.culprits.n > 1) {
+		nw_buf_puts(&b, "ranks ");
+		nw_buf_rankset(&b, &w->v.culprits);
+		nw_buf_puts(&b, ": ");
+		op_words(&b, s->op);
+		nw_buf_printf(&b, " on %s (%d ranks) never started (for %s on %s; %s)",
+		              nw_comm_label(s->view->id, s->view->name, cb), (int)s->view->nranks,
+		              nw_fmt_age(s->age_ns, ab), nw_proc_label(s->view->members[s->member].proc, lb),
+		              k->why ? k->why : "");
+	} else {
+		nw_buf_printf(&b, "%s's ", nw_proc_label(s->view->members[s->member].proc, lb));
+		op_words(&b, s->op);
+		nw_buf_printf(&b, " on %s (%d ranks) has not started in %s: %s",
+		              nw_comm_label(s->view->id, s->view->name, cb), (int)s->view->nranks,
+		              nw_fmt_age(s->age_ns, ab), k->why ? k->why : "");
+	}
+	/* Those inside #n but the blocked ranks. */
+	struct nw_rankset in = { 0 };
+	for (uint32_t j = 0; j < s->waiting_in_it->n; j++)
+		if (!nw_rankset_has(&w->v.culprits, s->waiting_in_it->v[j]))
+			nw_set_add(x, &in, s->waiting_in_it->v[j]);
+	if (in.n) {
+		nw_buf_puts(&b, in.n == 1 ? "; rank " : "; ranks ");
+		nw_buf_rankset(&b, &in);
+		nw_buf_printf(&b, " wait%s in it", in.n == 1 ? "s" : "");
+	}
+	nw_rankset_free(&in);
+	if (!(w->v.summary = nw_buf_take(&b)))
+		x->oom = 1;
+}
+
 void nw_rules_stream(struct nw_jctx *x)
 {
 	struct skey *keys = NULL, *k, *kt;
-	char cb[128], ab[32], sb[NW_NAME_BUF], lb[128];
 	for (size_t i = 0; i < x->nsblocks && !x->oom; i++) {
 		const struct nw_sblock *s = &x->sblocks[i];
-		const struct nw_member *m = &s->view->members[s->member];
-		const struct nw_proc *p = m->proc;
+		const struct nw_proc *p = s->view->members[s->member].proc;
 		/* Blocked only because its earlier work waits for another rank:
 		 * then it is a waiter of that rank's verdict, not a culprit. */
 		if (nw_graph_waits(&x->g, p->job_index))
@@ -1014,95 +1262,15 @@ void nw_rules_stream(struct nw_jctx *x)
 		struct nw_comm_view *pv = NULL;
 		if (prev)
 			HASH_FIND(hh, x->job->comms, &prev->comm_id, sizeof prev->comm_id, pv);
-		if (!k) {
-			int replay = s->op->kind == NW_OP_GRAPH_LAUNCH;   /* named by its graph's first captured op */
-			struct nw_vwork *w = nw_verdict_new(x, NW_V_STREAM_BLOCKED, s->view,
-			                                    replay ? (uint16_t)s->op->redop : s->op->kind,
-			                                    replay ? (uint64_t)s->op->root : s->op->seq);
-			if (w && replay)
-				w->v.replay = s->op->seq;
-			if (!w || !(k = calloc(1, sizeof *k))) {
-				x->oom = 1;
-				break;
-			}
-			k->comm_id = key[0];
-			k->seq = key[1];
-			k->w = w;
-			k->first = s;
-			HASH_ADD(hh, keys, comm_id, sizeof key, k);
-			if (nw_hash_oom_taken()) {
-				free(k);
-				x->oom = 1;
-				break;
-			}
-			struct nw_buf why = { 0 };
-			if (prev) {
-				nw_buf_puts(&why, "its stream is busy with ");
-				op_words(&why, prev);
-				nw_buf_printf(&why, " on %s (%s for %s)", nw_comm_label(prev->comm_id, pv ? pv->name : NULL, cb),
-				              nw_op_state_name(prev->state, sb),
-				              nw_fmt_age(nw_age(p, prev->start_ns ? prev->start_ns : prev->enqueue_ns), ab));
-			} else
-				nw_buf_printf(&why, "no earlier NCCL op is pending on its stream 0x%" PRIx64
-				              ": earlier work that is not NCCL (a long or hung kernel, a host callback)",
-				              s->op->stream);
-			if (!(k->why = nw_buf_take(&why)))
-				x->oom = 1;
-			for (uint32_t j = 0; j < s->waiting_in_it->n; j++)
-				nw_set_add(x, &w->v.waiting, s->waiting_in_it->v[j]);
-		}
+		if (!k && !(k = stream_key(x, &keys, key, s, prev, pv)))
+			break;
 		nw_verdict_culprit(x, k->w, p);
-		struct nw_buf t = { 0 };
-		nw_buf_printf(&t, "stream 0x%" PRIx64 " ", s->op->stream);
-		if (prev) {
-			nw_buf_puts(&t, "busy with ");
-			op_words(&t, prev);
-			nw_buf_printf(&t, " on %s (%s)", nw_comm_label(prev->comm_id, pv ? pv->name : NULL, cb),
-			              nw_op_state_name(prev->state, sb));
-		} else
-			nw_buf_puts(&t, "has no earlier NCCL op pending");
-		nw_buf_puts(&t, "; ");
-		uint64_t age = nw_where(x, p, &t, 1);
-		if (t.s && !t.oom)
-			nw_eg_add(x, &k->eg, p, t.s, age);
-		nw_buf_free(&t);
+		stream_line(x, k, s, p, prev, pv);
 	}
 	HASH_ITER(hh, keys, k, kt) {
-		struct nw_vwork *w = k->w;
-		const struct nw_sblock *s = k->first;
-		if (!x->oom) {
-			struct nw_buf b = { 0 };
-			if (w->v.culprits.n > 1) {
-				nw_buf_puts(&b, "ranks ");
-				nw_buf_rankset(&b, &w->v.culprits);
-				nw_buf_puts(&b, ": ");
-				op_words(&b, s->op);
-				nw_buf_printf(&b, " on %s (%d ranks) never started (for %s on %s; %s)",
-				              nw_comm_label(s->view->id, s->view->name, cb), (int)s->view->nranks,
-				              nw_fmt_age(s->age_ns, ab), nw_proc_label(s->view->members[s->member].proc, lb),
-				              k->why ? k->why : "");
-			} else {
-				nw_buf_printf(&b, "%s's ", nw_proc_label(s->view->members[s->member].proc, lb));
-				op_words(&b, s->op);
-				nw_buf_printf(&b, " on %s (%d ranks) has not started in %s: %s",
-				              nw_comm_label(s->view->id, s->view->name, cb), (int)s->view->nranks,
-				              nw_fmt_age(s->age_ns, ab), k->why ? k->why : "");
-			}
-			/* Those inside #n but the blocked ranks. */
-			struct nw_rankset in = { 0 };
-			for (uint32_t j = 0; j < s->waiting_in_it->n; j++)
-				if (!nw_rankset_has(&w->v.culprits, s->waiting_in_it->v[j]))
-					nw_set_add(x, &in, s->waiting_in_it->v[j]);
-			if (in.n) {
-				nw_buf_puts(&b, in.n == 1 ? "; rank " : "; ranks ");
-				nw_buf_rankset(&b, &in);
-				nw_buf_printf(&b, " wait%s in it", in.n == 1 ? "s" : "");
-			}
-			nw_rankset_free(&in);
-			if (!(w->v.summary = nw_buf_take(&b)))
-				x->oom = 1;
-		}
-		nw_eg_flush(x, w, &k->eg, 8);
+		if (!x->oom)
+			stream_summary(x, k);
+		nw_eg_flush(x, k->w, &k->eg, 8);
 		HASH_DEL(keys, k);
 		free(k->why);
 		free(k);
@@ -1118,92 +1286,118 @@ struct ukey {
 	UT_hash_handle hh;
 };
 
+/* A process's oldest op past the timeout that a rule could explain (a
+ * collective, a send/receive, a graph's replay), NULL: none. */
+static const struct nw_seg_op *unexplained_op(const struct nw_jctx *x, const struct nw_proc *p)
+{
+	for (size_t j = 0; j < p->nops; j++) {
+		const struct nw_seg_op *o = &p->ops[j];
+		if ((NW_OP_IS_COLL(o->kind) || NW_OP_IS_P2P(o->kind) || o->kind == NW_OP_GRAPH_LAUNCH) &&
+		    nw_op_pending(o->state) && nw_age(p, o->enqueue_ns) > x->timeout_ns)
+			return o;
+	}
+	return NULL;
+}
+
+/* The words that name op (of comm v), the key of its verdict. */
+static void unexplained_key(const struct nw_seg_op *op, const struct nw_comm_view *v, char *text, size_t size)
+{
+	char kb[NW_NAME_BUF], cb[128];
+	memset(text, 0, size);
+	if (NW_OP_IS_COLL(op->kind))
+		snprintf(text, size, "%s #%" PRIu64 " on %s", nw_op_kind_name(op->kind, kb), op->seq,
+		         nw_comm_label(op->comm_id, v ? v->name : NULL, cb));
+	else if (op->kind == NW_OP_GRAPH_LAUNCH)   /* a replay: its graph's first op names it */
+		snprintf(text, size, "a replay of a CUDA graph whose first op is a %s on %s",
+		         nw_op_kind_name((uint16_t)op->redop, kb), nw_comm_label(op->comm_id, v ? v->name : NULL, cb));
+	else
+		snprintf(text, size, "%s on %s", nw_op_kind_name(op->kind, kb),
+		         nw_comm_label(op->comm_id, v ? v->name : NULL, cb));
+}
+
+/* The TRANSPORT_STALL verdict of an op nobody explains, added to keys
+ * (NULL: out of memory); for a collective, who completed it. */
+static struct ukey *unexplained_verdict(struct nw_jctx *x, struct ukey **keys, const struct ukey *key,
+                                        const struct nw_seg_op *op, const struct nw_comm_view *v)
+{
+	struct ukey *k;
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_TRANSPORT_STALL, v, op->kind, NW_OP_IS_COLL(op->kind) ? op->seq : 0);
+	if (!w || !(k = calloc(1, sizeof *k))) {
+		x->oom = 1;
+		return NULL;
+	}
+	memcpy(k->text, key->text, sizeof k->text);
+	k->w = w;
+	HASH_ADD_STR(*keys, text, k);
+	if (nw_hash_oom_taken()) {
+		free(k);
+		x->oom = 1;
+		return NULL;
+	}
+	if (!NW_OP_IS_COLL(op->kind) || !v)
+		return k;
+	struct nw_rankset done = { 0 };
+	for (int32_t r = 0; r < v->nranks; r++) {
+		const struct nw_member *m = &v->members[r];
+		if (m->proc && m->comm->coll_completed >= op->seq)
+			nw_set_add(x, &done, m->proc->rank);
+	}
+	if (done.n) {
+		nw_buf_puts(&w->ev, done.n == 1 ? "rank " : "ranks ");
+		nw_buf_rankset(&w->ev, &done);
+		nw_buf_puts(&w->ev, ": completed it");
+		nw_verdict_evidence_flush(x, w);
+	}
+	nw_rankset_free(&done);
+	return k;
+}
+
+/* A stuck rank's line: its op (a send/receive with its peer and what the
+ * peer posted), its state and age. */
+static void unexplained_line(struct nw_jctx *x, struct ukey *k, const struct nw_proc *p, const struct nw_seg_op *op,
+                             const struct nw_comm_view *v)
+{
+	char kb[NW_NAME_BUF], sb[NW_NAME_BUF];
+	struct nw_buf t = { 0 };
+	nw_buf_puts(&t, "in ");
+	if (NW_OP_IS_P2P(op->kind) && v && op->root >= 0 && op->root < v->nranks) {
+		const struct nw_member *pm = &v->members[op->root];
+		char pb[128];
+		nw_buf_printf(&t, "%s #%" PRIu64 " %s %s", nw_op_kind_name(op->kind, kb), op->seq,
+		              op->kind == NW_OP_SEND ? "to" : "from", pm->proc ? nw_proc_label(pm->proc, pb) : "?");
+		if (pm->proc) {
+			const struct nw_seg_peer *e = nw_proc_peer(pm->proc, nw_member_slot(pm), op->rank);
+			nw_buf_printf(&t, " (posted on the other side: %s %" PRIu64 ")",
+			              op->kind == NW_OP_SEND ? "recv_enqueued" : "send_enqueued",
+			              e ? (op->kind == NW_OP_SEND ? e->recv_enqueued : e->send_enqueued) : 0);
+		}
+	} else {
+		nw_buf_puts(&t, k->text);
+	}
+	nw_buf_printf(&t, ", %s for " NW_AGE, nw_op_state_name(op->state, sb));
+	if (t.s && !t.oom)
+		nw_eg_add(x, &k->eg, p, t.s, nw_age(p, op->enqueue_ns));
+	nw_buf_free(&t);
+}
+
 void nw_rules_unexplained(struct nw_jctx *x, const uint8_t *explained)
 {
 	struct ukey *keys = NULL, *k, *kt;
 	for (size_t i = 0; i < x->job->nprocs && !x->oom; i++) {
 		const struct nw_proc *p = x->job->procs[i];
-		if (explained[i])
-			continue;
-		const struct nw_seg_op *op = NULL;
-		for (size_t j = 0; j < p->nops && !op; j++) {
-			const struct nw_seg_op *o = &p->ops[j];
-			if ((NW_OP_IS_COLL(o->kind) || NW_OP_IS_P2P(o->kind) || o->kind == NW_OP_GRAPH_LAUNCH) &&
-			    nw_op_pending(o->state) &&
-			    nw_age(p, o->enqueue_ns) > x->timeout_ns)
-				op = o;
-		}
+		const struct nw_seg_op *op = explained[i] ? NULL : unexplained_op(x, p);
 		if (!op)
 			continue;
 		struct nw_comm_view *v;
 		HASH_FIND(hh, x->job->comms, &op->comm_id, sizeof op->comm_id, v);
-		char kb[NW_NAME_BUF], cb[128], sb[NW_NAME_BUF];
 		struct ukey key;
-		memset(&key, 0, sizeof key);
-		if (NW_OP_IS_COLL(op->kind))
-			snprintf(key.text, sizeof key.text, "%s #%" PRIu64 " on %s", nw_op_kind_name(op->kind, kb), op->seq,
-			         nw_comm_label(op->comm_id, v ? v->name : NULL, cb));
-		else if (op->kind == NW_OP_GRAPH_LAUNCH)   /* a replay: its graph's first op names it */
-			snprintf(key.text, sizeof key.text, "a replay of a CUDA graph whose first op is a %s on %s",
-			         nw_op_kind_name((uint16_t)op->redop, kb), nw_comm_label(op->comm_id, v ? v->name : NULL, cb));
-		else
-			snprintf(key.text, sizeof key.text, "%s on %s", nw_op_kind_name(op->kind, kb),
-			         nw_comm_label(op->comm_id, v ? v->name : NULL, cb));
+		unexplained_key(op, v, key.text, sizeof key.text);
 		HASH_FIND_STR(keys, key.text, k);
-		if (!k) {
-			struct nw_vwork *w = nw_verdict_new(x, NW_V_TRANSPORT_STALL, v, op->kind,
-			                                    NW_OP_IS_COLL(op->kind) ? op->seq : 0);
-			if (!w || !(k = calloc(1, sizeof *k))) {
-				x->oom = 1;
-				break;
-			}
-			memcpy(k->text, key.text, sizeof k->text);
-			k->w = w;
-			HASH_ADD_STR(keys, text, k);
-			if (nw_hash_oom_taken()) {
-				free(k);
-				x->oom = 1;
-				break;
-			}
-			/* Who completed it, for a collective. */
-			if (NW_OP_IS_COLL(op->kind) && v) {
-				struct nw_rankset done = { 0 };
-				for (int32_t r = 0; r < v->nranks; r++) {
-					const struct nw_member *m = &v->members[r];
-					if (m->proc && m->comm->coll_completed >= op->seq)
-						nw_set_add(x, &done, m->proc->rank);
-				}
-				if (done.n) {
-					nw_buf_puts(&w->ev, done.n == 1 ? "rank " : "ranks ");
-					nw_buf_rankset(&w->ev, &done);
-					nw_buf_puts(&w->ev, ": completed it");
-					nw_verdict_evidence_flush(x, w);
-				}
-				nw_rankset_free(&done);
-			}
-		}
+		if (!k && !(k = unexplained_verdict(x, &keys, &key, op, v)))
+			break;
 		nw_verdict_waiting(x, k->w, p);
 		nw_verdict_blame(x, k->w, p->job_index);
-		struct nw_buf t = { 0 };
-		nw_buf_puts(&t, "in ");
-		if (NW_OP_IS_P2P(op->kind) && v && op->root >= 0 && op->root < v->nranks) {
-			const struct nw_member *pm = &v->members[op->root];
-			char pb[128];
-			nw_buf_printf(&t, "%s #%" PRIu64 " %s %s", nw_op_kind_name(op->kind, kb), op->seq,
-			              op->kind == NW_OP_SEND ? "to" : "from", pm->proc ? nw_proc_label(pm->proc, pb) : "?");
-			if (pm->proc) {
-				const struct nw_seg_peer *e = nw_proc_peer(pm->proc, nw_member_slot(pm), op->rank);
-				nw_buf_printf(&t, " (posted on the other side: %s %" PRIu64 ")",
-				              op->kind == NW_OP_SEND ? "recv_enqueued" : "send_enqueued",
-				              e ? (op->kind == NW_OP_SEND ? e->recv_enqueued : e->send_enqueued) : 0);
-			}
-		} else {
-			nw_buf_puts(&t, k->text);
-		}
-		nw_buf_printf(&t, ", %s for " NW_AGE, nw_op_state_name(op->state, sb));
-		if (t.s && !t.oom)
-			nw_eg_add(x, &k->eg, p, t.s, nw_age(p, op->enqueue_ns));
-		nw_buf_free(&t);
+		unexplained_line(x, k, p, op, v);
 	}
 	HASH_ITER(hh, keys, k, kt) {
 		struct nw_vwork *w = k->w;
@@ -1223,15 +1417,9 @@ void nw_rules_unexplained(struct nw_jctx *x, const uint8_t *explained)
 
 /* ---- IDLE before the first collective, and HEALTHY ---- */
 
-void nw_rules_idle(struct nw_jctx *x)
+/* Every comm created, no collective or send/receive ever. */
+static int never_used(const struct nw_job *job)
 {
-	struct nw_job *job = x->job;
-	int any_verdict = 0;
-	for (size_t i = 0; i < x->nvw; i++)
-		any_verdict |= !x->vw[i]->dropped;
-	if (any_verdict)
-		return;
-	/* Every comm created, no collective or send/receive ever. */
 	int created = 1, used = 0, comms = 0;
 	for (size_t i = 0; i < job->nprocs; i++) {
 		const struct nw_proc *p = job->procs[i];
@@ -1246,54 +1434,74 @@ void nw_rules_idle(struct nw_jctx *x)
 				used = 1;
 		}
 	}
-	char ab[32];
-	if (comms && created && !used) {
-		/* The largest comm names the verdict (the world, usually). */
-		const struct nw_comm_view *big = NULL, *v, *vt;
-		HASH_ITER(hh, job->comms, v, vt) {
-			if (!big || v->nranks > big->nranks ||
-			    (v->nranks == big->nranks && (big->origin == NW_ORIGIN_SPLIT || big->origin == NW_ORIGIN_SHRINK) &&
-			     v->origin != NW_ORIGIN_SPLIT && v->origin != NW_ORIGIN_SHRINK) ||
-			    (v->nranks == big->nranks && v->origin == big->origin && v->id < big->id))
-				big = v;
-		}
-		struct nw_vwork *w = NULL;
-		struct nw_egroups eg = { 0 };
-		uint64_t idle_min = UINT64_MAX;
-		/* A job whose processes all exited is over, not idle; one killed
-		 * while idle (its files read after the kill) was idle. */
-		int running = 0;
-		for (size_t i = 0; i < job->nprocs; i++)
-			running |= !(job->procs[i]->hdr.flags & NW_SEG_F_EXITED);
-		for (size_t i = 0; i < job->nprocs && !x->oom && running; i++) {
-			const struct nw_proc *p = job->procs[i];
-			uint64_t idle = nw_age(p, p->last_activity_ns);
-			if (idle <= x->timeout_ns)
-				continue;
-			if (!w && !(w = nw_verdict_new(x, NW_V_IDLE, big, 0, 0)))
-				return;
-			nw_verdict_culprit(x, w, p);
-			if (idle < idle_min)
-				idle_min = idle;
-			struct nw_buf t = { 0 };
-			uint64_t age = nw_where(x, p, &t, 1);
-			if (t.s && !t.oom)
-				nw_eg_add(x, &eg, p, t.s, age);
-			nw_buf_free(&t);
-		}
-		if (w) {
-			nw_eg_flush(x, w, &eg, 8);
-			struct nw_buf b = { 0 };
-			nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
-			nw_buf_rankset(&b, &w->v.culprits);
-			nw_buf_printf(&b, " created their communicators but never called a collective; no NCCL call for %s",
-			              nw_fmt_age(idle_min, ab));
-			w->v.summary = nw_buf_take(&b);
-			if (!w->v.summary)
-				x->oom = 1;
-			return;
-		}
+	return comms && created && !used;
+}
+
+/* The comm that names an IDLE verdict: the largest (the world, usually),
+ * a split or shrink's child last, then the lowest id. */
+static const struct nw_comm_view *largest_comm(const struct nw_job *job)
+{
+	const struct nw_comm_view *big = NULL, *v, *vt;
+	HASH_ITER(hh, job->comms, v, vt) {
+		if (!big || v->nranks > big->nranks ||
+		    (v->nranks == big->nranks && (big->origin == NW_ORIGIN_SPLIT || big->origin == NW_ORIGIN_SHRINK) &&
+		     v->origin != NW_ORIGIN_SPLIT && v->origin != NW_ORIGIN_SHRINK) ||
+		    (v->nranks == big->nranks && v->origin == big->origin && v->id < big->id))
+			big = v;
 	}
+	return big;
+}
+
+/* IDLE: the processes of a running job (one killed while idle, its files
+ * read after the kill, was idle; a job whose processes all exited is
+ * over) that made no NCCL call for longer than the timeout. Returns 1
+ * when it made the verdict, -1 when it could not, 0 when nobody is idle. */
+static int idle_verdict(struct nw_jctx *x)
+{
+	struct nw_job *job = x->job;
+	const struct nw_comm_view *big = largest_comm(job);
+	struct nw_vwork *w = NULL;
+	struct nw_egroups eg = { 0 };
+	uint64_t idle_min = UINT64_MAX;
+	int running = 0;
+	for (size_t i = 0; i < job->nprocs; i++)
+		running |= !(job->procs[i]->hdr.flags & NW_SEG_F_EXITED);
+	for (size_t i = 0; i < job->nprocs && !x->oom && running; i++) {
+		const struct nw_proc *p = job->procs[i];
+		uint64_t idle = nw_age(p, p->last_activity_ns);
+		if (idle <= x->timeout_ns)
+			continue;
+		if (!w && !(w = nw_verdict_new(x, NW_V_IDLE, big, 0, 0)))
+			return -1;
+		nw_verdict_culprit(x, w, p);
+		if (idle < idle_min)
+			idle_min = idle;
+		struct nw_buf t = { 0 };
+		uint64_t age = nw_where(x, p, &t, 1);
+		if (t.s && !t.oom)
+			nw_eg_add(x, &eg, p, t.s, age);
+		nw_buf_free(&t);
+	}
+	if (!w)
+		return 0;
+	nw_eg_flush(x, w, &eg, 8);
+	char ab[32];
+	struct nw_buf b = { 0 };
+	nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
+	nw_buf_rankset(&b, &w->v.culprits);
+	nw_buf_printf(&b, " created their communicators but never called a collective; no NCCL call for %s",
+	              nw_fmt_age(idle_min, ab));
+	w->v.summary = nw_buf_take(&b);
+	if (!w->v.summary)
+		x->oom = 1;
+	return 1;
+}
+
+/* HEALTHY: no stall; the ranks without a file are unknown. */
+static void healthy_verdict(struct nw_jctx *x)
+{
+	struct nw_job *job = x->job;
+	char ab[32];
 	struct nw_vwork *w = nw_verdict_new(x, NW_V_HEALTHY, NULL, 0, 0);
 	if (!w)
 		return;
@@ -1315,4 +1523,16 @@ void nw_rules_idle(struct nw_jctx *x)
 		nw_buf_printf(&w->ev, ": no file (world size %d)", (int)job->world_size);
 		nw_verdict_evidence_flush(x, w);
 	}
+}
+
+/* When no verdict stands: IDLE (comms created, never used, no NCCL call
+ * for long), else HEALTHY. */
+void nw_rules_idle(struct nw_jctx *x)
+{
+	for (size_t i = 0; i < x->nvw; i++)
+		if (!x->vw[i]->dropped)
+			return;
+	if (never_used(x->job) && idle_verdict(x))
+		return;
+	healthy_verdict(x);
 }

@@ -98,32 +98,124 @@ static void fault_line(struct nw_jctx *x, const struct nw_proc *p, const struct 
 	(void)x;
 }
 
+/* A process's failed op (FAILED with a CUDA error): the first the peers
+ * did not complete; when the peers completed all of them, the first.
+ * *before: the FAILED ops skipped for it (the sticky error's, not the
+ * fault's). NULL: none. */
+static const struct nw_seg_op *fault_op(struct nw_jctx *x, const struct nw_proc *p, size_t *before)
+{
+	*before = 0;
+	for (size_t k = 0; k < p->nops; k++) {
+		if (p->ops[k].state != NW_ST_FAILED || p->ops[k].cuda_error == 0)
+			continue;
+		if (!peers_completed(x, &p->ops[k]))
+			return &p->ops[k];
+		(*before)++;
+	}
+	if (*before)   /* all of them look done elsewhere: the first, then */
+		for (size_t k = 0; k < p->nops; k++)
+			if (p->ops[k].state == NW_ST_FAILED && p->ops[k].cuda_error != 0) {
+				*before = 0;
+				return &p->ops[k];
+			}
+	return NULL;
+}
+
+/* A process's first comm that reports an async fault (NULL: none). */
+static const struct nw_seg_comm *async_comm(const struct nw_proc *p)
+{
+	for (uint32_t s = 0; s < p->ncomms; s++)
+		if (async_fault(p->comms[s].async_error))
+			return &p->comms[s];
+	return NULL;
+}
+
+/* The summary of a GPU_FAULT verdict: its first process's failed op (or
+ * the comm ac's async error), the device. */
+static char *fault_summary(const struct nw_proc *p, const struct nw_seg_op *op, const struct nw_seg_comm *c,
+                           const struct nw_seg_comm *ac, const struct nw_comm_view *v)
+{
+	char kb[NW_NAME_BUF], rb[NW_NAME_BUF], cb[128], lb[128];
+	struct nw_buf b = { 0 };
+	const char *cn = op ? cu_error_name(op->cuda_error) : NULL;
+	nw_buf_printf(&b, "%s", nw_proc_label(p, lb));
+	if (op)
+		nw_buf_printf(&b, "'s %s #%" PRIu64 " on %s failed on the GPU (cuda_error %d%s%s)",
+		              nw_op_kind_name(op->kind, kb), op->seq, nw_comm_label(op->comm_id, v ? v->name : NULL, cb),
+		              (int)op->cuda_error, cn ? " " : "", cn ? cn : "");
+	else
+		nw_buf_printf(&b, ": %s reports async error %s (%s)", nw_comm_label(ac->comm_id, ac->name, cb),
+		              nw_nccl_result_name(ac->async_error, rb), nw_nccl_result_string(ac->async_error));
+	if (op && c && async_fault(c->async_error))
+		nw_buf_printf(&b, ", then async error %s", nw_nccl_result_name(c->async_error, rb));
+	if (c)
+		nw_buf_printf(&b, " on device %d%s%.*s%s of %s", (int)c->cuda_device, c->bus_id[0] ? " (" : "",
+		              (int)sizeof c->bus_id, c->bus_id, c->bus_id[0] ? ")" : "", p->hdr.host);
+	return nw_buf_take(&b);
+}
+
+/* A more specific hint: the error's own words. */
+static void fault_hint(struct nw_jctx *x, struct nw_vwork *w, const struct nw_seg_op *op, const struct nw_seg_comm *c)
+{
+	struct nw_buf h = { 0 };
+	nw_buf_puts(&h, "Xid / ECC (dmesg, nvidia-smi -q); the error: ");
+	if (op && op->cuda_error) {
+		const char *cn = cu_error_name(op->cuda_error);
+		if (cn)
+			nw_buf_puts(&h, cn);
+		else
+			nw_buf_printf(&h, "CUresult %d", (int)op->cuda_error);
+	}
+	if (c && async_fault(c->async_error))
+		nw_buf_printf(&h, "%s%s", op && op->cuda_error ? ", " : "", nw_nccl_result_string(c->async_error));
+	if (!h.oom) {
+		const char *hint = nw_intern_str(x->in, h.s, h.len);
+		if (hint)
+			w->v.hint = hint;
+	}
+	nw_buf_free(&h);
+}
+
+/* The GPU_FAULT verdict of key k, made at its first process p and added to
+ * groups (NULL: out of memory). */
+static struct fgroup *fault_group(struct nw_jctx *x, struct fgroup **groups, const struct fkey *k,
+                                  const struct nw_proc *p, const struct nw_seg_op *op, const struct nw_seg_comm *c,
+                                  const struct nw_seg_comm *ac)
+{
+	struct fgroup *g;
+	struct nw_comm_view *v;
+	HASH_FIND(hh, x->job->comms, &k->comm_id, sizeof k->comm_id, v);
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_GPU_FAULT, v, (uint16_t)k->kind, k->seq);
+	if (!w || !(g = calloc(1, sizeof *g))) {
+		x->oom = 1;
+		return NULL;
+	}
+	g->k = *k;
+	g->w = w;
+	HASH_ADD(hh, *groups, k, sizeof g->k, g);
+	if (nw_hash_oom_taken()) {
+		free(g);
+		x->oom = 1;
+		return NULL;
+	}
+	/* The summary names the first process; the count follows. */
+	if (!(w->v.summary = fault_summary(p, op, c, ac, v))) {
+		x->oom = 1;
+		return NULL;
+	}
+	fault_hint(x, w, op, c);
+	return g;
+}
+
 void nw_rules_fault(struct nw_jctx *x)
 {
 	struct fgroup *groups = NULL, *g, *gt;
 	for (size_t i = 0; i < x->job->nprocs && !x->oom; i++) {
 		struct nw_proc *p = x->job->procs[i];
-		const struct nw_seg_op *op = NULL;
-		const struct nw_seg_comm *c = NULL;
-		size_t before = 0;   /* FAILED ops the peers completed: the sticky error's, not the fault's */
-		for (size_t k = 0; k < p->nops && !op; k++) {
-			if (p->ops[k].state != NW_ST_FAILED || p->ops[k].cuda_error == 0)
-				continue;
-			if (peers_completed(x, &p->ops[k]))
-				before++;
-			else
-				op = &p->ops[k];
-		}
-		if (!op && before)   /* all of them look done elsewhere: the first, then */
-			for (size_t k = 0; k < p->nops && !op; k++)
-				if (p->ops[k].state == NW_ST_FAILED && p->ops[k].cuda_error != 0)
-					op = &p->ops[k], before = 0;
-		if (op && op->comm_slot < p->ncomms)
-			c = &p->comms[op->comm_slot];
-		const struct nw_seg_comm *ac = NULL;
-		for (uint32_t s = 0; s < p->ncomms && !ac; s++)
-			if (async_fault(p->comms[s].async_error))
-				ac = &p->comms[s];
+		size_t before;   /* FAILED ops the peers completed: the sticky error's, not the fault's */
+		const struct nw_seg_op *op = fault_op(x, p, &before);
+		const struct nw_seg_comm *c = op && op->comm_slot < p->ncomms ? &p->comms[op->comm_slot] : NULL;
+		const struct nw_seg_comm *ac = async_comm(p);
 		if (!op && !ac)
 			continue;
 		if (!c)
@@ -136,65 +228,8 @@ void nw_rules_fault(struct nw_jctx *x)
 		k.cuda_error = op ? op->cuda_error : 0;
 		k.async_error = c ? c->async_error : 0;
 		HASH_FIND(hh, groups, &k, sizeof k, g);
-		if (!g) {
-			struct nw_comm_view *v;
-			HASH_FIND(hh, x->job->comms, &k.comm_id, sizeof k.comm_id, v);
-			struct nw_vwork *w = nw_verdict_new(x, NW_V_GPU_FAULT, v, (uint16_t)k.kind, k.seq);
-			if (!w || !(g = calloc(1, sizeof *g))) {
-				x->oom = 1;
-				break;
-			}
-			g->k = k;
-			g->w = w;
-			HASH_ADD(hh, groups, k, sizeof g->k, g);
-			if (nw_hash_oom_taken()) {
-				free(g);
-				x->oom = 1;
-				break;
-			}
-			/* The summary names the first process; the count follows. */
-			char kb[NW_NAME_BUF], rb[NW_NAME_BUF], cb[128], lb[128];
-			struct nw_buf b = { 0 };
-			const char *cn = op ? cu_error_name(op->cuda_error) : NULL;
-			nw_buf_printf(&b, "%s", nw_proc_label(p, lb));
-			if (op)
-				nw_buf_printf(&b, "'s %s #%" PRIu64 " on %s failed on the GPU (cuda_error %d%s%s)",
-				              nw_op_kind_name(op->kind, kb), op->seq,
-				              nw_comm_label(op->comm_id, v ? v->name : NULL, cb), (int)op->cuda_error,
-				              cn ? " " : "", cn ? cn : "");
-			else
-				nw_buf_printf(&b, ": %s reports async error %s (%s)",
-				              nw_comm_label(ac->comm_id, ac->name, cb), nw_nccl_result_name(ac->async_error, rb),
-				              nw_nccl_result_string(ac->async_error));
-			if (op && c && async_fault(c->async_error))
-				nw_buf_printf(&b, ", then async error %s", nw_nccl_result_name(c->async_error, rb));
-			if (c)
-				nw_buf_printf(&b, " on device %d%s%.*s%s of %s", (int)c->cuda_device, c->bus_id[0] ? " (" : "",
-				              (int)sizeof c->bus_id, c->bus_id, c->bus_id[0] ? ")" : "", p->hdr.host);
-			char *s = nw_buf_take(&b);
-			if (!s) {
-				x->oom = 1;
-				break;
-			}
-			w->v.summary = s;
-			/* A more specific hint: the error's own words. */
-			struct nw_buf h = { 0 };
-			nw_buf_puts(&h, "Xid / ECC (dmesg, nvidia-smi -q); the error: ");
-			if (op && op->cuda_error) {
-				if (cn)
-					nw_buf_puts(&h, cn);
-				else
-					nw_buf_printf(&h, "CUresult %d", (int)op->cuda_error);
-			}
-			if (c && async_fault(c->async_error))
-				nw_buf_printf(&h, "%s%s", op && op->cuda_error ? ", " : "", nw_nccl_result_string(c->async_error));
-			if (!h.oom) {
-				const char *hint = nw_intern_str(x->in, h.s, h.len);
-				if (hint)
-					w->v.hint = hint;
-			}
-			nw_buf_free(&h);
-		}
+		if (!g && !(g = fault_group(x, &groups, &k, p, op, c, ac)))
+			break;
 		nw_verdict_culprit(x, g->w, p);
 		x->pc[i].fault = 1;
 		if (g->w->v.nevidence < 16) {

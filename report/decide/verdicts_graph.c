@@ -116,6 +116,11 @@ static struct nw_vwork *captured_mismatch(struct nw_jctx *x, const struct nw_com
 	return NULL;
 }
 
+/* Where each member of a graph's replays is with replay nstar: who holds
+ * it up (a member that launched it fewer times, or ended, a sink, before
+ * completing it), who is inside it. */
+enum rclass { R_NONE, R_SHORT, R_GONE, R_INSIDE, R_NOFILE };
+
 /* The ranks stuck in replay nstar wait for that MISMATCH's culprits: a
  * rank whose captured op differs holds every replay of the graph up. */
 static void join_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, struct nw_vwork *w, const uint8_t *cls,
@@ -132,7 +137,7 @@ static void join_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, struc
 			continue;
 		if (nw_rankset_has(&w->v.culprits, m->proc->rank)) {
 			nw_graph_edge(&x->g, junction, m->proc->job_index, NW_E_BLOCK, NULL, v, nstar, 0);
-		} else if (cls[r] == 3) {
+		} else if (cls[r] == R_INSIDE) {
 			nw_verdict_waiting(x, w, m->proc);
 			nw_set_add(x, &in, m->proc->rank);
 			nw_graph_edge(&x->g, m->proc->job_index, junction, NW_E_COLL, ml[r].stuck, v, nstar, 0);
@@ -195,157 +200,203 @@ static int replay_blocked(struct nw_jctx *x, const struct nw_comm_view *v, const
 	return 1;
 }
 
+struct replay {
+	const struct nw_comm_view *v;
+	int32_t n;
+	uint64_t ident;                  /* the graph's first captured op's number (0: none) */
+	uint16_t kind;                   /* and its kind */
+	struct mlaunch *ml;              /* [n] */
+	uint8_t *cls;                    /* [n]: enum rclass */
+	uint64_t nstar, max_age;         /* the first stuck replay; the oldest member inside it */
+	int32_t nofile, gone, short_, inside;
+	const char *gn;                  /* the graph, as words */
+};
+
+static void replay_classes(struct nw_jctx *x, struct replay *rp)
+{
+	for (int32_t r = 0; r < rp->n; r++) {
+		const struct nw_member *m = &rp->v->members[r];
+		const struct mlaunch *ml = &rp->ml[r];
+		if (!m->proc) {
+			rp->cls[r] = R_NOFILE;
+			rp->nofile++;
+		} else if (x->sink[m->proc->job_index] && ml->pending && ml->pending->seq <= rp->nstar) {
+			rp->cls[r] = R_GONE;
+			rp->gone++;
+		} else if (ml->launched < rp->nstar) {
+			rp->cls[r] = R_SHORT;
+			rp->short_++;
+		} else if (ml->stuck && ml->stuck->seq == rp->nstar) {
+			rp->cls[r] = R_INSIDE;
+			rp->inside++;
+			uint64_t age = nw_age(m->proc, ml->stuck->enqueue_ns);
+			if (age > rp->max_age)
+				rp->max_age = age;
+		}
+	}
+}
+
+/* A member of a MISSING_RANK replay verdict: a culprit (short or gone) is
+ * waited for through the junction, a member inside waits; its line into
+ * eout or ein. */
+static void replay_member(struct nw_jctx *x, struct nw_vwork *w, const struct replay *rp, int32_t r,
+                          uint32_t junction, struct nw_egroups *eout, struct nw_egroups *ein)
+{
+	const struct nw_comm_view *v = rp->v;
+	const struct nw_member *m = &v->members[r];
+	const struct mlaunch *ml = &rp->ml[r];
+	uint64_t nstar = rp->nstar;
+	char sb[NW_NAME_BUF];
+	if (rp->cls[r] == R_SHORT || rp->cls[r] == R_GONE) {
+		nw_verdict_culprit(x, w, m->proc);
+		nw_graph_edge(&x->g, junction, m->proc->job_index, NW_E_COLL, NULL, v, nstar, ml->launched);
+		struct nw_buf t = { 0 };
+		if (rp->cls[r] == R_GONE)
+			nw_buf_printf(&t, "ended inside replay %" PRIu64 " of it; ", ml->pending->seq);
+		else
+			nw_buf_printf(&t, "launched it %" PRIu64 " time%s, never replay %" PRIu64 "; ", ml->launched,
+			              ml->launched == 1 ? "" : "s", nstar);
+		uint64_t age = nw_where(x, m->proc, &t, 1);
+		if (t.s && !t.oom)
+			nw_eg_add(x, eout, m->proc, t.s, age);
+		nw_buf_free(&t);
+	} else if (rp->cls[r] == R_INSIDE) {
+		nw_verdict_waiting(x, w, m->proc);
+		nw_graph_edge(&x->g, m->proc->job_index, junction, NW_E_COLL, ml->stuck, v, nstar, 0);
+		char t[160];
+		snprintf(t, sizeof t, "in replay %" PRIu64 " of it (%s for " NW_AGE ")", nstar,
+		         nw_op_state_name(ml->stuck->state, sb));
+		nw_eg_add(x, ein, m->proc, t, nw_age(m->proc, ml->stuck->enqueue_ns));
+	}
+}
+
+/* The summary of a MISSING_RANK replay verdict; launched: the launch
+ * counts of the short members. */
+static void replay_missing_summary(struct nw_jctx *x, struct nw_vwork *w, const struct replay *rp,
+                                   const struct nw_rankset *launched)
+{
+	char ab[32];
+	struct nw_buf b = { 0 };
+	if (w->v.culprits.n) {
+		nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
+		nw_buf_rankset(&b, &w->v.culprits);
+		if (rp->short_ && !rp->gone) {
+			nw_buf_printf(&b, " launched %s ", rp->gn);
+			/* "9 times" when they agree, else "fewer than 10 times" */
+			if (launched->n == 1)
+				nw_buf_printf(&b, "%d time%s", launched->v[0], launched->v[0] == 1 ? "" : "s");
+			else
+				nw_buf_printf(&b, "fewer than %" PRIu64 " times", rp->nstar);
+		} else {
+			nw_buf_printf(&b, " ended before replay %" PRIu64 " of %s completed", rp->nstar, rp->gn);
+		}
+		nw_buf_puts(&b, w->v.waiting.n == 1 ? "; rank " : "; ranks ");
+		nw_buf_rankset(&b, &w->v.waiting);
+		nw_buf_printf(&b, " wait%s in replay %" PRIu64 " (%s)", w->v.waiting.n == 1 ? "s" : "", rp->nstar,
+		              nw_fmt_age(rp->max_age, ab));
+	} else {
+		nw_buf_puts(&b, w->v.waiting.n == 1 ? "rank " : "ranks ");
+		nw_buf_rankset(&b, &w->v.waiting);
+		nw_buf_printf(&b, " wait%s in replay %" PRIu64 " of %s for %s; %d of its ranks have no file (they "
+		              "may never have launched it)", w->v.waiting.n == 1 ? "s" : "", rp->nstar, rp->gn,
+		              nw_fmt_age(rp->max_age, ab), (int)rp->nofile);
+	}
+	w->v.summary = nw_buf_take(&b);
+	if (!w->v.summary)
+		x->oom = 1;
+}
+
+/* Members launched the graph fewer times, ended inside a replay, or have
+ * no file: MISSING_RANK. */
+static void replay_missing(struct nw_jctx *x, const struct replay *rp)
+{
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_MISSING_RANK, rp->v, rp->kind, rp->ident);
+	if (!w)
+		return;
+	w->v.replay = rp->nstar;
+	uint32_t junction = nw_graph_junction(&x->g);
+	struct nw_egroups eout = { 0 }, ein = { 0 };
+	struct nw_rankset launched = { 0 };
+	for (int32_t r = 0; r < rp->n && !x->oom; r++) {
+		replay_member(x, w, rp, r, junction, &eout, &ein);
+		if (rp->cls[r] == R_SHORT)
+			nw_set_add(x, &launched, (int32_t)rp->ml[r].launched);
+	}
+	nw_eg_flush(x, w, &eout, 8);
+	nw_eg_flush(x, w, &ein, 8);
+	nw_view_unknown(x, rp->v, w);
+	replay_missing_summary(x, w, rp, &launched);
+	nw_rankset_free(&launched);
+}
+
+/* Every member inside the replay and none completed it: TRANSPORT_STALL. */
+static void replay_transport(struct nw_jctx *x, const struct replay *rp)
+{
+	const struct nw_comm_view *v = rp->v;
+	char sb[NW_NAME_BUF], ab[32];
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_TRANSPORT_STALL, v, rp->kind, rp->ident);
+	if (!w)
+		return;
+	w->v.replay = rp->nstar;
+	struct nw_egroups ein = { 0 };
+	for (int32_t r = 0; r < rp->n; r++) {
+		const struct nw_member *m = &v->members[r];
+		nw_verdict_blame(x, w, m->proc->job_index);
+		nw_verdict_waiting(x, w, m->proc);
+		char t[160];
+		snprintf(t, sizeof t, "in replay %" PRIu64 " (%s for " NW_AGE ")", rp->nstar,
+		         nw_op_state_name(rp->ml[r].stuck->state, sb));
+		nw_eg_add(x, &ein, m->proc, t, nw_age(m->proc, rp->ml[r].stuck->enqueue_ns));
+	}
+	nw_eg_flush(x, w, &ein, 8);
+	char kb[NW_NAME_BUF], cb[128], what[96] = "";
+	if (rp->ident)
+		snprintf(what, sizeof what, " holding %s #%" PRIu64, nw_op_kind_name(rp->kind, kb), rp->ident);
+	else
+		snprintf(what, sizeof what, " whose first op is a %s", nw_op_kind_name(rp->kind, kb));
+	nw_verdict_summary(x, w,
+	                   "every rank of %s (%d ranks) launched replay %" PRIu64 " of its graph%s and none "
+	                   "completed it in %s: the transfer itself is stuck (communicator or link, not a rank)",
+	                   nw_comm_label(v->id, v->name, cb), (int)rp->n, rp->nstar, what, nw_fmt_age(rp->max_age, ab));
+}
+
 static void judge_replay(struct nw_jctx *x, const struct nw_comm_view *v, uint64_t ident, uint16_t kind)
 {
-	int32_t n = v->nranks;
-	struct mlaunch *ml = calloc((size_t)n, sizeof *ml);
-	if (!ml) {
+	struct replay rp = { .v = v, .n = v->nranks, .ident = ident, .kind = kind };
+	struct nw_buf gname = { 0 };
+	if (!(rp.ml = calloc((size_t)rp.n, sizeof *rp.ml))) {
 		x->oom = 1;
 		return;
 	}
-	uint64_t nstar = 0, max_age = 0;
-	int32_t nofile = 0, gone = 0, short_ = 0, inside = 0;
-	for (int32_t r = 0; r < n; r++) {
-		member_launches(x, &v->members[r], ident, &ml[r]);
-		if (ml[r].stuck && (!nstar || ml[r].stuck->seq < nstar))
-			nstar = ml[r].stuck->seq;
+	for (int32_t r = 0; r < rp.n; r++) {
+		member_launches(x, &v->members[r], ident, &rp.ml[r]);
+		if (rp.ml[r].stuck && (!rp.nstar || rp.ml[r].stuck->seq < rp.nstar))
+			rp.nstar = rp.ml[r].stuck->seq;
 	}
-	if (!nstar)
+	if (!rp.nstar)
 		goto out;
-	/* Who holds replay nstar up: a member that launched it fewer times,
-	 * or ended (a sink) before completing it. */
-	uint8_t *cls = calloc((size_t)n, 1);   /* 1 short, 2 gone, 3 inside, 4 no file */
-	if (!cls) {
+	if (!(rp.cls = calloc((size_t)rp.n, 1))) {
 		x->oom = 1;
 		goto out;
 	}
-	for (int32_t r = 0; r < n; r++) {
-		const struct nw_member *m = &v->members[r];
-		if (!m->proc) {
-			cls[r] = 4;
-			nofile++;
-		} else if (x->sink[m->proc->job_index] && ml[r].pending && ml[r].pending->seq <= nstar) {
-			cls[r] = 2;
-			gone++;
-		} else if (ml[r].launched < nstar) {
-			cls[r] = 1;
-			short_++;
-		} else if (ml[r].stuck && ml[r].stuck->seq == nstar) {
-			cls[r] = 3;
-			inside++;
-			uint64_t age = nw_age(m->proc, ml[r].stuck->enqueue_ns);
-			if (age > max_age)
-				max_age = age;
-		}
-	}
-	char sb[NW_NAME_BUF], ab[32];
-	struct nw_buf gname = { 0 };
+	replay_classes(x, &rp);
 	struct nw_vwork *mm = captured_mismatch(x, v, ident);
-	if (mm && inside) {
-		join_mismatch(x, v, mm, cls, ml, nstar);
-		goto done;
+	if (mm && rp.inside) {
+		join_mismatch(x, v, mm, rp.cls, rp.ml, rp.nstar);
+		goto out;
 	}
 	graph_name(v, kind, ident, &gname);
-	const char *gn = gname.s ? gname.s : "the graph";
-	if (short_ || gone || nofile) {
-		struct nw_vwork *w = nw_verdict_new(x, NW_V_MISSING_RANK, v, kind, ident);
-		if (!w)
-			goto done;
-		w->v.replay = nstar;
-		uint32_t junction = nw_graph_junction(&x->g);
-		struct nw_egroups eout = { 0 }, ein = { 0 };
-		struct nw_rankset launched = { 0 };
-		for (int32_t r = 0; r < n && !x->oom; r++) {
-			const struct nw_member *m = &v->members[r];
-			if (cls[r] == 1 || cls[r] == 2) {
-				nw_verdict_culprit(x, w, m->proc);
-				nw_graph_edge(&x->g, junction, m->proc->job_index, NW_E_COLL, NULL, v, nstar, ml[r].launched);
-				struct nw_buf t = { 0 };
-				if (cls[r] == 2)
-					nw_buf_printf(&t, "ended inside replay %" PRIu64 " of it; ", ml[r].pending->seq);
-				else
-					nw_buf_printf(&t, "launched it %" PRIu64 " time%s, never replay %" PRIu64 "; ",
-					              ml[r].launched, ml[r].launched == 1 ? "" : "s", nstar);
-				uint64_t age = nw_where(x, m->proc, &t, 1);
-				if (t.s && !t.oom)
-					nw_eg_add(x, &eout, m->proc, t.s, age);
-				nw_buf_free(&t);
-			} else if (cls[r] == 3) {
-				nw_verdict_waiting(x, w, m->proc);
-				nw_graph_edge(&x->g, m->proc->job_index, junction, NW_E_COLL, ml[r].stuck, v, nstar, 0);
-				char t[160];
-				snprintf(t, sizeof t, "in replay %" PRIu64 " of it (%s for " NW_AGE ")", nstar,
-				         nw_op_state_name(ml[r].stuck->state, sb));
-				nw_eg_add(x, &ein, m->proc, t, nw_age(m->proc, ml[r].stuck->enqueue_ns));
-			}
-			if (cls[r] == 1)
-				nw_set_add(x, &launched, (int32_t)ml[r].launched);
-		}
-		nw_eg_flush(x, w, &eout, 8);
-		nw_eg_flush(x, w, &ein, 8);
-		nw_view_unknown(x, v, w);
-		struct nw_buf b = { 0 };
-		if (w->v.culprits.n) {
-			nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
-			nw_buf_rankset(&b, &w->v.culprits);
-			if (short_ && !gone) {
-				nw_buf_printf(&b, " launched %s ", gn);
-				/* "9 times" when they agree, else "fewer than 10 times" */
-				if (launched.n == 1)
-					nw_buf_printf(&b, "%d time%s", launched.v[0], launched.v[0] == 1 ? "" : "s");
-				else
-					nw_buf_printf(&b, "fewer than %" PRIu64 " times", nstar);
-			} else {
-				nw_buf_printf(&b, " ended before replay %" PRIu64 " of %s completed", nstar, gn);
-			}
-			nw_buf_puts(&b, w->v.waiting.n == 1 ? "; rank " : "; ranks ");
-			nw_buf_rankset(&b, &w->v.waiting);
-			nw_buf_printf(&b, " wait%s in replay %" PRIu64 " (%s)", w->v.waiting.n == 1 ? "s" : "", nstar,
-			              nw_fmt_age(max_age, ab));
-		} else {
-			nw_buf_puts(&b, w->v.waiting.n == 1 ? "rank " : "ranks ");
-			nw_buf_rankset(&b, &w->v.waiting);
-			nw_buf_printf(&b, " wait%s in replay %" PRIu64 " of %s for %s; %d of its ranks have no file (they "
-			              "may never have launched it)", w->v.waiting.n == 1 ? "s" : "", nstar, gn,
-			              nw_fmt_age(max_age, ab), (int)nofile);
-		}
-		w->v.summary = nw_buf_take(&b);
-		if (!w->v.summary)
-			x->oom = 1;
-		nw_rankset_free(&launched);
-	} else if (inside == n && replay_blocked(x, v, ml)) {
-		/* nw_rules_stream gives the verdict */
-	} else if (inside == n) {
-		struct nw_vwork *w = nw_verdict_new(x, NW_V_TRANSPORT_STALL, v, kind, ident);
-		if (!w)
-			goto done;
-		w->v.replay = nstar;
-		struct nw_egroups ein = { 0 };
-		for (int32_t r = 0; r < n; r++) {
-			const struct nw_member *m = &v->members[r];
-			nw_verdict_blame(x, w, m->proc->job_index);
-			nw_verdict_waiting(x, w, m->proc);
-			char t[160];
-			snprintf(t, sizeof t, "in replay %" PRIu64 " (%s for " NW_AGE ")", nstar,
-			         nw_op_state_name(ml[r].stuck->state, sb));
-			nw_eg_add(x, &ein, m->proc, t, nw_age(m->proc, ml[r].stuck->enqueue_ns));
-		}
-		nw_eg_flush(x, w, &ein, 8);
-		char kb[NW_NAME_BUF], cb[128], what[96] = "";
-		if (ident)
-			snprintf(what, sizeof what, " holding %s #%" PRIu64, nw_op_kind_name(kind, kb), ident);
-		else
-			snprintf(what, sizeof what, " whose first op is a %s", nw_op_kind_name(kind, kb));
-		nw_verdict_summary(x, w,
-		                   "every rank of %s (%d ranks) launched replay %" PRIu64 " of its graph%s and none "
-		                   "completed it in %s: the transfer itself is stuck (communicator or link, not a rank)",
-		                   nw_comm_label(v->id, v->name, cb), (int)n, nstar, what, nw_fmt_age(max_age, ab));
-	}
-done:
-	nw_buf_free(&gname);
-	free(cls);
+	rp.gn = gname.s ? gname.s : "the graph";
+	if (rp.short_ || rp.gone || rp.nofile)
+		replay_missing(x, &rp);
+	else if (rp.inside == rp.n && replay_blocked(x, v, rp.ml))
+		; /* nw_rules_stream gives the verdict */
+	else if (rp.inside == rp.n)
+		replay_transport(x, &rp);
 out:
-	free(ml);
+	nw_buf_free(&gname);
+	free(rp.cls);
+	free(rp.ml);
 }
 
 static void comm_graphs(struct nw_jctx *x, const struct nw_comm_view *v)

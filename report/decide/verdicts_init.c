@@ -20,6 +20,7 @@
  * With nobody missing, the comm itself is blamed (every rank entered, none
  * finished: rendezvous, network). */
 #include "decide.h"
+#include "majority.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -186,9 +187,12 @@ static int nranks_disagree(struct nw_jctx *x, const struct nw_comm_view *v, cons
 	}
 	if (nsizes < 2)
 		return 0;
-	uint32_t maj = 0;
-	for (uint32_t i = 1; i < nsizes; i++)
-		if (votes[i] > votes[maj] || (votes[i] == votes[maj] && sizes[i] < sizes[maj]))
+	/* On a tie the smaller size is taken as the comm's (a convention: the
+	 * rule does not say which side deviates). */
+	uint32_t ntop;
+	uint32_t maj = nw_vote_top(votes, nsizes, &ntop);
+	for (uint32_t i = 0; i < nsizes && ntop > 1; i++)
+		if (votes[i] == votes[maj] && sizes[i] < sizes[maj])
 			maj = i;
 	struct nw_vwork *w = nw_verdict_new(x, NW_V_INIT_STALL, v, NW_OP_COMM_INIT, 0);
 	if (!w)
@@ -227,16 +231,17 @@ static int nranks_disagree(struct nw_jctx *x, const struct nw_comm_view *v, cons
 	return 1;
 }
 
-/* InitRank, InitRankConfig, InitRankScalable, InitAll. */
-static void init_view(struct nw_jctx *x, const struct nw_comm_view *v)
+/* The members of a creation that will never join (its creation returned
+ * an error, or its process ended inside it) into gone; those inside it
+ * past the timeout into s. */
+static void init_members(struct nw_jctx *x, const struct nw_comm_view *v, struct stuckset *s, struct stuckset *gone)
 {
-	struct stuckset s = { 0 }, gone = { 0 };
 	for (int32_t r = 0; r < v->nranks; r++) {
 		const struct nw_member *m = &v->members[r];
 		/* Its creation returned an error: it will never join, whatever it
 		 * does next. */
 		if (m->proc && m->comm->state == NW_COMM_INIT_FAILED) {
-			stuck_add(x, &gone, m->proc, m->comm);
+			stuck_add(x, gone, m->proc, m->comm);
 			continue;
 		}
 		if (!m->proc || !inside(m->comm))
@@ -244,19 +249,22 @@ static void init_view(struct nw_jctx *x, const struct nw_comm_view *v)
 		/* A process that ended inside the creation will never finish it:
 		 * a culprit, not a waiter. */
 		if (x->sink[m->proc->job_index])
-			stuck_add(x, &gone, m->proc, m->comm);
+			stuck_add(x, gone, m->proc, m->comm);
 		else if (nw_age(m->proc, m->comm->init_enter_ns) > x->timeout_ns)
-			stuck_add(x, &s, m->proc, m->comm);
+			stuck_add(x, s, m->proc, m->comm);
 	}
-	if (!s.n || nranks_disagree(x, v, &s))
-		goto out;
-	struct nw_vwork *w = nw_verdict_new(x, NW_V_INIT_STALL, v, NW_OP_COMM_INIT, 0);
-	if (!w)
-		goto out;
+}
+
+/* The comm ranks that never entered: their processes are culprits where
+ * they can be named (the comm is the world, or its ranks are the global
+ * ranks); ranks with no file are unknown; comm ranks nobody can name go
+ * into lost. Returns how many never entered. */
+static uint32_t never_entered(struct nw_jctx *x, struct nw_vwork *w, const struct nw_comm_view *v,
+                              struct nw_rankset *lost)
+{
 	struct nw_job *job = x->job;
 	int identity = nw_view_identity(v);
 	int world = job->world_size > 0 && v->nranks == job->world_size;
-	struct nw_rankset lost = { 0 };  /* comm ranks nobody holds, when they cannot be named */
 	uint32_t nmissing = 0;
 	for (int32_t r = 0; r < v->nranks; r++)
 		nmissing += !v->members[r].proc;
@@ -282,29 +290,51 @@ static void init_view(struct nw_jctx *x, const struct nw_comm_view *v)
 	} else if (nmissing) {
 		for (int32_t r = 0; r < v->nranks; r++)
 			if (!v->members[r].proc)
-				nw_set_add(x, &lost, r);
+				nw_set_add(x, lost, r);
 	}
-	char cb[128];
-	const char *call = create_call(v->origin);
-	culprit_lines(x, w, "never entered it");
-	for (size_t i = 0; i < gone.n; i++) {
-		nw_verdict_culprit(x, w, gone.p[i]);
+	return nmissing;
+}
+
+/* The members that will never join (gone) are culprits: why, and where. */
+static void gone_lines(struct nw_jctx *x, struct nw_vwork *w, const struct nw_comm_view *v,
+                       const struct stuckset *gone)
+{
+	for (size_t i = 0; i < gone->n; i++) {
+		nw_verdict_culprit(x, w, gone->p[i]);
 		struct nw_buf t = { 0 };
 		char rb[NW_NAME_BUF];
-		if (gone.c[i]->state == NW_COMM_INIT_FAILED)
+		if (gone->c[i]->state == NW_COMM_INIT_FAILED)
 			nw_buf_printf(&t, "its %s returned %s (%s); ", create_call(v->origin),
-			              nw_nccl_result_name(gone.c[i]->init_result, rb),
-			              nw_nccl_result_string(gone.c[i]->init_result));
+			              nw_nccl_result_name(gone->c[i]->init_result, rb),
+			              nw_nccl_result_string(gone->c[i]->init_result));
 		else
 			nw_buf_puts(&t, "entered it and ended inside it; ");
 		char lb[128];
-		uint64_t age = nw_where(x, gone.p[i], &t, 1);
+		uint64_t age = nw_where(x, gone->p[i], &t, 1);
 		char *filled = t.s && !t.oom ? nw_age_fill(t.s, age, age) : NULL;
 		if (filled)
-			nw_verdict_evidence(x, w, "%s: %s", nw_proc_label(gone.p[i], lb), filled);
+			nw_verdict_evidence(x, w, "%s: %s", nw_proc_label(gone->p[i], lb), filled);
 		free(filled);
 		nw_buf_free(&t);
 	}
+}
+
+/* InitRank, InitRankConfig, InitRankScalable, InitAll. */
+static void init_view(struct nw_jctx *x, const struct nw_comm_view *v)
+{
+	struct stuckset s = { 0 }, gone = { 0 };
+	init_members(x, v, &s, &gone);
+	if (!s.n || nranks_disagree(x, v, &s))
+		goto out;
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_INIT_STALL, v, NW_OP_COMM_INIT, 0);
+	if (!w)
+		goto out;
+	struct nw_rankset lost = { 0 };  /* comm ranks nobody holds, when they cannot be named */
+	uint32_t nmissing = never_entered(x, w, v, &lost);
+	char cb[128];
+	const char *call = create_call(v->origin);
+	culprit_lines(x, w, "never entered it");
+	gone_lines(x, w, v, &gone);
 	stuck_edges(x, w, &s, v, NW_OP_COMM_INIT);
 	if (lost.n) {
 		nw_buf_puts(&w->ev, lost.n == 1 ? "comm rank " : "comm ranks ");

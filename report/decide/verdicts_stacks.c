@@ -24,6 +24,7 @@
  * without a segment add where those ranks are to the verdicts that name
  * them. */
 #include "decide.h"
+#include "majority.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -324,17 +325,18 @@ static int host_runs(const struct nw_job *job, const struct nw_proc *p)
 	return 0;
 }
 
-static void stacks_only(struct nw_jctx *x)
+/* What the processes' stacks say, counted by class (enum sclass). */
+struct tally {
+	struct nw_rankset wait, gone, nostack;
+	size_t nwait, nelse, ngone, nno, wait_norank, gone_norank;
+};
+
+/* Each process's class (sp[i].cls, its main thread and where it waits),
+ * counted in *c; the ranks below the world size with no file (attach found
+ * no process) count as gone. */
+static void classify(struct nw_jctx *x, struct sproc *sp, size_t n, struct tally *c)
 {
 	struct nw_job *job = x->job;
-	size_t n = job->nprocs;
-	struct sproc *sp = calloc(n + 1, sizeof *sp);
-	if (!sp) {
-		x->oom = 1;
-		return;
-	}
-	struct nw_rankset wait = { 0 }, gone = { 0 }, nostack = { 0 };
-	size_t nwait = 0, nelse = 0, ngone = 0, nno = 0, wait_norank = 0, gone_norank = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct sproc *s = &sp[i];
 		s->p = job->procs[i];
@@ -349,246 +351,331 @@ static void stacks_only(struct nw_jctx *x)
 			s->cls = nw_stack_waits(s->t, &s->entry) != NW_FC_OTHER ? S_WAIT : S_ELSE;
 		switch (s->cls) {
 		case S_WAIT:
-			nwait++;
+			c->nwait++;
 			if (s->p->rank >= 0)
-				nw_set_add(x, &wait, s->p->rank);
+				nw_set_add(x, &c->wait, s->p->rank);
 			else
-				wait_norank++;
+				c->wait_norank++;
 			break;
-		case S_ELSE: nelse++; break;
+		case S_ELSE: c->nelse++; break;
 		case S_GONE:
-			ngone++;
+			c->ngone++;
 			if (s->p->rank >= 0)
-				nw_set_add(x, &gone, s->p->rank);
+				nw_set_add(x, &c->gone, s->p->rank);
 			else
-				gone_norank++;
+				c->gone_norank++;
 			break;
 		default:
-			nno++;
-			nw_set_add(x, &nostack, s->p->rank);
+			c->nno++;
+			nw_set_add(x, &c->nostack, s->p->rank);
 			break;
 		}
 	}
-	/* Ranks below the world size with no file: attach found no process. */
 	for (uint32_t k = 0; k < job->missing.n; k++)
-		nw_set_add(x, &gone, job->missing.v[k]);
-	const struct nw_thread_stack *ref = reference(x, sp, n);
-	const int anygone = gone.n || gone_norank;
-	const size_t first_vw = x->nvw;
+		nw_set_add(x, &c->gone, job->missing.v[k]);
+}
+
+/* Gone ranks: culprits whatever the others do. Returns -1 when the verdict
+ * could not be made. */
+static int gone_verdict(struct nw_jctx *x, const struct sproc *sp, size_t n, struct tally *c)
+{
+	struct nw_job *job = x->job;
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_MISSING_RANK, NULL, 0, 0);
+	if (!w)
+		return -1;
+	w->v.hint = "a process that died: its log and exit status, the kernel's log (OOM killer, GPU Xid "
+	            "errors)";
+	for (size_t i = 0; i < n; i++) {
+		if (sp[i].cls == S_GONE)
+			nw_verdict_culprit(x, w, sp[i].p);
+		else if (sp[i].cls == S_WAIT)
+			nw_verdict_waiting(x, w, sp[i].p);
+	}
+	for (uint32_t k = 0; k < job->missing.n; k++)
+		nw_set_add(x, &w->v.culprits, job->missing.v[k]);
+	struct nw_buf b = { 0 };
+	ranks_phrase(&b, &c->gone, c->gone_norank);
+	nw_buf_puts(&b, ": process gone");
+	if (c->nwait) {
+		nw_buf_puts(&b, "; ");
+		ranks_phrase(&b, &c->wait, c->wait_norank);
+		nw_buf_puts(&b, c->nwait == 1 ? " waits" : " wait");
+		nw_buf_puts(&b, " inside NCCL or on the GPU (from stacks)");
+	} else {
+		nw_buf_puts(&b, "; no other rank waits inside NCCL (from stacks)");
+	}
+	if (!(w->v.summary = nw_buf_take(&b)))
+		x->oom = 1;
+	if (job->missing.n) {
+		nw_buf_puts(&w->ev, job->missing.n == 1 ? "rank " : "ranks ");
+		nw_buf_rankset(&w->ev, &job->missing);
+		nw_buf_printf(&w->ev, ": no snapshot and no segment (world size %d): attach found no such process: "
+		              "it is gone, or its host was not attached", (int)job->world_size);
+		nw_verdict_evidence_flush(x, w);
+	}
+	evidence_others(x, w, sp, n, S_GONE);
+	evidence_waiting(x, w, sp, n);
+	evidence_others(x, w, sp, n, S_ELSE);
+	nw_verdict_evidence(x, w, "%s", NO_OPS);
+	return 0;
+}
+
+/* The elsewhere processes grouped by where they leave the waiting ranks'
+ * stack (ref); the groups in *groups, ordered (cmp_egrp) in the array
+ * returned (NULL: out of memory), their number in *ng. */
+static struct egrp **group_elsewhere(struct nw_jctx *x, struct sproc *sp, size_t n,
+                                     const struct nw_thread_stack *ref, struct egrp **groups, size_t *ng)
+{
+	struct egrp *g, *gt;
+	size_t count = 0;
+	for (size_t i = 0; i < n && !x->oom; i++) {
+		struct sproc *s = &sp[i];
+		if (s->cls != S_ELSE)
+			continue;
+		leave_point(x, s, ref);
+		HASH_FIND(hh, *groups, &s->where, sizeof s->where, g);
+		if (!g) {
+			if (!(g = calloc(1, sizeof *g))) {
+				x->oom = 1;
+				break;
+			}
+			g->where = s->where;
+			g->nwhere = s->nwhere;
+			g->first = i;
+			HASH_ADD(hh, *groups, where, sizeof g->where, g);
+			if (nw_hash_oom_taken()) {
+				free(g);
+				x->oom = 1;
+				break;
+			}
+			count++;
+		}
+		g->n++;
+		nw_set_add(x, &g->ranks, s->p->rank);
+	}
+	struct egrp **order = calloc(count + 1, sizeof *order);
+	size_t k = 0;
+	HASH_ITER(hh, *groups, g, gt) {
+		if (order)
+			order[k++] = g;
+	}
+	if (!order)
+		x->oom = 1;
+	else
+		qsort(order, k, sizeof *order, cmp_egrp);
+	*ng = k;
+	return order;
+}
+
+/* How many of its frames, from the outermost, every stack of group g
+ * shares (at least where they leave the waiting ranks' stack). */
+static uint32_t group_common(const struct sproc *sp, size_t n, const struct egrp *g)
+{
+	const struct nw_thread_stack *t0 = sp[g->first].t;
+	uint32_t common = t0->nframes;
+	for (size_t i = g->first + 1; i < n; i++) {
+		if (sp[i].cls != S_ELSE || sp[i].where != g->where)
+			continue;
+		uint32_t c = 0;
+		while (c < common && c < sp[i].t->nframes &&
+		       t0->frames[t0->nframes - 1 - c] == sp[i].t->frames[sp[i].t->nframes - 1 - c])
+			c++;
+		common = c;
+	}
+	return common < g->nwhere ? g->nwhere : common;
+}
+
+/* The summary of an elsewhere group's verdict: said as the frames the
+ * group's stacks share, up to two callers above where they leave. */
+static void group_summary(struct nw_jctx *x, struct nw_vwork *w, const struct sproc *sp, size_t n,
+                          const struct egrp *g, const struct tally *c)
+{
+	const struct nw_thread_stack *t0 = sp[g->first].t;
+	uint32_t common = group_common(sp, n, g);
+	uint32_t shown = common - g->nwhere + 3 < common ? common - g->nwhere + 3 : common;
+	struct nw_buf b = { 0 };
+	char lb[128];
+	if (!g->ranks.n && g->n == 1)
+		nw_buf_puts(&b, nw_proc_label(sp[g->first].p, lb));
+	else
+		ranks_phrase(&b, &g->ranks, g->n - g->ranks.n);
+	nw_buf_puts(&b, g->n == 1 ? " is in " : " are in ");
+	where_text(&b, t0->frames + (t0->nframes - common), shown);
+	if (shown < common && shown <= WHERE_FRAMES)
+		nw_buf_puts(&b, " < ...");
+	nw_buf_puts(&b, ", not inside NCCL, while ");
+	ranks_phrase(&b, &c->wait, c->wait_norank);
+	nw_buf_printf(&b, " %s inside NCCL or on the GPU (from stacks): the code path differs on %s",
+	              c->nwait == 1 ? "waits" : "wait", g->n == 1 ? "it" : "them");
+	if (!(w->v.summary = nw_buf_take(&b)))
+		x->oom = 1;
+}
+
+/* One elsewhere group's verdict: its processes are the culprits, the
+ * waiting ones wait. Returns -1 when the verdict could not be made. */
+static int group_verdict(struct nw_jctx *x, const struct sproc *sp, size_t n, const struct egrp *g,
+                         const struct tally *c)
+{
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_MISSING_RANK, NULL, 0, 0);
+	if (!w)
+		return -1;
+	w->v.hint = "the code path differs on those ranks (where they are: the stack); for op numbers, "
+	            "run with the preload or ask NCCL RAS (ncclwatch ras)";
+	for (size_t i = 0; i < n; i++) {
+		if (sp[i].cls == S_ELSE && sp[i].where == g->where)
+			nw_verdict_culprit(x, w, sp[i].p);
+		else if (sp[i].cls == S_WAIT)
+			nw_verdict_waiting(x, w, sp[i].p);
+	}
+	group_summary(x, w, sp, n, g, c);
+	struct nw_egroups eg = { 0 };
+	for (size_t i = 0; i < n && !x->oom; i++) {
+		if (sp[i].cls != S_ELSE || sp[i].where != g->where)
+			continue;
+		struct nw_buf t = { 0 };
+		nw_buf_puts(&t, "from stacks: not inside NCCL: main thread: ");
+		nw_buf_frames(&t, sp[i].t, STACK_FRAMES);
+		if (t.s && !t.oom)
+			nw_eg_add(x, &eg, sp[i].p, t.s, NW_NO_AGE);
+		nw_buf_free(&t);
+	}
+	nw_eg_flush(x, w, &eg, 4);
+	evidence_waiting(x, w, sp, n);
+	nw_verdict_evidence(x, w, "%s", NO_OPS);
+	nw_verdict_evidence(x, w, "%s", ONE_CAPTURE);
+	return 0;
+}
+
+/* A minority elsewhere while the majority waits: one verdict per group of
+ * where they are. */
+static void minority_verdicts(struct nw_jctx *x, struct sproc *sp, size_t n, const struct nw_thread_stack *ref,
+                              const struct tally *c)
+{
+	struct egrp *groups = NULL, *g, *gt;
+	size_t ng = 0;
+	struct egrp **order = group_elsewhere(x, sp, n, ref, &groups, &ng);
+	for (size_t j = 0; order && j < ng && !x->oom; j++)
+		if (group_verdict(x, sp, n, order[j], c) < 0)
+			break;
+	free(order);
+	HASH_ITER(hh, groups, g, gt) {
+		HASH_DEL(groups, g);
+		nw_rankset_free(&g->ranks);
+		free(g);
+	}
+}
+
+/* Everybody waits (and nobody is gone), or no minority stands out.
+ * Returns -1 when the verdict could not be made. */
+static int undecided_verdict(struct nw_jctx *x, const struct sproc *sp, size_t n, const struct tally *c)
+{
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_UNDECIDED, NULL, 0, 0);
+	if (!w)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (sp[i].cls == S_WAIT)
+			nw_verdict_waiting(x, w, sp[i].p);
+	struct nw_buf b = { 0 };
+	if (!c->nelse) {
+		nw_buf_puts(&b, c->nno ? "every rank with a stack (" : "every rank (");
+		if (c->wait.n)
+			nw_buf_rankset(&b, &c->wait);
+		else
+			nw_buf_printf(&b, "%zu processes without rank", c->wait_norank);
+		nw_buf_puts(&b, ") waits inside NCCL or on the GPU (from stacks): stacks cannot tell which "
+		            "collective each is in or who is behind: a rank that skipped a collective, mismatched "
+		            "arguments and a stuck transfer all look like this");
+	} else {
+		ranks_phrase(&b, &c->wait, c->wait_norank);
+		nw_buf_printf(&b, " %s inside NCCL or on the GPU and %zu other%s %s elsewhere (from stacks): no "
+		              "minority stands out: ranks that went past the others into one more collective look "
+		              "like this, and so do ranks that are only slower to arrive", c->nwait == 1 ? "waits" : "wait",
+		              c->nelse, c->nelse == 1 ? "" : "s", c->nelse == 1 ? "is" : "are");
+	}
+	if (!(w->v.summary = nw_buf_take(&b)))
+		x->oom = 1;
+	if (distinct_entries(sp, n) > 1)
+		nw_verdict_evidence(x, w, "from stacks: the waiting ranks are not all in the same call (below): a "
+		                    "desync or a mismatch is likely; which ranks deviate, only op numbers tell");
+	evidence_waiting(x, w, sp, n);
+	evidence_others(x, w, sp, n, S_ELSE);
+	nw_verdict_evidence(x, w, "%s", NO_OPS);
+	nw_verdict_evidence(x, w, "what would decide: NCCL's RAS counts of each rank's collectives "
+	                    "(ncclwatch ras), or op numbers from the preload (ncclwatch run, LD_PRELOAD)");
+	return 0;
+}
+
+/* Nobody waits in NCCL: nothing from stacks says the job is stuck.
+ * Returns -1 when the verdict could not be made. */
+static int quiet_verdict(struct nw_jctx *x, const struct sproc *sp, size_t n, const struct tally *c)
+{
+	struct nw_vwork *w = nw_verdict_new(x, c->nelse ? NW_V_HEALTHY : NW_V_UNDECIDED, NULL, 0, 0);
+	if (!w)
+		return -1;
+	if (c->nelse)
+		nw_verdict_summary(x, w, "from stacks: no rank waits inside NCCL or on the GPU (%zu process%s, one "
+		                   "capture each): nothing in their stacks says the job is stuck in NCCL", n,
+		                   n == 1 ? "" : "es");
+	else
+		nw_verdict_summary(x, w, "no process has a stack (%zu snapshot%s): nothing to judge", n,
+		                   n == 1 ? "" : "s");
+	evidence_others(x, w, sp, n, S_ELSE);
+	return 0;
+}
+
+/* Said once, on the first verdict made here (first_vw): the processes
+ * without a stack, and those that ended before attach read them. */
+static void first_verdict_notes(struct nw_jctx *x, const struct sproc *sp, size_t n, const struct tally *c,
+                                size_t first_vw)
+{
 	size_t ended = 0;
 	for (size_t i = 0; i < n; i++)
 		ended += sp[i].p->alive == 0 && sp[i].cls != S_GONE;
-
-	/* Gone ranks: culprits whatever the others do. */
-	if (anygone) {
-		struct nw_vwork *w = nw_verdict_new(x, NW_V_MISSING_RANK, NULL, 0, 0);
-		if (!w)
-			goto out;
-		w->v.hint = "a process that died: its log and exit status, the kernel's log (OOM killer, GPU Xid "
-		            "errors)";
-		for (size_t i = 0; i < n; i++) {
-			if (sp[i].cls == S_GONE)
-				nw_verdict_culprit(x, w, sp[i].p);
-			else if (sp[i].cls == S_WAIT)
-				nw_verdict_waiting(x, w, sp[i].p);
-		}
-		for (uint32_t k = 0; k < job->missing.n; k++)
-			nw_set_add(x, &w->v.culprits, job->missing.v[k]);
-		struct nw_buf b = { 0 };
-		ranks_phrase(&b, &gone, gone_norank);
-		nw_buf_puts(&b, ": process gone");
-		if (nwait) {
-			nw_buf_puts(&b, "; ");
-			ranks_phrase(&b, &wait, wait_norank);
-			nw_buf_puts(&b, nwait == 1 ? " waits" : " wait");
-			nw_buf_puts(&b, " inside NCCL or on the GPU (from stacks)");
-		} else {
-			nw_buf_puts(&b, "; no other rank waits inside NCCL (from stacks)");
-		}
-		if (!(w->v.summary = nw_buf_take(&b)))
-			x->oom = 1;
-		if (job->missing.n) {
-			nw_buf_puts(&w->ev, job->missing.n == 1 ? "rank " : "ranks ");
-			nw_buf_rankset(&w->ev, &job->missing);
-			nw_buf_printf(&w->ev, ": no snapshot and no segment (world size %d): attach found no such process: "
-			              "it is gone, or its host was not attached", (int)job->world_size);
-			nw_verdict_evidence_flush(x, w);
-		}
-		evidence_others(x, w, sp, n, S_GONE);
-		evidence_waiting(x, w, sp, n);
-		evidence_others(x, w, sp, n, S_ELSE);
-		nw_verdict_evidence(x, w, "%s", NO_OPS);
-	}
-
-	/* A strict minority elsewhere while the others wait: its groups. */
-	if (nwait && nelse && nelse < nwait) {
-		struct egrp *groups = NULL, *g, *gt;
-		size_t ng = 0;
-		for (size_t i = 0; i < n && !x->oom; i++) {
-			struct sproc *s = &sp[i];
-			if (s->cls != S_ELSE)
-				continue;
-			leave_point(x, s, ref);
-			HASH_FIND(hh, groups, &s->where, sizeof s->where, g);
-			if (!g) {
-				if (!(g = calloc(1, sizeof *g))) {
-					x->oom = 1;
-					break;
-				}
-				g->where = s->where;
-				g->nwhere = s->nwhere;
-				g->first = i;
-				HASH_ADD(hh, groups, where, sizeof g->where, g);
-				if (nw_hash_oom_taken()) {
-					free(g);
-					x->oom = 1;
-					break;
-				}
-				ng++;
-			}
-			g->n++;
-			nw_set_add(x, &g->ranks, s->p->rank);
-		}
-		struct egrp **order = calloc(ng + 1, sizeof *order);
-		size_t k = 0;
-		HASH_ITER(hh, groups, g, gt) {
-			if (order)
-				order[k++] = g;
-		}
-		if (!order)
-			x->oom = 1;
-		else
-			qsort(order, k, sizeof *order, cmp_egrp);
-		for (size_t j = 0; order && j < k && !x->oom; j++) {
-			g = order[j];
-			struct nw_vwork *w = nw_verdict_new(x, NW_V_MISSING_RANK, NULL, 0, 0);
-			if (!w)
-				break;
-			w->v.hint = "the code path differs on those ranks (where they are: the stack); for op numbers, "
-			            "run with the preload or ask NCCL RAS (ncclwatch ras)";
-			for (size_t i = 0; i < n; i++) {
-				if (sp[i].cls == S_ELSE && sp[i].where == g->where)
-					nw_verdict_culprit(x, w, sp[i].p);
-				else if (sp[i].cls == S_WAIT)
-					nw_verdict_waiting(x, w, sp[i].p);
-			}
-			/* Said as the frames the group's stacks share (at least where
-			 * they leave the waiting ranks' stack). */
-			const struct nw_thread_stack *t0 = sp[g->first].t;
-			uint32_t common = t0->nframes;
-			for (size_t i = g->first + 1; i < n; i++) {
-				if (sp[i].cls != S_ELSE || sp[i].where != g->where)
-					continue;
-				uint32_t c = 0;
-				while (c < common && c < sp[i].t->nframes &&
-				       t0->frames[t0->nframes - 1 - c] == sp[i].t->frames[sp[i].t->nframes - 1 - c])
-					c++;
-				common = c;
-			}
-			if (common < g->nwhere)
-				common = g->nwhere;
-			/* ... up to two callers above where they leave. */
-			uint32_t shown = common - g->nwhere + 3 < common ? common - g->nwhere + 3 : common;
-			struct nw_buf b = { 0 };
-			char lb[128];
-			if (!g->ranks.n && g->n == 1)
-				nw_buf_puts(&b, nw_proc_label(sp[g->first].p, lb));
-			else
-				ranks_phrase(&b, &g->ranks, g->n - g->ranks.n);
-			nw_buf_puts(&b, g->n == 1 ? " is in " : " are in ");
-			where_text(&b, t0->frames + (t0->nframes - common), shown);
-			if (shown < common && shown <= WHERE_FRAMES)
-				nw_buf_puts(&b, " < ...");
-			nw_buf_puts(&b, ", not inside NCCL, while ");
-			ranks_phrase(&b, &wait, wait_norank);
-			nw_buf_printf(&b, " %s inside NCCL or on the GPU (from stacks): the code path differs on %s",
-			              nwait == 1 ? "waits" : "wait", g->n == 1 ? "it" : "them");
-			if (!(w->v.summary = nw_buf_take(&b)))
-				x->oom = 1;
-			struct nw_egroups eg = { 0 };
-			for (size_t i = 0; i < n && !x->oom; i++) {
-				if (sp[i].cls != S_ELSE || sp[i].where != g->where)
-					continue;
-				struct nw_buf t = { 0 };
-				nw_buf_puts(&t, "from stacks: not inside NCCL: main thread: ");
-				nw_buf_frames(&t, sp[i].t, STACK_FRAMES);
-				if (t.s && !t.oom)
-					nw_eg_add(x, &eg, sp[i].p, t.s, NW_NO_AGE);
-				nw_buf_free(&t);
-			}
-			nw_eg_flush(x, w, &eg, 4);
-			evidence_waiting(x, w, sp, n);
-			nw_verdict_evidence(x, w, "%s", NO_OPS);
-			nw_verdict_evidence(x, w, "%s", ONE_CAPTURE);
-		}
-		free(order);
-		HASH_ITER(hh, groups, g, gt) {
-			HASH_DEL(groups, g);
-			nw_rankset_free(&g->ranks);
-			free(g);
-		}
-	} else if (nwait && !nelse && !anygone && host_fn_verdict(x, sp, n)) {
-		/* STREAM_BLOCKED: a host function holds the streams */
-	} else if (nwait && (nelse || !anygone)) {
-		/* Everybody waits (and nobody is gone), or no minority stands out. */
-		struct nw_vwork *w = nw_verdict_new(x, NW_V_UNDECIDED, NULL, 0, 0);
-		if (!w)
-			goto out;
-		for (size_t i = 0; i < n; i++)
-			if (sp[i].cls == S_WAIT)
-				nw_verdict_waiting(x, w, sp[i].p);
-		struct nw_buf b = { 0 };
-		if (!nelse) {
-			nw_buf_puts(&b, nno ? "every rank with a stack (" : "every rank (");
-			if (wait.n)
-				nw_buf_rankset(&b, &wait);
-			else
-				nw_buf_printf(&b, "%zu processes without rank", wait_norank);
-			nw_buf_puts(&b, ") waits inside NCCL or on the GPU (from stacks): stacks cannot tell which "
-			            "collective each is in or who is behind: a rank that skipped a collective, mismatched "
-			            "arguments and a stuck transfer all look like this");
-		} else {
-			ranks_phrase(&b, &wait, wait_norank);
-			nw_buf_printf(&b, " %s inside NCCL or on the GPU and %zu other%s %s elsewhere (from stacks): no "
-			              "minority stands out: ranks that went past the others into one more collective look "
-			              "like this, and so do ranks that are only slower to arrive", nwait == 1 ? "waits" : "wait",
-			              nelse, nelse == 1 ? "" : "s", nelse == 1 ? "is" : "are");
-		}
-		if (!(w->v.summary = nw_buf_take(&b)))
-			x->oom = 1;
-		if (distinct_entries(sp, n) > 1)
-			nw_verdict_evidence(x, w, "from stacks: the waiting ranks are not all in the same call (below): a "
-			                    "desync or a mismatch is likely; which ranks deviate, only op numbers tell");
-		evidence_waiting(x, w, sp, n);
-		evidence_others(x, w, sp, n, S_ELSE);
-		nw_verdict_evidence(x, w, "%s", NO_OPS);
-		nw_verdict_evidence(x, w, "what would decide: NCCL's RAS counts of each rank's collectives "
-		                    "(ncclwatch ras), or op numbers from the preload (ncclwatch run, LD_PRELOAD)");
-	} else if (!nwait && !anygone) {
-		/* Nobody waits in NCCL: nothing from stacks says the job is stuck. */
-		struct nw_vwork *w = nw_verdict_new(x, nelse ? NW_V_HEALTHY : NW_V_UNDECIDED, NULL, 0, 0);
-		if (!w)
-			goto out;
-		if (nelse)
-			nw_verdict_summary(x, w, "from stacks: no rank waits inside NCCL or on the GPU (%zu process%s, one "
-			                   "capture each): nothing in their stacks says the job is stuck in NCCL", n,
-			                   n == 1 ? "" : "es");
-		else
-			nw_verdict_summary(x, w, "no process has a stack (%zu snapshot%s): nothing to judge", n,
-			                   n == 1 ? "" : "s");
-		evidence_others(x, w, sp, n, S_ELSE);
-	}
-	/* Processes without a stack: said once, on the first verdict made here. */
-	if (nno && x->nvw > first_vw && !x->oom)
+	if (c->nno && x->nvw > first_vw && !x->oom)
 		evidence_others(x, x->vw[first_vw], sp, n, S_NOSTACK);
 	if (ended && x->nvw > first_vw && !x->oom)
 		nw_verdict_evidence(x, x->vw[first_vw], "from stacks: %zu process%s of this host no longer run%s, and none "
 		                    "of the job does (read after the job ended): judged as attach saw them", ended,
 		                    ended == 1 ? "" : "es", ended == 1 ? "s" : "");
+}
+
+/* A job of snapshots only (no segments): the verdicts its stacks allow.
+ * Gone ranks are culprits; a minority elsewhere while the majority waits
+ * in NCCL (majority.h: the waiting ones are the program as written) is
+ * blamed by where it is; else a host function that holds the streams;
+ * else nothing stands out. */
+static void stacks_only(struct nw_jctx *x)
+{
+	size_t n = x->job->nprocs;
+	struct sproc *sp = calloc(n + 1, sizeof *sp);
+	if (!sp) {
+		x->oom = 1;
+		return;
+	}
+	struct tally c = { 0 };
+	classify(x, sp, n, &c);
+	const struct nw_thread_stack *ref = reference(x, sp, n);
+	const int anygone = c.gone.n || c.gone_norank;
+	const size_t first_vw = x->nvw;
+	uint32_t votes[2] = { (uint32_t)c.nelse, (uint32_t)c.nwait };
+	if (anygone && gone_verdict(x, sp, n, &c) < 0)
+		goto out;
+	if (c.nelse && nw_majority(votes, 2) == 1) {
+		minority_verdicts(x, sp, n, ref, &c);
+	} else if (c.nwait && !c.nelse && !anygone && host_fn_verdict(x, sp, n)) {
+		/* STREAM_BLOCKED: a host function holds the streams */
+	} else if (c.nwait && (c.nelse || !anygone)) {
+		if (undecided_verdict(x, sp, n, &c) < 0)
+			goto out;
+	} else if (!c.nwait && !anygone) {
+		if (quiet_verdict(x, sp, n, &c) < 0)
+			goto out;
+	}
+	first_verdict_notes(x, sp, n, &c, first_vw);
 out:
-	nw_rankset_free(&wait);
-	nw_rankset_free(&gone);
-	nw_rankset_free(&nostack);
+	nw_rankset_free(&c.wait);
+	nw_rankset_free(&c.gone);
+	nw_rankset_free(&c.nostack);
 	free(sp);
 }
 

@@ -141,78 +141,117 @@ struct hostblk {
  * from holds exactly one whole aligned block of the same size, each
  * block whose ranks are all missing is a host nobody heard from. -1 out
  * of memory. */
+/* The hosts of the job's processes, each with its lowest rank and its
+ * number of ranks (pool: their storage). Returns 1, 0 when a process has
+ * no rank (nobody can place it), -1 out of memory. */
+static int host_blocks(const struct nw_job *job, struct hostblk *pool, struct hostblk **hosts)
+{
+	size_t npool = 0;
+	for (size_t i = 0; i < job->nprocs; i++) {
+		const struct nw_proc *p = job->procs[i];
+		struct hostblk *h;
+		if (p->rank < 0)
+			return 0;                /* a rank nobody can place */
+		HASH_FIND_STR(*hosts, p->hdr.host, h);
+		int oom = 0;
+		if (!h) {
+			h = &pool[npool++];
+			h->host = p->hdr.host;
+			h->first = p->rank;
+			HASH_ADD_KEYPTR(hh, *hosts, h->host, strlen(h->host), h);
+			oom = nw_hash_oom_taken();
+		}
+		if (p->rank < h->first)
+			h->first = p->rank;
+		h->n++;
+		if (oom)
+			return -1;
+	}
+	return 1;
+}
+
+/* Whether every host holds the same number of ranks (*per), starting at a
+ * multiple of it, and every rank lies within its host's block. */
+static int uniform_blocks(const struct nw_job *job, struct hostblk *hosts, uint32_t *per)
+{
+	struct hostblk *h, *ht;
+	int ok = 1;
+	HASH_ITER(hh, hosts, h, ht) {
+		if (!*per)
+			*per = h->n;
+		if (h->n != *per || h->first % (int32_t)*per)
+			ok = 0;
+	}
+	for (size_t i = 0; i < job->nprocs && ok; i++) {
+		const struct nw_proc *p = job->procs[i];
+		HASH_FIND_STR(hosts, p->hdr.host, h);
+		if (!h || p->rank / (int32_t)*per != h->first / (int32_t)*per)
+			ok = 0;
+	}
+	return ok;
+}
+
+/* Whether the hosts' blocks are distinct blocks of the world (seen[b]:
+ * block b is a host's). */
+static int distinct_blocks(struct hostblk *hosts, uint32_t per, uint8_t *seen, uint32_t nblocks)
+{
+	struct hostblk *h, *ht;
+	HASH_ITER(hh, hosts, h, ht) {
+		uint32_t b = (uint32_t)h->first / per;
+		if (b >= nblocks || seen[b])
+			return 0;
+		seen[b] = 1;
+	}
+	return 1;
+}
+
+/* The blocks nobody holds whose ranks are all missing: hosts unheard. -1
+ * out of memory. */
+static int mark_unheard(struct nw_job *job, const uint8_t *seen, uint32_t nblocks, uint32_t per)
+{
+	for (uint32_t b = 0; b < nblocks; b++) {
+		if (seen[b])
+			continue;
+		int32_t lo = (int32_t)(b * per), hi = lo + (int32_t)per;
+		if (hi > job->world_size)
+			hi = job->world_size;
+		int all = 1;
+		for (int32_t r = lo; r < hi && all; r++)
+			all = nw_rankset_has(&job->missing, r);
+		if (!all)
+			continue;
+		job->hosts_unheard++;
+		for (int32_t r = lo; r < hi; r++)
+			if (nw_rankset_add(&job->unheard, r))
+				return -1;
+	}
+	return 0;
+}
+
 static int unheard_hosts(struct nw_job *job)
 {
 	job->ranks_per_host = -1;
 	if (!job->missing.n || job->world_size <= 0)
 		return 0;
-	struct hostblk *hosts = NULL, *h, *ht;
+	struct hostblk *hosts = NULL;
 	struct hostblk *pool = calloc(job->nprocs ? job->nprocs : 1, sizeof *pool);
 	uint8_t *seen = NULL;
 	int oom = !pool, ok = 1;
-	size_t npool = 0;
-	for (size_t i = 0; i < job->nprocs && !oom && ok; i++) {
-		const struct nw_proc *p = job->procs[i];
-		if (p->rank < 0) {
-			ok = 0;                  /* a rank nobody can place */
-			break;
-		}
-		HASH_FIND_STR(hosts, p->hdr.host, h);
-		if (!h) {
-			h = &pool[npool++];
-			h->host = p->hdr.host;
-			h->first = p->rank;
-			HASH_ADD_KEYPTR(hh, hosts, h->host, strlen(h->host), h);
-			if (nw_hash_oom_taken())
-				oom = 1;
-		}
-		if (p->rank < h->first)
-			h->first = p->rank;
-		h->n++;
+	if (pool) {
+		int placed = host_blocks(job, pool, &hosts);
+		ok = placed != 0;
+		oom = placed < 0;
 	}
-	uint32_t per = 0, nhosts = HASH_COUNT(hosts);
-	if (!oom && ok && nhosts >= 2) {
-		HASH_ITER(hh, hosts, h, ht) {
-			if (!per)
-				per = h->n;
-			if (h->n != per || h->first % (int32_t)per)
-				ok = 0;
-		}
-		/* every rank within its host's block */
-		for (size_t i = 0; i < job->nprocs && ok; i++) {
-			const struct nw_proc *p = job->procs[i];
-			HASH_FIND_STR(hosts, p->hdr.host, h);
-			if (!h || p->rank / (int32_t)per != h->first / (int32_t)per)
-				ok = 0;
-		}
+	uint32_t per = 0;
+	if (!oom && ok && HASH_COUNT(hosts) >= 2) {
+		ok = uniform_blocks(job, hosts, &per);
 		uint32_t nblocks = ((uint32_t)job->world_size + per - 1) / per;
 		if (ok && !(seen = calloc(nblocks, 1)))
 			oom = 1;
-		HASH_ITER(hh, hosts, h, ht) {
-			if (!ok || oom)
-				break;
-			uint32_t b = (uint32_t)h->first / per;
-			if (b >= nblocks || seen[b])
-				ok = 0;
-			else
-				seen[b] = 1;
-		}
-		for (uint32_t b = 0; b < nblocks && ok && !oom; b++) {
-			if (seen[b])
-				continue;
-			int32_t lo = (int32_t)(b * per), hi = lo + (int32_t)per;
-			if (hi > job->world_size)
-				hi = job->world_size;
-			int all = 1;
-			for (int32_t r = lo; r < hi && all; r++)
-				all = nw_rankset_has(&job->missing, r);
-			if (!all)
-				continue;
-			job->hosts_unheard++;
-			for (int32_t r = lo; r < hi && !oom; r++)
-				if (nw_rankset_add(&job->unheard, r))
-					oom = 1;
-		}
+		if (ok && !oom)
+			ok = distinct_blocks(hosts, per, seen, nblocks);
+		if (ok && !oom && mark_unheard(job, seen, nblocks, per))
+			oom = 1;
 		if (ok && job->hosts_unheard)
 			job->ranks_per_host = (int32_t)per;
 	}
@@ -291,53 +330,65 @@ static int build_job(struct nw_job *job, const struct nw_analysis_options *opt)
 	return unheard_hosts(job);
 }
 
-int nw_model(struct nw_analysis *a, struct nw_load *ld, const struct nw_analysis_options *opt)
+/* Hands process p to its job's list in *jobs. -1 out of memory. */
+static int add_to_job(struct jtmp **jobs, struct nw_proc *p)
 {
-	struct jtmp *jobs = NULL, *j, *jt;
+	struct jtmp *j;
+	const char *name = p->hdr.job;
+	HASH_FIND_STR(*jobs, name, j);
+	if (!j) {
+		if (!(j = calloc(1, sizeof *j)))
+			return -1;
+		j->name = name;
+		HASH_ADD_KEYPTR(hh, *jobs, j->name, strlen(j->name), j);
+		if (nw_hash_oom_taken()) {
+			free(j);
+			return -1;
+		}
+	}
+	if (j->n == j->cap) {
+		size_t cap = j->cap ? j->cap * 2 : 8;
+		struct nw_proc **pp = realloc(j->procs, cap * sizeof *pp);
+		if (!pp)
+			return -1;
+		j->procs = pp;
+		j->cap = cap;
+	}
+	j->procs[j->n++] = p;
+	return 0;
+}
+
+/* The loaded processes grouped by job (those of other jobs than opt's
+ * freed); ld gives them all away. -1 out of memory. */
+static int group_jobs(struct nw_load *ld, const struct nw_analysis_options *opt, struct jtmp **jobs)
+{
 	int oom = 0;
-	size_t i;
-	for (i = 0; i < ld->nprocs && !oom; i++) {
+	for (size_t i = 0; i < ld->nprocs && !oom; i++) {
 		struct nw_proc *p = ld->procs[i];
-		const char *name = p->hdr.job;
-		if (opt && opt->job && strcmp(opt->job, name) != 0) {
+		if (opt && opt->job && strcmp(opt->job, p->hdr.job) != 0) {
 			nw_proc_free(p);
 			ld->procs[i] = NULL;
 			continue;
 		}
-		HASH_FIND_STR(jobs, name, j);
-		if (!j) {
-			if (!(j = calloc(1, sizeof *j))) {
-				oom = 1;
-				break;
-			}
-			j->name = name;
-			HASH_ADD_KEYPTR(hh, jobs, j->name, strlen(j->name), j);
-			if (nw_hash_oom_taken()) {
-				free(j);
-				oom = 1;
-				break;
-			}
-		}
-		if (j->n == j->cap) {
-			size_t cap = j->cap ? j->cap * 2 : 8;
-			struct nw_proc **pp = realloc(j->procs, cap * sizeof *pp);
-			if (!pp) {
-				oom = 1;
-				break;
-			}
-			j->procs = pp;
-			j->cap = cap;
-		}
-		j->procs[j->n++] = p;
-		ld->procs[i] = NULL;   /* the job owns it now */
+		if (add_to_job(jobs, p))
+			oom = 1;
+		else
+			ld->procs[i] = NULL;   /* the job owns it now */
 	}
 	/* Whatever was not handed to a job (after a failure) is freed here. */
-	for (i = 0; i < ld->nprocs; i++)
+	for (size_t i = 0; i < ld->nprocs; i++)
 		nw_proc_free(ld->procs[i]);
 	free(ld->procs);
 	ld->procs = NULL;
 	ld->nprocs = 0;
+	return oom ? -1 : 0;
+}
 
+/* The jobs into a->jobs (freed instead after a failure, oom set). -1 out
+ * of memory. */
+static int make_jobs(struct nw_analysis *a, struct jtmp *jobs, int oom)
+{
+	struct jtmp *j, *jt;
 	size_t njobs = HASH_COUNT(jobs);
 	if (!oom && njobs) {
 		a->jobs = calloc(njobs, sizeof *a->jobs);
@@ -361,11 +412,18 @@ int nw_model(struct nw_analysis *a, struct nw_load *ld, const struct nw_analysis
 		}
 		free(j);
 	}
-	if (oom)
+	return oom ? -1 : 0;
+}
+
+int nw_model(struct nw_analysis *a, struct nw_load *ld, const struct nw_analysis_options *opt)
+{
+	struct jtmp *jobs = NULL;
+	int oom = group_jobs(ld, opt, &jobs) != 0;
+	if (make_jobs(a, jobs, oom))
 		return -1;
 	if (a->njobs)
 		qsort(a->jobs, a->njobs, sizeof *a->jobs, cmp_job);
-	for (i = 0; i < a->njobs; i++) {
+	for (size_t i = 0; i < a->njobs; i++) {
 		struct nw_job *job = &a->jobs[i];
 		job->native = a->native;
 		if (build_job(job, opt) || nw_job_envdiff(job) || nw_job_stacks(job))

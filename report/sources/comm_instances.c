@@ -120,64 +120,131 @@ static int cmp_order(const void *a, const void *b)
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
-int nw_comm_instances(const struct nw_segment *seg, struct nw_comm_instances *out)
-{
-	memset(out, 0, sizeof *out);
-	const uint32_t ntable = seg->comm_count;
-	struct ghost *ghosts = NULL, *g, *gt;
-	struct nw_seg_comm *comms = NULL;
-	uint32_t nghosts = 0, cap = 0;
-	int oom = 0, reused = 0;
-	uint32_t *op_comm = malloc((seg->op_count ? seg->op_count : 1) * sizeof *op_comm);
-	if (!op_comm)
-		return -1;
-	for (uint32_t i = 0; i < ntable; i++)
-		reused |= seg->comms[i].gen != 0;
+/* The comms whose slot was given away, rebuilt from their ops. */
+struct ghosts {
+	struct ghost *map;               /* (slot, gen) -> index past the table */
+	struct nw_seg_comm *comms;       /* [n] */
+	uint32_t n, cap;
+};
 
-	/* Each op's comm; the comms whose slot was given away, rebuilt. */
-	for (size_t i = 0; i < seg->op_count && !oom; i++) {
+/* The ghost comm of an op whose comm left the table (a new one on its
+ * first op). NULL out of memory. */
+static struct ghost *ghost_of(struct ghosts *gs, uint32_t ntable, const struct nw_seg_op *op, int *first)
+{
+	struct ghost *g;
+	uint64_t key = key_of(op->comm_slot, op->comm_gen);
+	HASH_FIND(hh, gs->map, &key, sizeof key, g);
+	*first = !g;
+	if (g)
+		return g;
+	if (gs->n == gs->cap) {
+		uint32_t c2 = gs->cap ? 2 * gs->cap : 8;
+		struct nw_seg_comm *m = realloc(gs->comms, c2 * sizeof *m);
+		if (!m)
+			return NULL;
+		gs->comms = m;
+		gs->cap = c2;
+	}
+	if (!(g = calloc(1, sizeof *g)))
+		return NULL;
+	g->key = key;
+	g->index = ntable + gs->n;
+	memset(&gs->comms[gs->n], 0, sizeof *gs->comms);
+	atomic_store_explicit(&gs->comms[gs->n].gen, op->comm_gen, memory_order_relaxed);
+	gs->n++;
+	HASH_ADD(hh, gs->map, key, sizeof g->key, g);
+	if (nw_hash_oom_taken()) {
+		free(g);
+		return NULL;
+	}
+	return g;
+}
+
+/* Each op's comm (op_comm[i], UINT32_MAX none); the comms whose slot was
+ * given away, rebuilt into gs. -1 out of memory. */
+static int op_comms(const struct nw_segment *seg, uint32_t *op_comm, struct ghosts *gs)
+{
+	const uint32_t ntable = seg->comm_count;
+	for (size_t i = 0; i < seg->op_count; i++) {
 		const struct nw_seg_op *op = &seg->ops[i];
 		op_comm[i] = UINT32_MAX;
 		if (op->comm_slot >= ntable)
 			continue;                               /* no comm, or one never published */
 		if ((op_comm[i] = table_of(seg, op->comm_slot, op->comm_gen)) != UINT32_MAX)
 			continue;
-		uint64_t key = key_of(op->comm_slot, op->comm_gen);
-		HASH_FIND(hh, ghosts, &key, sizeof key, g);
-		int first = !g;
-		if (!g) {
-			if (nghosts == cap) {
-				uint32_t c2 = cap ? 2 * cap : 8;
-				struct nw_seg_comm *m = realloc(comms, c2 * sizeof *m);
-				if (!m) {
-					oom = 1;
-					break;
-				}
-				comms = m;
-				cap = c2;
-			}
-			if (!(g = calloc(1, sizeof *g))) {
-				oom = 1;
-				break;
-			}
-			g->key = key;
-			g->index = ntable + nghosts;
-			memset(&comms[nghosts], 0, sizeof *comms);
-			atomic_store_explicit(&comms[nghosts].gen, op->comm_gen, memory_order_relaxed);
-			nghosts++;
-			HASH_ADD(hh, ghosts, key, sizeof g->key, g);
-			if (nw_hash_oom_taken()) {
-				free(g);
-				oom = 1;
-				break;
-			}
-		}
-		learn(&comms[g->index - ntable], op, first);
+		int first;
+		struct ghost *g = ghost_of(gs, ntable, op, &first);
+		if (!g)
+			return -1;
+		learn(&gs->comms[g->index - ntable], op, first);
 		op_comm[i] = g->index;
 	}
+	return 0;
+}
+
+/* The peer entries of known comms (table or ghost), their comm_slot the
+ * comm's index; returns how many. */
+static uint32_t known_peers(const struct nw_segment *seg, const struct ghosts *gs, struct nw_seg_peer *peers)
+{
+	uint32_t npeers = 0;
+	for (uint32_t i = 0; i < seg->peer_count; i++) {
+		const struct nw_seg_peer *pe = &seg->peers[i];
+		uint32_t at = table_of(seg, pe->comm_slot, pe->comm_gen);
+		if (at == UINT32_MAX && pe->comm_slot < seg->comm_count) {
+			struct ghost *g;
+			uint64_t key = key_of(pe->comm_slot, pe->comm_gen);
+			HASH_FIND(hh, gs->map, &key, sizeof key, g);
+			at = g ? g->index : UINT32_MAX;
+		}
+		if (at == UINT32_MAX)
+			continue;                           /* its comm is gone from the ring too */
+		peers[npeers] = *pe;
+		peers[npeers++].comm_slot = at;
+	}
+	return npeers;
+}
+
+/* The n comms of *all sorted by creation, the ops' and peers' indexes
+ * renumbered (ord, perm: scratch of n). -1 out of memory. */
+static int creation_order(struct nw_seg_comm **all, uint32_t n, struct order *ord, uint32_t *perm,
+                          uint32_t *op_comm, size_t nops, struct nw_seg_peer *peers, uint32_t npeers)
+{
+	for (uint32_t i = 0; i < n; i++)
+		ord[i] = (struct order){ (*all)[i].init_enter_ns, i };
+	qsort(ord, n, sizeof *ord, cmp_order);
+	struct nw_seg_comm *sorted = malloc((n ? n : 1) * sizeof *sorted);
+	if (!sorted)
+		return -1;
+	for (uint32_t k = 0; k < n; k++) {
+		sorted[k] = (*all)[ord[k].index];
+		perm[ord[k].index] = k;
+	}
+	free(*all);
+	*all = sorted;
+	for (size_t i = 0; i < nops; i++)
+		if (op_comm[i] != UINT32_MAX)
+			op_comm[i] = perm[op_comm[i]];
+	for (uint32_t i = 0; i < npeers; i++)
+		peers[i].comm_slot = perm[peers[i].comm_slot];
+	return 0;
+}
+
+int nw_comm_instances(const struct nw_segment *seg, struct nw_comm_instances *out)
+{
+	memset(out, 0, sizeof *out);
+	const uint32_t ntable = seg->comm_count;
+	struct ghosts gs = { 0 };
+	struct ghost *g, *gt;
+	int oom = 0, reused = 0;
+	uint32_t *op_comm = malloc((seg->op_count ? seg->op_count : 1) * sizeof *op_comm);
+	if (!op_comm)
+		return -1;
+	for (uint32_t i = 0; i < ntable; i++)
+		reused |= seg->comms[i].gen != 0;
+	oom = op_comms(seg, op_comm, &gs) != 0;
 
 	/* The combined array, and the peer entries of known comms. */
-	const uint32_t n = ntable + nghosts;
+	const uint32_t n = ntable + gs.n;
 	struct nw_seg_comm *all = oom ? NULL : malloc((n ? n : 1) * sizeof *all);
 	struct nw_seg_peer *peers = oom ? NULL : malloc((seg->peer_count ? seg->peer_count : 1) * sizeof *peers);
 	uint32_t *perm = oom ? NULL : malloc((n ? n : 1) * sizeof *perm);
@@ -187,46 +254,16 @@ int nw_comm_instances(const struct nw_segment *seg, struct nw_comm_instances *ou
 		goto out;
 	}
 	memcpy(all, seg->comms, ntable * sizeof *all);
-	if (nghosts)
-		memcpy(all + ntable, comms, nghosts * sizeof *all);
-	uint32_t npeers = 0;
-	for (uint32_t i = 0; i < seg->peer_count; i++) {
-		const struct nw_seg_peer *pe = &seg->peers[i];
-		uint32_t at = table_of(seg, pe->comm_slot, pe->comm_gen);
-		if (at == UINT32_MAX && pe->comm_slot < ntable) {
-			uint64_t key = key_of(pe->comm_slot, pe->comm_gen);
-			HASH_FIND(hh, ghosts, &key, sizeof key, g);
-			at = g ? g->index : UINT32_MAX;
-		}
-		if (at == UINT32_MAX)
-			continue;                           /* its comm is gone from the ring too */
-		peers[npeers] = *pe;
-		peers[npeers++].comm_slot = at;
-	}
+	if (gs.n)
+		memcpy(all + ntable, gs.comms, gs.n * sizeof *all);
+	uint32_t npeers = known_peers(seg, &gs, peers);
 
 	/* Creation order, when slots were reused (else the table's is it). */
 	for (uint32_t i = 0; i < n; i++)
 		perm[i] = i;
-	if (reused || nghosts) {
-		for (uint32_t i = 0; i < n; i++)
-			ord[i] = (struct order){ all[i].init_enter_ns, i };
-		qsort(ord, n, sizeof *ord, cmp_order);
-		struct nw_seg_comm *sorted = malloc((n ? n : 1) * sizeof *sorted);
-		if (!sorted) {
-			oom = 1;
-			goto out;
-		}
-		for (uint32_t k = 0; k < n; k++) {
-			sorted[k] = all[ord[k].index];
-			perm[ord[k].index] = k;
-		}
-		free(all);
-		all = sorted;
-		for (size_t i = 0; i < seg->op_count; i++)
-			if (op_comm[i] != UINT32_MAX)
-				op_comm[i] = perm[op_comm[i]];
-		for (uint32_t i = 0; i < npeers; i++)
-			peers[i].comm_slot = perm[peers[i].comm_slot];
+	if ((reused || gs.n) && creation_order(&all, n, ord, perm, op_comm, seg->op_count, peers, npeers)) {
+		oom = 1;
+		goto out;
 	}
 	out->ncomms = n;
 	out->comms = all;
@@ -237,11 +274,11 @@ int nw_comm_instances(const struct nw_segment *seg, struct nw_comm_instances *ou
 	peers = NULL;
 	op_comm = NULL;
 out:
-	HASH_ITER(hh, ghosts, g, gt) {
-		HASH_DEL(ghosts, g);
+	HASH_ITER(hh, gs.map, g, gt) {
+		HASH_DEL(gs.map, g);
 		free(g);
 	}
-	free(comms);
+	free(gs.comms);
 	free(all);
 	free(peers);
 	free(perm);

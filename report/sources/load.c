@@ -143,6 +143,61 @@ static int host_fn_frame(const struct nw_segment *seg, const struct nw_seg_frame
 }
 
 /* Thread stacks of a consistent capture, frames interned. */
+/* Thread i's stack interned into ts: its Python frames, or (native) its
+ * mixed stack, and the host function it runs (tmp, *tmpcap: scratch).
+ * -1 out of memory. */
+static int keep_frames(const struct nw_segment *seg, uint32_t i, const struct nw_seg_thread *t,
+                       struct nw_thread_stack *ts, struct nw_intern *in, int native, char ***tmp, uint32_t *tmpcap)
+{
+	uint32_t nf = 0, npy = 0;
+	const struct nw_seg_frame *fr = nw_stack_frames(seg, i, &nf);
+	const struct nw_seg_pyframe *py = nw_stack_pyframes(seg, i, &npy);
+	if (!(t->py_flags & NW_PYT_PYTHON))
+		npy = 0;
+	if ((!fr || !nf) && !npy)
+		return 0;
+	uint32_t above = npy && native ? t->py_native : 0, below = npy && !native ? 0 : nf - above;
+	uint32_t total = above + npy + below;
+	if (total > *tmpcap) {
+		char **t2 = realloc(*tmp, total * sizeof **tmp);
+		if (!t2)
+			return -1;
+		*tmp = t2;
+		*tmpcap = total;
+	}
+	char **f = *tmp;
+	ts->npy = npy;
+	ts->py_at = ts->py_app = above;
+	for (uint32_t k = 0; k < npy; k++) {
+		char text[600];
+		py_text(seg, &py[k], text, sizeof text);
+		const char *file = nw_stack_string(seg, py[k].file);
+		/* Library frames (threading.py's wait) above the application's are skipped. */
+		if (ts->py_app == above + k && file && py_library_file(file) && k + 1 < npy)
+			ts->py_app = above + k + 1;
+		if (!(f[above + k] = nw_intern_str(in, text, strlen(text))))
+			return -1;
+	}
+	for (uint32_t j = 0; j < above + below; j++) {
+		uint32_t k = j, at = j < above ? j : j + npy; /* native frame k, its place */
+		char text[NW_STACK_MODULE_PATH_LEN + 64];
+		frame_text(seg, &fr[k], text, sizeof text);
+		if (!(f[at] = nw_intern_str(in, text, strlen(text))))
+			return -1;
+	}
+	int oom = 0;
+	ts->frames = nw_intern_list(in, f, total, &oom);
+	ts->nframes = oom ? 0 : total;
+	int hf = fr && nf ? host_fn_frame(seg, fr, nf) : -1;
+	if (hf >= 0 && !oom) {
+		char text[NW_STACK_MODULE_PATH_LEN + 64];
+		frame_text(seg, &fr[hf], text, sizeof text);
+		if (!(ts->host_fn = nw_intern_str(in, text, strlen(text))))
+			oom = 1;
+	}
+	return oom ? -1 : 0;
+}
+
 static int keep_threads(struct nw_proc *p, const struct nw_segment *seg, struct nw_intern *in, int native)
 {
 	if (seg->stack_state != NW_STACKS_CAPTURED || !seg->stack)
@@ -166,61 +221,12 @@ static int keep_threads(struct nw_proc *p, const struct nw_segment *seg, struct 
 		ts->flags = t->flags;
 		memcpy(ts->name, t->name, sizeof ts->name);
 		ts->name[sizeof ts->name - 1] = '\0';
-		uint32_t nf = 0, npy = 0;
-		const struct nw_seg_frame *fr = nw_stack_frames(seg, i, &nf);
-		const struct nw_seg_pyframe *py = nw_stack_pyframes(seg, i, &npy);
-		if (!(t->py_flags & NW_PYT_PYTHON))
-			npy = 0;
 		ts->py_flags = t->py_flags;
 		const char *pyname = (t->py_flags & NW_PYT_PYTHON) && t->py_name ? nw_stack_string(seg, t->py_name) : NULL;
 		if (pyname && pyname[0] && !(ts->py_name = nw_intern_str(in, pyname, strlen(pyname))))
 			oom = 1;
-		if ((!fr || !nf) && !npy)
-			continue;
-		/* A Python thread: its Python frames, or (native) its mixed stack. */
-		uint32_t above = npy && native ? t->py_native : 0, below = npy && !native ? 0 : nf - above;
-		uint32_t total = above + npy + below;
-		if (total > tmpcap) {
-			char **t2 = realloc(tmp, total * sizeof *tmp);
-			if (!t2) {
-				oom = 1;
-				break;
-			}
-			tmp = t2;
-			tmpcap = total;
-		}
-		ts->npy = npy;
-		ts->py_at = ts->py_app = above;
-		for (uint32_t k = 0; k < npy && !oom; k++) {
-			char text[600];
-			py_text(seg, &py[k], text, sizeof text);
-			const char *file = nw_stack_string(seg, py[k].file);
-			/* Library frames (threading.py's wait) above the application's are skipped. */
-			if (ts->py_app == above + k && file && py_library_file(file) && k + 1 < npy)
-				ts->py_app = above + k + 1;
-			if (!(tmp[above + k] = nw_intern_str(in, text, strlen(text))))
-				oom = 1;
-		}
-		for (uint32_t j = 0; j < above + below && !oom; j++) {
-			uint32_t k = j, at = j < above ? j : j + npy; /* native frame k, its place */
-			char text[NW_STACK_MODULE_PATH_LEN + 64];
-			frame_text(seg, &fr[k], text, sizeof text);
-			if (!(tmp[at] = nw_intern_str(in, text, strlen(text)))) {
-				oom = 1;
-				break;
-			}
-		}
-		if (!oom) {
-			ts->frames = nw_intern_list(in, tmp, total, &oom);
-			ts->nframes = oom ? 0 : total;
-		}
-		int hf = fr && nf ? host_fn_frame(seg, fr, nf) : -1;
-		if (hf >= 0 && !oom) {
-			char text[NW_STACK_MODULE_PATH_LEN + 64];
-			frame_text(seg, &fr[hf], text, sizeof text);
-			if (!(ts->host_fn = nw_intern_str(in, text, strlen(text))))
-				oom = 1;
-		}
+		else if (keep_frames(seg, i, t, ts, in, native, &tmp, &tmpcap))
+			oom = 1;
 	}
 	free(tmp);
 	return oom ? -1 : 0;
@@ -625,19 +631,19 @@ static int nomem(struct nw_read_error *err, const char *what)
 	return -1;
 }
 
-int nw_load(const char *const *paths, size_t npaths, int max_threads, int split, struct nw_analysis *a,
-            struct nw_load *out, struct nw_read_error *err)
+/* The input paths expanded into the files to read (list); a path that
+ * cannot be listed is a bad file. -1 (with *err) when nothing is left to
+ * read or out of memory. */
+static int list_inputs(const char *const *paths, size_t npaths, struct nw_analysis *a, struct nw_path_list *list,
+                       struct nw_read_error *err)
 {
-	struct nw_path_list list = { 0 };
 	struct nw_read_error first = { 0 }, e;
 	int have_first = 0;
-	memset(out, 0, sizeof *out);
-
 	for (size_t i = 0; i < npaths; i++) {
-		if (nw_input_list(paths[i], &list, &e) == NW_READ_OK)
+		if (nw_input_list(paths[i], list, &e) == NW_READ_OK)
 			continue;
 		if (e.code == NW_READ_ERR_NOMEM) {
-			nw_path_list_free(&list);
+			nw_path_list_free(list);
 			return nomem(err, paths[i]);
 		}
 		if (!have_first) {
@@ -645,23 +651,110 @@ int nw_load(const char *const *paths, size_t npaths, int max_threads, int split,
 			have_first = 1;
 		}
 		if (add_bad(a, paths[i], &e)) {
-			nw_path_list_free(&list);
+			nw_path_list_free(list);
 			return nomem(err, paths[i]);
 		}
 	}
-	if (list.count == 0) {
-		nw_path_list_free(&list);
-		if (err) {
-			if (have_first)
-				*err = first;
-			else {
-				memset(err, 0, sizeof *err);
-				err->code = NW_READ_ERR_EMPTY;
-				snprintf(err->message, sizeof err->message, "no segment files given");
-			}
+	if (list->count)
+		return 0;
+	nw_path_list_free(list);
+	if (err) {
+		if (have_first)
+			*err = first;
+		else {
+			memset(err, 0, sizeof *err);
+			err->code = NW_READ_ERR_EMPTY;
+			snprintf(err->message, sizeof err->message, "no segment files given");
 		}
-		return -1;
 	}
+	return -1;
+}
+
+/* In list order: bad files, and the best copy of each process (into
+ * out). Returns 1 on failure (out of memory). */
+static int keep_processes(struct nw_analysis *a, struct reader *r, const struct nw_path_list *list,
+                          struct nw_load *out)
+{
+	size_t nents = 0;
+	for (size_t i = 0; i < list->count; i++)
+		nents += r->slots[i].proc ? 1 : r->slots[i].nmore;
+	struct dedupe dd = { .out = out, .ents = calloc(nents ? nents : 1, sizeof *dd.ents) };
+	int failed = !dd.ents;
+	if (!failed && nents > list->count) {
+		struct nw_proc **more = realloc(out->procs, nents * sizeof *more);
+		if (more)
+			out->procs = more;
+		else
+			failed = 1;
+	}
+	for (size_t i = 0; i < list->count && !failed; i++) {
+		struct slot *s = &r->slots[i];
+		if (s->nomem) {
+			failed = 1;
+			break;
+		}
+		if (s->proc) {
+			failed = keep_best(&dd, s->proc);
+			s->proc = NULL;
+			continue;
+		}
+		if (s->more) {
+			for (size_t k = 0; k < s->nmore; k++) {
+				if (!failed)
+					failed = keep_best(&dd, s->more[k]);
+				else
+					nw_proc_free(s->more[k]);
+			}
+			free(s->more);
+			s->more = NULL;
+			continue;
+		}
+		if (s->err.code == NW_READ_ERR_NOMEM || add_bad(a, list->paths[i], &s->err))
+			failed = 1;
+	}
+	struct dent *seen = dd.seen;
+	HASH_CLEAR(hh, seen);
+	free(dd.ents);
+	return failed;
+}
+
+/* Flight Recorder dumps: one clock per job; those of a job that also left
+ * segments give way to the segments (said in a->notes). Returns 1 on
+ * failure. */
+static int settle_fr(struct nw_analysis *a, struct nw_load *out)
+{
+	char **pref = NULL;
+	size_t npref = 0;
+	int failed = nw_fr_settle(out->procs, &out->nprocs, &pref, &npref) != 0;
+	for (size_t i = 0; i < npref; i++) {
+		if (!failed && nw_analysis_note(a, "%s: a Flight Recorder dump of a process whose segment "
+		                                "was read too: the segment is used", pref[i]))
+			failed = 1;
+		free(pref[i]);
+	}
+	free(pref);
+	return failed;
+}
+
+/* What the slots still hold (only after a failure), and the slots. */
+static void free_slots(struct slot *slots, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		nw_proc_free(slots[i].proc);
+		for (size_t k = 0; slots[i].more && k < slots[i].nmore; k++)
+			nw_proc_free(slots[i].more[k]);
+		free(slots[i].more);
+	}
+	free(slots);
+}
+
+int nw_load(const char *const *paths, size_t npaths, int max_threads, int split, struct nw_analysis *a,
+            struct nw_load *out, struct nw_read_error *err)
+{
+	struct nw_path_list list = { 0 };
+	memset(out, 0, sizeof *out);
+	if (list_inputs(paths, npaths, a, &list, err))
+		return -1;
 
 	char host[NW_SEG_HOST_LEN + 1] = "";
 	if (gethostname(host, sizeof host - 1) != 0)
@@ -686,70 +779,12 @@ int nw_load(const char *const *paths, size_t npaths, int max_threads, int split,
 	pthread_mutex_destroy(&r.lock);
 	a->nread += list.count;
 
-	/* In list order: bad files, and the best copy of each process. */
-	size_t nents = 0;
-	for (size_t i = 0; i < list.count; i++)
-		nents += r.slots[i].proc ? 1 : r.slots[i].nmore;
-	struct dedupe dd = { .out = out, .ents = calloc(nents ? nents : 1, sizeof *dd.ents) };
-	int failed = !dd.ents;
-	if (!failed && nents > list.count) {
-		struct nw_proc **more = realloc(out->procs, nents * sizeof *more);
-		if (more)
-			out->procs = more;
-		else
-			failed = 1;
-	}
-	for (size_t i = 0; i < list.count && !failed; i++) {
-		struct slot *s = &r.slots[i];
-		if (s->nomem) {
-			failed = 1;
-			break;
-		}
-		if (s->proc) {
-			failed = keep_best(&dd, s->proc);
-			s->proc = NULL;
-			continue;
-		}
-		if (s->more) {
-			for (size_t k = 0; k < s->nmore; k++) {
-				if (!failed)
-					failed = keep_best(&dd, s->more[k]);
-				else
-					nw_proc_free(s->more[k]);
-			}
-			free(s->more);
-			s->more = NULL;
-			continue;
-		}
-		if (s->err.code == NW_READ_ERR_NOMEM || add_bad(a, list.paths[i], &s->err))
-			failed = 1;
-	}
-	struct dent *seen = dd.seen;
-	struct dent *ents = dd.ents;
-	HASH_CLEAR(hh, seen);
-	free(ents);
-	/* Flight Recorder dumps: one clock per job; those of a job that also
-	 * left segments give way to the segments (said in a->notes). */
-	char **pref = NULL;
-	size_t npref = 0;
-	if (!failed && nw_fr_settle(out->procs, &out->nprocs, &pref, &npref))
-		failed = 1;
-	for (size_t i = 0; i < npref; i++) {
-		if (!failed && nw_analysis_note(a, "%s: a Flight Recorder dump of a process whose segment "
-		                                "was read too: the segment is used", pref[i]))
-			failed = 1;
-		free(pref[i]);
-	}
-	free(pref);
+	int failed = keep_processes(a, &r, &list, out);
+	if (!failed)
+		failed = settle_fr(a, out);
 	if (!failed && split && nw_split_ranks(&out->procs, &out->nprocs))
 		failed = 1;
-	for (size_t i = 0; i < list.count; i++) {   /* left only after a failure */
-		nw_proc_free(r.slots[i].proc);
-		for (size_t k = 0; r.slots[i].more && k < r.slots[i].nmore; k++)
-			nw_proc_free(r.slots[i].more[k]);
-		free(r.slots[i].more);
-	}
-	free(r.slots);
+	free_slots(r.slots, list.count);
 	nw_path_list_free(&list);
 	if (failed) {
 		for (size_t i = 0; i < out->nprocs; i++)
