@@ -15,7 +15,7 @@ for c in "$dir"/*/files; do
 	[ -d "$c" ] || continue
 	name=$(basename "$(dirname "$c")")
 	echo "=== $name"
-	"$cli" diagnose "$c" 2>&1 | sed -E 's/[0-9]+(\\.[0-9]+)?s (ago|old)/Ns \\2/g'
+	"$cli" diagnose "$c" 2>&1 | sed -E 's/[0-9]+(\.[0-9]+)?s (ago|old)/Ns \2/g'
 	echo "--- json"
 	"$cli" diagnose --json "$c" 2>&1 | python3 -c '
 import json, sys
