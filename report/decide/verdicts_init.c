@@ -164,6 +164,62 @@ static void summary(struct nw_jctx *x, struct nw_vwork *w, const struct stuckset
 		x->oom = 1;
 }
 
+/* A tie between sizes: the one that counts exactly the ranks that entered
+ * the creation is the program's (the others passed another number); its
+ * index, or UINT32_MAX when none or several do. */
+static uint32_t size_of_those_there(const struct nw_comm_view *v, const int32_t *sizes, const uint32_t *votes,
+                                    uint32_t nsizes, uint32_t top)
+{
+	int32_t there = 0;
+	for (int32_t r = 0; r < v->nranks; r++)
+		there += v->members[r].proc != NULL;
+	uint32_t pick = UINT32_MAX;
+	for (uint32_t i = 0; i < nsizes; i++) {
+		if (votes[i] != votes[top] || sizes[i] != there)
+			continue;
+		if (pick != UINT32_MAX)
+			return UINT32_MAX;
+		pick = i;
+	}
+	return pick;
+}
+
+/* As many ranks on each side of the tie and nothing else to tell which
+ * size the program meant: every rank of the tied sides is named, "cannot
+ * tell which", none as only waiting. Returns 1. */
+static int nranks_tie(struct nw_jctx *x, const struct nw_comm_view *v, const struct stuckset *s, const int32_t *sizes,
+                      const uint32_t *votes, uint32_t nsizes)
+{
+	uint32_t top = nw_vote_top(votes, nsizes, &(uint32_t){ 0 });
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_INIT_STALL, v, NW_OP_COMM_INIT, 0);
+	if (!w)
+		return 1;
+	struct nw_egroups eg = { 0 };
+	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
+		const struct nw_member *m = &v->members[r];
+		uint32_t i = 0;
+		while (m->proc && i < nsizes && sizes[i] != m->comm->nranks)
+			i++;
+		if (!m->proc || i == nsizes || votes[i] != votes[top])
+			continue;
+		nw_verdict_culprit(x, w, m->proc);
+		char t[128];
+		snprintf(t, sizeof t, "called %s with nranks %d; ", create_call(v->origin), (int)m->comm->nranks);
+		nw_eg_where(x, &eg, m->proc, t, 1);
+	}
+	nw_eg_flush(x, w, &eg, 8);
+	char cb[128], ab[32];
+	struct nw_buf b = { 0 };
+	nw_buf_puts(&b, "cannot decide between ranks ");
+	nw_buf_rankset(&b, &w->v.culprits);
+	nw_buf_printf(&b, ": they called %s of %s with the same unique id and different nranks, as many ranks for "
+	              "each size, none of which counts the ranks that entered; they wait inside it for %s",
+	              create_call(v->origin), nw_comm_label(v->id, v->name, cb), nw_fmt_age(s->max_age, ab));
+	if (!(w->v.summary = nw_buf_take(&b)))
+		x->oom = 1;
+	return 1;
+}
+
 /* Members that disagree on nranks (the same unique id, another size): the
  * majority's size is the comm's; the others are the culprits (their init
  * can never complete: it waits for ranks that will never come, and the
@@ -187,13 +243,10 @@ static int nranks_disagree(struct nw_jctx *x, const struct nw_comm_view *v, cons
 	}
 	if (nsizes < 2)
 		return 0;
-	/* On a tie the smaller size is taken as the comm's (a convention: the
-	 * rule does not say which side deviates). */
 	uint32_t ntop;
 	uint32_t maj = nw_vote_top(votes, nsizes, &ntop);
-	for (uint32_t i = 0; i < nsizes && ntop > 1; i++)
-		if (votes[i] == votes[maj] && sizes[i] < sizes[maj])
-			maj = i;
+	if (ntop > 1 && (maj = size_of_those_there(v, sizes, votes, nsizes, maj)) == UINT32_MAX)
+		return nranks_tie(x, v, s, sizes, votes, nsizes);
 	struct nw_vwork *w = nw_verdict_new(x, NW_V_INIT_STALL, v, NW_OP_COMM_INIT, 0);
 	if (!w)
 		return 1;

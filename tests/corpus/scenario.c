@@ -937,6 +937,28 @@ static int case_init_wrong_nranks(struct sc *c)
 	idle_forever(c, "after init");
 }
 
+/* Init: the lower half of the ranks pass nranks n/2, the upper half n, on
+ * one unique id: a tie of sizes; n counts the ranks that entered. */
+static int case_init_half_nranks(struct sc *c)
+{
+	get_id(c);
+	parked(c, "entering init");
+	nccl_ok(c, ncclCommInitRank(&c->world, c->rank < c->n / 2 ? c->n / 2 : c->n, c->id, c->rank), "ncclCommInitRank");
+	line("rank %d: init returned after all", c->rank);
+	idle_forever(c, "after init");
+}
+
+/* Init: the lower half pass nranks n+1, the upper half n+2: a tie of
+ * sizes, and neither counts the ranks that entered. */
+static int case_init_tie_nranks(struct sc *c)
+{
+	get_id(c);
+	parked(c, "entering init");
+	nccl_ok(c, ncclCommInitRank(&c->world, c->rank < c->n / 2 ? c->n + 1 : c->n + 2, c->id, c->rank), "ncclCommInitRank");
+	line("rank %d: init returned after all", c->rank);
+	idle_forever(c, "after init");
+}
+
 /* Init: rank 2 skips the split its peers make after step 4 and goes on
  * with the world's step 5. */
 static int case_split_skip(struct sc *c)
@@ -1403,6 +1425,8 @@ static const struct scenario_case cases[] = {
 	{ "p2p-groups", case_p2p_groups, 2, "healthy: all-to-all send/recv in groups" },
 	{ "init-wrong-id", case_init_wrong_id, 4, "rank 3 inits with its own unique id" },
 	{ "init-wrong-nranks", case_init_wrong_nranks, 4, "rank 3 inits with nranks + 1" },
+	{ "init-half-nranks", case_init_half_nranks, 4, "ranks below n/2 init with nranks n/2, the others with n" },
+	{ "init-tie-nranks", case_init_tie_nranks, 4, "ranks below n/2 init with nranks n+1, the others with n+2" },
 	{ "split-skip", case_split_skip, 3, "rank 2 skips the ncclCommSplit its peers make" },
 	{ "init-error", case_init_error, 2, "rank 1's init returns an error, it exits 4" },
 	{ "noinit", case_noinit, 4, "rank 3 never calls NCCL (no file)" },
