@@ -52,44 +52,67 @@ static inline __attribute__((always_inline)) uint64_t write_op(struct nw_comm *c
 	return t + 1;
 }
 
-uint64_t nw_record_coll(ncclComm_t comm, struct nw_op_desc *d, uint32_t state, struct nw_comm **out)
+/* The steps of nw_op_coll and nw_op_p2p: the comm's entry, the event pair,
+ * the sequence number, the record. */
+static inline __attribute__((always_inline)) uint64_t op_begin(ncclComm_t comm, struct nw_op_desc *d, int p2p)
 {
+	if (__builtin_expect(!nw_recording(), 0)) {
+		nw_count_dropped();
+		return 0;
+	}
 	struct nw_comm *c = nw_comm_lookup(comm);
-	*out = c;
+	d->comm = c;
 	if (__builtin_expect(!c, 0)) {
 		nw_count_dropped();
 		return 0;
 	}
-	uint64_t now = nw_now_ns();
-	uint64_t seq = atomic_fetch_add_explicit(&c->seg->coll_enqueued, 1, memory_order_relaxed) + 1;
-	atomic_store_explicit(&c->seg->coll_enqueued_ns, now, memory_order_relaxed);
+	uint32_t state = nw_op_initial_state;
+	struct nw_track *tr = NULL;
+	if (nw_tls.group_depth == 0)
+		tr = nw_track_begin(d->stream, &state);
+	uint64_t now = nw_now_ns(), seq;
+	int send = d->kind == NW_OP_SEND;
+	if (!p2p) {
+		seq = atomic_fetch_add_explicit(&c->seg->coll_enqueued, 1, memory_order_relaxed) + 1;
+		atomic_store_explicit(&c->seg->coll_enqueued_ns, now, memory_order_relaxed);
+	} else {
+		struct nw_seg_peer *sp;
+		atomic_ullong *counter = nw_peer_counter(c, d->root, send, &sp);
+		seq = counter ? atomic_fetch_add_explicit(counter, 1, memory_order_relaxed) + 1 : 0;
+		if (sp)
+			atomic_store_explicit(&sp->last_ns, now, memory_order_relaxed);
+		atomic_fetch_add_explicit(&c->seg->p2p_enqueued, 1, memory_order_relaxed);
+		atomic_store_explicit(&c->seg->p2p_enqueued_ns, now, memory_order_relaxed);
+	}
 	d->seq = seq;
 	uint64_t t1 = write_op(c, d, seq, now, state, 0);
-	nw_group_took(c, NW_TAKEN_COLL, -1, t1, d->stream);
+	nw_group_took(c, !p2p ? NW_TAKEN_COLL : send ? NW_TAKEN_SEND : NW_TAKEN_RECV, p2p ? d->root : -1, t1,
+	              d->stream);
+	if (__builtin_expect(state == NW_ST_CAPTURED, 0) && t1)
+		nw_graph_captured(d->stream, t1);
+	if (tr) {
+		nw_track_bind(tr, t1, c, seq, d->kind, d->root);
+		d->track = t1 ? tr : NULL;
+	}
 	return t1;
 }
 
-uint64_t nw_record_p2p(ncclComm_t comm, struct nw_op_desc *d, uint32_t state, struct nw_comm **out)
+uint64_t nw_op_coll(ncclComm_t comm, struct nw_op_desc *d)
 {
-	struct nw_comm *c = nw_comm_lookup(comm);
-	*out = c;
-	if (__builtin_expect(!c, 0)) {
-		nw_count_dropped();
-		return 0;
-	}
-	int send = d->kind == NW_OP_SEND;
-	uint64_t now = nw_now_ns();
-	struct nw_seg_peer *sp;
-	atomic_ullong *counter = nw_peer_counter(c, d->root, send, &sp);
-	uint64_t seq = counter ? atomic_fetch_add_explicit(counter, 1, memory_order_relaxed) + 1 : 0;
-	if (sp)
-		atomic_store_explicit(&sp->last_ns, now, memory_order_relaxed);
-	atomic_fetch_add_explicit(&c->seg->p2p_enqueued, 1, memory_order_relaxed);
-	atomic_store_explicit(&c->seg->p2p_enqueued_ns, now, memory_order_relaxed);
-	d->seq = seq;
-	uint64_t t1 = write_op(c, d, seq, now, state, 0);
-	nw_group_took(c, send ? NW_TAKEN_SEND : NW_TAKEN_RECV, d->root, t1, d->stream);
-	return t1;
+	return op_begin(comm, d, 0);
+}
+
+uint64_t nw_op_p2p(ncclComm_t comm, struct nw_op_desc *d)
+{
+	return op_begin(comm, d, 1);
+}
+
+void nw_op_after(const struct nw_op_desc *d, uint64_t ticket1, ncclResult_t r)
+{
+	if (r != ncclSuccess)
+		nw_ring_set_result(ticket1, r);
+	if (d->track)
+		nw_track_end(d->track, r, d->comm);
 }
 
 uint64_t nw_record_comm_event(struct nw_comm *c, uint16_t kind, uint32_t state,
