@@ -51,16 +51,14 @@ struct nw_op_desc {
  * UNTRACKED when no CUDA driver could be loaded (set once at start). */
 extern NW_HIDDEN uint32_t nw_op_initial_state;
 
-/* All of a collective's / a send's or receive's work before its real call,
- * in one call (the wrapper keeps its arguments across one call only):
- * recording or not (else counted dropped), the comm's entry, the event pair
- * (outside a group), the record; ring ticket + 1, or 0; d->comm and
- * d->track set. */
-uint64_t nw_op_coll(ncclComm_t comm, struct nw_op_desc *d);
-uint64_t nw_op_p2p(ncclComm_t comm, struct nw_op_desc *d);
-/* After the real call, only when it failed or the op has an event pair:
- * its result, its end event. */
-void nw_op_after(const struct nw_op_desc *d, uint64_t ticket1, ncclResult_t r);
+/* nw_op_coll / nw_op_p2p (record_op.h, inlined into the wrappers): all of
+ * a collective's / a send's or receive's work before its real call:
+ * recording or not (else counted dropped), the comm's entry, the event
+ * pair (outside a group), the record; ring ticket + 1, or 0; d->comm and
+ * d->track set.
+ * nw_op_after: after the real call, only when it failed or the op has an
+ * event pair (`track`, on `comm`): its result, its end event. */
+void nw_op_after(struct nw_track *track, struct nw_comm *comm, uint64_t ticket1, ncclResult_t r);
 
 /* A record on comm `c` (NULL: none) of `kind` in `state`, seq 0: life-cycle
  * calls, async errors. `d` may be NULL. */
@@ -89,7 +87,7 @@ uint64_t nw_record_group(uint16_t kind, uint64_t gid, uint32_t depth, uint32_t s
 	nw_tls.inside = 0; \
 	/* a success leaves the record alone: it holds 0 (ncclSuccess) already */ \
 	if (__builtin_expect(r_ != ncclSuccess || (desc)->track != NULL, 0)) \
-		nw_op_after((desc), t1_, r_); \
+		nw_op_after((desc)->track, (desc)->comm, t1_, r_); \
 	return r_; \
 } while (0)
 

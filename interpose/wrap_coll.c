@@ -1,6 +1,6 @@
 /* wrap_coll: the collectives. Each records one op numbered by the comm's
  * collective counter, then forwards its arguments untouched. */
-#include "record.h"
+#include "record_op.h"
 
 NW_EXPORT ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
                                      ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,

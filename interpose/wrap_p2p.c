@@ -1,6 +1,6 @@
 /* wrap_p2p: ncclSend and ncclRecv. Numbered per (comm, peer, direction):
  * send #k from A to B matches receive #k on B from A. */
-#include "record.h"
+#include "record_op.h"
 
 NW_EXPORT ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype,
                                 int peer, ncclComm_t comm, cudaStream_t stream)
