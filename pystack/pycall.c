@@ -12,7 +12,7 @@
  * everything the hook reads is copied once, before the hook is set, into
  * one block (`hot`); the hook is one of two walks chosen then, so no call
  * tests the version: 3.11's (every frame a line of Python, reached through
- * tstate->cframe) and the general one (3.12+: C-stack shim frames skipped;
+ * tstate->cframe, its offsets constants) and the general one (3.12+: C-stack shim frames skipped;
  * 3.13+: the frame in the thread state itself). */
 #include "pycall.h"
 #include "cpython.h"
@@ -27,13 +27,24 @@ struct nw_seg_pycall *nw_pycall_base;
 /* What the hook reads, set once before it is set (release, then its
  * acquire load in nw_op_hooks_run): never changes after. */
 static struct {
-	struct nw_seg_pycall *base;
+	char *base;
 	uint64_t mask;                  /* ring capacity - 1 */
-	uint32_t depth;                 /* frames per op */
+	uint64_t stride;                /* bytes per op: depth entries */
 	int32_t cstack;                 /* owner of a C-stack shim frame, -1 none */
 	uint64_t ts_cframe, cf_frame, fr_code, fr_instr, fr_previous, fr_owner;
 	void *(*this_tstate)(void);
 } hot;
+
+/* 3.11 (x86-64): its offsets as constants in the walk (cpython.c's
+ * table for 3.11 has the same; is_311 holds the layout in use to them). */
+enum { PY311_TS_CFRAME = 56, PY311_CF_FRAME = 8, PY311_FR_CODE = 32, PY311_FR_PREVIOUS = 48,
+       PY311_FR_INSTR = 56 };
+
+static int is_311(const struct nw_py_layout *L)
+{
+	return L->owner_cstack < 0 && L->ts_cframe == PY311_TS_CFRAME && L->cf_frame == PY311_CF_FRAME &&
+	       L->fr_code == PY311_FR_CODE && L->fr_previous == PY311_FR_PREVIOUS && L->fr_instr == PY311_FR_INSTR;
+}
 
 static void record_311(uint64_t ticket);
 static void record_any(uint64_t ticket);
@@ -49,9 +60,9 @@ void nw_pycall_enable(struct nw_seg_stack_header *area, uint32_t ring_capacity)
 	if (nw_py_probe() != NW_PYRT_READY || !nw_py_check_layout())
 		return;
 	const struct nw_py_layout *L = &nw_py.L;
-	hot.base = (struct nw_seg_pycall *)((char *)area + ext->pycall_offset);
+	hot.base = (char *)area + ext->pycall_offset;
 	hot.mask = ring_capacity - 1;
-	hot.depth = ext->pycall_depth;
+	hot.stride = (uint64_t)ext->pycall_depth * sizeof(struct nw_seg_pycall);
 	hot.cstack = L->owner_cstack;
 	hot.ts_cframe = L->ts_cframe;
 	hot.cf_frame = L->cf_frame;
@@ -60,8 +71,8 @@ void nw_pycall_enable(struct nw_seg_stack_header *area, uint32_t ring_capacity)
 	hot.fr_previous = L->fr_previous;
 	hot.fr_owner = L->fr_owner;
 	hot.this_tstate = nw_py.this_tstate;
-	__atomic_store_n(&nw_pycall_base, hot.base, __ATOMIC_RELEASE);
-	NW_OP_HOOK_SET(pycall, L->owner_cstack < 0 && L->ts_cframe != NW_PY_NO_OFF ? record_311 : record_any);
+	__atomic_store_n(&nw_pycall_base, (struct nw_seg_pycall *)hot.base, __ATOMIC_RELEASE);
+	NW_OP_HOOK_SET(pycall, is_311(L) ? record_311 : record_any);
 }
 
 #define LOAD(addr) (*(const uint64_t *)(uintptr_t)(addr))
@@ -69,7 +80,7 @@ void nw_pycall_enable(struct nw_seg_stack_header *area, uint32_t ring_capacity)
 /* The op's call sites: `depth` entries from the ticket's slot. */
 static inline struct nw_seg_pycall *slot_of(uint64_t ticket)
 {
-	return hot.base + (ticket & hot.mask) * hot.depth;
+	return (struct nw_seg_pycall *)(hot.base + (ticket & hot.mask) * hot.stride);
 }
 
 /* Entries after the last frame found. */
@@ -87,16 +98,15 @@ static inline void clear_rest(struct nw_seg_pycall *s, struct nw_seg_pycall *end
  * us. */
 static void record_311(uint64_t ticket)
 {
-	struct nw_seg_pycall *s = slot_of(ticket), *end = s + hot.depth;
+	struct nw_seg_pycall *s = slot_of(ticket);
+	struct nw_seg_pycall *end = (struct nw_seg_pycall *)((char *)s + hot.stride);
 	uint64_t ts = (uint64_t)(uintptr_t)hot.this_tstate();
 	uint64_t f = 0;
 	if (ts) {
-		uint64_t cf = LOAD(ts + hot.ts_cframe);
-		f = cf ? LOAD(cf + hot.cf_frame) : 0;
+		uint64_t cf = LOAD(ts + PY311_TS_CFRAME);
+		f = cf ? LOAD(cf + PY311_CF_FRAME) : 0;
 	}
-	/* The offsets in locals: the stores below must not make the compiler
-	 * reload them. */
-	const uint64_t code_at = hot.fr_code, instr_at = hot.fr_instr, prev_at = hot.fr_previous;
+	const uint64_t code_at = PY311_FR_CODE, instr_at = PY311_FR_INSTR, prev_at = PY311_FR_PREVIOUS;
 	for (; f && s < end; s++, f = LOAD(f + prev_at)) {
 		__atomic_store_n(&s->code, LOAD(f + code_at), __ATOMIC_RELAXED);
 		__atomic_store_n(&s->instr, LOAD(f + instr_at), __ATOMIC_RELAXED);
@@ -107,7 +117,8 @@ static void record_311(uint64_t ticket)
 /* 3.12+: C-stack shim frames are skipped; 3.13+: no cframe. */
 static void record_any(uint64_t ticket)
 {
-	struct nw_seg_pycall *s = slot_of(ticket), *end = s + hot.depth;
+	struct nw_seg_pycall *s = slot_of(ticket);
+	struct nw_seg_pycall *end = (struct nw_seg_pycall *)((char *)s + hot.stride);
 	uint64_t ts = (uint64_t)(uintptr_t)hot.this_tstate();
 	uint64_t f = 0;
 	if (ts) {
