@@ -98,18 +98,25 @@ static inline void clear_rest(struct nw_seg_pycall *s, struct nw_seg_pycall *end
  * us. */
 static void record_311(uint64_t ticket)
 {
+	/* The thread state first: only the ticket is kept across the call. */
+	uint64_t ts = (uint64_t)(uintptr_t)hot.this_tstate();
 	struct nw_seg_pycall *s = slot_of(ticket);
 	struct nw_seg_pycall *end = (struct nw_seg_pycall *)((char *)s + hot.stride);
-	uint64_t ts = (uint64_t)(uintptr_t)hot.this_tstate();
 	uint64_t f = 0;
 	if (ts) {
 		uint64_t cf = LOAD(ts + PY311_TS_CFRAME);
 		f = cf ? LOAD(cf + PY311_CF_FRAME) : 0;
 	}
-	const uint64_t code_at = PY311_FR_CODE, instr_at = PY311_FR_INSTR, prev_at = PY311_FR_PREVIOUS;
-	for (; f && s < end; s++, f = LOAD(f + prev_at)) {
-		__atomic_store_n(&s->code, LOAD(f + code_at), __ATOMIC_RELAXED);
-		__atomic_store_n(&s->instr, LOAD(f + instr_at), __ATOMIC_RELAXED);
+	if (f) {                         /* depth >= 1 (nw_pycall_enable) */
+		for (;;) {
+			__atomic_store_n(&s->code, LOAD(f + PY311_FR_CODE), __ATOMIC_RELAXED);
+			__atomic_store_n(&s->instr, LOAD(f + PY311_FR_INSTR), __ATOMIC_RELAXED);
+			if (++s == end)
+				return;
+			f = LOAD(f + PY311_FR_PREVIOUS);
+			if (!f)
+				break;
+		}
 	}
 	clear_rest(s, end);
 }
