@@ -47,6 +47,7 @@ static int is_311(const struct nw_py_layout *L)
 }
 
 static void record_311(uint64_t ticket);
+static void record_311_4(uint64_t ticket);
 static void record_any(uint64_t ticket);
 
 void nw_pycall_enable(struct nw_seg_stack_header *area, uint32_t ring_capacity)
@@ -72,7 +73,7 @@ void nw_pycall_enable(struct nw_seg_stack_header *area, uint32_t ring_capacity)
 	hot.fr_owner = L->fr_owner;
 	hot.this_tstate = nw_py.this_tstate;
 	__atomic_store_n(&nw_pycall_base, (struct nw_seg_pycall *)hot.base, __ATOMIC_RELEASE);
-	NW_OP_HOOK_SET(pycall, is_311(L) ? record_311 : record_any);
+	NW_OP_HOOK_SET(pycall, !is_311(L) ? record_any : ext->pycall_depth == 4 ? record_311_4 : record_311);
 }
 
 #define LOAD(addr) (*(const uint64_t *)(uintptr_t)(addr))
@@ -96,21 +97,31 @@ static inline void clear_rest(struct nw_seg_pycall *s, struct nw_seg_pycall *end
  * frames (before _co_firsttraceable): only the newest frame can be one, in
  * its prologue, and the newest frame here is the one whose CALL brought
  * us. */
+/* The newest frame of thread state ts (0: none). */
+static inline uint64_t first_frame_311(uint64_t ts)
+{
+	if (!ts)
+		return 0;
+	uint64_t cf = LOAD(ts + PY311_TS_CFRAME);
+	return cf ? LOAD(cf + PY311_CF_FRAME) : 0;
+}
+
+static inline void put_311(struct nw_seg_pycall *s, uint64_t f)
+{
+	__atomic_store_n(&s->code, LOAD(f + PY311_FR_CODE), __ATOMIC_RELAXED);
+	__atomic_store_n(&s->instr, LOAD(f + PY311_FR_INSTR), __ATOMIC_RELAXED);
+}
+
+/* Any depth (NCCLWATCH_PY_FRAMES). */
 static void record_311(uint64_t ticket)
 {
 	/* The thread state first: only the ticket is kept across the call. */
-	uint64_t ts = (uint64_t)(uintptr_t)hot.this_tstate();
+	uint64_t f = first_frame_311((uint64_t)(uintptr_t)hot.this_tstate());
 	struct nw_seg_pycall *s = slot_of(ticket);
 	struct nw_seg_pycall *end = (struct nw_seg_pycall *)((char *)s + hot.stride);
-	uint64_t f = 0;
-	if (ts) {
-		uint64_t cf = LOAD(ts + PY311_TS_CFRAME);
-		f = cf ? LOAD(cf + PY311_CF_FRAME) : 0;
-	}
 	if (f) {                         /* depth >= 1 (nw_pycall_enable) */
 		for (;;) {
-			__atomic_store_n(&s->code, LOAD(f + PY311_FR_CODE), __ATOMIC_RELAXED);
-			__atomic_store_n(&s->instr, LOAD(f + PY311_FR_INSTR), __ATOMIC_RELAXED);
+			put_311(s, f);
 			if (++s == end)
 				return;
 			f = LOAD(f + PY311_FR_PREVIOUS);
@@ -119,6 +130,32 @@ static void record_311(uint64_t ticket)
 		}
 	}
 	clear_rest(s, end);
+}
+
+/* The default depth, 4, unrolled: no test of the depth per frame. */
+static void record_311_4(uint64_t ticket)
+{
+	uint64_t f = first_frame_311((uint64_t)(uintptr_t)hot.this_tstate());
+	struct nw_seg_pycall *s = slot_of(ticket);
+	int k = 0;
+	if (!f)
+		goto rest;
+	put_311(&s[0], f);
+	k = 1;
+	if (!(f = LOAD(f + PY311_FR_PREVIOUS)))
+		goto rest;
+	put_311(&s[1], f);
+	k = 2;
+	if (!(f = LOAD(f + PY311_FR_PREVIOUS)))
+		goto rest;
+	put_311(&s[2], f);
+	k = 3;
+	if (!(f = LOAD(f + PY311_FR_PREVIOUS)))
+		goto rest;
+	put_311(&s[3], f);
+	return;
+rest:
+	clear_rest(s + k, s + 4);
 }
 
 /* 3.12+: C-stack shim frames are skipped; 3.13+: no cframe. */
