@@ -57,13 +57,14 @@ if command -v valgrind > /dev/null; then
 	# The same from Python (tests/bench/py_calls.py: ncclAllReduce through
 	# ctypes, 4 Python frames deep), with the per-op Python call site on
 	# (NCCLWATCH_PY_FRAMES=4, the default: pystack/pycall.c reads the 4
-	# frames) and off (0): the difference shows the call site ran.
+	# frames) and off (0): the difference shows the call site ran. A fixed
+	# hash seed: Python's own count per call then varies less between runs.
 	py=/usr/bin/python3
 	if [ -x "$py" ]; then
 		pyir() {   # pyir CALLS FRAMES [preload]: instructions of the main thread (py_calls makes CALLS calls twice)
 			rm -f "$T"/cgp.*
 			_pre=""; [ -n "${3:-}" ] && _pre=$(nw_preload)
-			NCCLWATCH_PY_FRAMES=$2 LD_PRELOAD="$_pre" NCCLWATCH_JOB=cgp$1$2${3:-} valgrind --tool=callgrind \
+			PYTHONHASHSEED=0 NCCLWATCH_PY_FRAMES=$2 LD_PRELOAD="$_pre" NCCLWATCH_JOB=cgp$1$2${3:-} valgrind --tool=callgrind \
 				--separate-threads=yes --callgrind-out-file="$T/cgp.out" "$py" "$NW_ROOT/tests/bench/py_calls.py" \
 				"$1" 1 > "$T/cgp.log" 2>&1 || { cat "$T/cgp.log" >&2; fail "py_calls.py under callgrind failed"; }
 			sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$T/cgp.out-01"
