@@ -35,8 +35,9 @@ struct nw_op_hooks {
 };
 extern NW_HIDDEN struct nw_op_hooks nw_op_hooks;
 
-/* Set a hook (not the hot path: under a lock; `run` is stored last, with
- * release: what the hooks read was set up before). */
+/* Set a hook (not the hot path; no lock: hooks.c). `run` is stored after
+ * the field, sequentially consistent: what the hooks read was set up
+ * before. */
 void nw_op_hook_set(nw_op_hook *field, nw_op_hook fn);
 #define NW_OP_HOOK_SET(field, fn) nw_op_hook_set(&nw_op_hooks.field, (fn))
 
