@@ -95,9 +95,16 @@ static inline struct nw_comm *nw_comm_lookup(ncclComm_t handle)
 {
 	uint32_t gen = atomic_load_explicit(&nw_comm_generation, memory_order_acquire);
 	if (__builtin_expect(nw_tls.cache_gen == gen, 1)) {
-		for (int i = 0; i < NW_THREAD_CACHE; i++)
-			if (nw_tls.cache[i].handle == handle)
-				return nw_tls.cache[i].comm;
+		/* Unrolled: constant offsets from the thread pointer, no index. */
+		_Static_assert(NW_THREAD_CACHE == 4, "the lookup below reads 4 entries");
+		if (nw_tls.cache[0].handle == handle)
+			return nw_tls.cache[0].comm;
+		if (nw_tls.cache[1].handle == handle)
+			return nw_tls.cache[1].comm;
+		if (nw_tls.cache[2].handle == handle)
+			return nw_tls.cache[2].comm;
+		if (nw_tls.cache[3].handle == handle)
+			return nw_tls.cache[3].comm;
 	}
 	return nw_comm_lookup_slow(handle, gen);
 }

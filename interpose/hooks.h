@@ -31,18 +31,20 @@ typedef void (*nw_op_hook)(uint64_t ticket);
 struct nw_op_hooks {
 	nw_op_hook opstack;
 	nw_op_hook pycall;
+	nw_op_hook run;              /* what the hot path calls: the one set, or both in turn */
 };
 extern NW_HIDDEN struct nw_op_hooks nw_op_hooks;
 
-/* Set a hook (release: what it reads was set up before). */
-#define NW_OP_HOOK_SET(field, fn) __atomic_store_n(&nw_op_hooks.field, (fn), __ATOMIC_RELEASE)
+/* Set a hook (not the hot path; no lock: hooks.c). `run` is stored after
+ * the field, sequentially consistent: what the hooks read was set up
+ * before. */
+void nw_op_hook_set(nw_op_hook *field, nw_op_hook fn);
+#define NW_OP_HOOK_SET(field, fn) nw_op_hook_set(&nw_op_hooks.field, (fn))
 
+/* One load and one test while no hook is set. */
 static inline void nw_op_hooks_run(uint64_t ticket)
 {
-	nw_op_hook f = __atomic_load_n(&nw_op_hooks.opstack, __ATOMIC_ACQUIRE);
-	if (__builtin_expect(f != 0, 0))
-		f(ticket);
-	f = __atomic_load_n(&nw_op_hooks.pycall, __ATOMIC_ACQUIRE);
+	nw_op_hook f = __atomic_load_n(&nw_op_hooks.run, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(f != 0, 0))
 		f(ticket);
 }

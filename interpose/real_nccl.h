@@ -61,10 +61,15 @@ ncclResult_t nw_real_missing(enum nw_real_index which, const char *name);
 /* Path of the library the table came from ("" if unknown). */
 const char *nw_real_library_path(void);
 
-/* The real function `n` (nccl##n), resolving the table on first use. */
+/* The real function `n` (nccl##n), resolving the table on first use. An
+ * entry is set once (fill_missing) and never changes: a set one is used at
+ * once, with no test of nw_real_ready; a NULL one resolves, then reads again. */
 #define NW_REAL_FN(n) ({ \
-	if (__builtin_expect(!atomic_load_explicit(&nw_real_ready, memory_order_acquire), 0)) \
+	__typeof__(nw_real.n) nw_fn_ = __atomic_load_n(&nw_real.n, __ATOMIC_ACQUIRE); \
+	if (__builtin_expect(nw_fn_ == NULL, 0)) { \
 		nw_real_resolve(); \
-	__atomic_load_n(&nw_real.n, __ATOMIC_RELAXED); })
+		nw_fn_ = __atomic_load_n(&nw_real.n, __ATOMIC_ACQUIRE); \
+	} \
+	nw_fn_; })
 
 #endif

@@ -1,95 +1,15 @@
 /* record: see record.h. */
 #include "record.h"
-
-#include "groups.h"
-#include "hooks.h"
+#include "record_op.h"
 
 uint32_t nw_op_initial_state = NW_ST_ENQUEUED;
 
-/* Claim a ring slot and write every field of the record; publish it.
- * Inlined: the hot path's callers pass a comm and a descriptor, and the
- * tests of NULL fold away. */
-static inline __attribute__((always_inline)) uint64_t write_op(struct nw_comm *c, const struct nw_op_desc *d, uint64_t seq,
-                         uint64_t now, uint32_t state, uint32_t extra_flags)
+void nw_op_after(struct nw_track *track, struct nw_comm *comm, uint64_t ticket1, ncclResult_t r)
 {
-	uint64_t t;
-	struct nw_seg_op *op = nw_ring_claim(&t);
-	if (!op) {
-		nw_count_dropped();
-		return 0;
-	}
-	nw_op_hooks_run(t);
-	const struct nw_thread *th = &nw_tls;
-	uint32_t flags = extra_flags | (d ? d->flags : 0);
-	if (th->group_depth)
-		flags |= NW_OPF_IN_GROUP;
-	if (c && !c->blocking)
-		flags |= NW_OPF_NONBLOCKING;
-	op->comm_id = c ? c->id : 0;
-	op->seq = seq;
-	op->count = d ? d->count : 0;
-	op->stream = d ? d->stream : 0;
-	op->group_id = th->group_id;
-	op->caller = d ? d->caller : 0;
-	op->enqueue_ns = now;
-	atomic_store_explicit(&op->start_ns, 0, memory_order_relaxed);
-	atomic_store_explicit(&op->end_ns, 0, memory_order_relaxed);
-	op->comm_slot = c ? c->slot : UINT32_MAX;
-	op->comm_gen = c ? c->gen : 0;
-	op->kind = d ? d->kind : 0;
-	op->datatype = d ? d->datatype : 0;
-	op->group_depth = (uint8_t)(th->group_depth > 255 ? 255 : th->group_depth);
-	op->redop = d ? d->redop : -1;
-	op->root = d ? d->root : -1;
-	op->rank = c ? __atomic_load_n(&c->rank, __ATOMIC_RELAXED) : -1;
-	op->nranks = c ? __atomic_load_n(&c->nranks, __ATOMIC_RELAXED) : -1;
-	op->tid = nw_thread_tid();
-	op->flags = flags;
-	atomic_store_explicit(&op->state, state, memory_order_relaxed);
-	atomic_store_explicit(&op->result, 0, memory_order_relaxed);
-	atomic_store_explicit(&op->cuda_error, 0, memory_order_relaxed);
-	nw_ring_publish(op, t);
-	return t + 1;
-}
-
-uint64_t nw_record_coll(ncclComm_t comm, struct nw_op_desc *d, uint32_t state, struct nw_comm **out)
-{
-	struct nw_comm *c = nw_comm_lookup(comm);
-	*out = c;
-	if (__builtin_expect(!c, 0)) {
-		nw_count_dropped();
-		return 0;
-	}
-	uint64_t now = nw_now_ns();
-	uint64_t seq = atomic_fetch_add_explicit(&c->seg->coll_enqueued, 1, memory_order_relaxed) + 1;
-	atomic_store_explicit(&c->seg->coll_enqueued_ns, now, memory_order_relaxed);
-	d->seq = seq;
-	uint64_t t1 = write_op(c, d, seq, now, state, 0);
-	nw_group_took(c, NW_TAKEN_COLL, -1, t1, d->stream);
-	return t1;
-}
-
-uint64_t nw_record_p2p(ncclComm_t comm, struct nw_op_desc *d, uint32_t state, struct nw_comm **out)
-{
-	struct nw_comm *c = nw_comm_lookup(comm);
-	*out = c;
-	if (__builtin_expect(!c, 0)) {
-		nw_count_dropped();
-		return 0;
-	}
-	int send = d->kind == NW_OP_SEND;
-	uint64_t now = nw_now_ns();
-	struct nw_seg_peer *sp;
-	atomic_ullong *counter = nw_peer_counter(c, d->root, send, &sp);
-	uint64_t seq = counter ? atomic_fetch_add_explicit(counter, 1, memory_order_relaxed) + 1 : 0;
-	if (sp)
-		atomic_store_explicit(&sp->last_ns, now, memory_order_relaxed);
-	atomic_fetch_add_explicit(&c->seg->p2p_enqueued, 1, memory_order_relaxed);
-	atomic_store_explicit(&c->seg->p2p_enqueued_ns, now, memory_order_relaxed);
-	d->seq = seq;
-	uint64_t t1 = write_op(c, d, seq, now, state, 0);
-	nw_group_took(c, send ? NW_TAKEN_SEND : NW_TAKEN_RECV, d->root, t1, d->stream);
-	return t1;
+	if (r != ncclSuccess)
+		nw_ring_set_result(ticket1, r);
+	if (track)
+		nw_track_end(track, r, comm);
 }
 
 uint64_t nw_record_comm_event(struct nw_comm *c, uint16_t kind, uint32_t state,

@@ -38,6 +38,8 @@ struct nw_op_desc {
 	uint8_t pad;
 	uint32_t flags;                /* NW_OPF_* known from the arguments */
 	uint64_t seq;                  /* out: the sequence number the op took (0 none) */
+	struct nw_comm *comm;          /* out (nw_op_coll/p2p): the comm entry, NULL untracked */
+	struct nw_track *track;        /* out (nw_op_coll/p2p): its event pair, NULL none */
 };
 
 #define NW_OP_DESC(var, kind_, count_, dtype_, redop_, root_, stream_, inplace_) \
@@ -49,10 +51,14 @@ struct nw_op_desc {
  * UNTRACKED when no CUDA driver could be loaded (set once at start). */
 extern NW_HIDDEN uint32_t nw_op_initial_state;
 
-/* Record a collective / a send or receive on `comm`: ring ticket + 1, or 0;
- * *c is the comm entry (NULL if untracked). */
-uint64_t nw_record_coll(ncclComm_t comm, struct nw_op_desc *d, uint32_t state, struct nw_comm **c);
-uint64_t nw_record_p2p(ncclComm_t comm, struct nw_op_desc *d, uint32_t state, struct nw_comm **c);
+/* nw_op_coll / nw_op_p2p (record_op.h, inlined into the wrappers): all of
+ * a collective's / a send's or receive's work before its real call:
+ * recording or not (else counted dropped), the comm's entry, the event
+ * pair (outside a group), the record; ring ticket + 1, or 0; d->comm and
+ * d->track set.
+ * nw_op_after: after the real call, only when it failed or the op has an
+ * event pair (`track`, on `comm`): its result, its end event. */
+void nw_op_after(struct nw_track *track, struct nw_comm *comm, uint64_t ticket1, ncclResult_t r);
 
 /* A record on comm `c` (NULL: none) of `kind` in `state`, seq 0: life-cycle
  * calls, async errors. `d` may be NULL. */
@@ -68,37 +74,20 @@ uint64_t nw_record_graph_launch(const struct nw_graph_exec *e, uint64_t exec, ui
 /* A GROUP_START / GROUP_END record for group `gid`. */
 uint64_t nw_record_group(uint16_t kind, uint64_t gid, uint32_t depth, uint32_t state, uint64_t caller);
 
-#define NW_WRAP_OP(name, record_fn, desc, ...) do { \
+#define NW_WRAP_OP(name, op_fn, desc, ...) do { \
 	__typeof__(nccl##name) *real_ = NW_REAL_FN(name); \
 	if (__builtin_expect(real_ == NULL, 0)) \
 		return nw_real_missing(NW_REAL_##name, "nccl" #name); \
 	if (nw_tls.inside) \
 		return real_(__VA_ARGS__); \
-	uint64_t t1_ = 0; \
-	struct nw_comm *c_ = NULL; \
-	struct nw_track *tr_ = NULL; \
-	if (__builtin_expect(nw_recording(), 1)) { \
-		uint32_t state_ = nw_op_initial_state; \
-		(desc)->caller = NW_CALLER; \
-		if (nw_tls.group_depth == 0) \
-			tr_ = nw_track_begin((desc)->stream, &state_); \
-		t1_ = record_fn(comm, (desc), state_, &c_); \
-		if (__builtin_expect(state_ == NW_ST_CAPTURED, 0) && t1_) \
-			nw_graph_captured((desc)->stream, t1_); \
-		if (tr_) \
-			nw_track_bind(tr_, t1_, c_, (desc)->seq, (desc)->kind, (desc)->root); \
-		if (!t1_) \
-			tr_ = NULL; \
-	} else { \
-		nw_count_dropped(); \
-	} \
+	(desc)->caller = NW_CALLER; \
+	uint64_t t1_ = op_fn(comm, (desc)); \
 	nw_tls.inside = 1; \
 	ncclResult_t r_ = real_(__VA_ARGS__); \
 	nw_tls.inside = 0; \
-	if (r_ != ncclSuccess)   /* the record holds 0 (ncclSuccess) already */ \
-		nw_ring_set_result(t1_, r_); \
-	if (tr_) \
-		nw_track_end(tr_, r_, c_); \
+	/* a success leaves the record alone: it holds 0 (ncclSuccess) already */ \
+	if (__builtin_expect(r_ != ncclSuccess || (desc)->track != NULL, 0)) \
+		nw_op_after((desc)->track, (desc)->comm, t1_, r_); \
 	return r_; \
 } while (0)
 

@@ -61,18 +61,23 @@ static inline struct nw_seg_op *nw_ring_claim(uint64_t *ticket)
 		struct nw_seg_op *op = &nw_seg.ring[t & nw_seg.ring_mask];
 		uint64_t cur = atomic_load_explicit(&op->commit, memory_order_relaxed);
 		for (;;) {
+			if (__builtin_expect((cur & (NW_RING_WRITING | NW_SEG_COMMIT_UPDATERS)) == 0, 1)) {
+				/* Empty (0) or published: the owner's ticket is cur - 1. */
+				if (cur > t + 1)
+					return NULL;       /* a newer lap already owns this slot */
+				if (atomic_compare_exchange_weak_explicit(&op->commit, &cur, NW_RING_WRITING | t,
+				                                          NW_RING_CLAIM_ORDER, memory_order_relaxed)) {
+					NW_RING_CLAIM_FENCE();
+					*ticket = t;
+					return op;
+				}
+				continue;
+			}
 			uint64_t owner = cur & NW_RING_WRITING ? cur & ~NW_RING_WRITING
 			                                       : (cur & NW_SEG_COMMIT_TICKET) - 1;
-			if (cur != 0 && owner > t)
+			if (owner > t)
 				return NULL;           /* a newer lap already owns this slot */
-			if (cur & (NW_RING_WRITING | NW_SEG_COMMIT_UPDATERS))
-				break;                 /* an older writer or updater is here: new ticket */
-			if (atomic_compare_exchange_weak_explicit(&op->commit, &cur, NW_RING_WRITING | t,
-			                                          NW_RING_CLAIM_ORDER, memory_order_relaxed)) {
-				NW_RING_CLAIM_FENCE();
-				*ticket = t;
-				return op;
-			}
+			break;                     /* an older writer or updater is here: new ticket */
 		}
 	}
 	return NULL;

@@ -35,18 +35,8 @@ static void leave_ctx(int pushed)
 		nw_cu.cuCtxPopCurrent(&popped);
 }
 
-/* A pair begun on stream s; NULL if untracked (*captured set if it is
- * being captured). Inlined: the single op's path takes one call. */
-static inline __attribute__((always_inline)) struct nw_track *begin_on(CUstream s, int *captured)
+struct nw_track *nw_track_begin_ctx(CUstream s)
 {
-	CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
-	*captured = 0;
-	if (nw_cu.cuStreamIsCapturing(s, &cs) != CUDA_SUCCESS)
-		return NULL;
-	if (cs != CU_STREAM_CAPTURE_STATUS_NONE) {
-		*captured = 1;
-		return NULL;
-	}
 	CUcontext ctx = nw_last.ctx;
 	if (s != nw_last.stream || !ctx) {
 		/* The legacy and per-thread default streams belong to whatever
@@ -73,6 +63,21 @@ static inline __attribute__((always_inline)) struct nw_track *begin_on(CUstream 
 	if (t)
 		t->stream = s;
 	return t;
+}
+
+/* A pair begun on stream s; NULL if untracked (*captured set if it is
+ * being captured). */
+static inline __attribute__((always_inline)) struct nw_track *begin_on(CUstream s, int *captured)
+{
+	CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+	*captured = 0;
+	if (nw_cu.cuStreamIsCapturing(s, &cs) != CUDA_SUCCESS)
+		return NULL;
+	if (cs != CU_STREAM_CAPTURE_STATUS_NONE) {
+		*captured = 1;
+		return NULL;
+	}
+	return nw_track_begin_ctx(s);
 }
 
 static void submit(struct nw_track *t)
@@ -119,17 +124,6 @@ static void finish(struct nw_track *t, ncclResult_t r, struct nw_comm *c)
 		defer(t, c);
 	else
 		nw_track_untake(t);
-}
-
-struct nw_track *nw_track_begin(uint64_t stream, uint32_t *state)
-{
-	if (!nw_tracking_on)
-		return NULL;
-	int captured;
-	struct nw_track *t = begin_on((CUstream)(uintptr_t)stream, &captured);
-	if (!t)   /* never leave an op ENQUEUED that nobody watches: a false stall */
-		*state = captured ? NW_ST_CAPTURED : NW_ST_UNTRACKED;
-	return t;
 }
 
 void nw_track_bind(struct nw_track *t, uint64_t ticket1, struct nw_comm *c, uint64_t seq, uint16_t kind,

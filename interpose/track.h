@@ -15,10 +15,12 @@
 #define NCCLWATCH_INTERPOSE_TRACK_H
 
 #include "visibility.h"
+#include "cuda_driver.h"
 #include "evpool.h"
 
 #include <stdint.h>
 #include <nccl.h>
+#include <ncclwatch/segment.h>
 
 struct nw_comm;
 
@@ -32,7 +34,28 @@ extern NW_HIDDEN int nw_tracking_on;
  * written (its ticket + 1, 0 when it was not: the pair is given back; its
  * comm, sequence number, kind and peer), nw_track_end after the real call
  * with its result. */
-struct nw_track *nw_track_begin(uint64_t stream, uint32_t *state);
+struct nw_track *nw_track_begin_ctx(CUstream s);
+/* Inline: the untracked op's whole cost is the capture question (the rest,
+ * out of line in nw_track_begin_ctx, saves registers an untracked op does
+ * not need). */
+static inline struct nw_track *nw_track_begin(uint64_t stream, uint32_t *state)
+{
+	if (!nw_tracking_on)
+		return NULL;
+	CUstream s = (CUstream)(uintptr_t)stream;
+	CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+	struct nw_track *t = NULL;
+	if (nw_cu.cuStreamIsCapturing(s, &cs) == CUDA_SUCCESS) {
+		if (cs != CU_STREAM_CAPTURE_STATUS_NONE) {
+			*state = NW_ST_CAPTURED;
+			return NULL;
+		}
+		t = nw_track_begin_ctx(s);
+	}
+	if (!t)   /* never leave an op ENQUEUED that nobody watches: a false stall */
+		*state = NW_ST_UNTRACKED;
+	return t;
+}
 void nw_track_bind(struct nw_track *t, uint64_t ticket1, struct nw_comm *c, uint64_t seq, uint16_t kind,
                    int32_t peer);
 void nw_track_end(struct nw_track *t, ncclResult_t r, struct nw_comm *c);

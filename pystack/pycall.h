@@ -16,6 +16,5 @@ extern struct nw_seg_pycall *nw_pycall_base;   /* NULL: off */
 /* Called once on the first NCCL call (any thread, not the hot path):
  * sets nw_pycall_base, then the hot path's hook. */
 void nw_pycall_enable(struct nw_seg_stack_header *area, uint32_t ring_capacity);
-void nw_pycall_record_slow(uint64_t ticket);
 
 #endif

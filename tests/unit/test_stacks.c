@@ -377,6 +377,14 @@ static __attribute__((noinline, noclone)) void op_caller(uint64_t ticket)
 	__asm__ volatile("" ::: "memory");   /* not a tail call */
 }
 
+static int pycalls;
+static uint64_t pycall_ticket;
+static void count_pycall(uint64_t ticket)
+{
+	pycalls++;
+	pycall_ticket = ticket;
+}
+
 static int cmp_ipsym(const void *key, const void *elem)
 {
 	uint64_t ip = *(const uint64_t *)key, e = ((const struct nw_seg_frame *)elem)->ip;
@@ -446,6 +454,17 @@ static void check_opstacks(void)
 		with_module += sy[i].module != 0 && sy[i].module <= a->module_count &&
 		               sy[i].module_offset == sy[i].ip - area_module(a, sy[i].module - 1)->base;
 	CHECK(with_module == (int)a->ipsym_count, "ip-symbol entries carry their module and module offset");
+
+	/* Both per-op hooks on (NCCLWATCH_STACKS=1 in a Python program): the
+	 * hot path's one hook runs the native stack's, then the call site's;
+	 * the call site's off again, the native stack's alone. */
+	NW_OP_HOOK_SET(pycall, count_pycall);
+	op_caller(RING + 6);
+	CHECK(pycalls == 1 && pycall_ticket == RING + 6 && ops[6 * NW_OPSTACK_DEPTH] != 0,
+	      "both hooks: the call site's ran once with the ticket (%d), the native stack's stored slot 6", pycalls);
+	NW_OP_HOOK_SET(pycall, NULL);
+	op_caller(RING + 7);
+	CHECK(pycalls == 1 && ops[7 * NW_OPSTACK_DEPTH] != 0, "call site's hook off: the native stack's alone ran");
 	__atomic_store_n(&nw_opstack_base, NULL, __ATOMIC_RELEASE);
 	free(a);
 }
