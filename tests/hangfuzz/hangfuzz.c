@@ -383,19 +383,11 @@ static void uncapture(struct hf *h, int i)
 	h->exec[i] = NULL, h->graph[i] = NULL;
 }
 
-/* One capture for the whole job: graph A on every rank, and graph B (the
- * deviant one: another batch size's graph) on every rank when the victim
- * will launch it, captured in the same order everywhere. */
+/* One capture for the whole job: graph A on every rank. */
 static void graphs_before(struct driver *d)
 {
-	const struct hf_plan *p = d->p;
-	if (p->graph != HF_GRAPH_REPLAY)
-		return;
-	for (int r = 0; r < d->n; r++) {
+	for (int r = 0; r < d->n && d->p->graph == HF_GRAPH_REPLAY; r++)
 		capture(&d->r[r], 0, 0);
-		if (p->fault == HF_G_OTHER || p->fault == HF_G_PEER)
-			capture(&d->r[r], 1, 1);
-	}
 }
 
 /* The step's ops g0..g1 on rank h: its graph launched on stream 0 (per
@@ -413,8 +405,8 @@ static void graph_part(struct hf *h, int fault_step)
 		return;
 	if (p->graph == HF_GRAPH_PER_STEP)
 		capture(h, 0, deviant);
-	else if (deviant)
-		g = 1;
+	else if (deviant) /* graph B, captured now (its shape changed) */
+		capture(h, g = 1, 1);
 	if (victim && p->fault == HF_G_NOLAUNCH) { /* "launched by the next iteration": never */
 		uncapture(h, 0);
 		return;

@@ -49,9 +49,8 @@ enum hf_fault {
 	                 * replay fewer; per step: captures nothing either), goes on */
 	HF_G_OTHER,     /* it launches a graph captured with another count, dtype, redop
 	                 * or order of ops (gdev): with per-step capture, its capture of
-	                 * that step; with one capture, graph B, captured by every rank
-	                 * up front next to graph A (two batch sizes) and launched by
-	                 * the victim alone */
+	                 * that step; with one capture, graph B, which it captures at
+	                 * the fault step (its shape changed) and launches instead of A */
 	HF_G_HOSTFN,    /* a host function that never returns, queued on the launch
 	                 * stream before the fault step's launch */
 	HF_G_NOLAUNCH,  /* per-step capture: captures the step's graph, destroys it
