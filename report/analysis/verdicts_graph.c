@@ -57,6 +57,24 @@ size_t nw_graph_ops(const struct nw_proc *p, const struct nw_seg_op *l, const st
 	return n;
 }
 
+const struct nw_seg_op *nw_graph_replay_of(const struct nw_proc *p, const struct nw_seg_op *l, uint64_t *launched)
+{
+	const struct nw_seg_op *r = NULL;
+	*launched = 0;
+	if ((p->hdr.version_major == 2 && p->hdr.version_minor < 2) || l->root <= 0)
+		return NULL;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct nw_seg_op *o = &p->ops[i];
+		if (o->kind != NW_OP_GRAPH_LAUNCH || o->root != l->root || o->redop != l->redop)
+			continue;
+		if (o->seq > *launched)
+			*launched = o->seq;
+		if (o->seq == l->seq)
+			r = o;
+	}
+	return r;
+}
+
 /* One member's launches of one graph. */
 struct mlaunch {
 	uint64_t launched;                 /* highest replay number launched (0 none) */

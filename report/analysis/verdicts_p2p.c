@@ -144,6 +144,16 @@ static void pair_of(struct nw_jctx *x, size_t i, const struct nw_seg_op *op, con
 			 * edge: it counts for cycles and roots); else this op only
 			 * waits for the peer's progress. */
 			const struct nw_seg_op *half = other_half(x, pm, op);
+			/* In a replay, the other half is the peer's captured op
+			 * (counted once, at capture): the peer's launch of the
+			 * same replay stands for it; none: the peer never posted
+			 * it in this replay. */
+			if (launch && half && half->state == NW_ST_CAPTURED) {
+				uint64_t launched = 0;
+				half = nw_graph_replay_of(pm->proc, launch, &launched);
+				if (!half && launched && launched < launch->seq)
+					goto unposted;
+			}
 			int held = half && half->state == NW_ST_ENQUEUED &&
 			           (nw_previous_work(pm->proc, half) ||
 			            nw_age(pm->proc, half->enqueue_ns) > x->timeout_ns);
@@ -159,6 +169,7 @@ static void pair_of(struct nw_jctx *x, size_t i, const struct nw_seg_op *op, con
 			}
 			pair.orphan_crank = c;
 		}
+	unposted:
 		pair.culprit = pm->proc->job_index;
 		pair.peer_pos = pos;
 		if (op->kind == NW_OP_RECV && pair.orphan_crank < 0)   /* its send went elsewhere? */
