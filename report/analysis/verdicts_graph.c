@@ -82,19 +82,38 @@ struct mlaunch {
 	const struct nw_seg_op *pending;   /* its oldest pending launch (any age), or NULL */
 };
 
-static void member_launches(struct nw_jctx *x, const struct nw_member *m, uint64_t ident, struct mlaunch *ml)
+/* Does launch l (of p) replay ops on comm `comm`: its first op's, or one
+ * of its other captured ops'? A graph may hold ops of several comms (a
+ * tensor-parallel all-reduce and the world's): its replays are matched on
+ * each of them. */
+static int launch_touches(const struct nw_proc *p, const struct nw_seg_op *l, uint64_t comm)
+{
+	if (l->comm_id == comm)
+		return 1;
+	const struct nw_seg_op *g[64];
+	size_t n = nw_graph_ops(p, l, g, sizeof g / sizeof *g);
+	for (size_t j = 0; j < n; j++)
+		if (g[j]->comm_id == comm)
+			return 1;
+	return 0;
+}
+
+static void member_launches(struct nw_jctx *x, const struct nw_member *m, uint64_t comm, uint64_t ident,
+                            uint16_t kind, struct mlaunch *ml)
 {
 	memset(ml, 0, sizeof *ml);
 	if (!m->proc)
 		return;
-	uint32_t *idx;
-	size_t n;
-	nw_member_ops(x, m, &idx, &n);
-	for (size_t k = 0; k < n; k++) {
-		const struct nw_seg_op *o = &m->proc->ops[idx[k]];
-		if (o->kind != NW_OP_GRAPH_LAUNCH)
+	int touches = -1;   /* the graph's ops, looked up once */
+	for (size_t k = 0; k < m->proc->nops; k++) {
+		const struct nw_seg_op *o = &m->proc->ops[k];
+		if (o->kind != NW_OP_GRAPH_LAUNCH || o->redop != kind)
 			continue;
 		if (graph_ident(m->proc, o) != ident)
+			continue;
+		if (o->comm_id != comm && touches < 0)
+			touches = launch_touches(m->proc, o, comm);
+		if (o->comm_id != comm && !touches)
 			continue;
 		if (o->seq > ml->launched)
 			ml->launched = o->seq;
@@ -111,10 +130,13 @@ static void member_launches(struct nw_jctx *x, const struct nw_member *m, uint64
 }
 
 /* "the graph holding AllReduce #5 on comm X" */
-static void graph_name(const struct nw_comm_view *v, uint16_t kind, uint64_t ident, struct nw_buf *b)
+static void graph_name(const struct nw_comm_view *v, uint16_t kind, uint64_t ident, int other, struct nw_buf *b)
 {
 	char kb[NW_NAME_BUF], cb[128];
-	if (ident)
+	if (other) /* ident is a seq on its first op's comm, not on v */
+		nw_buf_printf(b, "the graph holding %s #%" PRIu64 " (with ops on %s)", nw_op_kind_name(kind, kb), ident,
+		              nw_comm_label(v->id, v->name, cb));
+	else if (ident)
 		nw_buf_printf(b, "the graph holding %s #%" PRIu64 " on %s", nw_op_kind_name(kind, kb), ident,
 		              nw_comm_label(v->id, v->name, cb));
 	else
@@ -213,7 +235,7 @@ static int replay_blocked(struct nw_jctx *x, const struct nw_comm_view *v, const
 	return 1;
 }
 
-static void judge_replay(struct nw_jctx *x, const struct nw_comm_view *v, uint64_t ident, uint16_t kind)
+static void judge_replay(struct nw_jctx *x, const struct nw_comm_view *v, uint64_t ident, uint16_t kind, int other)
 {
 	int32_t n = v->nranks;
 	struct mlaunch *ml = calloc((size_t)n, sizeof *ml);
@@ -224,7 +246,7 @@ static void judge_replay(struct nw_jctx *x, const struct nw_comm_view *v, uint64
 	uint64_t nstar = 0, max_age = 0;
 	int32_t nofile = 0, gone = 0, short_ = 0, inside = 0;
 	for (int32_t r = 0; r < n; r++) {
-		member_launches(x, &v->members[r], ident, &ml[r]);
+		member_launches(x, &v->members[r], v->id, ident, kind, &ml[r]);
 		if (ml[r].stuck && (!nstar || ml[r].stuck->seq < nstar))
 			nstar = ml[r].stuck->seq;
 	}
@@ -258,12 +280,12 @@ static void judge_replay(struct nw_jctx *x, const struct nw_comm_view *v, uint64
 	}
 	char sb[NW_NAME_BUF], ab[32];
 	struct nw_buf gname = { 0 };
-	struct nw_vwork *mm = captured_mismatch(x, v, ident);
+	struct nw_vwork *mm = other ? NULL : captured_mismatch(x, v, ident);
 	if (mm && inside) {
 		join_mismatch(x, v, mm, cls, ml, nstar);
 		goto done;
 	}
-	graph_name(v, kind, ident, &gname);
+	graph_name(v, kind, ident, other, &gname);
 	const char *gn = gname.s ? gname.s : "the graph";
 	if (short_ || gone || nofile) {
 		struct nw_vwork *w = nw_verdict_new(x, NW_V_MISSING_RANK, v, kind, ident);
@@ -370,29 +392,28 @@ static void comm_graphs(struct nw_jctx *x, const struct nw_comm_view *v)
 {
 	/* The graphs with a launch stuck past the timeout on some member. */
 	uint64_t done[16];
+	int32_t kinds[16];
 	size_t ndone = 0;
 	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
 		const struct nw_member *m = &v->members[r];
 		if (!m->proc || x->sink[m->proc->job_index])
 			continue;
-		uint32_t *idx;
-		size_t n;
-		nw_member_ops(x, m, &idx, &n);
-		for (size_t k = 0; k < n && !x->oom; k++) {
-			const struct nw_seg_op *o = &m->proc->ops[idx[k]];
+		for (size_t k = 0; k < m->proc->nops && !x->oom; k++) {
+			const struct nw_seg_op *o = &m->proc->ops[k];
 			if (o->kind != NW_OP_GRAPH_LAUNCH || !nw_op_pending(o->state) ||
-			    nw_age(m->proc, o->enqueue_ns) <= x->timeout_ns)
+			    nw_age(m->proc, o->enqueue_ns) <= x->timeout_ns || !launch_touches(m->proc, o, v->id))
 				continue;
 			uint64_t ident = graph_ident(m->proc, o);
 			size_t j = 0;
-			while (j < ndone && done[j] != ident)
+			while (j < ndone && (done[j] != ident || kinds[j] != o->redop))
 				j++;
 			if (j < ndone)
 				continue;
 			if (ndone == sizeof done / sizeof *done)
 				return;   /* more stuck graphs than that on one comm: the first ones say enough */
+			kinds[ndone] = o->redop;
 			done[ndone++] = ident;
-			judge_replay(x, v, ident, (uint16_t)o->redop);
+			judge_replay(x, v, ident, (uint16_t)o->redop, o->comm_id != v->id);
 		}
 	}
 }
