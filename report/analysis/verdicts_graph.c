@@ -99,7 +99,7 @@ static int launch_touches(const struct nw_proc *p, const struct nw_seg_op *l, ui
 }
 
 static void member_launches(struct nw_jctx *x, const struct nw_member *m, uint64_t comm, uint64_t ident,
-                            uint16_t kind, struct mlaunch *ml)
+                            struct mlaunch *ml)
 {
 	memset(ml, 0, sizeof *ml);
 	if (!m->proc)
@@ -107,7 +107,9 @@ static void member_launches(struct nw_jctx *x, const struct nw_member *m, uint64
 	int touches = -1;   /* the graph's ops, looked up once */
 	for (size_t k = 0; k < m->proc->nops; k++) {
 		const struct nw_seg_op *o = &m->proc->ops[k];
-		if (o->kind != NW_OP_GRAPH_LAUNCH || o->redop != kind)
+		if (o->kind != NW_OP_GRAPH_LAUNCH)   /* any first kind: a pipeline stage's graph begins
+		                                        * with a receive where the first stage's begins
+		                                        * with a send */
 			continue;
 		if (graph_ident(m->proc, o) != ident)
 			continue;
@@ -246,7 +248,7 @@ static void judge_replay(struct nw_jctx *x, const struct nw_comm_view *v, uint64
 	uint64_t nstar = 0, max_age = 0;
 	int32_t nofile = 0, gone = 0, short_ = 0, inside = 0;
 	for (int32_t r = 0; r < n; r++) {
-		member_launches(x, &v->members[r], v->id, ident, kind, &ml[r]);
+		member_launches(x, &v->members[r], v->id, ident, &ml[r]);
 		if (ml[r].stuck && (!nstar || ml[r].stuck->seq < nstar))
 			nstar = ml[r].stuck->seq;
 	}
@@ -392,7 +394,6 @@ static void comm_graphs(struct nw_jctx *x, const struct nw_comm_view *v)
 {
 	/* The graphs with a launch stuck past the timeout on some member. */
 	uint64_t done[16];
-	int32_t kinds[16];
 	size_t ndone = 0;
 	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
 		const struct nw_member *m = &v->members[r];
@@ -405,13 +406,12 @@ static void comm_graphs(struct nw_jctx *x, const struct nw_comm_view *v)
 				continue;
 			uint64_t ident = graph_ident(m->proc, o);
 			size_t j = 0;
-			while (j < ndone && (done[j] != ident || kinds[j] != o->redop))
+			while (j < ndone && done[j] != ident)
 				j++;
 			if (j < ndone)
 				continue;
 			if (ndone == sizeof done / sizeof *done)
 				return;   /* more stuck graphs than that on one comm: the first ones say enough */
-			kinds[ndone] = o->redop;
 			done[ndone++] = ident;
 			judge_replay(x, v, ident, (uint16_t)o->redop, o->comm_id != v->id);
 		}
