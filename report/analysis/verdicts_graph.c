@@ -261,9 +261,26 @@ static void judge_replay(struct nw_jctx *x, const struct nw_comm_view *v, uint64
 		x->oom = 1;
 		goto out;
 	}
+	/* A graph that a strict majority of the members never launched at
+	 * all is the minority's own (a graph it captured when the others
+	 * did not): the majority is the program as written, nobody there
+	 * launched it "fewer times" (the rules on its captured ops, a
+	 * mismatch or a send/receive, name the minority). */
+	int32_t never = 0, some = 0;
+	for (int32_t r = 0; r < n; r++) {
+		if (!v->members[r].proc)
+			continue;
+		if (ml[r].launched)
+			some++;
+		else if (!x->sink[v->members[r].proc->job_index])
+			never++;
+	}
+	int own = never > some;
 	for (int32_t r = 0; r < n; r++) {
 		const struct nw_member *m = &v->members[r];
-		if (!m->proc) {
+		if (own && m->proc && !ml[r].launched && !x->sink[m->proc->job_index]) {
+			cls[r] = 0;
+		} else if (!m->proc) {
 			cls[r] = 4;
 			nofile++;
 		} else if (x->sink[m->proc->job_index] && ml[r].pending && ml[r].pending->seq <= nstar) {

@@ -16,8 +16,11 @@
 #   graph-other (the victim's graph captured with another dtype: 100119
 #     100068; redop, which completes and ends cleanly: 100054 100058;
 #     count: 100163 100252; the order of two comms' ops: 104965)
-#   graph-peer (the captured ring sends to the rank after next): 100007
-#     100015
+#   graph-peer (the captured ring sends to the rank after next: 100007
+#     100015; receives from the rank before previous, whose send waits
+#     unreceived at the victim, counted per replay: 100215 per step, 100219
+#     captured once (the victim's graph B, which no other rank launched:
+#     they did not launch it "fewer times"))
 #   graph-skip (one replay fewer): 100000 100009, 2 x 2: 100023, 3 x 2:
 #     100032, 4 x 2: 100040
 #   healthy: 100001 100017, 2 x 2: 100002, 4 x 2: 100101
@@ -25,7 +28,7 @@
 # graph-tp-world-skip, 100003).
 . "$NW_ROOT/tests/lib.sh"
 seeds="100004 100010 100059 100071 100012 100031 100020 100108 100066 100011 100019
-       100119 100068 100054 100058 100163 100252 104965 100007 100015
+       100119 100068 100054 100058 100163 100252 104965 100007 100015 100215 100219
        100000 100009 100023 100032 100040 100001 100017 100002 100101"
 # shellcheck disable=SC2086
 sh "$NW_ROOT/tests/hangfuzz/run-seeds.sh" $seeds > "$T/out" 2>&1
