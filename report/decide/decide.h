@@ -146,6 +146,12 @@ const struct nw_rankset *nw_shared_set(struct nw_jctx *x, const struct nw_rankse
  * after it, l->count in all. Fewer when the ring lost them; 0 in a 2.1
  * file (verdicts_graph.c). */
 size_t nw_graph_ops(const struct nw_proc *p, const struct nw_seg_op *l, const struct nw_seg_op **out, size_t max);
+/* p's launch of replay l->seq of the graph that launch l (another
+ * process's) replays: the same identity (its first op's kind and seq), on
+ * whichever comm p's first op is; NULL if p did not launch it (*launched:
+ * the highest replay of that graph p launched, 0 none; 0 and NULL in a 2.1
+ * file, whose launches carry no identity). */
+const struct nw_seg_op *nw_graph_replay_of(const struct nw_proc *p, const struct nw_seg_op *l, uint64_t *launched);
 
 /* A pending send/receive whose other half was never posted. */
 struct nw_p2p_pair {

@@ -57,6 +57,24 @@ size_t nw_graph_ops(const struct nw_proc *p, const struct nw_seg_op *l, const st
 	return n;
 }
 
+const struct nw_seg_op *nw_graph_replay_of(const struct nw_proc *p, const struct nw_seg_op *l, uint64_t *launched)
+{
+	const struct nw_seg_op *r = NULL;
+	*launched = 0;
+	if ((p->hdr.version_major == 2 && p->hdr.version_minor < 2) || l->root <= 0)
+		return NULL;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct nw_seg_op *o = &p->ops[i];
+		if (o->kind != NW_OP_GRAPH_LAUNCH || o->root != l->root || o->redop != l->redop)
+			continue;
+		if (o->seq > *launched)
+			*launched = o->seq;
+		if (o->seq == l->seq)
+			r = o;
+	}
+	return r;
+}
+
 /* One member's launches of one graph. */
 struct mlaunch {
 	uint64_t launched;                 /* highest replay number launched (0 none) */
@@ -64,19 +82,40 @@ struct mlaunch {
 	const struct nw_seg_op *pending;   /* its oldest pending launch (any age), or NULL */
 };
 
-static void member_launches(struct nw_jctx *x, const struct nw_member *m, uint64_t ident, struct mlaunch *ml)
+/* Does launch l (of p) replay ops on comm `comm`: its first op's, or one
+ * of its other captured ops'? A graph may hold ops of several comms (a
+ * tensor-parallel all-reduce and the world's): its replays are matched on
+ * each of them. */
+static int launch_touches(const struct nw_proc *p, const struct nw_seg_op *l, uint64_t comm)
+{
+	if (l->comm_id == comm)
+		return 1;
+	const struct nw_seg_op *g[64];
+	size_t n = nw_graph_ops(p, l, g, sizeof g / sizeof *g);
+	for (size_t j = 0; j < n; j++)
+		if (g[j]->comm_id == comm)
+			return 1;
+	return 0;
+}
+
+static void member_launches(struct nw_jctx *x, const struct nw_member *m, uint64_t comm, uint64_t ident,
+                            struct mlaunch *ml)
 {
 	memset(ml, 0, sizeof *ml);
 	if (!m->proc)
 		return;
-	uint32_t *idx;
-	size_t n;
-	nw_member_ops(x, m, &idx, &n);
-	for (size_t k = 0; k < n; k++) {
-		const struct nw_seg_op *o = &m->proc->ops[idx[k]];
-		if (o->kind != NW_OP_GRAPH_LAUNCH)
+	int touches = -1;   /* the graph's ops, looked up once */
+	for (size_t k = 0; k < m->proc->nops; k++) {
+		const struct nw_seg_op *o = &m->proc->ops[k];
+		if (o->kind != NW_OP_GRAPH_LAUNCH)   /* any first kind: a pipeline stage's graph begins
+		                                        * with a receive where the first stage's begins
+		                                        * with a send */
 			continue;
 		if (graph_ident(m->proc, o) != ident)
+			continue;
+		if (o->comm_id != comm && touches < 0)
+			touches = launch_touches(m->proc, o, comm);
+		if (o->comm_id != comm && !touches)
 			continue;
 		if (o->seq > ml->launched)
 			ml->launched = o->seq;
@@ -93,10 +132,13 @@ static void member_launches(struct nw_jctx *x, const struct nw_member *m, uint64
 }
 
 /* "the graph holding AllReduce #5 on comm X" */
-static void graph_name(const struct nw_comm_view *v, uint16_t kind, uint64_t ident, struct nw_buf *b)
+static void graph_name(const struct nw_comm_view *v, uint16_t kind, uint64_t ident, int other, struct nw_buf *b)
 {
 	char kb[NW_NAME_BUF], cb[128];
-	if (ident)
+	if (other) /* ident is a seq on its first op's comm, not on v */
+		nw_buf_printf(b, "the graph holding %s #%" PRIu64 " (with ops on %s)", nw_op_kind_name(kind, kb), ident,
+		              nw_comm_label(v->id, v->name, cb));
+	else if (ident)
 		nw_buf_printf(b, "the graph holding %s #%" PRIu64 " on %s", nw_op_kind_name(kind, kb), ident,
 		              nw_comm_label(v->id, v->name, cb));
 	else
@@ -212,12 +254,35 @@ struct replay {
 	const char *gn;                  /* the graph, as words */
 };
 
+/* A graph that a strict majority of the members never launched at all is
+ * the minority's own (a graph it captured when the others did not): the
+ * majority is the program as written, nobody there launched it "fewer
+ * times" (the rules on its captured ops, a mismatch or a send/receive,
+ * name the minority). */
+static int minority_graph(struct nw_jctx *x, const struct replay *rp)
+{
+	int32_t never = 0, some = 0;
+	for (int32_t r = 0; r < rp->n; r++) {
+		const struct nw_member *m = &rp->v->members[r];
+		if (!m->proc)
+			continue;
+		if (rp->ml[r].launched)
+			some++;
+		else if (!x->sink[m->proc->job_index])
+			never++;
+	}
+	return never > some;
+}
+
 static void replay_classes(struct nw_jctx *x, struct replay *rp)
 {
+	int own = minority_graph(x, rp);
 	for (int32_t r = 0; r < rp->n; r++) {
 		const struct nw_member *m = &rp->v->members[r];
 		const struct mlaunch *ml = &rp->ml[r];
-		if (!m->proc) {
+		if (own && m->proc && !ml->launched && !x->sink[m->proc->job_index]) {
+			rp->cls[r] = R_NONE;
+		} else if (!m->proc) {
 			rp->cls[r] = R_NOFILE;
 			rp->nofile++;
 		} else if (x->sink[m->proc->job_index] && ml->pending && ml->pending->seq <= rp->nstar) {
@@ -360,7 +425,7 @@ static void replay_transport(struct nw_jctx *x, const struct replay *rp)
 	                   nw_comm_label(v->id, v->name, cb), (int)rp->n, rp->nstar, what, nw_fmt_age(rp->max_age, ab));
 }
 
-static void judge_replay(struct nw_jctx *x, const struct nw_comm_view *v, uint64_t ident, uint16_t kind)
+static void judge_replay(struct nw_jctx *x, const struct nw_comm_view *v, uint64_t ident, uint16_t kind, int other)
 {
 	struct replay rp = { .v = v, .n = v->nranks, .ident = ident, .kind = kind };
 	struct nw_buf gname = { 0 };
@@ -369,7 +434,7 @@ static void judge_replay(struct nw_jctx *x, const struct nw_comm_view *v, uint64
 		return;
 	}
 	for (int32_t r = 0; r < rp.n; r++) {
-		member_launches(x, &v->members[r], ident, &rp.ml[r]);
+		member_launches(x, &v->members[r], v->id, ident, &rp.ml[r]);
 		if (rp.ml[r].stuck && (!rp.nstar || rp.ml[r].stuck->seq < rp.nstar))
 			rp.nstar = rp.ml[r].stuck->seq;
 	}
@@ -380,12 +445,12 @@ static void judge_replay(struct nw_jctx *x, const struct nw_comm_view *v, uint64
 		goto out;
 	}
 	replay_classes(x, &rp);
-	struct nw_vwork *mm = captured_mismatch(x, v, ident);
+	struct nw_vwork *mm = other ? NULL : captured_mismatch(x, v, ident);
 	if (mm && rp.inside) {
 		join_mismatch(x, v, mm, rp.cls, rp.ml, rp.nstar);
 		goto out;
 	}
-	graph_name(v, kind, ident, &gname);
+	graph_name(v, kind, ident, other, &gname);
 	rp.gn = gname.s ? gname.s : "the graph";
 	if (rp.short_ || rp.gone || rp.nofile)
 		replay_missing(x, &rp);
@@ -408,13 +473,10 @@ static void comm_graphs(struct nw_jctx *x, const struct nw_comm_view *v)
 		const struct nw_member *m = &v->members[r];
 		if (!m->proc || x->sink[m->proc->job_index])
 			continue;
-		uint32_t *idx;
-		size_t n;
-		nw_member_ops(x, m, &idx, &n);
-		for (size_t k = 0; k < n && !x->oom; k++) {
-			const struct nw_seg_op *o = &m->proc->ops[idx[k]];
+		for (size_t k = 0; k < m->proc->nops && !x->oom; k++) {
+			const struct nw_seg_op *o = &m->proc->ops[k];
 			if (o->kind != NW_OP_GRAPH_LAUNCH || !nw_op_pending(o->state) ||
-			    nw_age(m->proc, o->enqueue_ns) <= x->timeout_ns)
+			    nw_age(m->proc, o->enqueue_ns) <= x->timeout_ns || !launch_touches(m->proc, o, v->id))
 				continue;
 			uint64_t ident = graph_ident(m->proc, o);
 			size_t j = 0;
@@ -425,7 +487,7 @@ static void comm_graphs(struct nw_jctx *x, const struct nw_comm_view *v)
 			if (ndone == sizeof done / sizeof *done)
 				return;   /* more stuck graphs than that on one comm: the first ones say enough */
 			done[ndone++] = ident;
-			judge_replay(x, v, ident, (uint16_t)o->redop);
+			judge_replay(x, v, ident, (uint16_t)o->redop, o->comm_id != v->id);
 		}
 	}
 }

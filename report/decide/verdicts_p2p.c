@@ -118,6 +118,48 @@ static int orphan_recv_at(const struct nw_comm_view *v, int32_t w, int32_t xr)
 	return -1;
 }
 
+/* How many of p's launches (done: completed ones only) replay a graph
+ * holding a `kind` (send or receive) with comm rank `peer` on comm `comm`:
+ * its posts to that peer counted per replay, where its books count a
+ * captured op once, at capture. */
+static uint64_t graph_posts(const struct nw_proc *p, uint64_t comm, uint16_t kind, int32_t peer, int done)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct nw_seg_op *l = &p->ops[i];
+		if (l->kind != NW_OP_GRAPH_LAUNCH || (done && l->state != NW_ST_COMPLETED))
+			continue;
+		const struct nw_seg_op *g[64];
+		size_t k = nw_graph_ops(p, l, g, sizeof g / sizeof *g);
+		for (size_t j = 0; j < k; j++)
+			if (g[j]->comm_id == comm && g[j]->kind == kind && g[j]->root == peer) {
+				n++;
+				break;
+			}
+	}
+	return n;
+}
+
+/* orphan_recv_at for replays: member w's receive from x in its stuck
+ * replay, x never sent to w, while a peer y that w's graphs received from
+ * before completed more replays sending to w than w launched replays
+ * receiving from y (a send per replay, eager, waiting unreceived): w
+ * received from the wrong peer. Returns y, or -1. */
+static int graph_orphan_recv_at(const struct nw_comm_view *v, int32_t w, int32_t xr)
+{
+	const struct nw_member *wm = &v->members[w];
+	if (!wm->proc)
+		return -1;
+	for (int32_t y = 0; y < v->nranks; y++) {
+		if (y == w || y == xr || !v->members[y].proc)
+			continue;
+		uint64_t got = graph_posts(wm->proc, v->id, NW_OP_RECV, y, 0);
+		if (got && graph_posts(v->members[y].proc, v->id, NW_OP_SEND, w, 1) > got)
+			return y;
+	}
+	return -1;
+}
+
 /* Op (pending on process i, or captured into a graph whose replay is
  * pending there) against its peer's position: a pair when the peer never
  * posted the other half, else a wait-for edge. */
@@ -144,6 +186,16 @@ static void pair_of(struct nw_jctx *x, size_t i, const struct nw_seg_op *op, con
 			 * edge: it counts for cycles and roots); else this op only
 			 * waits for the peer's progress. */
 			const struct nw_seg_op *half = other_half(x, pm, op);
+			/* In a replay, the other half is the peer's captured op
+			 * (counted once, at capture): the peer's launch of the
+			 * same replay stands for it; none: the peer never posted
+			 * it in this replay. */
+			if (launch && half && half->state == NW_ST_CAPTURED) {
+				uint64_t launched = 0;
+				half = nw_graph_replay_of(pm->proc, launch, &launched);
+				if (!half && launched && launched < launch->seq)
+					goto unposted;
+			}
 			int held = half && half->state == NW_ST_ENQUEUED &&
 			           (nw_previous_work(pm->proc, half) ||
 			            nw_age(pm->proc, half->enqueue_ns) > x->timeout_ns);
@@ -159,12 +211,15 @@ static void pair_of(struct nw_jctx *x, size_t i, const struct nw_seg_op *op, con
 			}
 			pair.orphan_crank = c;
 		}
+	unposted:
 		pair.culprit = pm->proc->job_index;
 		pair.peer_pos = pos;
 		if (op->kind == NW_OP_RECV && pair.orphan_crank < 0)   /* its send went elsewhere? */
 			pair.orphan_crank = orphan_send_of(v, op->root, op->rank);
 		if (op->kind == NW_OP_RECV && op->seq == 1 && pos == 0) {
 			int y = orphan_recv_at(v, op->rank, op->root);
+			if (y < 0 && launch)
+				y = graph_orphan_recv_at(v, op->rank, op->root);
 			if (y >= 0) {   /* we received from the wrong peer */
 				pair.culprit = (uint32_t)i;
 				pair.orphan_crank = y;

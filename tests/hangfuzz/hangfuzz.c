@@ -32,9 +32,11 @@ struct hf {
 	int rank;
 	const char *dir;
 	CUcontext ctx;
-	CUstream s[2];
+	CUstream s[3];           /* 0, 1: the plan's streams; 2: graphs are captured on it */
 	CUdeviceptr buf, buf2;
 	ncclComm_t comm[HF_NCOMMS];
+	CUgraph graph[2];        /* A, and B (HF_G_OTHER, HF_G_PEER with one capture) */
+	CUgraphExec exec[2];
 };
 
 /* The ranks one thread drives: one, or (one thread per process) all of
@@ -144,7 +146,7 @@ static void setup_device(struct hf *h, int device)
 	cuda_ok(h, cuDeviceGet(&dev, device % devices), "cuDeviceGet");
 	cuda_ok(h, cuDevicePrimaryCtxRetain(&h->ctx, dev), "cuDevicePrimaryCtxRetain");
 	use(h);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		cuda_ok(h, cuStreamCreate(&h->s[i], CU_STREAM_NON_BLOCKING), "cuStreamCreate");
 	size_t bytes = (size_t)p->count * 2 * sizeof(double); /* room for any mismatch */
 	cuda_ok(h, cuMemAlloc(&h->buf, bytes), "cuMemAlloc");
@@ -197,10 +199,9 @@ struct dev {
 	ncclRedOp_t op;          /* ncclSum (0) unless HF_REDOP */
 };
 
-static void issue(struct hf *h, const struct hf_op *o, const struct dev *d)
+static void issue_on(struct hf *h, const struct hf_op *o, const struct dev *d, CUstream s)
 {
 	ncclComm_t comm = h->comm[o->comm];
-	CUstream s = h->s[o->stream];
 	int size = hf_comm_size(h->p, o->comm, h->rank), me = hf_comm_rank(h->p, o->comm, h->rank);
 	int root = (o->root + d->root_shift) % size;
 	void *a = (void *)h->buf, *b = (void *)h->buf2;
@@ -238,6 +239,11 @@ static void issue(struct hf *h, const struct hf_op *o, const struct dev *d)
 		nccl_ok(h, ncclGroupEnd(), "ncclGroupEnd");
 		break;
 	}
+}
+
+static void issue(struct hf *h, const struct hf_op *o, const struct dev *d)
+{
+	issue_on(h, o, d, h->s[o->stream]);
 }
 
 static void sync_all(struct driver *d)
@@ -328,6 +334,103 @@ static int deviate(struct driver *d, struct hf *h, const struct hf_op *o, struct
 	}
 }
 
+/* ---- graphs (graph jobs: plan.h, HF_GRAPH_SEEDS) ------------------------------ */
+
+/* Op j of a capture; deviant: the victim's graph of HF_G_OTHER / HF_G_PEER. */
+static struct dev graph_dev(const struct hf_plan *p, int j, int deviant)
+{
+	struct dev dv = { p->count, ncclFloat, 0, 0, 0, ncclSum };
+	if (!deviant || j != p->gop)
+		return dv;
+	if (p->fault == HF_G_OTHER && p->gdev == HF_GD_COUNT)
+		dv.count *= 2;
+	else if (p->fault == HF_G_OTHER && p->gdev == HF_GD_DTYPE)
+		dv.type = ncclDouble;
+	else if (p->fault == HF_G_OTHER && p->gdev == HF_GD_REDOP)
+		dv.op = ncclMax;
+	else if (p->fault == HF_G_PEER && p->gdev == HF_GD_SEND)
+		dv.peer_shift_send = 1;
+	else if (p->fault == HF_G_PEER)
+		dv.peer_shift_recv = 1;
+	return dv;
+}
+
+/* Captures ops g0..g1 into graph i of h (on its capture stream, this
+ * thread's capture only) and instantiates it; deviant: with the fault's
+ * deviation (HF_GD_ORDER: the first and last op swapped). */
+static void capture(struct hf *h, int i, int deviant)
+{
+	const struct hf_plan *p = h->p;
+	int swap = deviant && p->fault == HF_G_OTHER && p->gdev == HF_GD_ORDER;
+	use(h);
+	cuda_ok(h, cuStreamBeginCapture(h->s[2], CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
+	for (int j = p->g0; j <= p->g1; j++) {
+		int k = swap && j == p->g0 ? p->g1 : swap && j == p->g1 ? p->g0 : j;
+		struct dev dv = graph_dev(p, k, deviant);
+		issue_on(h, &p->ops[k], &dv, h->s[2]);
+	}
+	cuda_ok(h, cuStreamEndCapture(h->s[2], &h->graph[i]), "cuStreamEndCapture");
+	cuda_ok(h, cuGraphInstantiateWithFlags(&h->exec[i], h->graph[i], 0), "cuGraphInstantiateWithFlags");
+}
+
+static void uncapture(struct hf *h, int i)
+{
+	use(h);
+	if (h->exec[i])
+		cuda_ok(h, cuGraphExecDestroy(h->exec[i]), "cuGraphExecDestroy");
+	if (h->graph[i])
+		cuda_ok(h, cuGraphDestroy(h->graph[i]), "cuGraphDestroy");
+	h->exec[i] = NULL, h->graph[i] = NULL;
+}
+
+/* One capture for the whole job: graph A on every rank. */
+static void graphs_before(struct driver *d)
+{
+	for (int r = 0; r < d->n && d->p->graph == HF_GRAPH_REPLAY; r++)
+		capture(&d->r[r], 0, 0);
+}
+
+/* The step's ops g0..g1 on rank h: its graph launched on stream 0 (per
+ * step: captured first, destroyed at the step's end); at the fault step,
+ * the victim's deviation, and the peers held back while the victim dies
+ * inside its replay. */
+static void graph_part(struct hf *h, int fault_step)
+{
+	const struct hf_plan *p = h->p;
+	int victim = fault_step && h->rank == p->victim;
+	int deviant = victim && (p->fault == HF_G_OTHER || p->fault == HF_G_PEER), g = 0;
+	char flag[600];
+	flag_path(h, flag, sizeof flag);
+	if (victim && p->fault == HF_G_SKIP)
+		return;
+	if (p->graph == HF_GRAPH_PER_STEP)
+		capture(h, 0, deviant);
+	else if (deviant) /* graph B, captured now (its shape changed) */
+		capture(h, g = 1, 1);
+	if (victim && p->fault == HF_G_NOLAUNCH) { /* "launched by the next iteration": never */
+		uncapture(h, 0);
+		return;
+	}
+	use(h);
+	if (victim && p->fault == HF_G_HOSTFN)
+		cuda_ok(h, cuLaunchHostFunc(h->s[0], stuck_host_function, NULL), "cuLaunchHostFunc");
+	if (fault_step && p->fault == HF_G_DIE && !victim)
+		while (access(flag, F_OK) != 0)
+			nap_ms(10);
+	cuda_ok(h, cuGraphLaunch(h->exec[g], h->s[0]), "cuGraphLaunch");
+	if (victim && p->fault == HF_G_DIE) {
+		nap_ms(500); /* started, waiting for the held-back peers */
+		parked_process(p, p->victim, "graph-die");
+		FILE *f = fopen(flag, "w");
+		if (f)
+			fclose(f);
+		raise(SIGKILL);
+	}
+}
+
+/* Is op i of the step one of the graph's (launched as one, at g0)? */
+static int in_graph(const struct hf_plan *p, int i) { return p->graph != HF_EAGER && i >= p->g0 && i <= p->g1; }
+
 /* The fault step: the victim's deviation, the others held back before op
  * j while the victim dies inside it. */
 static void fault_step(struct driver *d)
@@ -341,6 +444,11 @@ static void fault_step(struct driver *d)
 	flag_path(&d->r[0], flag, sizeof flag);
 	for (int i = 0; i < p->nops; i++) {
 		const struct hf_op *o = &p->ops[i];
+		if (in_graph(p, i)) {
+			for (int r = 0; i == p->g0 && r < d->n; r++)
+				graph_part(&d->r[r], 1);
+			continue;
+		}
 		if (i == p->at && p->fault == HF_DIE_INSIDE && v < 0)
 			while (access(flag, F_OK) != 0)
 				nap_ms(10);
@@ -369,7 +477,8 @@ static void fault_step(struct driver *d)
 		struct dev dv = { p->count, ncclFloat, 0, 0, 0, ncclSum };
 		issue(&d->r[v], &p->ops[p->nops - 1], &dv);
 	}
-	if (p->fault == HF_REDOP) { /* nothing hangs: the job goes on to its end */
+	if (p->fault == HF_REDOP || (p->fault == HF_G_OTHER && p->gdev == HF_GD_REDOP)) {
+		/* nothing hangs: the job goes on to its end */
 		sync_all(d);
 		return;
 	}
@@ -384,22 +493,33 @@ static void *run_driver(void *arg)
 	struct driver *d = arg;
 	const struct hf_plan *p = d->p;
 	setup_comms(d);
+	graphs_before(d);
 	int steps = p->fault == HF_NONE ? p->warm + 2 : p->warm;
 	for (int step = 0; step < steps; step++) {
 		for (int i = 0; i < p->nops; i++) {
 			struct dev dv = { p->count, ncclFloat, 0, 0, 0, ncclSum };
+			if (in_graph(p, i)) {
+				for (int r = 0; i == p->g0 && r < d->n; r++)
+					graph_part(&d->r[r], 0);
+				continue;
+			}
 			group_start(d);
 			for (int r = 0; r < d->n; r++)
 				issue(&d->r[r], &p->ops[i], &dv);
 			group_end(d);
 		}
 		sync_all(d);
+		for (int r = 0; p->graph == HF_GRAPH_PER_STEP && r < d->n; r++)
+			uncapture(&d->r[r], 0);
 	}
 	if (p->fault != HF_NONE)
 		fault_step(d);
 	if (d->r[0].rank == 0)
 		line("corpus: check");
 	nap_ms(300);
+	for (int r = 0; r < d->n; r++)
+		for (int g = 0; g < 2; g++)
+			uncapture(&d->r[r], g);
 	destroy_all(d);
 	for (int r = 0; r < d->n; r++)
 		line("corpus: rank %d done", d->r[r].rank);
@@ -502,9 +622,10 @@ int main(int argc, char **argv)
 		/* NCCLWATCH_KEEP=0: files are kept or not as for a user, never because the
 		 * harness asks; a job that ends cleanly with a fault in its records is
 		 * kept (the user who looks afterwards) */
-		printf("fuzz | fuzz-%llu | %d | %s | %s | %s | * | - | NCCLWATCH_KEEP=%d hangfuzz --seed %llu | %s of rank %d at op %d\n",
+		printf("fuzz | fuzz-%llu | %d | %s | %s | %s | * | - | NCCLWATCH_KEEP=%d hangfuzz --seed %llu | %s%s%s of rank %d at op %d\n",
 		       seed, plan.nranks, !a.hangs ? "0" : a.may_complete ? "either" : "hang", a.kinds, a.culprits, a.keep, seed,
-		       hf_fault_name(plan.fault),
+		       hf_fault_name(plan.fault), plan.fault == HF_G_OTHER || plan.fault == HF_G_PEER ? " " : "",
+		       plan.fault == HF_G_OTHER || plan.fault == HF_G_PEER ? hf_gdev_name(&plan) : "",
 		       plan.victim, plan.at);
 		return 0;
 	}

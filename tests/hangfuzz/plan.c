@@ -21,9 +21,21 @@ static const char *const fault_names[HF_NFAULTS] = {
 	[HF_DTYPE] = "dtype", [HF_ROOT] = "root", [HF_ORDER] = "order", [HF_SEND_PEER] = "send-peer",
 	[HF_RECV_PEER] = "recv-peer", [HF_DIE_BEFORE] = "die-before", [HF_DIE_INSIDE] = "die-inside",
 	[HF_EXIT] = "exit", [HF_EXIT_DESTROY] = "exit-destroy", [HF_SLEEP] = "sleep", [HF_LOCK] = "lock",
-	[HF_HOSTFN] = "hostfn", [HF_REDOP] = "redop",
+	[HF_HOSTFN] = "hostfn", [HF_REDOP] = "redop", [HF_G_SKIP] = "graph-skip", [HF_G_OTHER] = "graph-other",
+	[HF_G_HOSTFN] = "graph-hostfn", [HF_G_NOLAUNCH] = "graph-nolaunch", [HF_G_DIE] = "graph-die",
+	[HF_G_PEER] = "graph-peer",
 };
 const char *hf_fault_name(enum hf_fault f) { return f < HF_NFAULTS ? fault_names[f] : "?"; }
+
+const char *hf_gdev_name(const struct hf_plan *p)
+{
+	static const char *const other[] = { "count", "dtype", "redop", "order" }, *const peer[] = { "recv", "send" };
+	if (p->fault == HF_G_OTHER && p->gdev >= 0 && p->gdev < 4)
+		return other[p->gdev];
+	if (p->fault == HF_G_PEER && p->gdev >= 0 && p->gdev < 2)
+		return peer[p->gdev];
+	return "-";
+}
 
 const char *hf_comm_name(enum hf_comm c)
 {
@@ -159,6 +171,71 @@ static int applicable(const struct hf_plan *p, enum hf_fault f, int j, int v)
 	}
 }
 
+static int is_reduction(enum hf_op_kind k) { return k == HF_ALLREDUCE || k == HF_REDUCE || k == HF_REDUCESCATTER; }
+
+/* Can graph fault f (with deviation gdev) hit the plan's graph? *op: the
+ * graph's op that differs (HF_G_OTHER but order, HF_G_PEER), drawn from s.
+ * As for eager faults, a mismatch needs a majority (3 or more ranks). */
+static int graph_fits(const struct hf_plan *p, enum hf_fault f, int gdev, int *op, uint64_t *s)
+{
+	int fits[HF_MAX_OPS], nf = 0;
+	const struct hf_op *a = &p->ops[p->g0], *b = &p->ops[p->g1];
+	switch (f) {
+	case HF_G_SKIP: case HF_G_HOSTFN: case HF_G_DIE:
+		return 1;
+	case HF_G_NOLAUNCH: /* a capture of its own at the fault step */
+		return p->graph == HF_GRAPH_PER_STEP;
+	case HF_G_OTHER:
+		if (gdev == HF_GD_ORDER) /* the graph's first and last op swapped: a cycle */
+			return p->g1 > p->g0 && !is_p2p(a->kind) && !is_p2p(b->kind) && a->comm != b->comm &&
+			       p->nranks >= 3;
+		for (int j = p->g0; j <= p->g1; j++) {
+			const struct hf_op *o = &p->ops[j];
+			if (hf_comm_size(p, o->comm, 0) >= 3 && !is_p2p(o->kind) &&
+			    (gdev != HF_GD_REDOP || is_reduction(o->kind)))
+				fits[nf++] = j;
+		}
+		break;
+	case HF_G_PEER:
+		for (int j = p->g0; j <= p->g1; j++)
+			if (p->ops[j].kind == HF_RING && hf_comm_size(p, p->ops[j].comm, 0) >= 3)
+				fits[nf++] = j;
+		break;
+	default:
+		return 0;
+	}
+	if (nf)
+		*op = fits[pick(s, nf)];
+	return nf > 0;
+}
+
+/* A graph job (seeds from HF_GRAPH_SEEDS on): ops g0..g1 of the step go
+ * into a CUDA graph, and a graph fault (or none) replaces the eager one.
+ * Processes of several ranks run a thread per rank: each thread captures
+ * its own rank's ops. */
+static void build_graph(struct hf_plan *p, uint64_t seed)
+{
+	uint64_t s = seed * 0xa0761d6478bd642fULL + 22;
+	p->graph = pick(&s, 2) ? HF_GRAPH_REPLAY : HF_GRAPH_PER_STEP;
+	p->g0 = pick(&s, p->nops - 1);
+	p->g1 = p->g0 + pick(&s, p->nops - 1 - p->g0);
+	for (int j = p->g0; j <= p->g1; j++)
+		p->ops[j].stream = 0;
+	if (p->rpp > 1)
+		p->threaded = 1;
+	p->fault = HF_NONE, p->victim = -1, p->at = 0, p->gop = p->g0, p->gdev = 0;
+	if (pick(&s, 8) == 0)
+		return;
+	for (int k = 0; k < 64 && p->fault == HF_NONE; k++) {
+		enum hf_fault f = (enum hf_fault)(HF_G_SKIP + pick(&s, HF_NFAULTS - HF_G_SKIP));
+		int gdev = f == HF_G_OTHER ? pick(&s, 4) : f == HF_G_PEER ? pick(&s, 2) : 0, op = p->g0;
+		if (graph_fits(p, f, gdev, &op, &s))
+			p->fault = f, p->gdev = gdev, p->gop = op, p->victim = pick(&s, p->nranks), p->at = p->g0;
+	}
+	if (p->fault == HF_NONE) /* always fits */
+		p->fault = HF_G_SKIP, p->victim = 0, p->at = p->g0;
+}
+
 int hf_plan_build(struct hf_plan *p, uint64_t seed, int nranks)
 {
 	uint64_t s = seed * 0x2545f4914f6cdd1dULL + 1;
@@ -216,7 +293,10 @@ int hf_plan_build(struct hf_plan *p, uint64_t seed, int nranks)
 		if (nf)
 			p->fault = HF_REDOP, p->at = fits[pick(&r, nf)], p->victim = v;
 	}
-	p->count = p->fault == HF_COUNT || p->fault == HF_DTYPE ? 32768 : 4096;
+	if (seed >= HF_GRAPH_SEEDS)
+		build_graph(p, seed);
+	p->count = p->fault == HF_COUNT || p->fault == HF_DTYPE ||
+	           (p->fault == HF_G_OTHER && (p->gdev == HF_GD_COUNT || p->gdev == HF_GD_DTYPE)) ? 32768 : 4096;
 	return 0;
 }
 
@@ -241,7 +321,7 @@ static int comm_again(const struct hf_plan *p, int j)
 int hf_fault_takes_process(const struct hf_plan *p)
 {
 	switch (p->fault) {
-	case HF_DIE_BEFORE: case HF_DIE_INSIDE: case HF_EXIT: case HF_EXIT_DESTROY:
+	case HF_DIE_BEFORE: case HF_DIE_INSIDE: case HF_EXIT: case HF_EXIT_DESTROY: case HF_G_DIE:
 		return 1;
 	case HF_SLEEP: case HF_LOCK: /* the thread that drives the rank stops */
 		return !p->threaded;
@@ -291,6 +371,28 @@ void hf_plan_answer(const struct hf_plan *p, struct hf_answer *a)
 		a->hangs = 0;
 		a->keep = 1;
 		break;
+	case HF_G_SKIP: case HF_G_NOLAUNCH:
+		/* the victim's next ops on the graph's comms are matched with the
+		 * peers' replay (NCCL orders a comm's ops as issued, eager or
+		 * replayed): a mismatch where they differ; it launched the graph
+		 * (its ops) one time fewer */
+		k = ring_from(p, p->g0) ? "MISSING_RANK,MISMATCH,P2P_UNMATCHED" : "MISSING_RANK,MISMATCH";
+		break;
+	case HF_G_OTHER:
+		if (p->gdev == HF_GD_REDOP) { /* completes, as the eager one */
+			k = "MISMATCH";
+			a->hangs = 0;
+			a->keep = 1;
+		} else if (p->gdev == HF_GD_ORDER) {
+			k = "STREAM_BLOCKED,MISMATCH,MISSING_RANK";
+		} else {
+			k = "MISMATCH,MISSING_RANK";
+			a->may_complete = 1;
+		}
+		break;
+	case HF_G_HOSTFN: k = "STREAM_BLOCKED"; break;
+	case HF_G_DIE: k = ring_from(p, p->g0) ? "MISSING_RANK,P2P_UNMATCHED" : "MISSING_RANK"; break;
+	case HF_G_PEER: k = "P2P_UNMATCHED"; break;
 	default: /* the rank is gone or idle before op j */
 		k = ring_from(p, p->at) ? "MISSING_RANK,P2P_UNMATCHED" : "MISSING_RANK";
 		break;
@@ -315,8 +417,15 @@ void hf_plan_describe(const struct hf_plan *p, FILE *f)
 			fprintf(f, ", root %d", o->root);
 		fputc('\n', f);
 	}
+	if (p->graph != HF_EAGER)
+		fprintf(f, "  ops %d-%d in a CUDA graph launched on stream 0, %s\n", p->g0, p->g1,
+		        p->graph == HF_GRAPH_REPLAY ? "captured once, replayed every step" : "captured and launched every step");
 	if (p->fault == HF_NONE)
 		fprintf(f, "  no fault: %d steps and a clean end\n", p->warm + 2);
+	else if (p->fault >= HF_G_SKIP)
+		fprintf(f, "  fault at step %d: rank %d, %s%s%s, graph op %d\n", p->warm + 1, p->victim,
+		        hf_fault_name(p->fault), p->fault == HF_G_OTHER || p->fault == HF_G_PEER ? " " : "",
+		        p->fault == HF_G_OTHER || p->fault == HF_G_PEER ? hf_gdev_name(p) : "", p->gop);
 	else
 		fprintf(f, "  fault at step %d: rank %d, %s, op %d\n", p->warm + 1, p->victim, hf_fault_name(p->fault), p->at);
 }

@@ -43,11 +43,43 @@ enum hf_fault {
 	HF_REDOP,       /* op j (a reduction) with ncclMax where the others use ncclSum:
 	                 * it completes (wrong numbers, as on NCCL), the job goes on to a
 	                 * clean end; drawn apart from the others (plan.c) */
+	/* Graph jobs only (seeds from HF_GRAPH_SEEDS on); "the graph" holds ops
+	 * g0..g1 of the step, launched on stream 0 (struct hf_plan): */
+	HF_G_SKIP,      /* the victim does not launch the graph at the fault step (one
+	                 * replay fewer; per step: captures nothing either), goes on */
+	HF_G_OTHER,     /* it launches a graph captured with another count, dtype, redop
+	                 * or order of ops (gdev): with per-step capture, its capture of
+	                 * that step; with one capture, graph B, which it captures at
+	                 * the fault step (its shape changed) and launches instead of A */
+	HF_G_HOSTFN,    /* a host function that never returns, queued on the launch
+	                 * stream before the fault step's launch */
+	HF_G_NOLAUNCH,  /* per-step capture: captures the step's graph, destroys it
+	                 * unlaunched and goes on with the step's next op, eager */
+	HF_G_DIE,       /* SIGKILL once its replay of the fault step started, the
+	                 * peers held back till then */
+	HF_G_PEER,      /* the graph's grouped ring (op gop) receives from the rank
+	                 * before previous, or sends to the one after next (gdev) */
 	HF_NFAULTS
 };
 /* The faults drawn from the seed's main stream (the menu before HF_REDOP:
  * adding a kind must not change the seeds already judged). */
 #define HF_NDRAWN HF_REDOP
+
+/* Seeds from here on are graph jobs (issue 22): the plan of seed S is
+ * drawn as for an eager job, then the graph's draws, from streams of their
+ * own, replace its fault (seeds below are the plans they always were). */
+#define HF_GRAPH_SEEDS 100000ULL
+
+enum hf_graph_mode {
+	HF_EAGER,
+	HF_GRAPH_REPLAY,   /* captured once before the first step, launched once per
+	                    * step (vLLM's decode graph) */
+	HF_GRAPH_PER_STEP, /* captured, instantiated, launched and destroyed every step
+	                    * (torch.compile re-capturing per shape) */
+};
+
+/* How HF_G_OTHER's graph differs; HF_G_PEER: which half is wrong. */
+enum hf_gdev { HF_GD_COUNT, HF_GD_DTYPE, HF_GD_REDOP, HF_GD_ORDER, HF_GD_RECV = 0, HF_GD_SEND = 1 };
 
 struct hf_op {
 	enum hf_comm comm;
@@ -72,7 +104,13 @@ struct hf_plan {
 	struct hf_op ops[HF_MAX_OPS];
 	enum hf_fault fault;
 	int victim;              /* global rank; -1 with HF_NONE */
-	int at;                  /* op index j of the fault step */
+	int at;                  /* op index j of the fault step (graph faults: g0) */
+	enum hf_graph_mode graph;
+	int g0, g1;              /* the graph holds ops g0..g1 (g1 < nops-1: the
+	                          * closing world op stays eager), all on stream 0 */
+	int gop;                 /* HF_G_OTHER (count, dtype, redop), HF_G_PEER: the op
+	                          * of the graph that differs */
+	int gdev;                /* enum hf_gdev */
 };
 
 /* The oracle: what a correct diagnosis says. */
@@ -93,6 +131,8 @@ void hf_plan_answer(const struct hf_plan *p, struct hf_answer *a);
 void hf_plan_describe(const struct hf_plan *p, FILE *f);
 
 const char *hf_fault_name(enum hf_fault f);
+/* "count", "dtype", ... for HF_G_OTHER; "recv", "send" for HF_G_PEER. */
+const char *hf_gdev_name(const struct hf_plan *p);
 const char *hf_comm_name(enum hf_comm c);
 const char *hf_op_name(enum hf_op_kind k);
 

@@ -1,0 +1,45 @@
+#!/bin/sh
+# The hang generator's graph jobs (seeds from 100000 on, tests/hangfuzz/
+# plan.h): ops of each step replayed from a CUDA graph, captured once and
+# launched every step (vLLM's decode graph) or captured and launched every
+# step (torch.compile re-capturing per shape), on the simulation under the
+# preload, judged in every view (live, dead, watchdog) against the answer
+# the construction gives (exact culprits, an allowed first kind, no
+# verdict blaming another rank; healthy jobs raise nothing). Each graph
+# fault kind, in both capture modes where it applies, with processes of one
+# and of several ranks (a thread per rank):
+#   graph-die (SIGKILL inside a replay): 100004 100010, 2 x 2: 100059 100071
+#   graph-hostfn (a host function that never returns before the launch):
+#     100012 100031, 2 x 2: 100020 100108, 2 x 4: 100066
+#   graph-nolaunch (captured, destroyed unlaunched, next op eager): 100011,
+#     4 x 2: 100019
+#   graph-other (the victim's graph captured with another dtype: 100119
+#     100068; redop, which completes and ends cleanly: 100054 100058;
+#     count: 100163 100252; the order of two comms' ops: 104965)
+#   graph-peer (the captured ring sends to the rank after next: 100007
+#     100015; receives from the rank before previous, whose send waits
+#     unreceived at the victim, counted per replay: 100215 per step, 100219
+#     captured once (the victim's graph B, which no other rank launched:
+#     they did not launch it "fewer times"))
+#   graph-skip (one replay fewer): 100000 100009, 2 x 2: 100023, 3 x 2:
+#     100032, 4 x 2: 100040
+#   healthy: 100001 100017, 2 x 2: 100002, 4 x 2: 100101
+# The corpus holds two more (cases.txt: graph-ring-hostfn, 100021;
+# graph-tp-world-skip, 100003).
+. "$NW_ROOT/tests/lib.sh"
+seeds="100004 100010 100059 100071 100012 100031 100020 100108 100066 100011 100019
+       100119 100068 100054 100058 100163 100252 104965 100007 100015 100215 100219
+       100000 100009 100023 100032 100040 100001 100017 100002 100101"
+# shellcheck disable=SC2086
+sh "$NW_ROOT/tests/hangfuzz/run-seeds.sh" $seeds > "$T/out" 2>&1
+st=$?
+cat "$T/out"
+[ $st -eq 0 ] || fail "wrong views (above)"
+# every seed judged in three views
+n=$(grep -cE '^fuzz-[0-9]+ (live|dead|watchdog) ok ' "$T/out")
+[ "$n" -eq $(( $(echo $seeds | wc -w) * 3 )) ] || fail "$n views judged ok, want $(( $(echo $seeds | wc -w) * 3 ))"
+# the seeds are graph jobs of the kinds named above (a plan that changed
+# would pass without testing them)
+for k in graph-die graph-hostfn graph-nolaunch graph-other graph-peer graph-skip none; do
+	grep -q "^$k: [0-9]* ok of [0-9]* seeds" "$T/out" || fail "no seed of fault kind $k"
+done
