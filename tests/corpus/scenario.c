@@ -321,7 +321,6 @@ static int is_rank1_or_3(int r) { return r == 1 || r == 3; }
 static int case_order2(struct sc *c) { return order_on_one_stream(c, 2, is_rank2); }
 static int case_order3(struct sc *c) { return order_on_one_stream(c, 3, is_rank1); }
 static int case_order2_of5(struct sc *c) { return order_on_one_stream(c, 2, is_rank1_or_3); }
-static int case_order_pair(struct sc *c) { return order_on_one_stream(c, 2, is_rank1); }
 
 /* Tensor-parallel groups of 3 (comm A: ranks 0-2 and 3-5) and the world,
  * AllReduce on A then on the world each step, on one stream; rank 4 does
@@ -1400,7 +1399,6 @@ static const struct scenario_case cases[] = {
 	{ "order2", case_order2, 3, "rank 2 issues comm B's AllReduce #5 before comm A's, one stream" },
 	{ "order3", case_order3, 2, "rank 1 issues C, A, B where the others issue A, B, C, one stream" },
 	{ "order2-of5", case_order2_of5, 5, "ranks 1 and 3 issue B before A, one stream" },
-	{ "order-pair", case_order_pair, 2, "2 ranks: rank 1 issues B before A, one stream" },
 	{ "order-subgroup", case_order_subgroup, 6, "rank 4 issues the world's #5 before its group's" },
 	{ "two-streams-any-order", case_two_streams_any_order, 3, "healthy: comms on separate streams, any order" },
 	{ "same-order-one-stream", case_same_order_one_stream, 2, "healthy: three comms, one stream, one order" },

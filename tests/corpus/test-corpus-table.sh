@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/corpus/cases.txt itself: at least 60 cases and 10 healthy ones,
 # unique names, known classes and ends, 2 to 8 ranks, rank sets in the
-# "0-2,5" form, every class of issue 11 and every verdict kind present;
+# "0-2,5" form, a kind or a list of the kinds a case allows ("A,B": the
+# hang generator's cases, where the first verdict may be either), every class of issue 11 and every verdict kind present;
 # every case of the scenario program is used and every scenario a line
 # names exists (scenario --list); the judge reads both outputs it is given
 # (a JSON diagnosis and a watchdog text) as they are written.
@@ -24,7 +25,7 @@ awk -F'|' '
 	$1 !~ /^(order|death|capture|desync|p2p|init|mismatch|stall|healthy|trainer|hangs|gen)$/ { print "class: " $0; bad = 1 }
 	$3 !~ /^[2-8]$/ { print "ranks: " $0; bad = 1 }
 	$4 !~ /^(hang|quiet|either|post|[0-9]+)$/ { print "end: " $0; bad = 1 }
-	$5 !~ /^(HEALTHY|IDLE|TRANSPORT_STALL|STREAM_BLOCKED|MISSING_RANK|P2P_UNMATCHED|P2P_DEADLOCK|MISMATCH|INIT_STALL|GPU_FAULT)$/ { print "kind: " $0; bad = 1 }
+	$5 !~ /^(HEALTHY|IDLE|TRANSPORT_STALL|STREAM_BLOCKED|MISSING_RANK|P2P_UNMATCHED|P2P_DEADLOCK|MISMATCH|INIT_STALL|GPU_FAULT)(,(TRANSPORT_STALL|STREAM_BLOCKED|MISSING_RANK|P2P_UNMATCHED|P2P_DEADLOCK|MISMATCH|INIT_STALL|GPU_FAULT))*$/ { print "kind: " $0; bad = 1 }
 	$6 !~ /^(-|[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*)$/ || $7 !~ /^(-|[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*)$/ ||
 	$8 !~ /^(-|[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*)$/ { print "rank set: " $0; bad = 1 }
 	$5 == "HEALTHY" && ($6 != "-" || $7 != "-" || $8 != "-") { print "healthy with ranks: " $0; bad = 1 }
