@@ -2,14 +2,10 @@
  * the same processes made ONE job with one verdict set (docs/ras.md, "One
  * job, one verdict").
  *
- * Which processes: those whose file lies in the report's directory (the
- * job directory attach writes both into), lined up by host and pid. RAS
- * names a host by its bootstrap IP address, a snapshot by its host name:
- * a RAS host is the snapshots' host that holds the most of its pids (a
- * unique best), and then each rank is the process with its pid there.
- * A lined-up process without a rank of its own (a launcher that sets
- * none) takes its RAS world rank, and the job its world size, so that a
- * rank RAS names and a rank the stacks name are the same rank.
+ * Which processes are the report's ranks is the adapter's lining up
+ * (sources/ras/ras_lineup.c: host and pid; the rank, world size, job and
+ * capability bits each lined-up process takes); this file is what is left
+ * of RAS's reconciler: the verdicts from the report folded into the job's.
  *
  * One verdict set, per job the report joined:
  *   - segments in the job: their verdicts stay (the strongest source);
@@ -29,310 +25,17 @@
 
 #include <ctype.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The world comm of a report: the largest (as nw_ras_verdicts takes it). */
-static const struct nw_ras_comm *world_of(const struct nw_ras_report *r)
-{
-	const struct nw_ras_comm *w = NULL;
-	for (size_t i = 0; i < r->ncomms; i++) {
-		const struct nw_ras_comm *c = &r->comms[i];
-		if (!w || c->size > w->size || (c->size == w->size && c->nranks > w->nranks) ||
-		    (c->size == w->size && c->nranks == w->nranks && c->hash < w->hash))
-			w = c;
-	}
-	return w;
-}
-
-static void dir_of(const char *path, char *out, size_t len)
-{
-	char tmp[PATH_MAX];
-	snprintf(tmp, sizeof tmp, "%s", path);
-	char *s = strrchr(tmp, '/');
-	if (s == tmp)
-		s[1] = 0;
-	else if (s)
-		*s = 0;
-	else
-		snprintf(tmp, sizeof tmp, ".");
-	if (!realpath(tmp, out))
-		snprintf(out, len, "%s", tmp);
-}
-
-struct rent { int rank, pid; const char *host; };
-
-static int add_rank(struct nw_ras_input *in, int ras_rank, int rank)
-{
-	if (in->nmap == in->capmap) {
-		size_t cap = in->capmap ? 2 * in->capmap : 16;
-		int (*m)[2] = realloc(in->map, cap * sizeof *m);
-		if (!m)
-			return -1;
-		in->map = m;
-		in->capmap = cap;
-	}
-	in->map[in->nmap][0] = ras_rank;
-	in->map[in->nmap][1] = rank;
-	in->nmap++;
-	return 0;
-}
-
-static int cmp_proc_pid(const void *a, const void *b)
-{
-	const struct nw_proc *x = *(struct nw_proc *const *)a, *y = *(struct nw_proc *const *)b;
-	return x->hdr.pid < y->hdr.pid ? -1 : x->hdr.pid > y->hdr.pid;
-}
-
-/* The first of cand[0..nc) (sorted by pid) with this pid, or nc. */
-static size_t first_pid(struct nw_proc *const *cand, size_t nc, int64_t pid)
-{
-	size_t lo = 0, hi = nc;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (cand[mid]->hdr.pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* A host name -> a small index (hosts of either side). */
-struct hidx {
-	const char *name;
-	uint32_t i;
-	UT_hash_handle hh;
-};
-
-static int host_index(struct hidx **h, struct hidx *pool, uint32_t *n, const char *name, uint32_t *out)
-{
-	struct hidx *e;
-	HASH_FIND_STR(*h, name, e);
-	if (!e) {
-		e = &pool[*n];
-		e->name = name;
-		e->i = (*n)++;
-		HASH_ADD_KEYPTR(hh, *h, e->name, strlen(e->name), e);
-		if (nw_hash_oom_taken())
-			return -1;
-	}
-	*out = e->i;
-	return 0;
-}
-
-struct tally {                  /* (RAS host, snapshots' host) -> pids in both */
-	uint64_t key;
-	size_t n;
-	UT_hash_handle hh;
-};
-
-static int cmp_map(const void *a, const void *b)
-{
-	const int *x = a, *y = b;
-	return (x[0] > y[0]) - (x[0] < y[0]);
-}
-
-/* Line the report's world comm w up with the processes cand[0..nc) (host
- * and pid): each lined-up process takes its rank, world size and job from
- * it (in->map, in->nmatched, in->job). 0, or -1 out of memory. */
-static int line_up(struct nw_ras_input *in, const struct nw_ras_comm *w, struct nw_proc **cand, size_t nc)
-{
-	qsort(cand, nc, sizeof *cand, cmp_proc_pid);
-	size_t ne = w->nranks + w->nmissing;
-	struct rent *e = calloc(ne + 1, sizeof *e);
-	uint32_t *rh = calloc(ne + 1, sizeof *rh);           /* each entry's RAS host index */
-	uint32_t *sh = calloc(nc + 1, sizeof *sh);           /* each candidate's host index */
-	struct hidx *rpool = calloc(ne + 1, sizeof *rpool), *spool = calloc(nc + 1, sizeof *spool);
-	struct hidx *rhosts = NULL, *shosts = NULL, *he, *ht;
-	struct tally *tal = NULL, *t, *tt;
-	uint32_t nrh = 0, nsh = 0;
-	int oom = !e || !rh || !sh || !rpool || !spool;
-	size_t *bestn = NULL;
-	uint32_t *best = NULL;
-	uint8_t *tie = NULL;
-	for (size_t i = 0; i < w->nranks && !oom; i++)
-		e[i] = (struct rent){ w->ranks[i].rank, w->ranks[i].pid, w->ranks[i].host };
-	for (size_t i = 0; i < w->nmissing && !oom; i++)
-		e[w->nranks + i] = (struct rent){ w->missing[i].rank, w->missing[i].pid, w->missing[i].host };
-	for (size_t i = 0; i < ne && !oom; i++)
-		oom = host_index(&rhosts, rpool, &nrh, e[i].host, &rh[i]);
-	for (size_t k = 0; k < nc && !oom; k++)
-		oom = host_index(&shosts, spool, &nsh, cand[k]->hdr.host, &sh[k]);
-	/* per RAS host, how many of its pids each snapshots' host holds */
-	for (size_t i = 0; i < ne && !oom; i++) {
-		for (size_t k = first_pid(cand, nc, e[i].pid); k < nc && cand[k]->hdr.pid == e[i].pid && !oom; k++) {
-			uint64_t key = (uint64_t)rh[i] << 32 | sh[k];
-			HASH_FIND(hh, tal, &key, sizeof key, t);
-			if (!t) {
-				if (!(t = calloc(1, sizeof *t))) {
-					oom = 1;
-					break;
-				}
-				t->key = key;
-				HASH_ADD(hh, tal, key, sizeof t->key, t);
-				if ((oom = nw_hash_oom_taken())) {
-					free(t);
-					break;
-				}
-			}
-			t->n++;
-		}
-	}
-	if (!oom) {
-		bestn = calloc(nrh + 1, sizeof *bestn);
-		best = calloc(nrh + 1, sizeof *best);
-		tie = calloc(nrh + 1, 1);
-		oom = !bestn || !best || !tie;
-	}
-	HASH_ITER(hh, tal, t, tt) {
-		if (!oom) {
-			uint32_t r = (uint32_t)(t->key >> 32), s2 = (uint32_t)t->key;
-			if (t->n > bestn[r]) {
-				bestn[r] = t->n;
-				best[r] = s2;
-				tie[r] = 0;
-			} else if (t->n == bestn[r]) {
-				tie[r] = 1;
-			}
-		}
-		HASH_DEL(tal, t);
-		free(t);
-	}
-	char job[NW_SEG_JOB_LEN] = "";
-	for (size_t i = 0; i < ne && !oom; i++) {
-		uint32_t r = rh[i];
-		if (e[i].pid <= 0 || !bestn[r] || tie[r])
-			continue;
-		for (size_t k = first_pid(cand, nc, e[i].pid); k < nc && cand[k]->hdr.pid == e[i].pid; k++) {
-			struct nw_proc *p = cand[k];
-			if (sh[k] != best[r])
-				continue;
-			if (!job[0])
-				memcpy(job, p->hdr.job, sizeof job);
-			else
-				memcpy(p->hdr.job, job, sizeof p->hdr.job);
-			if (p->rank < 0) {
-				p->rank = e[i].rank;
-				p->hdr.global_rank = e[i].rank;
-			}
-			if (p->hdr.world_size <= 0)
-				p->hdr.world_size = w->size;
-			if (add_rank(in, e[i].rank, p->rank))
-				oom = 1;
-			p->caps |= NW_CAP_LAUNCH_ONLY;   /* its positions, as RAS sees them: launches */
-			if (!(p->caps & NW_CAP_OPNUMS) && !p->source_note)
-				p->source_note = NW_RAS_SOURCE_NOTE;   /* what RAS cannot tell, in words */
-			in->nmatched++;
-			break;
-		}
-	}
-	if (in->nmap)
-		qsort(in->map, in->nmap, sizeof *in->map, cmp_map);
-	memcpy(in->job, job, sizeof in->job);
-	HASH_ITER(hh, rhosts, he, ht)
-		HASH_DEL(rhosts, he);
-	HASH_ITER(hh, shosts, he, ht)
-		HASH_DEL(shosts, he);
-	free(bestn);
-	free(best);
-	free(tie);
-	free(rpool);
-	free(spool);
-	free(rh);
-	free(sh);
-	free(e);
-	return oom ? -1 : 0;
-}
-
-static int claim(struct nw_ras_input *in, struct nw_proc **procs, size_t nprocs)
-{
-	const struct nw_ras_comm *w = world_of(&in->r);
-	char rdir[PATH_MAX], pdir[PATH_MAX];
-	dir_of(in->path, rdir, sizeof rdir);
-	/* the processes of the report's directory, by pid */
-	struct nw_proc **cand = calloc(nprocs + 1, sizeof *cand);
-	if (!cand)
-		return -1;
-	size_t nc = 0;
-	for (size_t i = 0; i < nprocs; i++) {
-		if (!procs[i] || !procs[i]->path)
-			continue;
-		dir_of(procs[i]->path, pdir, sizeof pdir);
-		if (!strcmp(pdir, rdir))
-			cand[nc++] = procs[i];
-	}
-	if (!w) {
-		/* no comm (no init past its rendezvous): no rank to line up; the
-		 * report joins the one job its directory holds */
-		for (size_t k = 0; k < nc; k++) {
-			if (k && strcmp(cand[k]->hdr.job, cand[0]->hdr.job)) {
-				in->job[0] = 0;
-				break;
-			}
-			memcpy(in->job, cand[k]->hdr.job, sizeof in->job);
-		}
-		free(cand);
-		return 0;
-	}
-	int oom = line_up(in, w, cand, nc) != 0;
-	size_t known = 0;                  /* candidates with a pid (a Flight Recorder dump has none) */
-	for (size_t k = 0; k < nc; k++)
-		known += cand[k]->hdr.pid > 0;
-	if (!oom && known && !in->nmatched) {
-		/* processes lie here, none of them a rank of the report: another
-		 * job's RAS answered on the host's shared port. It is no job of
-		 * its own (its culprit would be printed beside this job's), and
-		 * this job's verdict says it was discarded. */
-		in->foreign = 1;
-		memcpy(in->job, cand[nc - 1]->hdr.job, sizeof in->job);
-	} else if (!oom && !known) {
-		/* no process of its own directory (a report saved elsewhere, or
-		 * next to Flight Recorder dumps, which hold no pid): the processes
-		 * read from anywhere, lined up the same way (host and pid); one
-		 * that is a rank of it makes the report join that job */
-		nc = 0;
-		for (size_t i = 0; i < nprocs; i++)
-			if (procs[i] && procs[i]->hdr.pid > 0)
-				cand[nc++] = procs[i];
-		oom = line_up(in, w, cand, nc) != 0;
-	}
-	free(cand);
-	return oom ? -1 : 0;
-}
-
-static int hook_procs(void *arg, struct nw_proc **procs, size_t nprocs)
-{
-	struct nw_ras_merge *m = arg;
-	for (size_t i = 0; i < m->n; i++)
-		if (claim(&m->in[i], procs, nprocs))
-			return -1;
-	return 0;
-}
-
 /* ---- one verdict set ---- */
-
-/* in->map is sorted by RAS rank (claim) */
-static int32_t our_rank(const struct nw_ras_input *in, int32_t ras_rank)
-{
-	size_t lo = 0, hi = in->nmap;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (in->map[mid][0] < ras_rank)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < in->nmap && in->map[lo][0] == ras_rank ? in->map[lo][1] : ras_rank;
-}
 
 static void copy_set(struct nw_jctx *x, const struct nw_ras_input *in, struct nw_rankset *to,
                      const struct nw_rankset *from)
 {
 	for (uint32_t k = 0; k < from->n; k++)
-		nw_set_add(x, to, our_rank(in, from->v[k]));
+		nw_set_add(x, to, nw_ras_our_rank(in, from->v[k]));
 }
 
 /* A RAS verdict as one of the job's. */
@@ -403,7 +106,7 @@ static int same_set(const struct nw_rankset *a, const struct nw_rankset *b)
  * lined up by claim), or NULL. */
 static const struct nw_proc *proc_of_ras_rank(const struct nw_jctx *x, const struct nw_ras_input *in, int32_t ras_rank)
 {
-	int32_t r = our_rank(in, ras_rank);
+	int32_t r = nw_ras_our_rank(in, ras_rank);
 	size_t at = nw_proc_by_rank(x->job, r);
 	return at < x->job->nprocs ? x->job->procs[at] : NULL;
 }
@@ -630,7 +333,7 @@ static void fold(struct nw_jctx *x, struct nw_ras_input *in)
 		}
 	}
 	/* RAS ranks that no process of the job is */
-	const struct nw_ras_comm *wc = world_of(&in->r);
+	const struct nw_ras_comm *wc = nw_ras_world(&in->r);
 	size_t n_other = wc ? wc->nranks + wc->nmissing - in->nmatched : 0;
 	for (size_t i = 0; i < x->nvw && !x->oom && !wc; i++)
 		if (!x->vw[i]->dropped) {
@@ -653,7 +356,7 @@ static void fold(struct nw_jctx *x, struct nw_ras_input *in)
 /* A foreign report: one evidence line on each of the job's verdicts. */
 static void discarded(struct nw_jctx *x, struct nw_ras_input *in)
 {
-	const struct nw_ras_comm *wc = world_of(&in->r);
+	const struct nw_ras_comm *wc = nw_ras_world(&in->r);
 	in->folded = 1;
 	for (size_t i = 0; i < x->nvw && !x->oom; i++)
 		if (!x->vw[i]->dropped)
@@ -681,7 +384,7 @@ static void hook_verdicts(void *arg, struct nw_jctx *x)
 
 void nw_ras_hook(struct nw_ras_merge *m, struct nw_source_hook *h)
 {
-	h->procs = hook_procs;
+	h->procs = nw_ras_lineup;
 	h->verdicts = hook_verdicts;
 	h->arg = m;
 }

@@ -163,7 +163,8 @@ static int cmp_comm_size(const void *a, const void *b)
 	const struct nw_ras_comm *x = *(const struct nw_ras_comm *const *)a, *y = *(const struct nw_ras_comm *const *)b;
 	if (x->size != y->size) return x->size > y->size ? -1 : 1;
 	if (x->nranks != y->nranks) return x->nranks > y->nranks ? -1 : 1;
-	return (x->hash > y->hash) - (x->hash < y->hash);
+	if (x->hash != y->hash) return x->hash < y->hash ? -1 : 1;
+	return (x > y) - (x < y);   /* the report's order: comms[0] is nw_ras_world's */
 }
 
 static void all_waiting(struct vl *l, struct nw_verdict *v, const struct world *w, const struct nw_ras_comm *c)
@@ -507,7 +508,9 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 	if (!comms) return -1;
 	for (size_t i = 0; i < r->ncomms; i++) comms[i] = &r->comms[i];
 	qsort(comms, r->ncomms, sizeof *comms, cmp_comm_size);
-	struct world w = { .c = r->ncomms ? comms[0] : NULL };
+	/* the adapter's world comm (ras_lineup.c), the one ranks are lined up by:
+	 * comms[0] by the same order */
+	struct world w = { .c = nw_ras_world(r) };
 	*world_size = w.c ? w.c->size : -1;
 	if (world_index(&w)) { free(comms); return -1; }
 	if (!r->ncomms) {

@@ -1,0 +1,55 @@
+/* ras_lineup: the RAS adapter's half that joins a saved NCCL RAS report to
+ * the processes read (snapshots or segments) of the same job (docs/ras.md,
+ * "One job, one verdict"): which processes are its ranks (host and pid),
+ * the rank, world size and job each lined-up process takes from it, and
+ * what RAS can see of them (NW_CAP_LAUNCH_ONLY, the source note). Facts
+ * only: the verdicts from the report are decide/'s (verdicts_ras.c,
+ * ras_merge.c). */
+#ifndef NCCLWATCH_REPORT_SOURCES_RAS_LINEUP_H
+#define NCCLWATCH_REPORT_SOURCES_RAS_LINEUP_H
+
+#include "../sources.h"
+#include "ras_client.h"
+
+/* What NCCL RAS cannot tell, in words: the source note of the processes
+ * it lines up (their capability bits say it: NW_CAP_LAUNCH_ONLY, no
+ * NW_CAP_COMPLETION, no NW_CAP_SENDRECV), and the last evidence line of a
+ * RAS job's verdicts. */
+#define NW_RAS_SOURCE_NOTE "from NCCL RAS: launch counts, not completions; no send/receive counts"
+
+/* One saved report to line up. Fill in path and r; nw_ras_lineup sets the
+ * rest. An input whose job stays "" joined none (its own job,
+ * nw_ras_add_job). */
+struct nw_ras_input {
+	const char *path;                 /* the report's file */
+	struct nw_ras_report r;
+	/* set by the lining up */
+	char job[NW_SEG_JOB_LEN];         /* the job it joined, "" none (a report without a
+	                                   * comm joins the one job of its directory) */
+	size_t nmatched;                  /* its world comm's ranks lined up with processes */
+	int folded;                       /* its verdicts were folded into the job's (decide/) */
+	int foreign;                      /* it lies with processes of a job, none of them among
+	                                   * its ranks: another job's report (one RAS port per
+	                                   * host), not used; job names the job it lay with */
+	int (*map)[2];                    /* [nmap] (RAS world rank, the process's rank),
+	                                   * sorted by RAS rank */
+	size_t nmap, capmap;
+};
+struct nw_ras_merge {
+	struct nw_ras_input *in;
+	size_t n;
+};
+
+/* The world comm of a report: its largest (ties: more ranks listed, then
+ * the smaller hash); NULL when it lists none. */
+const struct nw_ras_comm *nw_ras_world(const struct nw_ras_report *r);
+
+/* Line every report of m (a struct nw_ras_merge *) up with the processes
+ * read: nw_source_hook.procs. 0, or -1 out of memory. */
+int nw_ras_lineup(void *m, struct nw_proc **procs, size_t nprocs);
+
+/* The process's rank of a RAS world rank (in->map), the RAS rank itself
+ * when it is no process read. */
+int32_t nw_ras_our_rank(const struct nw_ras_input *in, int32_t ras_rank);
+
+#endif
