@@ -352,22 +352,13 @@ static void prom_host(const char *host, char *out, size_t len)
  * is a zombie (exited: its writer is gone). */
 static double started_at(long pid)
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	const char *p = strrchr(buf, ')');   /* after the command name, which may hold spaces */
 	char state;
-	unsigned long long ticks;
-	if (!p || sscanf(p + 1, " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
-	                 &state, &ticks) != 2 || state == 'Z')
+	unsigned long long ticks, btime = 0;
+	if (nw_proc_stat(pid, &state, &ticks) != 0 || state == 'Z')
 		return 0;
-	unsigned long long btime = 0;
-	if ((f = fopen("/proc/stat", "re"))) {
+	char buf[256];
+	FILE *f = fopen("/proc/stat", "re");
+	if (f) {
 		while (fgets(buf, sizeof buf, f))
 			if (sscanf(buf, "btime %llu", &btime) == 1)
 				break;

@@ -1416,7 +1416,7 @@ static int proc_stat_file(const char *path, char *state, unsigned long long *tic
 	return 0;
 }
 
-static int proc_stat(int64_t pid, char *state, unsigned long long *ticks)
+int nw_proc_stat(int64_t pid, char *state, unsigned long long *ticks)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%" PRId64 "/stat", pid);
@@ -1502,7 +1502,7 @@ int nw_segment_writer_state(const struct nw_seg_header *h, const char *path)
 	 * process that got its pid? */
 	char state = 0;
 	unsigned long long ticks = 0;
-	if (proc_stat(pid, &state, &ticks) != 0) {
+	if (nw_proc_stat(pid, &state, &ticks) != 0) {
 		if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
 			return NW_WRITER_GONE;   /* it exited meanwhile */
 		return NW_WRITER_UNKNOWN;    /* /proc hides it (hidepid) or is not mounted */

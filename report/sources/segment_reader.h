@@ -239,4 +239,8 @@ int nw_path_list_add(struct nw_path_list *list, const char *path);
 int nw_path_scan(const char *dir, int depth, int (*keep)(const char *path, const char *name),
                  struct nw_path_list *list);
 
+/* Process pid's state letter (field 3 of /proc/PID/stat) and start time
+ * in clock ticks since boot (field 22): 0, or -1 when it has none. */
+int nw_proc_stat(int64_t pid, char *state, unsigned long long *ticks);
+
 #endif /* NCCLWATCH_REPORT_SEGMENT_READER_H */
