@@ -4,6 +4,7 @@
 
 #include "stalls.h"
 #include "verdict.h"
+#include <ncclwatch/prom_file.h>
 #include "../interpose/log.h"
 #include "../interpose/ring.h"
 
@@ -112,14 +113,7 @@ static void make_names(void)
 {
 	const struct nw_seg_header *h = nw_seg.hdr;
 	char host[NW_SEG_HOST_LEN];
-	size_t i;
-	/* The host in a file name: letters, digits, '.' and '-' as they are. */
-	for (i = 0; i + 1 < sizeof(host) && h->host[i]; i++) {
-		char c = h->host[i];
-		host[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		          c == '.' || c == '-' ? c : '_';
-	}
-	host[i] = 0;
+	nw_prom_file_host(h->host, host, sizeof host);
 	snprintf(name, sizeof(name), "ncclwatch_%s_%d.prom", host, (int)getpid());
 	/* node_exporter reads only *.prom: the temporary name is never read. */
 	snprintf(tmp_name, sizeof(tmp_name), ".%s.tmp", name);

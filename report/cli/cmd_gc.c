@@ -30,6 +30,7 @@
 #include "../sources/segment_reader.h"
 #include "trust.h"
 #include "../escape.h"
+#include <ncclwatch/prom_file.h>
 
 static void gc_help(FILE *out)
 {
@@ -336,18 +337,6 @@ static void walk(struct gc *g, int dfd, const char *dir, int depth, int parent, 
 
 /* ---- Prometheus files (watchdog/prom.c writes them) ---- */
 
-/* The host as prom.c puts it in a file name. */
-static void prom_host(const char *host, char *out, size_t len)
-{
-	size_t i;
-	for (i = 0; i + 1 < len && host[i]; i++) {
-		char c = host[i];
-		out[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		         c == '.' || c == '-' ? c : '_';
-	}
-	out[i] = '\0';
-}
-
 /* When process `pid` started (Unix time, seconds), 0 when it has none or
  * is a zombie (exited: its writer is gone). */
 static double started_at(long pid)
@@ -392,7 +381,7 @@ static void gc_prom(struct gc *g, const char *dir)
 		return;
 	}
 	char host[NW_SEG_HOST_LEN];
-	prom_host(g->host, host, sizeof host);
+	nw_prom_file_host(g->host, host, sizeof host);
 	char **names = list_names(dfd);
 	for (size_t i = 0; names && names[i]; i++) {
 		long pid = prom_pid(names[i], host);
