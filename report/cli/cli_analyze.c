@@ -10,6 +10,22 @@
 #include "trust.h"
 #include "../escape.h"
 
+/* Whether `line` was said on stderr before in this run. `--watch` reads
+ * the job again every few seconds in one process: a file that stays
+ * unreadable is said once, not once a frame (a new problem with it is a
+ * new line). Bounded: past the table's end every line is said. */
+static int said_before(const char *line)
+{
+	static char *said[1024];
+	static size_t nsaid;
+	for (size_t i = 0; i < nsaid; i++)
+		if (strcmp(said[i], line) == 0)
+			return 1;
+	if (nsaid < sizeof said / sizeof said[0] && (said[nsaid] = strdup(line)) != NULL)
+		nsaid++;
+	return 0;
+}
+
 int nw_cli_analyze(const char *cmd, int argc, char **argv, const struct nw_analysis_options *opt,
                    int any_owner, struct nw_analysis *a)
 {
@@ -55,6 +71,7 @@ int nw_cli_analyze(const char *cmd, int argc, char **argv, const struct nw_analy
 	/* The exit-status rule: a file that could not be read is a problem
 	 * found, said on stderr (the report itself lists it too). */
 	for (size_t i = 0; i < a->nbad; i++)
-		nw_print_line(stderr, "ncclwatch %s: unreadable: %s", cmd, a->bad[i].err.message);
+		if (!said_before(a->bad[i].err.message))
+			nw_print_line(stderr, "ncclwatch %s: unreadable: %s", cmd, a->bad[i].err.message);
 	return NW_EXIT_OK;
 }

@@ -11,7 +11,8 @@
  * files of other users unless any_owner (trust.h). Returns NW_EXIT_OK with
  * *a filled (free it with nw_analysis_free) and one line on stderr per
  * file that could not be read ("ncclwatch CMD: unreadable: PATH:
- * problem"; the caller then exits 1 at least); or NW_EXIT_USAGE after one
+ * problem", once per run: `--watch` frames repeat it no more; the
+ * caller then exits 1 at least); or NW_EXIT_USAGE after one
  * line on stderr ("ncclwatch CMD: ...") when nothing could be read: a
  * missing or untrusted default directory, no segment, none of the
  * caller's, no readable segment, or no job named opt->job. */

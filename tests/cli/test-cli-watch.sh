@@ -66,6 +66,17 @@ usage_error '--watch and --trace do not go together' diagnose --watch --trace "$
 usage_error '--watch wants a number of seconds' status --watch=0
 usage_error '--watch wants a number of seconds' diagnose --watch=x
 
+note "a file that stays unreadable: said once on stderr, not once a frame"
+"$NW_BUILD/tests/progs/nwgen" --scenario healthy --ranks 2 --out "$T/gen" > /dev/null || fail "nwgen healthy"
+echo garbage > "$T/gen/gen-healthy/bad.seg"
+nw_spawn "$NW_CLI" status --watch 0.2 "$T/gen" > "$T/bad.watch" 2> "$T/bad.watch.err"
+W=$NW_PID
+nw_until $WD_WAIT frames "$T/bad.watch" "$SEP" 4 || { cat "$T/bad.watch" "$T/bad.watch.err" >&2; fail "fewer than 4 frames"; }
+kill -INT "$W"
+nw_wait "$W" 30
+assert_eq "$(grep -c "^ncclwatch status: unreadable: $T/gen/gen-healthy/bad.seg: not an ncclwatch segment (bad magic)$" "$T/bad.watch.err")" 1 "stderr lines for the unreadable file over $(grep -Ec "$SEP" "$T/bad.watch") frames"
+assert_eq "$(grep -c "bad.seg" "$T/bad.watch")" "$(grep -Ec "$SEP" "$T/bad.watch")" "frames that list the unreadable file"
+
 note "status --watch 1 on a terminal (script), ended by SIGINT"
 command -v script >/dev/null || skip "no script (Debian: bsdutils) for the terminal part"
 nw_spawn script -qefc "exec '$NW_CLI' status --watch 1" /dev/null < /dev/null > "$T/tty.out" 2>&1
