@@ -22,7 +22,7 @@ dups=$(cut -d'|' -f2 "$lines" | sort | uniq -d)
 [ -z "$dups" ] || fail "case names used twice: $dups"
 awk -F'|' '
 	NF != 10 { print "line with " NF " fields: " $0; bad = 1 }
-	$1 !~ /^(order|death|capture|desync|p2p|init|mismatch|stall|healthy|trainer|hangs|gen)$/ { print "class: " $0; bad = 1 }
+	$1 !~ /^(order|death|capture|desync|p2p|init|mismatch|stall|healthy|trainer|hangs|procs|gen)$/ { print "class: " $0; bad = 1 }
 	$3 !~ /^[2-8]$/ { print "ranks: " $0; bad = 1 }
 	$4 !~ /^(hang|quiet|either|post|[0-9]+)$/ { print "end: " $0; bad = 1 }
 	$5 !~ /^(HEALTHY|IDLE|TRANSPORT_STALL|STREAM_BLOCKED|MISSING_RANK|P2P_UNMATCHED|P2P_DEADLOCK|MISMATCH|INIT_STALL|GPU_FAULT)(,(TRANSPORT_STALL|STREAM_BLOCKED|MISSING_RANK|P2P_UNMATCHED|P2P_DEADLOCK|MISMATCH|INIT_STALL|GPU_FAULT))*$/ { print "kind: " $0; bad = 1 }
@@ -34,7 +34,7 @@ awk -F'|' '
 for k in HEALTHY IDLE TRANSPORT_STALL STREAM_BLOCKED MISSING_RANK P2P_UNMATCHED P2P_DEADLOCK MISMATCH INIT_STALL GPU_FAULT; do
 	awk -F'|' -v k=$k '$5 == k && $4 != "post"' "$lines" | grep -q . || fail "no process case of kind $k"
 done
-for c in order death capture desync p2p init mismatch stall healthy trainer hangs gen; do
+for c in order death capture desync p2p init mismatch stall healthy trainer hangs procs gen; do
 	[ -n "$(corpus_names $c)" ] || fail "no case of class $c"
 done
 
