@@ -1,15 +1,16 @@
 /* One line per rank (see render.h), for `ncclwatch status`: a process
  * that drives several ranks has a line for each, with the same pid.
  *
- *   # N jobs: L live, H hung, S stale[, U unknown]
+ *   # N jobs: L live, H hung, S stale[, I idle][, U unknown]
  *   # host pid rank comms last state age alive
  *   # job NAME: N processes[ (R ranks)], world size W, ranks missing: none[, hosts not heard from: H (ranks R)]; STATE (DETAILS)
  *   HOST PID RANK comms=N last=KIND#SEQ@COMM state=STATE age=S.Ss alive|dead|?
  *   # unreadable: PATH: PROBLEM
  *
- * Jobs come newest first; STATE is live, hung, stale or unknown
+ * Jobs come newest first; STATE is live, hung, stale, idle or unknown
  * (status_jobs.h), DETAILS how many ranks' processes are alive, dead, or
- * on other hosts and, for a hung job, the op that waited longest.
+ * on other hosts and, for a hung job, the op that waited longest; for an
+ * idle one, how long no process made an NCCL call.
  * Lines that are not about a process start with "#"; process lines have
  * exactly eight fields separated by one space, whatever the segment holds
  * (a host name's spaces, backslashes and control bytes print as \x20, \\
@@ -106,6 +107,9 @@ static void put_job_state(FILE *out, const struct nw_status_job *s)
 			fprintf(out, "#%" PRIu64, op->seq);
 		fprintf(out, " %s for %.1fs, timeout %gs", nw_op_state_name(op->state, b2), s->stuck_age_s,
 		        s->job->timeout_s);
+	} else if (s->state == NW_JOB_IDLE) {
+		fprintf(out, "; nothing pending, no NCCL call or op end for %.1fs, timeout %gs", s->quiet_s,
+		        s->job->timeout_s);
 	}
 	fputs(")", out);
 }
@@ -113,12 +117,14 @@ static void put_job_state(FILE *out, const struct nw_status_job *s)
 int nw_render_status(FILE *out, const struct nw_analysis *a, unsigned flags)
 {
 	(void)flags;
-	size_t counts[4] = { 0 };
+	size_t counts[NW_JOB_STATES] = { 0 };
 	struct nw_status_job *order = nw_status_jobs(a, counts);
 	if (!order)
 		return -1;
 	fprintf(out, "# %zu job%s: %zu live, %zu hung, %zu stale", a->njobs, a->njobs == 1 ? "" : "s",
 	        counts[NW_JOB_LIVE], counts[NW_JOB_HUNG], counts[NW_JOB_STALE]);
+	if (counts[NW_JOB_IDLE])
+		fprintf(out, ", %zu idle", counts[NW_JOB_IDLE]);
 	if (counts[NW_JOB_UNKNOWN])
 		fprintf(out, ", %zu unknown", counts[NW_JOB_UNKNOWN]);
 	fputc('\n', out);

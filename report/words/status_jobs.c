@@ -11,6 +11,7 @@ const char *nw_job_state_name(enum nw_job_state s)
 	case NW_JOB_HUNG: return "hung";
 	case NW_JOB_STALE: return "stale";
 	case NW_JOB_UNKNOWN: return "unknown";
+	case NW_JOB_IDLE: return "idle";
 	}
 	return "unknown";
 }
@@ -50,9 +51,27 @@ const struct nw_seg_op *nw_status_oldest_pending(const struct nw_proc *p, double
 	return oldest;
 }
 
+static uint64_t later(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+/* The last time p made an NCCL call or saw an op end, on its clock: its
+ * kept ops and its comm table's times; its start when it has neither. */
+static uint64_t last_nccl_ns(const struct nw_proc *p)
+{
+	uint64_t t = p->hdr.start_monotonic_ns;
+	for (size_t i = 0; i < p->nops; i++)
+		t = later(t, later(p->ops[i].enqueue_ns, p->ops[i].end_ns));
+	for (uint32_t i = 0; i < p->ncomms; i++) {
+		const struct nw_seg_comm *c = &p->comms[i];
+		t = later(t, later(later(c->init_enter_ns, c->init_done_ns), c->end_ns));
+		t = later(t, later(c->coll_enqueued_ns, c->coll_completed_ns));
+		t = later(t, later(c->p2p_enqueued_ns, c->p2p_completed_ns));
+	}
+	return t;
+}
+
 static void classify(const struct nw_job *job, struct nw_status_job *s)
 {
-	*s = (struct nw_status_job){ .job = job };
+	*s = (struct nw_status_job){ .job = job, .quiet_s = -1 };
 	for (size_t i = 0; i < job->nprocs; i++) {
 		const struct nw_proc *p = job->procs[i];
 		if (p->alive > 0)
@@ -72,6 +91,10 @@ static void classify(const struct nw_job *job, struct nw_status_job *s)
 			s->stuck_op = op;
 			s->stuck_age_s = age;
 		}
+		uint64_t last = last_nccl_ns(p);
+		double quiet = p->now_ns > last ? (double)(p->now_ns - last) / 1e9 : 0;
+		if (s->quiet_s < 0 || quiet < s->quiet_s)
+			s->quiet_s = quiet;
 	}
 	if (s->alive + s->remote == 0)
 		s->state = NW_JOB_STALE;
@@ -79,6 +102,8 @@ static void classify(const struct nw_job *job, struct nw_status_job *s)
 		s->state = NW_JOB_HUNG;
 	else if (s->alive == 0)
 		s->state = NW_JOB_UNKNOWN;
+	else if (!s->stuck_op && s->quiet_s >= job->timeout_s)
+		s->state = NW_JOB_IDLE;
 	else
 		s->state = NW_JOB_LIVE;
 }
@@ -91,7 +116,7 @@ static int newest_first(const void *x, const void *y)
 	return a->job < b->job ? -1 : a->job > b->job;   /* jobs[] is by name */
 }
 
-struct nw_status_job *nw_status_jobs(const struct nw_analysis *a, size_t counts[4])
+struct nw_status_job *nw_status_jobs(const struct nw_analysis *a, size_t counts[NW_JOB_STATES])
 {
 	struct nw_status_job *s = calloc(a->njobs ? a->njobs : 1, sizeof *s);
 	if (!s) {

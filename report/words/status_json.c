@@ -87,6 +87,7 @@ static json_t *job_json(const struct nw_status_job *s, int *failed)
 	} else {
 		nw_json_set(o, "longest_wait", json_null(), failed);
 	}
+	nw_json_set(o, "quiet_s", s->quiet_s >= 0 ? seconds(s->quiet_s) : json_null(), failed);
 	arr = json_array();
 	for (size_t i = 0; i < job->nprocs; i++)
 		nw_json_push(arr, rank_json(job->procs[i], failed), failed);
@@ -96,7 +97,7 @@ static json_t *job_json(const struct nw_status_job *s, int *failed)
 
 int nw_render_status_json(FILE *out, const struct nw_analysis *a)
 {
-	size_t counts[4] = { 0 };
+	size_t counts[NW_JOB_STATES] = { 0 };
 	struct nw_status_job *order = nw_status_jobs(a, counts);
 	if (!order)
 		return -1;
@@ -106,7 +107,7 @@ int nw_render_status_json(FILE *out, const struct nw_analysis *a)
 	nw_json_set(doc, "version", json_integer(1), &failed);
 	json_t *sum = json_object();
 	nw_json_set(sum, "jobs", nw_json_int((int64_t)a->njobs), &failed);
-	for (int st = NW_JOB_LIVE; st <= NW_JOB_UNKNOWN; st++)
+	for (int st = 0; st < NW_JOB_STATES; st++)
 		nw_json_set(sum, nw_job_state_name((enum nw_job_state)st), nw_json_int((int64_t)counts[st]), &failed);
 	nw_json_set(doc, "summary", sum, &failed);
 	json_t *arr = json_array();

@@ -8,6 +8,8 @@
 # hang, done), marks each job's state, and names the op that waited
 # longest in the hung one; --json says the same (valid against
 # docs/status.schema.json); --timeout moves the line between hung and live.
+# Then a job whose ranks all compile for ever (alive, no NCCL call) reads
+# idle once no process made an NCCL call for the timeout, live below it.
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/cli/cli-lib.sh"
 need_engine
@@ -49,7 +51,7 @@ python3 - "$T/status.json" <<'EOF' || fail "status --json"
 import json, sys
 doc = json.load(open(sys.argv[1]))
 assert doc["schema"] == "ncclwatch.status" and doc["version"] == 1, doc
-assert doc["summary"] == {"jobs": 3, "live": 1, "hung": 1, "stale": 1, "unknown": 0}, doc["summary"]
+assert doc["summary"] == {"jobs": 3, "live": 1, "hung": 1, "stale": 1, "unknown": 0, "idle": 0}, doc["summary"]
 jobs = doc["jobs"]
 assert [j["name"] for j in jobs] == ["run", "hang", "done"], [j["name"] for j in jobs]
 assert [j["state"] for j in jobs] == ["live", "hung", "stale"], [j["state"] for j in jobs]
@@ -57,6 +59,7 @@ run, hang, done = jobs
 assert (run["alive"], run["dead"], run["remote"]) == (2, 0, 0), run
 assert (done["alive"], done["dead"]) == (0, 2), done
 assert done["longest_wait"] is None and run["longest_wait"] is None
+assert run["quiet_s"] < run["timeout_s"] and done["quiet_s"] is None, (run, done)
 w = hang["longest_wait"]
 assert w["op"]["kind"] == "Broadcast" and w["op"]["seq"] == 6 and w["op"]["state"] == "STARTED", w
 assert w["op"]["age_s"] >= hang["timeout_s"] == 2, w
@@ -73,4 +76,28 @@ need_jsonschema
 CLI_SCHEMA="$NW_ROOT/docs/status.schema.json" schema_ok "$T/status.json"
 
 kill -KILL "-$RUN_PID" 2>/dev/null
+
+note "idle: alive, nothing pending, no NCCL call for the timeout (every rank compiles for ever)"
+wd_start "$T/idle.out" idle --nranks 2 --steps 5 --count 64 --fault compile:rank=all
+IDLE_PID=$TRAINER_PID
+wait_for_count $WD_WAIT 2 'fault compile: compiling the first step, never finishing' "$T/idle.out"
+nw_until $WD_WAIT sh -c "'$NW_CLI' status --job idle '$NCCLWATCH_DIR' 2>/dev/null | grep -q '; idle ('" \
+	|| { "$NW_CLI" status --job idle "$NCCLWATCH_DIR" >&2; fail "the compiling job never read idle"; }
+cli_ok 0 "$T/status.i" status --job idle
+cat "$T/status.i"
+assert_eq "$(sed -n 1p "$T/status.i")" "# 1 job: 0 live, 0 hung, 0 stale, 1 idle" "the summary line of an idle job"
+assert_grep '^# job idle: 2 processes, world size 2, ranks missing: none; idle \(2 alive; nothing pending, no NCCL call or op end for [0-9.]+s, timeout 2s\)$' "$T/status.i"
+cli_ok 0 "$T/status.it" status --job idle --timeout 100000
+assert_grep '^# job idle: .*; live \(2 alive\)$' "$T/status.it"
+cli_ok 0 "$T/status.ij" status --job idle --json
+python3 - "$T/status.ij" <<'EOF' || fail "status --json of the idle job"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["summary"] == {"jobs": 1, "live": 0, "hung": 0, "stale": 0, "unknown": 0, "idle": 1}, doc["summary"]
+j = doc["jobs"][0]
+assert j["state"] == "idle" and j["longest_wait"] is None and j["quiet_s"] >= j["timeout_s"] == 2, j
+print("idle --json: ok")
+EOF
+CLI_SCHEMA="$NW_ROOT/docs/status.schema.json" schema_ok "$T/status.ij"
+kill -KILL "-$IDLE_PID" 2>/dev/null
 wd_check_outputs
