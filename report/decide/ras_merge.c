@@ -23,7 +23,6 @@
 #include "verdicts_ras.h"
 #include "../names.h"
 
-#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,50 +110,11 @@ static const struct nw_proc *proc_of_ras_rank(const struct nw_jctx *x, const str
 	return at < x->job->nprocs ? x->job->procs[at] : NULL;
 }
 
-/* Its launch count of collective kind `op` on RAS comm `hash`, -1 unknown. */
-static int64_t launches_of(const struct nw_ras_report *r, uint64_t hash, int64_t pid, uint16_t op)
-{
-	static const uint16_t ops[NW_RAS_NFUNCS] = { NW_OP_BROADCAST, NW_OP_REDUCE, NW_OP_ALLGATHER, NW_OP_REDUCESCATTER,
-		NW_OP_ALLREDUCE };
-	int f = -1;
-	for (int k = 0; k < NW_RAS_NFUNCS; k++)
-		if (ops[k] == op)
-			f = k;
-	for (size_t i = 0; i < r->ncomms && f >= 0; i++) {
-		if (r->comms[i].hash != hash)
-			continue;
-		for (size_t k = 0; k < r->comms[i].nranks; k++)
-			if (r->comms[i].ranks[k].pid == pid && r->comms[i].ranks[k].counts_known)
-				return (int64_t)r->comms[i].ranks[k].counts[f];
-	}
-	return -1;
-}
-
-/* Its main thread is inside the NCCL call of collective kind `op` (the
- * entry its stack waits in, "ncclAllReduce"): calling the op it has not
- * launched yet. */
-static int in_call_of(const char *entry, uint16_t op)
-{
-	char kb[NW_NAME_BUF];
-	const char *k = nw_op_kind_name(op, kb);
-	size_t n = strlen(k);
-	if (!entry || strncmp(entry, "nccl", 4))
-		return 0;
-	if (op == NW_OP_BROADCAST && !strncmp(entry + 4, "Bcast", 5) && !isalnum((unsigned char)entry[9]))
-		return 1;
-	return !strncmp(entry + 4, k, n) && !isalnum((unsigned char)entry[4 + n]);
-}
-
 /* A rank behind the others' launch count is the culprit only if its
- * process could not be waiting in an op the count does not show: when
- * what is known of it cannot see sends/receives (no NW_CAP_SENDRECV:
- * RAS counts none, a snapshot records no ops) and its main thread waits
- * on the GPU or inside another NCCL call than the collective it is
- * behind in, it may be inside a send/receive that a peer owes it (a
- * point-to-point hang holds every rank's next collective back): not
- * blamed, said so. A behind rank elsewhere (outside NCCL, gone) or inside
- * the call of that collective (not launched yet) stays blamed. Works on
- * RAS's own ranks (before copy_set). */
+ * process could not be waiting in an op the count does not show: the
+ * ordinary LAUNCH_ONLY judgement on its positions and stack
+ * (launch_only.c, nw_launch_hidden_wait); one that may is not blamed,
+ * said so. Works on RAS's own ranks (before copy_set). */
 static void unblame_hidden_waits(struct nw_jctx *x, struct nw_ras_input *in, struct nw_verdict *rv, size_t nr)
 {
 	for (size_t i = 0; i < nr && !x->oom; i++) {
@@ -164,13 +124,8 @@ static void unblame_hidden_waits(struct nw_jctx *x, struct nw_ras_input *in, str
 		struct nw_rankset keep = { 0 }, hid = { 0 };
 		for (uint32_t k = 0; k < v->culprits.n; k++) {
 			int32_t rr = v->culprits.v[k];
-			const struct nw_proc *p = proc_of_ras_rank(x, in, rr);
-			const struct nw_thread_stack *t = p ? nw_main_thread(p) : NULL;
-			int64_t n = p ? launches_of(&in->r, v->comm_id, p->hdr.pid, v->op_kind) : -1;
-			const char *entry = NULL;
-			int hidden = p && !(p->caps & NW_CAP_SENDRECV) && n >= 0 && (uint64_t)n < v->launches && t &&
-			             t->nframes && nw_stack_waits(t, &entry) != NW_FC_OTHER && !in_call_of(entry, v->op_kind);
-			if (!hidden) {
+			const char *entry;
+			if (!nw_launch_hidden_wait(proc_of_ras_rank(x, in, rr), v->comm_id, v->op_kind, v->launches, &entry)) {
 				if (nw_rankset_add(&keep, rr))
 					x->oom = 1;
 				continue;
