@@ -100,9 +100,7 @@ static void radd(struct vl *l, struct nw_rankset *s, int32_t r)
 
 static uint16_t op_of(int f)
 {
-	static const uint16_t ops[NW_RAS_NFUNCS] = { NW_OP_BROADCAST, NW_OP_REDUCE, NW_OP_ALLGATHER, NW_OP_REDUCESCATTER,
-		NW_OP_ALLREDUCE };
-	return ops[f];
+	return nw_ras_func_ops[f];
 }
 
 static const char *err_name(int e)

@@ -263,14 +263,12 @@ static int lineup_assign(struct nw_ras_input *in, struct lineup *l)
 
 static int add_position(struct nw_proc *p, const struct nw_ras_comm *c, const struct nw_ras_rank *rk, int f)
 {
-	static const uint16_t ops[NW_RAS_NFUNCS] = { NW_OP_BROADCAST, NW_OP_REDUCE, NW_OP_ALLGATHER, NW_OP_REDUCESCATTER,
-		NW_OP_ALLREDUCE };
 	struct nw_launch_pos *n = realloc(p->launch, (p->nlaunch + 1) * sizeof *n);
 	if (!n)
 		return -1;
 	p->launch = n;
 	n[p->nlaunch++] = (struct nw_launch_pos){ .comm_id = c->hash, .comm_rank = rk->rank, .comm_size = c->size,
-	                                          .kind = ops[f], .launches = rk->counts[f] };
+	                                          .kind = nw_ras_func_ops[f], .launches = rk->counts[f] };
 	return 0;
 }
 
