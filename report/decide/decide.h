@@ -275,5 +275,19 @@ void nw_rules_process_fate(struct nw_jctx *x);
  * segment show, as evidence of the verdicts that name them. */
 void nw_rules_stacks(struct nw_jctx *x);
 
+/* launch_only.c: behind in launches is not always the culprit
+ * (docs/ras.md). A process whose positions are launches
+ * (NW_CAP_LAUNCH_ONLY) and whose sources see no send/receive (no
+ * NW_CAP_SENDRECV), with fewer launches of collective kind `kind` on
+ * comm_id than `launches` (the others'), may be waiting in an op no
+ * source of it sees (a receive a peer owes it: a point-to-point hang holds
+ * every rank's next collective back) when its main thread waits on the
+ * GPU or inside another NCCL call than that collective's. 1 then, with
+ * *entry the call it waits in (NULL: on the GPU or unknown); 0 when it is
+ * to be blamed: no such position, outside NCCL, gone without a stack, or
+ * inside the call of that very collective (not launched yet). */
+int nw_launch_hidden_wait(const struct nw_proc *p, uint64_t comm_id, uint16_t kind, uint64_t launches,
+                          const char **entry);
+
 
 #endif

@@ -23,7 +23,6 @@
 #include "verdicts_ras.h"
 #include "../names.h"
 
-#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,50 +110,11 @@ static const struct nw_proc *proc_of_ras_rank(const struct nw_jctx *x, const str
 	return at < x->job->nprocs ? x->job->procs[at] : NULL;
 }
 
-/* Its launch count of collective kind `op` on RAS comm `hash`, -1 unknown. */
-static int64_t launches_of(const struct nw_ras_report *r, uint64_t hash, int64_t pid, uint16_t op)
-{
-	static const uint16_t ops[NW_RAS_NFUNCS] = { NW_OP_BROADCAST, NW_OP_REDUCE, NW_OP_ALLGATHER, NW_OP_REDUCESCATTER,
-		NW_OP_ALLREDUCE };
-	int f = -1;
-	for (int k = 0; k < NW_RAS_NFUNCS; k++)
-		if (ops[k] == op)
-			f = k;
-	for (size_t i = 0; i < r->ncomms && f >= 0; i++) {
-		if (r->comms[i].hash != hash)
-			continue;
-		for (size_t k = 0; k < r->comms[i].nranks; k++)
-			if (r->comms[i].ranks[k].pid == pid && r->comms[i].ranks[k].counts_known)
-				return (int64_t)r->comms[i].ranks[k].counts[f];
-	}
-	return -1;
-}
-
-/* Its main thread is inside the NCCL call of collective kind `op` (the
- * entry its stack waits in, "ncclAllReduce"): calling the op it has not
- * launched yet. */
-static int in_call_of(const char *entry, uint16_t op)
-{
-	char kb[NW_NAME_BUF];
-	const char *k = nw_op_kind_name(op, kb);
-	size_t n = strlen(k);
-	if (!entry || strncmp(entry, "nccl", 4))
-		return 0;
-	if (op == NW_OP_BROADCAST && !strncmp(entry + 4, "Bcast", 5) && !isalnum((unsigned char)entry[9]))
-		return 1;
-	return !strncmp(entry + 4, k, n) && !isalnum((unsigned char)entry[4 + n]);
-}
-
 /* A rank behind the others' launch count is the culprit only if its
- * process could not be waiting in an op the count does not show: when
- * what is known of it cannot see sends/receives (no NW_CAP_SENDRECV:
- * RAS counts none, a snapshot records no ops) and its main thread waits
- * on the GPU or inside another NCCL call than the collective it is
- * behind in, it may be inside a send/receive that a peer owes it (a
- * point-to-point hang holds every rank's next collective back): not
- * blamed, said so. A behind rank elsewhere (outside NCCL, gone) or inside
- * the call of that collective (not launched yet) stays blamed. Works on
- * RAS's own ranks (before copy_set). */
+ * process could not be waiting in an op the count does not show: the
+ * ordinary LAUNCH_ONLY judgement on its positions and stack
+ * (launch_only.c, nw_launch_hidden_wait); one that may is not blamed,
+ * said so. Works on RAS's own ranks (before copy_set). */
 static void unblame_hidden_waits(struct nw_jctx *x, struct nw_ras_input *in, struct nw_verdict *rv, size_t nr)
 {
 	for (size_t i = 0; i < nr && !x->oom; i++) {
@@ -164,13 +124,8 @@ static void unblame_hidden_waits(struct nw_jctx *x, struct nw_ras_input *in, str
 		struct nw_rankset keep = { 0 }, hid = { 0 };
 		for (uint32_t k = 0; k < v->culprits.n; k++) {
 			int32_t rr = v->culprits.v[k];
-			const struct nw_proc *p = proc_of_ras_rank(x, in, rr);
-			const struct nw_thread_stack *t = p ? nw_main_thread(p) : NULL;
-			int64_t n = p ? launches_of(&in->r, v->comm_id, p->hdr.pid, v->op_kind) : -1;
-			const char *entry = NULL;
-			int hidden = p && !(p->caps & NW_CAP_SENDRECV) && n >= 0 && (uint64_t)n < v->launches && t &&
-			             t->nframes && nw_stack_waits(t, &entry) != NW_FC_OTHER && !in_call_of(entry, v->op_kind);
-			if (!hidden) {
+			const char *entry;
+			if (!nw_launch_hidden_wait(proc_of_ras_rank(x, in, rr), v->comm_id, v->op_kind, v->launches, &entry)) {
 				if (nw_rankset_add(&keep, rr))
 					x->oom = 1;
 				continue;
@@ -219,138 +174,162 @@ static void unblame_hidden_waits(struct nw_jctx *x, struct nw_ras_input *in, str
 	}
 }
 
-static void fold(struct nw_jctx *x, struct nw_ras_input *in)
-{
+/* What a fold weighs: RAS's verdicts (on its own ranks) and what they and
+ * the stacks' verdicts (the first nstack of the job's) say. */
+struct foldctx {
+	struct nw_ras_input *in;
 	struct nw_verdict *rv;
-	size_t nr;
-	int32_t ws;
-	if (nw_ras_verdicts(&in->r, &rv, &nr, &ws)) {
-		x->oom = 1;
-		return;
-	}
-	in->folded = 1;
-	unblame_hidden_waits(x, in, rv, nr);
-	struct nw_job *job = x->job;
-	size_t snaps = 0;
-	for (size_t i = 0; i < job->nprocs; i++)
-		snaps += !(job->procs[i]->caps & NW_CAP_OPNUMS);
-	const size_t nstack = x->nvw;
-	struct nw_rankset ras_c = { 0 }, stack_c = { 0 };
-	int ras_decided = 0, ras_equal = 0, ras_nocomm = 0, ras_healthy = 0;
-	for (size_t i = 0; i < nr; i++) {
-		if (rv[i].culprits.n && rv[i].kind != NW_V_HEALTHY) {
-			ras_decided = 1;
-			copy_set(x, in, &ras_c, &rv[i].culprits);
+	size_t nr, nstack;
+	struct nw_rankset ras_c, stack_c;   /* culprits, as the job's ranks */
+	int ras_decided, ras_equal, ras_nocomm, ras_healthy, stack_named;
+};
+
+static void fold_tally(struct nw_jctx *x, struct foldctx *f)
+{
+	for (size_t i = 0; i < f->nr; i++) {
+		const struct nw_verdict *v = &f->rv[i];
+		if (v->culprits.n && v->kind != NW_V_HEALTHY) {
+			f->ras_decided = 1;
+			copy_set(x, f->in, &f->ras_c, &v->culprits);
 		}
-		ras_equal |= rv[i].kind == NW_V_TRANSPORT_STALL;
-		ras_nocomm |= rv[i].kind == NW_V_INIT_STALL && !rv[i].comm_id;
-		ras_healthy |= rv[i].kind == NW_V_HEALTHY;
+		f->ras_equal |= v->kind == NW_V_TRANSPORT_STALL;
+		f->ras_nocomm |= v->kind == NW_V_INIT_STALL && !v->comm_id;
+		f->ras_healthy |= v->kind == NW_V_HEALTHY;
 	}
 	/* the stacks name a culprit (a process without a rank is named by its
 	 * pid: its verdict has no culprit rank, but it names one) */
-	int stack_named = 0;
-	for (size_t i = 0; i < nstack; i++) {
+	for (size_t i = 0; i < f->nstack; i++) {
 		const struct nw_verdict *v = &x->vw[i]->v;
 		if (x->vw[i]->dropped)
 			continue;
 		for (uint32_t k = 0; k < v->culprits.n; k++)
-			nw_set_add(x, &stack_c, v->culprits.v[k]);
-		stack_named |= v->kind != NW_V_UNDECIDED && v->kind != NW_V_HEALTHY && v->kind != NW_V_IDLE;
+			nw_set_add(x, &f->stack_c, v->culprits.v[k]);
+		f->stack_named |= v->kind != NW_V_UNDECIDED && v->kind != NW_V_HEALTHY && v->kind != NW_V_IDLE;
 	}
-	const char *src = in->path;
+}
 
-	if (snaps < job->nprocs) {
-		/* segments decide; RAS says whether it agrees */
-		for (size_t i = 0; i < nstack && !x->oom; i++) {
-			struct nw_vwork *w = x->vw[i];
-			if (w->dropped)
+/* Segments decide; RAS says whether it agrees. */
+static void fold_segments(struct nw_jctx *x, struct foldctx *f)
+{
+	const struct nw_verdict *best = NULL;
+	for (size_t k = 0; k < f->nr && !best; k++)
+		if (f->rv[k].culprits.n)
+			best = &f->rv[k];
+	if (!best && f->nr)
+		best = &f->rv[0];
+	for (size_t i = 0; i < f->nstack && !x->oom && best; i++) {
+		struct nw_vwork *w = x->vw[i];
+		if (w->dropped)
+			continue;
+		struct nw_rankset c = { 0 };
+		copy_set(x, f->in, &c, &best->culprits);
+		int agree = best->kind == w->v.kind && same_set(&c, &w->v.culprits) &&
+		            (!best->seq || !w->v.seq || best->seq == w->v.seq);
+		nw_verdict_evidence(x, w, "NCCL RAS (%s) %s: %s: %s", f->in->path, agree ? "agrees" : "says otherwise",
+		                    nw_verdict_name(best->kind), best->summary ? best->summary : "");
+		nw_rankset_free(&c);
+	}
+}
+
+/* RAS's verdicts are the job's; the stacks' fold into them. */
+static void fold_adopt(struct nw_jctx *x, struct foldctx *f)
+{
+	for (size_t i = 0; i < f->nr && !x->oom; i++) {
+		if (f->rv[i].kind == NW_V_HEALTHY)
+			continue;
+		struct nw_vwork *w = adopt(x, f->in, &f->rv[i]);
+		if (!w)
+			break;
+		culprit_stacks(x, w);
+		for (size_t k = 0; k < f->nstack; k++) {
+			const struct nw_vwork *s = x->vw[k];
+			if (s->dropped)
 				continue;
-			const struct nw_verdict *best = NULL;
-			for (size_t k = 0; k < nr && !best; k++)
-				if (rv[k].culprits.n)
-					best = &rv[k];
-			if (!best && nr)
-				best = &rv[0];
-			if (!best)
-				continue;
-			struct nw_rankset c = { 0 };
-			copy_set(x, in, &c, &best->culprits);
-			int agree = best->kind == w->v.kind && same_set(&c, &w->v.culprits) &&
-			            (!best->seq || !w->v.seq || best->seq == w->v.seq);
-			nw_verdict_evidence(x, w, "NCCL RAS (%s) %s: %s: %s", src, agree ? "agrees" : "says otherwise",
-			                    nw_verdict_name(best->kind), best->summary ? best->summary : "");
-			nw_rankset_free(&c);
-		}
-	} else if (ras_decided || (!stack_named && !ras_healthy)) {
-		/* RAS's verdicts are the job's; the stacks' fold into them */
-		for (size_t i = 0; i < nr && !x->oom; i++) {
-			if (rv[i].kind == NW_V_HEALTHY)
-				continue;
-			struct nw_vwork *w = adopt(x, in, &rv[i]);
-			if (!w)
-				break;
-			culprit_stacks(x, w);
-			for (size_t k = 0; k < nstack; k++) {
-				const struct nw_vwork *s = x->vw[k];
-				if (s->dropped)
-					continue;
-				const char *how = !s->v.culprits.n && s->v.kind == NW_V_UNDECIDED && !w->v.culprits.n
-				                      ? "stacks agree"
-				                  : !s->v.culprits.n && s->v.kind == NW_V_UNDECIDED ? "stacks cannot decide"
-				                  : same_set(&stack_c, &ras_c) ? "stacks agree"
-				                                               : "stacks disagree";
-				nw_verdict_evidence(x, w, "%s: %s: %s", how, nw_verdict_name(s->v.kind),
-				                    s->v.summary ? s->v.summary : "");
-			}
-		}
-		for (size_t k = 0; k < nstack; k++)
-			x->vw[k]->dropped = 1;
-	} else {
-		/* RAS names nobody; the stacks' verdicts stay, with what RAS saw */
-		for (size_t i = 0; i < nstack && !x->oom; i++) {
-			struct nw_vwork *w = x->vw[i];
-			if (w->dropped)
-				continue;
-			int named = w->v.kind != NW_V_UNDECIDED && w->v.kind != NW_V_HEALTHY && w->v.kind != NW_V_IDLE;
-			if (named && (ras_equal || ras_nocomm)) {
-				struct nw_buf b = { 0 };
-				nw_buf_puts(&b, w->v.summary ? w->v.summary : "");
-				nw_buf_puts(&b, ras_equal ? "; launch counts equal (NCCL RAS): the counts cannot tell who is behind, "
-				                            "the stacks do"
-				                          : "; NCCL RAS lists no communicator (no init got past its rendezvous "
-				                            "when it was asked)");
-				char *s = nw_buf_take(&b);
-				if (s) {
-					free(w->v.summary);
-					w->v.summary = s;
-				} else {
-					x->oom = 1;
-				}
-			}
-			for (size_t k = 0; k < nr; k++)
-				nw_verdict_evidence(x, w, "NCCL RAS (%s): %s: %s", src, nw_verdict_name(rv[k].kind),
-				                    rv[k].summary ? rv[k].summary : "");
+			const char *how = !s->v.culprits.n && s->v.kind == NW_V_UNDECIDED && !w->v.culprits.n
+			                      ? "stacks agree"
+			                  : !s->v.culprits.n && s->v.kind == NW_V_UNDECIDED ? "stacks cannot decide"
+			                  : same_set(&f->stack_c, &f->ras_c) ? "stacks agree"
+			                                                     : "stacks disagree";
+			nw_verdict_evidence(x, w, "%s: %s: %s", how, nw_verdict_name(s->v.kind), s->v.summary ? s->v.summary : "");
 		}
 	}
-	/* RAS ranks that no process of the job is */
+	for (size_t k = 0; k < f->nstack; k++)
+		x->vw[k]->dropped = 1;
+}
+
+/* RAS names nobody; the stacks' verdicts stay, with what RAS saw. */
+static void fold_keep_stacks(struct nw_jctx *x, struct foldctx *f)
+{
+	for (size_t i = 0; i < f->nstack && !x->oom; i++) {
+		struct nw_vwork *w = x->vw[i];
+		if (w->dropped)
+			continue;
+		int named = w->v.kind != NW_V_UNDECIDED && w->v.kind != NW_V_HEALTHY && w->v.kind != NW_V_IDLE;
+		if (named && (f->ras_equal || f->ras_nocomm)) {
+			struct nw_buf b = { 0 };
+			nw_buf_puts(&b, w->v.summary ? w->v.summary : "");
+			nw_buf_puts(&b, f->ras_equal ? "; launch counts equal (NCCL RAS): the counts cannot tell who is behind, "
+			                               "the stacks do"
+			                             : "; NCCL RAS lists no communicator (no init got past its rendezvous "
+			                               "when it was asked)");
+			char *s = nw_buf_take(&b);
+			if (s) {
+				free(w->v.summary);
+				w->v.summary = s;
+			} else {
+				x->oom = 1;
+			}
+		}
+		for (size_t k = 0; k < f->nr; k++)
+			nw_verdict_evidence(x, w, "NCCL RAS (%s): %s: %s", f->in->path, nw_verdict_name(f->rv[k].kind),
+			                    f->rv[k].summary ? f->rv[k].summary : "");
+	}
+}
+
+/* How many of the report's ranks are processes of the job, on the first
+ * verdict that stays. */
+static void fold_ranks_line(struct nw_jctx *x, const struct nw_ras_input *in)
+{
 	const struct nw_ras_comm *wc = nw_ras_world(&in->r);
 	size_t n_other = wc ? wc->nranks + wc->nmissing - in->nmatched : 0;
-	for (size_t i = 0; i < x->nvw && !x->oom && !wc; i++)
-		if (!x->vw[i]->dropped) {
+	for (size_t i = 0; i < x->nvw && !x->oom; i++) {
+		if (x->vw[i]->dropped)
+			continue;
+		if (!wc)
 			nw_verdict_evidence(x, x->vw[i], "NCCL RAS report %s lists no communicator: it joins the one job of its "
-			                    "directory", src);
-			break;
-		}
-	for (size_t i = 0; i < x->nvw && !x->oom && wc; i++)
-		if (!x->vw[i]->dropped) {
+			                    "directory", in->path);
+		else
 			nw_verdict_evidence(x, x->vw[i], "NCCL RAS report %s: %zu of its ranks are processes of this job (same "
-			                    "host and pid)%s", src, in->nmatched,
+			                    "host and pid)%s", in->path, in->nmatched,
 			                    n_other ? "; the others have no snapshot or segment here" : "");
-			break;
-		}
-	nw_rankset_free(&ras_c);
-	nw_rankset_free(&stack_c);
-	nw_ras_verdicts_free(rv, nr);
+		break;
+	}
+}
+
+static void fold(struct nw_jctx *x, struct nw_ras_input *in)
+{
+	struct foldctx f = { .in = in, .nstack = x->nvw };
+	int32_t ws;
+	if (nw_ras_verdicts(&in->r, &f.rv, &f.nr, &ws)) {
+		x->oom = 1;
+		return;
+	}
+	in->folded = 1;
+	unblame_hidden_waits(x, in, f.rv, f.nr);
+	size_t snaps = 0;
+	for (size_t i = 0; i < x->job->nprocs; i++)
+		snaps += !(x->job->procs[i]->caps & NW_CAP_OPNUMS);
+	fold_tally(x, &f);
+	if (snaps < x->job->nprocs)
+		fold_segments(x, &f);
+	else if (f.ras_decided || (!f.stack_named && !f.ras_healthy))
+		fold_adopt(x, &f);
+	else
+		fold_keep_stacks(x, &f);
+	fold_ranks_line(x, in);
+	nw_rankset_free(&f.ras_c);
+	nw_rankset_free(&f.stack_c);
+	nw_ras_verdicts_free(f.rv, f.nr);
 }
 
 /* A foreign report: one evidence line on each of the job's verdicts. */

@@ -32,6 +32,7 @@
  */
 #include "decide.h"   /* first: it configures uthash */
 #include "verdicts_ras.h"
+#include "majority.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -99,9 +100,7 @@ static void radd(struct vl *l, struct nw_rankset *s, int32_t r)
 
 static uint16_t op_of(int f)
 {
-	static const uint16_t ops[NW_RAS_NFUNCS] = { NW_OP_BROADCAST, NW_OP_REDUCE, NW_OP_ALLGATHER, NW_OP_REDUCESCATTER,
-		NW_OP_ALLREDUCE };
-	return ops[f];
+	return nw_ras_func_ops[f];
 }
 
 static const char *err_name(int e)
@@ -314,100 +313,130 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* 1 if a count verdict was made */
-static int rule_counts(struct vl *l, const struct world *w, const struct nw_ras_comm *c, int from_text,
-                       const struct nw_ras_comm *const *comms, size_t ncomms)
+/* The launch counts vals[0..k) (sorted) grouped by value, judged by the
+ * one majority rule (majority.c): *maj the count of the group with the
+ * most ranks (on a tie the smallest such count), *majn its ranks; returns
+ * how many groups share that size (1: a strict majority), 0 when every
+ * count is equal (nothing deviates). -1 out of memory. */
+static int count_majority(const uint64_t *vals, size_t k, uint64_t *maj, size_t *majn)
 {
-	(void)comms;
-	(void)ncomms;
+	uint32_t *votes = malloc((k ? k : 1) * sizeof *votes);
+	uint64_t *val = malloc((k ? k : 1) * sizeof *val);
+	uint32_t ng = 0, ntop = 0;
+	if (!votes || !val) {
+		free(votes);
+		free(val);
+		return -1;
+	}
+	for (size_t i = 0; i < k;) {
+		size_t m = 1;
+		while (i + m < k && vals[i + m] == vals[i]) m++;
+		val[ng] = vals[i];
+		votes[ng++] = (uint32_t)m;
+		i += m;
+	}
+	uint32_t top = nw_vote_top(votes, ng, &ntop);
+	*maj = ng ? val[top] : 0;
+	*majn = ng ? votes[top] : 0;
+	free(votes);
+	free(val);
+	return ng < 2 ? 0 : (int)ntop;
+}
+
+/* No strict majority of kind f's counts: nobody can be named from them. */
+static void counts_undecided(struct vl *l, const struct world *w, const struct nw_ras_comm *c, int f)
+{
+	struct nw_verdict *v = vadd(l, NW_V_MISSING_RANK, c, op_of(f), 0);
+	if (!v) return;
+	vsummary(l, v, "ranks of comm 0x%016" PRIx64 " launched %s different numbers of times and no count is "
+	         "shared by a strict majority: counts alone cannot say who deviates", c->hash, nw_ras_func_names[f]);
+	for (size_t i = 0; i < c->nranks; i++) {
+		vevidence(l, v, "rank %d (pid %d): %s launched %" PRIu64 " times", c->ranks[i].rank, c->ranks[i].pid,
+		          nw_ras_func_names[f], c->ranks[i].counts[f]);
+		radd(l, &v->waiting, grank(w, c, c->ranks[i].rank, c->ranks[i].pid));
+	}
+}
+
+/* The ranks whose kind-f count is behind the majority's `maj` (ahead: 0)
+ * or ahead of it (ahead: 1), one verdict; 1 if made. */
+static int counts_side(struct vl *l, const struct world *w, const struct nw_ras_comm *c, int f, uint64_t maj,
+                       size_t majn, int ahead, int from_text)
+{
+	struct nw_verdict *v = NULL;
+	uint64_t low = UINT64_MAX, high = 0;
+	for (size_t i = 0; i < c->nranks; i++) {
+		const struct nw_ras_rank *r = &c->ranks[i];
+		if (!r->counts_known || r->counts[f] == maj || (r->counts[f] > maj) != ahead) continue;
+		if (!v && !(v = vadd(l, NW_V_MISSING_RANK, c, op_of(f), 0))) return 0;
+		radd(l, &v->culprits, grank(w, c, r->rank, r->pid));
+		if (r->counts[f] < low) low = r->counts[f];
+		if (r->counts[f] > high) high = r->counts[f];
+		vevidence(l, v, "rank %d (pid %d on %s): %s launched %" PRIu64 " times", r->rank, r->pid,
+		          r->host[0] ? r->host : "?", nw_ras_func_names[f], r->counts[f]);
+	}
+	if (!v) return 0;
+	char set[256];
+	nw_rankset_format(&v->culprits, set, sizeof set);
+	const char *fn = nw_ras_func_names[f];
+	/* launch counts, never "#n": RAS counts per kind, an op number counts
+	 * every collective of the comm (the preload's, for the same hang) */
+	char theirs[48];
+	if (low == high) snprintf(theirs, sizeof theirs, "%" PRIu64, low);
+	else snprintf(theirs, sizeof theirs, "%" PRIu64 "-%" PRIu64, low, high);
+	if (!ahead) {
+		v->launches = maj;
+		vsummary(l, v, "rank%s %s never launched the %s the others launched last on comm 0x%016" PRIx64
+		         " (RAS: %s launches=%s there, launches=%" PRIu64 " on %zu peer%s); the others wait in it",
+		         v->culprits.n == 1 ? "" : "s", set, fn, c->hash, fn, theirs, maj, majn, majn == 1 ? "" : "s");
+	} else {
+		v->launches = maj + 1;
+		vsummary(l, v, "rank%s %s launched the %s the other %zu rank%s never launched on comm 0x%016" PRIx64
+		         " (RAS: %s launches=%s there, launches=%" PRIu64 " on the others): %s went past where the "
+		         "others are",
+		         v->culprits.n == 1 ? "" : "s", set, fn, majn, majn == 1 ? "" : "s", c->hash, fn, theirs, maj,
+		         v->culprits.n == 1 ? "it" : "they");
+	}
+	vevidence(l, v, "%zu rank%s launched %s %" PRIu64 " times%s", majn, majn == 1 ? "" : "s", fn, maj,
+	          from_text ? " (text report: only the outliers are listed by rank)" : "");
+	all_waiting(l, v, w, c);
+	return 1;
+}
+
+/* Per collective kind, the ranks' launch counts grouped; the strict
+ * majority (majority.c) is the program as written, the others deviate
+ * (behind, ahead); a text report gives the majority as its line "N ranks
+ * have launched up to operation V". 1 if a count verdict was made. */
+static int rule_counts(struct vl *l, const struct world *w, const struct nw_ras_comm *c, int from_text)
+{
 	int made = 0;
 	size_t n = 0;
 	for (size_t i = 0; i < c->nranks; i++) n += c->ranks[i].counts_known;
 	if (n < 2 && !from_text) return 0;
 	uint64_t *vals = malloc((n ? n : 1) * sizeof *vals);
 	if (!vals) { l->oom = 1; return 0; }
-	for (int f = 0; f < NW_RAS_NFUNCS; f++) {
+	for (int f = 0; f < NW_RAS_NFUNCS && !l->oom; f++) {
 		size_t k = 0;
 		for (size_t i = 0; i < c->nranks; i++) if (c->ranks[i].counts_known) vals[k++] = c->ranks[i].counts[f];
 		if (!k) continue;
 		qsort(vals, k, sizeof *vals, cmp_u64);
-		/* the strictly largest group of equal counts */
-		uint64_t maj = 0;
-		size_t majn = 0, second = 0, distinct = 0;
-		for (size_t i = 0; i < k;) {
-			size_t m = 1;
-			while (i + m < k && vals[i + m] == vals[i]) m++;
-			distinct++;
-			if (m > majn) { second = majn; majn = m; maj = vals[i]; }
-			else if (m > second) second = m;
-			i += m;
-		}
+		uint64_t maj;
+		size_t majn;
+		int ntop = count_majority(vals, k, &maj, &majn);
+		if (ntop < 0) { l->oom = 1; break; }
 		if (from_text) {
-			/* a text report lists only the outliers by rank; the largest
-			 * group is the line "N ranks have launched up to operation V" */
 			if (!c->text_majority_ranks[f]) continue;
 			majn = (size_t)c->text_majority_ranks[f];
 			maj = c->text_majority[f];
-			second = 0;
-		} else if (distinct < 2) {
+		} else if (!ntop) {
 			continue;
-		}
-		struct nw_verdict *v;
-		if (!from_text && majn == second) {
-			/* no strict majority: nobody can be named from counts */
-			if (!(v = vadd(l, NW_V_MISSING_RANK, c, op_of(f), 0))) break;
-			vsummary(l, v, "ranks of comm 0x%016" PRIx64 " launched %s different numbers of times and no count is "
-			         "shared by a strict majority: counts alone cannot say who deviates", c->hash, nw_ras_func_names[f]);
-			for (size_t i = 0; i < c->nranks; i++) {
-				vevidence(l, v, "rank %d (pid %d): %s launched %" PRIu64 " times", c->ranks[i].rank, c->ranks[i].pid,
-				          nw_ras_func_names[f], c->ranks[i].counts[f]);
-				radd(l, &v->waiting, grank(w, c, c->ranks[i].rank, c->ranks[i].pid));
-			}
+		} else if (ntop > 1) {
+			counts_undecided(l, w, c, f);
 			made = 1;
 			continue;
 		}
 		/* behind the majority, then ahead of it: one verdict each */
-		for (int ahead = 0; ahead < 2; ahead++) {
-			v = NULL;
-			uint64_t low = UINT64_MAX, high = 0;
-			for (size_t i = 0; i < c->nranks; i++) {
-				const struct nw_ras_rank *r = &c->ranks[i];
-				if (!r->counts_known || r->counts[f] == maj) continue;
-				if ((r->counts[f] > maj) != ahead) continue;
-				if (!v && !(v = vadd(l, NW_V_MISSING_RANK, c, op_of(f), 0))) break;
-				radd(l, &v->culprits, grank(w, c, r->rank, r->pid));
-				if (r->counts[f] < low) low = r->counts[f];
-				if (r->counts[f] > high) high = r->counts[f];
-				vevidence(l, v, "rank %d (pid %d on %s): %s launched %" PRIu64 " times", r->rank, r->pid,
-				          r->host[0] ? r->host : "?", nw_ras_func_names[f], r->counts[f]);
-			}
-			if (!v) continue;
-			char set[256];
-			nw_rankset_format(&v->culprits, set, sizeof set);
-			const char *fn = nw_ras_func_names[f];
-			/* launch counts, never "#n": RAS counts per kind, an op number counts
-			 * every collective of the comm (the preload's, for the same hang) */
-			char theirs[48];
-			if (low == high) snprintf(theirs, sizeof theirs, "%" PRIu64, low);
-			else snprintf(theirs, sizeof theirs, "%" PRIu64 "-%" PRIu64, low, high);
-			if (!ahead) {
-				v->launches = maj;
-				vsummary(l, v, "rank%s %s never launched the %s the others launched last on comm 0x%016" PRIx64
-				         " (RAS: %s launches=%s there, launches=%" PRIu64 " on %zu peer%s); the others wait in it",
-				         v->culprits.n == 1 ? "" : "s", set, fn, c->hash, fn, theirs, maj, majn, majn == 1 ? "" : "s");
-			} else {
-				v->launches = maj + 1;
-				vsummary(l, v, "rank%s %s launched the %s the other %zu rank%s never launched on comm 0x%016" PRIx64
-				         " (RAS: %s launches=%s there, launches=%" PRIu64 " on the others): %s went past where the "
-				         "others are",
-				         v->culprits.n == 1 ? "" : "s", set, fn, majn, majn == 1 ? "" : "s", c->hash, fn, theirs, maj,
-				         v->culprits.n == 1 ? "it" : "they");
-			}
-			vevidence(l, v, "%zu rank%s launched %s %" PRIu64 " times%s", majn, majn == 1 ? "" : "s", fn, maj,
-			          from_text ? " (text report: only the outliers are listed by rank)" : "");
-			all_waiting(l, v, w, c);
-			made = 1;
-		}
+		for (int ahead = 0; ahead < 2; ahead++)
+			made |= counts_side(l, w, c, f, maj, majn, ahead, from_text);
 	}
 	free(vals);
 	return made;
@@ -529,7 +558,7 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 			size_t before = l.n;
 			rule_errors(&l, &w, c);
 			rule_init(&l, &w, c);
-			rule_counts(&l, &w, c, r->from_text, comms, r->ncomms);
+			rule_counts(&l, &w, c, r->from_text);
 			rule_left(&l, &w, c);
 			if (l.n == before && !r->from_text) rule_equal(&l, &w, c);
 		}

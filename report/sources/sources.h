@@ -151,6 +151,19 @@ enum nw_cap {
 /* A bit's name in the JSON output ("op_numbers"); NULL for no single bit. */
 const char *nw_cap_name(uint32_t bit);
 
+/* A position as a launch-only source sees it (NW_CAP_LAUNCH_ONLY: NCCL
+ * RAS's launch counts): on communicator comm_id (that source's id of it:
+ * RAS's commHash), the process launched `launches` collectives of kind
+ * `kind` (NW_OP_*); whether the last of them completed is unknown, and
+ * sends/receives (and collectives run as them) are not counted. A launch
+ * count of one kind, never an op number "#n" (docs/ras.md). */
+struct nw_launch_pos {
+	uint64_t comm_id;
+	int32_t comm_rank, comm_size;
+	uint16_t kind;
+	uint64_t launches;
+};
+
 /* One process: the newest readable copy of its segment. */
 struct nw_proc {
 	char *path;                    /* the file read */
@@ -197,7 +210,14 @@ struct nw_proc {
 	const char *source_note;       /* NULL for a segment; else what the source cannot
 	                                * tell, in words (said once per verdict as evidence;
 	                                * rules ask caps), interned */
+	uint32_t nlaunch;
+	struct nw_launch_pos *launch;  /* its launch-only positions (NW_CAP_LAUNCH_ONLY), by comm
+	                                * and kind; NULL none */
 };
+
+/* The process's launch count of collective kind `kind` on comm_id (its
+ * launch-only positions), -1 when it has none there. */
+int64_t nw_proc_launches(const struct nw_proc *p, uint64_t comm_id, uint16_t kind);
 
 #define NW_ANALYSIS_RECENT 16
 

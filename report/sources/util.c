@@ -21,7 +21,17 @@ void nw_proc_free(struct nw_proc *p)
 	free(p->ops);
 	free(p->threads);   /* frame lists are interned: the analysis frees them */
 	free(p->op_site);   /* the array; its strings are interned */
+	free(p->launch);
 	free(p);
+}
+
+int64_t nw_proc_launches(const struct nw_proc *p, uint64_t comm_id, uint16_t kind)
+{
+	uint16_t k = kind == NW_OP_BCAST ? NW_OP_BROADCAST : kind;
+	for (uint32_t i = 0; i < p->nlaunch; i++)
+		if (p->launch[i].comm_id == comm_id && p->launch[i].kind == k)
+			return (int64_t)p->launch[i].launches;
+	return -1;
 }
 
 int nw_analysis_note(struct nw_analysis *a, const char *fmt, ...)

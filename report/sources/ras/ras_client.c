@@ -3,6 +3,8 @@
  * reply, the report; the report is bounded in size too. */
 #include "ras_client.h"
 
+#include <ncclwatch/segment.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -18,6 +20,8 @@
 #include "../../escape.h"
 
 const char *const nw_ras_func_names[NW_RAS_NFUNCS] = { "Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce" };
+const uint16_t nw_ras_func_ops[NW_RAS_NFUNCS] = { NW_OP_BROADCAST, NW_OP_REDUCE, NW_OP_ALLGATHER, NW_OP_REDUCESCATTER,
+	NW_OP_ALLREDUCE };
 
 const char *nw_ras_default_addr(void)
 {

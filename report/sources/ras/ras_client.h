@@ -22,6 +22,8 @@
 
 /* NCCL's ncclFunc_t order: Broadcast, Reduce, AllGather, ReduceScatter, AllReduce. */
 extern const char *const nw_ras_func_names[NW_RAS_NFUNCS];
+/* The same kinds as ncclwatch's op kinds (NW_OP_BROADCAST, ...). */
+extern const uint16_t nw_ras_func_ops[NW_RAS_NFUNCS];
 
 struct nw_ras_rank {
 	int rank;

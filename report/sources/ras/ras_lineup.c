@@ -115,36 +115,74 @@ static int cmp_map(const void *a, const void *b)
 	return (x[0] > y[0]) - (x[0] < y[0]);
 }
 
-/* Line the report's world comm w up with the processes cand[0..nc) (host
- * and pid): each lined-up process takes its rank, world size and job from
- * it (in->map, in->nmatched, in->job). 0, or -1 out of memory. */
-static int line_up(struct nw_ras_input *in, const struct nw_ras_comm *w, struct nw_proc **cand, size_t nc)
+/* The lining up of one world comm: its entries (rank, pid, host), the
+ * candidates (sorted by pid), each side's host indices, and per RAS host
+ * the candidates' host that holds the most of its pids (tie: none). */
+struct lineup {
+	const struct nw_ras_comm *w;
+	struct rent *e;
+	size_t ne;
+	struct nw_proc **cand;
+	size_t nc;
+	uint32_t *rh, *sh;           /* each entry's RAS host index, each candidate's */
+	uint32_t nrh;
+	size_t *bestn;
+	uint32_t *best;
+	uint8_t *tie;
+	struct nw_proc **matched;    /* [ne]: the process each entry is, NULL none */
+};
+
+static void lineup_free(struct lineup *l)
 {
-	qsort(cand, nc, sizeof *cand, cmp_proc_pid);
-	size_t ne = w->nranks + w->nmissing;
-	struct rent *e = calloc(ne + 1, sizeof *e);
-	uint32_t *rh = calloc(ne + 1, sizeof *rh);           /* each entry's RAS host index */
-	uint32_t *sh = calloc(nc + 1, sizeof *sh);           /* each candidate's host index */
-	struct hidx *rpool = calloc(ne + 1, sizeof *rpool), *spool = calloc(nc + 1, sizeof *spool);
+	free(l->e);
+	free(l->rh);
+	free(l->sh);
+	free(l->bestn);
+	free(l->best);
+	free(l->tie);
+	free(l->matched);
+}
+
+/* Entries and host indices; 0, or -1 out of memory. */
+static int lineup_hosts(struct lineup *l)
+{
+	const struct nw_ras_comm *w = l->w;
+	l->ne = w->nranks + w->nmissing;
+	l->e = calloc(l->ne + 1, sizeof *l->e);
+	l->rh = calloc(l->ne + 1, sizeof *l->rh);
+	l->sh = calloc(l->nc + 1, sizeof *l->sh);
+	l->matched = calloc(l->ne + 1, sizeof *l->matched);
+	struct hidx *rpool = calloc(l->ne + 1, sizeof *rpool), *spool = calloc(l->nc + 1, sizeof *spool);
 	struct hidx *rhosts = NULL, *shosts = NULL, *he, *ht;
-	struct tally *tal = NULL, *t, *tt;
-	uint32_t nrh = 0, nsh = 0;
-	int oom = !e || !rh || !sh || !rpool || !spool;
-	size_t *bestn = NULL;
-	uint32_t *best = NULL;
-	uint8_t *tie = NULL;
+	uint32_t nsh = 0;
+	int oom = !l->e || !l->rh || !l->sh || !l->matched || !rpool || !spool;
 	for (size_t i = 0; i < w->nranks && !oom; i++)
-		e[i] = (struct rent){ w->ranks[i].rank, w->ranks[i].pid, w->ranks[i].host };
+		l->e[i] = (struct rent){ w->ranks[i].rank, w->ranks[i].pid, w->ranks[i].host };
 	for (size_t i = 0; i < w->nmissing && !oom; i++)
-		e[w->nranks + i] = (struct rent){ w->missing[i].rank, w->missing[i].pid, w->missing[i].host };
-	for (size_t i = 0; i < ne && !oom; i++)
-		oom = host_index(&rhosts, rpool, &nrh, e[i].host, &rh[i]);
-	for (size_t k = 0; k < nc && !oom; k++)
-		oom = host_index(&shosts, spool, &nsh, cand[k]->hdr.host, &sh[k]);
-	/* per RAS host, how many of its pids each snapshots' host holds */
-	for (size_t i = 0; i < ne && !oom; i++) {
-		for (size_t k = first_pid(cand, nc, e[i].pid); k < nc && cand[k]->hdr.pid == e[i].pid && !oom; k++) {
-			uint64_t key = (uint64_t)rh[i] << 32 | sh[k];
+		l->e[w->nranks + i] = (struct rent){ w->missing[i].rank, w->missing[i].pid, w->missing[i].host };
+	for (size_t i = 0; i < l->ne && !oom; i++)
+		oom = host_index(&rhosts, rpool, &l->nrh, l->e[i].host, &l->rh[i]);
+	for (size_t k = 0; k < l->nc && !oom; k++)
+		oom = host_index(&shosts, spool, &nsh, l->cand[k]->hdr.host, &l->sh[k]);
+	HASH_ITER(hh, rhosts, he, ht)
+		HASH_DEL(rhosts, he);
+	HASH_ITER(hh, shosts, he, ht)
+		HASH_DEL(shosts, he);
+	free(rpool);
+	free(spool);
+	return oom ? -1 : 0;
+}
+
+/* Per RAS host, how many of its pids each candidates' host holds, and the
+ * best of them; 0, or -1 out of memory. */
+static int lineup_best_hosts(struct lineup *l)
+{
+	struct tally *tal = NULL, *t, *tt;
+	int oom = 0;
+	for (size_t i = 0; i < l->ne && !oom; i++) {
+		for (size_t k = first_pid(l->cand, l->nc, l->e[i].pid); k < l->nc && l->cand[k]->hdr.pid == l->e[i].pid && !oom;
+		     k++) {
+			uint64_t key = (uint64_t)l->rh[i] << 32 | l->sh[k];
 			HASH_FIND(hh, tal, &key, sizeof key, t);
 			if (!t) {
 				if (!(t = calloc(1, sizeof *t))) {
@@ -162,49 +200,57 @@ static int line_up(struct nw_ras_input *in, const struct nw_ras_comm *w, struct 
 		}
 	}
 	if (!oom) {
-		bestn = calloc(nrh + 1, sizeof *bestn);
-		best = calloc(nrh + 1, sizeof *best);
-		tie = calloc(nrh + 1, 1);
-		oom = !bestn || !best || !tie;
+		l->bestn = calloc(l->nrh + 1, sizeof *l->bestn);
+		l->best = calloc(l->nrh + 1, sizeof *l->best);
+		l->tie = calloc(l->nrh + 1, 1);
+		oom = !l->bestn || !l->best || !l->tie;
 	}
 	HASH_ITER(hh, tal, t, tt) {
 		if (!oom) {
 			uint32_t r = (uint32_t)(t->key >> 32), s2 = (uint32_t)t->key;
-			if (t->n > bestn[r]) {
-				bestn[r] = t->n;
-				best[r] = s2;
-				tie[r] = 0;
-			} else if (t->n == bestn[r]) {
-				tie[r] = 1;
+			if (t->n > l->bestn[r]) {
+				l->bestn[r] = t->n;
+				l->best[r] = s2;
+				l->tie[r] = 0;
+			} else if (t->n == l->bestn[r]) {
+				l->tie[r] = 1;
 			}
 		}
 		HASH_DEL(tal, t);
 		free(t);
 	}
+	return oom ? -1 : 0;
+}
+
+/* Each entry whose pid lies on its host's best candidates' host: that
+ * process takes its rank, world size and job; 0, or -1 out of memory. */
+static int lineup_assign(struct nw_ras_input *in, struct lineup *l)
+{
 	char job[NW_SEG_JOB_LEN] = "";
-	for (size_t i = 0; i < ne && !oom; i++) {
-		uint32_t r = rh[i];
-		if (e[i].pid <= 0 || !bestn[r] || tie[r])
+	for (size_t i = 0; i < l->ne; i++) {
+		uint32_t r = l->rh[i];
+		if (l->e[i].pid <= 0 || !l->bestn[r] || l->tie[r])
 			continue;
-		for (size_t k = first_pid(cand, nc, e[i].pid); k < nc && cand[k]->hdr.pid == e[i].pid; k++) {
-			struct nw_proc *p = cand[k];
-			if (sh[k] != best[r])
+		for (size_t k = first_pid(l->cand, l->nc, l->e[i].pid); k < l->nc && l->cand[k]->hdr.pid == l->e[i].pid; k++) {
+			struct nw_proc *p = l->cand[k];
+			if (l->sh[k] != l->best[r])
 				continue;
 			if (!job[0])
 				memcpy(job, p->hdr.job, sizeof job);
 			else
 				memcpy(p->hdr.job, job, sizeof p->hdr.job);
 			if (p->rank < 0) {
-				p->rank = e[i].rank;
-				p->hdr.global_rank = e[i].rank;
+				p->rank = l->e[i].rank;
+				p->hdr.global_rank = l->e[i].rank;
 			}
 			if (p->hdr.world_size <= 0)
-				p->hdr.world_size = w->size;
-			if (add_rank(in, e[i].rank, p->rank))
-				oom = 1;
+				p->hdr.world_size = l->w->size;
+			if (add_rank(in, l->e[i].rank, p->rank))
+				return -1;
 			p->caps |= NW_CAP_LAUNCH_ONLY;   /* its positions, as RAS sees them: launches */
 			if (!(p->caps & NW_CAP_OPNUMS) && !p->source_note)
 				p->source_note = NW_RAS_SOURCE_NOTE;   /* what RAS cannot tell, in words */
+			l->matched[i] = p;
 			in->nmatched++;
 			break;
 		}
@@ -212,19 +258,59 @@ static int line_up(struct nw_ras_input *in, const struct nw_ras_comm *w, struct 
 	if (in->nmap)
 		qsort(in->map, in->nmap, sizeof *in->map, cmp_map);
 	memcpy(in->job, job, sizeof in->job);
-	HASH_ITER(hh, rhosts, he, ht)
-		HASH_DEL(rhosts, he);
-	HASH_ITER(hh, shosts, he, ht)
-		HASH_DEL(shosts, he);
-	free(bestn);
-	free(best);
-	free(tie);
-	free(rpool);
-	free(spool);
-	free(rh);
-	free(sh);
-	free(e);
-	return oom ? -1 : 0;
+	return 0;
+}
+
+static int add_position(struct nw_proc *p, const struct nw_ras_comm *c, const struct nw_ras_rank *rk, int f)
+{
+	struct nw_launch_pos *n = realloc(p->launch, (p->nlaunch + 1) * sizeof *n);
+	if (!n)
+		return -1;
+	p->launch = n;
+	n[p->nlaunch++] = (struct nw_launch_pos){ .comm_id = c->hash, .comm_rank = rk->rank, .comm_size = c->size,
+	                                          .kind = nw_ras_func_ops[f], .launches = rk->counts[f] };
+	return 0;
+}
+
+/* The launch counts of every comm of the report as positions of the
+ * processes lined up (by pid; a process of several ranks in one comm: its
+ * first rank listed): one per collective kind. 0, or -1 out of memory. */
+static int lineup_positions(const struct nw_ras_report *r, struct lineup *l)
+{
+	size_t nm = 0;
+	for (size_t i = 0; i < l->ne; i++)
+		if (l->matched[i])
+			l->matched[nm++] = l->matched[i];
+	qsort(l->matched, nm, sizeof *l->matched, cmp_proc_pid);
+	for (size_t c = 0; c < r->ncomms; c++) {
+		const struct nw_ras_comm *cm = &r->comms[c];
+		for (size_t i = 0; i < cm->nranks; i++) {
+			const struct nw_ras_rank *rk = &cm->ranks[i];
+			size_t k = first_pid(l->matched, nm, rk->pid);
+			if (!rk->counts_known || rk->pid <= 0 || k >= nm || l->matched[k]->hdr.pid != rk->pid)
+				continue;
+			struct nw_proc *p = l->matched[k];
+			if (nw_proc_launches(p, cm->hash, NW_OP_ALLREDUCE) >= 0)
+				continue;   /* its first rank of this comm has it */
+			for (int f = 0; f < NW_RAS_NFUNCS; f++)
+				if (add_position(p, cm, rk, f))
+					return -1;
+		}
+	}
+	return 0;
+}
+
+/* Line the report's world comm w up with the processes cand[0..nc) (host
+ * and pid): each lined-up process takes its rank, world size and job from
+ * it (in->map, in->nmatched, in->job) and its launch counts as positions.
+ * 0, or -1 out of memory. */
+static int line_up(struct nw_ras_input *in, const struct nw_ras_comm *w, struct nw_proc **cand, size_t nc)
+{
+	qsort(cand, nc, sizeof *cand, cmp_proc_pid);
+	struct lineup l = { .w = w, .cand = cand, .nc = nc };
+	int rc = lineup_hosts(&l) || lineup_best_hosts(&l) || lineup_assign(in, &l) || lineup_positions(&in->r, &l);
+	lineup_free(&l);
+	return rc ? -1 : 0;
 }
 
 static int claim(struct nw_ras_input *in, struct nw_proc **procs, size_t nprocs)

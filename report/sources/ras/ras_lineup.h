@@ -2,7 +2,9 @@
  * the processes read (snapshots or segments) of the same job (docs/ras.md,
  * "One job, one verdict"): which processes are its ranks (host and pid),
  * the rank, world size and job each lined-up process takes from it, and
- * what RAS can see of them (NW_CAP_LAUNCH_ONLY, the source note). Facts
+ * what RAS can see of them (NW_CAP_LAUNCH_ONLY, the source note), and
+ * their launch counts as positions (nw_proc.launch: per comm of the
+ * report they are a rank of, one per collective kind). Facts
  * only: the verdicts from the report are decide/'s (verdicts_ras.c,
  * ras_merge.c). */
 #ifndef NCCLWATCH_REPORT_SOURCES_RAS_LINEUP_H

@@ -1,0 +1,36 @@
+/* launch_only: what a position that is a launch count (NW_CAP_LAUNCH_ONLY,
+ * NCCL RAS) can and cannot say of a rank behind the others (decide.h,
+ * nw_launch_hidden_wait; docs/ras.md, "Behind in counts is not always the
+ * culprit"). */
+#include "decide.h"
+
+#include <ctype.h>
+#include <string.h>
+
+/* The main thread's NCCL entry is the call of collective kind `op`
+ * ("ncclAllReduce"; "ncclBcast" for Broadcast): calling the op it has not
+ * launched yet. */
+static int in_call_of(const char *entry, uint16_t op)
+{
+	char kb[NW_NAME_BUF];
+	const char *k = nw_op_kind_name(op, kb);
+	size_t n = strlen(k);
+	if (!entry || strncmp(entry, "nccl", 4))
+		return 0;
+	if (op == NW_OP_BROADCAST && !strncmp(entry + 4, "Bcast", 5) && !isalnum((unsigned char)entry[9]))
+		return 1;
+	return !strncmp(entry + 4, k, n) && !isalnum((unsigned char)entry[4 + n]);
+}
+
+int nw_launch_hidden_wait(const struct nw_proc *p, uint64_t comm_id, uint16_t kind, uint64_t launches,
+                          const char **entry)
+{
+	*entry = NULL;
+	if (!p || !(p->caps & NW_CAP_LAUNCH_ONLY) || (p->caps & NW_CAP_SENDRECV))
+		return 0;
+	int64_t n = nw_proc_launches(p, comm_id, kind);
+	const struct nw_thread_stack *t = nw_main_thread(p);
+	if (n < 0 || (uint64_t)n >= launches || !t || !t->nframes)
+		return 0;
+	return nw_stack_waits(t, entry) != NW_FC_OTHER && !in_call_of(*entry, kind);
+}
