@@ -30,6 +30,12 @@
  *           cycle from outside vote too;
  *        c'. mismatch: a MISMATCH decided by a majority (or its history)
  *           that names ranks of the cycle alone (mismatch_deviants);
+ *        e. order kept: the cycle closes through stream order and a
+ *           process's queued op reverses the order of its previous ops of
+ *           the two comms on that stream (order_history_deviants), when
+ *           they are not all of it; none and no verdict names the cycle:
+ *           the program as written deadlocks, one STREAM_BLOCKED names
+ *           every process of it (program_deadlock);
  *        d. else the cycle cannot be decided: one verdict names the whole
  *           cycle and says so, the cycle's other verdicts fold into it (a
  *           cycle of posted send/receive halves only is the rule file's
@@ -594,11 +600,18 @@ static int comm_in_cycle(struct rctx *r, uint32_t s, uint64_t comm, const struct
 	return 0;
 }
 
+/* A stream-order hold whose order changed: P queued `held` behind `prev`
+ * (of another comm) where its previous ops of the two comms, `was_held`
+ * and `was_prev`, came the other way round. */
+struct reorder {
+	const struct nw_seg_op *held, *prev, *was_held, *was_prev;
+};
+
 /* P's stream-order holds the cycle s goes through (held: its queued op,
  * prev: the op of another comm it waits behind). Returns 1 when one of
  * them reverses the order of P's previous ops of the two comms on that
- * stream; *holds counts them. */
-static int order_changed(struct rctx *r, uint32_t s, const struct nw_proc *p, size_t *holds)
+ * stream (the first such into *ro when not NULL); *holds counts them. */
+static int order_changed(struct rctx *r, uint32_t s, const struct nw_proc *p, size_t *holds, struct reorder *ro)
 {
 	int changed = 0;
 	for (size_t i = 0; i < p->nops; i++) {
@@ -611,9 +624,36 @@ static int order_changed(struct rctx *r, uint32_t s, const struct nw_proc *p, si
 		(*holds)++;
 		const struct nw_seg_op *a = last_before(p, held->comm_id, held->stream, prev);
 		const struct nw_seg_op *b = last_before(p, prev->comm_id, held->stream, prev);
-		changed |= a && b && a->commit < b->commit;
+		if (a && b && a->commit < b->commit) {
+			if (ro && !changed)
+				*ro = (struct reorder){ held, prev, a, b };
+			changed = 1;
+		}
 	}
 	return changed;
+}
+
+/* The evidence of a cycle decided by the order kept: for each deviant,
+ * which order it kept and which it took. */
+static void reorder_evidence(struct rctx *r, uint32_t s, struct nw_vwork *w)
+{
+	struct nw_jctx *x = r->x;
+	for (uint32_t n = 0; n < r->g->nprocs; n++) {
+		const struct nw_proc *p = x->job->procs[n];
+		struct reorder ro;
+		size_t holds = 0;
+		if (r->g->scc[n] != s || !r->deviant[n] || !order_changed(r, s, p, &holds, &ro))
+			continue;
+		struct nw_buf d[4] = { { 0 } };
+		const struct nw_seg_op *ops[4] = { ro.was_held, ro.was_prev, ro.prev, ro.held };
+		for (int k = 0; k < 4; k++)
+			nw_describe_op(x, ops[k], &d[k]);
+		nw_verdict_evidence(x, w, "rank %" PRId32 " broke the order it kept on its stream: %s before %s, then %s "
+		                    "before %s", p->rank, d[0].s ? d[0].s : "?", d[1].s ? d[1].s : "?",
+		                    d[2].s ? d[2].s : "?", d[3].s ? d[3].s : "?");
+		for (int k = 0; k < 4; k++)
+			nw_buf_free(&d[k]);
+	}
 }
 
 /* 2e: the cycle's processes whose stream order changed (order_changed),
@@ -629,7 +669,7 @@ static size_t order_history_deviants(struct rctx *r, uint32_t s)
 	}
 	for (uint32_t n = 0; n < np; n++) {
 		const struct nw_proc *p = r->x->job->procs[n];
-		if (r->g->scc[n] == s && !multi_rank(p) && order_changed(r, s, p, &holds)) {
+		if (r->g->scc[n] == s && !multi_rank(p) && order_changed(r, s, p, &holds, NULL)) {
 			mark[n] = 1;
 			cand++;
 		}
@@ -652,7 +692,7 @@ static int stream_cycle(struct rctx *r, uint32_t s)
 	size_t holds = 0;
 	for (uint32_t n = 0; n < r->g->nprocs; n++)
 		if (r->g->scc[n] == s)
-			order_changed(r, s, r->x->job->procs[n], &holds);
+			order_changed(r, s, r->x->job->procs[n], &holds, NULL);
 	return holds > 0;
 }
 
@@ -906,6 +946,8 @@ static void cycle_verdict(struct rctx *r, uint32_t s)
 	nw_buf_free(&m);
 	if (!(w->v.summary = nw_buf_take(&b)))
 		x->oom = 1;
+	if (r->decided[s] == BY_ORDER_KEPT)
+		reorder_evidence(r, s, w);
 	nw_where_component(x, w, s);
 }
 
