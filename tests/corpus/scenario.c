@@ -323,6 +323,19 @@ static int case_order3(struct sc *c) { return order_on_one_stream(c, 3, is_rank1
 static int case_order2_of5(struct sc *c) { return order_on_one_stream(c, 2, is_rank1_or_3); }
 static int case_order_pair(struct sc *c) { return order_on_one_stream(c, 2, is_rank1); }
 
+/* 2 ranks, A then B on rank 0, B then A on rank 1 from the first step: no
+ * order was kept before, the program as written deadlocks. */
+static int case_order_pair_first(struct sc *c)
+{
+	init_world(c);
+	split(c, 0, 0);
+	split(c, 1, 0);
+	allreduce(c, c->comm[c->rank == 1], c->s);
+	allreduce(c, c->comm[c->rank != 1], c->s);
+	hang_on(c, c->s, "step 1 issued");
+	return 0;
+}
+
 /* Three pair comms on one stream per rank (3 ranks): comm[0] = P01 (ranks
  * 0,1), comm[1] = P12, comm[2] = P20; each step every rank issues its two
  * pair AllReduces in an order. `progress`: rank 0 P01,P20, rank 1 P12,P01,
@@ -1460,6 +1473,7 @@ static const struct scenario_case cases[] = {
 	{ "order3", case_order3, 2, "rank 1 issues C, A, B where the others issue A, B, C, one stream" },
 	{ "order2-of5", case_order2_of5, 5, "ranks 1 and 3 issue B before A, one stream" },
 	{ "order-pair", case_order_pair, 2, "2 ranks: rank 1 issues B before A, one stream" },
+	{ "order-pair-first", case_order_pair_first, 2, "2 ranks: rank 1 issues B before A from step 1, one stream" },
 	{ "order-pairs3", case_order_pairs3, 3, "pair comms P01,P12,P20 on one stream: rank 2 swaps its two at step 5, closing a cycle" },
 	{ "order-pairs3-first", case_order_pairs3_first, 3, "pair comms P01,P12,P20 on one stream in a cycling order from step 1" },
 	{ "order-pairs3-ok", case_order_pairs3_ok, 3, "healthy: pair comms on one stream, different non-cycling orders" },
