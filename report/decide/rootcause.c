@@ -30,6 +30,12 @@
  *           cycle from outside vote too;
  *        c'. mismatch: a MISMATCH decided by a majority (or its history)
  *           that names ranks of the cycle alone (mismatch_deviants);
+ *        e. order kept: the cycle closes through stream order and a
+ *           process's queued op reverses the order of its previous ops of
+ *           the two comms on that stream (order_history_deviants), when
+ *           they are not all of it; none and no verdict names the cycle:
+ *           the program as written deadlocks, one STREAM_BLOCKED names
+ *           every process of it (program_deadlock);
  *        d. else the cycle cannot be decided: one verdict names the whole
  *           cycle and says so, the cycle's other verdicts fold into it (a
  *           cycle of posted send/receive halves only is the rule file's
@@ -67,7 +73,7 @@ struct rctx {
 
 /* How a cycle's deviants are known: the rows of the tie-break table
  * (tiebreaks[], below), in the order they are tried. */
-enum decided { BY_COUNTS = 1, BY_NEVER_ISSUED, BY_SKIPPED, BY_MAJORITY, BY_MISMATCH, NDECIDED };
+enum decided { BY_COUNTS = 1, BY_NEVER_ISSUED, BY_SKIPPED, BY_MAJORITY, BY_MISMATCH, BY_ORDER_KEPT, NDECIDED };
 
 static int terminal(const struct rctx *r, uint32_t node)
 {
@@ -154,6 +160,7 @@ static int multi_rank(const struct nw_proc *p);
 struct role {
 	uint64_t id;
 	uint32_t nth;
+	uint64_t comm;                   /* the comm itself */
 };
 
 static struct role comm_role(const struct nw_proc *p, uint64_t comm_id)
@@ -166,23 +173,39 @@ static struct role comm_role(const struct nw_proc *p, uint64_t comm_id)
 			uint32_t nth = 1;
 			for (uint32_t j = 0; j < i; j++)
 				nth += p->comms[j].parent_id == c->parent_id && p->comms[j].origin == c->origin;
-			return (struct role){ c->parent_id, nth };
+			return (struct role){ c->parent_id, nth, comm_id };
 		}
 		break;
 	}
-	return (struct role){ comm_id, 0 };
+	return (struct role){ comm_id, 0, comm_id };
 }
 
-static int same_role(struct role a, struct role b)
+/* Whether no process is a member of both comms. */
+static int disjoint(struct nw_jctx *x, uint64_t a, uint64_t b)
 {
-	return a.id == b.id && a.nth == b.nth;
+	const struct nw_comm_view *va = nw_view_of(x, a), *vb = nw_view_of(x, b);
+	for (int32_t i = 0; va && vb && i < va->nranks; i++)
+		for (int32_t j = 0; j < vb->nranks; j++)
+			if (va->members[i].proc && va->members[i].proc == vb->members[j].proc)
+				return 0;
+	return 1;
+}
+
+/* The same comm, or two children of one split: the comms of one split are
+ * disjoint (a process gets one color). Why the check: the n-th child
+ * counts only the splits a process got a comm from; where some ranks
+ * passed NCCL_SPLIT_NOCOLOR (pair comms P01, P12, P20 made by three
+ * splits), a process's n-th child may be another split's, sharing ranks. */
+static int same_role(struct nw_jctx *x, struct role a, struct role b)
+{
+	return a.comm == b.comm || (a.id == b.id && a.nth == b.nth && disjoint(x, a.comm, b.comm));
 }
 
 /* P's collectives issued on the comm that plays role `ro` (-1: none). */
-static int64_t role_count(const struct nw_proc *p, struct role ro)
+static int64_t role_count(struct nw_jctx *x, const struct nw_proc *p, struct role ro)
 {
 	for (uint32_t i = 0; i < p->ncomms; i++)
-		if (p->comms[i].comm_id && same_role(comm_role(p, p->comms[i].comm_id), ro))
+		if (p->comms[i].comm_id && same_role(x, comm_role(p, p->comms[i].comm_id), ro))
 			return (int64_t)p->comms[i].coll_enqueued;
 	return -1;
 }
@@ -206,14 +229,14 @@ struct xrefs {
 	const struct nw_seg_op *op[MAX_REFS];
 };
 
-static void find_refs(const struct nw_jctx *x, struct xrefs *xr)
+static void find_refs(struct nw_jctx *x, struct xrefs *xr)
 {
 	xr->n = 0;
 	for (size_t q = 0; q < x->job->nprocs && xr->n < MAX_REFS; q++) {
 		const struct nw_proc *o = x->job->procs[q];
 		for (size_t i = 0; i < o->nops; i++)
 			if (is_coll(&o->ops[i]) && o->ops[i].seq == xr->seq && o->ops[i].kind == xr->kind &&
-			    same_role(comm_role(o, o->ops[i].comm_id), xr->rx)) {
+			    same_role(x, comm_role(o, o->ops[i].comm_id), xr->rx)) {
 				xr->proc[xr->n] = q;
 				xr->op[xr->n++] = &o->ops[i];
 				break;
@@ -230,19 +253,19 @@ static void find_refs(const struct nw_jctx *x, struct xrefs *xr)
  * ranks show the order); a process stuck before that step only waits. */
 /* Whether P issued its counterpart of z (same role and number) only after
  * its op X: it took the two the other way round. */
-static int issued_after(const struct nw_proc *p, struct role rz, const struct nw_seg_op *z,
+static int issued_after(struct nw_jctx *x, const struct nw_proc *p, struct role rz, const struct nw_seg_op *z,
                         const struct nw_seg_op *px)
 {
 	for (size_t i = 0; px && i < p->nops; i++) {
 		const struct nw_seg_op *o = &p->ops[i];
 		if (is_coll(o) && o->seq == z->seq && o->kind == z->kind && o->tid == px->tid &&
-		    o->enqueue_ns > px->enqueue_ns && same_role(comm_role(p, o->comm_id), rz))
+		    o->enqueue_ns > px->enqueue_ns && same_role(x, comm_role(p, o->comm_id), rz))
 			return 1;
 	}
 	return 0;
 }
 
-static int skipped(const struct nw_jctx *x, size_t pi, const struct xrefs *xr)
+static int skipped(struct nw_jctx *x, size_t pi, const struct xrefs *xr)
 {
 	const struct nw_proc *p = x->job->procs[pi];
 	const struct nw_seg_op *px = stuck_op(x, p);
@@ -258,10 +281,10 @@ static int skipped(const struct nw_jctx *x, size_t pi, const struct xrefs *xr)
 			if (!is_coll(z) || z->tid != y->tid || z->enqueue_ns >= y->enqueue_ns)
 				continue;
 			struct role rz = comm_role(o, z->comm_id);
-			if (same_role(rz, xr->rx))
+			if (same_role(x, rz, xr->rx))
 				continue;
-			int64_t have = role_count(p, rz);
-			found = (have >= 0 && (uint64_t)have < z->seq) || issued_after(p, rz, z, px);
+			int64_t have = role_count(x, p, rz);
+			found = (have >= 0 && (uint64_t)have < z->seq) || issued_after(x, p, rz, z, px);
 		}
 		if (!found)
 			return 0;
@@ -293,7 +316,7 @@ static size_t skipped_deviants(struct rctx *r, uint32_t s)
 			continue;
 		struct role rx = comm_role(p, xo->comm_id);
 		size_t k = 0;
-		while (k < nx && !(same_role(xs[k].rx, rx) && xs[k].kind == xo->kind && xs[k].seq == xo->seq))
+		while (k < nx && !(same_role(r->x, xs[k].rx, rx) && xs[k].kind == xo->kind && xs[k].seq == xo->seq))
 			k++;
 		if (k == nx) {
 			if (nx == MAX_XSIGS)
@@ -541,6 +564,138 @@ static size_t count_deviants(struct rctx *r, uint32_t s)
 	return nw_p2p_count_deviants(r->x, s, r->deviant);
 }
 
+/* ---- 2e: stream order kept before ----
+ * A cycle that closes through stream order: a process's collective of
+ * comm A is queued (not started) behind its own pending collective of
+ * comm B on the same stream, and another process of the cycle waits in
+ * A. The order the process issued its previous ops of A and B in on that
+ * stream (the completed ops in its ring) is the program's order as it ran
+ * so far; a process whose current order reverses it changed its path. */
+
+/* P's latest collective of comm on stream committed before op (NULL: the
+ * ring holds none: no history). */
+static const struct nw_seg_op *last_before(const struct nw_proc *p, uint64_t comm, uint64_t stream,
+                                           const struct nw_seg_op *op)
+{
+	const struct nw_seg_op *found = NULL;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct nw_seg_op *o = &p->ops[i];
+		if (o == op || o->commit >= op->commit)
+			break;
+		if (is_coll(o) && o->comm_id == comm && o->stream == stream)
+			found = o;
+	}
+	return found;
+}
+
+/* Whether another process of component s is a member of comm. */
+static int comm_in_cycle(struct rctx *r, uint32_t s, uint64_t comm, const struct nw_proc *p)
+{
+	const struct nw_comm_view *v = nw_view_of(r->x, comm);
+	for (int32_t i = 0; v && i < v->nranks; i++) {
+		const struct nw_proc *m = v->members[i].proc;
+		if (m && m != p && m->job_index < r->g->nprocs && r->g->scc[m->job_index] == s)
+			return 1;
+	}
+	return 0;
+}
+
+/* A stream-order hold whose order changed: P queued `held` behind `prev`
+ * (of another comm) where its previous ops of the two comms, `was_held`
+ * and `was_prev`, came the other way round. */
+struct reorder {
+	const struct nw_seg_op *held, *prev, *was_held, *was_prev;
+};
+
+/* P's stream-order holds the cycle s goes through (held: its queued op,
+ * prev: the op of another comm it waits behind). Returns 1 when one of
+ * them reverses the order of P's previous ops of the two comms on that
+ * stream (the first such into *ro when not NULL); *holds counts them. */
+static int order_changed(struct rctx *r, uint32_t s, const struct nw_proc *p, size_t *holds, struct reorder *ro)
+{
+	int changed = 0;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct nw_seg_op *held = &p->ops[i];
+		if (!is_coll(held) || held->state != NW_ST_ENQUEUED)
+			continue;
+		const struct nw_seg_op *prev = nw_previous_work(p, held);
+		if (!prev || !is_coll(prev) || prev->comm_id == held->comm_id || !comm_in_cycle(r, s, held->comm_id, p))
+			continue;
+		(*holds)++;
+		const struct nw_seg_op *a = last_before(p, held->comm_id, held->stream, prev);
+		const struct nw_seg_op *b = last_before(p, prev->comm_id, held->stream, prev);
+		if (a && b && a->commit < b->commit) {
+			if (ro && !changed)
+				*ro = (struct reorder){ held, prev, a, b };
+			changed = 1;
+		}
+	}
+	return changed;
+}
+
+/* The evidence of a cycle decided by the order kept: for each deviant,
+ * which order it kept and which it took. */
+static void reorder_evidence(struct rctx *r, uint32_t s, struct nw_vwork *w)
+{
+	struct nw_jctx *x = r->x;
+	for (uint32_t n = 0; n < r->g->nprocs; n++) {
+		const struct nw_proc *p = x->job->procs[n];
+		struct reorder ro;
+		size_t holds = 0;
+		if (r->g->scc[n] != s || !r->deviant[n] || !order_changed(r, s, p, &holds, &ro))
+			continue;
+		struct nw_buf d[4] = { { 0 } };
+		const struct nw_seg_op *ops[4] = { ro.was_held, ro.was_prev, ro.prev, ro.held };
+		for (int k = 0; k < 4; k++)
+			nw_describe_op(x, ops[k], &d[k]);
+		nw_verdict_evidence(x, w, "rank %" PRId32 " broke the order it kept on its stream: %s before %s, then %s "
+		                    "before %s", p->rank, d[0].s ? d[0].s : "?", d[1].s ? d[1].s : "?",
+		                    d[2].s ? d[2].s : "?", d[3].s ? d[3].s : "?");
+		for (int k = 0; k < 4; k++)
+			nw_buf_free(&d[k]);
+	}
+}
+
+/* 2e: the cycle's processes whose stream order changed (order_changed),
+ * when they are not all of it. */
+static size_t order_history_deviants(struct rctx *r, uint32_t s)
+{
+	uint32_t np = r->g->nprocs;
+	uint8_t *mark = calloc(np + 1, 1);
+	size_t cand = 0, marked = 0, holds = 0;
+	if (!mark) {
+		r->x->oom = 1;
+		return 0;
+	}
+	for (uint32_t n = 0; n < np; n++) {
+		const struct nw_proc *p = r->x->job->procs[n];
+		if (r->g->scc[n] == s && !multi_rank(p) && order_changed(r, s, p, &holds, NULL)) {
+			mark[n] = 1;
+			cand++;
+		}
+	}
+	if (cand && cand < r->nproc[s])
+		for (uint32_t n = 0; n < np; n++)
+			if (mark[n] && !r->deviant[n]) {
+				r->deviant[n] = 1;
+				marked++;
+			}
+	free(mark);
+	return marked;
+}
+
+/* Whether a process of cycle s holds an op of the cycle behind its own op
+ * of another comm on the same stream: the cycle closes through stream
+ * order. */
+static int stream_cycle(struct rctx *r, uint32_t s)
+{
+	size_t holds = 0;
+	for (uint32_t n = 0; n < r->g->nprocs; n++)
+		if (r->g->scc[n] == s)
+			order_changed(r, s, r->x->job->procs[n], &holds, NULL);
+	return holds > 0;
+}
+
 /* The tie-breaks between the processes of a cycle (2. above), in the order
  * they are tried: the first that marks deviants decides the cycle; none
  * does, the cycle cannot be decided (cannot_decide). Each row: the
@@ -567,6 +722,10 @@ static const struct tiebreak tiebreaks[NDECIDED] = {
 	[BY_MISMATCH] = { mismatch_deviants, 0,
 	                  "its op differs from what the other ranks of its comm issued at the same position (a "
 	                  "MISMATCH with a majority): the others only wait for it" },
+	[BY_ORDER_KEPT] = { order_history_deviants, 0,
+	                    "the cycle closes through stream order, and it issued the two comms' ops on its stream the "
+	                    "other way round than its previous ones (the order it kept before); the others kept theirs "
+	                    "and only wait for it" },
 };
 
 /* 2: which tie-break decides cycle s (0: none). */
@@ -787,6 +946,8 @@ static void cycle_verdict(struct rctx *r, uint32_t s)
 	nw_buf_free(&m);
 	if (!(w->v.summary = nw_buf_take(&b)))
 		x->oom = 1;
+	if (r->decided[s] == BY_ORDER_KEPT)
+		reorder_evidence(r, s, w);
 	nw_where_component(x, w, s);
 }
 
@@ -924,6 +1085,40 @@ static void cannot_decide(struct rctx *r, uint32_t s)
 	nw_rankset_free(&cyc);
 }
 
+/* 2e, undecided: a cycle through stream order that no verdict names and
+ * no process broke an order it kept (no history: the cycle from the first
+ * step): the program as written deadlocks; one STREAM_BLOCKED names every
+ * process of the cycle, like a P2P_DEADLOCK names its cycle. */
+static void program_deadlock(struct rctx *r, uint32_t s)
+{
+	struct nw_jctx *x = r->x;
+	if (cycle_keeper(r, s) || !stream_cycle(r, s))
+		return;
+	const struct nw_seg_op *op = NULL;
+	for (uint32_t n = 0; n < r->g->nprocs && !op; n++)
+		if (r->g->scc[n] == s)
+			op = stuck_op(x, x->job->procs[n]);
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_STREAM_BLOCKED, op ? nw_view_of(x, op->comm_id) : NULL,
+	                                    op ? op->kind : 0, op ? op->seq : 0);
+	if (!w)
+		return;
+	w->v.hint = "issue the collectives of communicators that share a stream in one global order of the "
+	            "communicators on every rank (or give each communicator its own stream)";
+	for (uint32_t n = 0; n < r->g->nprocs; n++)
+		if (r->g->scc[n] == s)
+			nw_verdict_culprit(x, w, x->job->procs[n]);
+	struct nw_buf b = { 0 };
+	nw_buf_puts(&b, "the program as written deadlocks: ranks ");
+	nw_buf_rankset(&b, &w->v.culprits);
+	nw_buf_puts(&b, " wait for each other in a cycle that closes through stream order (each waits in an op "
+	            "whose peer's op is queued on the peer's stream behind another comm's op), and none of them "
+	            "issued those comms in another order than before (no earlier step, or the same order): all are "
+	            "named");
+	if (!(w->v.summary = nw_buf_take(&b)))
+		x->oom = 1;
+	nw_where_component(x, w, s);
+}
+
 /* 3: the same culprits twice: the higher kind keeps them. */
 static void same_culprits(struct rctx *r)
 {
@@ -982,8 +1177,10 @@ void nw_rootcause(struct nw_jctx *x)
 		if (r.decided[s])
 			name_deviants(&r, s);
 	for (uint32_t s = 0; s < g->nscc && !x->oom; s++)
-		if (is_cycle(&r, s) && !r.decided[s] && !only_p2p(&r, s))
+		if (is_cycle(&r, s) && !r.decided[s] && !only_p2p(&r, s)) {
+			program_deadlock(&r, s);
 			cannot_decide(&r, s);
+		}
 	same_culprits(&r);
 	fold_consequences(&r, reach);
 out:

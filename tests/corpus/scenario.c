@@ -321,6 +321,79 @@ static int is_rank1_or_3(int r) { return r == 1 || r == 3; }
 static int case_order2(struct sc *c) { return order_on_one_stream(c, 2, is_rank2); }
 static int case_order3(struct sc *c) { return order_on_one_stream(c, 3, is_rank1); }
 static int case_order2_of5(struct sc *c) { return order_on_one_stream(c, 2, is_rank1_or_3); }
+static int case_order_pair(struct sc *c) { return order_on_one_stream(c, 2, is_rank1); }
+
+/* 2 ranks, A then B on rank 0, B then A on rank 1 from the first step: no
+ * order was kept before, the program as written deadlocks. */
+static int case_order_pair_first(struct sc *c)
+{
+	init_world(c);
+	split(c, 0, 0);
+	split(c, 1, 0);
+	allreduce(c, c->comm[c->rank == 1], c->s);
+	allreduce(c, c->comm[c->rank != 1], c->s);
+	hang_on(c, c->s, "step 1 issued");
+	return 0;
+}
+
+/* Three pair comms on one stream per rank (3 ranks): comm[0] = P01 (ranks
+ * 0,1), comm[1] = P12, comm[2] = P20; each step every rank issues its two
+ * pair AllReduces in an order. `progress`: rank 0 P01,P20, rank 1 P12,P01,
+ * rank 2 P12,P20 (P12 runs first, then P01, then P20). `cycle`: rank 2
+ * goes P20,P12: each rank's first op waits for a peer whose op of that comm
+ * is queued behind its own first op (0 -> 1 -> 2 -> 0). */
+static void pair_comms(struct sc *c)
+{
+	init_world(c);
+	for (int i = 0; i < 3; i++)
+		split(c, i, c->rank == i || c->rank == (i + 1) % 3 ? 0 : NCCL_SPLIT_NOCOLOR);
+}
+
+static void pair_step(struct sc *c, int cycle)
+{
+	static const int order[3][2] = { { 0, 2 }, { 1, 0 }, { 1, 2 } };
+	int first = order[c->rank][0], second = order[c->rank][1];
+	if (cycle && c->rank == 2) {
+		first = 2;
+		second = 1;
+	}
+	allreduce(c, c->comm[first], c->s);
+	allreduce(c, c->comm[second], c->s);
+}
+
+/* WARM steps in the progress order, then step 5 closes the cycle. */
+static int case_order_pairs3(struct sc *c)
+{
+	pair_comms(c);
+	for (int step = 0; step < WARM; step++) {
+		pair_step(c, 0);
+		sync_stream(c, c->s);
+	}
+	pair_step(c, 1);
+	hang_on(c, c->s, "step 5 issued");
+	return 0;
+}
+
+/* The cycle from the first step: the program as written deadlocks. */
+static int case_order_pairs3_first(struct sc *c)
+{
+	pair_comms(c);
+	pair_step(c, 1);
+	hang_on(c, c->s, "step 1 issued");
+	return 0;
+}
+
+/* Healthy: the progress order, different on each rank, for 8 steps. */
+static int case_order_pairs3_ok(struct sc *c)
+{
+	pair_comms(c);
+	for (int step = 0; step < 8; step++) {
+		pair_step(c, 0);
+		sync_stream(c, c->s);
+	}
+	finish(c);
+	return 0;
+}
 
 /* Tensor-parallel groups of 3 (comm A: ranks 0-2 and 3-5) and the world,
  * AllReduce on A then on the world each step, on one stream; rank 4 does
@@ -1399,6 +1472,11 @@ static const struct scenario_case cases[] = {
 	{ "order2", case_order2, 3, "rank 2 issues comm B's AllReduce #5 before comm A's, one stream" },
 	{ "order3", case_order3, 2, "rank 1 issues C, A, B where the others issue A, B, C, one stream" },
 	{ "order2-of5", case_order2_of5, 5, "ranks 1 and 3 issue B before A, one stream" },
+	{ "order-pair", case_order_pair, 2, "2 ranks: rank 1 issues B before A, one stream" },
+	{ "order-pair-first", case_order_pair_first, 2, "2 ranks: rank 1 issues B before A from step 1, one stream" },
+	{ "order-pairs3", case_order_pairs3, 3, "pair comms P01,P12,P20 on one stream: rank 2 swaps its two at step 5, closing a cycle" },
+	{ "order-pairs3-first", case_order_pairs3_first, 3, "pair comms P01,P12,P20 on one stream in a cycling order from step 1" },
+	{ "order-pairs3-ok", case_order_pairs3_ok, 3, "healthy: pair comms on one stream, different non-cycling orders" },
 	{ "order-subgroup", case_order_subgroup, 6, "rank 4 issues the world's #5 before its group's" },
 	{ "two-streams-any-order", case_two_streams_any_order, 3, "healthy: comms on separate streams, any order" },
 	{ "same-order-one-stream", case_same_order_one_stream, 2, "healthy: three comms, one stream, one order" },
