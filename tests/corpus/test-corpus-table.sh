@@ -22,7 +22,7 @@ dups=$(cut -d'|' -f2 "$lines" | sort | uniq -d)
 [ -z "$dups" ] || fail "case names used twice: $dups"
 awk -F'|' '
 	NF != 10 { print "line with " NF " fields: " $0; bad = 1 }
-	$1 !~ /^(order|death|capture|desync|p2p|init|mismatch|stall|healthy|trainer|hangs|gen)$/ { print "class: " $0; bad = 1 }
+	$1 !~ /^(order|death|capture|desync|p2p|init|mismatch|stall|healthy|trainer|hangs|gen|jobs)$/ { print "class: " $0; bad = 1 }
 	$3 !~ /^[2-8]$/ { print "ranks: " $0; bad = 1 }
 	$4 !~ /^(hang|quiet|either|post|[0-9]+)$/ { print "end: " $0; bad = 1 }
 	$5 !~ /^(HEALTHY|IDLE|TRANSPORT_STALL|STREAM_BLOCKED|MISSING_RANK|P2P_UNMATCHED|P2P_DEADLOCK|MISMATCH|INIT_STALL|GPU_FAULT)(,(TRANSPORT_STALL|STREAM_BLOCKED|MISSING_RANK|P2P_UNMATCHED|P2P_DEADLOCK|MISMATCH|INIT_STALL|GPU_FAULT))*$/ { print "kind: " $0; bad = 1 }
@@ -34,13 +34,14 @@ awk -F'|' '
 for k in HEALTHY IDLE TRANSPORT_STALL STREAM_BLOCKED MISSING_RANK P2P_UNMATCHED P2P_DEADLOCK MISMATCH INIT_STALL GPU_FAULT; do
 	awk -F'|' -v k=$k '$5 == k && $4 != "post"' "$lines" | grep -q . || fail "no process case of kind $k"
 done
-for c in order death capture desync p2p init mismatch stall healthy trainer hangs gen; do
+for c in order death capture desync p2p init mismatch stall healthy trainer hangs gen jobs; do
 	[ -n "$(corpus_names $c)" ] || fail "no case of class $c"
 done
 
 "$CORPUS_SCENARIO" --list | awk '{print $1}' > "$T/programs"
 [ "$(grep -c . "$T/programs")" -ge 40 ] || fail "scenario --list: $(cat "$T/programs")"
-awk -F'|' '{ n = split($9, w, " "); for (i = 1; i <= n; i++) if (w[i] == "scenario") { print w[i + 1]; break } }' "$lines" | sort -u > "$T/used"
+# every job's scenario (a command "CMD ++ CMD2" runs two jobs)
+awk -F'|' '{ n = split($9, w, " "); s = 1; for (i = 1; i <= n; i++) { if (w[i] == "++") s = 1; else if (s && w[i] == "scenario") { print w[i + 1]; s = 0 } } }' "$lines" | sort -u > "$T/used"
 unused=$(sort "$T/programs" | comm -23 - "$T/used")
 [ -z "$unused" ] || fail "scenario cases no line of cases.txt runs: $unused"
 unknown=$(sort "$T/programs" | comm -13 - "$T/used")
