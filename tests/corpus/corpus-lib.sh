@@ -114,8 +114,9 @@ _stop_beside() {
 
 # _jobs_view [DIR]: the job directories under DIR (NCCLWATCH_DIR) are the
 # two jobs' and no other (a launcher is never a job), each holding only
-# its own job's files (a segment's or snapshot's pid is a child of that
-# job's launcher, taken while they run: PIDFILE lines "LAUNCHER CHILD").
+# its own job's files: the pids of its segments or snapshots and of its
+# RAS report (attach's ras.json) are children of one launcher ($T/jobpids,
+# taken while the jobs run).
 _jobs_view() {
 	_jd=${1:-$NCCLWATCH_DIR}
 	_dirs=$(ls "$_jd" 2>/dev/null | tr '\n' ' ')
@@ -128,10 +129,9 @@ _jobs_view() {
 		_r="FAIL job directories: $_dirs(want $_want)"
 	else
 		for _d in "$_jd"/*/; do
-			_owners=$(for _f in "$_d"*.seg; do
-				_p=$(basename "$_f" | sed -n 's/^[^.]*\.\([0-9]*\)\..*/\1/p')
-				[ -n "$_p" ] && awk -v p="$_p" '$2 == p { print $1 }' "$T/jobpids"
-			done | sort -u | tr '\n' ' ')
+			_owners=$( { for _f in "$_d"*.seg; do basename "$_f" | sed -n 's/^[^.]*\.\([0-9]*\)\..*/\1/p'; done
+				cat "$_d"ras.json 2>/dev/null | grep -o '"pid": *[0-9]*' | grep -o '[0-9]*$'; } |
+				while read -r _p; do awk -v p="$_p" '$2 == p { print $1 }' "$T/jobpids"; done | sort -u | tr '\n' ' ')
 			[ "$(echo $_owners | wc -w)" -eq 1 ] || _r="FAIL $(basename "$_d") holds the files of launchers: ${_owners:-none}"
 		done
 	fi
@@ -401,7 +401,7 @@ _keep() {
 	for _f in "$T/out" "$T"/*.json "$T/report.txt"; do
 		[ -e "$_f" ] && cp "$_f" "$CORPUS_KEEP/$CN/"
 	done
-	for _d in "$JD" "$T/attach"; do
+	for _d in "$JD" "$T/attach" "$T/attachjobs"; do
 		[ -d "$_d" ] && cp -r "$_d" "$CORPUS_KEEP/$CN/files"
 	done
 	return 0
