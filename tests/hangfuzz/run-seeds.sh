@@ -5,7 +5,9 @@
 # (`hangfuzz --seed S --case`), runs them through the corpus harness
 # (every view: live, dead, watchdog; CORPUS_JOBS at once) and prints one
 # line per seed and view, then per fault kind "fault: N ok of M seeds",
-# every seed with a wrong view (with its plan), and "N ok, N FAIL" (views).
+# per shape "shape DIMENSION=VALUE: N ok of M seeds" (ranks, ranks per
+# process, comms, send/receive, graph), every seed with a wrong view (with
+# its plan), and "N ok, N FAIL" (views).
 # Needs `make all`. Exit status 0 when every view is right.
 : "${NW_ROOT:=$(cd "$(dirname "$0")/../.." && pwd)}"
 export NW_ROOT
@@ -30,6 +32,18 @@ for s in "$@"; do
 	if grep -q "^fuzz-$s [a-z]* FAIL" "$T/lines" || ! grep -q "^fuzz-$s " "$T/lines"; then echo "$f FAIL $s"; else echo "$f ok $s"; fi
 done > "$T/byfault"
 awk '{ n[$1]++; if ($2 == "ok") ok[$1]++ } END { for (f in n) printf "%s: %d ok of %d seeds\n", f, ok[f], n[f] }' "$T/byfault" | sort
+# per shape of the job (from its plan's words): a seed counts in one row
+# of each dimension
+while read -r f r s; do
+	"$HANGFUZZ" --seed "$s" --plan | awk -v r="$r" '
+		NR == 1 { p = /processes of/ ? "several" : "one"; c = /(tp|dp) groups/ ? "splits" : "world"
+		          n = $3 + 0; sz = n <= 2 ? "2" : n <= 4 ? "3-4" : "5-8" }
+		/ring send\/recv/ { x = "ring" } /pipeline stage/ { y = "pipeline" }
+		/CUDA graph/ { g = /captured once/ ? "once" : "per-step" }
+		END { o = x y; if (o == "") o = "none"; if (o == "ringpipeline") o = "ring+pipeline"; if (g == "") g = "eager"
+		      printf "ranks=%s %s\nranks-per-process=%s %s\ncomms=%s %s\nsend-recv=%s %s\ngraph=%s %s\n", sz, r, p, r, c, r, o, r, g, r }'
+done < "$T/byfault" > "$T/byshape"
+awk '{ n[$1]++; if ($2 == "ok") ok[$1]++ } END { for (k in n) printf "shape %s: %d ok of %d seeds\n", k, ok[k], n[k] }' "$T/byshape" | sort
 for s in $(awk '$2 == "FAIL" { print $3 }' "$T/byfault"); do
 	echo "wrong: seed $s"
 	"$HANGFUZZ" --seed "$s" --plan | sed 's/^/    /'
