@@ -78,4 +78,10 @@ python3 "$CORPUS_DIR/judge.py" text "$T/v.txt" TRANSPORT_STALL - 0-1,3 - > "$T/j
 assert_grep '^ok kind=TRANSPORT_STALL culprits=- waiting=0-1,3 unknown=- ' "$T/j"
 python3 "$CORPUS_DIR/judge.py" text "$T/none.txt" HEALTHY - - - > "$T/j"
 assert_grep '^ok kind=HEALTHY ' "$T/j"
+# a diagnose that gave no JSON: the judge shows why (corpus-lib.sh's note)
+echo "diagnose exited 126: sh: 1: ncclwatch: Permission denied" > "$T/note.json"
+python3 "$CORPUS_DIR/judge.py" json "$T/note.json" MISSING_RANK 3 0-2 - > "$T/j"
+assert_grep '^FAIL diagnose exited 126: sh: 1: ncclwatch: Permission denied \(want ' "$T/j"
+python3 "$CORPUS_DIR/judge.py" attach "$T/note.json" MISSING_RANK 3 0-2 - > "$T/j"
+assert_grep '^FAIL diagnose exited 126: ' "$T/j"
 

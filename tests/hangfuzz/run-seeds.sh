@@ -8,7 +8,8 @@
 # per shape "shape DIMENSION=VALUE: N ok of M seeds" (ranks, ranks per
 # process, comms, send/receive, graph), every seed with a wrong view (with
 # its plan), and "N ok, N FAIL" (views).
-# Needs `make all`. Exit status 0 when every view is right.
+# Needs `make all`; the programs are copied at the start (a rebuild while
+# it runs changes nothing). Exit status 0 when every view is right.
 : "${NW_ROOT:=$(cd "$(dirname "$0")/../.." && pwd)}"
 export NW_ROOT
 . "$NW_ROOT/tests/lib.sh"
@@ -16,6 +17,17 @@ HANGFUZZ="$NW_BUILD/tests/hangfuzz/hangfuzz"
 [ -x "$HANGFUZZ" ] || fail "$HANGFUZZ is not built (make all)"
 if [ "${1:-}" = --range ]; then set -- $(seq "$2" "$3"); fi
 [ $# -gt 0 ] || fail "usage: run-seeds.sh SEED... | --range FIRST LAST"
+# The programs of the whole sweep, copied once: a rebuild of the checkout
+# while it runs (minutes) must not change, or break, them between one
+# seed's views and the next (a CLI the linker is writing is not
+# executable: "diagnose exited 126", a dead view unreadable, as seed 2007's
+# once was).
+mkdir -p "$T/build/tests/hangfuzz" "$T/build/tests/corpus"
+cp -R "$NW_BUILD/bin" "$NW_BUILD/lib" "$NW_BUILD/sim" "$T/build/" && cp "$HANGFUZZ" "$T/build/tests/hangfuzz/" &&
+	cp "$NW_BUILD/tests/corpus/scenario" "$T/build/tests/corpus/" || fail "cannot copy the programs of $NW_BUILD"
+NW_BUILD="$T/build" NW_SIM="$T/build/sim" NW_LIB="$T/build/lib/libncclwatch.so" NW_CLI="$T/build/bin/ncclwatch"
+NW_TRAINER="$T/build/bin/trainer" HANGFUZZ="$T/build/tests/hangfuzz/hangfuzz"
+export NW_BUILD
 CORPUS_CASES="$T/cases.txt"
 export CORPUS_CASES
 nw_use_sim
