@@ -315,8 +315,11 @@ corpus_case() {
 	else
 		if [ "$_prog" = scenario ] || [ "$_prog" = hangfuzz ]; then nw_until $CORPUS_WAIT _checked; else nw_until $CORPUS_WAIT _segs; fi
 		_find_jd
+		[ -z "$_beside" ] || _job_pids
 		_diagnose "$T/live.json"
 		_view live json "$T/live.json"
+		# looked at: a hangfuzz job waits for this before it ends
+		: > "$T/rdv/checked"
 		nw_wait "$CP" $CORPUS_WAIT
 		_st=$?
 		_forget
