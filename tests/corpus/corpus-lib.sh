@@ -24,6 +24,16 @@
 # files). A job that ends by itself must end with the status cases.txt
 # gives, and its watchdog must stay silent (no report.txt, no "ncclwatch:
 # stall:" or verdict line on stderr).
+#
+# Several jobs on one host (issue 21, shape 6): a command "CMD ++ CMD2"
+# starts job CMD2 (same ranks, same NCCLSIM_DIR and NCCL_RAS_ADDR: one
+# host, one RAS port) beside the case's job CMD, before it. Neither job
+# names its directory (no NCCLWATCH_JOB): each gets the one the preload
+# gives the ranks of one launcher, and the case's is the one of its
+# launcher's pid. View "jobs": the job directories are the two jobs' only
+# (a launcher is no job, the jobs' files never land together); attach
+# takes both jobs' processes (--tree over their common parent) and its
+# verdict of the case's job is judged.
 CORPUS_DIR="$NW_ROOT/tests/corpus"
 : "${CORPUS_CASES:=$CORPUS_DIR/cases.txt}"  # the hang generator's runs give their own
 CORPUS_SCENARIO="$NW_BUILD/tests/corpus/scenario"
@@ -59,6 +69,78 @@ corpus_run() {
 	return $_bad
 }
 
+# ---- a second job beside the case's (a command "CMD ++ CMD2") ----------------------
+
+# _find_jd: with a job beside, the case's job directory is the one the
+# preload named after the case's launcher (ppid-PID-START, README "Job
+# directory"), once its ranks made it.
+_find_jd() {
+	[ -n "$_beside" ] || return 0
+	JD=$(ls -d "$NCCLWATCH_DIR/ppid-$CP-"* 2>/dev/null | head -n 1)
+	[ -n "$JD" ] || JD="$NCCLWATCH_DIR/ppid-$CP-none"
+}
+
+# _start_beside preload|bare [RAS_ADDR]: starts the job beside (BP), with
+# the preload or without it (the attach view: NCCL's RAS on RAS_ADDR, the
+# case's port), and waits until its ranks parked (a scenario) or 3 s.
+_start_beside() {
+	_bmode=$1 _bras=${2:-}
+	_argv "$T/rdv2" "$_beside" || return 1
+	mkdir -p "$T/rdv2"
+	set -f
+	# shellcheck disable=SC2086
+	set -- $_aargv
+	set +f
+	if [ "$_bmode" = preload ]; then
+		# shellcheck disable=SC2086
+		nw_spawn env -u NCCLWATCH_JOB LD_PRELOAD="$(nw_preload)" $_aenv "$@" > "$T/beside.out" 2>&1
+	else
+		# shellcheck disable=SC2086
+		nw_spawn env NCCL_RAS_ADDR="$_bras" $_aenv "$@" > "$T/beside.out" 2>&1
+	fi
+	BP=$NW_PID
+	case $_aprog in
+	scenario|hangfuzz) nw_until $CORPUS_WAIT sh -c "[ \$(grep -c '^corpus: rank [0-9]* parked' '$T/beside.out') -ge $CR ]" ;;
+	*) sleep 3 ;;
+	esac
+	return 0
+}
+
+_stop_beside() {
+	kill -KILL "-$BP" "$BP" 2>/dev/null
+	wait "$BP" 2>/dev/null
+	_nw_pgids=$(echo " $_nw_pgids " | sed "s/ $BP / /g")
+}
+
+# _jobs_view [DIR]: the job directories under DIR (NCCLWATCH_DIR) are the
+# two jobs' and no other (a launcher is never a job), each holding only
+# its own job's files: the pids of its segments or snapshots and of its
+# RAS report (attach's ras.json) are children of one launcher ($T/jobpids,
+# taken while the jobs run).
+_jobs_view() {
+	_jd=${1:-$NCCLWATCH_DIR}
+	_dirs=$(ls "$_jd" 2>/dev/null | tr '\n' ' ')
+	_want="ppid-$CP-* ppid-$BP-*"
+	[ -z "${1:-}" ] || _want="two job directories"
+	_r="ok the jobs' files in $(ls "$_jd" | grep -c .) directories, each its job's own"
+	if [ "$(ls "$_jd" | grep -c .)" -ne 2 ]; then
+		_r="FAIL job directories: $_dirs(want $_want)"
+	elif [ -z "${1:-}" ] && { ! ls -d "$_jd/ppid-$CP-"* > /dev/null 2>&1 || ! ls -d "$_jd/ppid-$BP-"* > /dev/null 2>&1; }; then
+		_r="FAIL job directories: $_dirs(want $_want)"
+	else
+		for _d in "$_jd"/*/; do
+			_owners=$( { for _f in "$_d"*.seg; do basename "$_f" | sed -n 's/^[^.]*\.\([0-9]*\)\..*/\1/p'; done
+				cat "$_d"ras.json 2>/dev/null | grep -o '"pid": *[0-9]*' | grep -o '[0-9]*$'; } |
+				while read -r _p; do awk -v p="$_p" '$2 == p { print $1 }' "$T/jobpids"; done | sort -u | tr '\n' ' ')
+			[ "$(echo $_owners | wc -w)" -eq 1 ] || _r="FAIL $(basename "$_d") holds the files of launchers: ${_owners:-none}"
+		done
+	fi
+	echo "$CN jobs $_r"
+}
+
+# _job_pids: "LAUNCHER CHILD" for the processes of both jobs, while they run.
+_job_pids() { for _l in $CP $BP; do pgrep -P "$_l" | sed "s/^/$_l /"; done > "$T/jobpids"; }
+
 # ---- one case --------------------------------------------------------------------
 
 _cj() { python3 "$CORPUS_DIR/judge.py" "$@"; }
@@ -80,9 +162,9 @@ _diagnose() {
 _parked() { [ "$(grep -c '^corpus: rank [0-9]* parked' "$T/out")" -ge "$CR" ]; }
 _gone() { ! kill -0 "$CP" 2>/dev/null || ps -o stat= -p "$CP" 2>/dev/null | grep -q Z; }
 _parked_or_gone() { _parked || _gone; }
-_report() { [ -s "$JD/report.txt" ] || _gone; }
+_report() { _find_jd; [ -s "$JD/report.txt" ] || _gone; }
 _checked() { grep -q '^corpus: check' "$T/out" || _gone; }
-_segs() { [ "$(ls "$JD" 2>/dev/null | grep -c '\.seg$')" -ge "$CR" ] || _gone; }
+_segs() { _find_jd; [ "$(ls "$JD" 2>/dev/null | grep -c '\.seg$')" -ge "$CR" ] || _gone; }
 _group_empty() { ! pgrep -g "$CP" > /dev/null; }
 
 # _shuffled: with CORPUS_SHUFFLE=1, diagnose the files left given one by
@@ -126,6 +208,30 @@ _wd_silent() {
 	echo "$CN watchdog $_r"
 }
 
+# _argv RDV COMMAND: a cases.txt command as _aenv (its leading NAME=VALUE
+# words), _aprog (the program's word) and _aargv (the program and its
+# arguments; words without blanks, split again by the caller); a gen
+# command gives its scenario and arguments. RDV: the scenario's rendezvous.
+_argv() {
+	_aenv= _aprog= _aargv= _ardv=$1
+	set -f
+	# shellcheck disable=SC2086
+	set -- $2
+	set +f
+	while [ $# -gt 0 ]; do
+		case $1 in *=*) _aenv="$_aenv $1"; shift ;; *) _aprog=$1; shift; break ;; esac
+	done
+	case $_aprog in
+	gen)      _aargv="$*" ;;
+	scenario) _c=$1; shift; _aargv="$CORPUS_SCENARIO --case $_c --nranks $CR --dir $_ardv $*" ;;
+	trainer)  _aargv="$NW_TRAINER --nranks $CR $*" ;;
+	hangfuzz) _aargv="$NW_BUILD/tests/hangfuzz/hangfuzz --nranks $CR --dir $_ardv $*" ;;
+	hang)     _h=$1; shift; _aargv="$NW_BUILD/tests/hangs/hang-$_h $*" ;;
+	*) echo "$CN - FAIL unknown program '$_aprog' in cases.txt"; return 1 ;;
+	esac
+	return 0
+}
+
 corpus_case() {
 	_l=$(corpus_line "$1")
 	[ -n "$_l" ] || { echo "$1 - FAIL no such case in $CORPUS_CASES"; return; }
@@ -133,6 +239,8 @@ corpus_case() {
 	CR=$(echo "$_l" | cut -d'|' -f3) CE=$(echo "$_l" | cut -d'|' -f4) CK=$(echo "$_l" | cut -d'|' -f5)
 	CC=$(echo "$_l" | cut -d'|' -f6) CW=$(echo "$_l" | cut -d'|' -f7) CU=$(echo "$_l" | cut -d'|' -f8)
 	_cmd=$(echo "$_l" | cut -d'|' -f9)
+	_beside=
+	case $_cmd in *" ++ "*) _beside=${_cmd#* ++ }; _cmd=${_cmd%% ++ *} ;; esac
 	export NCCLWATCH_TIMEOUT="$CORPUS_TIMEOUT" NCCLWATCH_KEEP=1
 	# CORPUS_NCCL_DIR: a real libnccl.so.2 and the real driver (the GPU
 	# check, tests/gpu/steps/08-*), else the simulation
@@ -142,30 +250,21 @@ corpus_case() {
 		nw_use_sim
 	fi
 	JD="$NCCLWATCH_DIR/$CN"
-	# leading NAME=VALUE words are the job's environment
-	_env= _prog=
+	_argv "$T/rdv" "$_cmd" || return
+	_env=$_aenv _prog=$_aprog
 	set -f
 	# shellcheck disable=SC2086
-	set -- $_cmd
+	set -- $_aargv
 	set +f
-	while [ $# -gt 0 ]; do
-		case $1 in *=*) _env="$_env $1"; shift ;; *) _prog=$1; shift; break ;; esac
-	done
-	case $_prog in
-	gen)
+	if [ "$_prog" = gen ]; then
 		_s=$1; shift
-		"$CORPUS_GEN" --scenario "$_s" --ranks "$CR" --out "$NCCLWATCH_DIR" --job "$CN" "$@" > "$T/gen.out" 2>&1 ||
+		"$CORPUS_GEN" --scenario "$_s" --ranks "$CR" --out "$NCCLWATCH_DIR" --job "$CN" > "$T/gen.out" 2>&1 ||
 			{ echo "$CN post FAIL nwgen: $(tail -n 1 "$T/gen.out")"; return; }
 		_diagnose "$T/post.json"
 		_view post json "$T/post.json"
 		_keep
-		return ;;
-	scenario) _case=$1; shift; set -- "$CORPUS_SCENARIO" --case "$_case" --nranks "$CR" --dir "$T/rdv" "$@" ;;
-	trainer)  set -- "$NW_TRAINER" --nranks "$CR" "$@" ;;
-	hangfuzz) set -- "$NW_BUILD/tests/hangfuzz/hangfuzz" --nranks "$CR" --dir "$T/rdv" "$@" ;;
-	hang)     _h=$1; shift; set -- "$NW_BUILD/tests/hangs/hang-$_h" "$@" ;;
-	*) echo "$CN - FAIL unknown program '$_prog' in cases.txt"; return ;;
-	esac
+		return
+	fi
 	mkdir -p "$T/rdv"
 	if [ "${CORPUS_VIEW:-}" = attach ]; then
 		# shellcheck disable=SC2086
@@ -174,7 +273,14 @@ corpus_case() {
 		return
 	fi
 	# shellcheck disable=SC2086
-	nw_spawn env LD_PRELOAD="$(nw_preload)" NCCLWATCH_JOB="$CN" $_env "$@" > "$T/out" 2>&1
+	if [ -n "$_beside" ]; then
+		_start_beside preload || return
+		_jobvar="-u NCCLWATCH_JOB"
+	else
+		_jobvar="NCCLWATCH_JOB=$CN"
+	fi
+	# shellcheck disable=SC2086
+	nw_spawn env $_jobvar LD_PRELOAD="$(nw_preload)" $_env "$@" > "$T/out" 2>&1
 	CP=$NW_PID
 
 	if [ "$CE" = hang ] || [ "$CE" = quiet ] || [ "$CE" = either ]; then
@@ -185,6 +291,8 @@ corpus_case() {
 		if [ "$_prog" = scenario ] || [ "$_prog" = hangfuzz ]; then nw_until $CORPUS_WAIT _parked_or_gone
 		elif [ "$CE" = quiet ]; then nw_until $CORPUS_WAIT _segs
 		else nw_until $CORPUS_WAIT _report; fi
+		_find_jd
+		[ -z "$_beside" ] || _job_pids
 		sleep $((CORPUS_TIMEOUT + 2))
 		[ "$CE" = quiet ] || nw_until 10 sh -c "[ -s '$JD/report.txt' ]"
 		if _gone; then
@@ -206,8 +314,12 @@ corpus_case() {
 		_shuffled
 	else
 		if [ "$_prog" = scenario ] || [ "$_prog" = hangfuzz ]; then nw_until $CORPUS_WAIT _checked; else nw_until $CORPUS_WAIT _segs; fi
+		_find_jd
+		[ -z "$_beside" ] || _job_pids
 		_diagnose "$T/live.json"
 		_view live json "$T/live.json"
+		# looked at: a hangfuzz job waits for this before it ends
+		: > "$T/rdv/checked"
 		nw_wait "$CP" $CORPUS_WAIT
 		_st=$?
 		_forget
@@ -219,6 +331,7 @@ corpus_case() {
 		cp "$JD/report.txt" "$T/report.txt" 2>/dev/null || : > "$T/report.txt"
 		_wd_silent
 	fi
+	if [ -n "$_beside" ]; then _jobs_view; _stop_beside; fi
 	_keep
 }
 
@@ -236,6 +349,8 @@ _attach_view() {
 	fi
 	case " $* " in *" hangfuzz "*|*"/hangfuzz "*|*"/hang-thread-ranks "*) echo "$CN attach skip processes of several ranks"; return ;; esac
 	_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	# a job beside: first, on the same RAS port (one host)
+	[ -z "$_beside" ] || _start_beside bare "127.0.0.1:$_port" || return
 	nw_spawn env NCCL_RAS_ADDR="127.0.0.1:$_port" "$@" > "$T/out" 2>&1
 	CP=$NW_PID
 	case $* in
@@ -247,6 +362,23 @@ _attach_view() {
 	pgrep -P "$CP" | sort -n | awk '{ printf "%s %d\n", $1, NR - 1 }' > "$T/pidranks"
 	if _gone; then
 		echo "$CN attach FAIL the job ended instead of hanging; last: $(tail -n 1 "$T/out")"
+	elif [ -n "$_beside" ]; then
+		# both jobs' processes, as `attach` with no PID takes every NCCL
+		# process of the user: one directory per job, the case's judged
+		_job_pids
+		NCCLWATCH_DIR="$T/attachjobs" "$NW_CLI" attach --no-python --no-verdict --tree $$ > "$T/attach.out" 2>&1
+		_ad=
+		for _d in "$T"/attachjobs/*/; do
+			for _f in "$_d"*.seg; do
+				_p=$(basename "$_f" | sed -n 's/^[^.]*\.\([0-9]*\)\..*/\1/p')
+				if grep -q "^$CP $_p\$" "$T/jobpids"; then _ad=$_d; break; fi
+			done
+		done
+		"$NW_CLI" diagnose --json "${_ad:-$T/attachjobs/none}" > "$T/attach.json" 2> "$T/attach.err"
+		_s=$?
+		[ $_s -le 1 ] || echo "diagnose exited $_s: $(head -c 200 "$T/attach.err")" > "$T/attach.json"
+		echo "$CN attach $(_cj attach "$T/attach.json" "$CK" "$CC" "$CW" "$CU" "$T/pidranks")"
+		_jobs_view "$T/attachjobs"
 	else
 		"$NW_CLI" attach --no-python --no-verdict --tree "$CP" -o "$T/attach" > "$T/attach.out" 2>&1
 		"$NW_CLI" diagnose --json "$T/attach" > "$T/attach.json" 2> "$T/attach.err"
@@ -254,6 +386,7 @@ _attach_view() {
 		[ $_s -le 1 ] || echo "diagnose exited $_s: $(head -c 200 "$T/attach.err")" > "$T/attach.json"
 		echo "$CN attach $(_cj attach "$T/attach.json" "$CK" "$CC" "$CW" "$CU" "$T/pidranks")"
 	fi
+	[ -z "$_beside" ] || _stop_beside
 	kill -KILL "-$CP" "$CP" 2>/dev/null
 	wait "$CP" 2>/dev/null
 	nw_until 20 _group_empty || :
@@ -271,7 +404,7 @@ _keep() {
 	for _f in "$T/out" "$T"/*.json "$T/report.txt"; do
 		[ -e "$_f" ] && cp "$_f" "$CORPUS_KEEP/$CN/"
 	done
-	for _d in "$JD" "$T/attach"; do
+	for _d in "$JD" "$T/attach" "$T/attachjobs"; do
 		[ -d "$_d" ] && cp -r "$_d" "$CORPUS_KEEP/$CN/files"
 	done
 	return 0

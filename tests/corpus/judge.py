@@ -159,6 +159,17 @@ def attach_verdicts(path, pidranks):
     return out
 
 
+def harness_note(path):
+    """The line corpus-lib.sh's _diagnose writes in place of the JSON when
+    diagnose did not give one ("diagnose exited N: its stderr"), or None."""
+    try:
+        with open(path, errors="replace") as f:
+            line = f.readline().strip()
+    except OSError:
+        return None
+    return line if line.startswith("diagnose exited ") else None
+
+
 def judge_attach(path, kind, cul, unk, pidranks):
     """attach's rubric (issue 21): exact (the first verdict names exactly
     the culprits; where there are none, it has the wanted kind, or it names
@@ -171,7 +182,7 @@ def judge_attach(path, kind, cul, unk, pidranks):
     try:
         verdicts = attach_verdicts(path, pidranks) if os.path.getsize(path) else []
     except (OSError, ValueError, KeyError) as e:
-        print("FAIL unreadable %s: %s %s" % (path, e, want))
+        print("FAIL %s %s" % (harness_note(path) or "unreadable %s: %s" % (path, e), want))
         return 2
     allowed = set(ranks(cul)) | set(ranks(unk))
     blamed = set()
@@ -214,7 +225,7 @@ def main():
         else:
             verdicts = from_json(path) if fmt == "json" else from_text(path)
     except (OSError, ValueError, KeyError) as e:
-        print("FAIL unreadable %s: %s %s" % (path, e, want))
+        print("FAIL %s %s" % (harness_note(path) or "unreadable %s: %s" % (path, e), want))
         return 2
     if verdicts:
         k, c, w, u = verdicts[0]

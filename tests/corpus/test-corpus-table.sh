@@ -22,7 +22,7 @@ dups=$(cut -d'|' -f2 "$lines" | sort | uniq -d)
 [ -z "$dups" ] || fail "case names used twice: $dups"
 awk -F'|' '
 	NF != 10 { print "line with " NF " fields: " $0; bad = 1 }
-	$1 !~ /^(order|death|capture|desync|p2p|init|mismatch|stall|healthy|trainer|hangs|procs|gen)$/ { print "class: " $0; bad = 1 }
+	$1 !~ /^(order|death|capture|desync|p2p|init|mismatch|stall|healthy|trainer|hangs|procs|gen|jobs)$/ { print "class: " $0; bad = 1 }
 	$3 !~ /^[2-8]$/ { print "ranks: " $0; bad = 1 }
 	$4 !~ /^(hang|quiet|either|post|[0-9]+)$/ { print "end: " $0; bad = 1 }
 	$5 !~ /^(HEALTHY|IDLE|TRANSPORT_STALL|STREAM_BLOCKED|MISSING_RANK|P2P_UNMATCHED|P2P_DEADLOCK|MISMATCH|INIT_STALL|GPU_FAULT)(,(TRANSPORT_STALL|STREAM_BLOCKED|MISSING_RANK|P2P_UNMATCHED|P2P_DEADLOCK|MISMATCH|INIT_STALL|GPU_FAULT))*$/ { print "kind: " $0; bad = 1 }
@@ -34,13 +34,14 @@ awk -F'|' '
 for k in HEALTHY IDLE TRANSPORT_STALL STREAM_BLOCKED MISSING_RANK P2P_UNMATCHED P2P_DEADLOCK MISMATCH INIT_STALL GPU_FAULT; do
 	awk -F'|' -v k=$k '$5 == k && $4 != "post"' "$lines" | grep -q . || fail "no process case of kind $k"
 done
-for c in order death capture desync p2p init mismatch stall healthy trainer hangs procs gen; do
+for c in order death capture desync p2p init mismatch stall healthy trainer hangs procs gen jobs; do
 	[ -n "$(corpus_names $c)" ] || fail "no case of class $c"
 done
 
 "$CORPUS_SCENARIO" --list | awk '{print $1}' > "$T/programs"
 [ "$(grep -c . "$T/programs")" -ge 40 ] || fail "scenario --list: $(cat "$T/programs")"
-awk -F'|' '{ n = split($9, w, " "); for (i = 1; i <= n; i++) if (w[i] == "scenario") { print w[i + 1]; break } }' "$lines" | sort -u > "$T/used"
+# every job's scenario (a command "CMD ++ CMD2" runs two jobs)
+awk -F'|' '{ n = split($9, w, " "); s = 1; for (i = 1; i <= n; i++) { if (w[i] == "++") s = 1; else if (s && w[i] == "scenario") { print w[i + 1]; s = 0 } } }' "$lines" | sort -u > "$T/used"
 unused=$(sort "$T/programs" | comm -23 - "$T/used")
 [ -z "$unused" ] || fail "scenario cases no line of cases.txt runs: $unused"
 unknown=$(sort "$T/programs" | comm -13 - "$T/used")
@@ -77,4 +78,10 @@ python3 "$CORPUS_DIR/judge.py" text "$T/v.txt" TRANSPORT_STALL - 0-1,3 - > "$T/j
 assert_grep '^ok kind=TRANSPORT_STALL culprits=- waiting=0-1,3 unknown=- ' "$T/j"
 python3 "$CORPUS_DIR/judge.py" text "$T/none.txt" HEALTHY - - - > "$T/j"
 assert_grep '^ok kind=HEALTHY ' "$T/j"
+# a diagnose that gave no JSON: the judge shows why (corpus-lib.sh's note)
+echo "diagnose exited 126: sh: 1: ncclwatch: Permission denied" > "$T/note.json"
+python3 "$CORPUS_DIR/judge.py" json "$T/note.json" MISSING_RANK 3 0-2 - > "$T/j"
+assert_grep '^FAIL diagnose exited 126: sh: 1: ncclwatch: Permission denied \(want ' "$T/j"
+python3 "$CORPUS_DIR/judge.py" attach "$T/note.json" MISSING_RANK 3 0-2 - > "$T/j"
+assert_grep '^FAIL diagnose exited 126: ' "$T/j"
 

@@ -9,8 +9,8 @@
  *   hangfuzz --seed S --case [--ranks N]         its tests/corpus/cases.txt line
  *
  * Lines the harness reads: "corpus: rank R parked: WHY" (the rank reached
- * its last state), "corpus: check" (a healthy job worth a live look),
- * "corpus: rank R done".
+ * its last state), "corpus: check" (a healthy job worth a live look; it
+ * ends once DIR/checked exists), "corpus: rank R done".
  */
 #include "plan.h"
 #include "../../examples/trainer.h"
@@ -488,6 +488,19 @@ static void fault_step(struct driver *d)
 		pause();
 }
 
+/* A job that ends by itself stays until the harness has looked at it
+ * running: every process waits (at most 60 s) for DIR/checked, which the
+ * harness makes after its live diagnosis. A fixed pause raced the job's
+ * clean end under load: its files went away while diagnose read them
+ * (exit 2, an unreadable live view: seed 100510). */
+static void await_checked(const struct driver *d)
+{
+	char p[4096];
+	snprintf(p, sizeof p, "%s/checked", d->r[0].dir);
+	for (int i = 0; i < 6000 && access(p, F_OK) != 0; i++)
+		nap_ms(10);
+}
+
 static void *run_driver(void *arg)
 {
 	struct driver *d = arg;
@@ -516,7 +529,7 @@ static void *run_driver(void *arg)
 		fault_step(d);
 	if (d->r[0].rank == 0)
 		line("corpus: check");
-	nap_ms(300);
+	await_checked(d);
 	for (int r = 0; r < d->n; r++)
 		for (int g = 0; g < 2; g++)
 			uncapture(&d->r[r], g);
