@@ -1260,6 +1260,11 @@ void nw_rules_stream(struct nw_jctx *x)
 		HASH_FIND(hh, keys, key, sizeof key, k);
 		const struct nw_seg_op *prev = nw_previous_work(p, s->op);
 		struct nw_comm_view *pv = NULL;
+		/* Its stream runs an NCCL op (or a graph's replay) that started and
+		 * is stuck, that no rule found held up by a rank: it is inside that
+		 * op (its comm's verdict concerns it), not blocked by other work. */
+		if (prev && prev->state == NW_ST_STARTED && nw_age(p, prev->enqueue_ns) > x->timeout_ns)
+			continue;
 		if (prev)
 			HASH_FIND(hh, x->job->comms, &prev->comm_id, sizeof prev->comm_id, pv);
 		if (!k && !(k = stream_key(x, &keys, key, s, prev, pv)))
