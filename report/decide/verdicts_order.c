@@ -32,16 +32,21 @@
 struct ord_graph {
 	uint64_t ident;
 	uint16_t kind;   /* its first captured op's kind */
+	uint64_t comm;   /* and comm */
 };
 
-/* The newest launch before p->ops[at] of graph `ident` that holds ops on
- * comm: its replay number, or -1 when p kept none before it. */
-static int64_t launched_before(const struct nw_proc *p, uint64_t comm, uint64_t ident, size_t at)
+/* How many times p launched graph g (with ops on comm) before p->ops[at]:
+ * the replay number of its newest launch before it; 0 when none is but
+ * the capture of the graph's first op is (captured, not launched yet, or
+ * never); -1 when p kept neither (unknown). */
+static int64_t launched_before(const struct nw_proc *p, uint64_t comm, const struct ord_graph *g, size_t at)
 {
 	for (size_t i = at; i-- > 0;) {
 		const struct nw_seg_op *o = &p->ops[i];
-		if (o->kind == NW_OP_GRAPH_LAUNCH && nw_graph_ident(p, o) == ident && nw_launch_touches(p, o, comm))
+		if (o->kind == NW_OP_GRAPH_LAUNCH && nw_graph_ident(p, o) == g->ident && nw_launch_touches(p, o, comm))
 			return (int64_t)o->seq;
+		if (o->state == NW_ST_CAPTURED && o->comm_id == g->comm && o->seq == g->ident && o->kind == g->kind)
+			return 0;
 	}
 	return -1;
 }
@@ -75,6 +80,7 @@ static size_t comm_graph_list(const struct nw_comm_view *v, struct ord_graph *g)
 			if (!id || j < n || !nw_launch_touches(p, o, v->id))
 				continue;
 			g[n].ident = id;
+			g[n].comm = o->comm_id;
 			g[n++].kind = (uint16_t)o->redop;
 		}
 	}
@@ -117,7 +123,7 @@ static int diverges_at(const struct nw_comm_view *v, uint64_t seq, const struct 
 	for (int32_t r = 0; r < v->nranks; r++) {
 		const struct nw_proc *p = v->members[r].proc;
 		size_t at = p ? eager_at(p, v->id, seq) : 0;
-		d->cnt[r] = p && at < p->nops ? launched_before(p, v->id, g->ident, at) : -2;
+		d->cnt[r] = p && at < p->nops ? launched_before(p, v->id, g, at) : -2;
 		if (d->cnt[r] < 0)
 			continue;   /* unknown: no vote */
 		if (p)
@@ -189,7 +195,8 @@ static int find_divergence(const struct nw_comm_view *v, struct ord_div *d)
 static void graph_words(const struct ord_div *d, struct nw_buf *b)
 {
 	char kb[NW_NAME_BUF], cb[128];
-	nw_buf_printf(b, "the graph holding %s #%" PRIu64 " (with ops on %s)", nw_op_kind_name(d->g.kind, kb),
+	nw_buf_printf(b, d->g.comm == d->v->id ? "the graph holding %s #%" PRIu64 " on %s"
+	              : "the graph holding %s #%" PRIu64 " (with ops on %s)", nw_op_kind_name(d->g.kind, kb),
 	              d->g.ident, nw_comm_label(d->v->id, d->v->name, cb));
 }
 
@@ -235,16 +242,16 @@ static void order_summary(struct nw_jctx *x, struct nw_vwork *w, const struct or
 	const char *k = nw_op_kind_name(d->okind, kb);
 	nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
 	nw_buf_rankset(&b, &w->v.culprits);
-	nw_buf_puts(&b, " launched ");
+	nw_buf_puts(&b, agree && culprit_cnt == 0 ? " never launched " : " launched ");
 	graph_words(d, &b);
-	if (agree)
-		nw_buf_printf(&b, " %" PRId64 " time%s", culprit_cnt, culprit_cnt == 1 ? "" : "s");
-	else
+	if (!agree)
 		nw_buf_puts(&b, " another number of times");
-	nw_buf_printf(&b, " before %s %s #%" PRIu64 " where the others launched it %" PRId64 " times: a "
-	              "communicator's ops pair across ranks in the order they are issued, eager or replayed, so "
-	              "the ops after the difference paired with other ops", w->v.culprits.n == 1 ? "its" : "their", k,
-	              d->seq, d->want);
+	else if (culprit_cnt)
+		nw_buf_printf(&b, " %" PRId64 " time%s", culprit_cnt, culprit_cnt == 1 ? "" : "s");
+	nw_buf_printf(&b, " before %s %s #%" PRIu64 ", where the others launched it %" PRId64 " time%s (a "
+	              "communicator's ops pair across ranks in the order they are issued, eager or replayed: from "
+	              "there on %s ops paired with others than theirs)", w->v.culprits.n == 1 ? "its" : "their", k,
+	              d->seq, d->want, d->want == 1 ? "" : "s", w->v.culprits.n == 1 ? "its" : "their");
 	if (w->v.waiting.n) {
 		nw_buf_puts(&b, w->v.waiting.n == 1 ? "; rank " : "; ranks ");
 		nw_buf_rankset(&b, &w->v.waiting);
