@@ -114,9 +114,25 @@ struct ord_div {
 	int64_t want;
 };
 
+/* Two counts with as many ranks each (no majority): when the ranks of one
+ * wait on the comm and none of the other's do, the waiting ends at the
+ * other (it went on, its peers wait for what it did not issue): the
+ * waiting side's count is taken as the program's (index into val), else
+ * NW_NO_MAJORITY. */
+static int tie_waiting_side(struct nw_jctx *x, const struct nw_comm_view *v, const int64_t *cnt, const int64_t *val)
+{
+	int stuck[2] = { 0, 0 };
+	for (int32_t r = 0; r < v->nranks; r++)
+		for (int j = 0; j < 2; j++)
+			if (cnt[r] == val[j] && stuck_on(x, v->members[r].proc, v->id))
+				stuck[j] = 1;
+	return stuck[0] == stuck[1] ? NW_NO_MAJORITY : stuck[0] ? 0 : 1;
+}
+
 /* Whether the members that kept #seq disagree on how many times they
  * launched graph g before it, with a strict majority; fills d. */
-static int diverges_at(const struct nw_comm_view *v, uint64_t seq, const struct ord_graph *g, struct ord_div *d)
+static int diverges_at(struct nw_jctx *x, const struct nw_comm_view *v, uint64_t seq, const struct ord_graph *g,
+                       struct ord_div *d)
 {
 	int64_t val[ORD_GROUPS];
 	uint32_t votes[ORD_GROUPS], ng = 0;
@@ -140,6 +156,8 @@ static int diverges_at(const struct nw_comm_view *v, uint64_t seq, const struct 
 		votes[j]++;
 	}
 	int top = ng > 1 ? nw_majority(votes, ng) : NW_NO_MAJORITY;
+	if (top == NW_NO_MAJORITY && ng == 2)
+		top = tie_waiting_side(x, v, d->cnt, val);
 	if (top == NW_NO_MAJORITY)
 		return 0;
 	d->want = val[top];
@@ -176,7 +194,7 @@ static size_t candidate_seqs(const struct nw_comm_view *v, uint64_t *s)
 	return u;
 }
 
-static int find_divergence(const struct nw_comm_view *v, struct ord_div *d)
+static int find_divergence(struct nw_jctx *x, const struct nw_comm_view *v, struct ord_div *d)
 {
 	struct ord_graph g[ORD_GRAPHS];
 	size_t ng = comm_graph_list(v, g);
@@ -186,7 +204,7 @@ static int find_divergence(const struct nw_comm_view *v, struct ord_div *d)
 	size_t ns = candidate_seqs(v, seqs);
 	for (size_t i = 0; i < ns; i++)
 		for (size_t j = 0; j < ng; j++)
-			if (diverges_at(v, seqs[i], &g[j], d))
+			if (diverges_at(x, v, seqs[i], &g[j], d))
 				return 1;
 	return 0;
 }
@@ -305,7 +323,7 @@ void nw_rules_order(struct nw_jctx *x)
 			x->oom |= stuck;
 			continue;
 		}
-		if (find_divergence(v, &d))
+		if (find_divergence(x, v, &d))
 			order_verdict(x, &d);
 		free(d.cnt);
 	}
