@@ -152,6 +152,11 @@ size_t nw_graph_ops(const struct nw_proc *p, const struct nw_seg_op *l, const st
  * the highest replay of that graph p launched, 0 none; 0 and NULL in a 2.1
  * file, whose launches carry no identity). */
 const struct nw_seg_op *nw_graph_replay_of(const struct nw_proc *p, const struct nw_seg_op *l, uint64_t *launched);
+/* The identity of the graph launch l replays (the seq of its first captured
+ * op on its comm; 0 unknown: a 2.1 file), and whether it replays ops on
+ * comm `comm` (its first op's, or another captured op's). */
+uint64_t nw_graph_ident(const struct nw_proc *p, const struct nw_seg_op *l);
+int nw_launch_touches(const struct nw_proc *p, const struct nw_seg_op *l, uint64_t comm);
 
 /* A pending send/receive whose other half was never posted. */
 struct nw_p2p_pair {
@@ -243,6 +248,8 @@ void nw_rules_coll(struct nw_jctx *x);           /* verdicts_coll.c: MISMATCH, M
                                                   * TRANSPORT_STALL; STREAM_BLOCKED candidates */
 void nw_rules_graph(struct nw_jctx *x);          /* verdicts_graph.c: stuck replays of CUDA graphs:
                                                   * MISSING_RANK, TRANSPORT_STALL */
+void nw_rules_order(struct nw_jctx *x);           /* verdicts_order.c: eager ops and replays on one
+                                                  * comm in another order than the majority's */
 void nw_rules_p2p(struct nw_jctx *x);            /* verdicts_p2p.c: unmatched pairs + edges */
 void nw_rules_p2p_verdicts(struct nw_jctx *x);   /* after the graph: P2P_DEADLOCK, P2P_UNMATCHED */
 /* verdicts_p2p.c: in the cycle (strongly connected component) s, the

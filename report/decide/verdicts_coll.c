@@ -1260,6 +1260,14 @@ void nw_rules_stream(struct nw_jctx *x)
 		HASH_FIND(hh, keys, key, sizeof key, k);
 		const struct nw_seg_op *prev = nw_previous_work(p, s->op);
 		struct nw_comm_view *pv = NULL;
+		/* Its stream runs a replay of a CUDA graph that started and is
+		 * stuck: the launch's events bracket every op of the graph, which
+		 * may wait for a peer on any comm the graph holds ops of; the rank
+		 * is inside it (the replay's verdicts concern it), not blocked by
+		 * other work. */
+		if (prev && prev->kind == NW_OP_GRAPH_LAUNCH && prev->state == NW_ST_STARTED &&
+		    nw_age(p, prev->enqueue_ns) > x->timeout_ns)
+			continue;
 		if (prev)
 			HASH_FIND(hh, x->job->comms, &prev->comm_id, sizeof prev->comm_id, pv);
 		if (!k && !(k = stream_key(x, &keys, key, s, prev, pv)))

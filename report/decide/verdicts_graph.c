@@ -30,7 +30,7 @@
  * written by the library at capture). A 2.1 file's root is a per-process
  * capture id, no identity across ranks: 0, and the launches of all graphs
  * of the comm are matched together. */
-static uint64_t graph_ident(const struct nw_proc *p, const struct nw_seg_op *l)
+uint64_t nw_graph_ident(const struct nw_proc *p, const struct nw_seg_op *l)
 {
 	if (p->hdr.version_major == 2 && p->hdr.version_minor < 2)
 		return 0;
@@ -86,7 +86,7 @@ struct mlaunch {
  * of its other captured ops'? A graph may hold ops of several comms (a
  * tensor-parallel all-reduce and the world's): its replays are matched on
  * each of them. */
-static int launch_touches(const struct nw_proc *p, const struct nw_seg_op *l, uint64_t comm)
+int nw_launch_touches(const struct nw_proc *p, const struct nw_seg_op *l, uint64_t comm)
 {
 	if (l->comm_id == comm)
 		return 1;
@@ -111,10 +111,10 @@ static void member_launches(struct nw_jctx *x, const struct nw_member *m, uint64
 		                                        * with a receive where the first stage's begins
 		                                        * with a send */
 			continue;
-		if (graph_ident(m->proc, o) != ident)
+		if (nw_graph_ident(m->proc, o) != ident)
 			continue;
 		if (o->comm_id != comm && touches < 0)
-			touches = launch_touches(m->proc, o, comm);
+			touches = nw_launch_touches(m->proc, o, comm);
 		if (o->comm_id != comm && !touches)
 			continue;
 		if (o->seq > ml->launched)
@@ -476,9 +476,9 @@ static void comm_graphs(struct nw_jctx *x, const struct nw_comm_view *v)
 		for (size_t k = 0; k < m->proc->nops && !x->oom; k++) {
 			const struct nw_seg_op *o = &m->proc->ops[k];
 			if (o->kind != NW_OP_GRAPH_LAUNCH || !nw_op_pending(o->state) ||
-			    nw_age(m->proc, o->enqueue_ns) <= x->timeout_ns || !launch_touches(m->proc, o, v->id))
+			    nw_age(m->proc, o->enqueue_ns) <= x->timeout_ns || !nw_launch_touches(m->proc, o, v->id))
 				continue;
-			uint64_t ident = graph_ident(m->proc, o);
+			uint64_t ident = nw_graph_ident(m->proc, o);
 			size_t j = 0;
 			while (j < ndone && done[j] != ident)
 				j++;

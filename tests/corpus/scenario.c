@@ -519,6 +519,31 @@ static int capture_case(struct sc *c, int skipper)
 	return 0;
 }
 static int case_capture_nolaunch(struct sc *c) { return capture_case(c, 1); }
+/* A graph launched after a later eager op (healthy): every rank captures
+ * AllReduce #5 into a graph, issues #6 eagerly, then launches the graph
+ * (NCCL pairs a comm's ops in the order they run: the replay is the
+ * third op after the warm-up, on every rank); three such steps. */
+static int case_graph_late_launch(struct sc *c)
+{
+	init_world(c);
+	warm(c, &c->world, 1, c->s, WARM);
+	for (int step = 0; step < 3; step++) {
+		CUgraph graph = NULL;
+		CUgraphExec exec = NULL;
+		cuda_ok(c, cuStreamBeginCapture(c->s2, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
+		allreduce(c, c->world, c->s2);
+		cuda_ok(c, cuStreamEndCapture(c->s2, &graph), "cuStreamEndCapture");
+		cuda_ok(c, cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiate");
+		allreduce(c, c->world, c->s);
+		cuda_ok(c, cuGraphLaunch(exec, c->s), "cuGraphLaunch");
+		sync_stream(c, c->s);
+		cuda_ok(c, cuGraphExecDestroy(exec), "cuGraphExecDestroy");
+		cuda_ok(c, cuGraphDestroy(graph), "cuGraphDestroy");
+	}
+	warm(c, &c->world, 1, c->s, 2);
+	finish(c);
+	return 0;
+}
 static int case_capture_launch(struct sc *c) { return capture_case(c, -1); }
 
 /* CUDA graph replay: every rank captures AllReduce #5 into a graph (global
@@ -1485,6 +1510,7 @@ static const struct scenario_case cases[] = {
 	{ "die-inside-bcast", case_die_inside_bcast, 6, "rank 5 SIGKILLs itself inside Broadcast #5" },
 	{ "capture-nolaunch", case_capture_nolaunch, 2, "rank 1 captures AllReduce #5, never launches it" },
 	{ "capture-launch", case_capture_launch, 2, "healthy: every rank captures #5 and launches it" },
+	{ "graph-late-launch", case_graph_late_launch, 2, "healthy: every rank captures #5, issues #6, then launches the graph (3 steps)" },
 	{ "graph-count", case_graph_count, 2, "rank 1's graph holds AllReduce #5 with half the count (replay 1)" },
 	{ "graph-update", case_graph_update, 2, "every rank updates its graph's exec to AllReduce #6, rank 1's with half the count (replay 1)" },
 	{ "graph-update-lost", case_graph_update_lost, 2, "healthy: an exec updated from a graph past the library's table (256 graphs)" },

@@ -24,12 +24,18 @@
 #   graph-skip (one replay fewer): 100000 100009, 2 x 2: 100023, 3 x 2:
 #     100032, 4 x 2: 100040
 #   healthy: 100001 100017, 2 x 2: 100002, 4 x 2: 100101
+#   issue order of eager ops and replays on one comm (verdicts_order.c):
+#     100128 (rank 0 skips replay 4 and its next eager AllReduce pairs
+#     with the others' replay 4; was TRANSPORT_STALL); 2 ranks, a tie
+#     decided by who waits: 100270
+#   a replay of a graph on two comms stuck behind its ring's misdirected
+#     receive: 100319 (the ranks behind it were STREAM_BLOCKED culprits)
 # The corpus holds two more (cases.txt: graph-ring-hostfn, 100021;
 # graph-tp-world-skip, 100003).
 . "$NW_ROOT/tests/lib.sh"
 seeds="100004 100010 100059 100071 100012 100031 100020 100108 100066 100011 100019
        100119 100068 100054 100058 100163 100252 104965 100007 100015 100215 100219
-       100000 100009 100023 100032 100040 100001 100017 100002 100101"
+       100000 100009 100023 100032 100040 100001 100017 100002 100101 100128 100319 100270"
 # shellcheck disable=SC2086
 sh "$NW_ROOT/tests/hangfuzz/run-seeds.sh" $seeds > "$T/out" 2>&1
 st=$?

@@ -80,7 +80,7 @@ static void op_release(struct sim_op *op)
 {
 	ncclComm_t c = op->comm;
 	pthread_mutex_lock(&c->mu);
-	c->inflight--;
+	if (op->seq) c->inflight--;   /* captured ops are counted at launch */
 	pthread_cond_broadcast(&c->cv);
 	pthread_mutex_unlock(&c->mu);
 	sim_comm_unref(c);
@@ -113,15 +113,15 @@ static ncclResult_t launch(struct sim_op *ops, int nops)
 		struct sim_op *op = &ops[i];
 		ncclComm_t c = op->comm;
 		if (!c->blocking) { nonblocking = 1; sim_comm_wait_job(c); }
-		pthread_mutex_lock(&c->mu);
-		if (op->kind == OP_SEND) op->seq = ++c->next_send[op->root];
-		else if (op->kind == OP_RECV) op->seq = ++c->next_recv[op->root];
-		else op->seq = ++c->next_coll_seq;
-		c->inflight++;
-		pthread_mutex_unlock(&c->mu);
-		/* NCCL counts at launch (ncclProfilerStartTaskEvents), not for
-		 * plans captured into a CUDA graph. */
-		if (!simStreamCapturing(op->stream)) sim_ras_count_launch(c, op->kind);
+		/* An op captured into a CUDA graph takes its place among the
+		 * comm's ops when the graph is launched (sim_unit_replay), as NCCL
+		 * pairs a comm's ops in the order they run: not here. NCCL's RAS
+		 * counts at launch (ncclProfilerStartTaskEvents), not for plans
+		 * captured into a graph. */
+		if (!simStreamCapturing(op->stream)) {
+			sim_op_number(op);
+			sim_ras_count_launch(c, op->kind);
+		}
 		sim_comm_ref(c);
 	}
 	struct launch_job *job = calloc(1, sizeof *job);
@@ -144,7 +144,12 @@ static ncclResult_t launch(struct sim_op *ops, int nops)
 	}
 	for (int u = 0; u < job->nunits; u++) {
 		job->units[u] = malloc(sizeof(struct sim_unit) + counts[u] * sizeof(struct sim_op));
-		if (job->units[u]) { job->units[u]->nops = 0; job->units[u]->is_template = 0; job->units[u]->replays = 0; }
+		if (job->units[u]) {
+			job->units[u]->nops = 0;
+			job->units[u]->is_template = 0;
+			job->units[u]->replays = 0;
+			job->units[u]->captured = simStreamCapturing(job->streams[u]);
+		}
 	}
 	for (int i = 0; i < nops; i++) {
 		struct sim_unit *unit = job->units[unit_of[i]];

@@ -320,15 +320,26 @@ static void unit_finish(struct sim_unit *u)
 	free(u);
 }
 
+void sim_op_number(struct sim_op *op)
+{
+	ncclComm_t c = op->comm;
+	pthread_mutex_lock(&c->mu);
+	if (op->kind == OP_SEND) op->seq = ++c->next_send[op->root];
+	else if (op->kind == OP_RECV) op->seq = ++c->next_recv[op->root];
+	else op->seq = ++c->next_coll_seq;
+	c->inflight++;
+	pthread_mutex_unlock(&c->mu);
+}
+
 void sim_unit_drop(void *unit)
 {
 	struct sim_unit *u = unit;
-	if (!u->is_template) {
+	if (!u->is_template && !u->captured) {
 		unit_finish(u);
 		return;
 	}
-	/* A template that ran: its runs took over the op counts; it only
-	 * held its comms alive. */
+	/* A template, or captured work never launched: its runs took the op
+	 * counts (none were taken for it); it only held its comms alive. */
 	for (int i = 0; i < u->nops; i++) sim_comm_unref(u->ops[i].comm);
 	free(u);
 }
@@ -342,19 +353,15 @@ void *sim_unit_replay(void *arg)
 	memcpy(u, t, size);
 	u->is_template = 0;
 	u->replays = 0;
-	int first = t->replays++ == 0;
+	u->captured = 0;
+	t->replays++;
 	t->is_template = 1;
+	/* numbered here, at the launch (in the order the host launches), not
+	 * at capture: a graph launched long after its capture runs where it
+	 * is launched among the comm's ops */
 	for (int i = 0; i < u->nops; i++) {
-		struct sim_op *op = &u->ops[i];
-		ncclComm_t c = op->comm;
-		sim_comm_ref(c);
-		if (first) continue;     /* the capture numbered it and counted it in flight */
-		pthread_mutex_lock(&c->mu);
-		if (op->kind == OP_SEND) op->seq = ++c->next_send[op->root];
-		else if (op->kind == OP_RECV) op->seq = ++c->next_recv[op->root];
-		else op->seq = ++c->next_coll_seq;
-		c->inflight++;
-		pthread_mutex_unlock(&c->mu);
+		sim_comm_ref(u->ops[i].comm);
+		sim_op_number(&u->ops[i]);
 	}
 	return u;
 }
@@ -363,6 +370,12 @@ CUresult sim_unit_run(void *arg)
 {
 	struct sim_unit *u = arg;
 	long slow_ms = 0;
+	if (u->captured) {
+		/* captured work run by a graph launched once, without copies (one
+		 * holding work that cannot be replayed): numbered when it runs */
+		for (int i = 0; i < u->nops; i++) sim_op_number(&u->ops[i]);
+		u->captured = 0;
+	}
 	for (int i = 0; i < u->nops; i++) {
 		const struct sim_fault *f = sim_fault_find(FAULT_SLOW, u->ops[i].comm->key, u->ops[i].comm->rank, 0);
 		if (f) slow_ms += f->ms;

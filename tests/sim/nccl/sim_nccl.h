@@ -255,8 +255,12 @@ struct sim_unit {                  /* one stream work item: ops run as one */
 	int nops;
 	int is_template;           /* captured into a graph and replayed: never runs itself */
 	uint64_t replays;          /* as a template: runs made from it */
+	int captured;              /* captured into a graph: its ops are numbered (and counted
+	                            * in flight) by each run made from it, at launch */
 	struct sim_op ops[];
 };
+/* The op's place among its comm's ops (seq), counted in flight. */
+void sim_op_number(struct sim_op *op);
 CUresult sim_unit_run(void *unit);
 void sim_unit_drop(void *unit);
 /* A run of a captured unit, for one launch of its graph (sim_stream.h):
