@@ -730,6 +730,37 @@ static int case_graph_hostfn(struct sc *c)
 	return 0;
 }
 
+/* A replay stuck in its 3rd of 5 NCCL ops: every rank captures AllReduce
+ * #5, #6, a host function, AllReduce #7, #8, #9 into one graph and launches
+ * it once; rank 1's host function never returns (on the others it returns
+ * at once), so rank 1 never reaches #7 and the others wait in it: their
+ * replay 1 has ops 1-2 COMPLETED, op 3 STARTED, ops 4-5 ENQUEUED. */
+static void CUDA_CB maybe_stuck_host_function(void *arg)
+{
+	if (arg)
+		stuck_host_function(arg);
+}
+
+static int case_graph_ops(struct sc *c)
+{
+	init_world(c);
+	warm(c, &c->world, 1, c->s, WARM);
+	CUgraph graph = NULL;
+	CUgraphExec exec = NULL;
+	cuda_ok(c, cuStreamBeginCapture(c->s2, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
+	allreduce(c, c->world, c->s2);
+	allreduce(c, c->world, c->s2);
+	cuda_ok(c, cuLaunchHostFunc(c->s2, maybe_stuck_host_function, c->rank == 1 ? (void *)c : NULL),
+	        "cuLaunchHostFunc");
+	for (int i = 0; i < 3; i++)
+		allreduce(c, c->world, c->s2);
+	cuda_ok(c, cuStreamEndCapture(c->s2, &graph), "cuStreamEndCapture");
+	cuda_ok(c, cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiateWithFlags");
+	cuda_ok(c, cuGraphLaunch(exec, c->s), "cuGraphLaunch");
+	hang_on(c, c->s, "replay 1 launched");
+	return 0;
+}
+
 /* P2P_UNMATCHED in a replay: the ring exchange of a pipeline (a group:
  * send to the next, receive from the previous, on comm A) captured into a
  * graph on every rank, but rank 2's graph lacks the receive. Replay 1:
@@ -1410,6 +1441,7 @@ static const struct scenario_case cases[] = {
 	{ "graph-count", case_graph_count, 2, "rank 1's graph holds AllReduce #5 with half the count (replay 1)" },
 	{ "graph-update", case_graph_update, 2, "every rank updates its graph's exec to AllReduce #6, rank 1's with half the count (replay 1)" },
 	{ "graph-update-lost", case_graph_update_lost, 2, "healthy: an exec updated from a graph past the library's table (256 graphs)" },
+	{ "graph-ops", case_graph_ops, 2, "replay 1 of a graph of 5 AllReduces stuck in its 3rd: rank 1's host function before it never returns" },
 	{ "graph-hostfn", case_graph_hostfn, 3, "rank 2's replay 3 of the graph waits behind a host function that never returns" },
 	{ "graph-pipeline", case_graph_pipeline, 3, "rank 2's graph of the ring exchange lacks the receive (replay 1)" },
 	{ "graph-per-step", case_graph_per_step, 2, "healthy: a graph captured, launched and destroyed every step (SCENARIO_GRAPH_STEPS, 300)" },
