@@ -45,6 +45,11 @@ assert_grep '^    replay 1 of graph #[0-9]+: op 3 of 5 STARTED; ops: 1=COMPLETED
 cat "$T/status.txt"
 assert_grep 'last=GraphLaunch#1\(graph#[0-9]+:AllReduce\)\(op 3 of 5 STARTED\)' "$T/status.txt"
 "$NW_CLI" diagnose --trace "$T/trace.json" "$NCCLWATCH_DIR/ops" > "$T/diagnose.txt" 2>&1
+cat "$T/diagnose.txt"
+assert_grep "in replay 1 .*\\(op 3 of 5 STARTED for " "$T/diagnose.txt"
+"$NW_CLI" diagnose --json "$NCCLWATCH_DIR/ops" > "$T/diagnose.json" 2>&1
+assert_grep "op 3 of 5 STARTED" "$T/diagnose.json"
+assert_grep "ncclwatch: stall: rank=0 .*op=GraphLaunch seq=1 .*graph=#[0-9]+ first=AllReduce in_op=3/5 state=STARTED " "$T/ops.out"
 assert_grep '"replay_op": ?3' "$T/trace.json"
 assert_grep '"replay_op_state": ?"STARTED"' "$T/trace.json"
 kill -KILL "-$NW_PID" 2>/dev/null
