@@ -28,7 +28,7 @@ static uint32_t execs_used;      /* live entries (under lock) */
 static int warned;               /* under lock */
 static int graphs_lost;          /* under lock: a graph holding NCCL ops may be missing from the table */
 _Atomic int nw_graphs_seen;
-static int op_events = -1;       /* NCCLWATCH_GRAPH_OP_EVENTS: 1 on (default), 0 off; -1 not read */
+static int op_events = -1;       /* NCCLWATCH_GRAPH_OP_EVENTS: 1 on, else off (default); -1 not read */
 
 void nw_graph_opev_unref(struct nw_graph_opev *s)
 {
@@ -145,7 +145,10 @@ void nw_graph_op_issued(uint64_t stream)
 {
 	if (op_events < 0) {
 		const char *v = getenv("NCCLWATCH_GRAPH_OP_EVENTS");
-		op_events = !(v && v[0] == '0' && !v[1]);
+		/* off by default until the nodes are added to every capture
+		 * alike: a graph captured past the table's bound gets none, and
+		 * cuGraphExecUpdate between graphs of unequal node counts fails */
+		op_events = v && v[0] == '1' && !v[1];
 	}
 	if (!op_events || !nw_cuda_capture_info || !nw_cu.cuEventRecordWithFlags)
 		return;

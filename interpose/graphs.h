@@ -49,7 +49,7 @@ struct nw_graph_op {
 	uint8_t datatype;
 };
 
-/* NCCLWATCH_GRAPH_OP_EVENTS (default on): after each captured NCCL op
+/* NCCLWATCH_GRAPH_OP_EVENTS=1 (default off, see graphs.c): after each captured NCCL op
  * (outside a group) one event is recorded on the capturing stream with
  * CU_EVENT_RECORD_EXTERNAL, which adds an event-record node to the user's
  * graph right after the op; each replay re-records it, so the watchdog can

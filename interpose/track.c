@@ -80,8 +80,6 @@ struct nw_track *nw_track_external(CUstream s)
 		t = NULL;
 	}
 	leave_ctx(pushed);
-	if (t && nw_seg.hdr)
-		atomic_fetch_add_explicit(&nw_seg.hdr->event_records, 1, memory_order_relaxed);
 	return t;
 }
 

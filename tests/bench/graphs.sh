@@ -47,10 +47,10 @@ w=$(NCCLSIM_NULL=1 NCCLWATCH_JOB=benchg LD_PRELOAD="$NW_LIB" "$ba" 1 1 20000 9 s
 row "eager ncclAllReduce, events (sim)" "$p" "$w"
 for n in 1 8 64; do
 	p=$(NCCLSIM_NULL=1 "$bg" $n 20000 9)
-	w=$(NCCLSIM_NULL=1 NCCLWATCH_JOB=benchg LD_PRELOAD="$NW_LIB" "$bg" $n 20000 9)
-	row "graph launch, $n captured op(s)" "$p" "$w"
-	o=$(NCCLSIM_NULL=1 NCCLWATCH_JOB=benchg NCCLWATCH_GRAPH_OP_EVENTS=0 LD_PRELOAD="$NW_LIB" "$bg" $n 20000 9)
-	row "  the same, GRAPH_OP_EVENTS=0" "$p" "$o"
+	w=$(NCCLSIM_NULL=1 NCCLWATCH_JOB=benchg NCCLWATCH_GRAPH_OP_EVENTS=1 LD_PRELOAD="$NW_LIB" "$bg" $n 20000 9)
+	row "graph launch, $n op(s), GRAPH_OP_EVENTS=1" "$p" "$w"
+	o=$(NCCLSIM_NULL=1 NCCLWATCH_JOB=benchg LD_PRELOAD="$NW_LIB" "$bg" $n 20000 9)
+	row "graph launch, $n op(s) (default)" "$p" "$o"
 done
 # (with op events the simulated driver replays one event-record node per
 # op at every launch, in the calling thread: that is the difference)
@@ -58,7 +58,7 @@ done
 echo "capture cost: NCCLSIM_NULL=1 [LD_PRELOAD=$NW_LIB] [NCCLWATCH_GRAPH_OP_EVENTS=0] bench-graph 8 2000 9 capture"
 p=$(NCCLSIM_NULL=1 "$bg" 8 2000 9 capture)
 o=$(NCCLSIM_NULL=1 NCCLWATCH_JOB=benchg NCCLWATCH_GRAPH_OP_EVENTS=0 LD_PRELOAD="$NW_LIB" "$bg" 8 2000 9 capture)
-w=$(NCCLSIM_NULL=1 NCCLWATCH_JOB=benchg LD_PRELOAD="$NW_LIB" "$bg" 8 2000 9 capture)
+w=$(NCCLSIM_NULL=1 NCCLWATCH_JOB=benchg NCCLWATCH_GRAPH_OP_EVENTS=1 LD_PRELOAD="$NW_LIB" "$bg" 8 2000 9 capture)
 awk -v p="$p" -v o="$o" -v w="$w" 'BEGIN { printf "  ns per captured op: plain %.1f, watched without op events %.1f, watched %.1f (op events add %.1f)\n", p, o, w, w - o }'
 
 if command -v valgrind > /dev/null && command -v callgrind_annotate > /dev/null; then
@@ -66,7 +66,7 @@ if command -v valgrind > /dev/null && command -v callgrind_annotate > /dev/null;
 	irt() {
 		_pre=""; [ -n "${3:-}" ] && _pre=$NW_LIB
 		rm -f "$T"/cgt.*
-		NCCLSIM_NULL=1 LD_PRELOAD="$_pre" NCCLWATCH_GRAPH_OP_EVENTS=${4:-1} NCCLWATCH_JOB=benchg valgrind --tool=callgrind --separate-threads=yes \
+		NCCLSIM_NULL=1 LD_PRELOAD="$_pre" NCCLWATCH_GRAPH_OP_EVENTS=${4:-0} NCCLWATCH_JOB=benchg valgrind --tool=callgrind --separate-threads=yes \
 			--callgrind-out-file="$T/cgt.out" "$bg" "$1" "$2" 1 > /dev/null 2>&1
 		callgrind_annotate --auto=no --inclusive=yes --threshold=100 "$T/cgt.out-01" 2>/dev/null | awk '
 			function num(s) { gsub(",", "", s); return s + 0 }
@@ -82,8 +82,8 @@ if command -v valgrind > /dev/null && command -v callgrind_annotate > /dev/null;
 			k = 2 * l; plain = ($3 - $1) / k; watched = ($7 - $5) / k; sim = (($8 - $6) - ($4 - $2)) / k
 			printf "  %d captured op(s): plain %.0f, watched %.0f, added %.0f, of which %.0f inside the simulated\n", n, plain, watched, watched - plain, sim
 			printf "    driver'"'"'s cuEventRecord/cuEventCreate and event-record node replays (the rest: lookup, record, pool, ncclwatch'"'"'s own)\n" }'
-		echo "$(irt $n $l lib 0) $(irt $n $((2 * l)) lib 0)" | awk -v n=$n -v l=$l '{
-			printf "    NCCLWATCH_GRAPH_OP_EVENTS=0: watched %.0f\n", ($3 - $1) / (2 * l) }'
+		echo "$(irt $n $l lib 1) $(irt $n $((2 * l)) lib 1)" | awk -v n=$n -v l=$l '{
+			printf "    NCCLWATCH_GRAPH_OP_EVENTS=1: watched %.0f\n", ($3 - $1) / (2 * l) }'
 	done
 else
 	echo "instructions per launch: valgrind or callgrind_annotate not installed"

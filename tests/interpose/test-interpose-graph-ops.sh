@@ -1,13 +1,14 @@
 #!/bin/sh
 # Per-op state inside a CUDA graph replay (issue 22), on the simulation,
-# under the preload: scenario graph-ops captures AllReduce #5, #6, a host
+# under the preload: scenario graph-replay with SCENARIO_GRAPH_OPS=1 captures AllReduce #5, #6, a host
 # function, #7, #8, #9 into one graph per rank and launches it once; rank
 # 1's host function never returns, so rank 0's replay 1 stands in its op 3
 # (#7, waiting for rank 1). With the per-op events (the default), rank 0's
 # file says so: `show` prints "replay 1 of graph #G: op 3 of 5 STARTED" and
 # ops 1-2 COMPLETED, 4-5 ENQUEUED; `status` names the op; the trace JSON
-# (`diagnose --trace`) carries replay_op 3. NCCLWATCH_GRAPH_OP_EVENTS=0
-# adds no event-record node: the replay says nothing of its ops.
+# (`diagnose --trace`) carries replay_op 3 (NCCLWATCH_GRAPH_OP_EVENTS=1; off
+# by default for now). NCCLWATCH_GRAPH_OP_EVENTS=0 adds no event-record
+# node: the replay says nothing of its ops.
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/interpose/interpose-lib.sh"
 nw_use_sim
@@ -21,7 +22,7 @@ run() {
 	_job=$1
 	shift
 	nw_spawn env LD_PRELOAD="$(nw_preload)" NCCLWATCH_JOB=$_job NCCLWATCH_KEEP=1 "$@" \
-		"$prog" --case graph-ops --nranks 2 > "$T/$_job.out" 2>&1
+		SCENARIO_GRAPH_OPS=1 "$prog" --case graph-replay --nranks 2 > "$T/$_job.out" 2>&1
 	parked() { [ "$(grep -c '^corpus: rank [0-9]* parked' "$T/$_job.out")" -ge 2 ]; }
 	nw_until 60 parked || { cat "$T/$_job.out"; fail "$_job: the ranks did not park"; }
 	stalled() { grep -q 'ncclwatch: stall: rank=0 .*op=GraphLaunch' "$T/$_job.out"; }
@@ -35,7 +36,7 @@ run() {
 }
 
 note "graph-ops: rank 0's replay 1 stands in op 3 of 5"
-run ops
+run ops NCCLWATCH_GRAPH_OP_EVENTS=1
 cat "$T/ops.out"
 grep 'GraphLaunch\|replay 1 of' "$T/ops.seg0"
 assert_no_grep 'ncclwatch: .*(error|failed|not recorded)' "$T/ops.out"
