@@ -15,10 +15,10 @@
 #     by L; and how many of them ran inside the simulated driver's cu*
 #     functions (event record and create).
 #   capture cost: bench-graph 8 2000 9 capture, ns per captured op (begin,
-#     8 AllReduces, end, destroy), plain, watched with
-#     NCCLWATCH_GRAPH_OP_EVENTS=0 and watched (default: one event-record
-#     node per op, recorded with the simulated driver's
-#     cuEventRecordWithFlags).
+#     8 AllReduces, end, destroy), plain, watched (default) and watched
+#     with NCCLWATCH_GRAPH_OP_EVENTS=1 (one event-record node per op,
+#     recorded with the simulated driver's cuEventRecordWithFlags). The
+#     launch rows and instruction counts show both settings too.
 #   events per launch: graph-replay jobs (2 ranks, a sync after each launch)
 #     of 2,000 and 20,000 replays, NCCLWATCH_KEEP=1, from each rank's
 #     counters: pairs per launch ((ops_tracked - eager ops) / graph_launches,
@@ -40,8 +40,8 @@ mkdir -p "$NCCLSIM_DIR"
 echo
 echo "=== CUDA graph launches (issue 22): cost per launch, events per launch ==="
 echo "command: NCCLSIM_NULL=1 [LD_PRELOAD=$NW_LIB] bench-graph NOPS 20000 9"
-printf '%-34s %10s %11s %9s\n' "case" "plain ns" "watched ns" "added ns"
-row() { awk -v n="$1" -v p="$2" -v w="$3" 'BEGIN { printf "%-34s %10.1f %11.1f %9.1f\n", n, p, w, w - p }'; }
+printf '%-40s %10s %11s %9s\n' "case" "plain ns" "watched ns" "added ns"
+row() { awk -v n="$1" -v p="$2" -v w="$3" 'BEGIN { printf "%-40s %10.1f %11.1f %9.1f\n", n, p, w, w - p }'; }
 p=$(NCCLSIM_NULL=1 "$ba" 1 1 20000 9 stream)
 w=$(NCCLSIM_NULL=1 NCCLWATCH_JOB=benchg LD_PRELOAD="$NW_LIB" "$ba" 1 1 20000 9 stream)
 row "eager ncclAllReduce, events (sim)" "$p" "$w"
@@ -55,11 +55,11 @@ done
 # (with op events the simulated driver replays one event-record node per
 # op at every launch, in the calling thread: that is the difference)
 
-echo "capture cost: NCCLSIM_NULL=1 [LD_PRELOAD=$NW_LIB] [NCCLWATCH_GRAPH_OP_EVENTS=0] bench-graph 8 2000 9 capture"
+echo "capture cost: NCCLSIM_NULL=1 [LD_PRELOAD=$NW_LIB] [NCCLWATCH_GRAPH_OP_EVENTS=1] bench-graph 8 2000 9 capture"
 p=$(NCCLSIM_NULL=1 "$bg" 8 2000 9 capture)
 o=$(NCCLSIM_NULL=1 NCCLWATCH_JOB=benchg NCCLWATCH_GRAPH_OP_EVENTS=0 LD_PRELOAD="$NW_LIB" "$bg" 8 2000 9 capture)
 w=$(NCCLSIM_NULL=1 NCCLWATCH_JOB=benchg NCCLWATCH_GRAPH_OP_EVENTS=1 LD_PRELOAD="$NW_LIB" "$bg" 8 2000 9 capture)
-awk -v p="$p" -v o="$o" -v w="$w" 'BEGIN { printf "  ns per captured op: plain %.1f, watched without op events %.1f, watched %.1f (op events add %.1f)\n", p, o, w, w - o }'
+awk -v p="$p" -v o="$o" -v w="$w" 'BEGIN { printf "  ns per captured op: plain %.1f, watched (default) %.1f, watched with GRAPH_OP_EVENTS=1 %.1f (op events add %.1f)\n", p, o, w, w - o }'
 
 if command -v valgrind > /dev/null && command -v callgrind_annotate > /dev/null; then
 	# irt NOPS LAUNCHES [lib]: "total in_sim_driver" of the calling thread
