@@ -32,7 +32,8 @@
 	X(cuDeviceGetPCIBusId, 0, CUDA_VERSION) \
 	X(cuDeviceGetUuid, 0, CUDA_VERSION) \
 	X(cuGetErrorName, 0, CUDA_VERSION) \
-	X(cuThreadExchangeStreamCaptureMode, 0, CUDA_VERSION)
+	X(cuThreadExchangeStreamCaptureMode, 0, CUDA_VERSION) \
+	X(cuEventRecordWithFlags, 0, CUDA_VERSION)
 
 struct nw_cuda {
 #define NW_CUDA_FIELD(name, required, abi) __typeof__(name) *name;

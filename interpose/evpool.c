@@ -124,6 +124,8 @@ void nw_track_give_back(struct nw_track *t)
 	t->started = 0;
 	t->group_id = 0;
 	t->end_error = CUDA_SUCCESS;
+	t->opev = NULL;
+	t->opdone = 0;
 	push_list(t->pool, t, t);
 }
 

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 struct nw_comm;
+struct nw_graph_opev;
 struct nw_evpool;
 
 /* A single op as the interposer knew it when it issued the op: the
@@ -41,6 +42,8 @@ struct nw_track {
 	uint64_t first_ticket1;       /* group: the GROUP_START record (ops lie between the two) */
 	uint64_t group_id;            /* 0: a single op */
 	struct nw_op_ident op;        /* single op: what it is */
+	struct nw_graph_opev *opev;   /* a graph launch: its ops' events (a reference), NULL none */
+	uint32_t opdone;              /* watchdog: ops of that launch seen completed */
 	uint32_t started;             /* watchdog: the start event completed */
 	CUresult end_error;           /* cuEventRecord of the end event failed with this */
 };

@@ -4,8 +4,10 @@
 #include "cuda_driver.h"
 #include "log.h"
 #include "ring.h"
+#include "track.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct nw_graph {
@@ -13,6 +15,7 @@ struct nw_graph {
 	uint64_t capture_id;
 	uint32_t nops;
 	struct nw_graph_op ops[NW_GRAPH_OPS];
+	struct nw_graph_opev *opev;  /* its ops' events (graphs.h), NULL none yet */
 };
 
 #define KEY_EMPTY ((uintptr_t)0)
@@ -25,6 +28,24 @@ static uint32_t execs_used;      /* live entries (under lock) */
 static int warned;               /* under lock */
 static int graphs_lost;          /* under lock: a graph holding NCCL ops may be missing from the table */
 _Atomic int nw_graphs_seen;
+static int op_events = -1;       /* NCCLWATCH_GRAPH_OP_EVENTS: 1 on, else off (default); -1 not read */
+
+void nw_graph_opev_unref(struct nw_graph_opev *s)
+{
+	if (!s || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	for (uint32_t i = 0; i < s->n; i++)
+		if (s->ev[i])
+			nw_track_give_back(s->ev[i]);
+	free(s);
+}
+
+/* The graph entry lets go of its events (destroyed, or its handle reused). */
+static void graph_drop_events_locked(struct nw_graph *e)
+{
+	nw_graph_opev_unref(e->opev);
+	e->opev = NULL;
+}
 
 static void untracked(const char *what)
 {
@@ -66,11 +87,12 @@ static struct nw_graph *graph_find_locked(CUgraph g)
 	return NULL;
 }
 
-void nw_graph_captured(uint64_t stream, uint64_t ticket1)
+int nw_graph_captured(uint64_t stream, uint64_t ticket1)
 {
+	int tied = 0;
 	struct nw_seg_op *rec = nw_ring_find(ticket1);
 	if (!rec)
-		return;
+		return 0;
 	struct nw_graph_op op = {
 		.comm_id = rec->comm_id, .seq = rec->seq, .count = rec->count, .comm_slot = rec->comm_slot,
 		.comm_gen = rec->comm_gen, .rank = rec->rank, .nranks = rec->nranks, .kind = rec->kind,
@@ -79,7 +101,7 @@ void nw_graph_captured(uint64_t stream, uint64_t ticket1)
 	/* The record is ours to read: this thread wrote it just now and only
 	 * a whole lap of the ring could reuse it. Check anyway. */
 	if (nw_ring_find(ticket1) != rec)
-		return;
+		return 0;
 	CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
 	cuuint64_t id = 0;
 	CUgraph g = NULL;
@@ -96,11 +118,13 @@ void nw_graph_captured(uint64_t stream, uint64_t ticket1)
 	if (e && e->capture_id != id) { /* a graph freed without our knowing, its handle reused */
 		e->nops = 0;
 		e->capture_id = id;
+		graph_drop_events_locked(e);
 	}
 	if (!e && (e = graph_find_locked(NULL))) {
 		e->graph = g;
 		e->capture_id = id;
 		e->nops = 0;
+		e->opev = NULL;
 	}
 	if (!e) {
 		graphs_lost = 1;
@@ -110,7 +134,45 @@ void nw_graph_captured(uint64_t stream, uint64_t ticket1)
 	if (e->nops < NW_GRAPH_OPS)
 		e->ops[e->nops] = op;
 	e->nops++;
+	tied = 1;
 	atomic_store_explicit(&nw_graphs_seen, 1, memory_order_release);
+out:
+	pthread_mutex_unlock(&lock);
+	return tied;
+}
+
+void nw_graph_op_issued(uint64_t stream)
+{
+	if (op_events < 0) {
+		const char *v = getenv("NCCLWATCH_GRAPH_OP_EVENTS");
+		/* off by default until the nodes are added to every capture
+		 * alike: a graph captured past the table's bound gets none, and
+		 * cuGraphExecUpdate between graphs of unequal node counts fails */
+		op_events = v && v[0] == '1' && !v[1];
+	}
+	if (!op_events || !nw_cuda_capture_info || !nw_cu.cuEventRecordWithFlags)
+		return;
+	CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+	cuuint64_t id = 0;
+	CUgraph g = NULL;
+	if (nw_cuda_capture_info((CUstream)(uintptr_t)stream, &status, &id, &g) != CUDA_SUCCESS ||
+	    status != CU_STREAM_CAPTURE_STATUS_ACTIVE || !g)
+		return;
+	pthread_mutex_lock(&lock);
+	struct nw_graph *e = graph_find_locked(g);
+	uint32_t i = e ? e->nops - 1 : 0;       /* this op: the last one nw_graph_captured added */
+	if (!e || e->capture_id != id || !e->nops || i >= NW_GRAPH_OP_EVENTS)
+		goto out;                           /* past the bound: later ops have no event */
+	if (!e->opev && (e->opev = calloc(1, sizeof *e->opev)))
+		atomic_store_explicit(&e->opev->refs, 1, memory_order_relaxed);   /* the graph's */
+	if (!e->opev || e->opev->ev[i])
+		goto out;
+	struct nw_track *t = nw_track_external((CUstream)(uintptr_t)stream);
+	if (t) {
+		e->opev->ev[i] = t;
+		if (e->opev->n <= i)
+			e->opev->n = i + 1;
+	}
 out:
 	pthread_mutex_unlock(&lock);
 }
@@ -125,6 +187,9 @@ static void exec_describe_locked(struct nw_graph_exec *e, const struct nw_graph 
 	e->nops = g->nops;
 	e->first = g->ops[0];
 	atomic_store_explicit(&e->replays, 0, memory_order_relaxed);
+	if (g->opev)
+		nw_graph_opev_ref(g->opev);   /* the exec's node records these events */
+	nw_graph_opev_unref(atomic_exchange_explicit(&e->opev, g->opev, memory_order_acq_rel));
 }
 
 static void exec_insert_locked(uintptr_t key, const struct nw_graph *g)
@@ -146,6 +211,7 @@ static void exec_remove_locked(struct nw_graph_exec *e)
 {
 	atomic_store_explicit(&e->key, KEY_DELETED, memory_order_release);
 	execs_used--;
+	nw_graph_opev_unref(atomic_exchange_explicit(&e->opev, NULL, memory_order_acq_rel));
 }
 
 void nw_graph_instantiated(CUgraphExec exec, CUgraph graph)
@@ -205,8 +271,10 @@ void nw_graph_forget(CUgraph graph)
 		return;
 	pthread_mutex_lock(&lock);
 	struct nw_graph *g = graph_find_locked(graph);
-	if (g)
+	if (g) {
+		graph_drop_events_locked(g);
 		memset(g, 0, sizeof *g);
+	}
 	pthread_mutex_unlock(&lock);
 }
 
@@ -229,8 +297,10 @@ void nw_graph_reset_after_fork(void)
 	 * fork); it starts with empty tables. */
 	pthread_mutex_init(&lock, NULL);
 	memset(graphs, 0, sizeof graphs);
-	for (int i = 0; i < NW_GRAPH_EXECS; i++)
+	for (int i = 0; i < NW_GRAPH_EXECS; i++) {
 		atomic_store(&execs[i].key, KEY_EMPTY);
+		atomic_store(&execs[i].opev, NULL);   /* the parent's events: left behind */
+	}
 	execs_used = 0;
 	warned = 0;
 	graphs_lost = 0;

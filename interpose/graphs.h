@@ -49,16 +49,48 @@ struct nw_graph_op {
 	uint8_t datatype;
 };
 
+/* NCCLWATCH_GRAPH_OP_EVENTS=1 (default off, see graphs.c): after each captured NCCL op
+ * (outside a group) one event is recorded on the capturing stream with
+ * CU_EVENT_RECORD_EXTERNAL, which adds an event-record node to the user's
+ * graph right after the op; each replay re-records it, so the watchdog can
+ * tell how far the newest replay got. The events of a graph (at most
+ * NW_GRAPH_OP_EVENTS, its first ops) form one reference-counted set held
+ * by the graph, by every executable graph instantiated or updated from it,
+ * and by every launch the watchdog still follows; the last reference gives
+ * the events back to their pool. */
+#define NW_GRAPH_OP_EVENTS 64
+
+struct nw_track;
+struct nw_graph_opev {
+	_Atomic uint32_t refs;
+	uint32_t n;                  /* ops 0..n-1 may have an event (NULL: none, e.g. grouped) */
+	_Atomic uint64_t latest;     /* ticket+1 of the newest launch enqueued with these events */
+	struct nw_track *ev[NW_GRAPH_OP_EVENTS];   /* ev[i]->end is op i's event */
+};
+
 struct nw_graph_exec {
 	_Atomic uintptr_t key;       /* the CUgraphExec; 0 never used, 1 deleted */
 	uint32_t nops;               /* NCCL ops captured into its graph */
 	struct nw_graph_op first;    /* the first of them */
 	_Atomic uint64_t replays;    /* launches so far */
+	struct nw_graph_opev *_Atomic opev;   /* its graph's per-op events, NULL none */
 };
 
+/* A reference to a set, taken (lock-free) and dropped; the last drop gives
+ * the events back. */
+static inline void nw_graph_opev_ref(struct nw_graph_opev *s)
+{
+	atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+}
+void nw_graph_opev_unref(struct nw_graph_opev *s);
+
+/* After the real NCCL call of an op nw_graph_captured tied to a graph
+ * returned ncclSuccess: record its event on the capturing stream. */
+void nw_graph_op_issued(uint64_t stream);
+
 /* The op of record ticket1 was just recorded CAPTURED on `stream`: add it
- * to the graph being captured there. */
-void nw_graph_captured(uint64_t stream, uint64_t ticket1);
+ * to the graph being captured there. 1: it was (the op may get an event). */
+int nw_graph_captured(uint64_t stream, uint64_t ticket1);
 
 /* After a successful cuGraphInstantiate* of `graph` into `exec`. */
 void nw_graph_instantiated(CUgraphExec exec, CUgraph graph);

@@ -35,7 +35,7 @@ struct nw_op_desc {
 	int32_t root;                  /* root, or the peer of Send/Recv; -1 n/a */
 	uint16_t kind;                 /* enum nw_op_kind */
 	uint8_t datatype;
-	uint8_t pad;
+	uint8_t captured;              /* out: recorded CAPTURED into a graph we follow (mark it after the call) */
 	uint32_t flags;                /* NW_OPF_* known from the arguments */
 	uint64_t seq;                  /* out: the sequence number the op took (0 none) */
 	struct nw_comm *comm;          /* out (nw_op_coll/p2p): the comm entry, NULL untracked */
@@ -88,6 +88,8 @@ uint64_t nw_record_group(uint16_t kind, uint64_t gid, uint32_t depth, uint32_t s
 	/* a success leaves the record alone: it holds 0 (ncclSuccess) already */ \
 	if (__builtin_expect(r_ != ncclSuccess || (desc)->track != NULL, 0)) \
 		nw_op_after((desc)->track, (desc)->comm, t1_, r_); \
+	if (__builtin_expect((desc)->captured, 0) && r_ == ncclSuccess) \
+		nw_graph_op_issued((desc)->stream); \
 	return r_; \
 } while (0)
 

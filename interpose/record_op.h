@@ -92,7 +92,7 @@ static inline __attribute__((always_inline)) uint64_t op_begin(ncclComm_t comm, 
 	nw_group_took(c, !p2p ? NW_TAKEN_COLL : send ? NW_TAKEN_SEND : NW_TAKEN_RECV, p2p ? d->root : -1, t1,
 	              d->stream);
 	if (__builtin_expect(state == NW_ST_CAPTURED, 0) && t1)
-		nw_graph_captured(d->stream, t1);
+		d->captured = (uint8_t)nw_graph_captured(d->stream, t1);
 	if (tr) {
 		nw_track_bind(tr, t1, c, seq, d->kind, d->root);
 		d->track = t1 ? tr : NULL;

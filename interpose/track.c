@@ -65,6 +65,24 @@ struct nw_track *nw_track_begin_ctx(CUstream s)
 	return t;
 }
 
+struct nw_track *nw_track_external(CUstream s)
+{
+	CUcontext ctx = NULL;
+	if (!nw_cu.cuEventRecordWithFlags || nw_cu.cuStreamGetCtx(s, &ctx) != CUDA_SUCCESS || !ctx)
+		return NULL;
+	int pushed = enter_ctx(ctx);
+	if (pushed < 0)
+		return NULL;
+	struct nw_evpool *pool = nw_evpool_for(ctx);
+	struct nw_track *t = pool ? nw_track_take(pool) : NULL;
+	if (t && nw_cu.cuEventRecordWithFlags(t->end, s, CU_EVENT_RECORD_EXTERNAL) != CUDA_SUCCESS) {
+		nw_track_untake(t);
+		t = NULL;
+	}
+	leave_ctx(pushed);
+	return t;
+}
+
 /* A pair begun on stream s; NULL if untracked (*captured set if it is
  * being captured). */
 static inline __attribute__((always_inline)) struct nw_track *begin_on(CUstream s, int *captured)

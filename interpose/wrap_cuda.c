@@ -167,9 +167,20 @@ static CUresult launch(int which, CUgraphExec exec, CUstream s, uint64_t caller)
 		nw_track_bind(t, t1, NULL, replay, NW_OP_GRAPH_LAUNCH, -1);   /* no comm: no position moves */
 	if (!t1)
 		t = NULL;
+	/* its ops' events: the watchdog reads them while this launch is the
+	 * newest one recording them (a reference keeps them meanwhile) */
+	struct nw_graph_opev *ev = t ? atomic_load_explicit(&e->opev, memory_order_acquire) : NULL;
+	if (ev)
+		nw_graph_opev_ref(ev);
 	nw_tls.inside = 1;
 	CUresult r = real_(exec, s);
 	nw_tls.inside = 0;
+	if (ev && r == CUDA_SUCCESS) {
+		t->opev = ev;
+		atomic_store_explicit(&ev->latest, t1, memory_order_release);
+	} else if (ev) {
+		nw_graph_opev_unref(ev);
+	}
 	if (r != CUDA_SUCCESS)
 		launch_failed(t1, r);
 	if (t)

@@ -255,3 +255,27 @@ const char *nw_cuda_version_str(int32_t code, char buf[NW_NAME_BUF])
 	snprintf(buf, NW_NAME_BUF, "%d.%d", code / 1000, code % 1000 / 10);
 	return buf;
 }
+
+uint32_t nw_graph_replay_at(const struct nw_seg_op *op, unsigned *state)
+{
+	if (op->kind != NW_OP_GRAPH_LAUNCH || !(op->flags & NW_OPF_GRAPH_OPS_KNOWN) ||
+	    (op->state != NW_ST_STARTED && op->state != NW_ST_FAILED))
+		return 0;
+	uint32_t done = NW_OP_GRAPH_OPS_DONE(op->flags);
+	if (done >= op->count)
+		return 0;                   /* every op done: the launch's end is next */
+	if (state)
+		*state = op->state;
+	return done + 1;
+}
+
+unsigned nw_graph_replay_op_state(const struct nw_seg_op *op, uint32_t i)
+{
+	if (op->state == NW_ST_COMPLETED || op->state == NW_ST_ENQUEUED)
+		return op->state;
+	unsigned st = 0;
+	uint32_t at = nw_graph_replay_at(op, &st);
+	if (!at)
+		return 0;
+	return i < at ? NW_ST_COMPLETED : i == at ? st : NW_ST_ENQUEUED;
+}

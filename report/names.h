@@ -17,6 +17,17 @@
 
 const char *nw_op_kind_name(unsigned kind, char buf[NW_NAME_BUF]);       /* "AllReduce", "Send", "CommInit" */
 const char *nw_op_state_name(unsigned state, char buf[NW_NAME_BUF]);     /* "ENQUEUED", "COMPLETED" */
+
+/* A GraphLaunch record: where its replay stands among its graph's ops
+ * (capture order), as the watchdog last saw the per-op events: the op
+ * (1-based) that is not done while every op before it is, and that op's
+ * state (STARTED, or FAILED with the launch) in *state. 0 when the replay
+ * has no such op (ENQUEUED or COMPLETED: every op shares the launch's
+ * state) or nothing is known (no per-op events). */
+struct nw_seg_op;
+uint32_t nw_graph_replay_at(const struct nw_seg_op *launch, unsigned *state);
+/* The state (NW_ST_*) of op i (1-based) of the launch's replay; 0 unknown. */
+unsigned nw_graph_replay_op_state(const struct nw_seg_op *launch, uint32_t i);
 const char *nw_comm_state_name(unsigned state, char buf[NW_NAME_BUF]);   /* "INIT_DONE", "DESTROYED" */
 const char *nw_comm_origin_name(unsigned origin, char buf[NW_NAME_BUF]); /* "InitRank", "Split" */
 const char *nw_tracking_name(unsigned tracking, char buf[NW_NAME_BUF]);  /* "none", "events", "no-driver" */

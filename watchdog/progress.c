@@ -3,6 +3,7 @@
 
 #include "../interpose/cuda_driver.h"
 #include "../interpose/track.h"
+#include "../interpose/graphs.h"
 #include "../interpose/ring.h"
 #include "../interpose/test_hooks.h"
 
@@ -210,6 +211,35 @@ static int says_nothing(CUresult r, int at_exit)
 	}
 }
 
+/* A graph launch the stream reached: how many of its graph's ops (capture
+ * order) it completed, from the ops' events, while it is the newest launch
+ * recording them (a newer one re-records them: this one's figure then
+ * stays as last seen). An op without an event counts once a later op's
+ * event completed. Written into the record's flags when it grows. */
+static void graph_ops_progress(struct nw_track *t, int first)
+{
+	struct nw_graph_opev *ev = t->opev;
+	if (atomic_load_explicit(&ev->latest, memory_order_acquire) != t->ticket1)
+		return;
+	uint32_t done = t->opdone;
+	for (uint32_t i = done; i < ev->n; i++) {
+		if (!ev->ev[i])
+			continue;
+		if (nw_cu.cuEventQuery(ev->ev[i]->end) != CUDA_SUCCESS)
+			break;
+		done = i + 1;
+	}
+	if (atomic_load_explicit(&ev->latest, memory_order_acquire) != t->ticket1 ||
+	    (done == t->opdone && !first))
+		return;
+	t->opdone = done;
+	struct nw_seg_op *op = nw_ring_hold(t->ticket1);
+	if (!op)
+		return;
+	__atomic_store_n(&op->flags, NW_OPF_GRAPH_OPS_KNOWN | done << NW_OPF_GRAPH_OPS_SHIFT, __ATOMIC_RELAXED);
+	nw_ring_release(op);
+}
+
 /* 1: the pair is finished (give it back). */
 static int poll_track(struct nw_track *t, uint64_t now, int at_exit)
 {
@@ -223,12 +253,16 @@ static int poll_track(struct nw_track *t, uint64_t now, int at_exit)
 		}
 		t->started = 1;
 		apply(t, TO_STARTED, now, CUDA_SUCCESS);
+		if (t->opev)
+			graph_ops_progress(t, 1);
 	}
 	if (t->end_error != CUDA_SUCCESS) {
 		apply(t, TO_FAILED, now, t->end_error);
 		return 1;
 	}
 	CUresult r = nw_cu.cuEventQuery(t->end);
+	if (r == CUDA_ERROR_NOT_READY && t->opev)
+		graph_ops_progress(t, 0);
 	if (r == CUDA_ERROR_NOT_READY || says_nothing(r, at_exit))
 		return 0;
 	apply(t, r == CUDA_SUCCESS ? TO_COMPLETED : TO_FAILED, now, r);
@@ -258,6 +292,7 @@ void nw_progress_poll(uint64_t now, int at_exit)
 			if (pending_tail == t)
 				pending_tail = prev;
 			pending_count--;
+			nw_graph_opev_unref(t->opev);   /* its ops' events: this launch's reference */
 			nw_track_give_back(t);
 		} else {
 			prev = t;

@@ -246,8 +246,14 @@ void nw_finding_describe(const struct nw_finding *f, char *buf, size_t len)
 	if (NW_OP_IS_P2P(op->kind))
 		n += snprintf(buf + n, len > (size_t)n ? len - (size_t)n : 0, " peer=%d", op->root);
 	if (op->kind == NW_OP_GRAPH_LAUNCH)   /* seq is the replay number */
+	{
 		n += snprintf(buf + n, len > (size_t)n ? len - (size_t)n : 0, " graph=#%d first=%s", op->root,
 		              nw_op_kind_name((uint16_t)op->redop, kind_buf2));
+		uint32_t at = nw_graph_replay_at(op, NULL);   /* the op the replay stands in (per-op events) */
+		if (at)
+			n += snprintf(buf + n, len > (size_t)n ? len - (size_t)n : 0, " in_op=%u/%llu", at,
+			              (unsigned long long)op->count);
+	}
 	double age = (double)f->age_ns / 1e9;
 	const char *what = "";
 	char detail[160] = "";

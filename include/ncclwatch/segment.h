@@ -341,6 +341,13 @@ enum nw_op_state {
 #define NW_OPF_IN_GROUP   0x1u  /* issued inside ncclGroupStart/End */
 #define NW_OPF_INPLACE    0x2u  /* sendbuff == recvbuff */
 #define NW_OPF_NONBLOCKING 0x4u /* the comm is non-blocking; result may be ncclInProgress */
+/* A GRAPH_LAUNCH record (2.2+): the watchdog saw, from the per-op events
+ * (NCCLWATCH_GRAPH_OP_EVENTS), how many of its graph's NCCL ops this
+ * replay completed, in capture order: NW_OP_GRAPH_OPS_DONE(flags). Written
+ * after publication, like state (updated in place). */
+#define NW_OPF_GRAPH_OPS_KNOWN 0x100u
+#define NW_OPF_GRAPH_OPS_SHIFT 16
+#define NW_OP_GRAPH_OPS_DONE(flags) ((uint32_t)(flags) >> NW_OPF_GRAPH_OPS_SHIFT)
 
 /* One operation: 128 bytes.
  *

@@ -271,6 +271,17 @@ static void show_graph_launch(FILE *out, const struct nw_segment *seg, const str
 	        op->count, nw_op_kind_name((unsigned)op->redop, first), op->comm_id, op->rank, op->nranks,
 	        nw_op_state_name(op->state, state), (int)op->cuda_error, rel_time(op->start_ns, t0, t_start),
 	        rel_time(op->end_ns, t0, t_end), op->stream, op->caller);
+	/* where the replay stands among its ops (the per-op events, as the
+	 * watchdog last saw them) */
+	unsigned at_state = 0;
+	uint32_t at = nw_graph_replay_at(op, &at_state);
+	if (!at)
+		return;
+	fprintf(out, "    replay %" PRIu64 " of graph #%d: op %u of %" PRIu64 " %s; ops:", op->seq, op->root, at,
+	        op->count, nw_op_state_name(at_state, state));
+	for (uint32_t i = 1; i <= op->count && i <= 64; i++)
+		fprintf(out, " %u=%s", i, nw_op_state_name(nw_graph_replay_op_state(op, i), state));
+	fputs(op->count > 64 ? " ...\n" : "\n", out);
 }
 
 static void show_op(FILE *out, const struct nw_segment *seg, const struct nw_seg_op *op)

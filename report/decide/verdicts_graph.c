@@ -25,6 +25,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+
+/* A stuck launch's state for the evidence: with the per-op events, the op
+ * of the replay it stands in ("op 3 of 5 STARTED"), else its state. */
+static const char *replay_state(const struct nw_seg_op *l, char sb[NW_NAME_BUF], char at[64])
+{
+	unsigned st = 0;
+	uint32_t k = nw_graph_replay_at(l, &st);
+	if (!k)
+		return nw_op_state_name(l->state, sb);
+	snprintf(at, 64, "op %u of %" PRIu64 " %s", k, l->count, nw_op_state_name(st, sb));
+	return at;
+}
 /* The identity of the graph that launch l replays: from 2.2 the record
  * carries it (root: the seq of the graph's first captured op on its comm,
  * written by the library at capture). A 2.1 file's root is a per-process
@@ -183,12 +195,12 @@ static void join_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, struc
 			nw_verdict_waiting(x, w, m->proc);
 			nw_set_add(x, &in, m->proc->rank);
 			nw_graph_edge(&x->g, m->proc->job_index, junction, NW_E_COLL, ml[r].stuck, v, nstar, 0);
-			char t[160];
+			char t[160], at[64];
 			uint64_t age = nw_age(m->proc, ml[r].stuck->enqueue_ns);
 			if (age > max_age)
 				max_age = age;
 			snprintf(t, sizeof t, "in replay %" PRIu64 " of its graph (%s for " NW_AGE ")", nstar,
-			         nw_op_state_name(ml[r].stuck->state, sb));
+			         replay_state(ml[r].stuck, sb, at));
 			nw_eg_add(x, &ein, m->proc, t, age);
 		}
 	}
@@ -328,9 +340,9 @@ static void replay_member(struct nw_jctx *x, struct nw_vwork *w, const struct re
 	} else if (rp->cls[r] == R_INSIDE) {
 		nw_verdict_waiting(x, w, m->proc);
 		nw_graph_edge(&x->g, m->proc->job_index, junction, NW_E_COLL, ml->stuck, v, nstar, 0);
-		char t[160];
+		char t[160], at[64];
 		snprintf(t, sizeof t, "in replay %" PRIu64 " of it (%s for " NW_AGE ")", nstar,
-		         nw_op_state_name(ml->stuck->state, sb));
+		         replay_state(ml->stuck, sb, at));
 		nw_eg_add(x, ein, m->proc, t, nw_age(m->proc, ml->stuck->enqueue_ns));
 	}
 }
@@ -408,9 +420,9 @@ static void replay_transport(struct nw_jctx *x, const struct replay *rp)
 		const struct nw_member *m = &v->members[r];
 		nw_verdict_blame(x, w, m->proc->job_index);
 		nw_verdict_waiting(x, w, m->proc);
-		char t[160];
+		char t[160], at[64];
 		snprintf(t, sizeof t, "in replay %" PRIu64 " (%s for " NW_AGE ")", rp->nstar,
-		         nw_op_state_name(rp->ml[r].stuck->state, sb));
+		         replay_state(rp->ml[r].stuck, sb, at));
 		nw_eg_add(x, &ein, m->proc, t, nw_age(m->proc, rp->ml[r].stuck->enqueue_ns));
 	}
 	nw_eg_flush(x, w, &ein, 8);

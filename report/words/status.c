@@ -68,7 +68,13 @@ static void put_proc(FILE *out, const struct nw_proc *p)
 		if (op->seq)
 			fprintf(out, "#%" PRIu64, op->seq);
 		if (op->kind == NW_OP_GRAPH_LAUNCH)   /* seq: the replay; root: its graph's first captured op */
+		{
 			fprintf(out, "(graph#%" PRId32 ":%s)", op->root, nw_op_kind_name((unsigned)op->redop, b1));
+			unsigned at_state = 0;
+			uint32_t at = nw_graph_replay_at(op, &at_state);
+			if (at)   /* the op the replay stands in (per-op events) */
+				fprintf(out, "(op %u of %" PRIu64 " %s)", at, op->count, nw_op_state_name(at_state, b2));
+		}
 		if (op->comm_id)
 			fprintf(out, "@%016" PRIx64, op->comm_id);
 		uint64_t age = p->now_ns > op->enqueue_ns ? p->now_ns - op->enqueue_ns : 0;

@@ -340,6 +340,12 @@ static json_t *op_args(const struct nw_proc *p, const struct nw_seg_op *op, int 
 		nw_json_set(args, "graph_first_op", json_string(nw_op_kind_name((unsigned)op->redop, b)), failed);
 		nw_json_set(args, "graph_first_seq", nw_json_int(op->root), failed);
 		nw_json_set(args, "graph_ops", nw_json_int((int64_t)op->count), failed);
+		unsigned at_state = 0;
+		uint32_t at = nw_graph_replay_at(op, &at_state);
+		if (at) {   /* the op the replay stands in (per-op events) */
+			nw_json_set(args, "replay_op", nw_json_int(at), failed);
+			nw_json_set(args, "replay_op_state", json_string(nw_op_state_name(at_state, b)), failed);
+		}
 		snprintf(hex, sizeof hex, "0x%" PRIx64, op->group_id);
 		nw_json_set(args, "exec", json_string(hex), failed);
 	} else if (op->seq) {

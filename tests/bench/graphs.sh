@@ -14,6 +14,11 @@
 #     between L and 2L launches, with the preload minus without, divided
 #     by L; and how many of them ran inside the simulated driver's cu*
 #     functions (event record and create).
+#   capture cost: bench-graph 8 2000 9 capture, ns per captured op (begin,
+#     8 AllReduces, end, destroy), plain, watched (default) and watched
+#     with NCCLWATCH_GRAPH_OP_EVENTS=1 (one event-record node per op,
+#     recorded with the simulated driver's cuEventRecordWithFlags). The
+#     launch rows and instruction counts show both settings too.
 #   events per launch: graph-replay jobs (2 ranks, a sync after each launch)
 #     of 2,000 and 20,000 replays, NCCLWATCH_KEEP=1, from each rank's
 #     counters: pairs per launch ((ops_tracked - eager ops) / graph_launches,
@@ -35,28 +40,38 @@ mkdir -p "$NCCLSIM_DIR"
 echo
 echo "=== CUDA graph launches (issue 22): cost per launch, events per launch ==="
 echo "command: NCCLSIM_NULL=1 [LD_PRELOAD=$NW_LIB] bench-graph NOPS 20000 9"
-printf '%-34s %10s %11s %9s\n' "case" "plain ns" "watched ns" "added ns"
-row() { awk -v n="$1" -v p="$2" -v w="$3" 'BEGIN { printf "%-34s %10.1f %11.1f %9.1f\n", n, p, w, w - p }'; }
+printf '%-40s %10s %11s %9s\n' "case" "plain ns" "watched ns" "added ns"
+row() { awk -v n="$1" -v p="$2" -v w="$3" 'BEGIN { printf "%-40s %10.1f %11.1f %9.1f\n", n, p, w, w - p }'; }
 p=$(NCCLSIM_NULL=1 "$ba" 1 1 20000 9 stream)
 w=$(NCCLSIM_NULL=1 NCCLWATCH_JOB=benchg LD_PRELOAD="$NW_LIB" "$ba" 1 1 20000 9 stream)
 row "eager ncclAllReduce, events (sim)" "$p" "$w"
 for n in 1 8 64; do
 	p=$(NCCLSIM_NULL=1 "$bg" $n 20000 9)
-	w=$(NCCLSIM_NULL=1 NCCLWATCH_JOB=benchg LD_PRELOAD="$NW_LIB" "$bg" $n 20000 9)
-	row "graph launch, $n captured op(s)" "$p" "$w"
+	w=$(NCCLSIM_NULL=1 NCCLWATCH_JOB=benchg NCCLWATCH_GRAPH_OP_EVENTS=1 LD_PRELOAD="$NW_LIB" "$bg" $n 20000 9)
+	row "graph launch, $n op(s), GRAPH_OP_EVENTS=1" "$p" "$w"
+	o=$(NCCLSIM_NULL=1 NCCLWATCH_JOB=benchg LD_PRELOAD="$NW_LIB" "$bg" $n 20000 9)
+	row "graph launch, $n op(s) (default)" "$p" "$o"
 done
+# (with op events the simulated driver replays one event-record node per
+# op at every launch, in the calling thread: that is the difference)
+
+echo "capture cost: NCCLSIM_NULL=1 [LD_PRELOAD=$NW_LIB] [NCCLWATCH_GRAPH_OP_EVENTS=1] bench-graph 8 2000 9 capture"
+p=$(NCCLSIM_NULL=1 "$bg" 8 2000 9 capture)
+o=$(NCCLSIM_NULL=1 NCCLWATCH_JOB=benchg NCCLWATCH_GRAPH_OP_EVENTS=0 LD_PRELOAD="$NW_LIB" "$bg" 8 2000 9 capture)
+w=$(NCCLSIM_NULL=1 NCCLWATCH_JOB=benchg NCCLWATCH_GRAPH_OP_EVENTS=1 LD_PRELOAD="$NW_LIB" "$bg" 8 2000 9 capture)
+awk -v p="$p" -v o="$o" -v w="$w" 'BEGIN { printf "  ns per captured op: plain %.1f, watched (default) %.1f, watched with GRAPH_OP_EVENTS=1 %.1f (op events add %.1f)\n", p, o, w, w - o }'
 
 if command -v valgrind > /dev/null && command -v callgrind_annotate > /dev/null; then
 	# irt NOPS LAUNCHES [lib]: "total in_sim_driver" of the calling thread
 	irt() {
 		_pre=""; [ -n "${3:-}" ] && _pre=$NW_LIB
 		rm -f "$T"/cgt.*
-		NCCLSIM_NULL=1 LD_PRELOAD="$_pre" NCCLWATCH_JOB=benchg valgrind --tool=callgrind --separate-threads=yes \
+		NCCLSIM_NULL=1 LD_PRELOAD="$_pre" NCCLWATCH_GRAPH_OP_EVENTS=${4:-0} NCCLWATCH_JOB=benchg valgrind --tool=callgrind --separate-threads=yes \
 			--callgrind-out-file="$T/cgt.out" "$bg" "$1" "$2" 1 > /dev/null 2>&1
 		callgrind_annotate --auto=no --inclusive=yes --threshold=100 "$T/cgt.out-01" 2>/dev/null | awk '
 			function num(s) { gsub(",", "", s); return s + 0 }
 			/PROGRAM TOTALS/ { t = num($1); next }
-			/sim\/libcuda\.so/ && /:cuEvent(Record|Create)[A-Za-z_0-9]* \[/ { s += num($1) }
+			/sim\/libcuda\.so/ && /:(cuEvent(Record|Create)[A-Za-z_0-9]*|record_node_replay) \[/ { s += num($1) }
 			END { printf "%d %d\n", t, s }'
 	}
 	l=2000
@@ -66,7 +81,9 @@ if command -v valgrind > /dev/null && command -v callgrind_annotate > /dev/null;
 			# the bench launches L twice (warm-up + one round)
 			k = 2 * l; plain = ($3 - $1) / k; watched = ($7 - $5) / k; sim = (($8 - $6) - ($4 - $2)) / k
 			printf "  %d captured op(s): plain %.0f, watched %.0f, added %.0f, of which %.0f inside the simulated\n", n, plain, watched, watched - plain, sim
-			printf "    driver'"'"'s cuEventRecord/cuEventCreate (the rest: lookup, record, pool, ncclwatch'"'"'s own)\n" }'
+			printf "    driver'"'"'s cuEventRecord/cuEventCreate and event-record node replays (the rest: lookup, record, pool, ncclwatch'"'"'s own)\n" }'
+		echo "$(irt $n $l lib 1) $(irt $n $((2 * l)) lib 1)" | awk -v n=$n -v l=$l '{
+			printf "    NCCLWATCH_GRAPH_OP_EVENTS=1: watched %.0f\n", ($3 - $1) / (2 * l) }'
 	done
 else
 	echo "instructions per launch: valgrind or callgrind_annotate not installed"

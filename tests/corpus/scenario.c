@@ -623,8 +623,12 @@ static CUresult graph_update(const struct graph_api *api, CUgraphExec exec, CUgr
 	return api->update_v1(exec, graph, &node, result);
 }
 
+static int case_graph_ops(struct sc *c);
+
 static int case_graph_replay(struct sc *c)
 {
+	if (getenv("SCENARIO_GRAPH_OPS"))   /* tests/interpose/test-interpose-graph-ops.sh */
+		return case_graph_ops(c);
 	const char *s = getenv("SCENARIO_GRAPH_SHORT");
 	int short_rank = s && *s ? atoi(s) : -1;
 	struct graph_api api;
@@ -825,6 +829,40 @@ static int case_graph_hostfn(struct sc *c)
 		else
 			sync_stream(c, c->s);
 	}
+	return 0;
+}
+
+/* A replay stuck in its 3rd of 5 NCCL ops: every rank captures AllReduce
+ * #5, #6, a host function, AllReduce #7, #8, #9 into one graph and launches
+ * it once; rank 1's host function never returns (on the others it returns
+ * at once), so rank 1 never reaches #7 and the others wait in it: their
+ * replay 1 has ops 1-2 COMPLETED, op 3 STARTED, ops 4-5 ENQUEUED.
+ * Reached as graph-replay with SCENARIO_GRAPH_OPS=1 (no corpus row: the
+ * verdict, STREAM_BLOCKED of rank 1, needs the engine to see the host
+ * function; today it says TRANSPORT_STALL). */
+static void CUDA_CB maybe_stuck_host_function(void *arg)
+{
+	if (arg)
+		stuck_host_function(arg);
+}
+
+static int case_graph_ops(struct sc *c)
+{
+	init_world(c);
+	warm(c, &c->world, 1, c->s, WARM);
+	CUgraph graph = NULL;
+	CUgraphExec exec = NULL;
+	cuda_ok(c, cuStreamBeginCapture(c->s2, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
+	allreduce(c, c->world, c->s2);
+	allreduce(c, c->world, c->s2);
+	cuda_ok(c, cuLaunchHostFunc(c->s2, maybe_stuck_host_function, c->rank == 1 ? (void *)c : NULL),
+	        "cuLaunchHostFunc");
+	for (int i = 0; i < 3; i++)
+		allreduce(c, c->world, c->s2);
+	cuda_ok(c, cuStreamEndCapture(c->s2, &graph), "cuStreamEndCapture");
+	cuda_ok(c, cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiateWithFlags");
+	cuda_ok(c, cuGraphLaunch(exec, c->s), "cuGraphLaunch");
+	hang_on(c, c->s, "replay 1 launched");
 	return 0;
 }
 

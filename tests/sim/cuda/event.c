@@ -4,7 +4,14 @@
  * the event to a new point while cuStreamWaitEvent items and sleeping
  * cuEventSynchronize calls keep waiting for the record they saw. An event
  * never recorded is complete, as in the driver. Timing is not simulated
- * (no cuEventElapsedTime); every event flag is accepted. */
+ * (no cuEventElapsedTime); every event flag is accepted.
+ *
+ * During capture, cuEventRecord adds no node and leaves the event alone;
+ * cuEventRecordWithFlags(CU_EVENT_RECORD_EXTERNAL) adds an event-record
+ * node instead: every launch of the graph re-records the event at that
+ * point of the graph (a fresh record, so cuEventQuery/cuEventSynchronize
+ * see the newest launch). The external flag outside capture is refused
+ * (CUDA_ERROR_INVALID_VALUE: "invalid when used outside of capture"). */
 #include <stdlib.h>
 
 #include "sim_cuda.h"
@@ -160,6 +167,97 @@ SIM_API CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
 					record_unref_locked(e->latest);
 				e->latest = rec;
 			}
+		}
+	}
+	sim_stream_unlock(s);
+	return r;
+}
+
+/* An event-record node: the template holds the event; each launch's copy
+ * holds the record it made (replay, under the registry lock). */
+struct record_node {
+	struct sim_event *event;
+	struct sim_record *rec;    /* a launch's copy: its record; template: NULL */
+};
+
+static void *record_node_replay(void *arg)
+{
+	struct record_node *tmpl = arg, *n = calloc(1, sizeof *n);
+	if (!n)
+		return NULL;
+	n->event = tmpl->event;
+	if (!sim_registry_has(SIM_KIND_EVENT, tmpl->event)) {
+		sim_warn("cuGraphLaunch: an event-record node's event was destroyed");
+		return n;                  /* records nothing */
+	}
+	struct sim_record *rec = calloc(1, sizeof *rec);
+	if (!rec)
+		return n;
+	struct sim_ctx *ctx = tmpl->event->ctx;
+	pthread_mutex_lock(&ctx->lock);
+	rec->refs = 2;                 /* the event and this node */
+	if (tmpl->event->latest)
+		record_unref_locked(tmpl->event->latest);
+	tmpl->event->latest = rec;
+	pthread_mutex_unlock(&ctx->lock);
+	n->rec = rec;
+	return n;
+}
+
+static void record_node_reached_locked(void *arg, int ran)
+{
+	struct record_node *n = arg;
+	if (n->rec)
+		marker_reached_locked(n->rec, ran);
+	free(n);
+}
+
+/* A template (graph destroyed) or a launch's copy never queued. */
+static void record_node_drop(void *arg)
+{
+	struct record_node *n = arg;
+	if (n->rec) {
+		pthread_mutex_lock(&n->event->ctx->lock);
+		record_unref_locked(n->rec);
+		pthread_mutex_unlock(&n->event->ctx->lock);
+	}
+	free(n);
+}
+
+SIM_API CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags)
+{
+	SIM_REQUIRE_INIT();
+	if (flags & ~(unsigned)CU_EVENT_RECORD_EXTERNAL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!(flags & CU_EVENT_RECORD_EXTERNAL))
+		return cuEventRecord(hEvent, hStream);
+	sim_registry_lock();
+	if (!hEvent || !sim_registry_has(SIM_KIND_EVENT, hEvent)) {
+		sim_registry_unlock();
+		return CUDA_ERROR_INVALID_HANDLE;
+	}
+	struct sim_event *e = (struct sim_event *)hEvent;
+	struct sim_stream *s;
+	CUresult r = sim_stream_lock_registry_held(hStream, &s);
+	sim_registry_unlock();
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (e->ctx != s->ctx) {
+		r = CUDA_ERROR_INVALID_HANDLE;
+	} else if (s->ctx->sticky != CUDA_SUCCESS) {
+		r = s->ctx->sticky;
+	} else if (!s->capturing) {
+		r = CUDA_ERROR_INVALID_VALUE;  /* external: only during capture */
+	} else {
+		struct record_node *n = calloc(1, sizeof *n);
+		if (!n) {
+			r = CUDA_ERROR_OUT_OF_MEMORY;
+		} else {
+			n->event = e;
+			r = sim_stream_enqueue_node_locked(s, record_node_reached_locked, record_node_drop,
+			                                   record_node_replay, n);
+			if (r != CUDA_SUCCESS)
+				free(n);
 		}
 	}
 	sim_stream_unlock(s);

@@ -50,6 +50,7 @@ static const struct proc_version proc_versions[] = {
 	{ "cuStreamWaitEvent", 3020, NULL, 0, NULL, 0 },
 	{ "cuEventCreate", 2000, NULL, 0, NULL, 0 },
 	{ "cuEventRecord", 2000, NULL, 0, NULL, 0 },
+	{ "cuEventRecordWithFlags", 11010, NULL, 0, NULL, 0 },
 	{ "cuEventQuery", 2000, NULL, 0, NULL, 0 },
 	{ "cuEventSynchronize", 2000, NULL, 0, NULL, 0 },
 	{ "cuEventDestroy", 2000, "cuEventDestroy_v2", 4000, NULL, 0 },

@@ -112,6 +112,8 @@ CUresult sim_stream_lock_registry_held(CUstream handle, struct sim_stream **out)
 /* Queue an item on a locked stream (capture-aware). */
 CUresult sim_stream_enqueue_locked(struct sim_stream *s, simWorkFn fn,
                                    void (*drop)(void *), void *(*replay)(void *), void *arg);
+CUresult sim_stream_enqueue_node_locked(struct sim_stream *s, void (*reached_locked)(void *arg, int ran),
+                                        void (*drop)(void *arg), void *(*replay)(void *arg), void *arg);
 CUresult sim_stream_enqueue_marker_locked(struct sim_stream *s,
                                           void (*reached_locked)(void *arg, int ran), void *arg);
 /* Wait (ctx lock held) until the stream drained; returns the sticky error. */

@@ -240,6 +240,15 @@ CUresult sim_stream_enqueue_marker_locked(struct sim_stream *s,
 	return enqueue_copy_locked(s, &(struct sim_item){ .reached_locked = reached_locked, .arg = arg });
 }
 
+/* An event-record node (captured only): a marker whose arg each launch
+ * makes anew (replay), reached like a marker. */
+CUresult sim_stream_enqueue_node_locked(struct sim_stream *s, void (*reached_locked)(void *arg, int ran),
+                                        void (*drop)(void *arg), void *(*replay)(void *arg), void *arg)
+{
+	return enqueue_copy_locked(s, &(struct sim_item){ .reached_locked = reached_locked, .drop = drop,
+	                                                  .replay = replay, .arg = arg });
+}
+
 CUresult sim_stream_wait_locked(struct sim_stream *s)
 {
 	struct sim_ctx *ctx = s->ctx;

@@ -15,7 +15,7 @@ for name in cuInit cuDriverGetVersion cuDeviceGet cuDeviceGetCount cuDeviceGetNa
 	cuCtxPushCurrent cuCtxPushCurrent_v2 cuCtxPopCurrent cuCtxPopCurrent_v2 cuCtxGetDevice \
 	cuCtxSynchronize cuStreamCreate cuStreamDestroy cuStreamDestroy_v2 cuStreamSynchronize \
 	cuStreamQuery cuStreamGetCtx cuStreamGetCtx_v2 cuStreamIsCapturing cuStreamBeginCapture \
-	cuStreamBeginCapture_v2 cuStreamEndCapture cuStreamWaitEvent cuEventCreate cuEventRecord \
+	cuStreamBeginCapture_v2 cuStreamEndCapture cuStreamWaitEvent cuEventCreate cuEventRecord cuEventRecordWithFlags \
 	cuEventQuery cuEventSynchronize cuEventDestroy cuEventDestroy_v2 cuMemAlloc cuMemAlloc_v2 \
 	cuMemFree cuMemFree_v2 cuMemcpyHtoD cuMemcpyHtoD_v2 cuMemcpyDtoH cuMemcpyDtoH_v2 \
 	cuMemsetD8 cuMemsetD8_v2 cuGetErrorString cuGetErrorName cuGetProcAddress \
