@@ -258,7 +258,7 @@ corpus_case() {
 	set +f
 	if [ "$_prog" = gen ]; then
 		_s=$1; shift
-		"$CORPUS_GEN" --scenario "$_s" --ranks "$CR" --out "$NCCLWATCH_DIR" --job "$CN" > "$T/gen.out" 2>&1 ||
+		"$CORPUS_GEN" --scenario "$_s" --ranks "$CR" --out "$NCCLWATCH_DIR" --job "$CN" "$@" > "$T/gen.out" 2>&1 ||
 			{ echo "$CN post FAIL nwgen: $(tail -n 1 "$T/gen.out")"; return; }
 		_diagnose "$T/post.json"
 		_view post json "$T/post.json"
