@@ -809,8 +809,10 @@ static uint8_t member_class(struct nw_jctx *x, struct frontier *f, const struct 
 	if (op && x->sink[m->proc->job_index] && op->state != NW_ST_COMPLETED && op->state != NW_ST_FAILED &&
 	    sc->coll_completed < nstar)
 		return M_GONE;
-	if (op)
+	if (op && op->state != NW_ST_IN_OPEN_GROUP)
 		return op_class(x, f, m, op);
+	/* In a group its thread never ended: never handed to NCCL, not issued
+	 * (the reader's positions end before it, load.c). */
 	if (sc->coll_enqueued < nstar)
 		return !stopped ? M_NOT_ISSUED : finished(m) ? M_FINISHED
 		       : stopped_in_graph(x, m) ? M_IN_GRAPH : stopped_idle(x, m, nstar) ? M_STOPPED : M_NOT_ISSUED;
@@ -857,6 +859,13 @@ static void never_started(struct nw_jctx *x, const struct frontier *f)
 	}
 }
 
+/* Member m's #n is in a group its thread never ended (load.c). */
+static int held_in_group(struct nw_jctx *x, const struct nw_member *m, uint64_t nstar)
+{
+	const struct nw_seg_op *op = nw_member_coll(x, m, nstar);
+	return op && op->state == NW_ST_IN_OPEN_GROUP;
+}
+
 /* A member of a MISSING_RANK verdict: a culprit's line (it never called
  * #n, ended inside it, or only captured it) into out, a waiting one's into
  * in. */
@@ -874,6 +883,9 @@ static void missing_member(struct nw_jctx *x, struct nw_vwork *w, const struct f
 		if (c == M_NOT_ISSUED && (finished(m) || m->comm->state == NW_COMM_ABORTED))
 			nw_buf_printf(&t, "never called it: it %s the comm after #%" PRIu64 "; ",
 			              nw_comm_state_name(m->comm->state, sb), m->comm->coll_enqueued);
+		else if (c == M_NOT_ISSUED && held_in_group(x, m, f->nstar))
+			nw_buf_puts(&t, "issued it inside ncclGroupStart, but its thread never called the group's "
+			            "ncclGroupEnd, so NCCL never launched it; ");
 		else if (c == M_NOT_ISSUED)
 			nw_buf_printf(&t, "never called it (coll_enqueued %" PRIu64 "); ", m->comm->coll_enqueued);
 		else if (c == M_GONE)

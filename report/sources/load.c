@@ -232,6 +232,74 @@ static int keep_threads(struct nw_proc *p, const struct nw_segment *seg, struct 
 	return oom ? -1 : 0;
 }
 
+static int cmp_u64p(const void *a, const void *b)
+{
+	return nw_cmp_u64(*(const uint64_t *)a, *(const uint64_t *)b);
+}
+
+static void lower_to(uint64_t *pos, uint64_t before)
+{
+	if (*pos >= before)
+		*pos = before - 1;
+}
+
+/* The positions the comm and peer tables give count `op` as issued
+ * (the preload counts at the call): an op held in an open group was not,
+ * so they end before it, as the ops do. */
+static void unissue(struct nw_proc *p, const struct nw_seg_op *op)
+{
+	if (op->comm_slot >= p->ncomms || !op->seq)
+		return;
+	struct nw_seg_comm *c = &p->comms[op->comm_slot];
+	if (NW_OP_IS_COLL(op->kind)) {
+		lower_to((uint64_t *)&c->coll_enqueued, op->seq);
+		return;
+	}
+	if (!NW_OP_IS_P2P(op->kind))
+		return;
+	if (c->p2p_enqueued)
+		c->p2p_enqueued--;
+	for (uint32_t i = 0; i < p->npeers; i++) {
+		struct nw_seg_peer *q = &p->peers[i];
+		if (q->comm_slot == op->comm_slot && q->peer == op->root)
+			lower_to((uint64_t *)(op->kind == NW_OP_SEND ? &q->send_enqueued : &q->recv_enqueued), op->seq);
+	}
+}
+
+/* Ops of a group whose outermost end was never recorded become
+ * NW_ST_IN_OPEN_GROUP. Group ids are process-wide and GROUP_END is
+ * written when ncclGroupEnd is entered, after the group's ops: while an op
+ * of the group is in the ring, so is its end, if there was one. Only an op
+ * still ENQUEUED can be one (a launched op may have started). */
+static int mark_open_groups(struct nw_proc *p, const struct nw_segment *seg)
+{
+	size_t nends = 0, nin = 0;
+	for (size_t i = 0; i < p->nops; i++)
+		nin += (p->ops[i].flags & NW_OPF_IN_GROUP) && p->ops[i].group_id && p->ops[i].state == NW_ST_ENQUEUED;
+	if (!nin)
+		return 0;
+	for (size_t i = 0; i < seg->op_count; i++)
+		nends += seg->ops[i].kind == NW_OP_GROUP_END;
+	uint64_t *ends = malloc((nends ? nends : 1) * sizeof *ends);
+	if (!ends)
+		return -1;
+	nends = 0;
+	for (size_t i = 0; i < seg->op_count; i++)
+		if (seg->ops[i].kind == NW_OP_GROUP_END)
+			ends[nends++] = seg->ops[i].seq;
+	qsort(ends, nends, sizeof *ends, cmp_u64p);
+	for (size_t i = 0; i < p->nops; i++) {
+		struct nw_seg_op *op = &p->ops[i];
+		if ((op->flags & NW_OPF_IN_GROUP) && op->group_id && op->state == NW_ST_ENQUEUED &&
+		    !bsearch(&op->group_id, ends, nends, sizeof *ends, cmp_u64p)) {
+			op->state = NW_ST_IN_OPEN_GROUP;
+			unissue(p, op);
+		}
+	}
+	free(ends);
+	return 0;
+}
+
 /* The ops the rules need, oldest first: every op not final, and the last
  * NW_ANALYSIS_RECENT of each comm (plus those of no comm); each op's
  * comm_slot is its comm's index in p->comms (ci). */
@@ -383,7 +451,7 @@ static struct nw_proc *make_proc(const struct nw_segment *seg, struct nw_intern 
 	p->peers = ci.peers;
 	ci.comms = NULL;
 	ci.peers = NULL;
-	int failed = !p->path || keep_ops(p, seg, &ci);
+	int failed = !p->path || keep_ops(p, seg, &ci) || mark_open_groups(p, seg);
 	nw_comm_instances_free(&ci);
 	if (failed || keep_threads(p, seg, in, native) || keep_sites(p, seg, in)) {
 		nw_proc_free(p);
