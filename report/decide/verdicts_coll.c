@@ -1258,6 +1258,15 @@ static void stream_summary(struct nw_jctx *x, const struct skey *k)
 		x->oom = 1;
 }
 
+/* The work that runs at the head of a stream: from `op` back through
+ * the ops queued (ENQUEUED) behind earlier pending work on it. */
+static const struct nw_seg_op *first_running(const struct nw_proc *p, const struct nw_seg_op *op)
+{
+	for (const struct nw_seg_op *e; op && op->state == NW_ST_ENQUEUED && (e = nw_previous_work(p, op));)
+		op = e;
+	return op;
+}
+
 void nw_rules_stream(struct nw_jctx *x)
 {
 	struct skey *keys = NULL, *k, *kt;
@@ -1273,12 +1282,14 @@ void nw_rules_stream(struct nw_jctx *x)
 		const struct nw_seg_op *prev = nw_previous_work(p, s->op);
 		struct nw_comm_view *pv = NULL;
 		/* Its stream runs a replay of a CUDA graph that started and is
-		 * stuck: the launch's events bracket every op of the graph, which
-		 * may wait for a peer on any comm the graph holds ops of; the rank
-		 * is inside it (the replay's verdicts concern it), not blocked by
-		 * other work. */
-		if (prev && prev->kind == NW_OP_GRAPH_LAUNCH && prev->state == NW_ST_STARTED &&
-		    nw_age(p, prev->enqueue_ns) > x->timeout_ns)
+		 * stuck (right ahead, or ahead of ops queued behind it): the
+		 * launch's events bracket every op of the graph, which may wait
+		 * for a peer on any comm the graph holds ops of; the rank is inside
+		 * it (the replay's verdicts concern it), not blocked by other
+		 * work. */
+		const struct nw_seg_op *head = first_running(p, prev);
+		if (head && head->kind == NW_OP_GRAPH_LAUNCH && head->state == NW_ST_STARTED &&
+		    nw_age(p, head->enqueue_ns) > x->timeout_ns)
 			continue;
 		if (prev)
 			HASH_FIND(hh, x->job->comms, &prev->comm_id, sizeof prev->comm_id, pv);

@@ -29,13 +29,17 @@
 #     with the others' replay 4; was TRANSPORT_STALL); 2 ranks, a tie
 #     decided by who waits: 100270
 #   a replay of a graph on two comms stuck behind its ring's misdirected
-#     receive: 100319 (the ranks behind it were STREAM_BLOCKED culprits)
+#     receive: 100319 (the ranks behind it were STREAM_BLOCKED culprits);
+#     100594: a rank whose eager receive and all-reduce are queued behind
+#     its started, stuck replay (held up by the victim's host function
+#     before its own replay) waits, it was a STREAM_BLOCKED culprit
 # The corpus holds two more (cases.txt: graph-ring-hostfn, 100021;
 # graph-tp-world-skip, 100003).
 . "$NW_ROOT/tests/lib.sh"
 seeds="100004 100010 100059 100071 100012 100031 100020 100108 100066 100011 100019
        100119 100068 100054 100058 100163 100252 104965 100007 100015 100215 100219
-       100000 100009 100023 100032 100040 100001 100017 100002 100101 100128 100319 100270"
+       100000 100009 100023 100032 100040 100001 100017 100002 100101 100128 100319 100270
+       100594"
 # shellcheck disable=SC2086
 sh "$NW_ROOT/tests/hangfuzz/run-seeds.sh" $seeds > "$T/out" 2>&1
 st=$?
