@@ -84,6 +84,11 @@ for f in count dtype; do
 	# Killed once every waiting rank is past the timeout in its file.
 	live() { "$NW_CLI" diagnose "$NCCLWATCH_DIR" > "$T/$f.live" 2>&1; grep -Eq "$then" "$T/$f.live"; }
 	nw_until 60 live || { cat "$T/$f.live" >&2; fail "$f: no /$then/ live"; }
+	# A dead process's ages are measured up to its watchdog's last beat,
+	# a live one's up to now: let every watchdog beat again past the
+	# timeout before the processes end (10 polls), or a rank whose beat
+	# lags reads as not stuck yet in the dead view.
+	sleep 1
 	py_direct_stop
 	"$NW_CLI" diagnose "$NCCLWATCH_DIR" > "$T/$f.dead"
 	assert_grep "^$head" "$T/$f.dead"
