@@ -50,7 +50,7 @@ const char *nw_op_kind_name(unsigned kind, char buf[NW_NAME_BUF])
 
 const char *nw_op_state_name(unsigned state, char buf[NW_NAME_BUF])
 {
-	if (state == 64u)                   /* NW_ST_IN_OPEN_GROUP: the reader's, sources.h */
+	if (state == NW_ST_IN_OPEN_GROUP)   /* the reader's, never in a segment */
 		return "IN_OPEN_GROUP";
 	static const char *const names[] = {
 		[NW_ST_ENQUEUED] = "ENQUEUED",

@@ -16,6 +16,13 @@
 #define NW_FLAGS_BUF 160 /* room for every flag name of any flag word */
 
 const char *nw_op_kind_name(unsigned kind, char buf[NW_NAME_BUF]);       /* "AllReduce", "Send", "CommInit" */
+/* A state the reader gives, never written in a segment (docs/FORMAT.md):
+ * an op issued inside a group whose outermost ncclGroupEnd its thread
+ * never called. NCCL launches a group's ops at its end, so such an op was
+ * never handed to the GPU: the rank has not issued it in any sense a peer
+ * can see (its thread is stuck before the end: a lock, a host wait), and
+ * it is not pending. */
+#define NW_ST_IN_OPEN_GROUP 64u
 const char *nw_op_state_name(unsigned state, char buf[NW_NAME_BUF]);     /* "ENQUEUED", "COMPLETED" */
 
 /* A GraphLaunch record: where its replay stands among its graph's ops

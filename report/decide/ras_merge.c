@@ -266,19 +266,11 @@ static void fold_keep_stacks(struct nw_jctx *x, struct foldctx *f)
 			continue;
 		int named = w->v.kind != NW_V_UNDECIDED && w->v.kind != NW_V_HEALTHY && w->v.kind != NW_V_IDLE;
 		if (named && (f->ras_equal || f->ras_nocomm)) {
-			struct nw_buf b = { 0 };
-			nw_buf_puts(&b, w->v.summary ? w->v.summary : "");
-			nw_buf_puts(&b, f->ras_equal ? "; launch counts equal (NCCL RAS): the counts cannot tell who is behind, "
-			                               "the stacks do"
-			                             : "; NCCL RAS lists no communicator (no init got past its rendezvous "
-			                               "when it was asked)");
-			char *s = nw_buf_take(&b);
-			if (s) {
-				free(w->v.summary);
-				w->v.summary = s;
-			} else {
-				x->oom = 1;
-			}
+			nw_verdict_summary(x, w, "%s%s", w->v.summary ? w->v.summary : "",
+			                   f->ras_equal ? "; launch counts equal (NCCL RAS): the counts cannot tell who is "
+			                                  "behind, the stacks do"
+			                                : "; NCCL RAS lists no communicator (no init got past its rendezvous "
+			                                  "when it was asked)");
 		}
 		for (size_t k = 0; k < f->nr; k++)
 			nw_verdict_evidence(x, w, "NCCL RAS (%s): %s: %s", f->in->path, nw_verdict_name(f->rv[k].kind),

@@ -116,6 +116,21 @@ static int same_sig(struct nw_jctx *x, const struct nw_seg_op *a, const struct n
 	                              : nw_op_class(a->kind) != 0 || a->seq == b->seq);
 }
 
+/* The `cand` processes marked in `mark` deviate in cycle s when they are
+ * not all of it (the others only wait for them): each not yet a deviant
+ * becomes one. Returns how many did. */
+static size_t mark_deviants(struct rctx *r, uint32_t s, const uint8_t *mark, size_t cand)
+{
+	size_t marked = 0;
+	if (cand && cand < r->nproc[s])
+		for (uint32_t n = 0; n < r->g->nprocs; n++)
+			if (mark[n] && !r->deviant[n]) {
+				r->deviant[n] = 1;
+				marked++;
+			}
+	return marked;
+}
+
 /* 2b: inside the cycle, the processes that never issued an op another of
  * the cycle waits in (nw_graph_never_issued), when they are not all of it:
  * the others only wait behind their own earlier ops for them. */
@@ -128,12 +143,7 @@ static size_t never_issued_deviants(struct rctx *r, uint32_t s)
 		return 0;
 	}
 	size_t cand = nw_graph_never_issued(r->g, s, mark), marked = 0;
-	if (cand && cand < r->nproc[s])
-		for (uint32_t n = 0; n < np; n++)
-			if (mark[n] && !r->deviant[n]) {
-				r->deviant[n] = 1;
-				marked++;
-			}
+	marked = mark_deviants(r, s, mark, cand);
 	free(mark);
 	return marked;
 }
@@ -329,12 +339,7 @@ static size_t skipped_deviants(struct rctx *r, uint32_t s)
 			cand++;
 		}
 	}
-	if (cand && cand < r->nproc[s])
-		for (uint32_t n = 0; n < g->nprocs; n++)
-			if (mark[n] && !r->deviant[n]) {
-				r->deviant[n] = 1;
-				marked++;
-			}
+	marked = mark_deviants(r, s, mark, cand);
 	free(mark);
 	free(xs);
 	return marked;
@@ -674,12 +679,7 @@ static size_t order_history_deviants(struct rctx *r, uint32_t s)
 			cand++;
 		}
 	}
-	if (cand && cand < r->nproc[s])
-		for (uint32_t n = 0; n < np; n++)
-			if (mark[n] && !r->deviant[n]) {
-				r->deviant[n] = 1;
-				marked++;
-			}
+	marked = mark_deviants(r, s, mark, cand);
 	free(mark);
 	return marked;
 }

@@ -329,13 +329,6 @@ uint64_t nw_age(const struct nw_proc *p, uint64_t t);
 const struct nw_thread_stack *nw_main_thread(const struct nw_proc *p);
 /* "frame0 < frame1 < ..." of at most `max` frames. */
 void nw_buf_frames(struct nw_buf *b, const struct nw_thread_stack *t, uint32_t max);
-/* A state the reader gives, never written in a segment (docs/FORMAT.md):
- * an op issued inside a group whose outermost ncclGroupEnd its thread
- * never called. NCCL launches a group's ops at its end, so such an op was
- * never handed to the GPU: the rank has not issued it in any sense a peer
- * can see (its thread is stuck before the end: a lock, a host wait), and
- * it is not pending. */
-#define NW_ST_IN_OPEN_GROUP 64u
 /* Op states that are not final: the op waits for the GPU or the call has not returned. */
 static inline int nw_op_pending(uint32_t state)
 {
