@@ -166,14 +166,40 @@ static char *dup_str(json_t *o, const char *key)
 	return strdup(s ? s : "");
 }
 
+/* py-spy --nonblocking reads the interpreter's structures while it runs:
+ * a read that races a thread state or frame being changed fails the whole
+ * dump ("Failed to copy PyThreadState", seen under load on busy ranks). Such
+ * a failure is tried again, a few times, a little later; a timeout is not
+ * (the process is not answering, another 10 s would not help). */
+#define PYSPY_TRIES 3
+#define PYSPY_RETRY_NS 50000000L
+
+static char *run_tries(const char *pyspy, pid_t pid, char *errline, size_t errlen, unsigned *tries)
+{
+	for (*tries = 1;; (*tries)++) {
+		int status = 0;
+		char *out = run(pyspy, pid, errline, errlen, &status);
+		if (out && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			return out;
+		free(out);
+		int timed_out = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+		if (timed_out || *tries >= PYSPY_TRIES || kill(pid, 0) != 0)
+			return NULL;
+		struct timespec pause = { 0, PYSPY_RETRY_NS };
+		nanosleep(&pause, NULL);
+	}
+}
+
 struct nw_py_process *nw_pyspy_dump(const char *pyspy, pid_t pid, char *note, size_t len)
 {
 	char errline[512] = "";
-	int status = 0;
-	char *out = run(pyspy, pid, errline, sizeof(errline), &status);
-	if (!out || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		snprintf(note, len, "py-spy: %s", errline[0] ? errline : "failed");
-		free(out);
+	unsigned tries;
+	char *out = run_tries(pyspy, pid, errline, sizeof(errline), &tries);
+	if (!out) {
+		if (tries > 1)
+			snprintf(note, len, "py-spy: %s (tried %u times)", errline[0] ? errline : "failed", tries);
+		else
+			snprintf(note, len, "py-spy: %s", errline[0] ? errline : "failed");
 		return NULL;
 	}
 	json_error_t jerr;
@@ -217,7 +243,11 @@ struct nw_py_process *nw_pyspy_dump(const char *pyspy, pid_t pid, char *note, si
 		p->nthreads++;
 	}
 	json_decref(root);
-	snprintf(note, len, "py-spy dump --nonblocking: %u Python thread%s", p->nthreads, p->nthreads == 1 ? "" : "s");
+	char tried[32] = "";
+	if (tries > 1)
+		snprintf(tried, sizeof(tried), " (try %u of %d)", tries, PYSPY_TRIES);
+	snprintf(note, len, "py-spy dump --nonblocking: %u Python thread%s%s", p->nthreads, p->nthreads == 1 ? "" : "s",
+	         tried);
 	return p;
 }
 

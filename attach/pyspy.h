@@ -37,7 +37,8 @@ const char *nw_pyspy_path(void);
 /* Why nw_pyspy_path found none and how to get one, in one line. */
 void nw_pyspy_missing(char *buf, size_t len);
 
-/* Run it on `pid` (at most 10 s): the threads it read, or NULL with a
+/* Run it on `pid` (at most 10 s a try; a failed read is tried again, up to
+ * 3 times, as a read racing the running interpreter fails): the threads it read, or NULL with a
  * note on why (py-spy's own first line of error). */
 struct nw_py_process *nw_pyspy_dump(const char *pyspy, pid_t pid, char *note, size_t len);
 void nw_pyspy_free(struct nw_py_process *p);

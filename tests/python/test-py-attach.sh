@@ -41,6 +41,8 @@ check() {    # OUT: one job, one verdict, RAS's op number, rank 2's Python frame
 	assert_grep '^  culprits: 2$' "$T/$1"
 	assert_grep '^  waiting: 0-1,3$' "$T/$1"
 	assert_grep "^    rank 2 \\(from stacks\\): where it is instead: .*run_evaluation \\(train.py:$eval_line\\)" "$T/$1"
+	# native interpreter frames mean py-spy gave nothing for a process: its note says why
+	! grep -q '_PyEval_EvalFrameDefault' "$T/$1" || grep '^attach: .*python:' "$T/$1" | sed 's/^/    /' >&2
 	assert_no_grep '_PyEval_EvalFrameDefault' "$T/$1"
 }
 
