@@ -196,9 +196,15 @@ static void pair_of(struct nw_jctx *x, size_t i, const struct nw_seg_op *op, con
 				if (!half && launched && launched < launch->seq)
 					goto unposted;
 			}
-			int held = half && half->state == NW_ST_ENQUEUED &&
-			           (nw_previous_work(pm->proc, half) ||
-			            nw_age(pm->proc, half->enqueue_ns) > x->timeout_ns);
+			/* A peer that ended (exited or died while the job went on:
+			 * a sink) before completing its half never will: whatever
+			 * state the half was left in, the peer holds it up. */
+			uint64_t done = e ? (op->kind == NW_OP_SEND ? e->recv_completed : e->send_completed) : 0;
+			int ended = x->sink[pm->proc->job_index] && done < op->seq &&
+			            !(half && (half->state == NW_ST_COMPLETED || half->state == NW_ST_FAILED));
+			int held = ended || (half && half->state == NW_ST_ENQUEUED &&
+			                     (nw_previous_work(pm->proc, half) ||
+			                      nw_age(pm->proc, half->enqueue_ns) > x->timeout_ns));
 			/* A receive matched only by a send the peer posted behind
 			 * its own stuck work, while its send to another peer went
 			 * eagerly to nobody: the peer sent to the wrong peer and
