@@ -26,7 +26,10 @@ static int captured_op(const struct nw_seg_op *o)
 	return o->state == NW_ST_CAPTURED && (NW_OP_IS_COLL(o->kind) || NW_OP_IS_P2P(o->kind));
 }
 
-/* Marks in ran[] the captured ops that launch seg->ops[at] runs. */
+/* Marks in ran[] the captured ops that launch seg->ops[at] runs. Its
+ * graph's first op no longer in the ring (the ring wrapped over it, maybe
+ * keeping later ops of the graph): every captured op before the launch
+ * may be one of them, none is judged. */
 static void mark_launched(const struct nw_segment *seg, size_t at, uint8_t *ran)
 {
 	const struct nw_seg_op *l = &seg->ops[at];
@@ -39,11 +42,11 @@ static void mark_launched(const struct nw_segment *seg, size_t at, uint8_t *ran)
 			break;
 		}
 	}
-	uint64_t n = 0;
-	for (size_t i = first; i < at && n < l->count; i++)
+	uint64_t n = first == at ? UINT64_MAX : l->count;
+	for (size_t i = first == at ? 0 : first; i < at && n; i++)
 		if (captured_op(&seg->ops[i])) {
 			ran[i] = 1;
-			n++;
+			n--;
 		}
 }
 
