@@ -251,6 +251,9 @@ void nw_rules_graph(struct nw_jctx *x);          /* verdicts_graph.c: stuck repl
 void nw_rules_order(struct nw_jctx *x);           /* verdicts_order.c: eager ops and replays on one
                                                   * comm in another order than the majority's */
 void nw_rules_p2p(struct nw_jctx *x);            /* verdicts_p2p.c: unmatched pairs + edges */
+void nw_rules_graph_held(struct nw_jctx *x);     /* verdicts_graph.c: after the p2p edges, a replay
+                                                  * stall whose member waits on another comm of the
+                                                  * graph is that member's hold, not the link's */
 void nw_rules_p2p_verdicts(struct nw_jctx *x);   /* after the graph: P2P_DEADLOCK, P2P_UNMATCHED */
 /* verdicts_p2p.c: in the cycle (strongly connected component) s, the
  * processes whose send/receive counts do not add up: in a pair where A's

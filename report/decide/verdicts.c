@@ -290,6 +290,7 @@ int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern 
 	nw_rules_graph(&x);
 	nw_rules_order(&x);
 	nw_rules_p2p(&x);
+	nw_rules_graph_held(&x);
 	if (x.oom || nw_graph_freeze(&x.g))
 		goto fail;
 	nw_rules_p2p_verdicts(&x);

@@ -514,3 +514,100 @@ void nw_rules_graph(struct nw_jctx *x)
 			comm_graphs(x, v);
 	}
 }
+
+/* Whether edge e stands for a wait inside a replay: it leaves from a
+ * launch (the replay rules), or from a captured op of one (its sends and
+ * receives lined up with their peers, verdicts_p2p.c). */
+static int replay_edge(const struct nw_edge *e, uint32_t nprocs)
+{
+	return e->kind != NW_E_WAIT && e->src < nprocs && e->op && e->view &&
+	       (e->op->kind == NW_OP_GRAPH_LAUNCH || e->op->state == NW_ST_CAPTURED);
+}
+
+/* Each process's comm of its first wait inside a replay (0: none) and
+ * whether it waits inside replays on two comms or more (many[]). */
+static void replay_waits(struct nw_jctx *x, uint64_t *on, uint8_t *many)
+{
+	const struct nw_graph *g = &x->g;
+	memset(on, 0, g->nprocs * sizeof *on);
+	memset(many, 0, g->nprocs);
+	for (size_t i = 0; i < g->nedges; i++) {
+		const struct nw_edge *e = &g->edges[i];
+		if (!replay_edge(e, g->nprocs))
+			continue;
+		if (!on[e->src])
+			on[e->src] = e->view->id;
+		else if (on[e->src] != e->view->id)
+			many[e->src] = 1;
+	}
+}
+
+/* One replay stall (every member of v started replay w->v.replay and none
+ * completed it): its members whose replay waits for a peer on another comm
+ * the graph holds are held there; the others wait for them. 1 if any. */
+static int stall_held(struct nw_jctx *x, struct nw_vwork *w, const struct nw_comm_view *v, const uint64_t *on,
+                      const uint8_t *many)
+{
+	int32_t held = 0;
+	for (int32_t r = 0; r < v->nranks; r++) {
+		const struct nw_proc *p = v->members[r].proc;
+		held += p && (many[p->job_index] || (on[p->job_index] && on[p->job_index] != v->id));
+	}
+	if (!held)
+		return 0;
+	uint32_t junction = nw_graph_junction(&x->g);
+	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
+		const struct nw_member *m = &v->members[r];
+		if (!m->proc)
+			continue;
+		uint32_t n = m->proc->job_index;
+		if (many[n] || (on[n] && on[n] != v->id)) {
+			nw_graph_edge(&x->g, junction, n, NW_E_BLOCK, NULL, v, w->v.replay, 0);
+			continue;
+		}
+		struct mlaunch ml;
+		member_launches(x, m, v->id, w->v.seq, &ml);
+		if (ml.stuck && ml.stuck->seq == w->v.replay)
+			nw_graph_edge(&x->g, n, junction, NW_E_BLOCK, ml.stuck, v, w->v.replay, 0);
+	}
+	return 1;
+}
+
+/* A replay that every member of comm C started and none completed is not
+ * the link's (TRANSPORT_STALL) when a member's replay waits for a peer on
+ * another comm its graph holds (a replay rule's or a send/receive's edge):
+ * the graph's ops run in order on its stream, so that member's op on C may
+ * not have run yet, as an eager op queued behind earlier work on its stream
+ * (a block edge). The others inside wait for it, and the stall is
+ * withdrawn: the waits it stands for lead to the replay's real culprit.
+ * In rounds until nothing changes, each judged on the waits of the rounds
+ * before it (the order of the stalls does not matter): a member held so
+ * holds the replays of its other comms up in turn. */
+void nw_rules_graph_held(struct nw_jctx *x)
+{
+	uint32_t np = x->g.nprocs;
+	uint64_t *on = malloc((np + 1) * sizeof *on);
+	uint8_t *many = malloc(np + 1);
+	if (!on || !many) {
+		x->oom = 1;
+		goto out;
+	}
+	for (int changed = 1; changed && !x->oom;) {
+		changed = 0;
+		replay_waits(x, on, many);
+		for (size_t i = 0; i < x->nvw && !x->oom; i++) {
+			struct nw_vwork *w = x->vw[i];
+			const struct nw_comm_view *v;
+			if (w->dropped || w->v.kind != NW_V_TRANSPORT_STALL || !w->v.replay ||
+			    !(v = nw_view_of(x, w->v.comm_id)))
+				continue;
+			if (stall_held(x, w, v, on, many)) {
+				w->dropped = 1;
+				changed = 1;
+			}
+		}
+	}
+out:
+	free(on);
+	free(many);
+}

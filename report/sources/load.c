@@ -451,7 +451,8 @@ static struct nw_proc *make_proc(const struct nw_segment *seg, struct nw_intern 
 	p->peers = ci.peers;
 	ci.comms = NULL;
 	ci.peers = NULL;
-	int failed = !p->path || keep_ops(p, seg, &ci) || mark_open_groups(p, seg);
+	int failed = !p->path || keep_ops(p, seg, &ci) || mark_open_groups(p, seg) ||
+	             nw_unlaunched_graphs(p, seg, &ci);
 	nw_comm_instances_free(&ci);
 	if (failed || keep_threads(p, seg, in, native) || keep_sites(p, seg, in)) {
 		nw_proc_free(p);

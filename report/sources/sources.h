@@ -365,6 +365,10 @@ struct nw_comm_instances {
 };
 int nw_comm_instances(const struct nw_segment *seg, struct nw_comm_instances *out);   /* 0, -1 oom */
 void nw_comm_instances_free(struct nw_comm_instances *ci);
+/* Captured ops of CUDA graphs the process never launched were never
+ * issued: the comm and peer positions end before them
+ * (graph_unlaunched.c); p's comms and peers are ci's. 0, -1 oom. */
+int nw_unlaunched_graphs(struct nw_proc *p, const struct nw_segment *seg, const struct nw_comm_instances *ci);
 
 /* split: a process of several ranks becomes one view per rank (rank_split.c). */
 int nw_load(const char *const *paths, size_t npaths, int max_threads, int split, struct nw_analysis *a,

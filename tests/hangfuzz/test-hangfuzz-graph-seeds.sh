@@ -33,13 +33,18 @@
 #     100594: a rank whose eager receive and all-reduce are queued behind
 #     its started, stuck replay (held up by the victim's host function
 #     before its own replay) waits, it was a STREAM_BLOCKED culprit
+#   graph-nolaunch per step on TP pairs and DP groups: 100555 (rank 2
+#     captured its step's graph, TP ring + DP ReduceScatter, and never
+#     launched it, then issued the world AllReduce: its captured ops count
+#     as never issued, and the replays every member started wait for the
+#     member held on the graph's other comm; was TRANSPORT_STALL)
 # The corpus holds two more (cases.txt: graph-ring-hostfn, 100021;
 # graph-tp-world-skip, 100003).
 . "$NW_ROOT/tests/lib.sh"
 seeds="100004 100010 100059 100071 100012 100031 100020 100108 100066 100011 100019
        100119 100068 100054 100058 100163 100252 104965 100007 100015 100215 100219
        100000 100009 100023 100032 100040 100001 100017 100002 100101 100128 100319 100270
-       100594"
+       100594 100555"
 # shellcheck disable=SC2086
 sh "$NW_ROOT/tests/hangfuzz/run-seeds.sh" $seeds > "$T/out" 2>&1
 st=$?
