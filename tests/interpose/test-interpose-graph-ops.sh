@@ -6,9 +6,9 @@
 # (#7, waiting for rank 1). With the per-op events (the default), rank 0's
 # file says so: `show` prints "replay 1 of graph #G: op 3 of 5 STARTED" and
 # ops 1-2 COMPLETED, 4-5 ENQUEUED; `status` names the op; the trace JSON
-# (`diagnose --trace`) carries replay_op 3 (NCCLWATCH_GRAPH_OP_EVENTS=1; off
-# by default for now). NCCLWATCH_GRAPH_OP_EVENTS=0 adds no event-record
-# node: the replay says nothing of its ops.
+# (`diagnose --trace`) carries replay_op 3; NCCLWATCH_GRAPH_OP_EVENTS=1
+# says the same. NCCLWATCH_GRAPH_OP_EVENTS=0 adds no event-record node: the
+# replay says nothing of its ops.
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/interpose/interpose-lib.sh"
 nw_use_sim
@@ -35,8 +35,8 @@ run() {
 	[ -f "$T/$_job.seg0" ] || fail "$_job: no file for rank 0"
 }
 
-note "graph-ops: rank 0's replay 1 stands in op 3 of 5"
-run ops NCCLWATCH_GRAPH_OP_EVENTS=1
+note "graph-ops: rank 0's replay 1 stands in op 3 of 5 (per-op events by default)"
+run ops
 cat "$T/ops.out"
 grep 'GraphLaunch\|replay 1 of' "$T/ops.seg0"
 assert_no_grep 'ncclwatch: .*(error|failed|not recorded)' "$T/ops.out"
@@ -53,6 +53,11 @@ assert_grep "op 3 of 5 STARTED" "$T/diagnose.json"
 assert_grep "ncclwatch: stall: rank=0 .*op=GraphLaunch seq=1 .*graph=#[0-9]+ first=AllReduce in_op=3/5 state=STARTED " "$T/ops.out"
 assert_grep '"replay_op": ?3' "$T/trace.json"
 assert_grep '"replay_op_state": ?"STARTED"' "$T/trace.json"
+kill -KILL "-$NW_PID" 2>/dev/null
+
+note "graph-ops, NCCLWATCH_GRAPH_OP_EVENTS=1: the same"
+run on NCCLWATCH_GRAPH_OP_EVENTS=1
+assert_grep '^    replay 1 of graph #[0-9]+: op 3 of 5 STARTED; ops: 1=COMPLETED 2=COMPLETED 3=STARTED 4=ENQUEUED 5=ENQUEUED$' "$T/on.seg0"
 kill -KILL "-$NW_PID" 2>/dev/null
 
 note "graph-ops, NCCLWATCH_GRAPH_OP_EVENTS=0: no per-op state"
