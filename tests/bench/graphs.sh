@@ -26,7 +26,8 @@
 #     counters: pairs per launch ((ops_tracked - eager ops) / graph_launches,
 #     goal 1), records per pair (event_records / ops_tracked, goal 2),
 #     events created per launch in steady state ((created(20000) -
-#     created(2000)) / (launches(20000) - launches(2000)), goal 0).
+#     created(2000)) / (launches(20000) - launches(2000)), goal 0), at the
+#     default poll (100 ms) and at NCCLWATCH_POLL_MS=5.
 set -u
 : "${NW_ROOT:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$NW_ROOT/tests/lib.sh"
@@ -82,7 +83,7 @@ if command -v valgrind > /dev/null && command -v callgrind_annotate > /dev/null;
 		echo "$(irt $n $l) $(irt $n $((2 * l))) $(irt $n $l lib) $(irt $n $((2 * l)) lib)" | awk -v n=$n -v l=$l '{
 			# the bench launches L twice (warm-up + one round)
 			k = 2 * l; plain = ($3 - $1) / k; watched = ($7 - $5) / k; sim = (($8 - $6) - ($4 - $2)) / k
-			printf "  %d captured op(s): plain %.0f, watched %.0f, added %.0f, of which %.0f inside the simulated\n", n, plain, watched, watched - plain, sim
+			printf "  %d captured op(s): plain %.0f, watched (GRAPH_OP_EVENTS=0) %.0f, added %.0f, of which %.0f inside the simulated\n", n, plain, watched, watched - plain, sim
 			printf "    driver'"'"'s cuEventRecord/cuEventCreate and event-record node replays (the rest: lookup, record, pool, ncclwatch'"'"'s own)\n" }'
 		echo "$(irt $n $l lib 1) $(irt $n $((2 * l)) lib 1)" | awk -v n=$n -v l=$l '{
 			printf "    NCCLWATCH_GRAPH_OP_EVENTS=1 (the default): watched %.0f\n", ($3 - $1) / (2 * l) }'
@@ -91,10 +92,10 @@ else
 	echo "instructions per launch: valgrind or callgrind_annotate not installed"
 fi
 
-# counters REPLAYS [OP_EVENTS]: "launches pairs records created" summed over the ranks
+# counters REPLAYS OP_EVENTS POLL_MS: "launches pairs records created" summed over the ranks
 counters() {
 	rm -rf "$NCCLWATCH_DIR" "$NCCLSIM_DIR"; mkdir -p "$NCCLSIM_DIR"
-	NCCLWATCH_GRAPH_OP_EVENTS=${2:-1} NCCLWATCH_KEEP=1 NCCLWATCH_JOB=benchg SCENARIO_GRAPH_REPLAYS=$1 LD_PRELOAD="$NW_LIB" \
+	NCCLWATCH_GRAPH_OP_EVENTS=$2 NCCLWATCH_POLL_MS=$3 NCCLWATCH_KEEP=1 NCCLWATCH_JOB=benchg SCENARIO_GRAPH_REPLAYS=$1 LD_PRELOAD="$NW_LIB" \
 		"$sc" --case graph-replay --nranks 2 > "$T/g.out" 2>&1 || { echo "0 0 0 0"; return; }
 	"$NW_CLI" show "$NCCLWATCH_DIR/benchg" 2>/dev/null | awk '
 		function val(key,    i, kv) {
@@ -104,9 +105,10 @@ counters() {
 		$1 == "graph_launches" { L += $2 }
 		END { print L + 0, P + 0, R + 0, C + 0 }'
 }
-for ev in 1 0; do
-a=$(counters 2000 $ev); b=$(counters 20000 $ev)
-echo "events per launch: scenario graph-replay, 2 ranks, 2,000 and 20,000 replays (sums over the ranks), NCCLWATCH_GRAPH_OP_EVENTS=$ev:"
+for ev_poll in "1 100" "0 100" "1 5" "0 5"; do
+set -- $ev_poll
+a=$(counters 2000 $1 $2); b=$(counters 20000 $1 $2)
+echo "events per launch: scenario graph-replay, 2 ranks, 2,000 and 20,000 replays (sums over the ranks), NCCLWATCH_GRAPH_OP_EVENTS=$1 NCCLWATCH_POLL_MS=$2:"
 echo "$a $b" | awk '{
 	# each rank also tracks 6 eager AllReduces (4 warm-up, 2 after)
 	printf "  2,000: launches %d, pairs %d, records %d, created %d; 20,000: launches %d, pairs %d, records %d, created %d\n", $1, $2, $3, $4, $5, $6, $7, $8
@@ -115,4 +117,5 @@ echo "$a $b" | awk '{
 done
 # (the graph's per-op events are made once, at capture; "created" is the
 # launch pairs' pool, which grows to the launches queued between two of
-# the watchdog's polls: that varies from run to run, with or without them)
+# the watchdog's polls: at the default 100 ms that varies from run to run,
+# with or without per-op events; polled every 5 ms the pool stops growing)
