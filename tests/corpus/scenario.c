@@ -927,7 +927,8 @@ static int case_graph_hostfn(struct sc *c)
  * replay 1 has ops 1-2 COMPLETED, op 3 STARTED, ops 4-5 ENQUEUED.
  * Reached as graph-replay with SCENARIO_GRAPH_OPS=1 (no corpus row: the
  * verdict, STREAM_BLOCKED of rank 1, needs the engine to see the host
- * function; today it says TRANSPORT_STALL). */
+ * function; today it says TRANSPORT_STALL). SCENARIO_GRAPH_OPS=group:
+ * #5 and #6 are captured in one group (the same ops, one launch). */
 static void CUDA_CB maybe_stuck_host_function(void *arg)
 {
 	if (arg)
@@ -940,9 +941,14 @@ static int case_graph_ops(struct sc *c)
 	warm(c, &c->world, 1, c->s, WARM);
 	CUgraph graph = NULL;
 	CUgraphExec exec = NULL;
+	int grouped = !strcmp(getenv("SCENARIO_GRAPH_OPS"), "group");
 	cuda_ok(c, cuStreamBeginCapture(c->s2, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
+	if (grouped)
+		nccl_ok(c, ncclGroupStart(), "ncclGroupStart");
 	allreduce(c, c->world, c->s2);
 	allreduce(c, c->world, c->s2);
+	if (grouped)
+		nccl_ok(c, ncclGroupEnd(), "ncclGroupEnd");
 	cuda_ok(c, cuLaunchHostFunc(c->s2, maybe_stuck_host_function, c->rank == 1 ? (void *)c : NULL),
 	        "cuLaunchHostFunc");
 	for (int i = 0; i < 3; i++)
