@@ -37,6 +37,7 @@ struct nw_evpool *nw_evpool_for(CUcontext ctx)
 		p = &nw_pools[n];
 		p->ctx = ctx;
 		atomic_store_explicit(&p->free, NULL, memory_order_relaxed);
+		atomic_store_explicit(&p->sink, NULL, memory_order_relaxed);
 		atomic_store_explicit(&nw_pool_count, n + 1, memory_order_release);
 	}
 	pthread_mutex_unlock(&nw_pool_lock);
@@ -127,6 +128,24 @@ void nw_track_give_back(struct nw_track *t)
 	t->opev = NULL;
 	t->opdone = 0;
 	push_list(t->pool, t, t);
+}
+
+CUevent nw_evpool_sink(struct nw_evpool *pool)
+{
+	CUevent e = atomic_load_explicit(&pool->sink, memory_order_acquire);
+	if (e)
+		return e;
+	pthread_mutex_lock(&nw_pool_lock);
+	e = atomic_load_explicit(&pool->sink, memory_order_relaxed);
+	CUevent made = NULL;
+	if (!e && nw_cu.cuEventCreate(&made, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS && made) {
+		e = made;
+		atomic_store_explicit(&pool->sink, e, memory_order_release);
+		if (nw_seg.hdr)
+			atomic_fetch_add_explicit(&nw_seg.hdr->events_created, 1, memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&nw_pool_lock);
+	return e;
 }
 
 void nw_evpool_reset_after_fork(void)

@@ -51,6 +51,7 @@ struct nw_track {
 struct nw_evpool {
 	CUcontext ctx;
 	_Atomic(struct nw_track *) free;
+	_Atomic(CUevent) sink;        /* recorded by graph nodes nobody reads (graphs.h); never destroyed */
 };
 
 /* The pool of context `ctx` (made on first use); NULL if the table is full. */
@@ -65,6 +66,12 @@ void nw_track_untake(struct nw_track *t);
 
 /* The watchdog gives a finished track back to its pool. */
 void nw_track_give_back(struct nw_track *t);
+
+/* The pool's sink event (made at first use, the current context must be
+ * the pool's): what an event-record node whose event nobody reads
+ * records. Never given back, so no node of a live graph can ever record
+ * an event that tracks something else. NULL if it cannot be created. */
+CUevent nw_evpool_sink(struct nw_evpool *pool);
 
 /* Fork child: the parent's contexts and events are gone. */
 void nw_evpool_reset_after_fork(void);

@@ -27,8 +27,9 @@ static struct nw_graph_exec execs[NW_GRAPH_EXECS];
 static uint32_t execs_used;      /* live entries (under lock) */
 static int warned;               /* under lock */
 static int graphs_lost;          /* under lock: a graph holding NCCL ops may be missing from the table */
+static atomic_int sink_warned;
 _Atomic int nw_graphs_seen;
-static int op_events = -1;       /* NCCLWATCH_GRAPH_OP_EVENTS: 1 on, else off (default); -1 not read */
+int nw_graph_op_events;
 
 void nw_graph_opev_unref(struct nw_graph_opev *s)
 {
@@ -87,9 +88,9 @@ static struct nw_graph *graph_find_locked(CUgraph g)
 	return NULL;
 }
 
-int nw_graph_captured(uint64_t stream, uint64_t ticket1)
+uint32_t nw_graph_captured(uint64_t stream, uint64_t ticket1)
 {
-	int tied = 0;
+	uint32_t tied = 0;
 	struct nw_seg_op *rec = nw_ring_find(ticket1);
 	if (!rec)
 		return 0;
@@ -133,48 +134,55 @@ int nw_graph_captured(uint64_t stream, uint64_t ticket1)
 	}
 	if (e->nops < NW_GRAPH_OPS)
 		e->ops[e->nops] = op;
-	e->nops++;
-	tied = 1;
+	if (e->nops < UINT32_MAX - 1)
+		tied = ++e->nops;
 	atomic_store_explicit(&nw_graphs_seen, 1, memory_order_release);
 out:
 	pthread_mutex_unlock(&lock);
 	return tied;
 }
 
-void nw_graph_op_issued(uint64_t stream)
+/* Op op1 - 1 of graph entry e records an event of its own (the lock is
+ * held, the op's stream is capturing into e): 1 done, 0 it cannot. */
+static int op_event_locked(struct nw_graph *e, uint32_t op1, CUstream s)
 {
-	if (op_events < 0) {
-		const char *v = getenv("NCCLWATCH_GRAPH_OP_EVENTS");
-		/* off by default until the nodes are added to every capture
-		 * alike: a graph captured past the table's bound gets none, and
-		 * cuGraphExecUpdate between graphs of unequal node counts fails */
-		op_events = v && v[0] == '1' && !v[1];
-	}
-	if (!op_events || !nw_cuda_capture_info || !nw_cu.cuEventRecordWithFlags)
-		return;
-	CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-	cuuint64_t id = 0;
-	CUgraph g = NULL;
-	if (nw_cuda_capture_info((CUstream)(uintptr_t)stream, &status, &id, &g) != CUDA_SUCCESS ||
-	    status != CU_STREAM_CAPTURE_STATUS_ACTIVE || !g)
-		return;
-	pthread_mutex_lock(&lock);
-	struct nw_graph *e = graph_find_locked(g);
-	uint32_t i = e ? e->nops - 1 : 0;       /* this op: the last one nw_graph_captured added */
-	if (!e || e->capture_id != id || !e->nops || i >= NW_GRAPH_OP_EVENTS)
-		goto out;                           /* past the bound: later ops have no event */
+	uint32_t i = op1 - 1;
+	if (!op1 || i >= NW_GRAPH_OP_EVENTS)
+		return 0;                           /* past the bound: the sink */
 	if (!e->opev && (e->opev = calloc(1, sizeof *e->opev)))
 		atomic_store_explicit(&e->opev->refs, 1, memory_order_relaxed);   /* the graph's */
 	if (!e->opev || e->opev->ev[i])
-		goto out;
-	struct nw_track *t = nw_track_external((CUstream)(uintptr_t)stream);
-	if (t) {
-		e->opev->ev[i] = t;
-		if (e->opev->n <= i)
-			e->opev->n = i + 1;
-	}
-out:
+		return 0;
+	struct nw_track *t = nw_track_external(s);
+	if (!t)
+		return 0;
+	e->opev->ev[i] = t;
+	if (e->opev->n <= i)
+		e->opev->n = i + 1;
+	return 1;
+}
+
+void nw_graph_op_issued(uint64_t stream, uint32_t op1)
+{
+	if (!nw_graph_op_events)
+		return;
+	CUstream s = (CUstream)(uintptr_t)stream;
+	CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+	cuuint64_t id = 0;
+	CUgraph g = NULL;
+	if (nw_cuda_capture_info(s, &status, &id, &g) != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_ACTIVE ||
+	    !g)
+		return;                             /* invalidated: the graph will never exist */
+	pthread_mutex_lock(&lock);
+	struct nw_graph *e = op1 ? graph_find_locked(g) : NULL;
+	int done = e && e->capture_id == id && op1 <= e->nops && op_event_locked(e, op1, s);
 	pthread_mutex_unlock(&lock);
+	/* Not followed, or no event of its own: the node all the same, so
+	 * this graph has the topology of every other capture of its code. */
+	if (!done && !nw_track_sink(s) && !atomic_exchange(&sink_warned, 1))
+		nw_log("cannot add an event-record node after a captured NCCL op: cuGraphExecUpdate "
+		       "between this graph and another capture of the same code may fail "
+		       "(NCCLWATCH_GRAPH_OP_EVENTS=0 adds none)");
 }
 
 /* The exec runs g's ops from its next launch on: replays count from 1
@@ -196,6 +204,11 @@ static void exec_insert_locked(uintptr_t key, const struct nw_graph *g)
 {
 	if (execs_used >= NW_GRAPH_EXECS / 4 * 3) {
 		untracked("more than 768 executable CUDA graphs hold NCCL ops at once");
+		/* Its nodes record g's events at every launch: they must never
+		 * go back to the pool (another op would read this exec's
+		 * records). A reference nobody drops. */
+		if (g->opev)
+			nw_graph_opev_ref(g->opev);
 		return;
 	}
 	uint32_t i = exec_hash(key);
@@ -303,6 +316,8 @@ void nw_graph_reset_after_fork(void)
 	}
 	execs_used = 0;
 	warned = 0;
+	atomic_store(&sink_warned, 0);
 	graphs_lost = 0;
+	nw_graph_op_events = 0;            /* decided again when the child starts */
 	atomic_store(&nw_graphs_seen, 0);
 }

@@ -49,15 +49,23 @@ struct nw_graph_op {
 	uint8_t datatype;
 };
 
-/* NCCLWATCH_GRAPH_OP_EVENTS=1 (default off, see graphs.c): after each captured NCCL op
- * (outside a group) one event is recorded on the capturing stream with
- * CU_EVENT_RECORD_EXTERNAL, which adds an event-record node to the user's
- * graph right after the op; each replay re-records it, so the watchdog can
- * tell how far the newest replay got. The events of a graph (at most
- * NW_GRAPH_OP_EVENTS, its first ops) form one reference-counted set held
- * by the graph, by every executable graph instantiated or updated from it,
- * and by every launch the watchdog still follows; the last reference gives
- * the events back to their pool. */
+/* Per-op events (on unless NCCLWATCH_GRAPH_OP_EVENTS=0, decided once at
+ * start: nw_graph_op_events): after each captured NCCL op one event is
+ * recorded on the capturing stream with CU_EVENT_RECORD_EXTERNAL, which
+ * adds an event-record node to the user's graph right after the op; each
+ * replay re-records it, so the watchdog can tell how far the newest replay
+ * got. Ops of a group get one node per captured stream, after the group's
+ * ncclGroupEnd (they are launched together). Every captured op gets its
+ * node, whatever our tables hold, so two graphs of the same captured code
+ * always have the same topology (cuGraphExecUpdate between them works):
+ * - an op of a graph in the graph table, among its first
+ *   NW_GRAPH_OP_EVENTS ops, records an event of its own. The events of a
+ *   graph form one reference-counted set held by the graph, by every
+ *   executable graph instantiated or updated from it, and by every launch
+ *   the watchdog still follows; the last reference gives the events back
+ *   to their pool;
+ * - any other (past the table or the bound, or no event to spare) records
+ *   its context's sink event (evpool.h), which nobody reads. */
 #define NW_GRAPH_OP_EVENTS 64
 
 struct nw_track;
@@ -84,13 +92,21 @@ static inline void nw_graph_opev_ref(struct nw_graph_opev *s)
 }
 void nw_graph_opev_unref(struct nw_graph_opev *s);
 
-/* After the real NCCL call of an op nw_graph_captured tied to a graph
- * returned ncclSuccess: record its event on the capturing stream. */
-void nw_graph_op_issued(uint64_t stream);
+/* 1: captured ops get event-record nodes (set at start, watchdog.c, from
+ * NCCLWATCH_GRAPH_OP_EVENTS and what the driver offers; never changes
+ * while the process records, so every capture is treated alike). */
+extern NW_HIDDEN int nw_graph_op_events;
+
+/* After the real NCCL call of an op captured on `stream` returned
+ * ncclSuccess (a group: after its ncclGroupEnd, once per captured stream,
+ * op1 its last op there): add its event-record node. op1: what
+ * nw_graph_captured returned for it (0: not followed). */
+void nw_graph_op_issued(uint64_t stream, uint32_t op1);
 
 /* The op of record ticket1 was just recorded CAPTURED on `stream`: add it
- * to the graph being captured there. 1: it was (the op may get an event). */
-int nw_graph_captured(uint64_t stream, uint64_t ticket1);
+ * to the graph being captured there. Its index + 1 among the graph's ops,
+ * 0 if not followed. */
+uint32_t nw_graph_captured(uint64_t stream, uint64_t ticket1);
 
 /* After a successful cuGraphInstantiate* of `graph` into `exec`. */
 void nw_graph_instantiated(CUgraphExec exec, CUgraph graph);

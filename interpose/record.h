@@ -35,8 +35,9 @@ struct nw_op_desc {
 	int32_t root;                  /* root, or the peer of Send/Recv; -1 n/a */
 	uint16_t kind;                 /* enum nw_op_kind */
 	uint8_t datatype;
-	uint8_t captured;              /* out: recorded CAPTURED into a graph we follow (mark it after the call) */
+	uint8_t captured;              /* out: issued on a capturing stream (its event-record node follows it) */
 	uint32_t flags;                /* NW_OPF_* known from the arguments */
+	uint32_t graph_op1;            /* out: its index + 1 among its graph's ops, 0 not followed */
 	uint64_t seq;                  /* out: the sequence number the op took (0 none) */
 	struct nw_comm *comm;          /* out (nw_op_coll/p2p): the comm entry, NULL untracked */
 	struct nw_track *track;        /* out (nw_op_coll/p2p): its event pair, NULL none */
@@ -89,7 +90,7 @@ uint64_t nw_record_group(uint16_t kind, uint64_t gid, uint32_t depth, uint32_t s
 	if (__builtin_expect(r_ != ncclSuccess || (desc)->track != NULL, 0)) \
 		nw_op_after((desc)->track, (desc)->comm, t1_, r_); \
 	if (__builtin_expect((desc)->captured, 0) && r_ == ncclSuccess) \
-		nw_graph_op_issued((desc)->stream); \
+		nw_graph_op_issued((desc)->stream, (desc)->graph_op1); \
 	return r_; \
 } while (0)
 

@@ -91,8 +91,10 @@ static inline __attribute__((always_inline)) uint64_t op_begin(ncclComm_t comm, 
 	uint64_t t1 = write_op(c, d, seq, now, state, 0);
 	nw_group_took(c, !p2p ? NW_TAKEN_COLL : send ? NW_TAKEN_SEND : NW_TAKEN_RECV, p2p ? d->root : -1, t1,
 	              d->stream);
-	if (__builtin_expect(state == NW_ST_CAPTURED, 0) && t1)
-		d->captured = (uint8_t)nw_graph_captured(d->stream, t1);
+	if (__builtin_expect(state == NW_ST_CAPTURED, 0)) {
+		d->captured = 1;   /* followed or not: every captured op gets its node */
+		d->graph_op1 = t1 ? nw_graph_captured(d->stream, t1) : 0;
+	}
 	if (tr) {
 		nw_track_bind(tr, t1, c, seq, d->kind, d->root);
 		d->track = t1 ? tr : NULL;

@@ -45,6 +45,10 @@ struct nw_thread {
 	uint32_t group_track_count;
 	uint64_t group_streams[NW_GROUP_STREAMS];
 	struct nw_track *group_tracks[NW_GROUP_STREAMS];
+	/* Streams of the open group being captured: each gets an event-record
+	 * node after ncclGroupEnd (graphs.h), for its last op in its graph. */
+	uint8_t group_capturing[NW_GROUP_STREAMS];
+	uint32_t group_graph_op1[NW_GROUP_STREAMS];
 };
 
 extern NW_HIDDEN __thread struct nw_thread nw_tls __attribute__((tls_model("initial-exec")));

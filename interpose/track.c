@@ -83,6 +83,21 @@ struct nw_track *nw_track_external(CUstream s)
 	return t;
 }
 
+int nw_track_sink(CUstream s)
+{
+	CUcontext ctx = NULL;
+	if (!nw_cu.cuEventRecordWithFlags || nw_cu.cuStreamGetCtx(s, &ctx) != CUDA_SUCCESS || !ctx)
+		return 0;
+	int pushed = enter_ctx(ctx);
+	if (pushed < 0)
+		return 0;
+	struct nw_evpool *pool = nw_evpool_for(ctx);
+	CUevent sink = pool ? nw_evpool_sink(pool) : NULL;
+	int ok = sink && nw_cu.cuEventRecordWithFlags(sink, s, CU_EVENT_RECORD_EXTERNAL) == CUDA_SUCCESS;
+	leave_ctx(pushed);
+	return ok;
+}
+
 /* A pair begun on stream s; NULL if untracked (*captured set if it is
  * being captured). */
 static inline __attribute__((always_inline)) struct nw_track *begin_on(CUstream s, int *captured)
@@ -174,12 +189,15 @@ void nw_track_group_begin(void)
 		CUstream s = (CUstream)(uintptr_t)th->group_streams[i];
 		int captured;
 		struct nw_track *t = begin_on(s, &captured);
+		th->group_capturing[i] = (uint8_t)captured;
+		th->group_graph_op1[i] = 0;
 		if (!t) {
 			for (uint32_t k = 0; k < th->taken_count; k++)
 				if (th->taken[k].stream == th->group_streams[i]) {
 					nw_ring_set_state(th->taken[k].ticket1, captured ? NW_ST_CAPTURED : NW_ST_UNTRACKED);
 					if (captured && th->taken[k].ticket1)
-						nw_graph_captured(th->taken[k].stream, th->taken[k].ticket1);
+						th->group_graph_op1[i] = nw_graph_captured(th->taken[k].stream,
+						                                           th->taken[k].ticket1);
 				}
 			continue;
 		}
@@ -205,6 +223,13 @@ void nw_track_group_end(ncclResult_t r)
 		finish(t, r, th->group_nb_comm);
 	}
 	th->group_track_count = 0;
+	/* The group's ops were launched together: one node per captured
+	 * stream, after them (none when the call failed or returned
+	 * ncclInProgress: its kernels may not be in the graph yet). */
+	if (r == ncclSuccess && nw_tracking_on)
+		for (uint32_t i = 0; i < th->group_stream_count; i++)
+			if (th->group_capturing[i])
+				nw_graph_op_issued(th->group_streams[i], th->group_graph_op1[i]);
 }
 
 void nw_track_async_done(struct nw_comm *c)

@@ -32,6 +32,7 @@ struct config {
 	uint64_t timeout_ns;
 	char dump_dir[PATH_MAX];
 	int dump_dir_own;               /* NCCLWATCH_DUMP_DIR set: also for other hosts */
+	int graph_op_events;            /* NCCLWATCH_GRAPH_OP_EVENTS: 0 off, else on (graphs.h) */
 };
 
 static struct config cfg;
@@ -69,6 +70,10 @@ static void read_config(void)
 	const char *d = getenv("NCCLWATCH_DUMP_DIR");
 	cfg.dump_dir_own = d && *d;
 	snprintf(cfg.dump_dir, sizeof(cfg.dump_dir), "%s", cfg.dump_dir_own ? d : nw_seg.jobdir);
+	const char *g = getenv("NCCLWATCH_GRAPH_OP_EVENTS");
+	cfg.graph_op_events = !g || strcmp(g, "0") != 0;
+	if (g && *g && strcmp(g, "0") && strcmp(g, "1"))
+		nw_log("NCCLWATCH_GRAPH_OP_EVENTS=%s is neither 0 nor 1; using 1", g);
 }
 
 static void sleep_ms(uint32_t ms)
@@ -213,6 +218,10 @@ int nw_watchdog_start(void)
 		h->tracking = NW_TRACK_NO_DRIVER;
 	}
 	read_config();
+	/* Decided once, before the first record: every capture of this
+	 * process gets the nodes, or none does. */
+	nw_graph_op_events = cfg.graph_op_events && nw_tracking_on && nw_cuda_capture_info &&
+	                     nw_cu.cuEventRecordWithFlags;
 	h->poll_ms = cfg.poll_ms;
 	h->timeout_ms = (uint32_t)(cfg.timeout_ns / 1000000u);
 	nw_prom_setup(cfg.timeout_ns);

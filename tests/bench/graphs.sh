@@ -15,16 +15,19 @@
 #     by L; and how many of them ran inside the simulated driver's cu*
 #     functions (event record and create).
 #   capture cost: bench-graph 8 2000 9 capture, ns per captured op (begin,
-#     8 AllReduces, end, destroy), plain, watched (default) and watched
-#     with NCCLWATCH_GRAPH_OP_EVENTS=1 (one event-record node per op,
-#     recorded with the simulated driver's cuEventRecordWithFlags). The
-#     launch rows and instruction counts show both settings too.
+#     8 AllReduces, end, destroy), plain, watched with
+#     NCCLWATCH_GRAPH_OP_EVENTS=0 and watched by default (per-op events on:
+#     one event-record node per op, recorded with the simulated driver's
+#     cuEventRecordWithFlags). The launch rows and instruction counts show
+#     both settings too.
 #   events per launch: graph-replay jobs (2 ranks, a sync after each launch)
-#     of 2,000 and 20,000 replays, NCCLWATCH_KEEP=1, from each rank's
+#     of 2,000 and 20,000 replays, NCCLWATCH_KEEP=1, per-op events on (the
+#     default) and NCCLWATCH_GRAPH_OP_EVENTS=0, from each rank's
 #     counters: pairs per launch ((ops_tracked - eager ops) / graph_launches,
 #     goal 1), records per pair (event_records / ops_tracked, goal 2),
 #     events created per launch in steady state ((created(20000) -
-#     created(2000)) / (launches(20000) - launches(2000)), goal 0).
+#     created(2000)) / (launches(20000) - launches(2000)), goal 0), at the
+#     default poll (100 ms) and at NCCLWATCH_POLL_MS=5.
 set -u
 : "${NW_ROOT:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$NW_ROOT/tests/lib.sh"
@@ -47,19 +50,19 @@ w=$(NCCLSIM_NULL=1 NCCLWATCH_JOB=benchg LD_PRELOAD="$NW_LIB" "$ba" 1 1 20000 9 s
 row "eager ncclAllReduce, events (sim)" "$p" "$w"
 for n in 1 8 64; do
 	p=$(NCCLSIM_NULL=1 "$bg" $n 20000 9)
-	w=$(NCCLSIM_NULL=1 NCCLWATCH_JOB=benchg NCCLWATCH_GRAPH_OP_EVENTS=1 LD_PRELOAD="$NW_LIB" "$bg" $n 20000 9)
-	row "graph launch, $n op(s), GRAPH_OP_EVENTS=1" "$p" "$w"
-	o=$(NCCLSIM_NULL=1 NCCLWATCH_JOB=benchg LD_PRELOAD="$NW_LIB" "$bg" $n 20000 9)
-	row "graph launch, $n op(s) (default)" "$p" "$o"
+	w=$(NCCLSIM_NULL=1 NCCLWATCH_JOB=benchg LD_PRELOAD="$NW_LIB" "$bg" $n 20000 9)
+	row "graph launch, $n op(s) (default, op events)" "$p" "$w"
+	o=$(NCCLSIM_NULL=1 NCCLWATCH_JOB=benchg NCCLWATCH_GRAPH_OP_EVENTS=0 LD_PRELOAD="$NW_LIB" "$bg" $n 20000 9)
+	row "graph launch, $n op(s), GRAPH_OP_EVENTS=0" "$p" "$o"
 done
 # (with op events the simulated driver replays one event-record node per
 # op at every launch, in the calling thread: that is the difference)
 
-echo "capture cost: NCCLSIM_NULL=1 [LD_PRELOAD=$NW_LIB] [NCCLWATCH_GRAPH_OP_EVENTS=1] bench-graph 8 2000 9 capture"
+echo "capture cost: NCCLSIM_NULL=1 [LD_PRELOAD=$NW_LIB] [NCCLWATCH_GRAPH_OP_EVENTS=0] bench-graph 8 2000 9 capture"
 p=$(NCCLSIM_NULL=1 "$bg" 8 2000 9 capture)
 o=$(NCCLSIM_NULL=1 NCCLWATCH_JOB=benchg NCCLWATCH_GRAPH_OP_EVENTS=0 LD_PRELOAD="$NW_LIB" "$bg" 8 2000 9 capture)
-w=$(NCCLSIM_NULL=1 NCCLWATCH_JOB=benchg NCCLWATCH_GRAPH_OP_EVENTS=1 LD_PRELOAD="$NW_LIB" "$bg" 8 2000 9 capture)
-awk -v p="$p" -v o="$o" -v w="$w" 'BEGIN { printf "  ns per captured op: plain %.1f, watched (default) %.1f, watched with GRAPH_OP_EVENTS=1 %.1f (op events add %.1f)\n", p, o, w, w - o }'
+w=$(NCCLSIM_NULL=1 NCCLWATCH_JOB=benchg LD_PRELOAD="$NW_LIB" "$bg" 8 2000 9 capture)
+awk -v p="$p" -v o="$o" -v w="$w" 'BEGIN { printf "  ns per captured op: plain %.1f, watched with GRAPH_OP_EVENTS=0 %.1f, watched (default, op events) %.1f (op events add %.1f)\n", p, o, w, w - o }'
 
 if command -v valgrind > /dev/null && command -v callgrind_annotate > /dev/null; then
 	# irt NOPS LAUNCHES [lib]: "total in_sim_driver" of the calling thread
@@ -80,19 +83,19 @@ if command -v valgrind > /dev/null && command -v callgrind_annotate > /dev/null;
 		echo "$(irt $n $l) $(irt $n $((2 * l))) $(irt $n $l lib) $(irt $n $((2 * l)) lib)" | awk -v n=$n -v l=$l '{
 			# the bench launches L twice (warm-up + one round)
 			k = 2 * l; plain = ($3 - $1) / k; watched = ($7 - $5) / k; sim = (($8 - $6) - ($4 - $2)) / k
-			printf "  %d captured op(s): plain %.0f, watched %.0f, added %.0f, of which %.0f inside the simulated\n", n, plain, watched, watched - plain, sim
+			printf "  %d captured op(s): plain %.0f, watched (GRAPH_OP_EVENTS=0) %.0f, added %.0f, of which %.0f inside the simulated\n", n, plain, watched, watched - plain, sim
 			printf "    driver'"'"'s cuEventRecord/cuEventCreate and event-record node replays (the rest: lookup, record, pool, ncclwatch'"'"'s own)\n" }'
 		echo "$(irt $n $l lib 1) $(irt $n $((2 * l)) lib 1)" | awk -v n=$n -v l=$l '{
-			printf "    NCCLWATCH_GRAPH_OP_EVENTS=1: watched %.0f\n", ($3 - $1) / (2 * l) }'
+			printf "    NCCLWATCH_GRAPH_OP_EVENTS=1 (the default): watched %.0f\n", ($3 - $1) / (2 * l) }'
 	done
 else
 	echo "instructions per launch: valgrind or callgrind_annotate not installed"
 fi
 
-# counters REPLAYS: "launches pairs records created" summed over the ranks
+# counters REPLAYS OP_EVENTS POLL_MS: "launches pairs records created" summed over the ranks
 counters() {
 	rm -rf "$NCCLWATCH_DIR" "$NCCLSIM_DIR"; mkdir -p "$NCCLSIM_DIR"
-	NCCLWATCH_KEEP=1 NCCLWATCH_JOB=benchg SCENARIO_GRAPH_REPLAYS=$1 LD_PRELOAD="$NW_LIB" \
+	NCCLWATCH_GRAPH_OP_EVENTS=$2 NCCLWATCH_POLL_MS=$3 NCCLWATCH_KEEP=1 NCCLWATCH_JOB=benchg SCENARIO_GRAPH_REPLAYS=$1 LD_PRELOAD="$NW_LIB" \
 		"$sc" --case graph-replay --nranks 2 > "$T/g.out" 2>&1 || { echo "0 0 0 0"; return; }
 	"$NW_CLI" show "$NCCLWATCH_DIR/benchg" 2>/dev/null | awk '
 		function val(key,    i, kv) {
@@ -102,10 +105,17 @@ counters() {
 		$1 == "graph_launches" { L += $2 }
 		END { print L + 0, P + 0, R + 0, C + 0 }'
 }
-a=$(counters 2000); b=$(counters 20000)
-echo "events per launch: scenario graph-replay, 2 ranks, 2,000 and 20,000 replays (sums over the ranks):"
+for ev_poll in "1 100" "0 100" "1 5" "0 5"; do
+set -- $ev_poll
+a=$(counters 2000 $1 $2); b=$(counters 20000 $1 $2)
+echo "events per launch: scenario graph-replay, 2 ranks, 2,000 and 20,000 replays (sums over the ranks), NCCLWATCH_GRAPH_OP_EVENTS=$1 NCCLWATCH_POLL_MS=$2:"
 echo "$a $b" | awk '{
 	# each rank also tracks 6 eager AllReduces (4 warm-up, 2 after)
 	printf "  2,000: launches %d, pairs %d, records %d, created %d; 20,000: launches %d, pairs %d, records %d, created %d\n", $1, $2, $3, $4, $5, $6, $7, $8
 	printf "  pairs per launch %.3f (goal 1), records per pair %.3f (goal 2), created per launch in steady state %.4f (goal 0)\n",
 	       ($6 - 12) / ($5 > 0 ? $5 : 1), $7 / ($6 > 0 ? $6 : 1), ($8 - $4) / ($5 - $1 > 0 ? $5 - $1 : 1) }'
+done
+# (the graph's per-op events are made once, at capture; "created" is the
+# launch pairs' pool, which grows to the launches queued between two of
+# the watchdog's polls: at the default 100 ms that varies from run to run,
+# with or without per-op events; polled every 5 ms the pool stops growing)

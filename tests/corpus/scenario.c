@@ -700,14 +700,15 @@ static int case_graph_count(struct sc *c)
 
 static void CUDA_CB empty_host_function(void *arg) { (void)arg; }
 
-/* An update that must fail: the exec holds one node (AllReduce #5), this
- * graph two host functions. CUDA refuses it and leaves the exec as it was. */
+/* An update that must fail: the exec holds AllReduce #5 (one node, two
+ * with ncclwatch's event-record node after it), this graph three host
+ * functions. CUDA refuses it and leaves the exec as it was. */
 static void update_topology_changed(struct sc *c, const struct graph_api *api, CUgraphExec exec)
 {
 	CUgraph other = NULL;
 	CUgraphExecUpdateResult result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
 	cuda_ok(c, cuStreamBeginCapture(c->s2, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		cuda_ok(c, cuLaunchHostFunc(c->s2, empty_host_function, NULL), "cuLaunchHostFunc");
 	cuda_ok(c, api->end_capture(c->s2, &other), "cuStreamEndCapture");
 	CUresult r = graph_update(api, exec, other, &result);
@@ -776,8 +777,12 @@ static int case_graph_update(struct sc *c)
  * exec runs from then on. Every rank does the same; the graphs go at the
  * end. */
 #define GRAPH_FILL 255
+static int case_graph_update_past(struct sc *c);
+
 static int case_graph_update_lost(struct sc *c)
 {
+	if (getenv("SCENARIO_GRAPH_PAST"))   /* tests/interpose/test-interpose-graph-past.sh */
+		return case_graph_update_past(c);
 	init_world(c);
 	warm(c, &c->world, 1, c->s, WARM);
 	CUgraph graph = NULL, next = NULL, fill[GRAPH_FILL];
@@ -804,6 +809,89 @@ static int case_graph_update_lost(struct sc *c)
 	cuda_ok(c, cuGraphDestroy(next), "cuGraphDestroy");
 	cuda_ok(c, cuGraphDestroy(graph), "cuGraphDestroy");
 	for (int i = 0; i < GRAPH_FILL; i++)
+		cuda_ok(c, cuGraphDestroy(fill[i]), "cuGraphDestroy");
+	warm(c, &c->world, 1, c->s, 2);
+	finish(c);
+	return 0;
+}
+
+/* The code every graph of graph-update-past captures on s2: AllReduce, a
+ * group of two, then GRAPH_WIDE_TAIL more (69 ops: past the library's 64
+ * per-op events of a graph). Its node count. */
+#define GRAPH_WIDE_TAIL 66
+static CUgraph capture_wide(struct sc *c, const char *which)
+{
+	CUgraph g = NULL;
+	size_t nodes = 0;
+	cuda_ok(c, cuStreamBeginCapture(c->s2, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
+	allreduce(c, c->world, c->s2);
+	nccl_ok(c, ncclGroupStart(), "ncclGroupStart");
+	allreduce(c, c->world, c->s2);
+	allreduce(c, c->world, c->s2);
+	nccl_ok(c, ncclGroupEnd(), "ncclGroupEnd");
+	for (int i = 0; i < GRAPH_WIDE_TAIL; i++)
+		allreduce(c, c->world, c->s2);
+	cuda_ok(c, cuStreamEndCapture(c->s2, &g), "cuStreamEndCapture");
+	cuda_ok(c, cuGraphGetNodes(g, NULL, &nodes), "cuGraphGetNodes");
+	line("rank %d: graph %s: %zu nodes", c->rank, which, nodes);
+	return g;
+}
+
+/* Healthy (SCENARIO_GRAPH_PAST=1 scenario graph-update-lost): graphs of one
+ * code captured while the library's graph table (256) has room and while it
+ * is full must be alike, or cuGraphExecUpdate between them fails. Graph A
+ * (in the table) is instantiated and launched; 255 graphs of one AllReduce
+ * fill the table (each launched once: a collective never launched holds
+ * the later ones up); graph P (past the table) is instantiated and
+ * launched; A's exec is updated from another graph past the table, P's
+ * (once a fill graph is destroyed) from one in the table; both launched
+ * again. Every update must succeed. */
+static int case_graph_update_past(struct sc *c)
+{
+	init_world(c);
+	warm(c, &c->world, 1, c->s, WARM);
+	CUgraph fill[GRAPH_FILL];
+	CUgraph in = capture_wide(c, "in the table");
+	CUgraphExec exec_in = NULL, exec_past = NULL;
+	cuda_ok(c, cuGraphInstantiateWithFlags(&exec_in, in, 0), "cuGraphInstantiateWithFlags");
+	cuda_ok(c, cuGraphLaunch(exec_in, c->s), "cuGraphLaunch");
+	sync_stream(c, c->s);
+	for (int i = 0; i < GRAPH_FILL; i++) {
+		cuda_ok(c, cuStreamBeginCapture(c->s2, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
+		allreduce(c, c->world, c->s2);
+		cuda_ok(c, cuStreamEndCapture(c->s2, &fill[i]), "cuStreamEndCapture");
+		CUgraphExec once = NULL;
+		cuda_ok(c, cuGraphInstantiateWithFlags(&once, fill[i], 0), "cuGraphInstantiateWithFlags");
+		cuda_ok(c, cuGraphLaunch(once, c->s), "cuGraphLaunch");
+		sync_stream(c, c->s);
+		cuda_ok(c, cuGraphExecDestroy(once), "cuGraphExecDestroy");
+	}
+	CUgraph past = capture_wide(c, "past the table");
+	cuda_ok(c, cuGraphInstantiateWithFlags(&exec_past, past, 0), "cuGraphInstantiateWithFlags");
+	cuda_ok(c, cuGraphLaunch(exec_past, c->s), "cuGraphLaunch");
+	sync_stream(c, c->s);
+	CUgraph past2 = capture_wide(c, "past the table, for the update");
+	CUgraphExecUpdateResultInfo info = { .result = CU_GRAPH_EXEC_UPDATE_ERROR };
+	CUresult r = cuGraphExecUpdate(exec_in, past2, &info);
+	line("rank %d: update of the exec of a graph in the table from one past it: %d (result %d)", c->rank, (int)r,
+	     (int)info.result);
+	cuda_ok(c, r, "cuGraphExecUpdate");
+	cuda_ok(c, cuGraphLaunch(exec_in, c->s), "cuGraphLaunch");
+	sync_stream(c, c->s);
+	cuda_ok(c, cuGraphDestroy(fill[0]), "cuGraphDestroy");   /* room for one */
+	CUgraph in2 = capture_wide(c, "in the table, for the update");
+	r = cuGraphExecUpdate(exec_past, in2, &info);
+	line("rank %d: update of the exec of a graph past the table from one in it: %d (result %d)", c->rank, (int)r,
+	     (int)info.result);
+	cuda_ok(c, r, "cuGraphExecUpdate");
+	cuda_ok(c, cuGraphLaunch(exec_past, c->s), "cuGraphLaunch");
+	sync_stream(c, c->s);
+	cuda_ok(c, cuGraphExecDestroy(exec_in), "cuGraphExecDestroy");
+	cuda_ok(c, cuGraphExecDestroy(exec_past), "cuGraphExecDestroy");
+	CUgraph all[] = { in, past, past2, in2 };
+	for (int i = 0; i < 4; i++)
+		cuda_ok(c, cuGraphDestroy(all[i]), "cuGraphDestroy");
+	for (int i = 1; i < GRAPH_FILL; i++)
 		cuda_ok(c, cuGraphDestroy(fill[i]), "cuGraphDestroy");
 	warm(c, &c->world, 1, c->s, 2);
 	finish(c);
@@ -839,7 +927,8 @@ static int case_graph_hostfn(struct sc *c)
  * replay 1 has ops 1-2 COMPLETED, op 3 STARTED, ops 4-5 ENQUEUED.
  * Reached as graph-replay with SCENARIO_GRAPH_OPS=1 (no corpus row: the
  * verdict, STREAM_BLOCKED of rank 1, needs the engine to see the host
- * function; today it says TRANSPORT_STALL). */
+ * function; today it says TRANSPORT_STALL). SCENARIO_GRAPH_OPS=group:
+ * #5 and #6 are captured in one group (the same ops, one launch). */
 static void CUDA_CB maybe_stuck_host_function(void *arg)
 {
 	if (arg)
@@ -852,9 +941,14 @@ static int case_graph_ops(struct sc *c)
 	warm(c, &c->world, 1, c->s, WARM);
 	CUgraph graph = NULL;
 	CUgraphExec exec = NULL;
+	int grouped = !strcmp(getenv("SCENARIO_GRAPH_OPS"), "group");
 	cuda_ok(c, cuStreamBeginCapture(c->s2, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
+	if (grouped)
+		nccl_ok(c, ncclGroupStart(), "ncclGroupStart");
 	allreduce(c, c->world, c->s2);
 	allreduce(c, c->world, c->s2);
+	if (grouped)
+		nccl_ok(c, ncclGroupEnd(), "ncclGroupEnd");
 	cuda_ok(c, cuLaunchHostFunc(c->s2, maybe_stuck_host_function, c->rank == 1 ? (void *)c : NULL),
 	        "cuLaunchHostFunc");
 	for (int i = 0; i < 3; i++)

@@ -3,7 +3,8 @@
 # SCENARIO_GRAPH_SHORT=1 (rank 1 launches the graph holding AllReduce #5 9
 # times, rank 0 10 times and waits in replay 10):
 # - `status`: each rank's last op is the launch, with its graph:
-#   last=GraphLaunch#10(graph#5:AllReduce) for rank 0, #9 for rank 1;
+#   last=GraphLaunch#10(graph#5:AllReduce) for rank 0 (with "(op 1 of 1
+#   STARTED)" once it started: per-op events are on), #9 for rank 1;
 # - `diagnose`: the verdict's op line names the replay and the graph;
 # - `diagnose --json`: the verdict has op AllReduce, seq 5, replay 10 and
 #   validates against docs/diagnose.schema.json;
@@ -29,7 +30,7 @@ dir="$NCCLWATCH_DIR/views"
 
 "$NW_CLI" status "$dir" > "$T/status.txt" 2>&1
 cat "$T/status.txt"
-assert_grep '^[^ ]+ [0-9]+ 0 .* last=GraphLaunch#10\(graph#5:AllReduce\)@[0-9a-f]{16} state=(ENQUEUED|STARTED) ' "$T/status.txt"
+assert_grep '^[^ ]+ [0-9]+ 0 .* last=GraphLaunch#10\(graph#5:AllReduce\)(\(op 1 of 1 STARTED\))?@[0-9a-f]{16} state=(ENQUEUED|STARTED) ' "$T/status.txt"
 assert_grep '^[^ ]+ [0-9]+ 1 .* last=GraphLaunch#9\(graph#5:AllReduce\)@[0-9a-f]{16} state=COMPLETED ' "$T/status.txt"
 
 "$NW_CLI" diagnose "$dir" > "$T/diagnose.txt" 2>&1

@@ -70,6 +70,7 @@ static const struct proc_version proc_versions[] = {
 	{ "cuGraphExecDestroy", 10000, NULL, 0, NULL, 0 },
 	{ "cuGraphExecUpdate", 10020, "cuGraphExecUpdate_v2", 12000, NULL, 0 },
 	{ "cuGraphUpload", 11010, NULL, 0, NULL, 0 },
+	{ "cuGraphGetNodes", 10000, NULL, 0, NULL, 0 },
 	{ "cuLaunchHostFunc", 10000, NULL, 0, NULL, 0 },
 };
 

@@ -35,7 +35,8 @@
  * executable graph is left as it was. The work moves out of the graph as
  * at instantiation: a graph holding work that was instantiated (or used
  * for an update) cannot be used again (CUDA_ERROR_NOT_SUPPORTED).
- * cuGraphUpload checks its handles and runs nothing.
+ * cuGraphUpload checks its handles and runs nothing. cuGraphGetNodes gives
+ * a graph's node count (no node handles).
  *
  * The graph a capture builds exists from cuStreamBeginCapture on (as in
  * CUDA, where cuStreamGetCaptureInfo names it); it becomes a valid handle
@@ -584,6 +585,27 @@ SIM_API CUresult cuGraphDestroy(CUgraph hGraph)
 	struct sim_graph *g = (struct sim_graph *)hGraph;
 	drop_items(g->items); /* captured, never instantiated */
 	free(g);
+	return CUDA_SUCCESS;
+}
+
+/* The node count (nodes NULL) a test compares; the simulation's nodes
+ * have no handles to give. */
+SIM_API CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes)
+{
+	SIM_REQUIRE_INIT();
+	if (!numNodes)
+		return CUDA_ERROR_INVALID_VALUE;
+	sim_registry_lock();
+	int known = hGraph && sim_registry_has(SIM_KIND_GRAPH, hGraph);
+	size_t n = known ? ((struct sim_graph *)hGraph)->nodes : 0;
+	sim_registry_unlock();
+	if (!known)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (nodes) {
+		sim_warn("cuGraphGetNodes: the simulation's nodes have no handles (pass nodes=NULL for the count)");
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	*numNodes = n;
 	return CUDA_SUCCESS;
 }
 

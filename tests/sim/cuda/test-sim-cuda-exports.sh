@@ -23,7 +23,7 @@ for name in cuInit cuDriverGetVersion cuDeviceGet cuDeviceGetCount cuDeviceGetNa
 	cuEventRecord_ptsz cuStreamWaitEvent_ptsz cuMemcpyHtoD_v2_ptds cuMemcpyDtoH_v2_ptds \
 	cuGraphInstantiate cuGraphInstantiate_v2 cuGraphInstantiateWithFlags cuGraphInstantiateWithParams \
 	cuGraphInstantiateWithParams_ptsz cuGraphLaunch cuGraphLaunch_ptsz cuGraphExecDestroy \
-	cuGraphExecUpdate cuGraphExecUpdate_v2 cuGraphUpload cuGraphUpload_ptsz \
+	cuGraphExecUpdate cuGraphExecUpdate_v2 cuGraphUpload cuGraphUpload_ptsz cuGraphGetNodes \
 	cuStreamGetCaptureInfo cuStreamGetCaptureInfo_v2 cuStreamGetCaptureInfo_v3 cuStreamGetCaptureInfo_v3_ptsz \
 	simStreamEnqueue simStreamEnqueueReplayable simStreamCapturing simStreamDevice; do
 	grep -qx "$name" "$T/exports" || fail "$name is not exported"
