@@ -6,6 +6,9 @@
  * pair: the side that did not post is the culprit, the other waits for it
  * (a wait-for edge). A pending op whose other half was posted waits for its
  * peer's progress (an edge that counts for who waits, not for cycles).
+ * A pending op that has not started, with no NCCL op ahead of it on its
+ * stream and its other half posted, waits for its own stream (a host
+ * function, a kernel): no edge; its rank is a STREAM_BLOCKED candidate.
  *
  * A misdirected post: when B has an unmatched receive from C while A's
  * send to B is unmatched, B received from the wrong peer (B is the culprit
@@ -229,8 +232,9 @@ static void pair_of(struct nw_jctx *x, size_t i, const struct nw_seg_op *op, con
 	add_pair(x, &pair);
 }
 
-/* Whether process p is already a STREAM_BLOCKED candidate (a collective
- * or a replay of its never started). */
+/* Whether process p is already a STREAM_BLOCKED candidate (one of its
+ * collectives or graph replays never started: verdicts_coll.c,
+ * verdicts_graph.c). */
 static int has_sblock(const struct nw_jctx *x, const struct nw_proc *p)
 {
 	for (size_t i = 0; i < x->nsblocks; i++)
