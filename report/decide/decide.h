@@ -123,7 +123,8 @@ struct nw_jctx {
 	int oom;
 };
 
-/* A rank whose collective #n never started past the timeout. */
+/* A rank whose collective #n (or send/receive, or replay) never started
+ * past the timeout. */
 struct nw_sblock {
 	const struct nw_comm_view *view;
 	uint32_t member;                 /* its comm rank */

@@ -1251,7 +1251,8 @@ static void stream_summary(struct nw_jctx *x, const struct skey *k)
 	if (in.n) {
 		nw_buf_puts(&b, in.n == 1 ? "; rank " : "; ranks ");
 		nw_buf_rankset(&b, &in);
-		nw_buf_printf(&b, " wait%s in it", in.n == 1 ? "s" : "");
+		/* a send/receive's peer waits in the other half */
+		nw_buf_printf(&b, " wait%s %s it", in.n == 1 ? "s" : "", NW_OP_IS_P2P(s->op->kind) ? "for" : "in");
 	}
 	nw_rankset_free(&in);
 	if (!(w->v.summary = nw_buf_take(&b)))

@@ -6,6 +6,9 @@
  * pair: the side that did not post is the culprit, the other waits for it
  * (a wait-for edge). A pending op whose other half was posted waits for its
  * peer's progress (an edge that counts for who waits, not for cycles).
+ * A pending op that has not started, with no NCCL op ahead of it on its
+ * stream and its other half posted, waits for its own stream (a host
+ * function, a kernel): no edge; its rank is a STREAM_BLOCKED candidate.
  *
  * A misdirected post: when B has an unmatched receive from C while A's
  * send to B is unmatched, B received from the wrong peer (B is the culprit
@@ -235,10 +238,61 @@ static void pair_of(struct nw_jctx *x, size_t i, const struct nw_seg_op *op, con
 	add_pair(x, &pair);
 }
 
+/* Whether process p is already a STREAM_BLOCKED candidate (one of its
+ * collectives or graph replays never started: verdicts_coll.c,
+ * verdicts_graph.c). */
+static int has_sblock(const struct nw_jctx *x, const struct nw_proc *p)
+{
+	for (size_t i = 0; i < x->nsblocks; i++)
+		if (x->sblocks[i].view->members[x->sblocks[i].member].proc == p)
+			return 1;
+	return 0;
+}
+
+/* Send/receive op of process i has not started for longer than the timeout
+ * and no earlier NCCL op is pending on its stream: work we do not see (a
+ * host function, a kernel) holds the stream. When its peer posted the
+ * other half, the op waits for its own stream, not for the peer (the
+ * peer's half waits for it: pair_of gives the peer a send/receive edge to
+ * it): no edge leaves it, and its process is a STREAM_BLOCKED candidate
+ * (once, at its oldest such op), the peer waiting in the other half when
+ * that is pending. True when so; false leaves the op to pair_of (the peer
+ * never posted the other half: an unmatched pair). */
+static int unstarted_posted(struct nw_jctx *x, size_t i, const struct nw_seg_op *op, int *blocked)
+{
+	const struct nw_comm_view *v = nw_view_of(x, op->comm_id);
+	if (!v || op->root < 0 || op->root >= v->nranks || op->rank < 0 || op->rank >= v->nranks)
+		return 0;
+	const struct nw_member *pm = &v->members[op->root], *me = &v->members[op->rank];
+	/* A process that ended is not held by its stream: it left (its peers
+	 * wait for it, pair_of) */
+	if (!pm->proc || me->proc != x->job->procs[i] || x->sink[i])
+		return 0;
+	const struct nw_seg_peer *e = nw_proc_peer(pm->proc, nw_member_slot(pm), op->rank);
+	uint64_t pos = e ? (op->kind == NW_OP_SEND ? e->recv_enqueued : e->send_enqueued) : 0;
+	if (pos < op->seq)
+		return 0;
+	if (*blocked)
+		return 1;
+	*blocked = 1;
+	if (has_sblock(x, me->proc))
+		return 1;
+	struct nw_rankset in = { 0 };
+	const struct nw_seg_op *half = other_half(x, pm, op);
+	if (half && nw_op_pending(half->state) && pm->proc->rank >= 0)
+		nw_set_add(x, &in, pm->proc->rank);
+	const struct nw_rankset *shared = nw_shared_set(x, &in);
+	nw_rankset_free(&in);
+	if (shared)
+		nw_add_sblock(x, v, op->rank, op, nw_age(me->proc, op->enqueue_ns), shared);
+	return 1;
+}
+
 void nw_rules_p2p(struct nw_jctx *x)
 {
 	for (size_t i = 0; i < x->job->nprocs && !x->oom; i++) {
 		struct nw_proc *p = x->job->procs[i];
+		int blocked = 0;   /* p is a STREAM_BLOCKED candidate already */
 		for (size_t k = 0; k < p->nops && !x->oom; k++) {
 			const struct nw_seg_op *op = &p->ops[k];
 			int launch = op->kind == NW_OP_GRAPH_LAUNCH;
@@ -248,6 +302,10 @@ void nw_rules_p2p(struct nw_jctx *x)
 			/* Not yet started behind earlier work on its stream: it waits
 			 * for that work, not (yet) for its peer. */
 			if (op->state == NW_ST_ENQUEUED && nw_previous_work(p, op))
+				continue;
+			/* Not started, nothing of NCCL ahead of it: it waits for
+			 * work we do not see on its stream. */
+			if (!launch && op->state == NW_ST_ENQUEUED && unstarted_posted(x, i, op, &blocked))
 				continue;
 			if (!launch) {
 				pair_of(x, i, op, NULL);

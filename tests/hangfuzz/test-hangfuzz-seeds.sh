@@ -36,10 +36,16 @@
 # group is a culprit with the ones that never issued, none is waiting);
 # 3493 (exit: the process of ranks 4-5 exits with its tp ring halves still
 # queued; rank 3's ring send and receive with them never end: it waits for
-# the ranks that left, no STREAM_BLOCKED verdict blames it).
+# the ranks that left, no STREAM_BLOCKED verdict blames it); 3175, 911 and
+# 5086 (hostfn: a host function that never returns ahead
+# of a rank's send/receive halves on a stream of their own, nothing of
+# NCCL queued behind them: 3175 a grouped 2-rank ring, each rank the
+# other's peer; 911 a 5-rank ring; 5086 an ungrouped 2-rank pipeline
+# stage. The unstarted halves wait for their stream, the peers' started
+# halves for them: only the rank behind the host function is blamed).
 seeds="16 41 14 11 18 8 13 2 37 30 60 1 5 24 43 3 22 4 10 209 39 79 44 221 6 20 7 15
        248 142 165 33 278 266 74 48 12 9 32 617 574 687 708 19 47 1748 3871 116 1215
-       3243 3363 3493"
+       3243 3363 3493 3175 911 5086"
 # shellcheck disable=SC2086
 sh "$NW_ROOT/tests/hangfuzz/run-seeds.sh" $seeds > "$T/out" 2>&1
 st=$?
