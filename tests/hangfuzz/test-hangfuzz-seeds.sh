@@ -33,10 +33,17 @@
 # and 3363 (lock: one thread drives its process's ranks in one group and
 # blocks on a lock after some of them issued their op into it; the group
 # never ends, so those ops were never launched: every rank of the open
-# group is a culprit with the ones that never issued, none is waiting).
+# group is a culprit with the ones that never issued, none is waiting);
+# 3131, 5770 and 4466 (lock or sleep of the one thread that drives its
+# process's ranks, mid-group, before a send/receive step: the peers wait
+# in a receive from the rank it never reached, and the thread holds every
+# rank it drives: 3131 after putting rank 0's grouped ring halves into the
+# open group, 5770 with nothing in it yet (a pipeline stage), 4466 four
+# ranks of one process; the send/receive verdict named the one rank the
+# receive waits for).
 seeds="16 41 14 11 18 8 13 2 37 30 60 1 5 24 43 3 22 4 10 209 39 79 44 221 6 20 7 15
        248 142 165 33 278 266 74 48 12 9 32 617 574 687 708 19 47 1748 3871 116 1215
-       3243 3363"
+       3243 3363 3131 5770 4466"
 # shellcheck disable=SC2086
 sh "$NW_ROOT/tests/hangfuzz/run-seeds.sh" $seeds > "$T/out" 2>&1
 st=$?
