@@ -143,7 +143,7 @@ endif
 # The per-host summary reader's fuzz target (tests/summary/test-summary-fuzz.sh),
 # the same way: the reader and writer and the engine's interning.
 SUM_FUZZ_TARGET := $(BUILD)/tests/progs/fuzz-summary-reader
-SUM_FUZZ_SRCS   := tests/fuzz/fuzz_summary_reader.c $(SUMMARY_SRCS) report/sources/util.c \
+SUM_FUZZ_SRCS   := tests/fuzz/fuzz_summary_reader.c $(SUMMARY_SRCS) report/sources/util.c report/sources/open_groups.c \
                    report/sources/rankset.c report/names.c
 ifeq ($(HAVE_LIBFUZZER),yes)
 $(SUM_FUZZ_TARGET): $(SUM_FUZZ_SRCS) $(wildcard report/*.h report/sources/*.h report/sources/summary/*.h) include/ncclwatch/segment.h

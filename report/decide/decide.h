@@ -280,6 +280,12 @@ int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern 
  * other ranks of that process that are gone too (after the rules, before
  * the waiting sets are filled). */
 void nw_rules_process_fate(struct nw_jctx *x);
+/* Every verdict (but a MISMATCH) that blames a rank whose thread has been
+ * inside a group it never ended (nw_open_group_of) for longer than the
+ * timeout blames the other ranks that thread holds there too (after the
+ * rules, before the root-cause pass: verdicts then naming the same ranks
+ * fold into one). */
+void nw_rules_thread_fate(struct nw_jctx *x);
 
 /* verdicts_stacks.c: verdicts from stacks alone for a job of snapshots
  * only; in a job with segments, what the snapshots of ranks without a

@@ -295,6 +295,7 @@ int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern 
 		goto fail;
 	nw_rules_p2p_verdicts(&x);
 	nw_rules_stream(&x);
+	nw_rules_thread_fate(&x);
 	nw_rootcause(&x);
 	nw_rules_process_fate(&x);
 	if (x.oom)

@@ -278,16 +278,9 @@ static int mark_open_groups(struct nw_proc *p, const struct nw_segment *seg)
 		nin += (p->ops[i].flags & NW_OPF_IN_GROUP) && p->ops[i].group_id && p->ops[i].state == NW_ST_ENQUEUED;
 	if (!nin)
 		return 0;
-	for (size_t i = 0; i < seg->op_count; i++)
-		nends += seg->ops[i].kind == NW_OP_GROUP_END;
-	uint64_t *ends = malloc((nends ? nends : 1) * sizeof *ends);
+	uint64_t *ends = nw_group_ends(seg->ops, seg->op_count, &nends);
 	if (!ends)
 		return -1;
-	nends = 0;
-	for (size_t i = 0; i < seg->op_count; i++)
-		if (seg->ops[i].kind == NW_OP_GROUP_END)
-			ends[nends++] = seg->ops[i].seq;
-	qsort(ends, nends, sizeof *ends, cmp_u64p);
 	for (size_t i = 0; i < p->nops; i++) {
 		struct nw_seg_op *op = &p->ops[i];
 		if ((op->flags & NW_OPF_IN_GROUP) && op->group_id && op->state == NW_ST_ENQUEUED &&
@@ -452,7 +445,7 @@ static struct nw_proc *make_proc(const struct nw_segment *seg, struct nw_intern 
 	ci.comms = NULL;
 	ci.peers = NULL;
 	int failed = !p->path || keep_ops(p, seg, &ci) || mark_open_groups(p, seg) ||
-	             nw_unlaunched_graphs(p, seg, &ci);
+	             nw_unlaunched_graphs(p, seg, &ci) || nw_note_open_groups(p, seg->ops, seg->op_count);
 	nw_comm_instances_free(&ci);
 	if (failed || keep_threads(p, seg, in, native) || keep_sites(p, seg, in)) {
 		nw_proc_free(p);

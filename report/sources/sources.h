@@ -164,6 +164,15 @@ struct nw_launch_pos {
 	uint64_t launches;
 };
 
+/* A thread inside a group it never ended (no GROUP_END recorded for its
+ * outermost ncclGroupStart): nothing of the group was handed to NCCL, and
+ * the thread is stopped before its end (a lock, a host wait). */
+struct nw_open_group {
+	uint32_t tid;
+	uint64_t since_ns;             /* its ncclGroupStart (its clock) */
+};
+#define NW_OPEN_GROUPS_MAX 8           /* threads of one process kept (copied into rank views) */
+
 /* One process: the newest readable copy of its segment. */
 struct nw_proc {
 	char *path;                    /* the file read */
@@ -213,7 +222,24 @@ struct nw_proc {
 	uint32_t nlaunch;
 	struct nw_launch_pos *launch;  /* its launch-only positions (NW_CAP_LAUNCH_ONLY), by comm
 	                                * and kind; NULL none */
+	uint32_t nopen_groups;         /* the process's threads inside a group they never ended */
+	struct nw_open_group open_groups[NW_OPEN_GROUPS_MAX];  /* (load.c; every rank view has the
+	                                * process's: nw_open_group_of) */
 };
+
+/* Notes in p->open_groups the threads inside a group they never ended:
+ * a GroupStart among recs[0..n) (a segment's records, or the ops a summary
+ * kept: a kept start's end is newer, so kept too) with no GroupEnd of its
+ * group there, and the threads of p's IN_OPEN_GROUP ops. 0, -1 out of
+ * memory. */
+int nw_note_open_groups(struct nw_proc *p, const struct nw_seg_op *recs, size_t n);
+/* The group ids of the GroupEnd records among recs[0..n), sorted
+ * (nw_cmp_u64), in a new array of *nends; NULL out of memory. */
+uint64_t *nw_group_ends(const struct nw_seg_op *recs, size_t n, size_t *nends);
+/* The open group that holds rank view p: the one of the thread that issued
+ * p's newest op, NULL when that thread ended its groups. That thread
+ * issues nothing more for any rank it drives until it ends the group. */
+const struct nw_open_group *nw_open_group_of(const struct nw_proc *p);
 
 /* The process's launch count of collective kind `kind` on comm_id (its
  * launch-only positions), -1 when it has none there. */

@@ -42,10 +42,17 @@
 # NCCL queued behind them: 3175 a grouped 2-rank ring, each rank the
 # other's peer; 911 a 5-rank ring; 5086 an ungrouped 2-rank pipeline
 # stage. The unstarted halves wait for their stream, the peers' started
-# halves for them: only the rank behind the host function is blamed).
+# halves for them: only the rank behind the host function is blamed);
+# 3131, 5770 and 4466 (lock or sleep of the one thread that drives its
+# process's ranks, mid-group, before a send/receive step: the peers wait
+# in a receive from the rank it never reached, and the thread holds every
+# rank it drives: 3131 after putting rank 0's grouped ring halves into the
+# open group, 5770 with nothing in it yet (a pipeline stage), 4466 four
+# ranks of one process; the send/receive verdict named the one rank the
+# receive waits for).
 seeds="16 41 14 11 18 8 13 2 37 30 60 1 5 24 43 3 22 4 10 209 39 79 44 221 6 20 7 15
        248 142 165 33 278 266 74 48 12 9 32 617 574 687 708 19 47 1748 3871 116 1215
-       3243 3363 3493 3175 911 5086"
+       3243 3363 3493 3175 911 5086 3131 5770 4466"
 # shellcheck disable=SC2086
 sh "$NW_ROOT/tests/hangfuzz/run-seeds.sh" $seeds > "$T/out" 2>&1
 st=$?

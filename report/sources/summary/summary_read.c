@@ -228,6 +228,10 @@ static struct nw_proc *get_proc(struct reader *r)
 			p->op_site[p->nops] = str_or_none(r, s);
 		}
 	}
+	if (nw_note_open_groups(p, p->ops, p->nops)) {   /* the reader's, not in the file */
+		fail(r, NW_READ_ERR_NOMEM, "out of memory");
+		goto out;
+	}
 	n = sp.nthreads;
 	if (room(r, n, r->nfields[T_THREAD], (void **)&p->threads, sizeof *p->threads))
 		goto out;
