@@ -88,12 +88,13 @@ int nw_analyze(const char *const *paths, size_t npaths, const struct nw_analysis
 		goto nomem;
 	a->native = opt ? opt->native : 0;
 	a->hook = opt ? opt->hook : NULL;
-	if (nw_load(paths, npaths, opt ? opt->max_threads : 0, 1, a, &ld, err)) {
+	/* no path: the hook's processes alone (a RAS report of its own) */
+	if ((npaths || !(a->hook && a->hook->procs)) && nw_load(paths, npaths, opt ? opt->max_threads : 0, 1, a, &ld, err)) {
 		nw_analysis_free(a);
 		return -1;
 	}
 	if (nw_merge_snapshots(&ld) ||
-	    (a->hook && a->hook->procs && a->hook->procs(a->hook->arg, ld.procs, ld.nprocs)) || nw_model(a, &ld, opt))
+	    (a->hook && a->hook->procs && a->hook->procs(a->hook->arg, &ld.procs, &ld.nprocs)) || nw_model(a, &ld, opt))
 		goto nomem;
 	for (size_t i = 0; i < a->njobs; i++)
 		if (nw_job_verdicts(a, &a->jobs[i], a->intern))

@@ -298,6 +298,15 @@ static void fold_ranks_line(struct nw_jctx *x, const struct nw_ras_input *in)
 	}
 }
 
+/* A report of its own: its processes are the adapter's (ras_procs.c),
+ * judged by the ordinary rules; RAS's verdicts join theirs. */
+static void fold_own(struct nw_jctx *x, struct foldctx *f)
+{
+	for (size_t i = 0; i < f->nr && !x->oom; i++)
+		if (!adopt(x, f->in, &f->rv[i]))
+			break;
+}
+
 static void fold(struct nw_jctx *x, struct nw_ras_input *in)
 {
 	struct foldctx f = { .in = in, .nstack = x->nvw };
@@ -307,6 +316,11 @@ static void fold(struct nw_jctx *x, struct nw_ras_input *in)
 		return;
 	}
 	in->folded = 1;
+	if (in->own) {
+		fold_own(x, &f);
+		nw_ras_verdicts_free(f.rv, f.nr);
+		return;
+	}
 	unblame_hidden_waits(x, in, f.rv, f.nr);
 	size_t snaps = 0;
 	for (size_t i = 0; i < x->job->nprocs; i++)

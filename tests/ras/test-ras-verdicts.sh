@@ -39,6 +39,10 @@ report "$T/init.json" "$(comm 0xa1 8 "$r" "")"
 diag "$T/init.json"
 assert_grep '^INIT_STALL: 2 of 8 ranks of comm 0x00000000000000a1 are still inside its init \(a minority: they are named\)$' "$T/init.json.out"
 assert_grep '^  culprits: 2-3$' "$T/init.json.out"
+# a report of its own is processes the adapter built, one per rank
+assert_grep "^job ras $T/init\\.json: 8 processes read, world size 8, ranks missing: none" "$T/init.json.out"
+"$NW_CLI" diagnose --json "$T/init.json" > "$T/init.jsonout"
+assert_eq "$(grep -o '"sees":\["launch_only"\]' "$T/init.jsonout" | wc -l)" 8 "processes that see launches only"
 
 note "rank 6 of 8 launched one AllReduce more than the others (ahead)"
 r=""; for i in 0 1 2 3 4 5 6 7; do n=9; [ $i = 6 ] && n=10; r="$r${r:+, }$(rank $i $((100 + i)) $n)"; done

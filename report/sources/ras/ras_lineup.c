@@ -369,12 +369,25 @@ static int claim(struct nw_ras_input *in, struct nw_proc **procs, size_t nprocs)
 	return oom ? -1 : 0;
 }
 
-int nw_ras_lineup(void *arg, struct nw_proc **procs, size_t nprocs)
+int nw_ras_lineup(void *arg, struct nw_proc ***procs, size_t *nprocs)
 {
 	struct nw_ras_merge *m = arg;
 	for (size_t i = 0; i < m->n; i++)
-		if (claim(&m->in[i], procs, nprocs))
+		if (claim(&m->in[i], *procs, *nprocs))
 			return -1;
+	/* the others: a job of their own, of the adapter's processes (after
+	 * every claim: no report lines up with another's processes) */
+	for (size_t i = 0; i < m->n; i++) {
+		struct nw_ras_input *in = &m->in[i];
+		if (in->job[0] || !nw_ras_world(&in->r))
+			continue;
+		char job[NW_SEG_JOB_LEN];
+		snprintf(job, sizeof job, "\001ras %zu", i);   /* the caller names it "ras PATH" */
+		if (nw_ras_own_procs(in, job, procs, nprocs))
+			return -1;
+		memcpy(in->job, job, sizeof in->job);
+		in->own = 1;
+	}
 	return 0;
 }
 
