@@ -120,6 +120,8 @@ struct nw_jctx {
 	size_t nsets, capsets;
 	struct nw_p2p_pair *pairs;       /* unmatched p2p pairs */
 	size_t npairs, cappairs;
+	size_t nfacts;                   /* vw[0..nfacts): the verdicts of the rules on the model's
+	                                  * facts; after them, those from stacks (nw_rules_stacks) */
 	int oom;
 };
 

@@ -306,6 +306,7 @@ int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern 
 	nw_rules_unexplained(&x, explained);
 	free(explained);
 	nw_fold_shifted(&x);
+	x.nfacts = x.nvw;
 	nw_rules_stacks(&x);
 	if (a->hook && a->hook->verdicts)
 		a->hook->verdicts(a->hook->arg, &x);

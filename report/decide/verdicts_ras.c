@@ -5,8 +5,9 @@
  *             RAS declared dead: MISSING_RANK, culprit "process gone or
  *             unreachable" with its host and pid; one verdict per process
  *             set, whatever the number of comms it was in.
- *   errors    an async error (not ncclSuccess / ncclInProgress): GPU_FAULT
- *             naming the error; an init error: INIT_STALL naming it.
+ *   errors    an init error: INIT_STALL naming it. (An async error is
+ *             a fault of the process: verdicts_fault.c judges it from the
+ *             comm table the adapter fills, ras_procs.c.)
  *   init      some ranks still in init (ncclInProgress) while others run:
  *             INIT_STALL, those ranks (a minority) or the comm.
  *   counts    per collective kind, ranks grouped by launch count; the
@@ -264,30 +265,40 @@ static int rule_gone(struct vl *l, const struct world *w, const struct nw_ras_co
 	return 1;
 }
 
-static void rule_errors(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
+/* An async error is a fault of its process, judged by verdicts_fault.c
+ * on the comm table the adapter filled (ras_procs.c); what is left here
+ * is the init error. */
+static void rule_init_errors(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
 {
-	for (int pass = 0; pass < 2; pass++) {   /* 0: async errors, 1: init errors */
-		struct nw_verdict *v = NULL;
-		int first = 0;
-		for (size_t i = 0; i < c->nranks; i++) {
-			int e = pass ? c->ranks[i].init_state : c->ranks[i].async_error;
-			if (e == 0 || e == 7) continue;
-			if (!v) {
-				if (!(v = vadd(l, pass ? NW_V_INIT_STALL : NW_V_GPU_FAULT, c, 0, 0))) return;
-				first = e;
-			}
-			radd(l, &v->culprits, grank(w, c, c->ranks[i].rank, c->ranks[i].pid));
-			vevidence(l, v, "rank %d (pid %d on %s): %s %d (%s)", c->ranks[i].rank, c->ranks[i].pid, c->ranks[i].host,
-			          pass ? "init error" : "async error", e, err_name(e));
+	struct nw_verdict *v = NULL;
+	int first = 0;
+	for (size_t i = 0; i < c->nranks; i++) {
+		int e = c->ranks[i].init_state;
+		if (e == 0 || e == 7) continue;
+		if (!v) {
+			if (!(v = vadd(l, NW_V_INIT_STALL, c, 0, 0))) return;
+			first = e;
 		}
-		if (!v) continue;
-		char set[256];
-		nw_rankset_format(&v->culprits, set, sizeof set);
-		vsummary(l, v, "rank%s %s of comm 0x%016" PRIx64 " reported %s %s", v->culprits.n == 1 ? "" : "s", set, c->hash,
-		         pass ? "the init error" : "the async error", err_name(first));
-		all_waiting(l, v, w, c);
-		if (!pass && first != 1) v->hint = "the error string: NCCL_DEBUG=WARN on that rank says where it came from";
+		radd(l, &v->culprits, grank(w, c, c->ranks[i].rank, c->ranks[i].pid));
+		vevidence(l, v, "rank %d (pid %d on %s): %s %d (%s)", c->ranks[i].rank, c->ranks[i].pid, c->ranks[i].host,
+		          "init error", e, err_name(e));
 	}
+	if (!v) return;
+	char set[256];
+	nw_rankset_format(&v->culprits, set, sizeof set);
+	vsummary(l, v, "rank%s %s of comm 0x%016" PRIx64 " reported %s %s", v->culprits.n == 1 ? "" : "s", set, c->hash,
+	         "the init error", err_name(first));
+	all_waiting(l, v, w, c);
+}
+
+/* A rank of c reports an async error (a fact of its process: no verdict
+ * of counts speaks for c then). */
+static int async_error_in(const struct nw_ras_comm *c)
+{
+	for (size_t i = 0; i < c->nranks; i++)
+		if (c->ranks[i].async_error != 0 && c->ranks[i].async_error != 7)
+			return 1;
+	return 0;
 }
 
 static void rule_init(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
@@ -556,11 +567,11 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 		for (size_t k = 0; k < r->ncomms; k++) {
 			const struct nw_ras_comm *c = comms[k];
 			size_t before = l.n;
-			rule_errors(&l, &w, c);
+			rule_init_errors(&l, &w, c);
 			rule_init(&l, &w, c);
 			rule_counts(&l, &w, c, r->from_text);
 			rule_left(&l, &w, c);
-			if (l.n == before && !r->from_text) rule_equal(&l, &w, c);
+			if (l.n == before && !r->from_text && !async_error_in(c)) rule_equal(&l, &w, c);
 		}
 		/* a comm with gone ranks gets no "equal counts" verdict; one whose
 		 * ranks all agree says so (rule_equal) */
@@ -572,7 +583,10 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 			}
 		}
 	}
-	if (l.n == 0 && !l.oom) {
+	int faults = 0;
+	for (size_t k = 0; k < r->ncomms; k++)
+		faults |= async_error_in(&r->comms[k]);
+	if (l.n == 0 && !l.oom && !faults) {
 		struct nw_verdict *v = vadd(&l, NW_V_HEALTHY, NULL, 0, 0);
 		if (v) {
 			vsummary(&l, v, "nothing RAS can see is wrong: every rank answered, no error, no launch count differs "

@@ -273,7 +273,8 @@ static int add_position(struct nw_proc *p, const struct nw_ras_comm *c, const st
 }
 
 /* The launch counts of every comm of the report as positions of the
- * processes lined up (by pid; a process of several ranks in one comm: its
+ * processes lined up, and for one without a comm table of its own (a
+ * snapshot) the comm as a fact (nw_ras_comm_fact) (by pid; a process of several ranks in one comm: its
  * first rank listed): one per collective kind. 0, or -1 out of memory. */
 static int lineup_positions(const struct nw_ras_report *r, struct lineup *l)
 {
@@ -287,10 +288,12 @@ static int lineup_positions(const struct nw_ras_report *r, struct lineup *l)
 		for (size_t i = 0; i < cm->nranks; i++) {
 			const struct nw_ras_rank *rk = &cm->ranks[i];
 			size_t k = first_pid(l->matched, nm, rk->pid);
-			if (!rk->counts_known || rk->pid <= 0 || k >= nm || l->matched[k]->hdr.pid != rk->pid)
+			if (rk->pid <= 0 || k >= nm || l->matched[k]->hdr.pid != rk->pid)
 				continue;
 			struct nw_proc *p = l->matched[k];
-			if (nw_proc_launches(p, cm->hash, NW_OP_ALLREDUCE) >= 0)
+			if (!(p->caps & NW_CAP_OPNUMS) && nw_ras_comm_fact(p, cm, rk))
+				return -1;
+			if (!rk->counts_known || nw_proc_launches(p, cm->hash, NW_OP_ALLREDUCE) >= 0)
 				continue;   /* its first rank of this comm has it */
 			for (int f = 0; f < NW_RAS_NFUNCS; f++)
 				if (add_position(p, cm, rk, f))

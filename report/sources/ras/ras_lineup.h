@@ -61,6 +61,12 @@ int nw_ras_lineup(void *m, struct nw_proc ***procs, size_t *nprocs);
  * report lists no comm. 0, or -1 out of memory. */
 int nw_ras_own_procs(const struct nw_ras_input *in, const char *job, struct nw_proc ***procs, size_t *nprocs);
 
+/* ras_procs.c: comm c as rank rk sees it, one entry of p's comm table (RAS's
+ * hash as its id; its async error), unless p has it already. For the
+ * adapter's processes and the snapshots lined up (a segment has its own
+ * comm table, under its own ids). 0, or -1 out of memory. */
+int nw_ras_comm_fact(struct nw_proc *p, const struct nw_ras_comm *c, const struct nw_ras_rank *rk);
+
 /* The process's rank of a RAS world rank (in->map), the RAS rank itself
  * when it is no process read. */
 int32_t nw_ras_our_rank(const struct nw_ras_input *in, int32_t ras_rank);

@@ -62,8 +62,7 @@ static struct nw_proc *proc_new(const struct nw_ras_input *in, const struct nw_r
 	return p;
 }
 
-/* Comm c's entry in p's comm table (its rank there). 0, or -1 out of memory. */
-static int add_comm(struct nw_proc *p, const struct nw_ras_comm *c, int crank)
+int nw_ras_comm_fact(struct nw_proc *p, const struct nw_ras_comm *c, const struct nw_ras_rank *rk)
 {
 	for (uint32_t s = 0; s < p->ncomms; s++)
 		if (p->comms[s].comm_id == c->hash)
@@ -75,11 +74,12 @@ static int add_comm(struct nw_proc *p, const struct nw_ras_comm *c, int crank)
 	struct nw_seg_comm *e = &n[p->ncomms++];
 	memset(e, 0, sizeof *e);
 	e->comm_id = c->hash;
-	e->rank = crank;
+	e->rank = rk->rank;
 	e->nranks = c->size;
-	e->cuda_device = -1;
+	e->cuda_device = rk->cuda_dev;
 	e->origin = NW_ORIGIN_INIT_RANK;
 	e->state = NW_COMM_INIT_DONE;
+	e->async_error = rk->async_error;   /* a fault: verdicts_fault.c */
 	return 0;
 }
 
@@ -129,7 +129,7 @@ static int add_facts(const struct nw_ras_report *r, const struct nw_ras_comm *w,
 		for (size_t i = 0; i < c->nranks && !oom; i++) {
 			struct nw_proc *p = c == w ? procs[i] : proc_of_pid(bypid, n, c->ranks[i].pid);
 			if (p)
-				oom = add_comm(p, c, c->ranks[i].rank) || add_position(p, c, &c->ranks[i], used);
+				oom = nw_ras_comm_fact(p, c, &c->ranks[i]) || add_position(p, c, &c->ranks[i], used);
 		}
 	}
 	free(bypid);
