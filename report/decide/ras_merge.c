@@ -8,11 +8,13 @@
  * of RAS's reconciler: the verdicts from the report folded into the job's.
  *
  * One verdict set, per job the report joined:
+ *   - a report of its own (its processes are the adapter's, ras_procs.c):
+ *     RAS's verdicts join the ordinary rules' (fold_own);
  *   - segments in the job: their verdicts stay (the strongest source);
  *     each gets one line saying whether RAS agrees;
- *   - snapshots only, RAS names culprits (counts, gone processes, errors):
- *     RAS's verdicts are the job's, each culprit's stack from its snapshot
- *     ("where it is instead"), and the stacks' verdicts fold into them as
+ *   - snapshots only, RAS or the rules on its facts (an async error:
+ *     verdicts_fault.c) name culprits: those verdicts are the job's,
+ *     each culprit's stack from its snapshot ("where it is instead"), and the stacks' verdicts fold into them as
  *     one line each, "stacks agree: ..." or "stacks disagree: ...";
  *   - RAS names nobody (launch counts equal, no comm yet): the stacks'
  *     culprits stay, with what RAS saw ("launch counts equal"); when the
