@@ -8,8 +8,8 @@
  *   errors    an init error: INIT_STALL naming it. (An async error is
  *             a fault of the process: verdicts_fault.c judges it from the
  *             comm table the adapter fills, ras_procs.c.)
- *   init      some ranks still in init (ncclInProgress) while others run:
- *             INIT_STALL, those ranks (a minority) or the comm.
+ *   (init     a rank still in init (ncclInProgress) is an init op of its
+ *             process: verdicts_init.c, on the comm table ras_procs.c fills)
  *   counts    per collective kind, ranks grouped by launch count; the
  *             strictly largest group is the program as written (the
  *             majority rule of docs/diagnosis.md), the others deviate:
@@ -291,31 +291,15 @@ static void rule_init_errors(struct vl *l, const struct world *w, const struct n
 	all_waiting(l, v, w, c);
 }
 
-/* A rank of c reports an async error (a fact of its process: no verdict
- * of counts speaks for c then). */
-static int async_error_in(const struct nw_ras_comm *c)
+/* A rank of c reports an async error, or is still inside c's init: facts
+ * of its process that the ordinary rules judge (verdicts_fault.c,
+ * verdicts_init.c); no verdict of counts speaks for c then. */
+static int judged_elsewhere(const struct nw_ras_comm *c)
 {
 	for (size_t i = 0; i < c->nranks; i++)
-		if (c->ranks[i].async_error != 0 && c->ranks[i].async_error != 7)
+		if ((c->ranks[i].async_error != 0 && c->ranks[i].async_error != 7) || c->ranks[i].init_state == 7)
 			return 1;
 	return 0;
-}
-
-static void rule_init(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
-{
-	size_t in_init = 0;
-	for (size_t i = 0; i < c->nranks; i++) in_init += c->ranks[i].init_state == 7;
-	if (!in_init) return;
-	struct nw_verdict *v = vadd(l, NW_V_INIT_STALL, c, NW_OP_COMM_INIT, 0);
-	if (!v) return;
-	int minority = in_init * 2 < c->nranks;
-	for (size_t i = 0; i < c->nranks; i++)
-		if (c->ranks[i].init_state == 7 && minority) radd(l, &v->culprits, grank(w, c, c->ranks[i].rank, c->ranks[i].pid));
-	vsummary(l, v, "%zu of %zu ranks of comm 0x%016" PRIx64 " are still inside its init (%s)", in_init, c->nranks, c->hash,
-	         minority ? "a minority: they are named" : "no minority to blame: the comm itself");
-	all_waiting(l, v, w, c);
-	vevidence(l, v, "RAS lists a comm once its ranks exchanged their peer info: these ranks are past the rendezvous, "
-	                "in the connection setup");
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -568,10 +552,9 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 			const struct nw_ras_comm *c = comms[k];
 			size_t before = l.n;
 			rule_init_errors(&l, &w, c);
-			rule_init(&l, &w, c);
 			rule_counts(&l, &w, c, r->from_text);
 			rule_left(&l, &w, c);
-			if (l.n == before && !r->from_text && !async_error_in(c)) rule_equal(&l, &w, c);
+			if (l.n == before && !r->from_text && !judged_elsewhere(c)) rule_equal(&l, &w, c);
 		}
 		/* a comm with gone ranks gets no "equal counts" verdict; one whose
 		 * ranks all agree says so (rule_equal) */
@@ -585,7 +568,7 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 	}
 	int faults = 0;
 	for (size_t k = 0; k < r->ncomms; k++)
-		faults |= async_error_in(&r->comms[k]);
+		faults |= judged_elsewhere(&r->comms[k]);
 	if (l.n == 0 && !l.oom && !faults) {
 		struct nw_verdict *v = vadd(&l, NW_V_HEALTHY, NULL, 0, 0);
 		if (v) {

@@ -77,8 +77,11 @@ int nw_ras_comm_fact(struct nw_proc *p, const struct nw_ras_comm *c, const struc
 	e->rank = rk->rank;
 	e->nranks = c->size;
 	e->cuda_device = rk->cuda_dev;
-	e->origin = NW_ORIGIN_INIT_RANK;
-	e->state = NW_COMM_INIT_DONE;
+	e->origin = 0;   /* RAS does not say how it was made */
+	/* still in init (ncclInProgress: past the rendezvous) or its init's
+	 * error: verdicts_init.c */
+	e->state = rk->init_state == 7 ? NW_COMM_INIT_ENTERED : rk->init_state ? NW_COMM_INIT_FAILED : NW_COMM_INIT_DONE;
+	e->init_result = rk->init_state == 7 ? 0 : rk->init_state;
 	e->async_error = rk->async_error;   /* a fault: verdicts_fault.c */
 	return 0;
 }
