@@ -45,7 +45,7 @@ static const char *create_call(uint32_t origin)
 	case NW_ORIGIN_INIT_ALL: return "ncclCommInitAll";
 	case NW_ORIGIN_SPLIT: return "ncclCommSplit";
 	case NW_ORIGIN_SHRINK: return "ncclCommShrink";
-	case 0: return "the creation (init or split)";   /* a source that does not say (NCCL RAS) */
+	case 0: return "ncclCommInit* or ncclCommSplit";   /* a source that does not say (NCCL RAS) */
 	default: return "ncclCommInitRank";
 	}
 }
@@ -431,10 +431,46 @@ static int inside_minority(struct nw_jctx *x, const struct nw_comm_view *v, cons
 	return 1;
 }
 
+/* Nobody is stuck inside the creation, and some members' creation
+ * returned an error (gone: those, and the processes that ended inside
+ * it): they will never join the comm the others hold. 1 when it made
+ * the verdict. */
+static int failed_alone(struct nw_jctx *x, const struct nw_comm_view *v, const struct stuckset *gone)
+{
+	size_t nfailed = 0;
+	for (size_t i = 0; i < gone->n; i++)
+		nfailed += gone->c[i]->state == NW_COMM_INIT_FAILED;
+	if (!nfailed)
+		return 0;
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_INIT_STALL, v, NW_OP_COMM_INIT, 0);
+	if (!w)
+		return 1;
+	gone_lines(x, w, v, gone);
+	int32_t first = 0;
+	for (size_t i = 0; i < gone->n && !first; i++)
+		if (gone->c[i]->state == NW_COMM_INIT_FAILED)
+			first = gone->c[i]->init_result;
+	char cb[128], rb[NW_NAME_BUF];
+	size_t done = finished(v);
+	struct nw_buf b = { 0 };
+	nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
+	nw_buf_rankset(&b, &w->v.culprits);
+	nw_buf_printf(&b, ": %s of %s failed (%s): %s will never join it", create_call(v->origin),
+	              nw_comm_label(v->id, v->name, cb), nw_nccl_result_name(first, rb),
+	              w->v.culprits.n == 1 ? "it" : "they");
+	if (done)
+		nw_buf_printf(&b, "; %zu of its %d ranks created it", done, (int)v->nranks);
+	if (!(w->v.summary = nw_buf_take(&b)))
+		x->oom = 1;
+	return 1;
+}
+
 static void init_view(struct nw_jctx *x, const struct nw_comm_view *v)
 {
 	struct stuckset s = { 0 }, gone = { 0 };
 	init_members(x, v, &s, &gone);
+	if (!s.n && failed_alone(x, v, &gone))
+		goto out;
 	if (!s.n || nranks_disagree(x, v, &s))
 		goto out;
 	if (inside_minority(x, v, &s))

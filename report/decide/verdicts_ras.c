@@ -5,9 +5,9 @@
  *             RAS declared dead: MISSING_RANK, culprit "process gone or
  *             unreachable" with its host and pid; one verdict per process
  *             set, whatever the number of comms it was in.
- *   errors    an init error: INIT_STALL naming it. (An async error is
- *             a fault of the process: verdicts_fault.c judges it from the
- *             comm table the adapter fills, ras_procs.c.)
+ *   (errors   an async error is a fault of its process, an init error
+ *             a failed init of it: verdicts_fault.c and verdicts_init.c
+ *             judge them on the comm table the adapter fills, ras_procs.c)
  *   (init     a rank still in init (ncclInProgress) is an init op of its
  *             process: verdicts_init.c, on the comm table ras_procs.c fills)
  *   counts    per collective kind, ranks grouped by launch count; the
@@ -102,20 +102,6 @@ static void radd(struct vl *l, struct nw_rankset *s, int32_t r)
 static uint16_t op_of(int f)
 {
 	return nw_ras_func_ops[f];
-}
-
-static const char *err_name(int e)
-{
-	switch (e) {
-	case 1: return "ncclUnhandledCudaError";
-	case 2: return "ncclSystemError";
-	case 3: return "ncclInternalError";
-	case 4: return "ncclInvalidArgument";
-	case 5: return "ncclInvalidUsage";
-	case 6: return "ncclRemoteError";
-	case 7: return "ncclInProgress";
-	default: return "an unknown ncclResult_t";
-	}
 }
 
 /* ---- global ranks: the largest comm's ranks, others mapped by pid ---- */
@@ -265,39 +251,14 @@ static int rule_gone(struct vl *l, const struct world *w, const struct nw_ras_co
 	return 1;
 }
 
-/* An async error is a fault of its process, judged by verdicts_fault.c
- * on the comm table the adapter filled (ras_procs.c); what is left here
- * is the init error. */
-static void rule_init_errors(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
-{
-	struct nw_verdict *v = NULL;
-	int first = 0;
-	for (size_t i = 0; i < c->nranks; i++) {
-		int e = c->ranks[i].init_state;
-		if (e == 0 || e == 7) continue;
-		if (!v) {
-			if (!(v = vadd(l, NW_V_INIT_STALL, c, 0, 0))) return;
-			first = e;
-		}
-		radd(l, &v->culprits, grank(w, c, c->ranks[i].rank, c->ranks[i].pid));
-		vevidence(l, v, "rank %d (pid %d on %s): %s %d (%s)", c->ranks[i].rank, c->ranks[i].pid, c->ranks[i].host,
-		          "init error", e, err_name(e));
-	}
-	if (!v) return;
-	char set[256];
-	nw_rankset_format(&v->culprits, set, sizeof set);
-	vsummary(l, v, "rank%s %s of comm 0x%016" PRIx64 " reported %s %s", v->culprits.n == 1 ? "" : "s", set, c->hash,
-	         "the init error", err_name(first));
-	all_waiting(l, v, w, c);
-}
-
-/* A rank of c reports an async error, or is still inside c's init: facts
- * of its process that the ordinary rules judge (verdicts_fault.c,
- * verdicts_init.c); no verdict of counts speaks for c then. */
+/* A rank of c reports an async error, is still inside c's init or its
+ * init failed: facts of its process that the ordinary rules judge
+ * (verdicts_fault.c, verdicts_init.c); no verdict of counts speaks for c
+ * then. */
 static int judged_elsewhere(const struct nw_ras_comm *c)
 {
 	for (size_t i = 0; i < c->nranks; i++)
-		if ((c->ranks[i].async_error != 0 && c->ranks[i].async_error != 7) || c->ranks[i].init_state == 7)
+		if ((c->ranks[i].async_error != 0 && c->ranks[i].async_error != 7) || c->ranks[i].init_state != 0)
 			return 1;
 	return 0;
 }
@@ -551,7 +512,6 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 		for (size_t k = 0; k < r->ncomms; k++) {
 			const struct nw_ras_comm *c = comms[k];
 			size_t before = l.n;
-			rule_init_errors(&l, &w, c);
 			rule_counts(&l, &w, c, r->from_text);
 			rule_left(&l, &w, c);
 			if (l.n == before && !r->from_text && !judged_elsewhere(c)) rule_equal(&l, &w, c);

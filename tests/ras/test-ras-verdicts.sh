@@ -40,12 +40,18 @@ report "$T/init.json" "$(comm 0xa1 8 "$r" "")"
 diag "$T/init.json"
 # an init op of each of their processes, judged by verdicts_init.c: the
 # majority finished it, the two still inside deviate
-assert_grep '^INIT_STALL: ranks 2-3 are still inside the creation \(init or split\) of comm 00000000000000a1 \(8 ranks\), which ranks 0-1,4-7 finished: every rank entered it' "$T/init.json.out"
+assert_grep '^INIT_STALL: ranks 2-3 are still inside ncclCommInit\* or ncclCommSplit of comm 00000000000000a1 \(8 ranks\), which ranks 0-1,4-7 finished: every rank entered it' "$T/init.json.out"
 assert_grep '^  culprits: 2-3$' "$T/init.json.out"
 # a report of its own is processes the adapter built, one per rank
 assert_grep "^job ras $T/init\\.json: 8 processes read, world size 8, ranks missing: none" "$T/init.json.out"
 "$NW_CLI" diagnose --json "$T/init.json" > "$T/init.jsonout"
 assert_eq "$(grep -o '"sees":\["launch_only"\]' "$T/init.jsonout" | wc -l)" 8 "processes that see launches only"
+
+note "rank 0 of 4: its init failed (ncclSystemError) while 1-3 created the comm"
+report "$T/initerr.json" "$(comm 0xa6 4 "$(rank 0 100 0 2), $(rank 1 101 0), $(rank 2 102 0), $(rank 3 103 0)" "")"
+diag "$T/initerr.json"
+assert_grep '^INIT_STALL: rank 0: ncclCommInit\* or ncclCommSplit of comm 00000000000000a6 failed \(ncclSystemError\): it will never join it; 3 of its 4 ranks created it$' "$T/initerr.json.out"
+assert_grep '^  culprits: 0$' "$T/initerr.json.out"
 
 note "rank 6 of 8 launched one AllReduce more than the others (ahead)"
 r=""; for i in 0 1 2 3 4 5 6 7; do n=9; [ $i = 6 ] && n=10; r="$r${r:+, }$(rank $i $((100 + i)) $n)"; done
