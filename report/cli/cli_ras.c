@@ -114,7 +114,8 @@ static int own_names(const struct nw_ras_merge *m, struct nw_analysis *a)
 		for (size_t j = 0; j < a->njobs; j++)
 			if (own[j] == pass)
 				tmp[n++] = a->jobs[j];
-	memcpy(a->jobs, tmp, a->njobs * sizeof *tmp);
+	if (a->njobs)
+		memcpy(a->jobs, tmp, a->njobs * sizeof *tmp);
 	free(own);
 	free(tmp);
 	return oom ? -1 : 0;

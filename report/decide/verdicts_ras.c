@@ -539,7 +539,8 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 	free(comms);
 	free(w.byp);
 	if (l.oom) { nw_ras_verdicts_free(l.v, l.n); return -1; }
-	qsort(l.v, l.n, sizeof *l.v, cmp_verdict);
+	if (l.n)   /* none: the facts' rules judge (an error, an init) */
+		qsort(l.v, l.n, sizeof *l.v, cmp_verdict);
 	*out = l.v;
 	*nout = l.n;
 	return 0;
