@@ -59,6 +59,10 @@ report "$T/ahead.json" "$(comm 0xa2 8 "$r" "")"
 diag "$T/ahead.json"
 assert_grep '^MISSING_RANK: rank 6 launched the AllReduce the other 7 ranks never launched on comm 0x00000000000000a2 \(RAS: AllReduce launches=10 there, launches=9 on the others\): it went past where the others are$' "$T/ahead.json.out"
 assert_grep '^  op: AllReduce launches=10 on comm 00000000000000a2 \(8 ranks\)$' "$T/ahead.json.out"
+# --job picks among the jobs of the processes read; a report of its own stays
+"$NW_CLI" diagnose --job nosuchjob "$T/ahead.json" > "$T/ahead.job.out"
+assert_grep "^job ras $T/ahead\\.json: 8 processes read" "$T/ahead.job.out"
+assert_grep '^MISSING_RANK: rank 6 launched the AllReduce the other 7 ranks never launched' "$T/ahead.job.out"
 
 note "2 against 2: no strict majority, nobody named"
 report "$T/tie.json" "$(comm 0xa3 4 "$(rank 0 100 5), $(rank 1 101 5), $(rank 2 102 4), $(rank 3 103 4)" "")"
