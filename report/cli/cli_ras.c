@@ -163,7 +163,8 @@ int nw_cli_analyze_ras(const char *cmd, int argc, char **argv, const struct nw_a
 	}
 	if (rc == NW_EXIT_OK && own_names(&m, a))
 		rc = nw_usage_error(cmd, "out of memory");
-	/* a report without a comm names no process: a job of its own from the report */
+	/* a report without a comm names no process, a text report only its
+	 * outliers: a job of its own from the report */
 	for (size_t i = 0; i < m.n && rc == NW_EXIT_OK; i++) {
 		struct nw_ras_input *in = &m.in[i];
 		if (in->job[0])

@@ -104,6 +104,20 @@ static uint16_t op_of(int f)
 	return nw_ras_func_ops[f];
 }
 
+static const char *err_name(int e)
+{
+	switch (e) {
+	case 1: return "ncclUnhandledCudaError";
+	case 2: return "ncclSystemError";
+	case 3: return "ncclInternalError";
+	case 4: return "ncclInvalidArgument";
+	case 5: return "ncclInvalidUsage";
+	case 6: return "ncclRemoteError";
+	case 7: return "ncclInProgress";
+	default: return "an unknown ncclResult_t";
+	}
+}
+
 /* ---- global ranks: the largest comm's ranks, others mapped by pid ---- */
 struct pidrank { int pid, rank; };
 struct world {
@@ -251,12 +265,63 @@ static int rule_gone(struct vl *l, const struct world *w, const struct nw_ras_co
 	return 1;
 }
 
+/* ---- a text report's errors and init states ----
+ * A text report (NCCL < 2.28.7) lists only its outliers by rank: it is no
+ * job of processes (ras_lineup.c), so its async errors, init errors and
+ * ranks in init are judged here, on the report, as before; a JSON
+ * report's are facts of its processes (ras_procs.c: verdicts_fault.c,
+ * verdicts_init.c). */
+static void text_errors(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
+{
+	for (int pass = 0; pass < 2; pass++) {   /* 0: async errors, 1: init errors */
+		struct nw_verdict *v = NULL;
+		int first = 0;
+		for (size_t i = 0; i < c->nranks; i++) {
+			int e = pass ? c->ranks[i].init_state : c->ranks[i].async_error;
+			if (e == 0 || e == 7) continue;
+			if (!v) {
+				if (!(v = vadd(l, pass ? NW_V_INIT_STALL : NW_V_GPU_FAULT, c, 0, 0))) return;
+				first = e;
+			}
+			radd(l, &v->culprits, grank(w, c, c->ranks[i].rank, c->ranks[i].pid));
+			vevidence(l, v, "rank %d (pid %d on %s): %s %d (%s)", c->ranks[i].rank, c->ranks[i].pid, c->ranks[i].host,
+			          pass ? "init error" : "async error", e, err_name(e));
+		}
+		if (!v) continue;
+		char set[256];
+		nw_rankset_format(&v->culprits, set, sizeof set);
+		vsummary(l, v, "rank%s %s of comm 0x%016" PRIx64 " reported %s %s", v->culprits.n == 1 ? "" : "s", set, c->hash,
+		         pass ? "the init error" : "the async error", err_name(first));
+		all_waiting(l, v, w, c);
+		if (!pass && first != 1) v->hint = "the error string: NCCL_DEBUG=WARN on that rank says where it came from";
+	}
+}
+
+static void text_init(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
+{
+	size_t in_init = 0;
+	for (size_t i = 0; i < c->nranks; i++) in_init += c->ranks[i].init_state == 7;
+	if (!in_init) return;
+	struct nw_verdict *v = vadd(l, NW_V_INIT_STALL, c, NW_OP_COMM_INIT, 0);
+	if (!v) return;
+	int minority = in_init * 2 < c->nranks;
+	for (size_t i = 0; i < c->nranks; i++)
+		if (c->ranks[i].init_state == 7 && minority) radd(l, &v->culprits, grank(w, c, c->ranks[i].rank, c->ranks[i].pid));
+	vsummary(l, v, "%zu of %zu ranks of comm 0x%016" PRIx64 " are still inside its init (%s)", in_init, c->nranks, c->hash,
+	         minority ? "a minority: they are named" : "no minority to blame: the comm itself");
+	all_waiting(l, v, w, c);
+	vevidence(l, v, "RAS lists a comm once its ranks exchanged their peer info: these ranks are past the rendezvous, "
+	                "in the connection setup");
+}
+
 /* A rank of c reports an async error, is still inside c's init or its
  * init failed: facts of its process that the ordinary rules judge
  * (verdicts_fault.c, verdicts_init.c); no verdict of counts speaks for c
  * then. */
-static int judged_elsewhere(const struct nw_ras_comm *c)
+static int judged_elsewhere(const struct nw_ras_report *r, const struct nw_ras_comm *c)
 {
+	if (r->from_text)
+		return 0;
 	for (size_t i = 0; i < c->nranks; i++)
 		if ((c->ranks[i].async_error != 0 && c->ranks[i].async_error != 7) || c->ranks[i].init_state != 0)
 			return 1;
@@ -512,9 +577,13 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 		for (size_t k = 0; k < r->ncomms; k++) {
 			const struct nw_ras_comm *c = comms[k];
 			size_t before = l.n;
+			if (r->from_text) {
+				text_errors(&l, &w, c);
+				text_init(&l, &w, c);
+			}
 			rule_counts(&l, &w, c, r->from_text);
 			rule_left(&l, &w, c);
-			if (l.n == before && !r->from_text && !judged_elsewhere(c)) rule_equal(&l, &w, c);
+			if (l.n == before && !r->from_text && !judged_elsewhere(r, c)) rule_equal(&l, &w, c);
 		}
 		/* a comm with gone ranks gets no "equal counts" verdict; one whose
 		 * ranks all agree says so (rule_equal) */
@@ -528,7 +597,7 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 	}
 	int faults = 0;
 	for (size_t k = 0; k < r->ncomms; k++)
-		faults |= judged_elsewhere(&r->comms[k]);
+		faults |= judged_elsewhere(r, &r->comms[k]);
 	if (l.n == 0 && !l.oom && !faults) {
 		struct nw_verdict *v = vadd(&l, NW_V_HEALTHY, NULL, 0, 0);
 		if (v) {

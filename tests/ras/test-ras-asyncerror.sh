@@ -28,6 +28,14 @@ cat "$T/diag.out"
 assert_grep '^GPU_FAULT: rank 0: comm [0-9a-f]{16} reports async error ncclUnhandledCudaError \(unhandled cuda error\) on device 0 of 127\.0\.0\.1$' "$T/diag.out"
 assert_grep '^  culprits: 0$' "$T/diag.out"
 
+# the text form (NCCL < 2.28.7) lists only its outliers by rank: no job of
+# processes; its error section is RAS's verdict, as before
+"$NW_CLI" ras --text --save "$T/s.txt" > /dev/null || fail "ncclwatch ras --text --save failed"
+"$NW_CLI" diagnose "$T/s.txt" > "$T/diag-text.out"
+cat "$T/diag-text.out"
+assert_grep '^GPU_FAULT: rank 0 of comm 0x[0-9a-f]{16} reported the async error ncclUnhandledCudaError$' "$T/diag-text.out"
+assert_grep '^  culprits: 0$' "$T/diag-text.out"
+
 # attach: the report joins the snapshot of the same process; the async
 # error is a fact of that process too (its comm, from RAS), judged the same
 "$NW_CLI" attach --no-python -o "$T/snap" "$NW_PID" > "$T/attach.out" 2>&1

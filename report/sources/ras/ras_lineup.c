@@ -291,7 +291,9 @@ static int lineup_positions(const struct nw_ras_report *r, struct lineup *l)
 			if (rk->pid <= 0 || k >= nm || l->matched[k]->hdr.pid != rk->pid)
 				continue;
 			struct nw_proc *p = l->matched[k];
-			if (!(p->caps & NW_CAP_OPNUMS) && nw_ras_comm_fact(p, cm, rk))
+			/* a text report's ranks are its outliers only: no comm facts
+			 * (its errors stay RAS's verdicts, verdicts_ras.c) */
+			if (!(p->caps & NW_CAP_OPNUMS) && !r->from_text && nw_ras_comm_fact(p, cm, rk))
 				return -1;
 			if (!rk->counts_known || nw_proc_launches(p, cm->hash, NW_OP_ALLREDUCE) >= 0)
 				continue;   /* its first rank of this comm has it */
@@ -382,7 +384,9 @@ int nw_ras_lineup(void *arg, struct nw_proc ***procs, size_t *nprocs)
 	 * every claim: no report lines up with another's processes) */
 	for (size_t i = 0; i < m->n; i++) {
 		struct nw_ras_input *in = &m->in[i];
-		if (in->job[0] || !nw_ras_world(&in->r))
+		/* a text report (NCCL < 2.28.7) lists only the outliers by rank:
+		 * too few processes for a job of them; it stays RAS's alone */
+		if (in->job[0] || !nw_ras_world(&in->r) || in->r.from_text)
 			continue;
 		char job[NW_SEG_JOB_LEN];
 		snprintf(job, sizeof job, "\001ras %zu", i);   /* the caller names it "ras PATH" */

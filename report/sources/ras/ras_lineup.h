@@ -24,7 +24,8 @@
  * own: its processes are the adapter's (ras_procs.c), `own` set and `job`
  * a name of the lining up's that the caller renames "ras PATH" (a
  * segment's job name holds 63 bytes, a path more); a report without a
- * comm names no process: its job stays "" (nw_ras_add_job). */
+ * comm names no process, a text report only its outliers: their job
+ * stays "" (nw_ras_add_job). */
 struct nw_ras_input {
 	const char *path;                 /* the report's file */
 	struct nw_ras_report r;
