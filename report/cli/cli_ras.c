@@ -81,6 +81,46 @@ static int ras_split(int argc, char **argv, struct ras_files *r, int *has_segmen
 	return left;
 }
 
+/* The job of each report of its own is "ras PATH" (the lining up gave it a
+ * short name: a segment's job name holds 63 bytes), after the jobs of the
+ * processes read, as before. 0, or -1 out of memory. */
+static int own_names(const struct nw_ras_merge *m, struct nw_analysis *a)
+{
+	uint8_t *own = calloc(a->njobs + 1, 1);
+	struct nw_job *tmp = calloc(a->njobs + 1, sizeof *tmp);
+	if (!own || !tmp) {
+		free(own);
+		free(tmp);
+		return -1;
+	}
+	int oom = 0;
+	for (size_t i = 0; i < m->n && !oom; i++) {
+		const struct nw_ras_input *in = &m->in[i];
+		for (size_t j = 0; in->own && j < a->njobs; j++) {
+			char *name = NULL;
+			if (own[j] || strcmp(a->jobs[j].name, in->job))
+				continue;
+			if (asprintf(&name, "ras %s", in->path) < 0) {
+				oom = 1;
+				break;
+			}
+			free(a->jobs[j].name);
+			a->jobs[j].name = name;
+			own[j] = 1;
+		}
+	}
+	size_t n = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t j = 0; j < a->njobs; j++)
+			if (own[j] == pass)
+				tmp[n++] = a->jobs[j];
+	if (a->njobs)
+		memcpy(a->jobs, tmp, a->njobs * sizeof *tmp);
+	free(own);
+	free(tmp);
+	return oom ? -1 : 0;
+}
+
 int nw_cli_analyze_ras(const char *cmd, int argc, char **argv, const struct nw_analysis_options *opt, int any_owner,
                        struct nw_analysis *a)
 {
@@ -100,6 +140,11 @@ int nw_cli_analyze_ras(const char *cmd, int argc, char **argv, const struct nw_a
 			rc = nw_usage_error(cmd, "%s", err);
 			break;
 		}
+		/* the report as read is not needed to judge it: its text goes
+		 * before the adapter builds a process per rank */
+		free(m.in[m.n].r.raw);
+		m.in[m.n].r.raw = NULL;
+		m.in[m.n].r.raw_len = 0;
 		m.in[m.n++].path = ras.paths[i];
 	}
 	struct nw_source_hook hook;
@@ -107,12 +152,19 @@ int nw_cli_analyze_ras(const char *cmd, int argc, char **argv, const struct nw_a
 	nw_ras_hook(&m, &hook);
 	o.hook = m.n ? &hook : opt->hook;
 	if (rc == NW_EXIT_OK) {
-		if (has_segments || !ras.n)
+		if (has_segments || !ras.n) {
 			rc = nw_cli_analyze(cmd, nargs, argv, &o, any_owner, a);
-		else
-			memset(a, 0, sizeof *a);
+		} else {
+			/* reports alone: the adapter's processes are the jobs */
+			struct nw_read_error err;
+			if (nw_analyze(NULL, 0, &o, a, &err))
+				rc = nw_usage_error(cmd, "%s", err.message);
+		}
 	}
-	/* the others (none of their ranks is a process read): a job of their own */
+	if (rc == NW_EXIT_OK && own_names(&m, a))
+		rc = nw_usage_error(cmd, "out of memory");
+	/* a report without a comm names no process, a text report only its
+	 * outliers: a job of its own from the report */
 	for (size_t i = 0; i < m.n && rc == NW_EXIT_OK; i++) {
 		struct nw_ras_input *in = &m.in[i];
 		if (in->job[0])

@@ -7,9 +7,11 @@
 #include <sys/types.h>
 #include "../decide/decide.h"
 
-/* nw_cli_analyze on the paths that are not RAS reports (skipped when only
- * reports were given); a report joins the job of the processes that are
- * its ranks (ras_merge.c), else it is one job of its own (nw_ras_add_job).
+/* nw_cli_analyze on the paths that are not RAS reports (nw_analyze of no
+ * path when only reports were given); a report joins the job of the
+ * processes that are its ranks (ras_merge.c), else it is one job of its
+ * own, "ras PATH", of the adapter's processes (ras_procs.c; a report
+ * without a comm: nw_ras_add_job).
  * Same return and messages as
  * nw_cli_analyze; a report that cannot be read is one line and
  * NW_EXIT_USAGE. argv is reordered. */

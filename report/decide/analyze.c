@@ -88,12 +88,32 @@ int nw_analyze(const char *const *paths, size_t npaths, const struct nw_analysis
 		goto nomem;
 	a->native = opt ? opt->native : 0;
 	a->hook = opt ? opt->hook : NULL;
-	if (nw_load(paths, npaths, opt ? opt->max_threads : 0, 1, a, &ld, err)) {
+	/* no path: the hook's processes alone (a RAS report of its own) */
+	if ((npaths || !(a->hook && a->hook->procs)) && nw_load(paths, npaths, opt ? opt->max_threads : 0, 1, a, &ld, err)) {
 		nw_analysis_free(a);
 		return -1;
 	}
-	if (nw_merge_snapshots(&ld) ||
-	    (a->hook && a->hook->procs && a->hook->procs(a->hook->arg, ld.procs, ld.nprocs)) || nw_model(a, &ld, opt))
+	/* --job keeps the processes read of that job; those a hook adds are a
+	 * job of their own (a RAS report of its own), kept as before */
+	size_t nread = 0;
+	struct nw_analysis_options mopt = opt ? *opt : (struct nw_analysis_options){ 0 };
+	if (nw_merge_snapshots(&ld))
+		goto nomem;
+	nread = ld.nprocs;
+	if (a->hook && a->hook->procs && a->hook->procs(a->hook->arg, &ld.procs, &ld.nprocs))
+		goto nomem;
+	if (mopt.job) {
+		size_t kept = 0;
+		for (size_t i = 0; i < ld.nprocs; i++) {
+			if (i < nread && strcmp(mopt.job, ld.procs[i]->hdr.job) != 0)
+				nw_proc_free(ld.procs[i]);
+			else
+				ld.procs[kept++] = ld.procs[i];
+		}
+		ld.nprocs = kept;
+		mopt.job = NULL;
+	}
+	if (nw_model(a, &ld, &mopt))
 		goto nomem;
 	for (size_t i = 0; i < a->njobs; i++)
 		if (nw_job_verdicts(a, &a->jobs[i], a->intern))

@@ -19,7 +19,8 @@
  *                    deviates inside a cycle
  *   majority.c       the strict majority of counted groups (majority.h), for every
  *                    rule that lets the majority decide who deviates
- *   verdicts_ras.c, ras_merge.c  NCCL RAS's launch counts (docs/ras.md) */
+ *   verdicts_ras.c, ras_merge.c  NCCL RAS's launch counts (docs/ras.md): the rules
+ *                    not yet moved into the ordinary ones, and their fold */
 #ifndef NCCLWATCH_REPORT_DECIDE_H
 #define NCCLWATCH_REPORT_DECIDE_H
 
@@ -120,6 +121,8 @@ struct nw_jctx {
 	size_t nsets, capsets;
 	struct nw_p2p_pair *pairs;       /* unmatched p2p pairs */
 	size_t npairs, cappairs;
+	size_t nfacts;                   /* vw[0..nfacts): the verdicts of the rules on the model's
+	                                  * facts; after them, those from stacks (nw_rules_stacks) */
 	int oom;
 };
 

@@ -8,11 +8,13 @@
  * of RAS's reconciler: the verdicts from the report folded into the job's.
  *
  * One verdict set, per job the report joined:
+ *   - a report of its own (its processes are the adapter's, ras_procs.c):
+ *     RAS's verdicts join the ordinary rules' (fold_own);
  *   - segments in the job: their verdicts stay (the strongest source);
  *     each gets one line saying whether RAS agrees;
- *   - snapshots only, RAS names culprits (counts, gone processes, errors):
- *     RAS's verdicts are the job's, each culprit's stack from its snapshot
- *     ("where it is instead"), and the stacks' verdicts fold into them as
+ *   - snapshots only, RAS or the rules on its facts (an async error:
+ *     verdicts_fault.c) name culprits: those verdicts are the job's,
+ *     each culprit's stack from its snapshot ("where it is instead"), and the stacks' verdicts fold into them as
  *     one line each, "stacks agree: ..." or "stacks disagree: ...";
  *   - RAS names nobody (launch counts equal, no comm yet): the stacks'
  *     culprits stay, with what RAS saw ("launch counts equal"); when the
@@ -180,6 +182,9 @@ struct foldctx {
 	struct nw_ras_input *in;
 	struct nw_verdict *rv;
 	size_t nr, nstack;
+	size_t from;                        /* x->vw[0..from): the rules' verdicts on facts (RAS's
+	                                     * among them: an async error); [from..nstack): the
+	                                     * stacks' (nw_rules_stacks) */
 	struct nw_rankset ras_c, stack_c;   /* culprits, as the job's ranks */
 	int ras_decided, ras_equal, ras_nocomm, ras_healthy, stack_named;
 };
@@ -196,9 +201,18 @@ static void fold_tally(struct nw_jctx *x, struct foldctx *f)
 		f->ras_nocomm |= v->kind == NW_V_INIT_STALL && !v->comm_id;
 		f->ras_healthy |= v->kind == NW_V_HEALTHY;
 	}
+	/* the rules on RAS's facts decide like RAS's own verdicts */
+	for (size_t i = 0; i < f->from; i++) {
+		const struct nw_verdict *v = &x->vw[i]->v;
+		if (x->vw[i]->dropped || !v->culprits.n || v->kind == NW_V_HEALTHY)
+			continue;
+		f->ras_decided = 1;
+		for (uint32_t k = 0; k < v->culprits.n; k++)
+			nw_set_add(x, &f->ras_c, v->culprits.v[k]);
+	}
 	/* the stacks name a culprit (a process without a rank is named by its
 	 * pid: its verdict has no culprit rank, but it names one) */
-	for (size_t i = 0; i < f->nstack; i++) {
+	for (size_t i = f->from; i < f->nstack; i++) {
 		const struct nw_verdict *v = &x->vw[i]->v;
 		if (x->vw[i]->dropped)
 			continue;
@@ -231,36 +245,46 @@ static void fold_segments(struct nw_jctx *x, struct foldctx *f)
 	}
 }
 
-/* RAS's verdicts are the job's; the stacks' fold into them. */
+/* The stacks' verdicts as lines of w, a verdict from facts. */
+static void stacks_lines(struct nw_jctx *x, struct foldctx *f, struct nw_vwork *w)
+{
+	culprit_stacks(x, w);
+	for (size_t k = f->from; k < f->nstack; k++) {
+		const struct nw_vwork *s = x->vw[k];
+		if (s->dropped)
+			continue;
+		const char *how = !s->v.culprits.n && s->v.kind == NW_V_UNDECIDED && !w->v.culprits.n
+		                      ? "stacks agree"
+		                  : !s->v.culprits.n && s->v.kind == NW_V_UNDECIDED ? "stacks cannot decide"
+		                  : same_set(&f->stack_c, &f->ras_c) ? "stacks agree"
+		                                                     : "stacks disagree";
+		nw_verdict_evidence(x, w, "%s: %s: %s", how, nw_verdict_name(s->v.kind), s->v.summary ? s->v.summary : "");
+	}
+}
+
+/* The verdicts from facts (the rules' on RAS's facts, and RAS's) are the
+ * job's; the stacks' fold into them. */
 static void fold_adopt(struct nw_jctx *x, struct foldctx *f)
 {
+	for (size_t i = 0; i < f->from && !x->oom; i++)
+		if (!x->vw[i]->dropped)
+			stacks_lines(x, f, x->vw[i]);
 	for (size_t i = 0; i < f->nr && !x->oom; i++) {
 		if (f->rv[i].kind == NW_V_HEALTHY)
 			continue;
 		struct nw_vwork *w = adopt(x, f->in, &f->rv[i]);
 		if (!w)
 			break;
-		culprit_stacks(x, w);
-		for (size_t k = 0; k < f->nstack; k++) {
-			const struct nw_vwork *s = x->vw[k];
-			if (s->dropped)
-				continue;
-			const char *how = !s->v.culprits.n && s->v.kind == NW_V_UNDECIDED && !w->v.culprits.n
-			                      ? "stacks agree"
-			                  : !s->v.culprits.n && s->v.kind == NW_V_UNDECIDED ? "stacks cannot decide"
-			                  : same_set(&f->stack_c, &f->ras_c) ? "stacks agree"
-			                                                     : "stacks disagree";
-			nw_verdict_evidence(x, w, "%s: %s: %s", how, nw_verdict_name(s->v.kind), s->v.summary ? s->v.summary : "");
-		}
+		stacks_lines(x, f, w);
 	}
-	for (size_t k = 0; k < f->nstack; k++)
+	for (size_t k = f->from; k < f->nstack; k++)
 		x->vw[k]->dropped = 1;
 }
 
 /* RAS names nobody; the stacks' verdicts stay, with what RAS saw. */
 static void fold_keep_stacks(struct nw_jctx *x, struct foldctx *f)
 {
-	for (size_t i = 0; i < f->nstack && !x->oom; i++) {
+	for (size_t i = f->from; i < f->nstack && !x->oom; i++) {
 		struct nw_vwork *w = x->vw[i];
 		if (w->dropped)
 			continue;
@@ -298,15 +322,29 @@ static void fold_ranks_line(struct nw_jctx *x, const struct nw_ras_input *in)
 	}
 }
 
+/* A report of its own: its processes are the adapter's (ras_procs.c),
+ * judged by the ordinary rules; RAS's verdicts join theirs. */
+static void fold_own(struct nw_jctx *x, struct foldctx *f)
+{
+	for (size_t i = 0; i < f->nr && !x->oom; i++)
+		if (!adopt(x, f->in, &f->rv[i]))
+			break;
+}
+
 static void fold(struct nw_jctx *x, struct nw_ras_input *in)
 {
-	struct foldctx f = { .in = in, .nstack = x->nvw };
+	struct foldctx f = { .in = in, .nstack = x->nvw, .from = x->nfacts };
 	int32_t ws;
 	if (nw_ras_verdicts(&in->r, &f.rv, &f.nr, &ws)) {
 		x->oom = 1;
 		return;
 	}
 	in->folded = 1;
+	if (in->own) {
+		fold_own(x, &f);
+		nw_ras_verdicts_free(f.rv, f.nr);
+		return;
+	}
 	unblame_hidden_waits(x, in, f.rv, f.nr);
 	size_t snaps = 0;
 	for (size_t i = 0; i < x->job->nprocs; i++)

@@ -229,20 +229,20 @@ static void ctx_free(struct nw_jctx *x)
 static void source_notes(struct nw_jctx *x)
 {
 	struct nw_job *job = x->job;
-	for (size_t i = 0; i < x->nvw && !x->oom; i++) {
-		const char *seen[4] = { 0 };
-		size_t nseen = 0;
-		for (size_t k = 0; k < job->nprocs && nseen < 4; k++) {
-			const char *note = job->procs[k]->source_note;
-			size_t j = 0;
-			while (note && j < nseen && seen[j] != note)
-				j++;
-			if (!note || j < nseen)
-				continue;
-			seen[nseen++] = note;
-			nw_verdict_evidence(x, x->vw[i], "%s", note);
-		}
+	const char *seen[4] = { 0 };   /* the job's notes: found once, not per verdict */
+	size_t nseen = 0;
+	for (size_t k = 0; k < job->nprocs && nseen < 4; k++) {
+		const char *note = job->procs[k]->source_note;
+		size_t j = 0;
+		while (note && j < nseen && seen[j] != note)
+			j++;
+		if (!note || j < nseen)
+			continue;
+		seen[nseen++] = note;
 	}
+	for (size_t i = 0; i < x->nvw && !x->oom; i++)
+		for (size_t j = 0; j < nseen; j++)
+			nw_verdict_evidence(x, x->vw[i], "%s", seen[j]);
 }
 
 /* The public array, ranked: the verdicts left standing move into the job. */
@@ -308,6 +308,7 @@ int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern 
 	nw_rules_unexplained(&x, explained);
 	free(explained);
 	nw_fold_shifted(&x);
+	x.nfacts = x.nvw;
 	nw_rules_stacks(&x);
 	if (a->hook && a->hook->verdicts)
 		a->hook->verdicts(a->hook->arg, &x);

@@ -45,6 +45,7 @@ static const char *create_call(uint32_t origin)
 	case NW_ORIGIN_INIT_ALL: return "ncclCommInitAll";
 	case NW_ORIGIN_SPLIT: return "ncclCommSplit";
 	case NW_ORIGIN_SHRINK: return "ncclCommShrink";
+	case 0: return "ncclCommInit* or ncclCommSplit";   /* a source that does not say (NCCL RAS) */
 	default: return "ncclCommInitRank";
 	}
 }
@@ -103,9 +104,10 @@ static void stuck_edges(struct nw_jctx *x, struct nw_vwork *w, const struct stuc
 		if (comm_blamed)
 			nw_verdict_blame(x, w, s->p[i]->job_index);   /* the comm itself: its waiters */
 		char t[160];
-		snprintf(t, sizeof t, "inside %s (%s for " NW_AGE ")", create_call(s->c[i]->origin),
-		         nw_comm_state_name(s->c[i]->state, sb));
-		nw_eg_add(x, &eg, s->p[i], t, nw_age(s->p[i], s->c[i]->init_enter_ns));
+		int aged = (s->p[i]->caps & NW_CAP_WAIT_TIME) != 0;   /* else no time of entry is known */
+		snprintf(t, sizeof t, "inside %s (%s%s)", create_call(s->c[i]->origin),
+		         nw_comm_state_name(s->c[i]->state, sb), aged ? " for " NW_AGE : "");
+		nw_eg_add(x, &eg, s->p[i], t, aged ? nw_age(s->p[i], s->c[i]->init_enter_ns) : NW_NO_AGE);
 	}
 	if (junction != UINT32_MAX) {
 		for (size_t i = 0; i < s->n; i++)
@@ -142,7 +144,9 @@ static void summary(struct nw_jctx *x, struct nw_vwork *w, const struct stuckset
 	nw_buf_printf(&b, " %s inside %s of %s", w->v.waiting.n == 1 ? "is" : "are", call, comm);
 	if (nranks > 0)
 		nw_buf_printf(&b, " (%d ranks)", (int)nranks);
-	nw_buf_printf(&b, " for %s; ", nw_fmt_age(s->max_age, ab));
+	if (s->max_age)
+		nw_buf_printf(&b, " for %s", nw_fmt_age(s->max_age, ab));
+	nw_buf_puts(&b, "; ");
 	if (w->v.culprits.n) {
 		nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
 		nw_buf_rankset(&b, &w->v.culprits);
@@ -303,8 +307,8 @@ static void init_members(struct nw_jctx *x, const struct nw_comm_view *v, struct
 		 * a culprit, not a waiter. */
 		if (x->sink[m->proc->job_index])
 			stuck_add(x, gone, m->proc, m->comm);
-		else if (nw_age(m->proc, m->comm->init_enter_ns) > x->timeout_ns)
-			stuck_add(x, s, m->proc, m->comm);
+		else if (!(m->proc->caps & NW_CAP_WAIT_TIME) || nw_age(m->proc, m->comm->init_enter_ns) > x->timeout_ns)
+			stuck_add(x, s, m->proc, m->comm);   /* without a wait time, inside counts as stuck */
 	}
 }
 
@@ -373,11 +377,103 @@ static void gone_lines(struct nw_jctx *x, struct nw_vwork *w, const struct nw_co
 }
 
 /* InitRank, InitRankConfig, InitRankScalable, InitAll. */
+/* The members of v that finished its creation (held, not inside it, not
+ * failed). */
+static size_t finished(const struct nw_comm_view *v)
+{
+	size_t n = 0;
+	for (int32_t r = 0; r < v->nranks; r++) {
+		const struct nw_member *m = &v->members[r];
+		n += m->proc && m->comm->state != NW_COMM_FREE && !inside(m->comm) && m->comm->state != NW_COMM_INIT_FAILED;
+	}
+	return n;
+}
+
+/* Every comm rank entered the creation, a strict majority finished it
+ * (majority.c) and the others (s) are still inside: theirs is the
+ * deviation (their own connection setup, a device or the network on their
+ * side): they are the culprits, not waiters. 1 when it made the verdict. */
+static int inside_minority(struct nw_jctx *x, const struct nw_comm_view *v, const struct stuckset *s)
+{
+	size_t done = finished(v);
+	for (int32_t r = 0; r < v->nranks; r++)
+		if (!v->members[r].proc)
+			return 0;   /* one never entered: the ordinary verdict names it */
+	uint32_t votes[2] = { (uint32_t)done, (uint32_t)s->n }, ntop;
+	if (!done || !s->n || nw_vote_top(votes, 2, &ntop) != 0 || ntop != 1)
+		return 0;
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_INIT_STALL, v, NW_OP_COMM_INIT, 0);
+	if (!w)
+		return 1;
+	for (size_t i = 0; i < s->n; i++)
+		nw_verdict_culprit(x, w, s->p[i]);
+	char sb[NW_NAME_BUF], cb[128], t[160];
+	snprintf(t, sizeof t, "still inside it (%s)", nw_comm_state_name(s->c[0]->state, sb));
+	culprit_lines(x, w, t);
+	struct nw_rankset fin = { 0 };
+	for (int32_t r = 0; r < v->nranks; r++) {
+		const struct nw_member *m = &v->members[r];
+		if (m->comm->state != NW_COMM_FREE && !inside(m->comm) && m->comm->state != NW_COMM_INIT_FAILED)
+			nw_set_add(x, &fin, m->proc->rank);
+	}
+	struct nw_buf b = { 0 };
+	nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
+	nw_buf_rankset(&b, &w->v.culprits);
+	nw_buf_printf(&b, " %s still inside %s of %s (%d ranks), which rank%s ", w->v.culprits.n == 1 ? "is" : "are",
+	              create_call(v->origin), nw_comm_label(v->id, v->name, cb), (int)v->nranks, fin.n == 1 ? "" : "s");
+	nw_buf_rankset(&b, &fin);
+	nw_buf_printf(&b, " finished: every rank entered it, so the deviation is %s (%s connection setup, a device or "
+	              "the network on %s side)", w->v.culprits.n == 1 ? "its" : "theirs",
+	              w->v.culprits.n == 1 ? "its" : "their", w->v.culprits.n == 1 ? "its" : "their");
+	nw_rankset_free(&fin);
+	if (!(w->v.summary = nw_buf_take(&b)))
+		x->oom = 1;
+	return 1;
+}
+
+/* Nobody is stuck inside the creation, and some members' creation
+ * returned an error (gone: those, and the processes that ended inside
+ * it): they will never join the comm the others hold. 1 when it made
+ * the verdict. */
+static int failed_alone(struct nw_jctx *x, const struct nw_comm_view *v, const struct stuckset *gone)
+{
+	size_t nfailed = 0;
+	for (size_t i = 0; i < gone->n; i++)
+		nfailed += gone->c[i]->state == NW_COMM_INIT_FAILED;
+	if (!nfailed)
+		return 0;
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_INIT_STALL, v, NW_OP_COMM_INIT, 0);
+	if (!w)
+		return 1;
+	gone_lines(x, w, v, gone);
+	int32_t first = 0;
+	for (size_t i = 0; i < gone->n && !first; i++)
+		if (gone->c[i]->state == NW_COMM_INIT_FAILED)
+			first = gone->c[i]->init_result;
+	char cb[128], rb[NW_NAME_BUF];
+	size_t done = finished(v);
+	struct nw_buf b = { 0 };
+	nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
+	nw_buf_rankset(&b, &w->v.culprits);
+	nw_buf_printf(&b, ": %s of %s failed (%s): %s will never join it", create_call(v->origin),
+	              nw_comm_label(v->id, v->name, cb), nw_nccl_result_name(first, rb),
+	              w->v.culprits.n == 1 ? "it" : "they");
+	if (done)
+		nw_buf_printf(&b, "; %zu of its %d ranks created it", done, (int)v->nranks);
+	if (!(w->v.summary = nw_buf_take(&b)))
+		x->oom = 1;
+	return 1;
+}
+
 static void init_view(struct nw_jctx *x, const struct nw_comm_view *v)
 {
 	struct stuckset s = { 0 }, gone = { 0 };
 	init_members(x, v, &s, &gone);
+	if (!s.n && failed_alone(x, v, &gone))
+		goto out;
 	if (!s.n || nranks_disagree(x, v, &s))
+		goto out;
+	if (inside_minority(x, v, &s))
 		goto out;
 	struct nw_vwork *w = nw_verdict_new(x, NW_V_INIT_STALL, v, NW_OP_COMM_INIT, 0);
 	if (!w)
@@ -395,8 +491,11 @@ static void init_view(struct nw_jctx *x, const struct nw_comm_view *v)
 		nw_buf_puts(&w->ev, ": never entered (which processes they are is not known)");
 		nw_verdict_evidence_flush(x, w);
 	}
+	size_t done = finished(v);
 	summary(x, w, &s, call, nw_comm_label(v->id, v->name, cb), v->nranks, "entered",
 	        nmissing ? "some comm ranks never entered it (processes not known)"
+	        : done   ? "every rank entered it, and no strict majority finished it: the comm itself (connection "
+	                   "setup, network)"
 	                 : "every rank entered it and none finished (rendezvous, network)");
 	nw_rankset_free(&lost);
 out:

@@ -5,10 +5,11 @@
  *             RAS declared dead: MISSING_RANK, culprit "process gone or
  *             unreachable" with its host and pid; one verdict per process
  *             set, whatever the number of comms it was in.
- *   errors    an async error (not ncclSuccess / ncclInProgress): GPU_FAULT
- *             naming the error; an init error: INIT_STALL naming it.
- *   init      some ranks still in init (ncclInProgress) while others run:
- *             INIT_STALL, those ranks (a minority) or the comm.
+ *   (errors   an async error is a fault of its process, an init error
+ *             a failed init of it: verdicts_fault.c and verdicts_init.c
+ *             judge them on the comm table the adapter fills, ras_procs.c)
+ *   (init     a rank still in init (ncclInProgress) is an init op of its
+ *             process: verdicts_init.c, on the comm table ras_procs.c fills)
  *   counts    per collective kind, ranks grouped by launch count; the
  *             strictly largest group is the program as written (the
  *             majority rule of docs/diagnosis.md), the others deviate:
@@ -264,7 +265,13 @@ static int rule_gone(struct vl *l, const struct world *w, const struct nw_ras_co
 	return 1;
 }
 
-static void rule_errors(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
+/* ---- a text report's errors and init states ----
+ * A text report (NCCL < 2.28.7) lists only its outliers by rank: it is no
+ * job of processes (ras_lineup.c), so its async errors, init errors and
+ * ranks in init are judged here, on the report, as before; a JSON
+ * report's are facts of its processes (ras_procs.c: verdicts_fault.c,
+ * verdicts_init.c). */
+static void text_errors(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
 {
 	for (int pass = 0; pass < 2; pass++) {   /* 0: async errors, 1: init errors */
 		struct nw_verdict *v = NULL;
@@ -290,7 +297,7 @@ static void rule_errors(struct vl *l, const struct world *w, const struct nw_ras
 	}
 }
 
-static void rule_init(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
+static void text_init(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
 {
 	size_t in_init = 0;
 	for (size_t i = 0; i < c->nranks; i++) in_init += c->ranks[i].init_state == 7;
@@ -305,6 +312,20 @@ static void rule_init(struct vl *l, const struct world *w, const struct nw_ras_c
 	all_waiting(l, v, w, c);
 	vevidence(l, v, "RAS lists a comm once its ranks exchanged their peer info: these ranks are past the rendezvous, "
 	                "in the connection setup");
+}
+
+/* A rank of c reports an async error, is still inside c's init or its
+ * init failed: facts of its process that the ordinary rules judge
+ * (verdicts_fault.c, verdicts_init.c); no verdict of counts speaks for c
+ * then. */
+static int judged_elsewhere(const struct nw_ras_report *r, const struct nw_ras_comm *c)
+{
+	if (r->from_text)
+		return 0;
+	for (size_t i = 0; i < c->nranks; i++)
+		if ((c->ranks[i].async_error != 0 && c->ranks[i].async_error != 7) || c->ranks[i].init_state != 0)
+			return 1;
+	return 0;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -556,11 +577,13 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 		for (size_t k = 0; k < r->ncomms; k++) {
 			const struct nw_ras_comm *c = comms[k];
 			size_t before = l.n;
-			rule_errors(&l, &w, c);
-			rule_init(&l, &w, c);
+			if (r->from_text) {
+				text_errors(&l, &w, c);
+				text_init(&l, &w, c);
+			}
 			rule_counts(&l, &w, c, r->from_text);
 			rule_left(&l, &w, c);
-			if (l.n == before && !r->from_text) rule_equal(&l, &w, c);
+			if (l.n == before && !r->from_text && !judged_elsewhere(r, c)) rule_equal(&l, &w, c);
 		}
 		/* a comm with gone ranks gets no "equal counts" verdict; one whose
 		 * ranks all agree says so (rule_equal) */
@@ -572,7 +595,10 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 			}
 		}
 	}
-	if (l.n == 0 && !l.oom) {
+	int faults = 0;
+	for (size_t k = 0; k < r->ncomms; k++)
+		faults |= judged_elsewhere(r, &r->comms[k]);
+	if (l.n == 0 && !l.oom && !faults) {
 		struct nw_verdict *v = vadd(&l, NW_V_HEALTHY, NULL, 0, 0);
 		if (v) {
 			vsummary(&l, v, "nothing RAS can see is wrong: every rank answered, no error, no launch count differs "
@@ -582,7 +608,8 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 	free(comms);
 	free(w.byp);
 	if (l.oom) { nw_ras_verdicts_free(l.v, l.n); return -1; }
-	qsort(l.v, l.n, sizeof *l.v, cmp_verdict);
+	if (l.n)   /* none: the facts' rules judge (an error, an init) */
+		qsort(l.v, l.n, sizeof *l.v, cmp_verdict);
 	*out = l.v;
 	*nout = l.n;
 	return 0;

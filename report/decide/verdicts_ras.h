@@ -12,10 +12,9 @@
 #include "../sources/ras/ras_lineup.h"
 
 /* Append to a->jobs one job named `name` whose verdicts come from the
- * report r (ranks are those of its largest communicator; a rank of a
- * smaller one is mapped there by pid): a report none of whose ranks is a
- * process read (ras_lineup.c lines the others up with their job). 0, or -1
- * out of memory. */
+ * report r alone: a report that lists no communicator (it names no
+ * process; a report with one is processes of the adapter, ras_procs.c,
+ * in nw_analyze). 0, or -1 out of memory. */
 int nw_ras_add_job(struct nw_analysis *a, const struct nw_ras_report *r, const char *name);
 
 /* The same verdicts into a fresh array (for callers that merge them

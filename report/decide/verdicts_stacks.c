@@ -766,7 +766,7 @@ void nw_rules_stacks(struct nw_jctx *x)
 {
 	size_t snaps = 0;                  /* processes known by their stacks alone */
 	for (size_t i = 0; i < x->job->nprocs; i++)
-		snaps += !(x->job->procs[i]->caps & NW_CAP_OPNUMS);
+		snaps += (x->job->procs[i]->caps & (NW_CAP_OPNUMS | NW_CAP_STACKS)) == NW_CAP_STACKS;
 	if (!snaps)
 		return;
 	if (snaps == x->job->nprocs)

@@ -275,11 +275,14 @@ int nw_analysis_note(struct nw_analysis *a, const char *fmt, ...) __attribute__(
 /* Another source that joins the processes read (NCCL RAS: its report
  * lies next to attach's snapshots, docs/ras.md), without the engine
  * knowing it: `procs` is called after loading (it may set ranks, world
- * sizes and job names), `verdicts` per job after the rules (it may add,
+ * sizes and job names, and add processes of its own: nw_analyze with no
+ * path reads none and takes the hook's alone), `verdicts` per job after the rules (it may add,
  * drop and annotate verdicts: analysis_int.h). NULL members are skipped. */
 struct nw_jctx;
 struct nw_source_hook {
-	int (*procs)(void *arg, struct nw_proc **procs, size_t nprocs);   /* 0, or -1 out of memory */
+	int (*procs)(void *arg, struct nw_proc ***procs, size_t *nprocs); /* it may add processes (the
+	                                                                    * array is realloc'able); 0,
+	                                                                    * or -1 out of memory */
 	void (*verdicts)(void *arg, struct nw_jctx *x);
 	void *arg;
 };

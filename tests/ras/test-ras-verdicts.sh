@@ -1,5 +1,6 @@
 #!/bin/sh
-# The verdict rules from RAS counts (report/decide/verdicts_ras.c) on
+# The verdicts on NCCL RAS reports (report/decide/verdicts_ras.c, and the
+# ordinary rules on the facts the adapter gives: init, async errors) on
 # reports written by hand in NCCL 2.28.9's JSON form, for the cases the
 # simulation cannot produce on demand: ranks still in init after the
 # rendezvous, a minority ahead of the others, no strict majority, a
@@ -37,8 +38,20 @@ note "ranks 2-3 of 8 still in init (ncclInProgress) after the rendezvous"
 r=""; for i in 0 1 2 3 4 5 6 7; do s=0; [ $i = 2 ] || [ $i = 3 ] && s=7; r="$r${r:+, }$(rank $i $((100 + i)) 0 $s)"; done
 report "$T/init.json" "$(comm 0xa1 8 "$r" "")"
 diag "$T/init.json"
-assert_grep '^INIT_STALL: 2 of 8 ranks of comm 0x00000000000000a1 are still inside its init \(a minority: they are named\)$' "$T/init.json.out"
+# an init op of each of their processes, judged by verdicts_init.c: the
+# majority finished it, the two still inside deviate
+assert_grep '^INIT_STALL: ranks 2-3 are still inside ncclCommInit\* or ncclCommSplit of comm 00000000000000a1 \(8 ranks\), which ranks 0-1,4-7 finished: every rank entered it' "$T/init.json.out"
 assert_grep '^  culprits: 2-3$' "$T/init.json.out"
+# a report of its own is processes the adapter built, one per rank
+assert_grep "^job ras $T/init\\.json: 8 processes read, world size 8, ranks missing: none" "$T/init.json.out"
+"$NW_CLI" diagnose --json "$T/init.json" > "$T/init.jsonout"
+assert_eq "$(grep -o '"sees":\["launch_only"\]' "$T/init.jsonout" | wc -l)" 8 "processes that see launches only"
+
+note "rank 0 of 4: its init failed (ncclSystemError) while 1-3 created the comm"
+report "$T/initerr.json" "$(comm 0xa6 4 "$(rank 0 100 0 2), $(rank 1 101 0), $(rank 2 102 0), $(rank 3 103 0)" "")"
+diag "$T/initerr.json"
+assert_grep '^INIT_STALL: rank 0: ncclCommInit\* or ncclCommSplit of comm 00000000000000a6 failed \(ncclSystemError\): it will never join it; 3 of its 4 ranks created it$' "$T/initerr.json.out"
+assert_grep '^  culprits: 0$' "$T/initerr.json.out"
 
 note "rank 6 of 8 launched one AllReduce more than the others (ahead)"
 r=""; for i in 0 1 2 3 4 5 6 7; do n=9; [ $i = 6 ] && n=10; r="$r${r:+, }$(rank $i $((100 + i)) $n)"; done
@@ -46,6 +59,10 @@ report "$T/ahead.json" "$(comm 0xa2 8 "$r" "")"
 diag "$T/ahead.json"
 assert_grep '^MISSING_RANK: rank 6 launched the AllReduce the other 7 ranks never launched on comm 0x00000000000000a2 \(RAS: AllReduce launches=10 there, launches=9 on the others\): it went past where the others are$' "$T/ahead.json.out"
 assert_grep '^  op: AllReduce launches=10 on comm 00000000000000a2 \(8 ranks\)$' "$T/ahead.json.out"
+# --job picks among the jobs of the processes read; a report of its own stays
+"$NW_CLI" diagnose --job nosuchjob "$T/ahead.json" > "$T/ahead.job.out"
+assert_grep "^job ras $T/ahead\\.json: 8 processes read" "$T/ahead.job.out"
+assert_grep '^MISSING_RANK: rank 6 launched the AllReduce the other 7 ranks never launched' "$T/ahead.job.out"
 
 note "2 against 2: no strict majority, nobody named"
 report "$T/tie.json" "$(comm 0xa3 4 "$(rank 0 100 5), $(rank 1 101 5), $(rank 2 102 4), $(rank 3 103 4)" "")"

@@ -273,7 +273,8 @@ static int add_position(struct nw_proc *p, const struct nw_ras_comm *c, const st
 }
 
 /* The launch counts of every comm of the report as positions of the
- * processes lined up (by pid; a process of several ranks in one comm: its
+ * processes lined up, and for one without a comm table of its own (a
+ * snapshot) the comm as a fact (nw_ras_comm_fact) (by pid; a process of several ranks in one comm: its
  * first rank listed): one per collective kind. 0, or -1 out of memory. */
 static int lineup_positions(const struct nw_ras_report *r, struct lineup *l)
 {
@@ -287,10 +288,14 @@ static int lineup_positions(const struct nw_ras_report *r, struct lineup *l)
 		for (size_t i = 0; i < cm->nranks; i++) {
 			const struct nw_ras_rank *rk = &cm->ranks[i];
 			size_t k = first_pid(l->matched, nm, rk->pid);
-			if (!rk->counts_known || rk->pid <= 0 || k >= nm || l->matched[k]->hdr.pid != rk->pid)
+			if (rk->pid <= 0 || k >= nm || l->matched[k]->hdr.pid != rk->pid)
 				continue;
 			struct nw_proc *p = l->matched[k];
-			if (nw_proc_launches(p, cm->hash, NW_OP_ALLREDUCE) >= 0)
+			/* a text report's ranks are its outliers only: no comm facts
+			 * (its errors stay RAS's verdicts, verdicts_ras.c) */
+			if (!(p->caps & NW_CAP_OPNUMS) && !r->from_text && nw_ras_comm_fact(p, cm, rk))
+				return -1;
+			if (!rk->counts_known || nw_proc_launches(p, cm->hash, NW_OP_ALLREDUCE) >= 0)
 				continue;   /* its first rank of this comm has it */
 			for (int f = 0; f < NW_RAS_NFUNCS; f++)
 				if (add_position(p, cm, rk, f))
@@ -369,12 +374,27 @@ static int claim(struct nw_ras_input *in, struct nw_proc **procs, size_t nprocs)
 	return oom ? -1 : 0;
 }
 
-int nw_ras_lineup(void *arg, struct nw_proc **procs, size_t nprocs)
+int nw_ras_lineup(void *arg, struct nw_proc ***procs, size_t *nprocs)
 {
 	struct nw_ras_merge *m = arg;
 	for (size_t i = 0; i < m->n; i++)
-		if (claim(&m->in[i], procs, nprocs))
+		if (claim(&m->in[i], *procs, *nprocs))
 			return -1;
+	/* the others: a job of their own, of the adapter's processes (after
+	 * every claim: no report lines up with another's processes) */
+	for (size_t i = 0; i < m->n; i++) {
+		struct nw_ras_input *in = &m->in[i];
+		/* a text report (NCCL < 2.28.7) lists only the outliers by rank:
+		 * too few processes for a job of them; it stays RAS's alone */
+		if (in->job[0] || !nw_ras_world(&in->r) || in->r.from_text)
+			continue;
+		char job[NW_SEG_JOB_LEN];
+		snprintf(job, sizeof job, "\001ras %zu", i);   /* the caller names it "ras PATH" */
+		if (nw_ras_own_procs(in, job, procs, nprocs))
+			return -1;
+		memcpy(in->job, job, sizeof in->job);
+		in->own = 1;
+	}
 	return 0;
 }
 

@@ -20,8 +20,12 @@
 #define NW_RAS_SOURCE_NOTE "from NCCL RAS: launch counts, not completions; no send/receive counts"
 
 /* One saved report to line up. Fill in path and r; nw_ras_lineup sets the
- * rest. An input whose job stays "" joined none (its own job,
- * nw_ras_add_job). */
+ * rest. A report none of whose ranks is a process read is a job of its
+ * own: its processes are the adapter's (ras_procs.c), `own` set and `job`
+ * a name of the lining up's that the caller renames "ras PATH" (a
+ * segment's job name holds 63 bytes, a path more); a report without a
+ * comm names no process, a text report only its outliers: their job
+ * stays "" (nw_ras_add_job). */
 struct nw_ras_input {
 	const char *path;                 /* the report's file */
 	struct nw_ras_report r;
@@ -33,6 +37,7 @@ struct nw_ras_input {
 	int foreign;                      /* it lies with processes of a job, none of them among
 	                                   * its ranks: another job's report (one RAS port per
 	                                   * host), not used; job names the job it lay with */
+	int own;                          /* its processes are the adapter's (ras_procs.c) */
 	int (*map)[2];                    /* [nmap] (RAS world rank, the process's rank),
 	                                   * sorted by RAS rank */
 	size_t nmap, capmap;
@@ -47,8 +52,21 @@ struct nw_ras_merge {
 const struct nw_ras_comm *nw_ras_world(const struct nw_ras_report *r);
 
 /* Line every report of m (a struct nw_ras_merge *) up with the processes
- * read: nw_source_hook.procs. 0, or -1 out of memory. */
-int nw_ras_lineup(void *m, struct nw_proc **procs, size_t nprocs);
+ * read, then add the processes of each report none of whose ranks is one
+ * of them (nw_ras_own_procs): nw_source_hook.procs. 0, or -1 out of memory. */
+int nw_ras_lineup(void *m, struct nw_proc ***procs, size_t *nprocs);
+
+/* ras_procs.c: append to *procs one process per rank of report in's world
+ * comm (answered or missing), of job `job`, with what RAS knows of it as
+ * ordinary facts: comm table entries, launch positions. None when the
+ * report lists no comm. 0, or -1 out of memory. */
+int nw_ras_own_procs(const struct nw_ras_input *in, const char *job, struct nw_proc ***procs, size_t *nprocs);
+
+/* ras_procs.c: comm c as rank rk sees it, one entry of p's comm table (RAS's
+ * hash as its id; its async error), unless p has it already. For the
+ * adapter's processes and the snapshots lined up (a segment has its own
+ * comm table, under its own ids). 0, or -1 out of memory. */
+int nw_ras_comm_fact(struct nw_proc *p, const struct nw_ras_comm *c, const struct nw_ras_rank *rk);
 
 /* The process's rank of a RAS world rank (in->map), the RAS rank itself
  * when it is no process read. */
