@@ -66,8 +66,7 @@ static int cmp_proc_pid(const void *a, const void *b)
 	return x->hdr.pid < y->hdr.pid ? -1 : x->hdr.pid > y->hdr.pid;
 }
 
-/* The first of cand[0..nc) (sorted by pid) with this pid, or nc. */
-static size_t first_pid(struct nw_proc *const *cand, size_t nc, int64_t pid)
+size_t nw_ras_first_pid(struct nw_proc *const *cand, size_t nc, int64_t pid)
 {
 	size_t lo = 0, hi = nc;
 	while (lo < hi) {
@@ -180,7 +179,7 @@ static int lineup_best_hosts(struct lineup *l)
 	struct tally *tal = NULL, *t, *tt;
 	int oom = 0;
 	for (size_t i = 0; i < l->ne && !oom; i++) {
-		for (size_t k = first_pid(l->cand, l->nc, l->e[i].pid); k < l->nc && l->cand[k]->hdr.pid == l->e[i].pid && !oom;
+		for (size_t k = nw_ras_first_pid(l->cand, l->nc, l->e[i].pid); k < l->nc && l->cand[k]->hdr.pid == l->e[i].pid && !oom;
 		     k++) {
 			uint64_t key = (uint64_t)l->rh[i] << 32 | l->sh[k];
 			HASH_FIND(hh, tal, &key, sizeof key, t);
@@ -231,7 +230,7 @@ static int lineup_assign(struct nw_ras_input *in, struct lineup *l)
 		uint32_t r = l->rh[i];
 		if (l->e[i].pid <= 0 || !l->bestn[r] || l->tie[r])
 			continue;
-		for (size_t k = first_pid(l->cand, l->nc, l->e[i].pid); k < l->nc && l->cand[k]->hdr.pid == l->e[i].pid; k++) {
+		for (size_t k = nw_ras_first_pid(l->cand, l->nc, l->e[i].pid); k < l->nc && l->cand[k]->hdr.pid == l->e[i].pid; k++) {
 			struct nw_proc *p = l->cand[k];
 			if (l->sh[k] != l->best[r])
 				continue;
@@ -287,7 +286,7 @@ static int lineup_positions(const struct nw_ras_report *r, struct lineup *l)
 		const struct nw_ras_comm *cm = &r->comms[c];
 		for (size_t i = 0; i < cm->nranks; i++) {
 			const struct nw_ras_rank *rk = &cm->ranks[i];
-			size_t k = first_pid(l->matched, nm, rk->pid);
+			size_t k = nw_ras_first_pid(l->matched, nm, rk->pid);
 			if (rk->pid <= 0 || k >= nm || l->matched[k]->hdr.pid != rk->pid)
 				continue;
 			struct nw_proc *p = l->matched[k];

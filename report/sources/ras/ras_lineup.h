@@ -47,6 +47,9 @@ struct nw_ras_merge {
 	size_t n;
 };
 
+/* The first of cand[0..nc) (sorted by pid) with this pid, or nc. */
+size_t nw_ras_first_pid(struct nw_proc *const *cand, size_t nc, int64_t pid);
+
 /* The world comm of a report: its largest (ties: more ranks listed, then
  * the smaller hash); NULL when it lists none. */
 const struct nw_ras_comm *nw_ras_world(const struct nw_ras_report *r);

@@ -27,15 +27,8 @@ static int cmp_pid(const void *a, const void *b)
  * when its pid is no world comm rank's. */
 static struct nw_proc *proc_of_pid(struct nw_proc *const *bypid, size_t n, int pid)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (bypid[mid]->hdr.pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return pid > 0 && lo < n && bypid[lo]->hdr.pid == pid ? bypid[lo] : NULL;
+	size_t k = nw_ras_first_pid(bypid, n, pid);
+	return pid > 0 && k < n && bypid[k]->hdr.pid == pid ? bypid[k] : NULL;
 }
 
 static struct nw_proc *proc_new(const struct nw_ras_input *in, const struct nw_ras_comm *w, const char *job,
