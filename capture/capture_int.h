@@ -9,6 +9,7 @@
 #include <libunwind.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #define NW_CAP_STACK_COPY (256u << 10)   /* bytes of stack copied from sp up */
 #define NW_CAP_PAGE 4096u
@@ -54,7 +55,10 @@ struct nw_cap_target {
  * they give an empty map and ESRCH), and any thread's id names the
  * process. nw_cap_begin moves the memory reader and libunwind-ptrace's
  * info to the thread that captures. */
-pid_t nw_cap_via(const struct nw_cap_target *t);
+static inline pid_t nw_cap_via(const struct nw_cap_target *t)
+{
+	return t->self ? gettid() : t->pid;
+}
 
 /* memory.c */
 int nw_cap_mem_init(struct nw_cap_mem *m, pid_t pid);
@@ -83,7 +87,7 @@ void nw_cap_unwind_free(struct nw_cap_target *t);
 /* Unwind from t->regs over t->mem into out->ip; sets out->n and TRUNCATED. */
 void nw_cap_unwind(struct nw_cap_target *t, struct nw_cap_stack *out);
 
-/* capture.c: one look at the syscall file. Blocked: the stack copied and
+/* target.c: one look at the syscall file. Blocked: the stack copied and
  * the file read again; NW_CAP_OK if it still says the same (t->regs and
  * t->mem hold the copy, to be unwound before the next look), else
  * NW_CAP_RUNNING with *moved 1. NW_CAP_RUNNING with *moved 0: "running".

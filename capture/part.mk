@@ -9,8 +9,9 @@
 #              from the kernel by their CPU times before anyone interrupts them
 #   unwind.c   libunwind remote accessors
 #   symbols.c  function names from the ELF symbol tables of mapped files
-#   capture.c  one thread: one look at its syscall file, retries, figures
-CAPTURE_SRCS := $(addprefix capture/,memory.c regs.c ptrace.c unwind.c symbols.c capture.c watch.c)
+#   target.c   a process opened for capture; one thread: one look at its
+#              syscall file, retries, figures
+CAPTURE_SRCS := $(addprefix capture/,memory.c regs.c ptrace.c unwind.c symbols.c target.c watch.c)
 CAPTURE_OBJS := $(CAPTURE_SRCS:%.c=$(BUILD)/%.o)
 
 # Every libunwind call goes through one table (unw_table.h), filled one of

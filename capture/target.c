@@ -1,15 +1,11 @@
-/* capture: see capture.h. */
+/* target: a process opened for capture, and one thread's look (see
+ * capture.h). */
 #include "capture_int.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-pid_t nw_cap_via(const struct nw_cap_target *t)
-{
-	return t->self ? gettid() : t->pid;
-}
 
 struct nw_cap_target *nw_cap_open(pid_t pid)
 {
