@@ -287,6 +287,7 @@ int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern 
 	nw_rules_fault(&x);
 	nw_rules_init(&x);
 	nw_rules_coll(&x);
+	nw_rules_left(&x);
 	nw_rules_graph(&x);
 	nw_rules_order(&x);
 	nw_rules_p2p(&x);

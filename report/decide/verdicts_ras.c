@@ -20,9 +20,9 @@
  *             op number "#n": RAS counts each kind apart, "#n" counts every
  *             collective of the comm. No strict majority: the verdict
  *             names no culprit and says so.
- *   left      ranks that answered but no longer hold the comm, or that
- *             finalized, destroy or abort it, while the others still run
- *             it: a minority left early (MISSING_RANK).
+ *   (left     ranks that answered but no longer hold the comm, or that
+ *             finalized, destroy or abort it: comm states of their
+ *             processes, verdicts_left.c)
  *   equal     nothing of the above and every rank launched the same
  *             counts: TRANSPORT_STALL of the comm, marked "launch counts
  *             equal; RAS cannot see completion" (if the job is hung, the
@@ -314,16 +314,21 @@ static void text_init(struct vl *l, const struct world *w, const struct nw_ras_c
 	                "in the connection setup");
 }
 
-/* A rank of c reports an async error, is still inside c's init or its
- * init failed: facts of its process that the ordinary rules judge
- * (verdicts_fault.c, verdicts_init.c); no verdict of counts speaks for c
- * then. */
+/* A rank of c reports an async error, is still inside c's init, its
+ * init failed, or it left c (finalized, destroyed or aborted it, or
+ * answered but no longer holds it): facts of its process that the
+ * ordinary rules judge (verdicts_fault.c, verdicts_init.c,
+ * verdicts_left.c); no verdict of counts speaks for c then. */
 static int judged_elsewhere(const struct nw_ras_report *r, const struct nw_ras_comm *c)
 {
 	if (r->from_text)
 		return 0;
 	for (size_t i = 0; i < c->nranks; i++)
-		if ((c->ranks[i].async_error != 0 && c->ranks[i].async_error != 7) || c->ranks[i].init_state != 0)
+		if ((c->ranks[i].async_error != 0 && c->ranks[i].async_error != 7) || c->ranks[i].init_state != 0 ||
+		    c->ranks[i].abort_flag || c->ranks[i].finalize_called || c->ranks[i].destroy_flag)
+			return 1;
+	for (size_t i = 0; i < c->nmissing; i++)
+		if (!c->missing[i].unresponsive && !c->missing[i].dead)
 			return 1;
 	return 0;
 }
@@ -463,38 +468,6 @@ static int rule_counts(struct vl *l, const struct world *w, const struct nw_ras_
 	return made;
 }
 
-static int leaving(const struct nw_ras_rank *r) { return r->abort_flag || r->finalize_called || r->destroy_flag; }
-
-static int rule_left(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
-{
-	size_t left = 0;
-	for (size_t i = 0; i < c->nmissing; i++) left += !c->missing[i].unresponsive && !c->missing[i].dead;
-	for (size_t i = 0; i < c->nranks; i++) left += leaving(&c->ranks[i]);
-	if (!left || left * 2 >= (size_t)c->size) return 0;
-	struct nw_verdict *v = vadd(l, NW_V_MISSING_RANK, c, NW_OP_COMM_DESTROY, 0);
-	if (!v) return 0;
-	for (size_t i = 0; i < c->nmissing; i++) {
-		const struct nw_ras_missing *m = &c->missing[i];
-		if (m->unresponsive || m->dead) continue;
-		radd(l, &v->culprits, grank(w, c, m->rank, m->pid));
-		vevidence(l, v, "rank %d (pid %d on %s) answered RAS but no longer holds the comm (destroyed or never created)",
-		          m->rank, m->pid, m->host[0] ? m->host : "?");
-	}
-	for (size_t i = 0; i < c->nranks; i++) {
-		const struct nw_ras_rank *r = &c->ranks[i];
-		if (!leaving(r)) continue;
-		radd(l, &v->culprits, grank(w, c, r->rank, r->pid));
-		vevidence(l, v, "rank %d (pid %d on %s) %s the comm", r->rank, r->pid, r->host[0] ? r->host : "?",
-		          r->abort_flag ? "aborted" : r->finalize_called ? "finalized" : "is destroying");
-	}
-	char set[256];
-	nw_rankset_format(&v->culprits, set, sizeof set);
-	vsummary(l, v, "rank%s %s left comm 0x%016" PRIx64 " early (finalized, destroyed or aborted it): %zu of its %d ranks "
-	         "still run it", v->culprits.n == 1 ? "" : "s", set, c->hash, c->size - left, c->size);
-	all_waiting(l, v, w, c);
-	return 1;
-}
-
 static void rule_equal(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
 {
 	for (size_t i = 0; i < c->nranks; i++) {
@@ -582,7 +555,6 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 				text_init(&l, &w, c);
 			}
 			rule_counts(&l, &w, c, r->from_text);
-			rule_left(&l, &w, c);
 			if (l.n == before && !r->from_text && !judged_elsewhere(r, c)) rule_equal(&l, &w, c);
 		}
 		/* a comm with gone ranks gets no "equal counts" verdict; one whose
