@@ -10,16 +10,9 @@
  *             judge them on the comm table the adapter fills, ras_procs.c)
  *   (init     a rank still in init (ncclInProgress) is an init op of its
  *             process: verdicts_init.c, on the comm table ras_procs.c fills)
- *   counts    per collective kind, ranks grouped by launch count; the
- *             strictly largest group is the program as written (the
- *             majority rule of docs/diagnosis.md), the others deviate:
- *             behind it, they never launched the op the others launched
- *             last; ahead of it, they launched one the others never
- *             launched. MISSING_RANK with the op as a launch count of its
- *             kind (nw_verdict.launches, "AllReduce launches=6"), never an
- *             op number "#n": RAS counts each kind apart, "#n" counts every
- *             collective of the comm. No strict majority: the verdict
- *             names no culprit and says so.
+ *   (counts   launch counts per collective kind that differ: positions
+ *             of the processes, verdicts_launch.c; a text report's, its
+ *             majority line and its outliers: text_counts)
  *   (left     ranks that answered but no longer hold the comm, or that
  *             finalized, destroy or abort it: comm states of their
  *             processes, verdicts_left.c)
@@ -33,7 +26,6 @@
  */
 #include "decide.h"   /* first: it configures uthash */
 #include "verdicts_ras.h"
-#include "majority.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -323,64 +315,18 @@ static int judged_elsewhere(const struct nw_ras_report *r, const struct nw_ras_c
 {
 	if (r->from_text)
 		return 0;
-	for (size_t i = 0; i < c->nranks; i++)
+	for (size_t i = 0; i < c->nranks; i++) {
 		if ((c->ranks[i].async_error != 0 && c->ranks[i].async_error != 7) || c->ranks[i].init_state != 0 ||
 		    c->ranks[i].abort_flag || c->ranks[i].finalize_called || c->ranks[i].destroy_flag)
 			return 1;
+		for (int f = 0; f < NW_RAS_NFUNCS; f++)   /* counts differ: verdicts_launch.c */
+			if (c->ranks[i].counts_known && c->ranks[0].counts_known && c->ranks[i].counts[f] != c->ranks[0].counts[f])
+				return 1;
+	}
 	for (size_t i = 0; i < c->nmissing; i++)
 		if (!c->missing[i].unresponsive && !c->missing[i].dead)
 			return 1;
 	return 0;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
-
-/* The launch counts vals[0..k) (sorted) grouped by value, judged by the
- * one majority rule (majority.c): *maj the count of the group with the
- * most ranks (on a tie the smallest such count), *majn its ranks; returns
- * how many groups share that size (1: a strict majority), 0 when every
- * count is equal (nothing deviates). -1 out of memory. */
-static int count_majority(const uint64_t *vals, size_t k, uint64_t *maj, size_t *majn)
-{
-	uint32_t *votes = malloc((k ? k : 1) * sizeof *votes);
-	uint64_t *val = malloc((k ? k : 1) * sizeof *val);
-	uint32_t ng = 0, ntop = 0;
-	if (!votes || !val) {
-		free(votes);
-		free(val);
-		return -1;
-	}
-	for (size_t i = 0; i < k;) {
-		size_t m = 1;
-		while (i + m < k && vals[i + m] == vals[i]) m++;
-		val[ng] = vals[i];
-		votes[ng++] = (uint32_t)m;
-		i += m;
-	}
-	uint32_t top = nw_vote_top(votes, ng, &ntop);
-	*maj = ng ? val[top] : 0;
-	*majn = ng ? votes[top] : 0;
-	free(votes);
-	free(val);
-	return ng < 2 ? 0 : (int)ntop;
-}
-
-/* No strict majority of kind f's counts: nobody can be named from them. */
-static void counts_undecided(struct vl *l, const struct world *w, const struct nw_ras_comm *c, int f)
-{
-	struct nw_verdict *v = vadd(l, NW_V_MISSING_RANK, c, op_of(f), 0);
-	if (!v) return;
-	vsummary(l, v, "ranks of comm 0x%016" PRIx64 " launched %s different numbers of times and no count is "
-	         "shared by a strict majority: counts alone cannot say who deviates", c->hash, nw_ras_func_names[f]);
-	for (size_t i = 0; i < c->nranks; i++) {
-		vevidence(l, v, "rank %d (pid %d): %s launched %" PRIu64 " times", c->ranks[i].rank, c->ranks[i].pid,
-		          nw_ras_func_names[f], c->ranks[i].counts[f]);
-		radd(l, &v->waiting, grank(w, c, c->ranks[i].rank, c->ranks[i].pid));
-	}
 }
 
 /* The ranks whose kind-f count is behind the majority's `maj` (ahead: 0)
@@ -428,44 +374,18 @@ static int counts_side(struct vl *l, const struct world *w, const struct nw_ras_
 	return 1;
 }
 
-/* Per collective kind, the ranks' launch counts grouped; the strict
- * majority (majority.c) is the program as written, the others deviate
- * (behind, ahead); a text report gives the majority as its line "N ranks
- * have launched up to operation V". 1 if a count verdict was made. */
-static int rule_counts(struct vl *l, const struct world *w, const struct nw_ras_comm *c, int from_text)
+/* A text report's counts: per collective kind, its line "N ranks have
+ * launched up to operation V" is the majority, the ranks it lists by
+ * rank the outliers (behind, ahead). A JSON report's counts are
+ * positions of its processes, judged by verdicts_launch.c. */
+static void text_counts(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
 {
-	int made = 0;
-	size_t n = 0;
-	for (size_t i = 0; i < c->nranks; i++) n += c->ranks[i].counts_known;
-	if (n < 2 && !from_text) return 0;
-	uint64_t *vals = malloc((n ? n : 1) * sizeof *vals);
-	if (!vals) { l->oom = 1; return 0; }
 	for (int f = 0; f < NW_RAS_NFUNCS && !l->oom; f++) {
-		size_t k = 0;
-		for (size_t i = 0; i < c->nranks; i++) if (c->ranks[i].counts_known) vals[k++] = c->ranks[i].counts[f];
-		if (!k) continue;
-		qsort(vals, k, sizeof *vals, cmp_u64);
-		uint64_t maj;
-		size_t majn;
-		int ntop = count_majority(vals, k, &maj, &majn);
-		if (ntop < 0) { l->oom = 1; break; }
-		if (from_text) {
-			if (!c->text_majority_ranks[f]) continue;
-			majn = (size_t)c->text_majority_ranks[f];
-			maj = c->text_majority[f];
-		} else if (!ntop) {
+		if (!c->text_majority_ranks[f])
 			continue;
-		} else if (ntop > 1) {
-			counts_undecided(l, w, c, f);
-			made = 1;
-			continue;
-		}
-		/* behind the majority, then ahead of it: one verdict each */
 		for (int ahead = 0; ahead < 2; ahead++)
-			made |= counts_side(l, w, c, f, maj, majn, ahead, from_text);
+			counts_side(l, w, c, f, c->text_majority[f], (size_t)c->text_majority_ranks[f], ahead, 1);
 	}
-	free(vals);
-	return made;
 }
 
 static void rule_equal(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
@@ -554,7 +474,8 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 				text_errors(&l, &w, c);
 				text_init(&l, &w, c);
 			}
-			rule_counts(&l, &w, c, r->from_text);
+			if (r->from_text)
+				text_counts(&l, &w, c);
 			if (l.n == before && !r->from_text && !judged_elsewhere(r, c)) rule_equal(&l, &w, c);
 		}
 		/* a comm with gone ranks gets no "equal counts" verdict; one whose
