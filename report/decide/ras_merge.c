@@ -131,6 +131,7 @@ static void fold_tally(struct nw_jctx *x, struct foldctx *f)
 	/* the rules on RAS's facts decide like RAS's own verdicts */
 	for (size_t i = 0; i < f->from; i++) {
 		const struct nw_verdict *v = &x->vw[i]->v;
+		f->ras_equal |= x->vw[i]->launch_only && !x->vw[i]->dropped && v->kind == NW_V_TRANSPORT_STALL;
 		if (x->vw[i]->dropped || !v->culprits.n || v->kind == NW_V_HEALTHY)
 			continue;
 		f->ras_decided = 1;

@@ -9,7 +9,9 @@
  * the op as a launch count of its kind (nw_verdict.launches, "AllReduce
  * launches=6"), never an op number "#n": a kind's count is no position in
  * the comm's stream of collectives. No strict majority: the verdict names
- * no culprit and says so.
+ * no culprit and says so. Every count equal, every rank of the comm
+ * there: TRANSPORT_STALL "launch counts equal; RAS cannot see completion"
+ * (equal_counts).
  *
  * Launch-only positions never prove completion, so a rank behind is named
  * only when it cannot be waiting in an op the counts do not show: its
@@ -214,6 +216,76 @@ static void judge(struct nw_jctx *x, struct group *gr, uint64_t *vals, uint32_t 
 	side(x, gr, 1);
 }
 
+/* Whether member p of comm `comm` holds it created and without an error
+ * (a process with op numbers has its own comm table, under its own ids:
+ * its own rules judge it). */
+static int runs(const struct nw_proc *p, uint64_t comm)
+{
+	if (p->caps & NW_CAP_OPNUMS)
+		return 1;
+	for (uint32_t s = 0; s < p->ncomms; s++)
+		if (p->comms[s].comm_id == comm)
+			return p->comms[s].state == NW_COMM_INIT_DONE &&
+			       (p->comms[s].async_error == 0 || p->comms[s].async_error == 7);
+	return 0;
+}
+
+/* Every rank of the comm whose positions are a[0..n) (sorted by kind)
+ * holds it, and launched each kind as often as the others, something at
+ * all: launch-only positions cannot tell a rank inside a collective from
+ * one past it, nor a stuck transfer from a healthy job. TRANSPORT_STALL
+ * of the comm, marked so, its op the last kind the source lists with a
+ * count, no culprit. */
+static void equal_counts(struct nw_jctx *x, const struct lpos *a, size_t n)
+{
+	int32_t size = a[0].csize;
+	int any = 0;
+	for (size_t i = 0, k = 0; i < n; i = k) {
+		for (k = i; k < n && a[k].kind == a[i].kind; k++)
+			if (a[k].launches != a[i].launches)
+				return;
+		if ((int32_t)(k - i) != size)
+			return;
+		any |= a[i].launches != 0;
+	}
+	if (!any || size < 2)
+		return;
+	for (size_t i = 0; i < (size_t)size; i++)
+		if (!runs(x->job->procs[a[i].proc], a[0].comm))
+			return;
+	const struct nw_proc *p0 = x->job->procs[a[0].proc];
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_TRANSPORT_STALL, NULL, 0, 0);
+	if (!w)
+		return;
+	w->v.comm_id = a[0].comm;
+	w->v.comm_nranks = size;
+	w->launch_only = 1;
+	struct nw_buf b = { 0 };
+	char kb[NW_NAME_BUF];
+	for (uint32_t k = 0; k < p0->nlaunch; k++) {   /* the source's order of kinds */
+		const struct nw_launch_pos *lp = &p0->launch[k];
+		if (lp->comm_id != a[0].comm || !lp->launches)
+			continue;
+		nw_buf_printf(&b, "%s%s launches=%" PRIu64, b.s && b.s[0] ? ", " : "", nw_op_kind_name(lp->kind, kb),
+		              lp->launches);
+		w->v.op_kind = lp->kind;
+		w->v.launches = lp->launches;
+	}
+	if (b.oom)
+		x->oom = 1;
+	nw_verdict_summary(x, w, "launch counts equal; RAS cannot see completion: every rank of comm 0x%016" PRIx64
+	                   " (%d) launched the same collectives (%s); if the job is hung, the transfer itself does not "
+	                   "complete, unless ranks launched them in another order", a[0].comm, (int)size,
+	                   b.s && b.s[0] ? b.s : "none");
+	nw_buf_free(&b);
+	for (size_t i = 0; i < (size_t)size; i++)
+		nw_verdict_waiting(x, w, x->job->procs[a[i].proc]);
+	nw_verdict_evidence(x, w, "launch counts equal; RAS cannot see completion: a rank inside a collective and a rank "
+	                    "past it look the same; thread stacks (ncclwatch attach) or the preload tell them apart");
+	nw_verdict_evidence(x, w, "equal counts also hide a different launch order of the same ops (one rank launching a "
+	                    "Broadcast before an AllReduce, the others after it): counts are per kind, not a sequence");
+}
+
 void nw_rules_launch(struct nw_jctx *x)
 {
 	const struct nw_job *job = x->job;
@@ -258,6 +330,13 @@ void nw_rules_launch(struct nw_jctx *x)
 			m++;
 		struct group gr = { .g = &all[i], .n = m };
 		judge(x, &gr, vals, votes, val);
+		i += m;
+	}
+	for (size_t i = 0; i < n && !x->oom;) {   /* per comm: every count equal */
+		size_t m = 1;
+		while (i + m < n && all[i + m].comm == all[i].comm)
+			m++;
+		equal_counts(x, &all[i], m);
 		i += m;
 	}
 out:

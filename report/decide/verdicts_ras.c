@@ -16,10 +16,9 @@
  *   (left     ranks that answered but no longer hold the comm, or that
  *             finalized, destroy or abort it: comm states of their
  *             processes, verdicts_left.c)
- *   equal     nothing of the above and every rank launched the same
- *             counts: TRANSPORT_STALL of the comm, marked "launch counts
- *             equal; RAS cannot see completion" (if the job is hung, the
- *             transfer itself is stuck; stacks tell more).
+ *   (equal    every rank launched the same counts: launch-only
+ *             positions, TRANSPORT_STALL "launch counts equal; RAS cannot
+ *             see completion" of verdicts_launch.c)
  *   no comm   a report without any communicator: INIT_STALL without a
  *             culprit (RAS lists a comm only once every rank exchanged its
  *             peer info, so a rank that never arrived cannot be named).
@@ -319,8 +318,8 @@ static int judged_elsewhere(const struct nw_ras_report *r, const struct nw_ras_c
 		if ((c->ranks[i].async_error != 0 && c->ranks[i].async_error != 7) || c->ranks[i].init_state != 0 ||
 		    c->ranks[i].abort_flag || c->ranks[i].finalize_called || c->ranks[i].destroy_flag)
 			return 1;
-		for (int f = 0; f < NW_RAS_NFUNCS; f++)   /* counts differ: verdicts_launch.c */
-			if (c->ranks[i].counts_known && c->ranks[0].counts_known && c->ranks[i].counts[f] != c->ranks[0].counts[f])
+		for (int f = 0; f < NW_RAS_NFUNCS; f++)   /* launch counts: positions, verdicts_launch.c */
+			if (c->ranks[i].counts_known && c->ranks[i].counts[f])
 				return 1;
 	}
 	for (size_t i = 0; i < c->nmissing; i++)
@@ -388,41 +387,6 @@ static void text_counts(struct vl *l, const struct world *w, const struct nw_ras
 	}
 }
 
-static void rule_equal(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
-{
-	for (size_t i = 0; i < c->nranks; i++) {
-		const struct nw_ras_rank *r = &c->ranks[i];
-		if (r->init_state != 0 || r->abort_flag || r->finalize_called || r->destroy_flag || !r->counts_known) return;
-	}
-	if (!c->nranks || c->nmissing) return;
-	uint64_t any = 0;
-	for (int f = 0; f < NW_RAS_NFUNCS; f++) any |= c->ranks[0].counts[f];
-	if (!any) return;   /* nothing counted (send/receive only, or nothing yet): nothing to say */
-	struct nw_verdict *v = vadd(l, NW_V_TRANSPORT_STALL, c, 0, 0);
-	if (!v) return;
-	int last = -1;
-	for (int f = 0; f < NW_RAS_NFUNCS; f++) if (c->ranks[0].counts[f]) last = f;
-	if (last >= 0) {
-		v->op_kind = op_of(last);
-		v->launches = c->ranks[0].counts[last];
-	}
-	char counts[256] = "";
-	size_t o = 0;
-	for (int f = 0; f < NW_RAS_NFUNCS && o < sizeof counts; f++)
-		if (c->ranks[0].counts[f])
-			o += (size_t)snprintf(counts + o, sizeof counts - o, "%s%s launches=%" PRIu64, o ? ", " : "", nw_ras_func_names[f],
-			                      c->ranks[0].counts[f]);
-	vsummary(l, v, "launch counts equal; RAS cannot see completion: every rank of comm 0x%016" PRIx64 " (%d) launched the "
-	         "same collectives (%s); if the job is hung, the transfer itself does not complete, unless ranks launched them in "
-	         "another order",
-	         c->hash, c->size, counts[0] ? counts : "none");
-	all_waiting(l, v, w, c);
-	vevidence(l, v, "launch counts equal; RAS cannot see completion: a rank inside a collective and a rank past it look the "
-	                "same; thread stacks (ncclwatch attach) or the preload tell them apart");
-	vevidence(l, v, "equal counts also hide a different launch order of the same ops (one rank launching a Broadcast "
-	                "before an AllReduce, the others after it): counts are per kind, not a sequence");
-}
-
 static int cmp_verdict(const void *a, const void *b)
 {
 	const struct nw_verdict *x = a, *y = b;
@@ -469,14 +433,12 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 			rule_gone(&l, &w, comms, r->ncomms);
 		for (size_t k = 0; k < r->ncomms; k++) {
 			const struct nw_ras_comm *c = comms[k];
-			size_t before = l.n;
 			if (r->from_text) {
 				text_errors(&l, &w, c);
 				text_init(&l, &w, c);
 			}
 			if (r->from_text)
 				text_counts(&l, &w, c);
-			if (l.n == before && !r->from_text && !judged_elsewhere(r, c)) rule_equal(&l, &w, c);
 		}
 		/* a comm with gone ranks gets no "equal counts" verdict; one whose
 		 * ranks all agree says so (rule_equal) */
