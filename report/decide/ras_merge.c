@@ -7,11 +7,18 @@
  * capability bits each lined-up process takes); this file is what is left
  * of RAS's reconciler: the verdicts from the report folded into the job's.
  *
+ * What RAS says is two things: the ordinary rules' verdicts on the facts
+ * the adapter gives (launch counts as positions, verdicts_launch.c,
+ * marked launch_only; comm states, verdicts_left.c, verdicts_fault.c,
+ * verdicts_init.c) and what is left of RAS's own (verdicts_ras.c: gone
+ * processes, no comm, a text report).
+ *
  * One verdict set, per job the report joined:
  *   - a report of its own (its processes are the adapter's, ras_procs.c):
- *     RAS's verdicts join the ordinary rules' (fold_own);
+ *     RAS's own verdicts join the ordinary rules' (fold_own);
  *   - segments in the job: their verdicts stay (the strongest source);
- *     each gets one line saying whether RAS agrees;
+ *     each gets one line saying whether RAS agrees (the launch_only
+ *     verdicts become that line);
  *   - snapshots only, RAS or the rules on its facts (an async error:
  *     verdicts_fault.c) name culprits: those verdicts are the job's,
  *     each culprit's stack from its snapshot ("where it is instead"), and the stacks' verdicts fold into them as
