@@ -101,6 +101,8 @@ struct nw_vwork {
 	int dropped;                     /* withdrawn (e.g. a pair folded into a deadlock, or a
 	                                  * consequence folded into its root cause) */
 	size_t created;                  /* its index in x->vw: the order rules made it in */
+	int launch_only;                 /* judged on launch-only positions (verdicts_launch.c): what
+	                                  * NCCL RAS's counts say, a line beside a segment's verdict */
 };
 
 struct nw_jctx {
@@ -266,6 +268,10 @@ void nw_rules_p2p_verdicts(struct nw_jctx *x);   /* after the graph: P2P_DEADLOC
  * did more with B than with anybody else (one too many). Marks them in
  * deviant[] (if not NULL); returns how many it found. */
 size_t nw_p2p_count_deviants(struct nw_jctx *x, uint32_t s, uint8_t *deviant);
+void nw_rules_launch(struct nw_jctx *x);         /* verdicts_launch.c: MISSING_RANK, launch counts
+                                                  * (launch-only positions) off the majority */
+void nw_rules_left(struct nw_jctx *x);           /* verdicts_left.c: MISSING_RANK, a minority ended a
+                                                  * comm (positions without op numbers) */
 void nw_rules_stream(struct nw_jctx *x);         /* verdicts_coll.c: STREAM_BLOCKED */
 void nw_rules_idle(struct nw_jctx *x);           /* verdicts_coll.c: IDLE, HEALTHY */
 void nw_rules_lost(struct nw_jctx *x);           /* lost.c: data lost: evidence, no HEALTHY */

@@ -7,11 +7,18 @@
  * capability bits each lined-up process takes); this file is what is left
  * of RAS's reconciler: the verdicts from the report folded into the job's.
  *
+ * What RAS says is two things: the ordinary rules' verdicts on the facts
+ * the adapter gives (launch counts as positions, verdicts_launch.c,
+ * marked launch_only; comm states, verdicts_left.c, verdicts_fault.c,
+ * verdicts_init.c) and what is left of RAS's own (verdicts_ras.c: gone
+ * processes, no comm, a text report).
+ *
  * One verdict set, per job the report joined:
  *   - a report of its own (its processes are the adapter's, ras_procs.c):
- *     RAS's verdicts join the ordinary rules' (fold_own);
+ *     RAS's own verdicts join the ordinary rules' (fold_own);
  *   - segments in the job: their verdicts stay (the strongest source);
- *     each gets one line saying whether RAS agrees;
+ *     each gets one line saying whether RAS agrees (the launch_only
+ *     verdicts become that line);
  *   - snapshots only, RAS or the rules on its facts (an async error:
  *     verdicts_fault.c) name culprits: those verdicts are the job's,
  *     each culprit's stack from its snapshot ("where it is instead"), and the stacks' verdicts fold into them as
@@ -103,79 +110,6 @@ static int same_set(const struct nw_rankset *a, const struct nw_rankset *b)
 	return 1;
 }
 
-/* The process of the job that RAS world rank `ras_rank` is (host and pid
- * lined up by claim), or NULL. */
-static const struct nw_proc *proc_of_ras_rank(const struct nw_jctx *x, const struct nw_ras_input *in, int32_t ras_rank)
-{
-	int32_t r = nw_ras_our_rank(in, ras_rank);
-	size_t at = nw_proc_by_rank(x->job, r);
-	return at < x->job->nprocs ? x->job->procs[at] : NULL;
-}
-
-/* A rank behind the others' launch count is the culprit only if its
- * process could not be waiting in an op the count does not show: the
- * ordinary LAUNCH_ONLY judgement on its positions and stack
- * (launch_only.c, nw_launch_hidden_wait); one that may is not blamed,
- * said so. Works on RAS's own ranks (before copy_set). */
-static void unblame_hidden_waits(struct nw_jctx *x, struct nw_ras_input *in, struct nw_verdict *rv, size_t nr)
-{
-	for (size_t i = 0; i < nr && !x->oom; i++) {
-		struct nw_verdict *v = &rv[i];
-		if (!v->launches || !v->op_kind || !v->culprits.n)
-			continue;
-		struct nw_rankset keep = { 0 }, hid = { 0 };
-		for (uint32_t k = 0; k < v->culprits.n; k++) {
-			int32_t rr = v->culprits.v[k];
-			const char *entry;
-			if (!nw_launch_hidden_wait(proc_of_ras_rank(x, in, rr), v->comm_id, v->op_kind, v->launches, &entry)) {
-				if (nw_rankset_add(&keep, rr))
-					x->oom = 1;
-				continue;
-			}
-			if (nw_rankset_add(&v->waiting, rr) || nw_rankset_add(&hid, rr))
-				x->oom = 1;
-			char **e = realloc(v->evidence, (v->nevidence + 1) * sizeof *e);
-			if (!e) {
-				x->oom = 1;
-				continue;
-			}
-			v->evidence = e;
-			char kb[NW_NAME_BUF];
-			if (asprintf(&e[v->nevidence], "rank %d launched fewer %s than the others but waits in %s (stacks), not in "
-			             "that collective's call: NCCL RAS counts no send/receive and its snapshot records no op, "
-			             "so it may wait in a send/receive a peer owes it: not blamed", (int)rr,
-			             nw_op_kind_name(v->op_kind, kb), entry ? entry : "NCCL or on the GPU") < 0)
-				x->oom = 1;
-			else
-				v->nevidence++;
-		}
-		if (keep.n != v->culprits.n) {
-			nw_rankset_free(&v->culprits);
-			v->culprits = keep;
-			if (!v->culprits.n) {
-				char set[256], kb[NW_NAME_BUF], *s = NULL;
-				nw_rankset_format(&hid, set, sizeof set);
-				const char *k = nw_op_kind_name(v->op_kind, kb);
-				if (asprintf(&s, "rank%s %s launched fewer %s than the others on comm 0x%016" PRIx64 " (RAS: %s "
-				             "launches=%" PRIu64 " on the others) but wait%s inside NCCL or on the GPU: NCCL RAS "
-				             "counts no send/receive, so %s may wait in one a peer owes %s; counts alone cannot say "
-				             "who deviates", hid.n == 1 ? "" : "s", set, k, v->comm_id, k, v->launches,
-				             hid.n == 1 ? "s" : "", hid.n == 1 ? "it" : "they", hid.n == 1 ? "it" : "them") < 0)
-					x->oom = 1;
-				else {
-					free(v->summary);
-					v->summary = s;
-				}
-				v->hint = "the send/receive partners of those ranks (stacks, or the preload: LD_PRELOAD records "
-				          "every send and receive)";
-			}
-		} else {
-			nw_rankset_free(&keep);
-		}
-		nw_rankset_free(&hid);
-	}
-}
-
 /* What a fold weighs: RAS's verdicts (on its own ranks) and what they and
  * the stacks' verdicts (the first nstack of the job's) say. */
 struct foldctx {
@@ -204,6 +138,7 @@ static void fold_tally(struct nw_jctx *x, struct foldctx *f)
 	/* the rules on RAS's facts decide like RAS's own verdicts */
 	for (size_t i = 0; i < f->from; i++) {
 		const struct nw_verdict *v = &x->vw[i]->v;
+		f->ras_equal |= x->vw[i]->launch_only && !x->vw[i]->dropped && v->kind == NW_V_TRANSPORT_STALL;
 		if (x->vw[i]->dropped || !v->culprits.n || v->kind == NW_V_HEALTHY)
 			continue;
 		f->ras_decided = 1;
@@ -222,27 +157,51 @@ static void fold_tally(struct nw_jctx *x, struct foldctx *f)
 	}
 }
 
-/* Segments decide; RAS says whether it agrees. */
-static void fold_segments(struct nw_jctx *x, struct foldctx *f)
+/* What RAS says first, among its own verdicts (on its ranks) and the
+ * rules' on its launch counts (launch_only, on the job's ranks): one with
+ * culprits, the highest kind, the most culprits. *ours: the latter. */
+static const struct nw_verdict *ras_first(struct nw_jctx *x, struct foldctx *f, int *ours)
 {
 	const struct nw_verdict *best = NULL;
-	for (size_t k = 0; k < f->nr && !best; k++)
-		if (f->rv[k].culprits.n)
-			best = &f->rv[k];
-	if (!best && f->nr)
-		best = &f->rv[0];
-	for (size_t i = 0; i < f->nstack && !x->oom && best; i++) {
-		struct nw_vwork *w = x->vw[i];
-		if (w->dropped)
+	for (size_t i = 0; i < x->nvw + f->nr; i++) {
+		const struct nw_verdict *v = i < x->nvw ? &x->vw[i]->v : &f->rv[i - x->nvw];
+		if (i < x->nvw && (x->vw[i]->dropped || !x->vw[i]->launch_only))
 			continue;
-		struct nw_rankset c = { 0 };
+		if (!best || (!!v->culprits.n > !!best->culprits.n) ||
+		    (!!v->culprits.n == !!best->culprits.n &&
+		     (v->kind > best->kind || (v->kind == best->kind && v->culprits.n > best->culprits.n)))) {
+			best = v;
+			*ours = i < x->nvw;
+		}
+	}
+	return best;
+}
+
+/* Segments decide; RAS says whether it agrees (the rules' verdicts on its
+ * launch counts become that line). */
+static void fold_segments(struct nw_jctx *x, struct foldctx *f)
+{
+	int ours = 0;
+	const struct nw_verdict *best = ras_first(x, f, &ours);
+	struct nw_rankset c = { 0 };
+	if (best && ours)
+		for (uint32_t k = 0; k < best->culprits.n; k++)
+			nw_set_add(x, &c, best->culprits.v[k]);
+	else if (best)
 		copy_set(x, f->in, &c, &best->culprits);
+	for (size_t i = 0; i < x->nvw && !x->oom && best; i++) {
+		struct nw_vwork *w = x->vw[i];
+		if (w->dropped || w->launch_only)
+			continue;
 		int agree = best->kind == w->v.kind && same_set(&c, &w->v.culprits) &&
 		            (!best->seq || !w->v.seq || best->seq == w->v.seq);
 		nw_verdict_evidence(x, w, "NCCL RAS (%s) %s: %s: %s", f->in->path, agree ? "agrees" : "says otherwise",
 		                    nw_verdict_name(best->kind), best->summary ? best->summary : "");
-		nw_rankset_free(&c);
 	}
+	nw_rankset_free(&c);
+	for (size_t i = 0; i < x->nvw; i++)
+		if (x->vw[i]->launch_only)
+			x->vw[i]->dropped = 1;
 }
 
 /* The stacks' verdicts as lines of w, a verdict from facts. */
@@ -281,7 +240,8 @@ static void fold_adopt(struct nw_jctx *x, struct foldctx *f)
 		x->vw[k]->dropped = 1;
 }
 
-/* RAS names nobody; the stacks' verdicts stay, with what RAS saw. */
+/* RAS names nobody; the stacks' verdicts stay, with what RAS saw (the
+ * rules' verdicts on its launch counts among it, as lines). */
 static void fold_keep_stacks(struct nw_jctx *x, struct foldctx *f)
 {
 	for (size_t i = f->from; i < f->nstack && !x->oom; i++) {
@@ -296,10 +256,17 @@ static void fold_keep_stacks(struct nw_jctx *x, struct foldctx *f)
 			                                : "; NCCL RAS lists no communicator (no init got past its rendezvous "
 			                                  "when it was asked)");
 		}
+		for (size_t k = 0; k < f->from; k++)
+			if (x->vw[k]->launch_only && !x->vw[k]->dropped)
+				nw_verdict_evidence(x, w, "NCCL RAS (%s): %s: %s", f->in->path, nw_verdict_name(x->vw[k]->v.kind),
+				                    x->vw[k]->v.summary ? x->vw[k]->v.summary : "");
 		for (size_t k = 0; k < f->nr; k++)
 			nw_verdict_evidence(x, w, "NCCL RAS (%s): %s: %s", f->in->path, nw_verdict_name(f->rv[k].kind),
 			                    f->rv[k].summary ? f->rv[k].summary : "");
 	}
+	for (size_t k = 0; k < f->from; k++)
+		if (x->vw[k]->launch_only)
+			x->vw[k]->dropped = 1;
 }
 
 /* How many of the report's ranks are processes of the job, on the first
@@ -345,7 +312,6 @@ static void fold(struct nw_jctx *x, struct nw_ras_input *in)
 		nw_ras_verdicts_free(f.rv, f.nr);
 		return;
 	}
-	unblame_hidden_waits(x, in, f.rv, f.nr);
 	size_t snaps = 0;
 	for (size_t i = 0; i < x->job->nprocs; i++)
 		snaps += !(x->job->procs[i]->caps & NW_CAP_OPNUMS);

@@ -287,6 +287,7 @@ int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern 
 	nw_rules_fault(&x);
 	nw_rules_init(&x);
 	nw_rules_coll(&x);
+	nw_rules_left(&x);
 	nw_rules_graph(&x);
 	nw_rules_order(&x);
 	nw_rules_p2p(&x);
@@ -298,6 +299,10 @@ int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern 
 	nw_rules_thread_fate(&x);
 	nw_rootcause(&x);
 	nw_rules_process_fate(&x);
+	/* launch-only positions add no edge to the graph: judged beside the
+	 * root causes, not folded into them (with segments, RAS's counts are a
+	 * line on their verdicts: ras_merge.c) */
+	nw_rules_launch(&x);
 	if (x.oom)
 		goto fail;
 	uint8_t *explained = calloc(job->nprocs + 1, 1);

@@ -10,30 +10,21 @@
  *             judge them on the comm table the adapter fills, ras_procs.c)
  *   (init     a rank still in init (ncclInProgress) is an init op of its
  *             process: verdicts_init.c, on the comm table ras_procs.c fills)
- *   counts    per collective kind, ranks grouped by launch count; the
- *             strictly largest group is the program as written (the
- *             majority rule of docs/diagnosis.md), the others deviate:
- *             behind it, they never launched the op the others launched
- *             last; ahead of it, they launched one the others never
- *             launched. MISSING_RANK with the op as a launch count of its
- *             kind (nw_verdict.launches, "AllReduce launches=6"), never an
- *             op number "#n": RAS counts each kind apart, "#n" counts every
- *             collective of the comm. No strict majority: the verdict
- *             names no culprit and says so.
- *   left      ranks that answered but no longer hold the comm, or that
- *             finalized, destroy or abort it, while the others still run
- *             it: a minority left early (MISSING_RANK).
- *   equal     nothing of the above and every rank launched the same
- *             counts: TRANSPORT_STALL of the comm, marked "launch counts
- *             equal; RAS cannot see completion" (if the job is hung, the
- *             transfer itself is stuck; stacks tell more).
+ *   (counts   launch counts per collective kind that differ: positions
+ *             of the processes, verdicts_launch.c; a text report's, its
+ *             majority line and its outliers: text_counts)
+ *   (left     ranks that answered but no longer hold the comm, or that
+ *             finalized, destroy or abort it: comm states of their
+ *             processes, verdicts_left.c)
+ *   (equal    every rank launched the same counts: launch-only
+ *             positions, TRANSPORT_STALL "launch counts equal; RAS cannot
+ *             see completion" of verdicts_launch.c)
  *   no comm   a report without any communicator: INIT_STALL without a
  *             culprit (RAS lists a comm only once every rank exchanged its
  *             peer info, so a rank that never arrived cannot be named).
  */
 #include "decide.h"   /* first: it configures uthash */
 #include "verdicts_ras.h"
-#include "majority.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -314,68 +305,27 @@ static void text_init(struct vl *l, const struct world *w, const struct nw_ras_c
 	                "in the connection setup");
 }
 
-/* A rank of c reports an async error, is still inside c's init or its
- * init failed: facts of its process that the ordinary rules judge
- * (verdicts_fault.c, verdicts_init.c); no verdict of counts speaks for c
- * then. */
+/* A rank of c reports an async error, is still inside c's init, its
+ * init failed, or it left c (finalized, destroyed or aborted it, or
+ * answered but no longer holds it): facts of its process that the
+ * ordinary rules judge (verdicts_fault.c, verdicts_init.c,
+ * verdicts_left.c); no verdict of counts speaks for c then. */
 static int judged_elsewhere(const struct nw_ras_report *r, const struct nw_ras_comm *c)
 {
 	if (r->from_text)
 		return 0;
-	for (size_t i = 0; i < c->nranks; i++)
-		if ((c->ranks[i].async_error != 0 && c->ranks[i].async_error != 7) || c->ranks[i].init_state != 0)
+	for (size_t i = 0; i < c->nranks; i++) {
+		if ((c->ranks[i].async_error != 0 && c->ranks[i].async_error != 7) || c->ranks[i].init_state != 0 ||
+		    c->ranks[i].abort_flag || c->ranks[i].finalize_called || c->ranks[i].destroy_flag)
+			return 1;
+		for (int f = 0; f < NW_RAS_NFUNCS; f++)   /* launch counts: positions, verdicts_launch.c */
+			if (c->ranks[i].counts_known && c->ranks[i].counts[f])
+				return 1;
+	}
+	for (size_t i = 0; i < c->nmissing; i++)
+		if (!c->missing[i].unresponsive && !c->missing[i].dead)
 			return 1;
 	return 0;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
-
-/* The launch counts vals[0..k) (sorted) grouped by value, judged by the
- * one majority rule (majority.c): *maj the count of the group with the
- * most ranks (on a tie the smallest such count), *majn its ranks; returns
- * how many groups share that size (1: a strict majority), 0 when every
- * count is equal (nothing deviates). -1 out of memory. */
-static int count_majority(const uint64_t *vals, size_t k, uint64_t *maj, size_t *majn)
-{
-	uint32_t *votes = malloc((k ? k : 1) * sizeof *votes);
-	uint64_t *val = malloc((k ? k : 1) * sizeof *val);
-	uint32_t ng = 0, ntop = 0;
-	if (!votes || !val) {
-		free(votes);
-		free(val);
-		return -1;
-	}
-	for (size_t i = 0; i < k;) {
-		size_t m = 1;
-		while (i + m < k && vals[i + m] == vals[i]) m++;
-		val[ng] = vals[i];
-		votes[ng++] = (uint32_t)m;
-		i += m;
-	}
-	uint32_t top = nw_vote_top(votes, ng, &ntop);
-	*maj = ng ? val[top] : 0;
-	*majn = ng ? votes[top] : 0;
-	free(votes);
-	free(val);
-	return ng < 2 ? 0 : (int)ntop;
-}
-
-/* No strict majority of kind f's counts: nobody can be named from them. */
-static void counts_undecided(struct vl *l, const struct world *w, const struct nw_ras_comm *c, int f)
-{
-	struct nw_verdict *v = vadd(l, NW_V_MISSING_RANK, c, op_of(f), 0);
-	if (!v) return;
-	vsummary(l, v, "ranks of comm 0x%016" PRIx64 " launched %s different numbers of times and no count is "
-	         "shared by a strict majority: counts alone cannot say who deviates", c->hash, nw_ras_func_names[f]);
-	for (size_t i = 0; i < c->nranks; i++) {
-		vevidence(l, v, "rank %d (pid %d): %s launched %" PRIu64 " times", c->ranks[i].rank, c->ranks[i].pid,
-		          nw_ras_func_names[f], c->ranks[i].counts[f]);
-		radd(l, &v->waiting, grank(w, c, c->ranks[i].rank, c->ranks[i].pid));
-	}
 }
 
 /* The ranks whose kind-f count is behind the majority's `maj` (ahead: 0)
@@ -423,111 +373,18 @@ static int counts_side(struct vl *l, const struct world *w, const struct nw_ras_
 	return 1;
 }
 
-/* Per collective kind, the ranks' launch counts grouped; the strict
- * majority (majority.c) is the program as written, the others deviate
- * (behind, ahead); a text report gives the majority as its line "N ranks
- * have launched up to operation V". 1 if a count verdict was made. */
-static int rule_counts(struct vl *l, const struct world *w, const struct nw_ras_comm *c, int from_text)
+/* A text report's counts: per collective kind, its line "N ranks have
+ * launched up to operation V" is the majority, the ranks it lists by
+ * rank the outliers (behind, ahead). A JSON report's counts are
+ * positions of its processes, judged by verdicts_launch.c. */
+static void text_counts(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
 {
-	int made = 0;
-	size_t n = 0;
-	for (size_t i = 0; i < c->nranks; i++) n += c->ranks[i].counts_known;
-	if (n < 2 && !from_text) return 0;
-	uint64_t *vals = malloc((n ? n : 1) * sizeof *vals);
-	if (!vals) { l->oom = 1; return 0; }
 	for (int f = 0; f < NW_RAS_NFUNCS && !l->oom; f++) {
-		size_t k = 0;
-		for (size_t i = 0; i < c->nranks; i++) if (c->ranks[i].counts_known) vals[k++] = c->ranks[i].counts[f];
-		if (!k) continue;
-		qsort(vals, k, sizeof *vals, cmp_u64);
-		uint64_t maj;
-		size_t majn;
-		int ntop = count_majority(vals, k, &maj, &majn);
-		if (ntop < 0) { l->oom = 1; break; }
-		if (from_text) {
-			if (!c->text_majority_ranks[f]) continue;
-			majn = (size_t)c->text_majority_ranks[f];
-			maj = c->text_majority[f];
-		} else if (!ntop) {
+		if (!c->text_majority_ranks[f])
 			continue;
-		} else if (ntop > 1) {
-			counts_undecided(l, w, c, f);
-			made = 1;
-			continue;
-		}
-		/* behind the majority, then ahead of it: one verdict each */
 		for (int ahead = 0; ahead < 2; ahead++)
-			made |= counts_side(l, w, c, f, maj, majn, ahead, from_text);
+			counts_side(l, w, c, f, c->text_majority[f], (size_t)c->text_majority_ranks[f], ahead, 1);
 	}
-	free(vals);
-	return made;
-}
-
-static int leaving(const struct nw_ras_rank *r) { return r->abort_flag || r->finalize_called || r->destroy_flag; }
-
-static int rule_left(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
-{
-	size_t left = 0;
-	for (size_t i = 0; i < c->nmissing; i++) left += !c->missing[i].unresponsive && !c->missing[i].dead;
-	for (size_t i = 0; i < c->nranks; i++) left += leaving(&c->ranks[i]);
-	if (!left || left * 2 >= (size_t)c->size) return 0;
-	struct nw_verdict *v = vadd(l, NW_V_MISSING_RANK, c, NW_OP_COMM_DESTROY, 0);
-	if (!v) return 0;
-	for (size_t i = 0; i < c->nmissing; i++) {
-		const struct nw_ras_missing *m = &c->missing[i];
-		if (m->unresponsive || m->dead) continue;
-		radd(l, &v->culprits, grank(w, c, m->rank, m->pid));
-		vevidence(l, v, "rank %d (pid %d on %s) answered RAS but no longer holds the comm (destroyed or never created)",
-		          m->rank, m->pid, m->host[0] ? m->host : "?");
-	}
-	for (size_t i = 0; i < c->nranks; i++) {
-		const struct nw_ras_rank *r = &c->ranks[i];
-		if (!leaving(r)) continue;
-		radd(l, &v->culprits, grank(w, c, r->rank, r->pid));
-		vevidence(l, v, "rank %d (pid %d on %s) %s the comm", r->rank, r->pid, r->host[0] ? r->host : "?",
-		          r->abort_flag ? "aborted" : r->finalize_called ? "finalized" : "is destroying");
-	}
-	char set[256];
-	nw_rankset_format(&v->culprits, set, sizeof set);
-	vsummary(l, v, "rank%s %s left comm 0x%016" PRIx64 " early (finalized, destroyed or aborted it): %zu of its %d ranks "
-	         "still run it", v->culprits.n == 1 ? "" : "s", set, c->hash, c->size - left, c->size);
-	all_waiting(l, v, w, c);
-	return 1;
-}
-
-static void rule_equal(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
-{
-	for (size_t i = 0; i < c->nranks; i++) {
-		const struct nw_ras_rank *r = &c->ranks[i];
-		if (r->init_state != 0 || r->abort_flag || r->finalize_called || r->destroy_flag || !r->counts_known) return;
-	}
-	if (!c->nranks || c->nmissing) return;
-	uint64_t any = 0;
-	for (int f = 0; f < NW_RAS_NFUNCS; f++) any |= c->ranks[0].counts[f];
-	if (!any) return;   /* nothing counted (send/receive only, or nothing yet): nothing to say */
-	struct nw_verdict *v = vadd(l, NW_V_TRANSPORT_STALL, c, 0, 0);
-	if (!v) return;
-	int last = -1;
-	for (int f = 0; f < NW_RAS_NFUNCS; f++) if (c->ranks[0].counts[f]) last = f;
-	if (last >= 0) {
-		v->op_kind = op_of(last);
-		v->launches = c->ranks[0].counts[last];
-	}
-	char counts[256] = "";
-	size_t o = 0;
-	for (int f = 0; f < NW_RAS_NFUNCS && o < sizeof counts; f++)
-		if (c->ranks[0].counts[f])
-			o += (size_t)snprintf(counts + o, sizeof counts - o, "%s%s launches=%" PRIu64, o ? ", " : "", nw_ras_func_names[f],
-			                      c->ranks[0].counts[f]);
-	vsummary(l, v, "launch counts equal; RAS cannot see completion: every rank of comm 0x%016" PRIx64 " (%d) launched the "
-	         "same collectives (%s); if the job is hung, the transfer itself does not complete, unless ranks launched them in "
-	         "another order",
-	         c->hash, c->size, counts[0] ? counts : "none");
-	all_waiting(l, v, w, c);
-	vevidence(l, v, "launch counts equal; RAS cannot see completion: a rank inside a collective and a rank past it look the "
-	                "same; thread stacks (ncclwatch attach) or the preload tell them apart");
-	vevidence(l, v, "equal counts also hide a different launch order of the same ops (one rank launching a Broadcast "
-	                "before an AllReduce, the others after it): counts are per kind, not a sequence");
 }
 
 static int cmp_verdict(const void *a, const void *b)
@@ -576,14 +433,12 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 			rule_gone(&l, &w, comms, r->ncomms);
 		for (size_t k = 0; k < r->ncomms; k++) {
 			const struct nw_ras_comm *c = comms[k];
-			size_t before = l.n;
 			if (r->from_text) {
 				text_errors(&l, &w, c);
 				text_init(&l, &w, c);
 			}
-			rule_counts(&l, &w, c, r->from_text);
-			rule_left(&l, &w, c);
-			if (l.n == before && !r->from_text && !judged_elsewhere(r, c)) rule_equal(&l, &w, c);
+			if (r->from_text)
+				text_counts(&l, &w, c);
 		}
 		/* a comm with gone ranks gets no "equal counts" verdict; one whose
 		 * ranks all agree says so (rule_equal) */

@@ -1,6 +1,10 @@
-/* verdicts_ras: verdicts from an NCCL RAS report (report/sources/ras/): launch
- * counts per communicator and collective, init states, async errors, and
- * the ranks whose process did not answer. The rules and their limits are
+/* verdicts_ras: what is left of RAS's own verdicts on a report
+ * (report/sources/ras/): the ranks whose process did not answer, equal
+ * launch counts, a report without a comm, and a text report's errors,
+ * init states and counts (a JSON report's counts that differ, errors,
+ * init states and ranks that left are facts of its processes, judged by
+ * the ordinary rules: verdicts_launch.c, verdicts_fault.c,
+ * verdicts_init.c, verdicts_left.c). The rules and their limits are
  * in docs/ras.md and docs/diagnosis.md ("Verdicts from RAS counts").
  *
  * RAS counts launches, not completions, and no send/receive: what it

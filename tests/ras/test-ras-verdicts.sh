@@ -81,6 +81,15 @@ diag "$T/fin.json"
 assert_grep '^MISSING_RANK: rank 0 left comm 0x00000000000000a5 early \(finalized, destroyed or aborted it\): 3 of its 4 ranks still run it$' "$T/fin.json.out"
 assert_grep 'rank 0 \(pid 100 on 10\.0\.0\.1\) finalized the comm' "$T/fin.json.out"
 
+note "a 3-rank comm whose rank 2 (pid 103: world rank 3) answered but no longer holds it: its comm state, by pid"
+report "$T/leftsub.json" "$(comm 0xb1 4 "$(rank 0 100 7), $(rank 1 101 7), $(rank 2 102 7), $(rank 3 103 7)" "")" \
+	"$(comm 0xb3 3 "$(rank 0 101 3), $(rank 1 102 3)" "$(missing 2 103 false false)")"
+diag "$T/leftsub.json"
+assert_grep '^MISSING_RANK: rank 3 left comm 0x00000000000000b3 early \(finalized, destroyed or aborted it\): 2 of its 3 ranks still run it$' "$T/leftsub.json.out"
+assert_grep '^  culprits: 3$' "$T/leftsub.json.out"
+assert_grep '^  waiting: 1-2$' "$T/leftsub.json.out"
+assert_grep '^TRANSPORT_STALL: launch counts equal; RAS cannot see completion: every rank of comm 0x00000000000000b1 \(4\)' "$T/leftsub.json.out"
+
 note "world of 4 and a 2-rank comm (world ranks 2,3): its culprit is named as world rank 3"
 report "$T/two.json" "$(comm 0xb1 4 "$(rank 0 100 7), $(rank 1 101 7), $(rank 2 102 7), $(rank 3 103 7)" "")" \
 	"$(comm 0xb2 2 "$(rank 0 102 0 0 0 false false false 3), $(rank 1 103 0 0 0 false false false 2)" "")"

@@ -300,6 +300,13 @@ static int lineup_positions(const struct nw_ras_report *r, struct lineup *l)
 				if (add_position(p, cm, rk, f))
 					return -1;
 		}
+		for (size_t i = 0; i < cm->nmissing && !r->from_text; i++) {   /* answered, left it */
+			size_t k = nw_ras_first_pid(l->matched, nm, cm->missing[i].pid);
+			struct nw_proc *p = cm->missing[i].pid > 0 && k < nm ? l->matched[k] : NULL;
+			if (p && p->hdr.pid == cm->missing[i].pid && !(p->caps & NW_CAP_OPNUMS) &&
+			    nw_ras_left_fact(p, cm, &cm->missing[i]))
+				return -1;
+		}
 	}
 	return 0;
 }

@@ -71,6 +71,12 @@ int nw_ras_own_procs(const struct nw_ras_input *in, const char *job, struct nw_p
  * comm table, under its own ids). 0, or -1 out of memory. */
 int nw_ras_comm_fact(struct nw_proc *p, const struct nw_ras_comm *c, const struct nw_ras_rank *rk);
 
+/* ras_procs.c: comm c as a rank that answered RAS but no longer holds it
+ * sees it (missing rank m, neither unresponsive nor dead): an entry of
+ * p's comm table in state DESTROYED, unless p has it already. 0, or -1
+ * out of memory. */
+int nw_ras_left_fact(struct nw_proc *p, const struct nw_ras_comm *c, const struct nw_ras_missing *m);
+
 /* The process's rank of a RAS world rank (in->map), the RAS rank itself
  * when it is no process read. */
 int32_t nw_ras_our_rank(const struct nw_ras_input *in, int32_t ras_rank);

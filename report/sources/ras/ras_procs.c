@@ -74,8 +74,33 @@ int nw_ras_comm_fact(struct nw_proc *p, const struct nw_ras_comm *c, const struc
 	/* still in init (ncclInProgress: past the rendezvous) or its init's
 	 * error: verdicts_init.c */
 	e->state = rk->init_state == 7 ? NW_COMM_INIT_ENTERED : rk->init_state ? NW_COMM_INIT_FAILED : NW_COMM_INIT_DONE;
+	/* past its init, ending it: a minority that left early, verdicts_left.c */
+	if (e->state == NW_COMM_INIT_DONE)
+		e->state = rk->abort_flag ? NW_COMM_ABORTED : rk->finalize_called ? NW_COMM_FINALIZED
+		           : rk->destroy_flag ? NW_COMM_DESTROYED : NW_COMM_INIT_DONE;
 	e->init_result = rk->init_state == 7 ? 0 : rk->init_state;
 	e->async_error = rk->async_error;   /* a fault: verdicts_fault.c */
+	return 0;
+}
+
+int nw_ras_left_fact(struct nw_proc *p, const struct nw_ras_comm *c, const struct nw_ras_missing *m)
+{
+	if (m->unresponsive || m->dead)
+		return 0;   /* gone, not left */
+	for (uint32_t s = 0; s < p->ncomms; s++)
+		if (p->comms[s].comm_id == c->hash)
+			return 0;
+	struct nw_seg_comm *n = realloc(p->comms, (p->ncomms + 1) * sizeof *n);
+	if (!n)
+		return -1;
+	p->comms = n;
+	struct nw_seg_comm *e = &n[p->ncomms++];
+	memset(e, 0, sizeof *e);
+	e->comm_id = c->hash;
+	e->rank = m->rank;
+	e->nranks = c->size;
+	e->cuda_device = m->cuda_dev;
+	e->state = NW_COMM_DESTROYED;   /* RAS cannot tell destroyed from never created */
 	return 0;
 }
 
@@ -126,6 +151,11 @@ static int add_facts(const struct nw_ras_report *r, const struct nw_ras_comm *w,
 			struct nw_proc *p = c == w ? procs[i] : proc_of_pid(bypid, n, c->ranks[i].pid);
 			if (p)
 				oom = nw_ras_comm_fact(p, c, &c->ranks[i]) || add_position(p, c, &c->ranks[i], used);
+		}
+		for (size_t i = 0; i < c->nmissing && !oom; i++) {
+			struct nw_proc *p = c == w ? procs[c->nranks + i] : proc_of_pid(bypid, n, c->missing[i].pid);
+			if (p)
+				oom = nw_ras_left_fact(p, c, &c->missing[i]);
 		}
 	}
 	free(bypid);

@@ -1,0 +1,347 @@
+/* verdicts_launch: collective positions that are launch counts
+ * (nw_proc.launch, NW_CAP_LAUNCH_ONLY: NCCL RAS counts each collective
+ * kind a rank launched on a comm; completion unknown, no send/receive).
+ *
+ * Per comm and kind, the ranks grouped by their count: the strict
+ * majority (majority.c) is the program as written, the others deviate:
+ * behind it, they never launched the op the others launched last; ahead
+ * of it, they launched one the others never launched. MISSING_RANK with
+ * the op as a launch count of its kind (nw_verdict.launches, "AllReduce
+ * launches=6"), never an op number "#n": a kind's count is no position in
+ * the comm's stream of collectives. No strict majority: the verdict names
+ * no culprit and says so. Every count equal, every rank of the comm
+ * there: TRANSPORT_STALL "launch counts equal; RAS cannot see completion"
+ * (equal_counts).
+ *
+ * Launch-only positions never prove completion, so a rank behind is named
+ * only when it cannot be waiting in an op the counts do not show: its
+ * stack waits in NCCL outside that collective's call and its sources see
+ * no send/receive (launch_only.c, nw_launch_hidden_wait): then it waits,
+ * said so. Evidence of the comm as the source names it (RAS's hash). */
+#include "decide.h"   /* first: it configures uthash */
+#include "majority.h"
+#include "../names.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+/* One launch-only position: process `proc` (its job index) launched
+ * kind `kind` `launches` times on comm `comm`. */
+struct lpos {
+	uint64_t comm;
+	uint64_t launches;
+	uint32_t proc;
+	uint16_t kind;
+	int32_t crank, csize;
+};
+
+static int cmp_lpos(const void *a, const void *b)
+{
+	const struct lpos *x = a, *y = b;
+	if (x->comm != y->comm)
+		return x->comm < y->comm ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return (x->proc > y->proc) - (x->proc < y->proc);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* One (comm, kind): its positions g[0..n), in process order. */
+struct group {
+	const struct lpos *g;
+	size_t n;
+	uint64_t maj;       /* the majority's count */
+	size_t majn;        /* its ranks */
+};
+
+static struct nw_vwork *lverdict(struct nw_jctx *x, const struct group *gr, uint64_t launches)
+{
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_MISSING_RANK, NULL, gr->g[0].kind, 0);
+	if (!w)
+		return NULL;
+	w->v.comm_id = gr->g[0].comm;
+	w->v.comm_nranks = gr->g[0].csize;
+	w->v.launches = launches;
+	w->launch_only = 1;
+	return w;
+}
+
+static void all_waiting(struct nw_jctx *x, struct nw_vwork *w, const struct group *gr)
+{
+	for (size_t i = 0; i < gr->n; i++) {
+		const struct nw_proc *p = x->job->procs[gr->g[i].proc];
+		if (!nw_rankset_has(&w->v.culprits, p->rank))
+			nw_verdict_waiting(x, w, p);
+	}
+}
+
+/* No strict majority: nobody can be named from the counts. */
+static void undecided(struct nw_jctx *x, const struct group *gr)
+{
+	struct nw_vwork *w = lverdict(x, gr, 0);
+	if (!w)
+		return;
+	char kb[NW_NAME_BUF];
+	const char *k = nw_op_kind_name(gr->g[0].kind, kb);
+	nw_verdict_summary(x, w, "ranks of comm 0x%016" PRIx64 " launched %s different numbers of times and no count is "
+	                   "shared by a strict majority: counts alone cannot say who deviates", gr->g[0].comm, k);
+	for (size_t i = 0; i < gr->n && !x->oom; i++) {
+		const struct nw_proc *p = x->job->procs[gr->g[i].proc];
+		nw_verdict_evidence(x, w, "rank %d (pid %" PRId64 "): %s launched %" PRIu64 " times", (int)gr->g[i].crank,
+		                    p->hdr.pid, k, gr->g[i].launches);
+	}
+	all_waiting(x, w, gr);
+}
+
+/* Behind: a culprit whose process may wait in an op the counts do not
+ * show waits instead (nw_launch_hidden_wait); 1 if so. */
+static int hidden_wait(struct nw_jctx *x, struct nw_vwork *w, const struct lpos *lp, const struct nw_proc *p,
+                       uint64_t maj)
+{
+	const char *entry;
+	if (!nw_launch_hidden_wait(p, lp->comm, lp->kind, maj, &entry))
+		return 0;
+	char kb[NW_NAME_BUF];
+	nw_verdict_waiting(x, w, p);
+	nw_verdict_evidence(x, w, "rank %d launched fewer %s than the others but waits in %s (stacks), not in that "
+	                    "collective's call: NCCL RAS counts no send/receive and its snapshot records no op, so it may "
+	                    "wait in a send/receive a peer owes it: not blamed", (int)p->rank,
+	                    nw_op_kind_name(lp->kind, kb), entry ? entry : "NCCL or on the GPU");
+	return 1;
+}
+
+/* Every rank behind the majority may wait in a send/receive: counts alone
+ * cannot name one. */
+static void all_hidden(struct nw_jctx *x, struct nw_vwork *w, const struct nw_rankset *hid)
+{
+	char set[256], kb[NW_NAME_BUF];
+	nw_rankset_format(hid, set, sizeof set);
+	const char *k = nw_op_kind_name(w->v.op_kind, kb);
+	nw_verdict_summary(x, w, "rank%s %s launched fewer %s than the others on comm 0x%016" PRIx64 " (RAS: %s launches=%"
+	                   PRIu64 " on the others) but wait%s inside NCCL or on the GPU: NCCL RAS counts no send/receive, "
+	                   "so %s may wait in one a peer owes %s; counts alone cannot say who deviates",
+	                   hid->n == 1 ? "" : "s", set, k, w->v.comm_id, k, w->v.launches, hid->n == 1 ? "s" : "",
+	                   hid->n == 1 ? "it" : "they", hid->n == 1 ? "it" : "them");
+	w->v.hint = "the send/receive partners of those ranks (stacks, or the preload: LD_PRELOAD records every send and "
+	            "receive)";
+}
+
+/* The ranks behind the majority (ahead: 0) or ahead of it (ahead: 1), one
+ * verdict. */
+static void side(struct nw_jctx *x, const struct group *gr, int ahead)
+{
+	struct nw_vwork *w = NULL;
+	struct nw_rankset hid = { 0 };
+	uint64_t low = UINT64_MAX, high = 0, maj = gr->maj;
+	size_t majn = gr->majn, named = 0;
+	char kb[NW_NAME_BUF];
+	const char *k = nw_op_kind_name(gr->g[0].kind, kb);
+	for (size_t i = 0; i < gr->n && !x->oom; i++) {
+		const struct lpos *lp = &gr->g[i];
+		if (lp->launches == maj || (lp->launches > maj) != ahead)
+			continue;
+		if (!w && !(w = lverdict(x, gr, ahead ? maj + 1 : maj)))
+			return;
+		const struct nw_proc *p = x->job->procs[lp->proc];
+		if (lp->launches < low)
+			low = lp->launches;
+		if (lp->launches > high)
+			high = lp->launches;
+		nw_verdict_evidence(x, w, "rank %d (pid %" PRId64 " on %s): %s launched %" PRIu64 " times", (int)lp->crank,
+		                    p->hdr.pid, p->hdr.host, k, lp->launches);
+		if (!ahead && hidden_wait(x, w, lp, p, maj)) {
+			nw_set_add(x, &hid, p->rank);
+			continue;
+		}
+		nw_verdict_culprit(x, w, p);
+		named++;
+	}
+	if (!w)
+		return;
+	char set[256], theirs[48];
+	nw_rankset_format(&w->v.culprits, set, sizeof set);
+	if (low == high)
+		snprintf(theirs, sizeof theirs, "%" PRIu64, low);
+	else
+		snprintf(theirs, sizeof theirs, "%" PRIu64 "-%" PRIu64, low, high);
+	uint32_t nc = w->v.culprits.n;
+	if (!named)
+		all_hidden(x, w, &hid);
+	else if (!ahead)
+		nw_verdict_summary(x, w, "rank%s %s never launched the %s the others launched last on comm 0x%016" PRIx64
+		                   " (RAS: %s launches=%s there, launches=%" PRIu64 " on %zu peer%s); the others wait in it",
+		                   nc == 1 ? "" : "s", set, k, gr->g[0].comm, k, theirs, maj, majn, majn == 1 ? "" : "s");
+	else
+		nw_verdict_summary(x, w, "rank%s %s launched the %s the other %zu rank%s never launched on comm 0x%016" PRIx64
+		                   " (RAS: %s launches=%s there, launches=%" PRIu64 " on the others): %s went past where the "
+		                   "others are", nc == 1 ? "" : "s", set, k, majn, majn == 1 ? "" : "s", gr->g[0].comm, k,
+		                   theirs, maj, nc == 1 ? "it" : "they");
+	nw_verdict_evidence(x, w, "%zu rank%s launched %s %" PRIu64 " times", majn, majn == 1 ? "" : "s", k, maj);
+	all_waiting(x, w, gr);
+	nw_rankset_free(&hid);
+}
+
+/* One (comm, kind): the counts grouped, judged by the one majority rule. */
+static void judge(struct nw_jctx *x, struct group *gr, uint64_t *vals, uint32_t *votes, uint64_t *val)
+{
+	if (gr->n < 2)
+		return;
+	for (size_t i = 0; i < gr->n; i++)
+		vals[i] = gr->g[i].launches;
+	qsort(vals, gr->n, sizeof *vals, cmp_u64);
+	uint32_t ng = 0, ntop = 0;
+	for (size_t i = 0; i < gr->n;) {
+		size_t m = 1;
+		while (i + m < gr->n && vals[i + m] == vals[i])
+			m++;
+		val[ng] = vals[i];
+		votes[ng++] = (uint32_t)m;
+		i += m;
+	}
+	if (ng < 2)
+		return;   /* every count equal: nothing deviates */
+	uint32_t top = nw_vote_top(votes, ng, &ntop);
+	if (ntop > 1) {
+		undecided(x, gr);
+		return;
+	}
+	gr->maj = val[top];
+	gr->majn = votes[top];
+	side(x, gr, 0);
+	side(x, gr, 1);
+}
+
+/* Whether member p of comm `comm` holds it created and without an error
+ * (a process with op numbers has its own comm table, under its own ids:
+ * its own rules judge it). */
+static int runs(const struct nw_proc *p, uint64_t comm)
+{
+	if (p->caps & NW_CAP_OPNUMS)
+		return 1;
+	for (uint32_t s = 0; s < p->ncomms; s++)
+		if (p->comms[s].comm_id == comm)
+			return p->comms[s].state == NW_COMM_INIT_DONE &&
+			       (p->comms[s].async_error == 0 || p->comms[s].async_error == 7);
+	return 0;
+}
+
+/* Every rank of the comm whose positions are a[0..n) (sorted by kind)
+ * holds it, and launched each kind as often as the others, something at
+ * all: launch-only positions cannot tell a rank inside a collective from
+ * one past it, nor a stuck transfer from a healthy job. TRANSPORT_STALL
+ * of the comm, marked so, its op the last kind the source lists with a
+ * count, no culprit. */
+static void equal_counts(struct nw_jctx *x, const struct lpos *a, size_t n)
+{
+	int32_t size = a[0].csize;
+	int any = 0;
+	for (size_t i = 0, k = 0; i < n; i = k) {
+		for (k = i; k < n && a[k].kind == a[i].kind; k++)
+			if (a[k].launches != a[i].launches)
+				return;
+		if ((int32_t)(k - i) != size)
+			return;
+		any |= a[i].launches != 0;
+	}
+	if (!any || size < 2)
+		return;
+	for (size_t i = 0; i < (size_t)size; i++)
+		if (!runs(x->job->procs[a[i].proc], a[0].comm))
+			return;
+	const struct nw_proc *p0 = x->job->procs[a[0].proc];
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_TRANSPORT_STALL, NULL, 0, 0);
+	if (!w)
+		return;
+	w->v.comm_id = a[0].comm;
+	w->v.comm_nranks = size;
+	w->launch_only = 1;
+	struct nw_buf b = { 0 };
+	char kb[NW_NAME_BUF];
+	for (uint32_t k = 0; k < p0->nlaunch; k++) {   /* the source's order of kinds */
+		const struct nw_launch_pos *lp = &p0->launch[k];
+		if (lp->comm_id != a[0].comm || !lp->launches)
+			continue;
+		nw_buf_printf(&b, "%s%s launches=%" PRIu64, b.s && b.s[0] ? ", " : "", nw_op_kind_name(lp->kind, kb),
+		              lp->launches);
+		w->v.op_kind = lp->kind;
+		w->v.launches = lp->launches;
+	}
+	if (b.oom)
+		x->oom = 1;
+	nw_verdict_summary(x, w, "launch counts equal; RAS cannot see completion: every rank of comm 0x%016" PRIx64
+	                   " (%d) launched the same collectives (%s); if the job is hung, the transfer itself does not "
+	                   "complete, unless ranks launched them in another order", a[0].comm, (int)size,
+	                   b.s && b.s[0] ? b.s : "none");
+	nw_buf_free(&b);
+	for (size_t i = 0; i < (size_t)size; i++)
+		nw_verdict_waiting(x, w, x->job->procs[a[i].proc]);
+	nw_verdict_evidence(x, w, "launch counts equal; RAS cannot see completion: a rank inside a collective and a rank "
+	                    "past it look the same; thread stacks (ncclwatch attach) or the preload tell them apart");
+	nw_verdict_evidence(x, w, "equal counts also hide a different launch order of the same ops (one rank launching a "
+	                    "Broadcast before an AllReduce, the others after it): counts are per kind, not a sequence");
+}
+
+void nw_rules_launch(struct nw_jctx *x)
+{
+	const struct nw_job *job = x->job;
+	size_t n = 0;
+	for (size_t i = 0; i < job->nprocs; i++)
+		n += job->procs[i]->nlaunch;
+	if (!n)
+		return;
+	struct lpos *all = malloc(n * sizeof *all);
+	uint64_t *vals = NULL, *val = NULL;
+	uint32_t *votes = NULL;
+	if (!all) {
+		x->oom = 1;
+		return;
+	}
+	n = 0;
+	for (size_t i = 0; i < job->nprocs; i++) {
+		const struct nw_proc *p = job->procs[i];
+		for (uint32_t k = 0; k < p->nlaunch; k++)
+			all[n++] = (struct lpos){ .comm = p->launch[k].comm_id, .launches = p->launch[k].launches,
+			                          .proc = (uint32_t)i, .kind = p->launch[k].kind,
+			                          .crank = p->launch[k].comm_rank, .csize = p->launch[k].comm_size };
+	}
+	qsort(all, n, sizeof *all, cmp_lpos);
+	size_t most = 1;   /* the largest (comm, kind): room to count its votes */
+	for (size_t i = 0, m = 1; i < n; i++, m++) {
+		if (i + 1 == n || all[i + 1].comm != all[i].comm || all[i + 1].kind != all[i].kind) {
+			most = m > most ? m : most;
+			m = 0;
+		}
+	}
+	vals = malloc(most * sizeof *vals);
+	val = malloc(most * sizeof *val);
+	votes = malloc(most * sizeof *votes);
+	if (!vals || !val || !votes) {
+		x->oom = 1;
+		goto out;
+	}
+	for (size_t i = 0; i < n && !x->oom;) {
+		size_t m = 1;
+		while (i + m < n && all[i + m].comm == all[i].comm && all[i + m].kind == all[i].kind)
+			m++;
+		struct group gr = { .g = &all[i], .n = m };
+		judge(x, &gr, vals, votes, val);
+		i += m;
+	}
+	for (size_t i = 0; i < n && !x->oom;) {   /* per comm: every count equal */
+		size_t m = 1;
+		while (i + m < n && all[i + m].comm == all[i].comm)
+			m++;
+		equal_counts(x, &all[i], m);
+		i += m;
+	}
+out:
+	free(all);
+	free(vals);
+	free(val);
+	free(votes);
+}
