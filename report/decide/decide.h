@@ -207,6 +207,9 @@ void nw_verdict_evidence_fact(struct nw_jctx *x, struct nw_vwork *w, const struc
 void nw_verdict_hint_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *f);
 void nw_verdict_evidence_wrap(struct nw_jctx *x, struct nw_vwork *w, const char *prefix, const struct nw_vwork *from);
 void nw_verdict_summary_prefix(struct nw_jctx *x, struct nw_vwork *w, const char *prefix);
+/* w's summary (findings or words) said between facts open and close. */
+void nw_verdict_summary_wrap(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *open,
+                             const struct nw_fact *close);
 void nw_line_free(struct nw_line *l);
 void nw_set_add(struct nw_jctx *x, struct nw_rankset *s, int32_t rank);
 void nw_rankset_clear(struct nw_rankset *s);

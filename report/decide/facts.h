@@ -24,7 +24,14 @@
 	                * its comms, comm's device, the GPU; n: earlier FAILED ops the peers     \
 	                * completed (the sticky error) */                                          \
 	X(FAULT_HINT)  /* GPU_FAULT hint: the error's own words: op's cuda_error, comm's async   \
-	                * error */
+	                * error */                                                                 \
+	X(LOST_PROC)   /* lost.c evidence: what proc (job: its process's ranks) lost: ops,     \
+	                * comms, a full comm table, recording stopped, threads left out */       \
+	X(LOST_MORE)   /* lost.c evidence: n more processes lost data */                          \
+	X(LOST_OPEN)   /* lost.c summary, before the HEALTHY summary it wraps: nothing wrong    \
+	                * in what was recorded */                                                  \
+	X(LOST_CLOSE)  /* lost.c summary, after it: what job lost cannot be judged */            \
+	X(LOST_HINT)   /* lost.c hint: what to change so job loses nothing next time */
 
 #define NW_FACT_ENUM_(name) NW_F_##name,
 enum nw_fact_kind { NW_F_NONE = 0, NW_FACT_KINDS(NW_FACT_ENUM_) NW_F_NKINDS };
@@ -39,6 +46,7 @@ struct nw_fact {
 	const struct nw_seg_comm *comm;      /* the comm concerned (the op's, or the one in error) */
 	const struct nw_seg_comm *acomm;     /* a second comm (an async error's), or NULL */
 	const struct nw_comm_view *view;     /* the job's view of the op's comm, or NULL */
+	const struct nw_job *job;            /* the job concerned, or NULL */
 	uint64_t n;
 };
 

@@ -162,3 +162,25 @@ void nw_verdict_summary_prefix(struct nw_jctx *x, struct nw_vwork *w, const char
 	nw_line_free(s);
 	*s = n;
 }
+
+void nw_verdict_summary_wrap(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *open,
+                             const struct nw_fact *close)
+{
+	struct nw_findings *fd = found_of(x, w);
+	if (!fd)
+		return;
+	struct nw_line n = { 0 };
+	int oom = line_add_fact(&n, open);
+	if (fd->summary.n)
+		for (size_t i = 0; i < fd->summary.n && !oom; i++)
+			oom = line_add(&n, &fd->summary.p[i]);
+	else if (!oom && w->v.summary && w->v.summary[0])
+		oom = line_add_text(&n, w->v.summary);
+	if (oom || line_add_fact(&n, close)) {
+		nw_line_free(&n);
+		x->oom = 1;
+		return;
+	}
+	nw_line_free(&fd->summary);
+	fd->summary = n;
+}

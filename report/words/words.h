@@ -6,7 +6,8 @@
  *
  *   say.c    nw_words_say: every verdict's findings into its summary,
  *            evidence and hint; one function per fact kind (words_int.h),
- *            a family's in one file: fault_words.c (GPU_FAULT)
+ *            a family's in one file: fault_words.c (GPU_FAULT),
+ *            lost_words.c (data lost)
  *   text.c   the verdict first, then the evidence, the environment
  *            differences and the merged stacks; rank sets as "0-6,9";
  *            colour only when asked (the CLI asks on a terminal)
