@@ -114,6 +114,10 @@ static int diagnose_once(void *arg, FILE *out)
 			fputs("nothing to show (see stderr)\n", out);
 		return rc;
 	}
+	if (nw_words_say(&a) != 0) {
+		nw_analysis_free(&a);
+		return nw_usage_error("diagnose", "out of memory");
+	}
 
 	if (d->trace) {
 		FILE *f = fopen(d->trace, "w");

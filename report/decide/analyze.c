@@ -32,6 +32,7 @@ static void job_free(struct nw_job *job)
 		for (size_t k = 0; k < vd->nevidence; k++)
 			free(vd->evidence[k]);
 		free(vd->evidence);
+		nw_findings_free(vd->found);
 	}
 	free(job->verdicts);
 	for (size_t i = 0; i < job->ndiffs; i++) {

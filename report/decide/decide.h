@@ -20,11 +20,13 @@
  *   majority.c       the strict majority of counted groups (majority.h), for every
  *                    rule that lets the majority decide who deviates
  *   verdicts_ras.c, ras_merge.c  NCCL RAS's launch counts (docs/ras.md): the rules
- *                    not yet moved into the ordinary ones, and their fold */
+ *                    not yet moved into the ordinary ones, and their fold
+ *   facts.h, findings.c  a verdict's findings: facts, not words (words/ says them) */
 #ifndef NCCLWATCH_REPORT_DECIDE_H
 #define NCCLWATCH_REPORT_DECIDE_H
 
 #include "../model/model.h"
+#include "facts.h"
 
 /* ---- verdicts ---- */
 
@@ -58,6 +60,8 @@ struct nw_verdict {
 	uint64_t launches;             /* NCCL RAS: the op as a launch count of its kind ("AllReduce
 	                                * launches=6"), not an op number: RAS counts each kind
 	                                * apart and never sends/receives; seq is then 0. 0 none */
+	struct nw_findings *found;     /* what a converted rule found (facts.h), for words/ to say:
+	                                * its lines replace summary, evidence[i], hint; NULL none */
 };
 
 /* Read every segment that `paths` name (files or directories, as
@@ -194,6 +198,21 @@ void nw_verdict_blame(struct nw_jctx *x, struct nw_vwork *w, uint32_t node);
 void nw_verdict_culprit(struct nw_jctx *x, struct nw_vwork *w, const struct nw_proc *p);
 void nw_verdict_waiting(struct nw_jctx *x, struct nw_vwork *w, const struct nw_proc *p);
 void nw_vwork_free(struct nw_vwork *w);
+/* Findings (facts.h, findings.c): a fact appended to the summary, as one
+ * evidence line, as the hint. A legacy pass that wraps another verdict's
+ * summary wraps its findings: an evidence line of w that is `prefix`
+ * then from's summary; w's summary after `prefix`. (A pass that reads
+ * summary or evidence text reads "" or NULL where a converted rule left
+ * findings: the words come after decide.) */
+void nw_verdict_summary_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *f);
+void nw_verdict_evidence_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *f);
+void nw_verdict_hint_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *f);
+void nw_verdict_evidence_wrap(struct nw_jctx *x, struct nw_vwork *w, const char *prefix, const struct nw_vwork *from);
+void nw_verdict_summary_prefix(struct nw_jctx *x, struct nw_vwork *w, const char *prefix);
+/* w's summary (findings or words) said between facts open and close. */
+void nw_verdict_summary_wrap(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *open,
+                             const struct nw_fact *close);
+void nw_line_free(struct nw_line *l);
 void nw_set_add(struct nw_jctx *x, struct nw_rankset *s, int32_t rank);
 void nw_rankset_clear(struct nw_rankset *s);
 
@@ -249,6 +268,9 @@ char *nw_age_fill(const char *text, uint64_t lo, uint64_t hi);
 
 /* The rule files. Each adds verdicts (nw_verdict_new) and graph edges. */
 void nw_rules_fault(struct nw_jctx *x);          /* verdicts_fault.c: GPU_FAULT */
+/* verdicts_fault.c: whether a comm's async_error is a fault (not
+ * ncclSuccess, not ncclInProgress). */
+int nw_async_fault(int32_t e);
 void nw_rules_init(struct nw_jctx *x);           /* verdicts_init.c: INIT_STALL */
 void nw_rules_coll(struct nw_jctx *x);           /* verdicts_coll.c: MISMATCH, MISSING_RANK,
                                                   * TRANSPORT_STALL; STREAM_BLOCKED candidates */

@@ -833,8 +833,9 @@ static int in_scc(const struct rctx *r, const struct nw_vwork *w, uint32_t s)
 /* "also: KIND: summary" on the root, and the consequence withdrawn. */
 static void fold(struct nw_jctx *x, struct nw_vwork *root, struct nw_vwork *w)
 {
-	nw_verdict_evidence(x, root, "consequence: %s: %s", nw_verdict_name(w->v.kind),
-	                    w->v.summary ? w->v.summary : "");
+	char pre[64];   /* its summary may be findings: wrapped, not read (facts.h) */
+	snprintf(pre, sizeof pre, "consequence: %s: ", nw_verdict_name(w->v.kind));
+	nw_verdict_evidence_wrap(x, root, pre, w);
 	for (uint32_t k = 0; k < w->v.waiting.n; k++)
 		if (!nw_rankset_has(&root->v.culprits, w->v.waiting.v[k]))
 			nw_set_add(x, &root->v.waiting, w->v.waiting.v[k]);
@@ -1074,14 +1075,12 @@ static void cannot_decide(struct rctx *r, uint32_t s)
 	nw_buf_puts(&sb, "cannot decide between ranks ");
 	nw_buf_rankset(&sb, &cyc);
 	nw_buf_puts(&sb, ", waiting for each other: ");
-	nw_buf_puts(&sb, keep->v.summary ? keep->v.summary : "");
-	char *ns = nw_buf_take(&sb);
-	if (ns) {
-		free(keep->v.summary);
-		keep->v.summary = ns;
-	} else {
+	char *pre = nw_buf_take(&sb);
+	if (pre)
+		nw_verdict_summary_prefix(x, keep, pre);
+	else
 		x->oom = 1;
-	}
+	free(pre);
 	nw_rankset_free(&cyc);
 }
 

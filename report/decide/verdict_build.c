@@ -84,6 +84,8 @@ void nw_verdict_summary(struct nw_jctx *x, struct nw_vwork *w, const char *fmt, 
 	}
 	free(w->v.summary);
 	w->v.summary = s;
+	if (w->v.found)   /* words replace findings */
+		nw_line_free(&w->v.found->summary);
 }
 
 static void add_evidence(struct nw_jctx *x, struct nw_vwork *w, char *line)
@@ -159,6 +161,7 @@ void nw_vwork_free(struct nw_vwork *w)
 	for (size_t i = 0; i < w->v.nevidence; i++)
 		free(w->v.evidence[i]);
 	free(w->v.evidence);
+	nw_findings_free(w->v.found);
 	free(w->blame);
 	nw_buf_free(&w->ev);
 	free(w);

@@ -64,6 +64,10 @@ int nw_engine_verdict_v2(const struct nw_engine_verdict_in *in, struct nw_engine
 	out->len = 0;
 	if (nw_analyze(in->paths, in->npaths, &opt, &a, &err) != 0)
 		return -1;
+	if (nw_words_say(&a) != 0) {
+		nw_analysis_free(&a);
+		return -1;
+	}
 	out->signature = signature(&a);
 	out->worst_kind = nw_analysis_worst(&a);
 	out->worst_name = nw_verdict_name(out->worst_kind);

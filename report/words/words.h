@@ -1,7 +1,13 @@
 /* words.h: the engine's output layer, the analysis (../decide/decide.h)
- * for people and tools. (The rules in decide/ still write each verdict's
- * summary and evidence lines; these files lay them out.)
+ * for people and tools. A converted rule family leaves findings (facts,
+ * decide/facts.h), not words: nw_words_say says them; the rest of decide/
+ * still writes its summaries and evidence lines, and these files lay
+ * them out.
  *
+ *   say.c    nw_words_say: every verdict's findings into its summary,
+ *            evidence and hint; one function per fact kind (words_int.h),
+ *            a family's in one file: fault_words.c (GPU_FAULT),
+ *            lost_words.c (data lost)
  *   text.c   the verdict first, then the evidence, the environment
  *            differences and the merged stacks; rank sets as "0-6,9";
  *            colour only when asked (the CLI asks on a terminal)
@@ -25,6 +31,14 @@
 
 #define NW_RENDER_COLOR   0x1u   /* ANSI colours (the CLI sets it when stdout is a terminal) */
 #define NW_RENDER_VERBOSE 0x2u   /* every evidence line and every stack group, not the first few */
+
+/* Says the findings of every verdict of a (decide/facts.h) in words: call
+ * it once after nw_analyze, before anything reads a verdict's summary,
+ * evidence or hint (again: nothing changes). 0, or -1 out of memory (the
+ * lines it could not say stay empty). */
+int nw_words_say(struct nw_analysis *a);
+/* Whether fact kind `kind` has its words (a test checks every kind). */
+int nw_words_fact_known(int kind);
 
 int nw_render_text(FILE *out, const struct nw_analysis *a, unsigned flags);
 int nw_render_json(FILE *out, const struct nw_analysis *a);

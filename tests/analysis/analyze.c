@@ -26,6 +26,7 @@
 
 #include "../../report/decide/decide.h"
 #include "../../report/names.h"
+#include "../../report/words/words.h"
 
 static void put_set(const struct nw_rankset *s)
 {
@@ -81,6 +82,10 @@ int main(int argc, char **argv)
 	struct nw_read_error err;
 	if (nw_analyze((const char *const *)argv + optind, (size_t)(argc - optind), &opt, &a, &err) != 0) {
 		fprintf(stderr, "analyze: %s\n", err.message);
+		return 2;
+	}
+	if (nw_words_say(&a) != 0) {
+		fprintf(stderr, "analyze: out of memory\n");
 		return 2;
 	}
 	for (size_t j = 0; j < a.njobs; j++) {

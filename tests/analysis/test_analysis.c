@@ -7,7 +7,9 @@
  * split count), ncclCommInitAll (one process, two ranks), processes with no
  * rank variable (ranks from the world comm), copies of one process (the
  * newest kept), a deadlock of collectives on two comms, a 1-1 mismatch, a
- * peer table that overflowed, and the job filter. Prints "ok N - what" per
+ * peer table that overflowed, the job filter, and GPU_FAULT's findings
+ * (facts in decide, words from words/: two ranks failed the same way, an
+ * async error alone, a summary wrapped by a legacy pass). Prints "ok N - what" per
  * check; exits 1 on the first failure. */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +21,7 @@
 #include <unistd.h>
 
 #include "../../report/decide/decide.h"
+#include "../../report/words/words.h"
 #include "../gen/segbuild.h"
 
 static int checks;
@@ -270,6 +273,7 @@ static struct nw_analysis analyze_dir(const char *job)
 	struct nw_analysis_options opt = { .job = job };
 	const char *paths[] = { tmpdir };
 	CHECK(nw_analyze(paths, 1, &opt, &a, &err) == 0, "analyze %s: %s", tmpdir, err.message);
+	CHECK(nw_words_say(&a) == 0, "the findings said");
 	return a;
 }
 
@@ -529,6 +533,123 @@ static void test_peers_full_and_jobs(void)
 	rm_dir();
 }
 
+/* Ranks 1 and 2 of 4 fail AllReduce #2 on the GPU (cuda_error 700, then
+ * the comm's async error), ranks 0 and 3 wait in it: one GPU_FAULT, both
+ * culprits. decide leaves facts (no words: the summary and evidence lines
+ * are findings until nw_words_say); words/fault_words.c says them. */
+static void test_fault_words(void)
+{
+	new_dir("fault");
+	const uint64_t id = 0x0404040404040404ull;
+	for (int32_t r = 0; r < 4; r++) {
+		struct sb_seg s;
+		struct who w = { "nodeA", 1000 + r, r, 4, NULL };
+		seg_begin(&s, &w);
+		uint32_t sl = comm(&s, id, r, 4, NW_ORIGIN_INIT_RANK);
+		coll(&s, sl, NW_OP_ALLREDUCE, 10, 0, 3);
+		if (r == 1 || r == 2) {
+			struct sb_op op = { .kind = NW_OP_ALLREDUCE, .datatype = 7, .redop = 0, .root = -1, .count = 10,
+			                    .caller = 0x401000, .state = NW_ST_FAILED, .enqueue_ns = BASE + 4 * SEC,
+			                    .start_ns = BASE + 4 * SEC + 1000, .end_ns = BASE + 5 * SEC,
+			                    .result = 1, .cuda_error = 700 };
+			sb_coll(&s, sl, &op);
+			sb_async_error(&s, sl, 1 /* ncclUnhandledCudaError */, BASE + 5 * SEC, 0x401000);
+		} else {
+			coll(&s, sl, NW_OP_ALLREDUCE, 10, 1, 4);
+		}
+		seg_write(&s, NULL);
+	}
+	struct nw_analysis a;
+	struct nw_read_error err;
+	const char *paths[] = { tmpdir };
+	CHECK(nw_analyze(paths, 1, NULL, &a, &err) == 0, "analyze %s: %s", tmpdir, err.message);
+	const struct nw_verdict *v = find(&a.jobs[0], NW_V_GPU_FAULT, id);
+	CHECK(v && v->found && v->found->summary.n == 2 && v->found->summary.p[0].f.kind == NW_F_FAULT &&
+	      v->found->summary.p[1].f.kind == NW_F_FAULT_MORE && v->found->summary.p[1].f.n == 1,
+	      "GPU_FAULT's summary is facts: the fault, then 1 more rank");
+	CHECK(v->nevidence == 2 && !v->evidence[0] && !v->evidence[1] && v->found->nev == 2 &&
+	      v->found->evidence[1].p[0].f.kind == NW_F_FAULT_LINE, "its evidence is facts, no words yet");
+	CHECK(!v->hint && v->found->hint.n == 1, "its hint is a fact");
+	CHECK(nw_words_say(&a) == 0 && nw_words_say(&a) == 0, "said (twice: nothing changes)");
+	check_verdict(v, "two faults", "1-2", "0,3");
+	const char *want = "rank 1's AllReduce #2 on comm 0404040404040404 failed on the GPU (cuda_error 700 "
+	                   "CUDA_ERROR_ILLEGAL_ADDRESS), then async error ncclUnhandledCudaError on device 0 "
+	                   "(0000:18:00.0) of nodeA (and 1 more ranks the same way)";
+	CHECK(!strcmp(v->summary, want), "summary: %s", v->summary);
+	for (int k = 0; k < 2; k++) {
+		char line[512];
+		snprintf(line, sizeof line, "rank %d on nodeA: AllReduce #2 on comm 0404040404040404 FAILED, cuda_error 700 "
+		         "CUDA_ERROR_ILLEGAL_ADDRESS, result ncclUnhandledCudaError; comm 0404040404040404 async error "
+		         "ncclUnhandledCudaError (unhandled cuda error); device 0 (0000:18:00.0)", k + 1);
+		CHECK(v->evidence[k] && !strncmp(v->evidence[k], line, strlen(line)), "evidence %d: %s", k,
+		      v->evidence[k] ? v->evidence[k] : "(none)");
+	}
+	CHECK(v->hint && !strcmp(v->hint, "Xid / ECC (dmesg, nvidia-smi -q); the error: CUDA_ERROR_ILLEGAL_ADDRESS, "
+	                         "unhandled cuda error"), "hint: %s", v->hint ? v->hint : "(none)");
+	nw_analysis_free(&a);
+	rm_dir();
+
+	/* an async error alone (no failed op): the comm reports it */
+	new_dir("async");
+	for (int32_t r = 0; r < 2; r++) {
+		struct sb_seg s;
+		struct who w = { "nodeB", 1100 + r, r, 2, NULL };
+		seg_begin(&s, &w);
+		uint32_t sl = comm(&s, id, r, 2, NW_ORIGIN_INIT_RANK);
+		coll(&s, sl, NW_OP_ALLREDUCE, 10, 1, 3);
+		if (r == 1)
+			sb_async_error(&s, sl, 1, BASE + 4 * SEC, 0x401000);
+		seg_write(&s, NULL);
+	}
+	a = analyze_dir(NULL);
+	v = find(&a.jobs[0], NW_V_GPU_FAULT, id);
+	CHECK(v && v->culprits.n == 1 && v->culprits.v[0] == 1, "async error: GPU_FAULT, culprit 1");
+	CHECK(!strcmp(v->summary, "rank 1: comm 0404040404040404 reports async error ncclUnhandledCudaError (unhandled "
+	                          "cuda error) on device 0 (0000:18:00.0) of nodeB"), "summary: %s", v->summary);
+	CHECK(!strcmp(v->hint, "Xid / ECC (dmesg, nvidia-smi -q); the error: unhandled cuda error"), "hint: %s", v->hint);
+	nw_analysis_free(&a);
+	rm_dir();
+}
+
+/* A legacy pass wraps a converted verdict's summary (rootcause.c: a
+ * consequence folded into its root; a cycle that cannot decide): the
+ * facts are wrapped, and said in place. */
+static void test_findings_wrap(void)
+{
+	struct nw_job job = { 0 };
+	struct nw_jctx x = { .job = &job };
+	struct nw_vwork *root = nw_verdict_new(&x, NW_V_MISSING_RANK, NULL, 0, 0);
+	struct nw_vwork *w = nw_verdict_new(&x, NW_V_GPU_FAULT, NULL, 0, 0);
+	CHECK(root && w, "two verdicts");
+	nw_verdict_summary(&x, root, "root");
+	nw_verdict_evidence(&x, root, "a line of words");
+	struct nw_fact more = { .kind = NW_F_FAULT_MORE, .n = 3 };
+	nw_verdict_summary_fact(&x, w, &more);
+	nw_verdict_evidence_wrap(&x, root, "consequence: GPU_FAULT: ", w);
+	nw_verdict_evidence(&x, root, "words after");
+	nw_verdict_summary_prefix(&x, w, "cannot decide: ");
+	CHECK(!x.oom && root->v.nevidence == 3 && root->v.evidence[0] && !root->v.evidence[1] && root->v.evidence[2],
+	      "a wrapped line waits for its words between two lines of words");
+	struct nw_verdict vs[2] = { root->v, w->v };
+	job.verdicts = vs;
+	job.nverdicts = 2;
+	struct nw_analysis a = { .jobs = &job, .njobs = 1 };
+	CHECK(nw_words_say(&a) == 0, "said");
+	CHECK(!strcmp(vs[0].evidence[1], "consequence: GPU_FAULT:  (and 3 more ranks the same way)"), "wrapped: %s",
+	      vs[0].evidence[1]);
+	CHECK(!strcmp(vs[0].evidence[0], "a line of words") && !strcmp(vs[0].evidence[2], "words after") &&
+	      !strcmp(vs[0].summary, "root"), "the words around it stay");
+	CHECK(!strcmp(vs[1].summary, "cannot decide:  (and 3 more ranks the same way)"), "prefixed: %s", vs[1].summary);
+	CHECK(!strcmp(vs[1].hint, nw_verdict_hint(NW_V_GPU_FAULT)), "no hint fact: the kind's");
+	root->v = vs[0];
+	w->v = vs[1];
+	nw_vwork_free(root);
+	nw_vwork_free(w);
+	free(x.vw);
+	for (int k = NW_F_NONE + 1; k < NW_F_NKINDS; k++)
+		CHECK(nw_words_fact_known(k), "fact kind %d has its words", k);
+}
+
 int main(void)
 {
 	test_rankset();
@@ -545,6 +666,8 @@ int main(void)
 	test_coll_deadlock();
 	test_mismatch_tie();
 	test_peers_full_and_jobs();
+	test_fault_words();
+	test_findings_wrap();
 	free(segbuf);
 	printf("%d checks passed\n", checks);
 	return 0;

@@ -1,0 +1,81 @@
+/* facts.h (part of decide.h's contract): what a rule found, as data. A
+ * verdict says its summary, evidence lines and hint as findings: facts
+ * (a kind, references to the model's processes, ops and communicators,
+ * numbers), no words. words/ says them (nw_words_say, words/say.c: one
+ * function per fact kind) once decide is done; decide never formats a
+ * converted family's text and never includes words/.
+ *
+ * Until every family is converted, a line may mix the two: a part is a
+ * fact or a rule's own text (legacy), said one after another. So a
+ * legacy pass that wraps another verdict's summary ("consequence: KIND:
+ * <summary>", rootcause.c) wraps its parts, not its words. */
+#ifndef NCCLWATCH_REPORT_DECIDE_FACTS_H
+#define NCCLWATCH_REPORT_DECIDE_FACTS_H
+
+#include "../model/model.h"
+
+/* Every kind has its words function in words/say.c's table (a test
+ * checks it). One row per kind: */
+#define NW_FACT_KINDS(X)                                                                       \
+	X(FAULT)       /* GPU_FAULT summary: proc's op failed on the GPU (op NULL: acomm's async  \
+	                * error), comm's device on proc's host; view: op's comm view */           \
+	X(FAULT_MORE)  /* GPU_FAULT summary, after FAULT: n more ranks failed the same way */     \
+	X(FAULT_LINE)  /* GPU_FAULT evidence: proc, its failed op (or none), the async errors of  \
+	                * its comms, comm's device, the GPU; n: earlier FAILED ops the peers     \
+	                * completed (the sticky error) */                                          \
+	X(FAULT_HINT)  /* GPU_FAULT hint: the error's own words: op's cuda_error, comm's async   \
+	                * error */                                                                 \
+	X(LOST_PROC)   /* lost.c evidence: what proc (job: its process's ranks) lost: ops,     \
+	                * comms, a full comm table, recording stopped, threads left out */       \
+	X(LOST_MORE)   /* lost.c evidence: n more processes lost data */                          \
+	X(LOST_OPEN)   /* lost.c summary, before the HEALTHY summary it wraps: nothing wrong    \
+	                * in what was recorded */                                                  \
+	X(LOST_CLOSE)  /* lost.c summary, after it: what job lost cannot be judged */            \
+	X(LOST_HINT)   /* lost.c hint: what to change so job loses nothing next time */
+
+#define NW_FACT_ENUM_(name) NW_F_##name,
+enum nw_fact_kind { NW_F_NONE = 0, NW_FACT_KINDS(NW_FACT_ENUM_) NW_F_NKINDS };
+#undef NW_FACT_ENUM_
+
+/* One fact. The references point into the analysis (job->procs, their
+ * ops and comms, job->comms): valid as long as the analysis is. */
+struct nw_fact {
+	uint16_t kind;                       /* enum nw_fact_kind */
+	const struct nw_proc *proc;
+	const struct nw_seg_op *op;
+	const struct nw_seg_comm *comm;      /* the comm concerned (the op's, or the one in error) */
+	const struct nw_seg_comm *acomm;     /* a second comm (an async error's), or NULL */
+	const struct nw_comm_view *view;     /* the job's view of the op's comm, or NULL */
+	const struct nw_job *job;            /* the job concerned, or NULL */
+	uint64_t n;
+};
+
+/* A part of a line: a fact, or (text != NULL) a rule's own words. */
+struct nw_part {
+	struct nw_fact f;
+	char *text;
+};
+
+/* A line: its parts, said one after another. n == 0: no findings (the
+ * verdict's text is the line). */
+struct nw_line {
+	struct nw_part *p;
+	size_t n;
+};
+
+/* A verdict's findings (struct nw_verdict's `found`; NULL: all text). A
+ * line with parts wins over the text at the same place: words/ replaces
+ * the summary, evidence[i] (NULL until then) and, while the hint is
+ * NULL, the hint with what it says. */
+struct nw_findings {
+	struct nw_line summary;
+	struct nw_line hint;
+	struct nw_line *evidence;            /* [nev]: line i of the evidence; nev <= nevidence */
+	size_t nev;
+	char *hint_said;                     /* words/: the hint's storage */
+	int said;                            /* words/ said them: the text is filled */
+};
+
+void nw_findings_free(struct nw_findings *f);
+
+#endif

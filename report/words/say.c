@@ -1,0 +1,73 @@
+/* say: a verdict's findings (decide/facts.h) in words. Once decide is
+ * done, nw_words_say replaces every line that has findings with what its
+ * parts say (a fact through its kind's function, words_int.h; a legacy
+ * part as it is): the summary, evidence[i], and the hint unless a later
+ * pass of decide set one. Renderers (text.c, json.c) and every other
+ * reader then read the text as before. */
+#include "words_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef void say_fn(struct nw_buf *b, const struct nw_fact *f);
+#define NW_SAY_ROW_(name) [NW_F_##name] = nw_say_##name,
+static say_fn *const say_of[NW_F_NKINDS] = { NW_FACT_KINDS(NW_SAY_ROW_) };
+#undef NW_SAY_ROW_
+
+int nw_words_fact_known(int kind)
+{
+	return kind > NW_F_NONE && kind < NW_F_NKINDS && say_of[kind] != NULL;
+}
+
+/* The line's words (malloc'd), NULL when it has no parts or out of
+ * memory (*oom set). */
+static char *say_line(const struct nw_line *l, int *oom)
+{
+	if (!l->n)
+		return NULL;
+	struct nw_buf b = { 0 };
+	for (size_t i = 0; i < l->n; i++) {
+		const struct nw_part *p = &l->p[i];
+		if (p->text)
+			nw_buf_puts(&b, p->text);
+		else if (nw_words_fact_known(p->f.kind))
+			say_of[p->f.kind](&b, &p->f);
+	}
+	char *s = nw_buf_take(&b);
+	if (!s)
+		*oom = 1;
+	return s;
+}
+
+static void say_verdict(struct nw_verdict *v, int *oom)
+{
+	struct nw_findings *f = v->found;
+	if (!f || f->said)
+		return;
+	char *s = say_line(&f->summary, oom);
+	if (s) {
+		free(v->summary);
+		v->summary = s;
+	}
+	for (size_t i = 0; i < f->nev && i < v->nevidence; i++)
+		if ((s = say_line(&f->evidence[i], oom))) {
+			free(v->evidence[i]);
+			v->evidence[i] = s;
+		}
+	if (!v->hint && (s = say_line(&f->hint, oom))) {
+		free(f->hint_said);
+		v->hint = f->hint_said = s;
+	}
+	if (!v->hint)   /* out of memory: the kind's own */
+		v->hint = nw_verdict_hint(v->kind);
+	f->said = !*oom;
+}
+
+int nw_words_say(struct nw_analysis *a)
+{
+	int oom = 0;
+	for (size_t j = 0; j < a->njobs; j++)
+		for (size_t i = 0; i < a->jobs[j].nverdicts; i++)
+			say_verdict(&a->jobs[j].verdicts[i], &oom);
+	return oom ? -1 : 0;
+}

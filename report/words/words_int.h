@@ -1,0 +1,14 @@
+/* words_int.h: inside words/, the words of each fact kind
+ * (decide/facts.h): nw_say_KIND appends what the fact says to b. The
+ * declarations and say.c's table come from facts.h's list of kinds, so a
+ * kind without its words function does not link. */
+#ifndef NCCLWATCH_REPORT_WORDS_INT_H
+#define NCCLWATCH_REPORT_WORDS_INT_H
+
+#include "words.h"
+
+#define NW_SAY_DECL_(name) void nw_say_##name(struct nw_buf *b, const struct nw_fact *f);
+NW_FACT_KINDS(NW_SAY_DECL_)
+#undef NW_SAY_DECL_
+
+#endif
