@@ -232,7 +232,9 @@ int nw_same_process(const struct nw_proc *a, const struct nw_proc *b)
  *     it renames them, a library's helpers their own ("NCCL RAS"): exactly
  *     k such threads besides the main thread are a thread per rank;
  *   - none besides the main thread: it drives every rank (one thread, the
- *     ranks' calls grouped): each view has all the threads;
+ *     ranks' calls grouped): each view has all the threads, though a CUDA
+ *     host function one of them runs is no view's (whose stream it blocks
+ *     is not known);
  *   - a thread per rank, all with one stack: which is which does not
  *     matter, view i takes the i-th; stacks that differ, or another count
  *     of threads: which rank a stack is cannot be told, and a view with no
@@ -301,8 +303,13 @@ int nw_split_snapshot(struct nw_proc *p, uint32_t k, struct nw_proc **views)
 		struct nw_proc *v = views[g];
 		v->view_of_process = g;
 		v->views_in_process = k;
-		if (n == 0)
-			continue;                 /* the main thread drives every rank */
+		if (n == 0) {                 /* the main thread drives every rank */
+			/* a CUDA host function blocks one device's stream, and a
+			 * thread that runs it does not say whose: no rank's fact */
+			for (uint32_t i = 0; i < v->nthreads; i++)
+				v->threads[i].host_fn = NULL;
+			continue;
+		}
 		if (interchangeable)
 			v->threads[0] = p->threads[idx[g]];
 		v->nthreads = interchangeable ? 1 : 0;
