@@ -359,13 +359,19 @@ _attach_view() {
 	esac
 	# the waiting ranks into their wait, the gone ones counted dead by RAS
 	sleep $((CORPUS_TIMEOUT + 2))
-	# a process's ranks as the programs lay them out (examples/launch.c,
-	# hangfuzz, tests/hangs): the k-th process forked drives the k-th
-	# block of CR / processes ranks (those gone too: the launcher names
-	# them, "trainer: rank K (pid P) was killed ...")
-	{ pgrep -P "$CP"; sed -n 's/^trainer: rank [0-9]* (pid \([0-9]*\)).*/\1/p' "$T/out"; } | sort -n -u > "$T/pids"
-	awk -v n="$(grep -c . "$T/pids")" -v cr="$CR" '{ per = n ? int(cr / n) : 1; if (per < 1) per = 1
-		printf "%s", $1; for (r = (NR - 1) * per; r < NR * per; r++) printf " %d", r; printf "\n" }' "$T/pids" > "$T/pidranks"
+	# a process's ranks as the program lays them out: as it says
+	# ("corpus: pid P ranks A-B", hangfuzz), else (examples/launch.c,
+	# tests/hangs) the k-th process forked drives the k-th block of
+	# CR / processes ranks (those gone too: the launcher names them,
+	# "trainer: rank K (pid P) was killed ...")
+	if grep -q '^corpus: pid [0-9]* ranks ' "$T/out"; then
+		sed -n 's/^corpus: pid \([0-9]*\) ranks \([0-9]*\)-\([0-9]*\)$/\1 \2 \3/p' "$T/out" |
+			awk '{ printf "%s", $1; for (r = $2; r <= $3; r++) printf " %d", r; printf "\n" }' > "$T/pidranks"
+	else
+		{ pgrep -P "$CP"; sed -n 's/^trainer: rank [0-9]* (pid \([0-9]*\)).*/\1/p' "$T/out"; } | sort -n -u > "$T/pids"
+		awk -v n="$(grep -c . "$T/pids")" -v cr="$CR" '{ per = n ? int(cr / n) : 1; if (per < 1) per = 1
+			printf "%s", $1; for (r = (NR - 1) * per; r < NR * per; r++) printf " %d", r; printf "\n" }' "$T/pids" > "$T/pidranks"
+	fi
 	if _gone; then
 		echo "$CN attach FAIL the job ended instead of hanging; last: $(tail -n 1 "$T/out")"
 	elif [ -n "$_beside" ]; then
