@@ -32,5 +32,12 @@ int nw_launch_hidden_wait(const struct nw_proc *p, uint64_t comm_id, uint16_t ki
 	const struct nw_thread_stack *t = nw_main_thread(p);
 	if (n < 0 || (uint64_t)n >= launches || !t || !t->nframes)
 		return 0;
+	/* a thread that drives several ranks (the main thread of a process of
+	 * several ranks kept by each of its views: rank_split.c) launches for
+	 * all of them, and a launch does not wait for a peer: a rank of it
+	 * behind is one it did not launch for, and where it waits may be
+	 * another rank's op */
+	if (p->views_in_process > 1 && (int64_t)t->tid == p->hdr.pid)
+		return 0;
 	return nw_stack_waits(t, entry) != NW_FC_OTHER && !in_call_of(*entry, kind);
 }

@@ -110,7 +110,7 @@ static const char *err_name(int e)
 }
 
 /* ---- global ranks: the largest comm's ranks, others mapped by pid ---- */
-struct pidrank { int pid, rank; };
+struct pidrank { int pid, rank, dev; };
 struct world {
 	const struct nw_ras_comm *c;
 	struct pidrank *byp;      /* the world comm's (pid, rank), sorted by pid */
@@ -129,15 +129,16 @@ static int world_index(struct world *w)
 	if (!w->c) return 0;
 	w->byp = malloc((w->c->nranks + w->c->nmissing + 1) * sizeof *w->byp);
 	if (!w->byp) return -1;
-	for (size_t i = 0; i < w->c->nranks; i++) w->byp[w->n++] = (struct pidrank){ w->c->ranks[i].pid, w->c->ranks[i].rank };
-	for (size_t i = 0; i < w->c->nmissing; i++) w->byp[w->n++] = (struct pidrank){ w->c->missing[i].pid, w->c->missing[i].rank };
+	for (size_t i = 0; i < w->c->nranks; i++) w->byp[w->n++] = (struct pidrank){ w->c->ranks[i].pid, w->c->ranks[i].rank, w->c->ranks[i].cuda_dev };
+	for (size_t i = 0; i < w->c->nmissing; i++) w->byp[w->n++] = (struct pidrank){ w->c->missing[i].pid, w->c->missing[i].rank, w->c->missing[i].cuda_dev };
 	qsort(w->byp, w->n, sizeof *w->byp, cmp_pidrank);
 	return 0;
 }
 
 /* A rank of comm c as a rank of the world comm: by pid (a process with
- * several GPUs: its lowest world rank), else the comm rank itself. */
-static int32_t grank(const struct world *w, const struct nw_ras_comm *c, int rank, int pid)
+ * several GPUs: the world rank on its CUDA device, else its lowest), else
+ * the comm rank itself. */
+static int32_t grank(const struct world *w, const struct nw_ras_comm *c, int rank, int pid, int dev)
 {
 	if (!w->c || c == w->c || pid <= 0 || !w->n) return rank;
 	size_t lo = 0, hi = w->n;
@@ -146,6 +147,8 @@ static int32_t grank(const struct world *w, const struct nw_ras_comm *c, int ran
 		if (w->byp[mid].pid < pid) lo = mid + 1;
 		else hi = mid;
 	}
+	for (size_t k = lo; dev >= 0 && k < w->n && w->byp[k].pid == pid; k++)
+		if (w->byp[k].dev == dev) return w->byp[k].rank;
 	return lo < w->n && w->byp[lo].pid == pid ? w->byp[lo].rank : rank;
 }
 
@@ -161,7 +164,7 @@ static int cmp_comm_size(const void *a, const void *b)
 static void all_waiting(struct vl *l, struct nw_verdict *v, const struct world *w, const struct nw_ras_comm *c)
 {
 	for (size_t i = 0; i < c->nranks; i++) {
-		int32_t g = grank(w, c, c->ranks[i].rank, c->ranks[i].pid);
+		int32_t g = grank(w, c, c->ranks[i].rank, c->ranks[i].pid, c->ranks[i].cuda_dev);
 		if (!nw_rankset_has(&v->culprits, g)) radd(l, &v->waiting, g);
 	}
 }
@@ -182,12 +185,12 @@ static int rule_gone_majority(struct vl *l, const struct world *w, const struct 
 	if (!c->nranks || gone * 2 <= (size_t)c->size) return 0;
 	struct nw_verdict *v = vadd(l, NW_V_MISSING_RANK, c, 0, 0);
 	if (!v) return 0;
-	for (size_t i = 0; i < c->nranks; i++) radd(l, &v->culprits, grank(w, c, c->ranks[i].rank, c->ranks[i].pid));
+	for (size_t i = 0; i < c->nranks; i++) radd(l, &v->culprits, grank(w, c, c->ranks[i].rank, c->ranks[i].pid, c->ranks[i].cuda_dev));
 	struct nw_rankset g = { 0 };
 	for (size_t i = 0; i < c->nmissing; i++) {
 		const struct nw_ras_missing *m = &c->missing[i];
 		if (!m->unresponsive && !m->dead) continue;
-		radd(l, &g, grank(w, c, m->rank, m->pid));
+		radd(l, &g, grank(w, c, m->rank, m->pid, m->cuda_dev));
 		vevidence(l, v, "rank %d of comm 0x%016" PRIx64 ": process gone: pid %d on %s, %s", m->rank, c->hash, m->pid,
 		          m->host[0] ? m->host : "?",
 		          m->dead ? "considered dead by RAS (no answer for the peer-dead timeout)" : "did not answer RAS");
@@ -219,7 +222,7 @@ static int rule_gone(struct vl *l, const struct world *w, const struct nw_ras_co
 			int dup = 0;
 			for (int s = 0; s < nseen; s++) dup |= seen_pid[s] == m->pid && m->pid > 0;
 			if (!v && !(v = vadd(l, NW_V_MISSING_RANK, comms[0], 0, 0))) return 0;
-			radd(l, &v->culprits, grank(w, c, m->rank, m->pid));
+			radd(l, &v->culprits, grank(w, c, m->rank, m->pid, m->cuda_dev));
 			if (!dup) {
 				if (nseen < 64) seen_pid[nseen++] = m->pid;
 				vevidence(l, v, "rank %d of comm 0x%016" PRIx64 ": process gone or unreachable: pid %d on %s, %s", m->rank,
@@ -274,7 +277,7 @@ static void text_errors(struct vl *l, const struct world *w, const struct nw_ras
 				if (!(v = vadd(l, pass ? NW_V_INIT_STALL : NW_V_GPU_FAULT, c, 0, 0))) return;
 				first = e;
 			}
-			radd(l, &v->culprits, grank(w, c, c->ranks[i].rank, c->ranks[i].pid));
+			radd(l, &v->culprits, grank(w, c, c->ranks[i].rank, c->ranks[i].pid, c->ranks[i].cuda_dev));
 			vevidence(l, v, "rank %d (pid %d on %s): %s %d (%s)", c->ranks[i].rank, c->ranks[i].pid, c->ranks[i].host,
 			          pass ? "init error" : "async error", e, err_name(e));
 		}
@@ -297,7 +300,7 @@ static void text_init(struct vl *l, const struct world *w, const struct nw_ras_c
 	if (!v) return;
 	int minority = in_init * 2 < c->nranks;
 	for (size_t i = 0; i < c->nranks; i++)
-		if (c->ranks[i].init_state == 7 && minority) radd(l, &v->culprits, grank(w, c, c->ranks[i].rank, c->ranks[i].pid));
+		if (c->ranks[i].init_state == 7 && minority) radd(l, &v->culprits, grank(w, c, c->ranks[i].rank, c->ranks[i].pid, c->ranks[i].cuda_dev));
 	vsummary(l, v, "%zu of %zu ranks of comm 0x%016" PRIx64 " are still inside its init (%s)", in_init, c->nranks, c->hash,
 	         minority ? "a minority: they are named" : "no minority to blame: the comm itself");
 	all_waiting(l, v, w, c);
@@ -339,7 +342,7 @@ static int counts_side(struct vl *l, const struct world *w, const struct nw_ras_
 		const struct nw_ras_rank *r = &c->ranks[i];
 		if (!r->counts_known || r->counts[f] == maj || (r->counts[f] > maj) != ahead) continue;
 		if (!v && !(v = vadd(l, NW_V_MISSING_RANK, c, op_of(f), 0))) return 0;
-		radd(l, &v->culprits, grank(w, c, r->rank, r->pid));
+		radd(l, &v->culprits, grank(w, c, r->rank, r->pid, r->cuda_dev));
 		if (r->counts[f] < low) low = r->counts[f];
 		if (r->counts[f] > high) high = r->counts[f];
 		vevidence(l, v, "rank %d (pid %d on %s): %s launched %" PRIu64 " times", r->rank, r->pid,

@@ -222,3 +222,97 @@ int nw_same_process(const struct nw_proc *a, const struct nw_proc *b)
 	       !strcmp(a->hdr.host, b->hdr.host);
 }
 
+/* ---- a snapshot of several ranks ----
+ *
+ * A snapshot holds no comm table: which ranks a process drives comes from
+ * a source that names ranks by pid (NCCL RAS: k ranks with its pid), and
+ * which thread drives which rank from the threads themselves:
+ *
+ *   - the threads a program starts carry its name (the main thread's) until
+ *     it renames them, a library's helpers their own ("NCCL RAS"): exactly
+ *     k such threads besides the main thread are a thread per rank;
+ *   - none besides the main thread: it drives every rank (one thread, the
+ *     ranks' calls grouped): each view has all the threads, though a CUDA
+ *     host function one of them runs is no view's (whose stream it blocks
+ *     is not known);
+ *   - a thread per rank, all with one stack: which is which does not
+ *     matter, view i takes the i-th; stacks that differ, or another count
+ *     of threads: which rank a stack is cannot be told, and a view with no
+ *     stack says so (no rule reads a rank where it is not known to be). */
+
+static int same_frames(const struct nw_thread_stack *a, const struct nw_thread_stack *b)
+{
+	if (a->nframes != b->nframes)
+		return 0;
+	for (uint32_t i = 0; i < a->nframes; i++)
+		if (a->frames[i] != b->frames[i] && strcmp(a->frames[i], b->frames[i]))
+			return 0;
+	return 1;
+}
+
+/* The threads of p that carry the main thread's name, main excluded, into
+ * idx[]; their count (at most max + 1). */
+static uint32_t program_threads(const struct nw_proc *p, uint32_t *idx, uint32_t max)
+{
+	const struct nw_thread_stack *m = NULL;
+	for (uint32_t i = 0; i < p->nthreads && !m; i++)
+		if ((int64_t)p->threads[i].tid == p->hdr.pid)
+			m = &p->threads[i];
+	if (!m)
+		return max + 1;   /* no main thread: the layout is not known */
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < p->nthreads; i++) {
+		const struct nw_thread_stack *t = &p->threads[i];
+		if (t == m || (t->flags & NW_THR_WATCHDOG) || strncmp(t->name, m->name, sizeof t->name))
+			continue;
+		if (n == max)
+			return max + 1;
+		idx[n++] = i;
+	}
+	return n;
+}
+
+int nw_split_snapshot(struct nw_proc *p, uint32_t k, struct nw_proc **views)
+{
+	uint32_t idx[MAX_GROUPS];
+	if (k < 2 || k > MAX_GROUPS)
+		return -1;
+	uint32_t n = program_threads(p, idx, k);
+	int per_rank = n == k, interchangeable = per_rank;
+	for (uint32_t i = 1; i < n && per_rank; i++)
+		interchangeable &= same_frames(&p->threads[idx[0]], &p->threads[idx[i]]);
+	views[0] = p;
+	for (uint32_t g = 1; g < k; g++) {
+		struct nw_proc *v = calloc(1, sizeof *v);
+		if (!v || !(*v = *p, v->path = strdup(p->path)) ||
+		    !(v->threads = calloc(p->nthreads ? p->nthreads : 1, sizeof *v->threads))) {
+			if (v)
+				free(v->path);
+			free(v);
+			while (--g > 0)
+				nw_proc_free(views[g]);
+			return -1;
+		}
+		v->comms = NULL, v->peers = NULL, v->ops = NULL, v->op_site = NULL, v->launch = NULL;
+		v->ncomms = v->npeers = v->nlaunch = 0;
+		v->nops = 0;
+		memcpy(v->threads, p->threads, p->nthreads * sizeof *v->threads);
+		views[g] = v;
+	}
+	for (uint32_t g = k; g-- > 0;) {   /* views[0] (p itself) last: the others copy its threads */
+		struct nw_proc *v = views[g];
+		v->view_of_process = g;
+		v->views_in_process = k;
+		if (n == 0) {                 /* the main thread drives every rank */
+			/* a CUDA host function blocks one device's stream, and a
+			 * thread that runs it does not say whose: no rank's fact */
+			for (uint32_t i = 0; i < v->nthreads; i++)
+				v->threads[i].host_fn = NULL;
+			continue;
+		}
+		if (interchangeable)
+			v->threads[0] = p->threads[idx[g]];
+		v->nthreads = interchangeable ? 1 : 0;
+	}
+	return 0;
+}

@@ -380,6 +380,10 @@ struct nw_load {                      /* what load.c hands to model.c */
 /* rank_split.c: each process that drives several ranks (comms of several
  * CUDA devices) replaced by one view per rank; 0, or -1 out of memory. */
 int nw_split_ranks(struct nw_proc ***procs, size_t *nprocs);
+/* rank_split.c: a snapshot p of a process that a source says drives k
+ * ranks as k views, views[0] = p, views[1..k) new; which thread each view
+ * keeps: rank_split.c. 0, or -1 out of memory (p unchanged). */
+int nw_split_snapshot(struct nw_proc *p, uint32_t k, struct nw_proc **views);
 /* Whether two views are of one process (host, pid, start time). */
 int nw_same_process(const struct nw_proc *a, const struct nw_proc *b);
 /* comm_instances.c: one comm per comm instance of a segment (2.0 reuses

@@ -341,13 +341,13 @@ corpus_case() {
 # `ncclwatch attach --tree` over it (stacks and RAS), then `diagnose
 # --json` on what attach wrote, judged by judge.py's attach rubric: exact,
 # undecided (no culprit named, a waiting rank never blamed) or FAIL. A
-# culprit named by its pid (no rank known: no RAS) is the rank the
-# launcher forked in that order (examples/launch.c forks rank 0 first).
+# culprit named by its pid (no rank known: no RAS) is every rank of the
+# process the launcher forked in that order (examples/launch.c forks
+# rank 0 first; a process of k ranks drives the next k).
 _attach_view() {
 	if [ "$CE" != hang ] && [ "$CE" != quiet ]; then
 		echo "$CN attach skip the job ends by itself"; return
 	fi
-	case " $* " in *" hangfuzz "*|*"/hangfuzz "*|*"/hang-thread-ranks "*) echo "$CN attach skip processes of several ranks"; return ;; esac
 	_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	# a job beside: first, on the same RAS port (one host)
 	[ -z "$_beside" ] || _start_beside bare "127.0.0.1:$_port" || return
@@ -359,7 +359,19 @@ _attach_view() {
 	esac
 	# the waiting ranks into their wait, the gone ones counted dead by RAS
 	sleep $((CORPUS_TIMEOUT + 2))
-	pgrep -P "$CP" | sort -n | awk '{ printf "%s %d\n", $1, NR - 1 }' > "$T/pidranks"
+	# a process's ranks as the program lays them out: as it says
+	# ("corpus: pid P ranks A-B", hangfuzz), else (examples/launch.c,
+	# tests/hangs) the k-th process forked drives the k-th block of
+	# CR / processes ranks (those gone too: the launcher names them,
+	# "trainer: rank K (pid P) was killed ...")
+	if grep -q '^corpus: pid [0-9]* ranks ' "$T/out"; then
+		sed -n 's/^corpus: pid \([0-9]*\) ranks \([0-9]*\)-\([0-9]*\)$/\1 \2 \3/p' "$T/out" |
+			awk '{ printf "%s", $1; for (r = $2; r <= $3; r++) printf " %d", r; printf "\n" }' > "$T/pidranks"
+	else
+		{ pgrep -P "$CP"; sed -n 's/^trainer: rank [0-9]* (pid \([0-9]*\)).*/\1/p' "$T/out"; } | sort -n -u > "$T/pids"
+		awk -v n="$(grep -c . "$T/pids")" -v cr="$CR" '{ per = n ? int(cr / n) : 1; if (per < 1) per = 1
+			printf "%s", $1; for (r = (NR - 1) * per; r < NR * per; r++) printf " %d", r; printf "\n" }' "$T/pids" > "$T/pidranks"
+	fi
 	if _gone; then
 		echo "$CN attach FAIL the job ended instead of hanging; last: $(tail -n 1 "$T/out")"
 	elif [ -n "$_beside" ]; then

@@ -137,13 +137,14 @@ PIDNAMED = re.compile(r"^pids? ([0-9][0-9,]*) on ")
 def attach_verdicts(path, pidranks):
     """The verdicts of a diagnosis of attach's files, a culprit named by its
     pid (a process with no rank known: "KIND: pid P on HOST is ...")
-    turned into its rank by pidranks (lines "PID RANK")."""
+    turned into the ranks of its process by pidranks (lines "PID RANK...":
+    a process of several ranks names them all)."""
     rank_of = {}
     if pidranks and os.path.exists(pidranks):
         with open(pidranks) as f:
             for line in f:
-                p, r = line.split()
-                rank_of[int(p)] = int(r)
+                p, *rs = line.split()
+                rank_of[int(p)] = [int(r) for r in rs]
     with open(path) as f:
         doc = json.load(f)
     out = []
@@ -154,7 +155,7 @@ def attach_verdicts(path, pidranks):
             culprits = list(v.get("culprits", []))
             m = PIDNAMED.match(v.get("summary") or "")
             if not culprits and m:
-                culprits = [rank_of.get(int(p), -1) for p in m.group(1).split(",")]
+                culprits = [r for p in m.group(1).split(",") for r in rank_of.get(int(p), [-1])]
             out.append((v["kind"], culprits))
     return out
 

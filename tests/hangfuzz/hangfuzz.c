@@ -10,7 +10,9 @@
  *
  * Lines the harness reads: "corpus: rank R parked: WHY" (the rank reached
  * its last state), "corpus: check" (a healthy job worth a live look; it
- * ends once DIR/checked exists), "corpus: rank R done".
+ * ends once DIR/checked exists), "corpus: rank R done", "corpus: pid P
+ * ranks A-B" (the ranks a process drives: the attach view's judge names
+ * a culprit given by pid as them, tests/corpus/judge.py).
  */
 #include "plan.h"
 #include "../../examples/trainer.h"
@@ -548,6 +550,7 @@ static int run_process(const struct rank_info *who, void *arg)
 	static struct driver drivers[HF_MAX_RANKS];
 	const char *dir = getenv("HANGFUZZ_DIR");
 	int first = who->rank * p->rpp;
+	line("corpus: pid %d ranks %d-%d", (int)getpid(), first, first + p->rpp - 1);
 	cuda_ok(&(struct hf){ .rank = first }, cuInit(0), "cuInit");
 	for (int i = 0; i < p->rpp; i++) {
 		ranks[i] = (struct hf){ .p = p, .rank = first + i, .dir = dir };

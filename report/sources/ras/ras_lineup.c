@@ -129,6 +129,8 @@ struct lineup {
 	uint32_t *best;
 	uint8_t *tie;
 	struct nw_proc **matched;    /* [ne]: the process each entry is, NULL none */
+	struct nw_proc **added;      /* the views lineup_split made, for the caller's procs */
+	size_t nadded;
 };
 
 static void lineup_free(struct lineup *l)
@@ -221,39 +223,129 @@ static int lineup_best_hosts(struct lineup *l)
 	return oom ? -1 : 0;
 }
 
+/* The candidates' range [*lo, return) with entry i's pid, and whether
+ * one lies on the best candidates' host of the entry's RAS host. */
+static size_t pid_range(const struct lineup *l, size_t i, size_t *lo)
+{
+	size_t k = *lo = nw_ras_first_pid(l->cand, l->nc, l->e[i].pid);
+	while (k < l->nc && l->cand[k]->hdr.pid == l->e[i].pid)
+		k++;
+	return k;
+}
+
+static int on_best(const struct lineup *l, size_t i, size_t k)
+{
+	uint32_t r = l->rh[i];
+	return l->e[i].pid > 0 && l->bestn[r] && !l->tie[r] && l->sh[k] == l->best[r];
+}
+
+/* A snapshot with no rank of its own yet: a process RAS may split. */
+static int splittable(const struct nw_proc *p)
+{
+	return p->snapshot && !p->ncomms && p->views_in_process < 2 && !(p->caps & NW_CAP_OPNUMS);
+}
+
+/* Snapshots that k > 1 entries name (k ranks with its pid, its host): one
+ * view per rank (nw_split_snapshot), views[k] of candidate k in view[k]
+ * (NULL: not split), the new views appended to l->added. 0, or -1 out of
+ * memory. */
+static int lineup_split(struct lineup *l, struct nw_proc ****view)
+{
+	size_t *cnt = calloc(l->nc + 1, sizeof *cnt);
+	*view = calloc(l->nc + 1, sizeof **view);
+	if (!cnt || !*view) {
+		free(cnt);
+		return -1;
+	}
+	for (size_t i = 0; i < l->ne; i++) {
+		size_t lo, hi = pid_range(l, i, &lo);
+		for (size_t k = lo; k < hi; k++)
+			if (on_best(l, i, k)) {
+				cnt[k]++;
+				break;
+			}
+	}
+	int oom = 0;
+	for (size_t k = 0; k < l->nc && !oom; k++) {
+		if (cnt[k] < 2 || cnt[k] > 64 || !splittable(l->cand[k]))
+			continue;
+		struct nw_proc **v = calloc(cnt[k], sizeof *v);
+		struct nw_proc **grown = realloc(l->added, (l->nadded + cnt[k]) * sizeof *grown);
+		if (grown)
+			l->added = grown;
+		if (!v || !grown || nw_split_snapshot(l->cand[k], (uint32_t)cnt[k], v)) {
+			free(v);
+			oom = 1;
+			break;
+		}
+		(*view)[k] = v;
+		for (size_t g = 1; g < cnt[k]; g++)
+			l->added[l->nadded++] = v[g];
+	}
+	free(cnt);
+	return oom ? -1 : 0;
+}
+
 /* Each entry whose pid lies on its host's best candidates' host: that
- * process takes its rank, world size and job; 0, or -1 out of memory. */
+ * process takes its rank, world size and job. Several entries of one pid
+ * (a process of several ranks): each its own view, the one of its rank
+ * (rank_split.c's views of a segment) or the next one not taken (a
+ * snapshot's, lineup_split). 0, or -1 out of memory. */
 static int lineup_assign(struct nw_ras_input *in, struct lineup *l)
 {
 	char job[NW_SEG_JOB_LEN] = "";
-	for (size_t i = 0; i < l->ne; i++) {
-		uint32_t r = l->rh[i];
-		if (l->e[i].pid <= 0 || !l->bestn[r] || l->tie[r])
-			continue;
-		for (size_t k = nw_ras_first_pid(l->cand, l->nc, l->e[i].pid); k < l->nc && l->cand[k]->hdr.pid == l->e[i].pid; k++) {
-			struct nw_proc *p = l->cand[k];
-			if (l->sh[k] != l->best[r])
+	struct nw_proc ***view = NULL;
+	size_t *used = calloc(l->nc + 1, sizeof *used);
+	uint8_t *taken = calloc(l->nc + 1, 1);
+	int oom = !used || !taken || lineup_split(l, &view);
+	for (size_t i = 0; i < l->ne && !oom; i++) {
+		size_t lo, hi = pid_range(l, i, &lo), pick = SIZE_MAX;
+		for (size_t k = lo; k < hi; k++) {
+			if (!on_best(l, i, k))
 				continue;
-			if (!job[0])
-				memcpy(job, p->hdr.job, sizeof job);
-			else
-				memcpy(p->hdr.job, job, sizeof p->hdr.job);
-			if (p->rank < 0) {
-				p->rank = l->e[i].rank;
-				p->hdr.global_rank = l->e[i].rank;
+			if (view[k]) {
+				pick = k;
+				break;
 			}
-			if (p->hdr.world_size <= 0)
-				p->hdr.world_size = l->w->size;
-			if (add_rank(in, l->e[i].rank, p->rank))
-				return -1;
-			p->caps |= NW_CAP_LAUNCH_ONLY;   /* its positions, as RAS sees them: launches */
-			if (!(p->caps & NW_CAP_OPNUMS) && !p->source_note)
-				p->source_note = NW_RAS_SOURCE_NOTE;   /* what RAS cannot tell, in words */
-			l->matched[i] = p;
-			in->nmatched++;
+			if (l->cand[k]->rank == l->e[i].rank || (pick == SIZE_MAX && !taken[k]))
+				pick = k;
+			if (l->cand[k]->rank == l->e[i].rank)
+				break;
+		}
+		for (size_t k = lo; k < hi && pick == SIZE_MAX; k++)
+			if (on_best(l, i, k))
+				pick = k;
+		if (pick == SIZE_MAX)
+			continue;
+		struct nw_proc *p = view[pick] ? view[pick][used[pick]++] : l->cand[pick];
+		taken[pick] = 1;
+		if (!job[0])
+			memcpy(job, p->hdr.job, sizeof job);
+		else
+			memcpy(p->hdr.job, job, sizeof p->hdr.job);
+		if (p->rank < 0) {
+			p->rank = l->e[i].rank;
+			p->hdr.global_rank = l->e[i].rank;
+		}
+		if (p->hdr.world_size <= 0)
+			p->hdr.world_size = l->w->size;
+		if (add_rank(in, l->e[i].rank, p->rank)) {
+			oom = 1;
 			break;
 		}
+		p->caps |= NW_CAP_LAUNCH_ONLY;   /* its positions, as RAS sees them: launches */
+		if (!(p->caps & NW_CAP_OPNUMS) && !p->source_note)
+			p->source_note = NW_RAS_SOURCE_NOTE;   /* what RAS cannot tell, in words */
+		l->matched[i] = p;
+		in->nmatched++;
 	}
+	for (size_t k = 0; view && k < l->nc; k++)
+		free(view[k]);
+	free(view);
+	free(used);
+	free(taken);
+	if (oom)
+		return -1;
 	if (in->nmap)
 		qsort(in->map, in->nmap, sizeof *in->map, cmp_map);
 	memcpy(in->job, job, sizeof in->job);
@@ -271,10 +363,43 @@ static int add_position(struct nw_proc *p, const struct nw_ras_comm *c, const st
 	return 0;
 }
 
+/* The process of rank rk of comm cm among the matched m[0..nm) (sorted by
+ * pid): the one with its pid; of several views of one process, the one
+ * that is that rank (the world comm: its rank; another comm: a comm
+ * entry of that rank, else the view on rk's CUDA device); NULL none,
+ * or not known which (no fact rather than another rank's). */
+static struct nw_proc *view_of(struct nw_proc **m, size_t nm, const struct nw_ras_comm *cm, const struct nw_ras_comm *w,
+                               const struct nw_ras_rank *rk)
+{
+	size_t lo = nw_ras_first_pid(m, nm, rk->pid), hi = lo;
+	while (hi < nm && m[hi]->hdr.pid == rk->pid)
+		hi++;
+	if (rk->pid <= 0 || lo == hi)
+		return NULL;
+	size_t same = lo + 1;
+	while (same < hi && m[same] == m[lo])
+		same++;
+	if (same == hi)
+		return m[lo];   /* one process (not split) for its every rank: its first */
+	for (size_t k = lo; k < hi; k++) {
+		if (cm == w && m[k]->rank == rk->rank)
+			return m[k];
+		for (uint32_t s = 0; cm != w && s < m[k]->ncomms; s++)
+			if (m[k]->comms[s].comm_id == cm->hash && m[k]->comms[s].rank == rk->rank)
+				return m[k];
+	}
+	for (size_t k = lo; k < hi && cm != w && rk->cuda_dev >= 0; k++)
+		for (uint32_t s = 0; s < m[k]->ncomms; s++)
+			if (m[k]->comms[s].comm_id == w->hash && m[k]->comms[s].cuda_device == rk->cuda_dev)
+				return m[k];
+	return NULL;
+}
+
 /* The launch counts of every comm of the report as positions of the
- * processes lined up, and for one without a comm table of its own (a
- * snapshot) the comm as a fact (nw_ras_comm_fact) (by pid; a process of several ranks in one comm: its
- * first rank listed): one per collective kind. 0, or -1 out of memory. */
+ * processes lined up (each rank's its own view's: view_of), and for one
+ * without a comm table of its own (a snapshot) the comm as a fact
+ * (nw_ras_comm_fact): one per collective kind; the world comm first (its
+ * facts say which view is on which device). 0, or -1 out of memory. */
 static int lineup_positions(const struct nw_ras_report *r, struct lineup *l)
 {
 	size_t nm = 0;
@@ -282,14 +407,15 @@ static int lineup_positions(const struct nw_ras_report *r, struct lineup *l)
 		if (l->matched[i])
 			l->matched[nm++] = l->matched[i];
 	qsort(l->matched, nm, sizeof *l->matched, cmp_proc_pid);
-	for (size_t c = 0; c < r->ncomms; c++) {
-		const struct nw_ras_comm *cm = &r->comms[c];
+	for (size_t c = 0; c <= r->ncomms; c++) {
+		const struct nw_ras_comm *cm = c ? &r->comms[c - 1] : l->w;
+		if (c && cm == l->w)
+			continue;
 		for (size_t i = 0; i < cm->nranks; i++) {
 			const struct nw_ras_rank *rk = &cm->ranks[i];
-			size_t k = nw_ras_first_pid(l->matched, nm, rk->pid);
-			if (rk->pid <= 0 || k >= nm || l->matched[k]->hdr.pid != rk->pid)
+			struct nw_proc *p = view_of(l->matched, nm, cm, l->w, rk);
+			if (!p)
 				continue;
-			struct nw_proc *p = l->matched[k];
 			/* a text report's ranks are its outliers only: no comm facts
 			 * (its errors stay RAS's verdicts, verdicts_ras.c) */
 			if (!(p->caps & NW_CAP_OPNUMS) && !r->from_text && nw_ras_comm_fact(p, cm, rk))
@@ -313,19 +439,37 @@ static int lineup_positions(const struct nw_ras_report *r, struct lineup *l)
 
 /* Line the report's world comm w up with the processes cand[0..nc) (host
  * and pid): each lined-up process takes its rank, world size and job from
- * it (in->map, in->nmatched, in->job) and its launch counts as positions.
+ * it (in->map, in->nmatched, in->job) and its launch counts as positions;
+ * a snapshot of several ranks becomes their views, appended to *procs.
  * 0, or -1 out of memory. */
-static int line_up(struct nw_ras_input *in, const struct nw_ras_comm *w, struct nw_proc **cand, size_t nc)
+static int line_up(struct nw_ras_input *in, const struct nw_ras_comm *w, struct nw_proc **cand, size_t nc,
+                   struct nw_proc ***procs, size_t *nprocs)
 {
 	qsort(cand, nc, sizeof *cand, cmp_proc_pid);
 	struct lineup l = { .w = w, .cand = cand, .nc = nc };
-	int rc = lineup_hosts(&l) || lineup_best_hosts(&l) || lineup_assign(in, &l) || lineup_positions(&in->r, &l);
+	int rc = lineup_hosts(&l) || lineup_best_hosts(&l) || lineup_assign(in, &l);
+	if (l.nadded) {
+		struct nw_proc **all = realloc(*procs, (*nprocs + l.nadded) * sizeof *all);
+		if (all) {
+			*procs = all;
+			memcpy(all + *nprocs, l.added, l.nadded * sizeof *all);
+			*nprocs += l.nadded;
+		} else {
+			for (size_t i = 0; i < l.nadded; i++)
+				nw_proc_free(l.added[i]);   /* the analysis fails: out of memory */
+			rc = 1;
+		}
+	}
+	rc = rc || lineup_positions(&in->r, &l);
+	free(l.added);
 	lineup_free(&l);
 	return rc ? -1 : 0;
 }
 
-static int claim(struct nw_ras_input *in, struct nw_proc **procs, size_t nprocs)
+static int claim(struct nw_ras_input *in, struct nw_proc ***procsp, size_t *nprocsp)
 {
+	struct nw_proc **procs = *procsp;
+	size_t nprocs = *nprocsp;
 	const struct nw_ras_comm *w = nw_ras_world(&in->r);
 	char rdir[PATH_MAX], pdir[PATH_MAX];
 	dir_of(in->path, rdir, sizeof rdir);
@@ -354,7 +498,7 @@ static int claim(struct nw_ras_input *in, struct nw_proc **procs, size_t nprocs)
 		free(cand);
 		return 0;
 	}
-	int oom = line_up(in, w, cand, nc) != 0;
+	int oom = line_up(in, w, cand, nc, procsp, nprocsp) != 0;
 	size_t known = 0;                  /* candidates with a pid (a Flight Recorder dump has none) */
 	for (size_t k = 0; k < nc; k++)
 		known += cand[k]->hdr.pid > 0;
@@ -371,10 +515,11 @@ static int claim(struct nw_ras_input *in, struct nw_proc **procs, size_t nprocs)
 		 * read from anywhere, lined up the same way (host and pid); one
 		 * that is a rank of it makes the report join that job */
 		nc = 0;
+		procs = *procsp;
 		for (size_t i = 0; i < nprocs; i++)
 			if (procs[i] && procs[i]->hdr.pid > 0)
 				cand[nc++] = procs[i];
-		oom = line_up(in, w, cand, nc) != 0;
+		oom = line_up(in, w, cand, nc, procsp, nprocsp) != 0;
 	}
 	free(cand);
 	return oom ? -1 : 0;
@@ -384,7 +529,7 @@ int nw_ras_lineup(void *arg, struct nw_proc ***procs, size_t *nprocs)
 {
 	struct nw_ras_merge *m = arg;
 	for (size_t i = 0; i < m->n; i++)
-		if (claim(&m->in[i], *procs, *nprocs))
+		if (claim(&m->in[i], procs, nprocs))
 			return -1;
 	/* the others: a job of their own, of the adapter's processes (after
 	 * every claim: no report lines up with another's processes) */
