@@ -233,8 +233,8 @@ static void issue_on(struct hf *h, const struct hf_op *o, const struct dev *d, C
 {
 	ncclComm_t comm = h->comm[o->comm];
 	int size = hf_comm_size(h->p, o->comm, h->rank), me = hf_comm_rank(h->p, o->comm, h->rank);
-	if (me < 0)
-		return; /* no member of the comm (its split gave it none) */
+	if (me < 0 || !comm)
+		return; /* no member of the comm (its split gave it none, or it made none: HF_NOSPLIT) */
 	int root = (o->root + d->root_shift) % size;
 	void *a = (void *)h->buf, *b = (void *)h->buf2;
 	size_t part = (size_t)d->count / (size_t)size;
@@ -567,7 +567,12 @@ static void *run_driver(void *arg)
 		if (p->resplit)
 			destroy_splits(d);
 	}
-	if (p->resplit)
+	int skips = 0; /* HF_NOSPLIT: this thread drives the victim */
+	for (int r = 0; r < d->n; r++)
+		skips |= p->fault == HF_NOSPLIT && d->r[r].rank == p->victim;
+	if (p->fault == HF_NOSPLIT && !skips)
+		parked(d, "in the fault step's split");
+	if (p->resplit && !skips)
 		split_comms(d); /* the fault step's, or (healthy) the comms the job ends with */
 	if (p->fault != HF_NONE)
 		fault_step(d);

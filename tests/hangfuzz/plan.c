@@ -24,6 +24,7 @@ static const char *const fault_names[HF_NFAULTS] = {
 	[HF_HOSTFN] = "hostfn", [HF_REDOP] = "redop", [HF_G_SKIP] = "graph-skip", [HF_G_OTHER] = "graph-other",
 	[HF_G_HOSTFN] = "graph-hostfn", [HF_G_NOLAUNCH] = "graph-nolaunch", [HF_G_DIE] = "graph-die",
 	[HF_G_PEER] = "graph-peer", [HF_KIND] = "kind", [HF_DIE_GROUP] = "die-group",
+	[HF_NOSPLIT] = "nosplit",
 };
 const char *hf_fault_name(enum hf_fault f) { return f < HF_NFAULTS ? fault_names[f] : "?"; }
 
@@ -322,6 +323,26 @@ int hf_plan_build(struct hf_plan *p, uint64_t seed, int nranks)
 		if (nf)
 			p->fault = HF_REDOP, p->at = fits[pick(&r, nf)], p->victim = v;
 	}
+	/* Wide jobs: a mismatch on a comm of 2 ranks made once (no majority:
+	 * the comm's history decides), from a stream of its own: one seed in 6
+	 * where one fits; a split never made, one resplit job in 6. */
+	uint64_t m = seed * 0x94d049bb133111ebULL + 63;
+	if (p->wide && pick(&m, 6) == 0) {
+		static const enum hf_fault mis[] = { HF_COUNT, HF_DTYPE, HF_ROOT, HF_KIND };
+		enum hf_fault f = mis[pick(&m, 4)];
+		int v = pick(&m, p->nranks), fits[HF_MAX_OPS], nf = 0;
+		for (int j = 0; j < p->nops; j++) {
+			const struct hf_op *o = &p->ops[j];
+			if (hf_comm_size(p, o->comm, v) == 2 && hf_comm_rank(p, o->comm, v) >= 0 && !is_p2p(o->kind) &&
+			    (o->comm == HF_WORLD || !p->resplit) &&
+			    (f != HF_ROOT || o->kind == HF_BROADCAST || o->kind == HF_REDUCE))
+				fits[nf++] = j;
+		}
+		if (nf)
+			p->fault = f, p->at = fits[pick(&m, nf)], p->victim = v;
+	}
+	if (p->wide && p->resplit && pick(&m, 6) == 0)
+		p->fault = HF_NOSPLIT, p->at = 0, p->victim = pick(&m, p->nranks);
 	/* Wide jobs: an order swap (rare on the menu: it needs a split's
 	 * collective on stream 0 before the closing op), from a stream of its
 	 * own: one seed in 6 where it fits, 2-rank jobs and pair comms too. */
@@ -365,7 +386,7 @@ int hf_fault_takes_process(const struct hf_plan *p)
 	case HF_DIE_BEFORE: case HF_DIE_INSIDE: case HF_EXIT: case HF_EXIT_DESTROY: case HF_G_DIE:
 	case HF_DIE_GROUP:
 		return 1;
-	case HF_SLEEP: case HF_LOCK: /* the thread that drives the rank stops */
+	case HF_SLEEP: case HF_LOCK: case HF_NOSPLIT: /* the thread that drives the rank stops or skips */
 		return !p->threaded;
 	default:
 		return 0;
@@ -408,6 +429,7 @@ void hf_plan_answer(const struct hf_plan *p, struct hf_answer *a)
 		break;
 	case HF_SEND_PEER: case HF_RECV_PEER: k = "P2P_UNMATCHED"; break;
 	case HF_KIND: k = "MISMATCH"; break;
+	case HF_NOSPLIT: k = "INIT_STALL,MISSING_RANK"; break;
 	case HF_HOSTFN: k = "STREAM_BLOCKED"; break;
 	case HF_REDOP: /* nothing waits: the records' disagreement is the finding */
 		k = "MISMATCH";
@@ -468,7 +490,7 @@ void hf_plan_describe(const struct hf_plan *p, FILE *f)
 		        p->graph == HF_GRAPH_REPLAY ? "captured once, replayed every step" : "captured and launched every step");
 	if (p->fault == HF_NONE)
 		fprintf(f, "  no fault: %d steps and a clean end\n", p->warm + 2);
-	else if (p->fault >= HF_G_SKIP)
+	else if (p->fault >= HF_G_SKIP && p->fault <= HF_G_LAST)
 		fprintf(f, "  fault at step %d: rank %d, %s%s%s, graph op %d\n", p->warm + 1, p->victim,
 		        hf_fault_name(p->fault), p->fault == HF_G_OTHER || p->fault == HF_G_PEER ? " " : "",
 		        p->fault == HF_G_OTHER || p->fault == HF_G_PEER ? hf_gdev_name(p) : "", p->gop);

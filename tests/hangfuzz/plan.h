@@ -64,6 +64,9 @@ enum hf_fault {
 	                 * the same comm: every member hangs in it (as NCCL) */
 	HF_DIE_GROUP,   /* SIGKILL inside op j's group (a grouped ring): after its
 	                 * ncclSend, before its ncclRecv and ncclGroupEnd */
+	HF_NOSPLIT,     /* split comms re-made every step: at the fault step the
+	                 * victim's thread makes none (the peers wait in the
+	                 * split) and issues the step's ops of the world only */
 	HF_NFAULTS
 };
 /* The graph faults' menu ends here (adding kinds after it must not change
@@ -87,7 +90,9 @@ enum hf_fault {
  * ops); the split comms re-created every step (split at its start,
  * destroyed at its end); order swaps on any job size; SIGKILL inside a
  * grouped ring, before or inside its group (HF_DIE_INSIDE, HF_DIE_GROUP);
- * another collective kind (HF_KIND). */
+ * another collective kind (HF_KIND); a split never made (HF_NOSPLIT); a
+ * mismatch (count, datatype, root, kind) on a comm of 2 ranks, which its
+ * history decides (a comm made once: a 2-rank world, or a pair comm). */
 #define HF_WIDE_SEEDS 200000ULL
 
 enum hf_graph_mode {
