@@ -50,9 +50,18 @@
 # open group, 5770 with nothing in it yet (a pipeline stage), 4466 four
 # ranks of one process; the send/receive verdict named the one rank the
 # receive waits for).
+# Wide jobs (seeds from 200000 on, plan.h): 200012 (7 ranks, a tp comm over
+# the whole world split anew every step; rank 2's ring receives from rank 0
+# on the fresh comm, where it received from nobody yet: the earlier
+# instances of the group say it received from rank 1, whose send waits
+# unreceived; rank 0 was blamed); 200238 (2 processes of 2 ranks, a thread
+# per rank, the split made every step: rank 1 never makes the fault step's,
+# ranks 0, 2, 3 wait inside it; both of the second process's children had
+# the same id and no device yet, so rank 2's split went to rank 3's view
+# and rank 2, idle, was blamed).
 seeds="16 41 14 11 18 8 13 2 37 30 60 1 5 24 43 3 22 4 10 209 39 79 44 221 6 20 7 15
        248 142 165 33 278 266 74 48 12 9 32 617 574 687 708 19 47 1748 3871 116 1215
-       3243 3363 3493 3175 911 5086 3131 5770 4466"
+       3243 3363 3493 3175 911 5086 3131 5770 4466 200012 200238"
 # shellcheck disable=SC2086
 sh "$NW_ROOT/tests/hangfuzz/run-seeds.sh" $seeds > "$T/out" 2>&1
 st=$?
