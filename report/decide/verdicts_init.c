@@ -26,9 +26,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Inside its creation: entered, or (non-blocking) still in progress, or
+ * made inside a group that has not ended: the call returned at once, but
+ * NCCL creates the comm at the outermost ncclGroupEnd, where the recorder
+ * learns its size (a split's child has none before). */
 static int inside(const struct nw_seg_comm *c)
 {
-	return c->state == NW_COMM_INIT_ENTERED || c->state == NW_COMM_INIT_ASYNC;
+	return c->state == NW_COMM_INIT_ENTERED || c->state == NW_COMM_INIT_ASYNC ||
+	       (c->state == NW_COMM_INIT_DONE && c->handle && c->nranks < 0);
 }
 
 static uint16_t create_kind(uint32_t origin)
