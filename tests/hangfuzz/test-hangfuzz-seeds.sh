@@ -63,11 +63,18 @@
 # the fault step's split, the others' splits returned at once and wait in
 # ncclGroupEnd, where NCCL creates the comms: a child made in a group that
 # has not ended (no size yet) is inside its creation; the ranks in it were
-# blamed for never calling the world's next collective).
+# blamed for never calling the world's next collective); 200156 and 200731
+# (2 ranks, a comm over both split anew every step: rank 1 never makes the
+# fault step's split and goes on with the world's ops, a collective in
+# 200156, a ring send in 200731; rank 0 waits inside it: no majority, but
+# both made every earlier split after the same number of world
+# collectives: rank 1 went past the split, "cannot decide" before) and
+# 200014 (the same with 2 processes of 2 ranks, one thread each, the split
+# in a group: 2 against 2, ranks 0-1 were blamed).
 seeds="16 41 14 11 18 8 13 2 37 30 60 1 5 24 43 3 22 4 10 209 39 79 44 221 6 20 7 15
        248 142 165 33 278 266 74 48 12 9 32 617 574 687 708 19 47 1748 3871 116 1215
        3243 3363 3493 3175 911 5086 3131 5770 4466 200012 200238
-       200563 200186"
+       200563 200186 200156 200731 200014"
 # shellcheck disable=SC2086
 sh "$NW_ROOT/tests/hangfuzz/run-seeds.sh" $seeds > "$T/out" 2>&1
 st=$?
