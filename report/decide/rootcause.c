@@ -282,7 +282,9 @@ static int skipped(struct nw_jctx *x, size_t pi, const struct xrefs *xr)
 {
 	const struct nw_proc *p = x->job->procs[pi];
 	const struct nw_seg_op *px = stuck_op(x, p);
-	size_t refs = 0;
+	size_t refs = 0, nroles = 0;
+	struct role roles[MAX_REFS];     /* the roles the refs found P skipped */
+	int missing[MAX_REFS] = { 0 };
 	for (size_t k = 0; k < xr->n; k++) {
 		if (xr->proc[k] == pi)
 			continue;
@@ -298,12 +300,26 @@ static int skipped(struct nw_jctx *x, size_t pi, const struct xrefs *xr)
 				continue;
 			int64_t have = role_count(x, p, rz);
 			found = (have >= 0 && (uint64_t)have < z->seq) || issued_after(x, p, rz, z, px);
+			if (found && nroles < MAX_REFS)
+				roles[nroles++] = rz;
 		}
 		if (!found)
-			return 0;
+			missing[k] = 1;
 		refs++;
 	}
-	return refs > 0;
+	/* A ref that found nothing is no counter-example when it is a member
+	 * of no comm of the roles the others found (a rank left out of that
+	 * split, NCCL_SPLIT_NOCOLOR): it cannot show that order. */
+	for (size_t k = 0; k < xr->n; k++) {
+		if (!missing[k])
+			continue;
+		if (!nroles)
+			return 0;
+		for (size_t j = 0; j < nroles; j++)
+			if (role_count(x, x->job->procs[xr->proc[k]], roles[j]) >= 0)
+				return 0;
+	}
+	return refs > 0 && nroles > 0;
 }
 
 #define MAX_SPLITS 64

@@ -71,10 +71,15 @@
 # collectives: rank 1 went past the split, "cannot decide" before) and
 # 200014 (the same with 2 processes of 2 ranks, one thread each, the split
 # in a group: 2 against 2, ranks 0-1 were blamed).
+# 200164 (6 ranks, tp pairs but ranks 4-5 pass NCCL_SPLIT_NOCOLOR: rank 1
+# issues the world's all-reduce before its pair's all-gather; the ranks
+# left out of the split issued the world's op with no pair op before it,
+# which kept "skipped a step" from naming rank 1, and the world's waiters
+# outvoted its partner, rank 0, which was blamed).
 seeds="16 41 14 11 18 8 13 2 37 30 60 1 5 24 43 3 22 4 10 209 39 79 44 221 6 20 7 15
        248 142 165 33 278 266 74 48 12 9 32 617 574 687 708 19 47 1748 3871 116 1215
        3243 3363 3493 3175 911 5086 3131 5770 4466 200012 200238
-       200563 200186 200156 200731 200014"
+       200563 200186 200156 200731 200014 200164"
 # shellcheck disable=SC2086
 sh "$NW_ROOT/tests/hangfuzz/run-seeds.sh" $seeds > "$T/out" 2>&1
 st=$?
