@@ -660,6 +660,31 @@ static void round_voters(struct nw_graph *g, int round, const uint32_t *seeds, s
 /* 2c: the majority of the op the cycle's processes are stuck in first;
  * on a tie (or when the majority's side names nobody) the processes
  * waiting for the cycle from outside vote too. */
+/* The voters from outside cycle s that can tell its ops apart: members
+ * of a comm of each op's role (the op's comm, or a split of the same
+ * place). Why: a process with no comm of one of them (left out of that
+ * split, NCCL_SPLIT_NOCOLOR) never issues that op; its vote for the other
+ * says nothing about which the program issues first. */
+static void outside_witnesses(struct rctx *r, uint32_t s, const struct nw_seg_op **sig, const uint32_t *nsig,
+                              uint8_t *voter)
+{
+	struct nw_jctx *x = r->x;
+	for (uint32_t m = 0; m < r->g->nprocs; m++) {
+		if (!voter[m] || r->g->scc[m] == s)
+			continue;
+		for (uint32_t n = 0; n < r->g->nprocs && voter[m]; n++) {
+			if (r->g->scc[n] != s)
+				continue;
+			for (uint32_t j = 0; j < nsig[n] && voter[m]; j++) {
+				const struct nw_seg_op *c = SIG(sig, n, j);
+				if (c && c->comm_id &&
+				    role_count(x, x->job->procs[m], comm_role(x->job->procs[n], sig_comm(x, c))) < 0)
+					voter[m] = 0;
+			}
+		}
+	}
+}
+
 static size_t majority_deviants(struct rctx *r, uint32_t s)
 {
 	struct nw_jctx *x = r->x;
@@ -687,6 +712,7 @@ static size_t majority_deviants(struct rctx *r, uint32_t s)
 			goto out;
 		}
 		round_voters(g, round, seeds, nseeds, nsig, reach, voter);
+		outside_witnesses(r, s, sig, nsig, voter);
 		const struct nw_seg_op *maj = NULL;
 		int found = round_majority(r, s, sig, nsig, voter, &maj);
 		free(voter);
@@ -718,15 +744,33 @@ static size_t count_deviants(struct rctx *r, uint32_t s)
 
 /* P's latest collective of comm on stream committed before op (NULL: the
  * ring holds none: no history). */
-static const struct nw_seg_op *last_before(const struct nw_proc *p, uint64_t comm, uint64_t stream,
-                                           const struct nw_seg_op *op)
+/* The same comm, or another instance of its group: a child of a split of
+ * the same parent over the same processes at the same comm ranks (a group
+ * made anew every step). Why: its fresh comm has no earlier ops; the
+ * ended instances hold the order the group kept. */
+static int same_group(struct nw_jctx *x, uint64_t a, uint64_t b)
+{
+	if (a == b)
+		return 1;
+	const struct nw_comm_view *va = nw_view_of(x, a), *vb = nw_view_of(x, b);
+	if (!va || !vb || va->origin != NW_ORIGIN_SPLIT || vb->origin != NW_ORIGIN_SPLIT || !va->parent_id ||
+	    va->parent_id != vb->parent_id || va->nranks != vb->nranks || va->nranks <= 0)
+		return 0;
+	for (int32_t i = 0; i < va->nranks; i++)
+		if (!va->members[i].proc || va->members[i].proc != vb->members[i].proc)
+			return 0;
+	return 1;
+}
+
+static const struct nw_seg_op *last_before(struct nw_jctx *x, const struct nw_proc *p, uint64_t comm,
+                                           uint64_t stream, const struct nw_seg_op *op)
 {
 	const struct nw_seg_op *found = NULL;
 	for (size_t i = 0; i < p->nops; i++) {
 		const struct nw_seg_op *o = &p->ops[i];
 		if (o == op || o->commit >= op->commit)
 			break;
-		if (is_coll(o) && o->comm_id == comm && o->stream == stream)
+		if (is_coll(o) && o->stream == stream && same_group(x, o->comm_id, comm))
 			found = o;
 	}
 	return found;
@@ -766,8 +810,8 @@ static int order_changed(struct rctx *r, uint32_t s, const struct nw_proc *p, si
 		if (!prev || !is_coll(prev) || prev->comm_id == held->comm_id || !comm_in_cycle(r, s, held->comm_id, p))
 			continue;
 		(*holds)++;
-		const struct nw_seg_op *a = last_before(p, held->comm_id, held->stream, prev);
-		const struct nw_seg_op *b = last_before(p, prev->comm_id, held->stream, prev);
+		const struct nw_seg_op *a = last_before(r->x, p, held->comm_id, held->stream, prev);
+		const struct nw_seg_op *b = last_before(r->x, p, prev->comm_id, held->stream, prev);
 		if (a && b && a->commit < b->commit) {
 			if (ro && !changed)
 				*ro = (struct reorder){ held, prev, a, b };

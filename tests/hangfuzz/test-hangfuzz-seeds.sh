@@ -76,10 +76,15 @@
 # left out of the split issued the world's op with no pair op before it,
 # which kept "skipped a step" from naming rank 1, and the world's waiters
 # outvoted its partner, rank 0, which was blamed).
+# 200395 (4 ranks, a pair comm for ranks 0-1 made anew every step, 2-3
+# left out: rank 0 issues the world's all-reduce before the pair's
+# broadcast; 1 against 1, the left-out ranks' votes for the world's op
+# blamed rank 1; they cannot tell the pair's order, and the order kept
+# before lies in the pair's earlier instances, not in its fresh comm).
 seeds="16 41 14 11 18 8 13 2 37 30 60 1 5 24 43 3 22 4 10 209 39 79 44 221 6 20 7 15
        248 142 165 33 278 266 74 48 12 9 32 617 574 687 708 19 47 1748 3871 116 1215
        3243 3363 3493 3175 911 5086 3131 5770 4466 200012 200238
-       200563 200186 200156 200731 200014 200164"
+       200563 200186 200156 200731 200014 200164 200395"
 # shellcheck disable=SC2086
 sh "$NW_ROOT/tests/hangfuzz/run-seeds.sh" $seeds > "$T/out" 2>&1
 st=$?
