@@ -744,10 +744,12 @@ static size_t count_deviants(struct rctx *r, uint32_t s)
 
 /* P's latest collective of comm on stream committed before op (NULL: the
  * ring holds none: no history). */
-/* The same comm, or another instance of its group: a child of a split of
- * the same parent over the same processes at the same comm ranks (a group
- * made anew every step). Why: its fresh comm has no earlier ops; the
- * ended instances hold the order the group kept. */
+/* The same comm, or an earlier instance of its group: a child of a split
+ * of the same parent over the same processes at the same comm ranks that
+ * ended (finalized or destroyed on every member) before (a group made
+ * anew every step; two live comms over the same ranks are two groups).
+ * Why: the fresh comm has no earlier ops; the ended instances hold the
+ * order the group kept. */
 static int same_group(struct nw_jctx *x, uint64_t a, uint64_t b)
 {
 	if (a == b)
@@ -756,9 +758,12 @@ static int same_group(struct nw_jctx *x, uint64_t a, uint64_t b)
 	if (!va || !vb || va->origin != NW_ORIGIN_SPLIT || vb->origin != NW_ORIGIN_SPLIT || !va->parent_id ||
 	    va->parent_id != vb->parent_id || va->nranks != vb->nranks || va->nranks <= 0)
 		return 0;
-	for (int32_t i = 0; i < va->nranks; i++)
-		if (!va->members[i].proc || va->members[i].proc != vb->members[i].proc)
+	for (int32_t i = 0; i < va->nranks; i++) {
+		const struct nw_member *m = &va->members[i];
+		if (!m->proc || m->proc != vb->members[i].proc || !m->comm ||
+		    (m->comm->state != NW_COMM_FINALIZED && m->comm->state != NW_COMM_DESTROYED))
 			return 0;
+	}
 	return 1;
 }
 

@@ -103,7 +103,8 @@ static int orphan_send_of(const struct nw_comm_view *v, int32_t b, int32_t not)
 
 /* Did member w of v receive from comm rank y, and never from xr, in an
  * earlier instance of v's group: another child of a split of v's parent
- * over the same processes at the same comm ranks? Why: a group re-created
+ * over the same processes at the same comm ranks, ended (finalized or
+ * destroyed) on every member? Why: a group re-created
  * every step (split at the step's start, destroyed at its end) is one
  * group of the program; its new comm holds no history of its own, the
  * ended ones hold the peers it received from. */
@@ -116,9 +117,11 @@ static int received_in_group(struct nw_jctx *x, const struct nw_comm_view *v, in
 	HASH_ITER(hh, x->job->comms, u, ut) {
 		if (u == v || u->parent_id != v->parent_id || u->origin != v->origin || u->nranks != v->nranks)
 			continue;
-		int same = 1;
+		int same = 1;   /* an earlier instance: it ended on every member */
 		for (int32_t i = 0; i < v->nranks && same; i++)
-			same = v->members[i].proc && u->members[i].proc == v->members[i].proc;
+			same = v->members[i].proc && u->members[i].proc == v->members[i].proc && u->members[i].comm &&
+			       (u->members[i].comm->state == NW_COMM_FINALIZED ||
+			        u->members[i].comm->state == NW_COMM_DESTROYED);
 		int from_y = 0, from_x = 0;
 		for (size_t i = 0; same && i < wp->nops; i++) {
 			const struct nw_seg_op *o = &wp->ops[i];
