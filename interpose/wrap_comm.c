@@ -128,6 +128,17 @@ NW_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comm, int ndev, const int *de
 	return r;
 }
 
+/* A split's or shrink's child is made on its parent's device (NCCL gives
+ * it the parent's cudaDev): known before the call returns, so a process
+ * that drives several ranks and waits inside several splits at once tells
+ * whose each is (report/sources/rank_split.c groups comms by device; the
+ * child's id, the same on every rank of it, does not). */
+static void child_device(struct nw_comm *c, const struct nw_comm *parent)
+{
+	if (c && parent->seg && c->seg->cuda_device < 0)
+		c->seg->cuda_device = parent->seg->cuda_device;
+}
+
 NW_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
                                      ncclConfig_t *config)
 {
@@ -156,6 +167,7 @@ NW_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclCo
 		.color = color, .key = key, .blocking = cfg.blocking, .name = cfg.name,
 	};
 	struct nw_comm *c = create_begin(&spec, NW_OP_COMM_SPLIT, caller);
+	child_device(c, parent);
 	ncclResult_t r = NW_GUARDED(real_(comm, color, key, newcomm, config));
 	create_end(c, r, newcomm);
 	return r;
@@ -181,6 +193,7 @@ NW_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, in
 		.color = excludeRanksCount, .blocking = cfg.blocking, .name = cfg.name,
 	};
 	struct nw_comm *c = create_begin(&spec, NW_OP_COMM_SHRINK, NW_CALLER);
+	child_device(c, parent);
 	ncclResult_t r = NW_GUARDED(real_(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags));
 	create_end(c, r, newcomm);
 	return r;

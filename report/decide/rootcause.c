@@ -24,6 +24,9 @@
  *           a collective every other issuer of #n issued before it, or
  *           issued it only after #n (skipped_deviants), when they are not
  *           all of it;
+ *        b''. skipped a split: a process past the point of its parent's
+ *           collectives where the ranks of the cycle inside a split of it
+ *           make that split in every step (skipped_split_deviants);
  *        c. majority (majority.h): processes are grouped by the op they
  *           are stuck in first; a strictly largest group is the majority,
  *           the others deviate; on a tie the processes waiting for the
@@ -73,7 +76,7 @@ struct rctx {
 
 /* How a cycle's deviants are known: the rows of the tie-break table
  * (tiebreaks[], below), in the order they are tried. */
-enum decided { BY_COUNTS = 1, BY_NEVER_ISSUED, BY_SKIPPED, BY_MAJORITY, BY_MISMATCH, BY_ORDER_KEPT, NDECIDED };
+enum decided { BY_COUNTS = 1, BY_NEVER_ISSUED, BY_SKIPPED, BY_SKIPPED_SPLIT, BY_MAJORITY, BY_MISMATCH, BY_ORDER_KEPT, NDECIDED };
 
 static int terminal(const struct rctx *r, uint32_t node)
 {
@@ -279,7 +282,9 @@ static int skipped(struct nw_jctx *x, size_t pi, const struct xrefs *xr)
 {
 	const struct nw_proc *p = x->job->procs[pi];
 	const struct nw_seg_op *px = stuck_op(x, p);
-	size_t refs = 0;
+	size_t refs = 0, nroles = 0;
+	struct role roles[MAX_REFS];     /* the roles the refs found P skipped */
+	int missing[MAX_REFS] = { 0 };
 	for (size_t k = 0; k < xr->n; k++) {
 		if (xr->proc[k] == pi)
 			continue;
@@ -295,12 +300,146 @@ static int skipped(struct nw_jctx *x, size_t pi, const struct xrefs *xr)
 				continue;
 			int64_t have = role_count(x, p, rz);
 			found = (have >= 0 && (uint64_t)have < z->seq) || issued_after(x, p, rz, z, px);
+			if (found && nroles < MAX_REFS)
+				roles[nroles++] = rz;
 		}
 		if (!found)
-			return 0;
+			missing[k] = 1;
 		refs++;
 	}
-	return refs > 0;
+	/* A ref that found nothing is no counter-example when it is a member
+	 * of no comm of the roles the others found (a rank left out of that
+	 * split, NCCL_SPLIT_NOCOLOR): it cannot show that order. */
+	for (size_t k = 0; k < xr->n; k++) {
+		if (!missing[k])
+			continue;
+		if (!nroles)
+			return 0;
+		for (size_t j = 0; j < nroles; j++)
+			if (role_count(x, x->job->procs[xr->proc[k]], roles[j]) >= 0)
+				return 0;
+	}
+	return refs > 0 && nroles > 0;
+}
+
+#define MAX_SPLITS 64
+
+/* The splits of comm w in p's records, in issue order: for each, how many
+ * collectives of w p had issued before it (-1: not known, records of w
+ * lost before it). Returns how many (at most cap). */
+static size_t split_points(struct nw_jctx *x, const struct nw_proc *p, uint64_t w, int64_t *at, size_t cap)
+{
+	uint64_t first = 0;
+	for (size_t i = 0; i < p->nops && !first; i++)
+		if (is_coll(&p->ops[i]) && p->ops[i].comm_id == w)
+			first = p->ops[i].seq;
+	int64_t last = first == 1 || !first ? 0 : -1;
+	size_t n = 0;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct nw_seg_op *o = &p->ops[i];
+		if (is_coll(o) && o->comm_id == w)
+			last = (int64_t)o->seq;
+		else if ((o->kind == NW_OP_COMM_SPLIT || o->kind == NW_OP_COMM_SHRINK) && sig_comm(x, o) == w) {
+			if (n == cap)
+				return 0;
+			at[n++] = last;
+		}
+	}
+	return n;
+}
+
+/* Whether q is inside its last split of a comm: the split's record is
+ * still open, or its child was made in a group that has not ended (the
+ * call returned, no size learned yet: NCCL creates it at the outermost
+ * ncclGroupEnd). Returns that comm (the parent), or 0. */
+static uint64_t inside_split(struct nw_jctx *x, const struct nw_proc *q)
+{
+	for (size_t i = q->nops; i-- > 0;) {
+		const struct nw_seg_op *o = &q->ops[i];
+		if (o->kind != NW_OP_COMM_SPLIT && o->kind != NW_OP_COMM_SHRINK)
+			continue;
+		if (nw_age(q, o->enqueue_ns) <= x->timeout_ns)
+			return 0;
+		if (o->state == NW_ST_INIT_ENTERED)
+			return sig_comm(x, o);
+		for (uint32_t c = 0; c < q->ncomms; c++)
+			if (q->comms[c].comm_id == o->comm_id && q->comms[c].state == NW_COMM_INIT_DONE &&
+			    q->comms[c].handle && q->comms[c].nranks < 0)
+				return sig_comm(x, o);
+		return 0;
+	}
+	return 0;
+}
+
+/* Whether P (job index pi) skipped a split of comm W that another process
+ * Q of cycle s is inside: P and Q made the same splits of W before it,
+ * after the same numbers of W's collectives; Q's splits recur with a
+ * period (every L splits, D more collectives of W, seen at least twice,
+ * the one Q is inside included), which puts the split P never made after
+ * D collectives more than its L-th before; and P issued a collective of W
+ * past that point. Why: a split is a call of its parent; the ranks inside
+ * it keep the order of every earlier step, the rank already past it in
+ * the parent's collectives skipped it (with two ranks, or two equal
+ * halves, no majority tells). */
+static int skipped_split(struct rctx *r, uint32_t s, size_t pi)
+{
+	struct nw_jctx *x = r->x;
+	const struct nw_proc *p = x->job->procs[pi];
+	int64_t cp[MAX_SPLITS], cq[MAX_SPLITS];
+	for (uint32_t m = 0; m < r->g->nprocs; m++) {
+		if (m == pi || r->g->scc[m] != s)
+			continue;
+		const struct nw_proc *q = x->job->procs[m];
+		uint64_t w = inside_split(x, q);
+		if (!w)
+			continue;
+		uint64_t past = 0;   /* P's newest collective of W */
+		for (size_t i = 0; i < p->nops; i++)
+			if (is_coll(&p->ops[i]) && p->ops[i].comm_id == w && p->ops[i].seq > past)
+				past = p->ops[i].seq;
+		size_t np = split_points(x, p, w, cp, MAX_SPLITS), nq = split_points(x, q, w, cq, MAX_SPLITS);
+		if (nq != np + 1 || cq[np] < 0 || (int64_t)past <= cq[np])
+			continue;
+		int same = 1;
+		for (size_t j = 0; j < np && same; j++)
+			same = cp[j] == cq[j];
+		for (size_t L = 1; same && L <= 4 && L < nq; L++) {
+			int64_t d = cq[np] - cq[np - L];
+			size_t seen = 0;
+			int ok = d > 0;
+			for (size_t j = L; ok && j < nq; j++) {
+				if (cq[j] < 0 || cq[j - L] < 0)
+					continue;
+				ok = cq[j] - cq[j - L] == d;
+				seen++;
+			}
+			if (ok && seen >= 2)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* 2b'': the cycle's processes that skipped a split (skipped_split), when
+ * they are not all of it. */
+static size_t skipped_split_deviants(struct rctx *r, uint32_t s)
+{
+	size_t cand = 0;
+	uint8_t *mark = calloc((size_t)r->g->nprocs + 1, 1);
+	if (!mark) {
+		r->x->oom = 1;
+		return 0;
+	}
+	for (uint32_t n = 0; n < r->g->nprocs; n++) {
+		const struct nw_proc *p = r->x->job->procs[n];
+		if (r->g->scc[n] == s && !multi_rank(p) && !inside_split(r->x, p) && skipped_split(r, s, n)) {
+			mark[n] = 1;
+			cand++;
+		}
+	}
+	size_t marked = mark_deviants(r, s, mark, cand);
+	free(mark);
+	return marked;
 }
 
 /* 2b': the cycle's processes that skipped a collective (skipped), when
@@ -521,6 +660,31 @@ static void round_voters(struct nw_graph *g, int round, const uint32_t *seeds, s
 /* 2c: the majority of the op the cycle's processes are stuck in first;
  * on a tie (or when the majority's side names nobody) the processes
  * waiting for the cycle from outside vote too. */
+/* The voters from outside cycle s that can tell its ops apart: members
+ * of a comm of each op's role (the op's comm, or a split of the same
+ * place). Why: a process with no comm of one of them (left out of that
+ * split, NCCL_SPLIT_NOCOLOR) never issues that op; its vote for the other
+ * says nothing about which the program issues first. */
+static void outside_witnesses(struct rctx *r, uint32_t s, const struct nw_seg_op **sig, const uint32_t *nsig,
+                              uint8_t *voter)
+{
+	struct nw_jctx *x = r->x;
+	for (uint32_t m = 0; m < r->g->nprocs; m++) {
+		if (!voter[m] || r->g->scc[m] == s)
+			continue;
+		for (uint32_t n = 0; n < r->g->nprocs && voter[m]; n++) {
+			if (r->g->scc[n] != s)
+				continue;
+			for (uint32_t j = 0; j < nsig[n] && voter[m]; j++) {
+				const struct nw_seg_op *c = SIG(sig, n, j);
+				if (c && c->comm_id &&
+				    role_count(x, x->job->procs[m], comm_role(x->job->procs[n], sig_comm(x, c))) < 0)
+					voter[m] = 0;
+			}
+		}
+	}
+}
+
 static size_t majority_deviants(struct rctx *r, uint32_t s)
 {
 	struct nw_jctx *x = r->x;
@@ -548,6 +712,7 @@ static size_t majority_deviants(struct rctx *r, uint32_t s)
 			goto out;
 		}
 		round_voters(g, round, seeds, nseeds, nsig, reach, voter);
+		outside_witnesses(r, s, sig, nsig, voter);
 		const struct nw_seg_op *maj = NULL;
 		int found = round_majority(r, s, sig, nsig, voter, &maj);
 		free(voter);
@@ -579,15 +744,38 @@ static size_t count_deviants(struct rctx *r, uint32_t s)
 
 /* P's latest collective of comm on stream committed before op (NULL: the
  * ring holds none: no history). */
-static const struct nw_seg_op *last_before(const struct nw_proc *p, uint64_t comm, uint64_t stream,
-                                           const struct nw_seg_op *op)
+/* The same comm, or an earlier instance of its group: a child of a split
+ * of the same parent over the same processes at the same comm ranks that
+ * ended (finalized or destroyed on every member) before (a group made
+ * anew every step; two live comms over the same ranks are two groups).
+ * Why: the fresh comm has no earlier ops; the ended instances hold the
+ * order the group kept. */
+static int same_group(struct nw_jctx *x, uint64_t a, uint64_t b)
+{
+	if (a == b)
+		return 1;
+	const struct nw_comm_view *va = nw_view_of(x, a), *vb = nw_view_of(x, b);
+	if (!va || !vb || va->origin != NW_ORIGIN_SPLIT || vb->origin != NW_ORIGIN_SPLIT || !va->parent_id ||
+	    va->parent_id != vb->parent_id || va->nranks != vb->nranks || va->nranks <= 0)
+		return 0;
+	for (int32_t i = 0; i < va->nranks; i++) {
+		const struct nw_member *m = &va->members[i];
+		if (!m->proc || m->proc != vb->members[i].proc || !m->comm ||
+		    (m->comm->state != NW_COMM_FINALIZED && m->comm->state != NW_COMM_DESTROYED))
+			return 0;
+	}
+	return 1;
+}
+
+static const struct nw_seg_op *last_before(struct nw_jctx *x, const struct nw_proc *p, uint64_t comm,
+                                           uint64_t stream, const struct nw_seg_op *op)
 {
 	const struct nw_seg_op *found = NULL;
 	for (size_t i = 0; i < p->nops; i++) {
 		const struct nw_seg_op *o = &p->ops[i];
 		if (o == op || o->commit >= op->commit)
 			break;
-		if (is_coll(o) && o->comm_id == comm && o->stream == stream)
+		if (is_coll(o) && o->stream == stream && same_group(x, o->comm_id, comm))
 			found = o;
 	}
 	return found;
@@ -627,8 +815,8 @@ static int order_changed(struct rctx *r, uint32_t s, const struct nw_proc *p, si
 		if (!prev || !is_coll(prev) || prev->comm_id == held->comm_id || !comm_in_cycle(r, s, held->comm_id, p))
 			continue;
 		(*holds)++;
-		const struct nw_seg_op *a = last_before(p, held->comm_id, held->stream, prev);
-		const struct nw_seg_op *b = last_before(p, prev->comm_id, held->stream, prev);
+		const struct nw_seg_op *a = last_before(r->x, p, held->comm_id, held->stream, prev);
+		const struct nw_seg_op *b = last_before(r->x, p, prev->comm_id, held->stream, prev);
 		if (a && b && a->commit < b->commit) {
 			if (ro && !changed)
 				*ro = (struct reorder){ held, prev, a, b };
@@ -718,6 +906,10 @@ static const struct tiebreak tiebreaks[NDECIDED] = {
 	[BY_SKIPPED] = { skipped_deviants, 0,
 	                 "it skipped a collective that the ranks which reached its op issued before it (their "
 	                 "order); the others only wait for it" },
+	[BY_SKIPPED_SPLIT] = { skipped_split_deviants, 0,
+	                       "it went on with the parent comm's collectives past a split of it that the ranks inside "
+	                       "the split make at the same point of every step (their order); the others only wait "
+	                       "for it" },
 	[BY_MAJORITY] = { majority_deviants, 0, "it is stuck in another op than the majority" },
 	[BY_MISMATCH] = { mismatch_deviants, 0,
 	                  "its op differs from what the other ranks of its comm issued at the same position (a "

@@ -26,9 +26,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Inside its creation: entered, or (non-blocking) still in progress, or
+ * made inside a group that has not ended: the call returned at once, but
+ * NCCL creates the comm at the outermost ncclGroupEnd, where the recorder
+ * learns its size (a split's child has none before). */
 static int inside(const struct nw_seg_comm *c)
 {
-	return c->state == NW_COMM_INIT_ENTERED || c->state == NW_COMM_INIT_ASYNC;
+	return c->state == NW_COMM_INIT_ENTERED || c->state == NW_COMM_INIT_ASYNC ||
+	       (c->state == NW_COMM_INIT_DONE && c->handle && c->nranks < 0);
 }
 
 static uint16_t create_kind(uint32_t origin)
@@ -614,6 +619,41 @@ void nw_rules_init(struct nw_jctx *x)
 			stuck_add(x, &g->s, p, c);
 		}
 	}
+	/* Ranks inside a split with NCCL_SPLIT_NOCOLOR: no child, the record
+	 * is on the parent (done), the call is the parent's collective all the
+	 * same: they wait in the same split as the ranks with a color. */
+	size_t nnc = 0;
+	struct nw_seg_comm *nocolor = calloc(x->job->nprocs + 1, sizeof *nocolor);
+	for (size_t q = 0; nocolor && q < x->job->nprocs && !x->oom; q++) {
+		struct nw_proc *p = x->job->procs[q];
+		for (size_t i = p->nops; i-- > 0;) {
+			const struct nw_seg_op *o = &p->ops[i];
+			if (o->kind != NW_OP_COMM_SPLIT)
+				continue;
+			const struct nw_seg_comm *pc = slot_of(p, o->comm_id);
+			if (o->state != NW_ST_INIT_ENTERED || !pc || pc->state != NW_COMM_INIT_DONE ||
+			    nw_age(p, o->enqueue_ns) <= x->timeout_ns)
+				break;   /* its newest split only, and a NOCOLOR one */
+			struct skey k;
+			memset(&k, 0, sizeof k);
+			k.parent = o->comm_id;
+			k.nth = pc->splits;
+			k.origin = NW_ORIGIN_SPLIT;
+			HASH_FIND(hh, groups, &k, sizeof k, g);
+			if (!g)
+				break;   /* no rank with a color waits in it: nothing to add to */
+			struct nw_seg_comm *c = &nocolor[nnc++];
+			c->origin = NW_ORIGIN_SPLIT;
+			c->state = NW_COMM_INIT_ENTERED;
+			c->init_enter_ns = o->enqueue_ns;
+			c->split_color = -1;
+			c->nranks = -1;
+			stuck_add(x, &g->s, p, c);
+			break;
+		}
+	}
+	if (!nocolor)
+		x->oom = 1;
 	HASH_ITER(hh, groups, g, gt) {
 		if (!x->oom)
 			split_group(x, g);
@@ -622,4 +662,5 @@ void nw_rules_init(struct nw_jctx *x)
 		free(g->s.c);
 		free(g);
 	}
+	free(nocolor);
 }

@@ -101,11 +101,47 @@ static int orphan_send_of(const struct nw_comm_view *v, int32_t b, int32_t not)
 	return -1;
 }
 
+/* Did member w of v receive from comm rank y, and never from xr, in an
+ * earlier instance of v's group: another child of a split of v's parent
+ * over the same processes at the same comm ranks, ended (finalized or
+ * destroyed) on every member? Why: a group re-created
+ * every step (split at the step's start, destroyed at its end) is one
+ * group of the program; its new comm holds no history of its own, the
+ * ended ones hold the peers it received from. */
+static int received_in_group(struct nw_jctx *x, const struct nw_comm_view *v, int32_t w, int32_t y, int32_t xr)
+{
+	const struct nw_proc *wp = v->members[w].proc;
+	if (v->origin != NW_ORIGIN_SPLIT || !v->parent_id || !wp)
+		return 0;
+	struct nw_comm_view *u, *ut;
+	HASH_ITER(hh, x->job->comms, u, ut) {
+		if (u == v || u->parent_id != v->parent_id || u->origin != v->origin || u->nranks != v->nranks)
+			continue;
+		int same = 1;   /* an earlier instance: it ended on every member */
+		for (int32_t i = 0; i < v->nranks && same; i++)
+			same = v->members[i].proc && u->members[i].proc == v->members[i].proc && u->members[i].comm &&
+			       (u->members[i].comm->state == NW_COMM_FINALIZED ||
+			        u->members[i].comm->state == NW_COMM_DESTROYED);
+		int from_y = 0, from_x = 0;
+		for (size_t i = 0; same && i < wp->nops; i++) {
+			const struct nw_seg_op *o = &wp->ops[i];
+			if (o->comm_id == u->id && o->kind == NW_OP_RECV) {
+				from_y |= o->root == y;
+				from_x |= o->root == xr;
+			}
+		}
+		if (from_y && !from_x)
+			return 1;
+	}
+	return 0;
+}
+
 /* Receive #1 of member w from x, which x never sent to (x's sends to w:
  * none), while another member y's completed send to w waits unreceived
- * there, y being a peer w received from before: w received from the wrong
- * peer. Returns y, or -1. */
-static int orphan_recv_at(const struct nw_comm_view *v, int32_t w, int32_t xr)
+ * there, y being a peer w received from before (on this comm, or in an
+ * earlier instance of its group: received_in_group): w received from the
+ * wrong peer. Returns y, or -1. */
+static int orphan_recv_at(struct nw_jctx *x, const struct nw_comm_view *v, int32_t w, int32_t xr)
 {
 	const struct nw_member *wm = &v->members[w];
 	if (!wm->proc)
@@ -115,7 +151,8 @@ static int orphan_recv_at(const struct nw_comm_view *v, int32_t w, int32_t xr)
 			continue;
 		const struct nw_seg_peer *wy = nw_proc_peer(wm->proc, nw_member_slot(wm), y);
 		const struct nw_seg_peer *yw = nw_proc_peer(v->members[y].proc, nw_member_slot(&v->members[y]), w);
-		if (wy && yw && wy->recv_enqueued >= 1 && yw->send_completed > wy->recv_enqueued)
+		uint64_t got = wy ? wy->recv_enqueued : 0;
+		if (yw && yw->send_completed > got && (got >= 1 || received_in_group(x, v, w, y, xr)))
 			return y;
 	}
 	return -1;
@@ -226,7 +263,7 @@ static void pair_of(struct nw_jctx *x, size_t i, const struct nw_seg_op *op, con
 		if (op->kind == NW_OP_RECV && pair.orphan_crank < 0)   /* its send went elsewhere? */
 			pair.orphan_crank = orphan_send_of(v, op->root, op->rank);
 		if (op->kind == NW_OP_RECV && op->seq == 1 && pos == 0) {
-			int y = orphan_recv_at(v, op->rank, op->root);
+			int y = orphan_recv_at(x, v, op->rank, op->root);
 			if (y < 0 && launch)
 				y = graph_orphan_recv_at(v, op->rank, op->root);
 			if (y >= 0) {   /* we received from the wrong peer */

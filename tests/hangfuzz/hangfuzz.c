@@ -157,6 +157,45 @@ static void setup_device(struct hf *h, int device)
 	cuda_ok(h, cuMemsetD8(h->buf2, 0, bytes), "cuMemsetD8");
 }
 
+/* The split comms of the world (TP, DP), in the ranks' order. The split
+ * is collective over the world: a rank of no group of it (tp_nocolor)
+ * calls it too, with NCCL_SPLIT_NOCOLOR, and gets no comm. */
+static void split_comms(struct driver *d)
+{
+	const struct hf_plan *p = d->p;
+	for (int c = HF_TP; c < HF_NCOMMS; c++) {
+		if (!hf_comm_size(p, (enum hf_comm)c, 0))
+			continue; /* no such split in this job */
+		group_start(d);
+		for (int i = 0; i < d->n; i++) {
+			struct hf *h = &d->r[i];
+			use(h);
+			nccl_ok(h, ncclCommSplit(h->comm[HF_WORLD], hf_color(p, (enum hf_comm)c, h->rank), h->rank,
+			                         &h->comm[c], NULL),
+			        "ncclCommSplit");
+		}
+		group_end(d);
+	}
+}
+
+/* The split comms' end (resplit: at each step's end). */
+static void destroy_splits(struct driver *d)
+{
+	for (int c = HF_NCOMMS - 1; c > HF_WORLD; c--) {
+		group_start(d);
+		for (int i = 0; i < d->n; i++)
+			if (d->r[i].comm[c])
+				nccl_ok(&d->r[i], ncclCommFinalize(d->r[i].comm[c]), "ncclCommFinalize");
+		group_end(d);
+		for (int i = 0; i < d->n; i++) {
+			if (!d->r[i].comm[c])
+				continue;
+			nccl_ok(&d->r[i], ncclCommDestroy(d->r[i].comm[c]), "ncclCommDestroy");
+			d->r[i].comm[c] = NULL;
+		}
+	}
+}
+
 static void setup_comms(struct driver *d)
 {
 	const struct hf_plan *p = d->p;
@@ -176,18 +215,7 @@ static void setup_comms(struct driver *d)
 		        "ncclCommInitRank");
 	}
 	group_end(d);
-	for (int c = HF_TP; c < HF_NCOMMS; c++) {
-		group_start(d);
-		for (int i = 0; i < d->n; i++) {
-			struct hf *h = &d->r[i];
-			int color = hf_color(p, (enum hf_comm)c, h->rank);
-			use(h);
-			if (color != NCCL_SPLIT_NOCOLOR)
-				nccl_ok(h, ncclCommSplit(h->comm[HF_WORLD], color, h->rank, &h->comm[c], NULL),
-				        "ncclCommSplit");
-		}
-		group_end(d);
-	}
+	split_comms(d);
 }
 
 /* ---- ops --------------------------------------------------------------------- */
@@ -199,17 +227,21 @@ struct dev {
 	int root_shift;
 	int peer_shift_send, peer_shift_recv;
 	ncclRedOp_t op;          /* ncclSum (0) unless HF_REDOP */
+	int other_kind;          /* HF_KIND: the next collective kind instead */
+	int die_in_group;        /* HF_DIE_GROUP: SIGKILL after the ring's send */
 };
 
 static void issue_on(struct hf *h, const struct hf_op *o, const struct dev *d, CUstream s)
 {
 	ncclComm_t comm = h->comm[o->comm];
 	int size = hf_comm_size(h->p, o->comm, h->rank), me = hf_comm_rank(h->p, o->comm, h->rank);
+	if (me < 0 || !comm)
+		return; /* no member of the comm (its split gave it none, or it made none: HF_NOSPLIT) */
 	int root = (o->root + d->root_shift) % size;
 	void *a = (void *)h->buf, *b = (void *)h->buf2;
 	size_t part = (size_t)d->count / (size_t)size;
 	use(h);
-	switch (o->kind) {
+	switch (d->other_kind ? (enum hf_op_kind)((o->kind + 1) % HF_RING) : o->kind) {
 	case HF_ALLREDUCE:
 		nccl_ok(h, ncclAllReduce(a, a, (size_t)d->count, d->type, d->op, comm, s), "ncclAllReduce");
 		break;
@@ -236,6 +268,10 @@ static void issue_on(struct hf *h, const struct hf_op *o, const struct dev *d, C
 	case HF_RING:
 		nccl_ok(h, ncclGroupStart(), "ncclGroupStart");
 		nccl_ok(h, ncclSend(b, part, d->type, (me + 1 + d->peer_shift_send) % size, comm, s), "ncclSend");
+		if (d->die_in_group) { /* its group open, the receive not yet issued */
+			parked_process(h->p, h->rank, "die-group");
+			raise(SIGKILL);
+		}
 		nccl_ok(h, ncclRecv(a, part, d->type, (me + 2 * size - 1 - d->peer_shift_recv) % size, comm, s),
 		        "ncclRecv");
 		nccl_ok(h, ncclGroupEnd(), "ncclGroupEnd");
@@ -306,6 +342,8 @@ static int deviate(struct driver *d, struct hf *h, const struct hf_op *o, struct
 	case HF_SEND_PEER: dv->peer_shift_send = 1; return 1;
 	case HF_RECV_PEER: dv->peer_shift_recv = 1; return 1;
 	case HF_REDOP: dv->op = ncclMax; return 1;
+	case HF_KIND: dv->other_kind = 1; return 1;
+	case HF_DIE_GROUP: dv->die_in_group = 1; return 1;
 	case HF_DIE_BEFORE:
 		parked_process(p, h->rank, why);
 		raise(SIGKILL);
@@ -341,7 +379,7 @@ static int deviate(struct driver *d, struct hf *h, const struct hf_op *o, struct
 /* Op j of a capture; deviant: the victim's graph of HF_G_OTHER / HF_G_PEER. */
 static struct dev graph_dev(const struct hf_plan *p, int j, int deviant)
 {
-	struct dev dv = { p->count, ncclFloat, 0, 0, 0, ncclSum };
+	struct dev dv = { .count = p->count, .type = ncclFloat, .op = ncclSum };
 	if (!deviant || j != p->gop)
 		return dv;
 	if (p->fault == HF_G_OTHER && p->gdev == HF_GD_COUNT)
@@ -456,7 +494,7 @@ static void fault_step(struct driver *d)
 				nap_ms(10);
 		group_start(d);
 		for (int r = 0; r < d->n; r++) {
-			struct dev dv = { p->count, ncclFloat, 0, 0, 0, ncclSum };
+			struct dev dv = { .count = p->count, .type = ncclFloat, .op = ncclSum };
 			if (r == v && p->fault == HF_ORDER && i == p->at)
 				issue(&d->r[r], &p->ops[p->nops - 1], &dv); /* the closing op first */
 			if (r == v && p->fault == HF_ORDER && i == p->nops - 1)
@@ -476,7 +514,7 @@ static void fault_step(struct driver *d)
 		}
 	}
 	if (v >= 0 && p->fault == HF_EXTRA) {
-		struct dev dv = { p->count, ncclFloat, 0, 0, 0, ncclSum };
+		struct dev dv = { .count = p->count, .type = ncclFloat, .op = ncclSum };
 		issue(&d->r[v], &p->ops[p->nops - 1], &dv);
 	}
 	if (p->fault == HF_REDOP || (p->fault == HF_G_OTHER && p->gdev == HF_GD_REDOP)) {
@@ -511,8 +549,10 @@ static void *run_driver(void *arg)
 	graphs_before(d);
 	int steps = p->fault == HF_NONE ? p->warm + 2 : p->warm;
 	for (int step = 0; step < steps; step++) {
+		if (p->resplit && step > 0) /* step 0's were made with the world */
+			split_comms(d);
 		for (int i = 0; i < p->nops; i++) {
-			struct dev dv = { p->count, ncclFloat, 0, 0, 0, ncclSum };
+			struct dev dv = { .count = p->count, .type = ncclFloat, .op = ncclSum };
 			if (in_graph(p, i)) {
 				for (int r = 0; i == p->g0 && r < d->n; r++)
 					graph_part(&d->r[r], 0);
@@ -526,7 +566,16 @@ static void *run_driver(void *arg)
 		sync_all(d);
 		for (int r = 0; p->graph == HF_GRAPH_PER_STEP && r < d->n; r++)
 			uncapture(&d->r[r], 0);
+		if (p->resplit)
+			destroy_splits(d);
 	}
+	int skips = 0; /* HF_NOSPLIT: this thread drives the victim */
+	for (int r = 0; r < d->n; r++)
+		skips |= p->fault == HF_NOSPLIT && d->r[r].rank == p->victim;
+	if (p->fault == HF_NOSPLIT && !skips)
+		parked(d, "in the fault step's split");
+	if (p->resplit && !skips)
+		split_comms(d); /* the fault step's, or (healthy) the comms the job ends with */
 	if (p->fault != HF_NONE)
 		fault_step(d);
 	if (d->r[0].rank == 0)

@@ -23,7 +23,8 @@ static const char *const fault_names[HF_NFAULTS] = {
 	[HF_EXIT] = "exit", [HF_EXIT_DESTROY] = "exit-destroy", [HF_SLEEP] = "sleep", [HF_LOCK] = "lock",
 	[HF_HOSTFN] = "hostfn", [HF_REDOP] = "redop", [HF_G_SKIP] = "graph-skip", [HF_G_OTHER] = "graph-other",
 	[HF_G_HOSTFN] = "graph-hostfn", [HF_G_NOLAUNCH] = "graph-nolaunch", [HF_G_DIE] = "graph-die",
-	[HF_G_PEER] = "graph-peer",
+	[HF_G_PEER] = "graph-peer", [HF_KIND] = "kind", [HF_DIE_GROUP] = "die-group",
+	[HF_NOSPLIT] = "nosplit",
 };
 const char *hf_fault_name(enum hf_fault f) { return f < HF_NFAULTS ? fault_names[f] : "?"; }
 
@@ -58,16 +59,22 @@ static int comm_exists(const struct hf_plan *p, enum hf_comm c)
 	return c == HF_WORLD || (c == HF_TP && p->tp) || (c == HF_DP && p->dp);
 }
 
+/* Is r left out of c's split (NCCL_SPLIT_NOCOLOR)? */
+static int left_out(const struct hf_plan *p, enum hf_comm c, int r)
+{
+	return c == HF_TP && p->tp_nocolor && r >= p->nranks - p->tp;
+}
+
 int hf_color(const struct hf_plan *p, enum hf_comm c, int r)
 {
-	if (!comm_exists(p, c))
+	if (!comm_exists(p, c) || left_out(p, c, r))
 		return NCCL_SPLIT_NOCOLOR;
 	return c == HF_TP ? r / p->tp : c == HF_DP ? r % p->tp : 0;
 }
 
 int hf_comm_rank(const struct hf_plan *p, enum hf_comm c, int r)
 {
-	if (!comm_exists(p, c))
+	if (!comm_exists(p, c) || left_out(p, c, r))
 		return -1;
 	return c == HF_TP ? r % p->tp : c == HF_DP ? r / p->tp : r;
 }
@@ -87,11 +94,11 @@ static void build_shape(struct hf_plan *p, uint64_t *s, int nranks)
 	int chosen = 2 + pick(s, 7); /* drawn either way: the rest of the plan follows the seed alone */
 	p->nranks = nranks > 0 ? nranks : chosen;
 	int div[HF_MAX_RANKS], nd = 0;
-	for (int g = 2; g < p->nranks; g++)
+	for (int g = 2; g < p->nranks + p->wide; g++) /* wide: a tp group may span the world */
 		if (p->nranks % g == 0)
 			div[nd++] = g;
 	p->tp = nd && pick(s, 10) < 6 ? div[pick(s, nd)] : 0;
-	p->dp = p->tp && pick(s, 2);
+	p->dp = p->tp && pick(s, 2) && p->tp < p->nranks;
 	p->nstreams = pick(s, 10) < 3 ? 2 : 1;
 	p->warm = 2 + pick(s, 3);
 }
@@ -137,6 +144,16 @@ static void build_processes(struct hf_plan *p, uint64_t seed)
 
 static int is_p2p(enum hf_op_kind k) { return k == HF_RING || k == HF_PIPE; }
 
+/* The wide jobs' shapes (HF_WIDE_SEEDS), from a stream of their own: the
+ * last tp group left out of the split, one job in 3 with 2 tp groups or
+ * more; the split comms re-created every step, one job in 3 with a split. */
+static void build_wide_shape(struct hf_plan *p, uint64_t seed)
+{
+	uint64_t s = seed * 0xe7037ed1a0b428dbULL + 31;
+	p->tp_nocolor = p->tp && p->tp < p->nranks && pick(&s, 3) == 0;
+	p->resplit = (p->tp || p->dp) && pick(&s, 3) == 0;
+}
+
 /* Can fault f hit op j with victim v? Each condition is what makes the
  * construction's answer the only right one: a mismatch or a deviating
  * order needs a majority (3 or more ranks) to be told from the rest. */
@@ -145,6 +162,8 @@ static int applicable(const struct hf_plan *p, enum hf_fault f, int j, int v)
 	const struct hf_op *o = &p->ops[j];
 	int size = hf_comm_size(p, o->comm, v);
 	int last = j == p->nops - 1;
+	if (f != HF_NONE && hf_comm_rank(p, o->comm, v) < 0)
+		return 0; /* the victim is no member of op j's comm: it never issues op j */
 	switch (f) {
 	case HF_NONE: case HF_SKIP: case HF_DIE_BEFORE: case HF_EXIT: case HF_EXIT_DESTROY:
 	case HF_SLEEP: case HF_LOCK: case HF_HOSTFN:
@@ -158,12 +177,16 @@ static int applicable(const struct hf_plan *p, enum hf_fault f, int j, int v)
 	case HF_ORDER: /* not where one thread issues each op for all its ranks in one group:
 	                * the two ops of the victim then share a group, whose ops progress
 	                * together (no order between them, as in NCCL's fused launch) */
-		return !last && o->comm != HF_WORLD && !is_p2p(o->kind) && o->stream == 0 && p->nranks >= 3 &&
-		       !(p->rpp > 1 && !p->threaded);
+		return !last && o->comm != HF_WORLD && !is_p2p(o->kind) && o->stream == 0 &&
+		       (p->nranks >= 3 || p->wide) && !(p->rpp > 1 && !p->threaded);
 	case HF_SEND_PEER: case HF_RECV_PEER:
 		return o->kind == HF_RING && size >= 3;
-	case HF_DIE_INSIDE:
-		return !is_p2p(o->kind);
+	case HF_DIE_INSIDE: /* wide: a grouped ring too (its halves started) */
+		return !is_p2p(o->kind) || (p->wide && o->kind == HF_RING);
+	case HF_KIND:
+		return p->wide && !is_p2p(o->kind) && size >= 3;
+	case HF_DIE_GROUP:
+		return p->wide && o->kind == HF_RING;
 	case HF_REDOP:
 		return (o->kind == HF_ALLREDUCE || o->kind == HF_REDUCE || o->kind == HF_REDUCESCATTER) && size >= 3;
 	default:
@@ -227,7 +250,7 @@ static void build_graph(struct hf_plan *p, uint64_t seed)
 	if (pick(&s, 8) == 0)
 		return;
 	for (int k = 0; k < 64 && p->fault == HF_NONE; k++) {
-		enum hf_fault f = (enum hf_fault)(HF_G_SKIP + pick(&s, HF_NFAULTS - HF_G_SKIP));
+		enum hf_fault f = (enum hf_fault)(HF_G_SKIP + pick(&s, HF_G_LAST + 1 - HF_G_SKIP));
 		int gdev = f == HF_G_OTHER ? pick(&s, 4) : f == HF_G_PEER ? pick(&s, 2) : 0, op = p->g0;
 		if (graph_fits(p, f, gdev, &op, &s))
 			p->fault = f, p->gdev = gdev, p->gop = op, p->victim = pick(&s, p->nranks), p->at = p->g0;
@@ -241,7 +264,10 @@ int hf_plan_build(struct hf_plan *p, uint64_t seed, int nranks)
 	uint64_t s = seed * 0x2545f4914f6cdd1dULL + 1;
 	memset(p, 0, sizeof *p);
 	p->seed = seed;
+	p->wide = seed >= HF_WIDE_SEEDS;
 	build_shape(p, &s, nranks);
+	if (p->wide)
+		build_wide_shape(p, seed);
 	build_step(p, &s);
 	build_processes(p, seed); /* a stream of its own: before the fault, which depends on it */
 	/* one seed in 8 healthy; otherwise a random fault that fits */
@@ -250,8 +276,12 @@ int hf_plan_build(struct hf_plan *p, uint64_t seed, int nranks)
 	if (pick(&s, 8) != 0) {
 		/* a fault first, then an op it fits: every kind of fault
 		 * as likely as the next wherever the shape allows it */
+		/* wide jobs: the menu and its new kinds */
+		static const enum hf_fault wide[] = { HF_KIND, HF_DIE_GROUP };
+		int nmenu = HF_NDRAWN - 1 + (p->wide ? (int)(sizeof wide / sizeof wide[0]) : 0);
 		for (int k = 0; k < 64 && p->fault == HF_NONE; k++) {
-			enum hf_fault f = (enum hf_fault)(1 + pick(&s, HF_NDRAWN - 1));
+			int m = pick(&s, nmenu);
+			enum hf_fault f = m < HF_NDRAWN - 1 ? (enum hf_fault)(1 + m) : wide[m - (HF_NDRAWN - 1)];
 			int fits[HF_MAX_OPS], nf = 0, v = pick(&s, p->nranks);
 			for (int j = 0; j < p->nops; j++)
 				if (applicable(p, f, j, v))
@@ -293,7 +323,39 @@ int hf_plan_build(struct hf_plan *p, uint64_t seed, int nranks)
 		if (nf)
 			p->fault = HF_REDOP, p->at = fits[pick(&r, nf)], p->victim = v;
 	}
-	if (seed >= HF_GRAPH_SEEDS)
+	/* Wide jobs: a mismatch on a comm of 2 ranks made once (no majority:
+	 * the comm's history decides), from a stream of its own: one seed in 6
+	 * where one fits; a split never made, one resplit job in 6. */
+	uint64_t m = seed * 0x94d049bb133111ebULL + 63;
+	if (p->wide && pick(&m, 6) == 0) {
+		static const enum hf_fault mis[] = { HF_COUNT, HF_DTYPE, HF_ROOT, HF_KIND };
+		enum hf_fault f = mis[pick(&m, 4)];
+		int v = pick(&m, p->nranks), fits[HF_MAX_OPS], nf = 0;
+		for (int j = 0; j < p->nops; j++) {
+			const struct hf_op *o = &p->ops[j];
+			if (hf_comm_size(p, o->comm, v) == 2 && hf_comm_rank(p, o->comm, v) >= 0 && !is_p2p(o->kind) &&
+			    (o->comm == HF_WORLD || !p->resplit) &&
+			    (f != HF_ROOT || o->kind == HF_BROADCAST || o->kind == HF_REDUCE))
+				fits[nf++] = j;
+		}
+		if (nf)
+			p->fault = f, p->at = fits[pick(&m, nf)], p->victim = v;
+	}
+	if (p->wide && p->resplit && pick(&m, 6) == 0)
+		p->fault = HF_NOSPLIT, p->at = 0, p->victim = pick(&m, p->nranks);
+	/* Wide jobs: an order swap (rare on the menu: it needs a split's
+	 * collective on stream 0 before the closing op), from a stream of its
+	 * own: one seed in 6 where it fits, 2-rank jobs and pair comms too. */
+	uint64_t w = seed * 0x8ebc6af09c88c6e3ULL + 57;
+	if (p->wide && pick(&w, 6) == 0) {
+		int v = pick(&w, p->nranks), fits[HF_MAX_OPS], nf = 0;
+		for (int j = 0; j < p->nops; j++)
+			if (applicable(p, HF_ORDER, j, v))
+				fits[nf++] = j;
+		if (nf)
+			p->fault = HF_ORDER, p->at = fits[pick(&w, nf)], p->victim = v;
+	}
+	if (seed >= HF_GRAPH_SEEDS && !p->wide)
 		build_graph(p, seed);
 	p->count = p->fault == HF_COUNT || p->fault == HF_DTYPE ||
 	           (p->fault == HF_G_OTHER && (p->gdev == HF_GD_COUNT || p->gdev == HF_GD_DTYPE)) ? 32768 : 4096;
@@ -322,8 +384,9 @@ int hf_fault_takes_process(const struct hf_plan *p)
 {
 	switch (p->fault) {
 	case HF_DIE_BEFORE: case HF_DIE_INSIDE: case HF_EXIT: case HF_EXIT_DESTROY: case HF_G_DIE:
+	case HF_DIE_GROUP:
 		return 1;
-	case HF_SLEEP: case HF_LOCK: /* the thread that drives the rank stops */
+	case HF_SLEEP: case HF_LOCK: case HF_NOSPLIT: /* the thread that drives the rank stops or skips */
 		return !p->threaded;
 	default:
 		return 0;
@@ -365,6 +428,8 @@ void hf_plan_answer(const struct hf_plan *p, struct hf_answer *a)
 				k = "STREAM_BLOCKED,MISMATCH";
 		break;
 	case HF_SEND_PEER: case HF_RECV_PEER: k = "P2P_UNMATCHED"; break;
+	case HF_KIND: k = "MISMATCH"; break;
+	case HF_NOSPLIT: k = "INIT_STALL,MISSING_RANK"; break;
 	case HF_HOSTFN: k = "STREAM_BLOCKED"; break;
 	case HF_REDOP: /* nothing waits: the records' disagreement is the finding */
 		k = "MISMATCH";
@@ -404,7 +469,10 @@ void hf_plan_describe(const struct hf_plan *p, FILE *f)
 {
 	fprintf(f, "seed %llu: %d ranks", (unsigned long long)p->seed, p->nranks);
 	if (p->tp)
-		fprintf(f, ", tp groups of %d%s", p->tp, p->dp ? " and dp groups" : "");
+		fprintf(f, ", tp groups of %d%s%s%s", p->tp, p->tp == p->nranks ? " (one, the whole world)" : "",
+		        p->tp_nocolor ? " (the last one passes NCCL_SPLIT_NOCOLOR)" : "", p->dp ? " and dp groups" : "");
+	if (p->resplit)
+		fprintf(f, ", split comms made and destroyed every step");
 	if (p->rpp > 1)
 		fprintf(f, ", %d processes of %d ranks (%s)", p->nranks / p->rpp, p->rpp,
 		        p->threaded ? "a thread per rank" : "one thread, ops grouped");
@@ -422,7 +490,7 @@ void hf_plan_describe(const struct hf_plan *p, FILE *f)
 		        p->graph == HF_GRAPH_REPLAY ? "captured once, replayed every step" : "captured and launched every step");
 	if (p->fault == HF_NONE)
 		fprintf(f, "  no fault: %d steps and a clean end\n", p->warm + 2);
-	else if (p->fault >= HF_G_SKIP)
+	else if (p->fault >= HF_G_SKIP && p->fault <= HF_G_LAST)
 		fprintf(f, "  fault at step %d: rank %d, %s%s%s, graph op %d\n", p->warm + 1, p->victim,
 		        hf_fault_name(p->fault), p->fault == HF_G_OTHER || p->fault == HF_G_PEER ? " " : "",
 		        p->fault == HF_G_OTHER || p->fault == HF_G_PEER ? hf_gdev_name(p) : "", p->gop);

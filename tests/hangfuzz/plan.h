@@ -59,8 +59,19 @@ enum hf_fault {
 	                 * peers held back till then */
 	HF_G_PEER,      /* the graph's grouped ring (op gop) receives from the rank
 	                 * before previous, or sends to the one after next (gdev) */
+	/* Wide jobs only (seeds from HF_WIDE_SEEDS on): */
+	HF_KIND,        /* op j (a collective) issued as another collective kind on
+	                 * the same comm: every member hangs in it (as NCCL) */
+	HF_DIE_GROUP,   /* SIGKILL inside op j's group (a grouped ring): after its
+	                 * ncclSend, before its ncclRecv and ncclGroupEnd */
+	HF_NOSPLIT,     /* split comms re-made every step: at the fault step the
+	                 * victim's thread makes none (the peers wait in the
+	                 * split) and issues the step's ops of the world only */
 	HF_NFAULTS
 };
+/* The graph faults' menu ends here (adding kinds after it must not change
+ * the graph seeds already judged). */
+#define HF_G_LAST HF_G_PEER
 /* The faults drawn from the seed's main stream (the menu before HF_REDOP:
  * adding a kind must not change the seeds already judged). */
 #define HF_NDRAWN HF_REDOP
@@ -69,6 +80,20 @@ enum hf_fault {
  * drawn as for an eager job, then the graph's draws, from streams of their
  * own, replace its fault (seeds below are the plans they always were). */
 #define HF_GRAPH_SEEDS 100000ULL
+
+/* Seeds from here on are wide eager jobs: the menu and shapes the seeds
+ * below never draw (seeds below keep their plans; test-hangfuzz-seeds.sh
+ * pins some): a world of 2 ranks or more with a second comm over all of
+ * it (a "tp" group as large as the world, as a duplicated process group),
+ * so a 2-rank job can swap the order of two comms' ops; the last tp group
+ * left out of the split (NCCL_SPLIT_NOCOLOR: its ranks never issue tp
+ * ops); the split comms re-created every step (split at its start,
+ * destroyed at its end); order swaps on any job size; SIGKILL inside a
+ * grouped ring, before or inside its group (HF_DIE_INSIDE, HF_DIE_GROUP);
+ * another collective kind (HF_KIND); a split never made (HF_NOSPLIT); a
+ * mismatch (count, datatype, root, kind) on a comm of 2 ranks, which its
+ * history decides (a comm made once: a 2-rank world, or a pair comm). */
+#define HF_WIDE_SEEDS 200000ULL
 
 enum hf_graph_mode {
 	HF_EAGER,
@@ -97,6 +122,11 @@ struct hf_plan {
 	                          * all its ranks (every op of the step in one group) */
 	int tp;                  /* TP group size (consecutive ranks); 0: no TP comm */
 	int dp;                  /* 1: the DP comm (same TP position) exists */
+	int wide;                /* a wide job (HF_WIDE_SEEDS) */
+	int tp_nocolor;          /* the last TP group passes NCCL_SPLIT_NOCOLOR: not
+	                          * in any TP comm (tp < nranks) */
+	int resplit;             /* the split comms are made at each step's start
+	                          * (ncclCommSplit) and destroyed at its end */
 	int nstreams;
 	int warm;                /* steps before the fault step */
 	long count;              /* elements per op */

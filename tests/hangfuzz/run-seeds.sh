@@ -6,7 +6,8 @@
 # (every view: live, dead, watchdog; CORPUS_JOBS at once) and prints one
 # line per seed and view, then per fault kind "fault: N ok of M seeds",
 # per shape "shape DIMENSION=VALUE: N ok of M seeds" (ranks, ranks per
-# process, comms, send/receive, graph), every seed with a wrong view (with
+# process, comms, send/receive, graph, split: none, a TP x DP grid, one over
+# the whole world, a group left out with NCCL_SPLIT_NOCOLOR; +per-step), every seed with a wrong view (with
 # its plan), and "N ok, N FAIL" (views).
 # Needs `make all`; the programs are copied at the start (a rebuild while
 # it runs changes nothing). Exit status 0 when every view is right.
@@ -49,11 +50,13 @@ awk '{ n[$1]++; if ($2 == "ok") ok[$1]++ } END { for (f in n) printf "%s: %d ok 
 while read -r f r s; do
 	"$HANGFUZZ" --seed "$s" --plan | awk -v r="$r" '
 		NR == 1 { p = /processes of/ ? "several" : "one"; c = /(tp|dp) groups/ ? "splits" : "world"
-		          n = $3 + 0; sz = n <= 2 ? "2" : n <= 4 ? "3-4" : "5-8" }
+		          n = $3 + 0; sz = n <= 2 ? "2" : n <= 4 ? "3-4" : "5-8"
+		          sp = /NOCOLOR/ ? "nocolor" : /whole world/ ? "whole-world" : /tp groups/ ? "grid" : "none"
+		          if (/every step/) sp = sp "+per-step" }
 		/ring send\/recv/ { x = "ring" } /pipeline stage/ { y = "pipeline" }
 		/CUDA graph/ { g = /captured once/ ? "once" : "per-step" }
 		END { o = x y; if (o == "") o = "none"; if (o == "ringpipeline") o = "ring+pipeline"; if (g == "") g = "eager"
-		      printf "ranks=%s %s\nranks-per-process=%s %s\ncomms=%s %s\nsend-recv=%s %s\ngraph=%s %s\n", sz, r, p, r, c, r, o, r, g, r }'
+		      printf "ranks=%s %s\nranks-per-process=%s %s\ncomms=%s %s\nsend-recv=%s %s\ngraph=%s %s\nsplit=%s %s\n", sz, r, p, r, c, r, o, r, g, r, sp, r }'
 done < "$T/byfault" > "$T/byshape"
 awk '{ n[$1]++; if ($2 == "ok") ok[$1]++ } END { for (k in n) printf "shape %s: %d ok of %d seeds\n", k, ok[k], n[k] }' "$T/byshape" | sort
 for s in $(awk '$2 == "FAIL" { print $3 }' "$T/byfault"); do

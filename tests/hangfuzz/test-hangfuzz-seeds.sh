@@ -50,9 +50,45 @@
 # open group, 5770 with nothing in it yet (a pipeline stage), 4466 four
 # ranks of one process; the send/receive verdict named the one rank the
 # receive waits for).
+# Wide jobs (seeds from 200000 on, plan.h): 200012 (7 ranks, a tp comm over
+# the whole world split anew every step; rank 2's ring receives from rank 0
+# on the fresh comm, where it received from nobody yet: the earlier
+# instances of the group say it received from rank 1, whose send waits
+# unreceived; rank 0 was blamed); 200238 (2 processes of 2 ranks, a thread
+# per rank, the split made every step: rank 1 never makes the fault step's,
+# ranks 0, 2, 3 wait inside it; both of the second process's children had
+# the same id and no device yet, so rank 2's split went to rank 3's view
+# and rank 2, idle, was blamed); 200563 and 200186 (processes of 2 ranks
+# driven by one thread, each split made in a group: one process never makes
+# the fault step's split, the others' splits returned at once and wait in
+# ncclGroupEnd, where NCCL creates the comms: a child made in a group that
+# has not ended (no size yet) is inside its creation; the ranks in it were
+# blamed for never calling the world's next collective); 200156 and 200731
+# (2 ranks, a comm over both split anew every step: rank 1 never makes the
+# fault step's split and goes on with the world's ops, a collective in
+# 200156, a ring send in 200731; rank 0 waits inside it: no majority, but
+# both made every earlier split after the same number of world
+# collectives: rank 1 went past the split, "cannot decide" before) and
+# 200014 (the same with 2 processes of 2 ranks, one thread each, the split
+# in a group: 2 against 2, ranks 0-1 were blamed).
+# 200164 (6 ranks, tp pairs but ranks 4-5 pass NCCL_SPLIT_NOCOLOR: rank 1
+# issues the world's all-reduce before its pair's all-gather; the ranks
+# left out of the split issued the world's op with no pair op before it,
+# which kept "skipped a step" from naming rank 1, and the world's waiters
+# outvoted its partner, rank 0, which was blamed).
+# 200395 (4 ranks, a pair comm for ranks 0-1 made anew every step, 2-3
+# left out: rank 0 issues the world's all-reduce before the pair's
+# broadcast; 1 against 1, the left-out ranks' votes for the world's op
+# blamed rank 1; they cannot tell the pair's order, and the order kept
+# before lies in the pair's earlier instances, not in its fresh comm).
+# 200496 (8 ranks, tp groups of 4 made every step, ranks 4-7 pass
+# NCCL_SPLIT_NOCOLOR: rank 0 never makes the fault step's split; ranks 4-7
+# wait inside the split too, with no child comm, and were blamed for never
+# calling the world's Reduce).
 seeds="16 41 14 11 18 8 13 2 37 30 60 1 5 24 43 3 22 4 10 209 39 79 44 221 6 20 7 15
        248 142 165 33 278 266 74 48 12 9 32 617 574 687 708 19 47 1748 3871 116 1215
-       3243 3363 3493 3175 911 5086 3131 5770 4466"
+       3243 3363 3493 3175 911 5086 3131 5770 4466 200012 200238
+       200563 200186 200156 200731 200014 200164 200395 200496"
 # shellcheck disable=SC2086
 sh "$NW_ROOT/tests/hangfuzz/run-seeds.sh" $seeds > "$T/out" 2>&1
 st=$?
