@@ -38,7 +38,17 @@
 	X(EG_MORE)     /* evidence grouped across ranks: n more groups not shown */              \
 	X(WHERE)       /* where proc is (nw_fact_where): op its oldest stuck op (n & NW_WH_STUCK) \
 	                * or newest op (NULL: none), view op's comm view, n: NW_WH_* flags and \
-	                * the ended state, job: for its native flag */
+	                * the ended state, job: for its native flag */                           \
+	X(ORDER_WHO)   /* verdicts_order.c summary: set's ranks (never: n) launched */          \
+	X(ORDER_GRAPH) /* ...the graph holding op_kind #seq on view's comm (n: 0, the graph's   \
+	                * op is on another comm that has ops on it) */                           \
+	X(ORDER_TIMES) /* ...n times (0: nothing, NW_FACT_OTHER: another number of times) */    \
+	X(ORDER_BEFORE)/* ...before set's (its/their) op_kind #seq, where the others launched   \
+	                * it n times */                                                          \
+	X(ORDER_WAIT)  /* ...; set's ranks wait (age n) */                                      \
+	X(ORDER_COUNT) /* verdicts_order.c evidence: launched it n times before op_kind #seq */ \
+	X(ORDER_IN)    /* verdicts_order.c evidence: op (view: its comm's) in its state for     \
+	                * NW_AGE */
 
 #define NW_FACT_ENUM_(name) NW_F_##name,
 enum nw_fact_kind { NW_F_NONE = 0, NW_FACT_KINDS(NW_FACT_ENUM_) NW_F_NKINDS };
