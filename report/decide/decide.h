@@ -252,6 +252,8 @@ const struct nw_fset *nw_findings_set(struct nw_jctx *x, struct nw_vwork *w, con
  * the comm numbers its ranks like the world (comm rank = global rank). */
 int nw_view_identity(const struct nw_comm_view *v);
 void nw_view_unknown(struct nw_jctx *x, const struct nw_comm_view *v, struct nw_vwork *w);
+/* The same with findings: the comm ranks' line is a COMM_NOFILE fact. */
+void nw_view_unknown_fact(struct nw_jctx *x, const struct nw_comm_view *v, struct nw_vwork *w);
 /* The collectives of a member (ops of its slot), sorted by seq. */
 const struct nw_seg_op *nw_member_coll(struct nw_jctx *x, const struct nw_member *m, uint64_t seq);
 void nw_member_ops(struct nw_jctx *x, const struct nw_member *m, uint32_t **idx, size_t *n);

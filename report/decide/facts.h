@@ -48,7 +48,28 @@
 	X(ORDER_WAIT)  /* ...; set's ranks wait (age n) */                                      \
 	X(ORDER_COUNT) /* verdicts_order.c evidence: launched it n times before op_kind #seq */ \
 	X(ORDER_IN)    /* verdicts_order.c evidence: op (view: its comm's) in its state for     \
-	                * NW_AGE */
+	                * NW_AGE */                                                              \
+	X(COMM_NOFILE) /* evidence: set's comm ranks have no file (global ranks not known) */    \
+	X(RANKS)       /* "rank 3", "ranks 0-2": set */                                          \
+	X(GRAPH_NAME)  /* verdicts_graph.c: the graph holding op_kind #seq on view's comm (n:    \
+	                * its first op is on another comm; seq 0: no identity) */                \
+	X(REPLAY_IN)   /* evidence: in replay seq (n: 1 of it, 2 of its graph) in launch op's  \
+	                * state (its op inside the replay) for NW_AGE */                         \
+	X(REPLAY_SHORT)/* evidence: launched it n times, never replay seq */                     \
+	X(REPLAY_ENDED)/* evidence: ended inside replay seq of it */                             \
+	X(REPLAY_MM_WAIT) /* MISMATCH summary, after its words: set's ranks wait in replay seq  \
+	                * of the graph holding it (age n) */                                     \
+	X(REPLAY_LAUNCHED) /* summary: after RANKS, " launched " (then GRAPH_NAME) */            \
+	X(REPLAY_TIMES)/* ...n times (NW_FACT_OTHER: fewer than seq times) */                    \
+	X(REPLAY_ENDED_BEFORE) /* summary: after RANKS, ended before replay seq of (GRAPH_NAME) */\
+	X(REPLAY_COMPLETED) /* ...completed */                                                   \
+	X(REPLAY_WAIT) /* summary: set's ranks wait in replay seq (age n) */                     \
+	X(REPLAY_NOFILE_WAIT) /* summary: set's ranks wait in replay seq of (GRAPH_NAME) */      \
+	X(REPLAY_NOFILE) /* ...for age n; seq of its ranks have no file */                      \
+	X(REPLAY_STALL)/* TRANSPORT_STALL summary: every rank of view's comm (n ranks) launched  \
+	                * replay seq of its graph */                                             \
+	X(REPLAY_STALL_WHAT) /* ...holding op_kind #seq (seq 0: whose first op is a op_kind) */ \
+	X(REPLAY_STALL_END) /* ...and none completed it in age n: the transfer is stuck */
 
 #define NW_FACT_ENUM_(name) NW_F_##name,
 enum nw_fact_kind { NW_F_NONE = 0, NW_FACT_KINDS(NW_FACT_ENUM_) NW_F_NKINDS };

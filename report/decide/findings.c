@@ -387,6 +387,11 @@ static int fact_same(const struct nw_fact *a, const struct nw_fact *b)
 	    (a->comm ? a->comm->comm_id : 0) != (b->comm ? b->comm->comm_id : 0) ||
 	    (a->acomm ? a->acomm->comm_id : 0) != (b->acomm ? b->acomm->comm_id : 0))
 		return 0;
+	if (a->kind == NW_F_REPLAY_IN) {   /* it also says where the launch is inside its replay */
+		unsigned sa = 0, sb = 0;
+		return a->op->count == b->op->count &&
+		       nw_graph_replay_at(a->op, &sa) == nw_graph_replay_at(b->op, &sb) && sa == sb;
+	}
 	if (a->kind != NW_F_WHERE)
 		return 1;
 	if (a->op && !str_same(nw_op_site(a->proc, a->op), nw_op_site(b->proc, b->op)))
@@ -459,4 +464,27 @@ void nw_fg_flush(struct nw_jctx *x, struct nw_vwork *w, struct nw_fgroups *eg, s
 	}
 	free(eg->g);
 	memset(eg, 0, sizeof *eg);
+}
+
+/* nw_view_unknown with facts: members of v with no file go to w's
+ * unknown ranks when v numbers its ranks like the world, else one
+ * evidence line (COMM_NOFILE) names their comm ranks. */
+void nw_view_unknown_fact(struct nw_jctx *x, const struct nw_comm_view *v, struct nw_vwork *w)
+{
+	int identity = nw_view_identity(v);
+	struct nw_rankset cranks = { 0 };
+	for (int32_t r = 0; r < v->nranks; r++) {
+		if (v->members[r].proc)
+			continue;
+		if (identity)
+			nw_set_add(x, &w->v.unknown, r);
+		else
+			nw_set_add(x, &cranks, r);
+	}
+	if (cranks.n) {
+		struct nw_fact f = { .kind = NW_F_COMM_NOFILE, .view = v, .set = nw_findings_set(x, w, &cranks) };
+		if (f.set)
+			nw_verdict_evidence_fact(x, w, &f);
+	}
+	nw_rankset_free(&cranks);
 }

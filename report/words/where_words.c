@@ -89,3 +89,16 @@ void nw_say_WHERE(struct nw_buf *b, const struct nw_fact *f)
 			nw_buf_thread(b, t, "main thread", f->job && f->job->native);
 	}
 }
+
+void nw_say_COMM_NOFILE(struct nw_buf *b, const struct nw_fact *f)
+{
+	nw_buf_puts(b, f->set->ranks.n == 1 ? "comm rank " : "comm ranks ");
+	nw_buf_rankset(b, &f->set->ranks);
+	nw_buf_puts(b, ": no file (their global ranks are not known)");
+}
+
+void nw_say_RANKS(struct nw_buf *b, const struct nw_fact *f)
+{
+	nw_buf_puts(b, f->set->ranks.n == 1 ? "rank " : "ranks ");
+	nw_buf_rankset(b, &f->set->ranks);
+}
