@@ -69,7 +69,10 @@
 	X(REPLAY_STALL)/* TRANSPORT_STALL summary: every rank of view's comm (n ranks) launched  \
 	                * replay seq of its graph */                                             \
 	X(REPLAY_STALL_WHAT) /* ...holding op_kind #seq (seq 0: whose first op is a op_kind) */ \
-	X(REPLAY_STALL_END) /* ...and none completed it in age n: the transfer is stuck */
+	X(REPLAY_STALL_END) /* ...and none completed it in age n: the transfer is stuck */      \
+	X(LEFT_RANK)   /* verdicts_left.c evidence: proc ended comm (its state: how) early */    \
+	X(LEFT)        /* verdicts_left.c summary: set's ranks left view's comm early; n of its \
+	                * ranks still run it */
 
 #define NW_FACT_ENUM_(name) NW_F_##name,
 enum nw_fact_kind { NW_F_NONE = 0, NW_FACT_KINDS(NW_FACT_ENUM_) NW_F_NKINDS };
