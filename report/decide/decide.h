@@ -232,11 +232,28 @@ struct nw_egroups {
 void nw_eg_add(struct nw_jctx *x, struct nw_egroups *eg, const struct nw_proc *p, const char *text,
                uint64_t age);
 void nw_eg_flush(struct nw_jctx *x, struct nw_vwork *w, struct nw_egroups *eg, size_t max);
+/* The same grouped by fact (findings.c): a line of nf facts per process,
+ * one line for the processes whose facts are the same but the process
+ * (kind and fields; a WHERE fact also what the process shows), said as
+ * "ranks 0-4,6-7: " (EG_HEAD) then the facts, whose NW_AGE is the group's
+ * range of ages; "... N more groups" (EG_MORE) past `max`. */
+struct nw_fgroup;
+struct nw_fgroups {
+	struct nw_fgroup *g;
+	size_t n;
+};
+void nw_fg_add(struct nw_jctx *x, struct nw_fgroups *eg, const struct nw_proc *p, const struct nw_fact *f,
+               size_t nf, uint64_t age);
+void nw_fg_flush(struct nw_jctx *x, struct nw_vwork *w, struct nw_fgroups *eg, size_t max);
+/* A copy of r the findings of w own, for a fact's `set`. */
+const struct nw_fset *nw_findings_set(struct nw_jctx *x, struct nw_vwork *w, const struct nw_rankset *r);
 
 /* Members of a comm with no file: their global ranks go to `unknown` when
  * the comm numbers its ranks like the world (comm rank = global rank). */
 int nw_view_identity(const struct nw_comm_view *v);
 void nw_view_unknown(struct nw_jctx *x, const struct nw_comm_view *v, struct nw_vwork *w);
+/* The same with findings: the comm ranks' line is a COMM_NOFILE fact. */
+void nw_view_unknown_fact(struct nw_jctx *x, const struct nw_comm_view *v, struct nw_vwork *w);
 /* The collectives of a member (ops of its slot), sorted by seq. */
 const struct nw_seg_op *nw_member_coll(struct nw_jctx *x, const struct nw_member *m, uint64_t seq);
 void nw_member_ops(struct nw_jctx *x, const struct nw_member *m, uint32_t **idx, size_t *n);
@@ -253,6 +270,9 @@ const struct nw_seg_op *nw_previous_work(const struct nw_proc *p, const struct n
 /* Where a process is: its oldest stuck op, or its newest op; idle time; main
  * stack. Its one age is written as NW_AGE and returned (NW_NO_AGE: none). */
 uint64_t nw_where(struct nw_jctx *x, const struct nw_proc *p, struct nw_buf *b, int with_stack);
+/* nw_where as a fact (WHERE, facts.h): the same op, idle time, ended
+ * state, stack; returns the same age. */
+uint64_t nw_fact_where(struct nw_jctx *x, const struct nw_proc *p, int with_stack, struct nw_fact *f);
 /* 1.4: "file.py:line in function" where op (one of p->ops) was issued, or NULL. */
 const char *nw_op_site(const struct nw_proc *p, const struct nw_seg_op *op);
 /* "; WHAT in f (a.py:1) < g (a.py:9)" for a Python thread (its innermost

@@ -31,7 +31,48 @@
 	X(LOST_OPEN)   /* lost.c summary, before the HEALTHY summary it wraps: nothing wrong    \
 	                * in what was recorded */                                                  \
 	X(LOST_CLOSE)  /* lost.c summary, after it: what job lost cannot be judged */            \
-	X(LOST_HINT)   /* lost.c hint: what to change so job loses nothing next time */
+	X(LOST_HINT)   /* lost.c hint: what to change so job loses nothing next time */      \
+	X(EG_HEAD)     /* evidence grouped across ranks (findings.c, nw_fg_*): set's ranks and  \
+	                * processes without rank, then ": "; the line's later parts say       \
+	                * NW_AGE for the group's range of ages */                                \
+	X(EG_MORE)     /* evidence grouped across ranks: n more groups not shown */              \
+	X(WHERE)       /* where proc is (nw_fact_where): op its oldest stuck op (n & NW_WH_STUCK) \
+	                * or newest op (NULL: none), view op's comm view, n: NW_WH_* flags and \
+	                * the ended state, job: for its native flag */                           \
+	X(ORDER_WHO)   /* verdicts_order.c summary: set's ranks (never: n) launched */          \
+	X(ORDER_GRAPH) /* ...the graph holding op_kind #seq on view's comm (n: 0, the graph's   \
+	                * op is on another comm that has ops on it) */                           \
+	X(ORDER_TIMES) /* ...n times (0: nothing, NW_FACT_OTHER: another number of times) */    \
+	X(ORDER_BEFORE)/* ...before set's (its/their) op_kind #seq, where the others launched   \
+	                * it n times */                                                          \
+	X(ORDER_WAIT)  /* ...; set's ranks wait (age n) */                                      \
+	X(ORDER_COUNT) /* verdicts_order.c evidence: launched it n times before op_kind #seq */ \
+	X(ORDER_IN)    /* verdicts_order.c evidence: op (view: its comm's) in its state for     \
+	                * NW_AGE */                                                              \
+	X(COMM_NOFILE) /* evidence: set's comm ranks have no file (global ranks not known) */    \
+	X(RANKS)       /* "rank 3", "ranks 0-2": set */                                          \
+	X(GRAPH_NAME)  /* verdicts_graph.c: the graph holding op_kind #seq on view's comm (n:    \
+	                * its first op is on another comm; seq 0: no identity) */                \
+	X(REPLAY_IN)   /* evidence: in replay seq (n: 1 of it, 2 of its graph) in launch op's  \
+	                * state (its op inside the replay) for NW_AGE */                         \
+	X(REPLAY_SHORT)/* evidence: launched it n times, never replay seq */                     \
+	X(REPLAY_ENDED)/* evidence: ended inside replay seq of it */                             \
+	X(REPLAY_MM_WAIT) /* MISMATCH summary, after its words: set's ranks wait in replay seq  \
+	                * of the graph holding it (age n) */                                     \
+	X(REPLAY_LAUNCHED) /* summary: after RANKS, " launched " (then GRAPH_NAME) */            \
+	X(REPLAY_TIMES)/* ...n times (NW_FACT_OTHER: fewer than seq times) */                    \
+	X(REPLAY_ENDED_BEFORE) /* summary: after RANKS, ended before replay seq of (GRAPH_NAME) */\
+	X(REPLAY_COMPLETED) /* ...completed */                                                   \
+	X(REPLAY_WAIT) /* summary: set's ranks wait in replay seq (age n) */                     \
+	X(REPLAY_NOFILE_WAIT) /* summary: set's ranks wait in replay seq of (GRAPH_NAME) */      \
+	X(REPLAY_NOFILE) /* ...for age n; seq of its ranks have no file */                      \
+	X(REPLAY_STALL)/* TRANSPORT_STALL summary: every rank of view's comm (n ranks) launched  \
+	                * replay seq of its graph */                                             \
+	X(REPLAY_STALL_WHAT) /* ...holding op_kind #seq (seq 0: whose first op is a op_kind) */ \
+	X(REPLAY_STALL_END) /* ...and none completed it in age n: the transfer is stuck */      \
+	X(LEFT_RANK)   /* verdicts_left.c evidence: proc ended comm (its state: how) early */    \
+	X(LEFT)        /* verdicts_left.c summary: set's ranks left view's comm early; n of its \
+	                * ranks still run it */
 
 #define NW_FACT_ENUM_(name) NW_F_##name,
 enum nw_fact_kind { NW_F_NONE = 0, NW_FACT_KINDS(NW_FACT_ENUM_) NW_F_NKINDS };
@@ -48,6 +89,34 @@ struct nw_fact {
 	const struct nw_comm_view *view;     /* the job's view of the op's comm, or NULL */
 	const struct nw_job *job;            /* the job concerned, or NULL */
 	uint64_t n;
+	const struct nw_fset *set;           /* a rank set the findings own (nw_findings_set), or NULL */
+	uint64_t seq;                        /* an op named by number when no record stands for it: */
+	uint16_t op_kind;                    /* its seq and kind */
+};
+
+/* n of a fact that says "another number" rather than a number. */
+#define NW_FACT_OTHER UINT64_MAX
+
+/* A WHERE fact's n: its op is stuck (else the newest), the process is
+ * idle, the main thread's stack is said; the ended state of its op
+ * (NW_WH_ENDED(n): 0 none, 1 the others completed it, 2 some did, 3 none
+ * did). */
+#define NW_WH_STUCK 0x1u
+#define NW_WH_IDLE 0x2u
+#define NW_WH_STACK 0x4u
+#define NW_WH_ENDED_SHIFT 4
+#define NW_WH_ENDED(n) (((n) >> NW_WH_ENDED_SHIFT) & 3u)
+
+/* A set of processes a fact names, owned by the findings: ranks, and the
+ * processes without rank (how many; the first one); for a group of
+ * evidence (EG_HEAD), the range of its members' ages (lo NW_NO_AGE: none). */
+struct nw_fset {
+	struct nw_rankset ranks;
+	size_t others;
+	const struct nw_proc *other;
+	uint64_t age_lo, age_hi;
+	struct nw_fset *next;                /* the findings' list */
+	unsigned refs;                       /* the findings' and each part's naming it */
 };
 
 /* A part of a line: a fact, or (text != NULL) a rule's own words. */
@@ -73,6 +142,7 @@ struct nw_findings {
 	struct nw_line *evidence;            /* [nev]: line i of the evidence; nev <= nevidence */
 	size_t nev;
 	char *hint_said;                     /* words/: the hint's storage */
+	struct nw_fset *sets;                /* the sets its facts name */
 	int said;                            /* words/ said them: the text is filled */
 };
 

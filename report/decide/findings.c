@@ -6,10 +6,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void fsets_free(struct nw_fset *s);
+
+/* A set is held by the findings that made it and by every part naming
+ * it (a wrap copies parts into another verdict, which may outlive it). */
+static void fset_release(const struct nw_fset *c)
+{
+	struct nw_fset *s = (struct nw_fset *)c;
+	if (s && --s->refs == 0) {
+		nw_rankset_free(&s->ranks);
+		free(s);
+	}
+}
+
 void nw_line_free(struct nw_line *l)
 {
-	for (size_t i = 0; i < l->n; i++)
+	for (size_t i = 0; i < l->n; i++) {
 		free(l->p[i].text);
+		fset_release(l->p[i].f.set);
+	}
 	free(l->p);
 	memset(l, 0, sizeof *l);
 }
@@ -24,6 +39,7 @@ void nw_findings_free(struct nw_findings *f)
 		nw_line_free(&f->evidence[i]);
 	free(f->evidence);
 	free(f->hint_said);
+	fsets_free(f->sets);
 	free(f);
 }
 
@@ -44,6 +60,8 @@ static int line_add(struct nw_line *l, const struct nw_part *p)
 	n[l->n] = *p;
 	if (p->text && !(n[l->n].text = strdup(p->text)))
 		return -1;
+	if (p->f.set)
+		((struct nw_fset *)p->f.set)->refs++;
 	l->n++;
 	return 0;
 }
@@ -183,4 +201,290 @@ void nw_verdict_summary_wrap(struct nw_jctx *x, struct nw_vwork *w, const struct
 	}
 	nw_line_free(&fd->summary);
 	fd->summary = n;
+}
+
+/* ---- sets of processes a fact names ---- */
+
+static struct nw_fset *fset_new(struct nw_jctx *x, struct nw_vwork *w)
+{
+	struct nw_findings *fd = found_of(x, w);
+	struct nw_fset *s = fd ? calloc(1, sizeof *s) : NULL;
+	if (!s) {
+		x->oom = 1;
+		return NULL;
+	}
+	s->age_lo = NW_NO_AGE;
+	s->refs = 1;
+	s->next = fd->sets;
+	fd->sets = s;
+	return s;
+}
+
+const struct nw_fset *nw_findings_set(struct nw_jctx *x, struct nw_vwork *w, const struct nw_rankset *r)
+{
+	struct nw_fset *s = fset_new(x, w);
+	for (uint32_t i = 0; s && r && i < r->n; i++)
+		nw_set_add(x, &s->ranks, r->v[i]);
+	return s;
+}
+
+static void fset_add(struct nw_jctx *x, struct nw_fset *s, const struct nw_proc *p, uint64_t age)
+{
+	if (age != NW_NO_AGE) {
+		if (age < s->age_lo)
+			s->age_lo = age;
+		if (age > s->age_hi)
+			s->age_hi = age;
+	}
+	if (p->rank >= 0)
+		nw_set_add(x, &s->ranks, p->rank);
+	else if (s->others++ == 0)
+		s->other = p;
+}
+
+static void fsets_free(struct nw_fset *s)
+{
+	while (s) {
+		struct nw_fset *n = s->next;
+		fset_release(s);
+		s = n;
+	}
+}
+
+/* ---- where a process is, as a fact ---- */
+
+/* What the other ranks made of p's collective `op` that its records leave
+ * open because p ended (nw_where's "state as it ended"): 0 nothing to
+ * say, 1 all completed it, 2 some did, 3 none did. */
+static unsigned ended_code(struct nw_jctx *x, const struct nw_proc *p, const struct nw_seg_op *op)
+{
+	if (!x->sink || !x->sink[p->job_index] || !nw_op_pending(op->state) || !NW_OP_IS_COLL(op->kind))
+		return 0;
+	const struct nw_comm_view *v = nw_view_of(x, op->comm_id);
+	if (!v)
+		return 0;
+	uint32_t peers = 0, done = 0;
+	for (int32_t r = 0; r < v->nranks; r++) {
+		const struct nw_member *m = &v->members[r];
+		if (!m->proc || m->proc == p)
+			continue;
+		peers++;
+		done += m->comm->coll_completed >= op->seq;
+	}
+	return !peers ? 0 : done == peers ? 1 : done ? 2 : 3;
+}
+
+uint64_t nw_fact_where(struct nw_jctx *x, const struct nw_proc *p, int with_stack, struct nw_fact *f)
+{
+	uint64_t age = NW_NO_AGE;
+	const struct nw_seg_op *stuck = NULL, *last = NULL;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct nw_seg_op *op = &p->ops[i];
+		if (op->state == NW_ST_DISCARDED)
+			continue;
+		int open = nw_op_pending(op->state) || op->state == NW_ST_INIT_ENTERED;
+		if (open && !stuck && nw_age(p, op->enqueue_ns) > x->timeout_ns &&
+		    (op->comm_id || op->kind == NW_OP_GROUP_END))
+			stuck = op;
+		if (op->comm_id)
+			last = op;
+	}
+	memset(f, 0, sizeof *f);
+	f->kind = NW_F_WHERE;
+	f->proc = p;
+	f->job = x->job;
+	f->op = stuck ? stuck : last;
+	f->view = f->op ? nw_view_of(x, f->op->comm_id) : NULL;
+	if (stuck) {
+		f->n |= NW_WH_STUCK;
+		age = nw_age(p, stuck->enqueue_ns);
+	} else {
+		uint64_t idle = nw_age(p, p->last_activity_ns);
+		if (idle > x->timeout_ns) {
+			f->n |= NW_WH_IDLE;
+			age = idle;
+		}
+	}
+	if (f->op)
+		f->n |= (uint64_t)ended_code(x, p, f->op) << NW_WH_ENDED_SHIFT;
+	if (with_stack)
+		f->n |= NW_WH_STACK;
+	return age;
+}
+
+/* ---- evidence grouped across ranks by fact ---- */
+
+struct nw_fgroup {
+	struct nw_fact *f;
+	size_t nf;
+	struct nw_fset *set;
+};
+
+/* Two ops of two processes said alike: kind, number, comm, state, and a
+ * send/receive's peer. */
+static int op_same(const struct nw_seg_op *a, const struct nw_seg_op *b)
+{
+	if (!a || !b)
+		return a == b;
+	return a->kind == b->kind && a->seq == b->seq && a->comm_id == b->comm_id && a->state == b->state &&
+	       (!NW_OP_IS_P2P(a->kind) || a->root == b->root);
+}
+
+static int str_same(const char *a, const char *b)
+{
+	return a && b ? !strcmp(a, b) : a == b;
+}
+
+/* Two main threads said alike (nw_buf_thread: a Python thread's innermost
+ * application frames, else up to 8 frames). */
+static int stack_same(const struct nw_thread_stack *a, const struct nw_thread_stack *b, int native)
+{
+	if (!a || !b)
+		return a == b;
+	int pa = a->npy && !native, pb = b->npy && !native;
+	if (pa != pb)
+		return 0;
+	uint32_t from_a = 0, from_b = 0, na, nb, max = 8;
+	if (pa) {
+		from_a = a->py_app, na = a->py_at + a->npy - a->py_app;
+		from_b = b->py_app, nb = b->py_at + b->npy - b->py_app;
+		max = 4;
+	} else {
+		na = a->nframes, nb = b->nframes;
+		if (!na && !nb)
+			return (a->flags & NW_THR_NO_REPLY) == (b->flags & NW_THR_NO_REPLY);
+	}
+	if ((na > max) != (nb > max) || (na < max || nb < max ? na != nb : 0))
+		return 0;
+	for (uint32_t i = 0; i < na && i < max; i++)
+		if (strcmp(a->frames[from_a + i], b->frames[from_b + i]))
+			return 0;
+	return 1;
+}
+
+/* How a process ended, as nw_where says it: 0 nothing, 1 exited, 2 gone,
+ * 3 exiting; 4 more with an exit status. */
+static int life_code(const struct nw_proc *p)
+{
+	int exited = (p->hdr.flags & NW_SEG_F_EXITED) != 0;
+	int c = p->alive == 0 ? (exited ? 1 : 2) : exited ? (p->alive > 0 ? 3 : 1) : 0;
+	return c + (exited && (p->hdr.flags & NW_SEG_F_EXIT_STATUS) ? 4 : 0);
+}
+
+static int life_same(const struct nw_proc *a, const struct nw_proc *b)
+{
+	int c = life_code(a);
+	return c == life_code(b) && (c < 4 || a->hdr.exit_status == b->hdr.exit_status);
+}
+
+/* Two facts of two processes that say the same: the same kind and fields
+ * but the process (ops alike: op_same); a WHERE fact also says what the
+ * process itself shows (its op's call site, how it ended, its stack). */
+static int fact_same(const struct nw_fact *a, const struct nw_fact *b)
+{
+	if (a->kind != b->kind || !op_same(a->op, b->op) || a->n != b->n || a->view != b->view ||
+	    a->job != b->job || a->set != b->set || a->seq != b->seq || a->op_kind != b->op_kind ||
+	    (a->comm ? a->comm->comm_id : 0) != (b->comm ? b->comm->comm_id : 0) ||
+	    (a->acomm ? a->acomm->comm_id : 0) != (b->acomm ? b->acomm->comm_id : 0))
+		return 0;
+	if (a->kind == NW_F_REPLAY_IN) {   /* it also says where the launch is inside its replay */
+		unsigned sa = 0, sb = 0;
+		return a->op->count == b->op->count &&
+		       nw_graph_replay_at(a->op, &sa) == nw_graph_replay_at(b->op, &sb) && sa == sb;
+	}
+	if (a->kind != NW_F_WHERE)
+		return 1;
+	if (a->op && !str_same(nw_op_site(a->proc, a->op), nw_op_site(b->proc, b->op)))
+		return 0;
+	if (!life_same(a->proc, b->proc))
+		return 0;
+	return !(a->n & NW_WH_STACK) ||
+	       stack_same(nw_main_thread(a->proc), nw_main_thread(b->proc), a->job && a->job->native);
+}
+
+void nw_fg_add(struct nw_jctx *x, struct nw_fgroups *eg, const struct nw_proc *p, const struct nw_fact *f,
+               size_t nf, uint64_t age)
+{
+	struct nw_fgroup *g = NULL;
+	for (size_t i = 0; i < eg->n && !g; i++) {
+		struct nw_fgroup *c = &eg->g[i];
+		int same = c->nf == nf;
+		for (size_t k = 0; same && k < nf; k++)
+			same = fact_same(&c->f[k], &f[k]);
+		if (same)
+			g = c;
+	}
+	if (!g) {
+		struct nw_fgroup *n = realloc(eg->g, (eg->n + 1) * sizeof *n);
+		if (!n) {
+			x->oom = 1;
+			return;
+		}
+		eg->g = n;
+		g = &n[eg->n];
+		memset(g, 0, sizeof *g);
+		if (!(g->set = calloc(1, sizeof *g->set)) || !(g->f = malloc(nf * sizeof *g->f))) {
+			free(g->set);
+			x->oom = 1;
+			return;
+		}
+		g->set->age_lo = NW_NO_AGE;
+		g->set->refs = 1;
+		memcpy(g->f, f, nf * sizeof *f);
+		g->nf = nf;
+		eg->n++;
+	}
+	fset_add(x, g->set, p, age);
+}
+
+void nw_fg_flush(struct nw_jctx *x, struct nw_vwork *w, struct nw_fgroups *eg, size_t max)
+{
+	struct nw_findings *fd = found_of(x, w);
+	for (size_t i = 0; i < eg->n; i++) {
+		struct nw_fgroup *g = &eg->g[i];
+		struct nw_line *l = fd && i < max ? evidence_line(x, w) : NULL;
+		if (l) {
+			struct nw_fact head = { .kind = NW_F_EG_HEAD, .set = g->set };
+			g->set->next = fd->sets;   /* the findings own it now */
+			fd->sets = g->set;
+			g->set = NULL;
+			if (line_add_fact(l, &head))
+				x->oom = 1;
+			for (size_t k = 0; k < g->nf && !x->oom; k++)
+				if (line_add_fact(l, &g->f[k]))
+					x->oom = 1;
+		}
+		if (g->set)
+			fsets_free(g->set);
+		free(g->f);
+	}
+	if (eg->n > max) {
+		struct nw_fact more = { .kind = NW_F_EG_MORE, .n = eg->n - max };
+		nw_verdict_evidence_fact(x, w, &more);
+	}
+	free(eg->g);
+	memset(eg, 0, sizeof *eg);
+}
+
+/* nw_view_unknown with facts: members of v with no file go to w's
+ * unknown ranks when v numbers its ranks like the world, else one
+ * evidence line (COMM_NOFILE) names their comm ranks. */
+void nw_view_unknown_fact(struct nw_jctx *x, const struct nw_comm_view *v, struct nw_vwork *w)
+{
+	int identity = nw_view_identity(v);
+	struct nw_rankset cranks = { 0 };
+	for (int32_t r = 0; r < v->nranks; r++) {
+		if (v->members[r].proc)
+			continue;
+		if (identity)
+			nw_set_add(x, &w->v.unknown, r);
+		else
+			nw_set_add(x, &cranks, r);
+	}
+	if (cranks.n) {
+		struct nw_fact f = { .kind = NW_F_COMM_NOFILE, .view = v, .set = nw_findings_set(x, w, &cranks) };
+		if (f.set)
+			nw_verdict_evidence_fact(x, w, &f);
+	}
+	nw_rankset_free(&cranks);
 }

@@ -21,22 +21,10 @@
  *     nw_rules_unexplained, which names the stuck replays. */
 #include "decide.h"
 
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 
-/* A stuck launch's state for the evidence: with the per-op events, the op
- * of the replay it stands in ("op 3 of 5 STARTED"), else its state. */
-static const char *replay_state(const struct nw_seg_op *l, char sb[NW_NAME_BUF], char at[64])
-{
-	unsigned st = 0;
-	uint32_t k = nw_graph_replay_at(l, &st);
-	if (!k)
-		return nw_op_state_name(l->state, sb);
-	snprintf(at, 64, "op %u of %" PRIu64 " %s", k, l->count, nw_op_state_name(st, sb));
-	return at;
-}
 /* The identity of the graph that launch l replays: from 2.2 the record
  * carries it (root: the seq of the graph's first captured op on its comm,
  * written by the library at capture). A 2.1 file's root is a per-process
@@ -143,21 +131,6 @@ static void member_launches(struct nw_jctx *x, const struct nw_member *m, uint64
 		ml->stuck = NULL;
 }
 
-/* "the graph holding AllReduce #5 on comm X" */
-static void graph_name(const struct nw_comm_view *v, uint16_t kind, uint64_t ident, int other, struct nw_buf *b)
-{
-	char kb[NW_NAME_BUF], cb[128];
-	if (other) /* ident is a seq on its first op's comm, not on v */
-		nw_buf_printf(b, "the graph holding %s #%" PRIu64 " (with ops on %s)", nw_op_kind_name(kind, kb), ident,
-		              nw_comm_label(v->id, v->name, cb));
-	else if (ident)
-		nw_buf_printf(b, "the graph holding %s #%" PRIu64 " on %s", nw_op_kind_name(kind, kb), ident,
-		              nw_comm_label(v->id, v->name, cb));
-	else
-		nw_buf_printf(b, "the graph whose first op is a %s on %s", nw_op_kind_name(kind, kb),
-		              nw_comm_label(v->id, v->name, cb));
-}
-
 /* The MISMATCH the collective rules found on the graph's captured op
  * (they compare every rank's record of #ident, CAPTURED ones too), or NULL. */
 static struct nw_vwork *captured_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, uint64_t ident)
@@ -180,9 +153,8 @@ enum rclass { R_NONE, R_SHORT, R_GONE, R_INSIDE, R_NOFILE };
 static void join_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, struct nw_vwork *w, const uint8_t *cls,
                           const struct mlaunch *ml, uint64_t nstar)
 {
-	char sb[NW_NAME_BUF], ab[32];
 	uint32_t junction = nw_graph_junction(&x->g);
-	struct nw_egroups ein = { 0 };
+	struct nw_fgroups ein = { 0 };
 	struct nw_rankset in = { 0 };
 	uint64_t max_age = 0;
 	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
@@ -195,30 +167,20 @@ static void join_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, struc
 			nw_verdict_waiting(x, w, m->proc);
 			nw_set_add(x, &in, m->proc->rank);
 			nw_graph_edge(&x->g, m->proc->job_index, junction, NW_E_COLL, ml[r].stuck, v, nstar, 0);
-			char t[160], at[64];
 			uint64_t age = nw_age(m->proc, ml[r].stuck->enqueue_ns);
 			if (age > max_age)
 				max_age = age;
-			snprintf(t, sizeof t, "in replay %" PRIu64 " of its graph (%s for " NW_AGE ")", nstar,
-			         replay_state(ml[r].stuck, sb, at));
-			nw_eg_add(x, &ein, m->proc, t, age);
+			struct nw_fact f = { .kind = NW_F_REPLAY_IN, .proc = m->proc, .op = ml[r].stuck, .seq = nstar, .n = 2 };
+			nw_fg_add(x, &ein, m->proc, &f, 1, age);
 		}
 	}
-	nw_eg_flush(x, w, &ein, 8);
-	if (in.n && w->v.summary && !x->oom) {
-		struct nw_buf b = { 0 };
-		nw_buf_puts(&b, w->v.summary);
-		nw_buf_puts(&b, in.n == 1 ? "; rank " : "; ranks ");
-		nw_buf_rankset(&b, &in);
-		nw_buf_printf(&b, " wait%s in replay %" PRIu64 " of the graph holding it (%s)", in.n == 1 ? "s" : "", nstar,
-		              nw_fmt_age(max_age, ab));
-		char *s = nw_buf_take(&b);
-		if (s) {
-			free(w->v.summary);
-			w->v.summary = s;
-		} else {
-			x->oom = 1;
-		}
+	nw_fg_flush(x, w, &ein, 8);
+	/* after the MISMATCH's own summary (its words, or its findings) */
+	if (in.n && (w->v.summary || (w->v.found && w->v.found->summary.n)) && !x->oom) {
+		struct nw_fact f = { .kind = NW_F_REPLAY_MM_WAIT, .set = nw_findings_set(x, w, &in), .seq = nstar,
+			             .n = max_age };
+		if (f.set)
+			nw_verdict_summary_fact(x, w, &f);
 	}
 	w->v.replay = nstar;
 	nw_rankset_free(&in);
@@ -263,7 +225,7 @@ struct replay {
 	uint8_t *cls;                    /* [n]: enum rclass */
 	uint64_t nstar, max_age;         /* the first stuck replay; the oldest member inside it */
 	int32_t nofile, gone, short_, inside;
-	const char *gn;                  /* the graph, as words */
+	struct nw_fact gn;               /* the graph (GRAPH_NAME) */
 };
 
 /* A graph that a strict majority of the members never launched at all is
@@ -317,70 +279,63 @@ static void replay_classes(struct nw_jctx *x, struct replay *rp)
  * waited for through the junction, a member inside waits; its line into
  * eout or ein. */
 static void replay_member(struct nw_jctx *x, struct nw_vwork *w, const struct replay *rp, int32_t r,
-                          uint32_t junction, struct nw_egroups *eout, struct nw_egroups *ein)
+                          uint32_t junction, struct nw_fgroups *eout, struct nw_fgroups *ein)
 {
 	const struct nw_comm_view *v = rp->v;
 	const struct nw_member *m = &v->members[r];
 	const struct mlaunch *ml = &rp->ml[r];
 	uint64_t nstar = rp->nstar;
-	char sb[NW_NAME_BUF];
 	if (rp->cls[r] == R_SHORT || rp->cls[r] == R_GONE) {
 		nw_verdict_culprit(x, w, m->proc);
 		nw_graph_edge(&x->g, junction, m->proc->job_index, NW_E_COLL, NULL, v, nstar, ml->launched);
-		struct nw_buf t = { 0 };
+		struct nw_fact f[2] = { { .kind = NW_F_REPLAY_SHORT, .proc = m->proc, .n = ml->launched, .seq = nstar } };
 		if (rp->cls[r] == R_GONE)
-			nw_buf_printf(&t, "ended inside replay %" PRIu64 " of it; ", ml->pending->seq);
-		else
-			nw_buf_printf(&t, "launched it %" PRIu64 " time%s, never replay %" PRIu64 "; ", ml->launched,
-			              ml->launched == 1 ? "" : "s", nstar);
-		uint64_t age = nw_where(x, m->proc, &t, 1);
-		if (t.s && !t.oom)
-			nw_eg_add(x, eout, m->proc, t.s, age);
-		nw_buf_free(&t);
+			f[0] = (struct nw_fact){ .kind = NW_F_REPLAY_ENDED, .proc = m->proc, .seq = ml->pending->seq };
+		uint64_t age = nw_fact_where(x, m->proc, 1, &f[1]);
+		nw_fg_add(x, eout, m->proc, f, 2, age);
 	} else if (rp->cls[r] == R_INSIDE) {
 		nw_verdict_waiting(x, w, m->proc);
 		nw_graph_edge(&x->g, m->proc->job_index, junction, NW_E_COLL, ml->stuck, v, nstar, 0);
-		char t[160], at[64];
-		snprintf(t, sizeof t, "in replay %" PRIu64 " of it (%s for " NW_AGE ")", nstar,
-		         replay_state(ml->stuck, sb, at));
-		nw_eg_add(x, ein, m->proc, t, nw_age(m->proc, ml->stuck->enqueue_ns));
+		struct nw_fact f = { .kind = NW_F_REPLAY_IN, .proc = m->proc, .op = ml->stuck, .seq = nstar, .n = 1 };
+		nw_fg_add(x, ein, m->proc, &f, 1, nw_age(m->proc, ml->stuck->enqueue_ns));
 	}
 }
 
-/* The summary of a MISSING_RANK replay verdict; launched: the launch
- * counts of the short members. */
+static void summary_fact(struct nw_jctx *x, struct nw_vwork *w, uint16_t kind, const struct nw_fset *set,
+                         uint64_t seq, uint64_t n)
+{
+	struct nw_fact f = { .kind = kind, .set = set, .seq = seq, .n = n };
+	nw_verdict_summary_fact(x, w, &f);
+}
+
+/* The summary of a MISSING_RANK replay verdict (graph_words.c); launched:
+ * the launch counts of the short members. */
 static void replay_missing_summary(struct nw_jctx *x, struct nw_vwork *w, const struct replay *rp,
                                    const struct nw_rankset *launched)
 {
-	char ab[32];
-	struct nw_buf b = { 0 };
-	if (w->v.culprits.n) {
-		nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&b, &w->v.culprits);
-		if (rp->short_ && !rp->gone) {
-			nw_buf_printf(&b, " launched %s ", rp->gn);
-			/* "9 times" when they agree, else "fewer than 10 times" */
-			if (launched->n == 1)
-				nw_buf_printf(&b, "%d time%s", launched->v[0], launched->v[0] == 1 ? "" : "s");
-			else
-				nw_buf_printf(&b, "fewer than %" PRIu64 " times", rp->nstar);
-		} else {
-			nw_buf_printf(&b, " ended before replay %" PRIu64 " of %s completed", rp->nstar, rp->gn);
-		}
-		nw_buf_puts(&b, w->v.waiting.n == 1 ? "; rank " : "; ranks ");
-		nw_buf_rankset(&b, &w->v.waiting);
-		nw_buf_printf(&b, " wait%s in replay %" PRIu64 " (%s)", w->v.waiting.n == 1 ? "s" : "", rp->nstar,
-		              nw_fmt_age(rp->max_age, ab));
-	} else {
-		nw_buf_puts(&b, w->v.waiting.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&b, &w->v.waiting);
-		nw_buf_printf(&b, " wait%s in replay %" PRIu64 " of %s for %s; %d of its ranks have no file (they "
-		              "may never have launched it)", w->v.waiting.n == 1 ? "s" : "", rp->nstar, rp->gn,
-		              nw_fmt_age(rp->max_age, ab), (int)rp->nofile);
+	const struct nw_fset *waiting = nw_findings_set(x, w, &w->v.waiting);
+	const struct nw_fset *culprits = nw_findings_set(x, w, &w->v.culprits);
+	if (!waiting || !culprits)
+		return;
+	if (!w->v.culprits.n) {
+		summary_fact(x, w, NW_F_REPLAY_NOFILE_WAIT, waiting, rp->nstar, 0);
+		nw_verdict_summary_fact(x, w, &rp->gn);
+		summary_fact(x, w, NW_F_REPLAY_NOFILE, NULL, (uint64_t)rp->nofile, rp->max_age);
+		return;
 	}
-	w->v.summary = nw_buf_take(&b);
-	if (!w->v.summary)
-		x->oom = 1;
+	summary_fact(x, w, NW_F_RANKS, culprits, 0, 0);
+	if (rp->short_ && !rp->gone) {
+		summary_fact(x, w, NW_F_REPLAY_LAUNCHED, NULL, 0, 0);
+		nw_verdict_summary_fact(x, w, &rp->gn);
+		/* "9 times" when they agree, else "fewer than 10 times" */
+		summary_fact(x, w, NW_F_REPLAY_TIMES, NULL, rp->nstar,
+		             launched->n == 1 ? (uint64_t)launched->v[0] : NW_FACT_OTHER);
+	} else {
+		summary_fact(x, w, NW_F_REPLAY_ENDED_BEFORE, NULL, rp->nstar, 0);
+		nw_verdict_summary_fact(x, w, &rp->gn);
+		summary_fact(x, w, NW_F_REPLAY_COMPLETED, NULL, 0, 0);
+	}
+	summary_fact(x, w, NW_F_REPLAY_WAIT, waiting, rp->nstar, rp->max_age);
 }
 
 /* Members launched the graph fewer times, ended inside a replay, or have
@@ -392,16 +347,16 @@ static void replay_missing(struct nw_jctx *x, const struct replay *rp)
 		return;
 	w->v.replay = rp->nstar;
 	uint32_t junction = nw_graph_junction(&x->g);
-	struct nw_egroups eout = { 0 }, ein = { 0 };
+	struct nw_fgroups eout = { 0 }, ein = { 0 };
 	struct nw_rankset launched = { 0 };
 	for (int32_t r = 0; r < rp->n && !x->oom; r++) {
 		replay_member(x, w, rp, r, junction, &eout, &ein);
 		if (rp->cls[r] == R_SHORT)
 			nw_set_add(x, &launched, (int32_t)rp->ml[r].launched);
 	}
-	nw_eg_flush(x, w, &eout, 8);
-	nw_eg_flush(x, w, &ein, 8);
-	nw_view_unknown(x, rp->v, w);
+	nw_fg_flush(x, w, &eout, 8);
+	nw_fg_flush(x, w, &ein, 8);
+	nw_view_unknown_fact(x, rp->v, w);
 	replay_missing_summary(x, w, rp, &launched);
 	nw_rankset_free(&launched);
 }
@@ -410,37 +365,31 @@ static void replay_missing(struct nw_jctx *x, const struct replay *rp)
 static void replay_transport(struct nw_jctx *x, const struct replay *rp)
 {
 	const struct nw_comm_view *v = rp->v;
-	char sb[NW_NAME_BUF], ab[32];
 	struct nw_vwork *w = nw_verdict_new(x, NW_V_TRANSPORT_STALL, v, rp->kind, rp->ident);
 	if (!w)
 		return;
 	w->v.replay = rp->nstar;
-	struct nw_egroups ein = { 0 };
+	struct nw_fgroups ein = { 0 };
 	for (int32_t r = 0; r < rp->n; r++) {
 		const struct nw_member *m = &v->members[r];
 		nw_verdict_blame(x, w, m->proc->job_index);
 		nw_verdict_waiting(x, w, m->proc);
-		char t[160], at[64];
-		snprintf(t, sizeof t, "in replay %" PRIu64 " (%s for " NW_AGE ")", rp->nstar,
-		         replay_state(rp->ml[r].stuck, sb, at));
-		nw_eg_add(x, &ein, m->proc, t, nw_age(m->proc, rp->ml[r].stuck->enqueue_ns));
+		struct nw_fact f = { .kind = NW_F_REPLAY_IN, .proc = m->proc, .op = rp->ml[r].stuck, .seq = rp->nstar };
+		nw_fg_add(x, &ein, m->proc, &f, 1, nw_age(m->proc, rp->ml[r].stuck->enqueue_ns));
 	}
-	nw_eg_flush(x, w, &ein, 8);
-	char kb[NW_NAME_BUF], cb[128], what[96] = "";
-	if (rp->ident)
-		snprintf(what, sizeof what, " holding %s #%" PRIu64, nw_op_kind_name(rp->kind, kb), rp->ident);
-	else
-		snprintf(what, sizeof what, " whose first op is a %s", nw_op_kind_name(rp->kind, kb));
-	nw_verdict_summary(x, w,
-	                   "every rank of %s (%d ranks) launched replay %" PRIu64 " of its graph%s and none "
-	                   "completed it in %s: the transfer itself is stuck (communicator or link, not a rank)",
-	                   nw_comm_label(v->id, v->name, cb), (int)rp->n, rp->nstar, what, nw_fmt_age(rp->max_age, ab));
+	nw_fg_flush(x, w, &ein, 8);
+	struct nw_fact all = { .kind = NW_F_REPLAY_STALL, .view = v, .n = (uint64_t)rp->n, .seq = rp->nstar };
+	struct nw_fact what = { .kind = NW_F_REPLAY_STALL_WHAT, .op_kind = rp->kind, .seq = rp->ident };
+	struct nw_fact end = { .kind = NW_F_REPLAY_STALL_END, .n = rp->max_age };
+	nw_verdict_summary_fact(x, w, &all);
+	nw_verdict_summary_fact(x, w, &what);
+	nw_verdict_summary_fact(x, w, &end);
 }
 
 static void judge_replay(struct nw_jctx *x, const struct nw_comm_view *v, uint64_t ident, uint16_t kind, int other)
 {
-	struct replay rp = { .v = v, .n = v->nranks, .ident = ident, .kind = kind };
-	struct nw_buf gname = { 0 };
+	struct replay rp = { .v = v, .n = v->nranks, .ident = ident, .kind = kind,
+		             .gn = { .kind = NW_F_GRAPH_NAME, .view = v, .op_kind = kind, .seq = ident, .n = other != 0 } };
 	if (!(rp.ml = calloc((size_t)rp.n, sizeof *rp.ml))) {
 		x->oom = 1;
 		return;
@@ -462,8 +411,6 @@ static void judge_replay(struct nw_jctx *x, const struct nw_comm_view *v, uint64
 		join_mismatch(x, v, mm, rp.cls, rp.ml, rp.nstar);
 		goto out;
 	}
-	graph_name(v, kind, ident, other, &gname);
-	rp.gn = gname.s ? gname.s : "the graph";
 	if (rp.short_ || rp.gone || rp.nofile)
 		replay_missing(x, &rp);
 	else if (rp.inside == rp.n && replay_blocked(x, v, rp.ml))
@@ -471,7 +418,6 @@ static void judge_replay(struct nw_jctx *x, const struct nw_comm_view *v, uint64
 	else if (rp.inside == rp.n)
 		replay_transport(x, &rp);
 out:
-	nw_buf_free(&gname);
 	free(rp.cls);
 	free(rp.ml);
 }

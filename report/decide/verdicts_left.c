@@ -10,7 +10,6 @@
  * (verdicts_coll.c: M_FINISHED, past_end). */
 #include "decide.h"
 
-#include <inttypes.h>
 
 static int ended(const struct nw_seg_comm *c)
 {
@@ -40,17 +39,13 @@ static void comm_left(struct nw_jctx *x, const struct nw_comm_view *v)
 			continue;
 		}
 		nw_verdict_culprit(x, w, m->proc);
-		const char *how = m->comm->state == NW_COMM_ABORTED     ? "aborted the comm"
-		                  : m->comm->state == NW_COMM_FINALIZED ? "finalized the comm"
-		                                                       : "destroyed the comm or no longer holds it";
-		nw_verdict_evidence(x, w, "rank %d (pid %" PRId64 " on %s) %s", (int)m->comm->rank, m->proc->hdr.pid,
-		                    m->proc->hdr.host, how);
+		struct nw_fact f = { .kind = NW_F_LEFT_RANK, .proc = m->proc, .comm = m->comm };
+		nw_verdict_evidence_fact(x, w, &f);
 	}
-	char set[256];
-	nw_rankset_format(&w->v.culprits, set, sizeof set);
-	nw_verdict_summary(x, w, "rank%s %s left comm 0x%016" PRIx64 " early (finalized, destroyed or aborted it): %d of its "
-	                   "%d ranks still run it", w->v.culprits.n == 1 ? "" : "s", set, v->id, (int)(v->nranks - left),
-	                   (int)v->nranks);
+	struct nw_fact f = { .kind = NW_F_LEFT, .view = v, .set = nw_findings_set(x, w, &w->v.culprits),
+		             .n = (uint64_t)(v->nranks - left) };
+	if (f.set)
+		nw_verdict_summary_fact(x, w, &f);   /* words/left_words.c */
 }
 
 void nw_rules_left(struct nw_jctx *x)

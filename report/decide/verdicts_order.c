@@ -21,7 +21,6 @@
 #include "decide.h"
 #include "majority.h"
 
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -209,75 +208,57 @@ static int find_divergence(struct nw_jctx *x, const struct nw_comm_view *v, stru
 	return 0;
 }
 
-/* "the graph holding AllReduce #1 on comm X" */
-static void graph_words(const struct ord_div *d, struct nw_buf *b)
-{
-	char kb[NW_NAME_BUF], cb[128];
-	nw_buf_printf(b, d->g.comm == d->v->id ? "the graph holding %s #%" PRIu64 " on %s"
-	              : "the graph holding %s #%" PRIu64 " (with ops on %s)", nw_op_kind_name(d->g.kind, kb),
-	              d->g.ident, nw_comm_label(d->v->id, d->v->name, cb));
-}
-
 /* One member of the verdict: a deviator is a culprit, a member of the
  * majority stuck on the comm waits for them (through the junction). */
 static void order_member(struct nw_jctx *x, struct nw_vwork *w, const struct ord_div *d, int32_t r,
-                         uint32_t junction, struct nw_egroups *eout, struct nw_egroups *ein, uint64_t *max_age)
+                         uint32_t junction, struct nw_fgroups *eout, struct nw_fgroups *ein, uint64_t *max_age)
 {
 	const struct nw_proc *p = d->v->members[r].proc;
-	char kb[NW_NAME_BUF], sb[NW_NAME_BUF];
-	struct nw_buf t = { 0 };
-	nw_buf_printf(&t, "launched it %" PRId64 " time%s before %s #%" PRIu64 "; ", d->cnt[r], d->cnt[r] == 1 ? "" : "s",
-	              nw_op_kind_name(d->okind, kb), d->seq);
+	/* each line: how many times it launched the graph, then where it is */
+	struct nw_fact f[2] = { { .kind = NW_F_ORDER_COUNT, .proc = p, .n = (uint64_t)d->cnt[r], .op_kind = d->okind,
+		                  .seq = d->seq } };
 	if (d->cnt[r] != d->want) {
 		nw_verdict_culprit(x, w, p);
 		nw_graph_edge(&x->g, junction, p->job_index, NW_E_COLL, NULL, d->v, d->seq, 0);
-		uint64_t age = nw_where(x, p, &t, 1);
-		if (t.s && !t.oom)
-			nw_eg_add(x, eout, p, t.s, age);
-	} else {
-		const struct nw_seg_op *o = stuck_on(x, p, d->v->id);
-		if (o) {
-			uint64_t age = nw_age(p, o->enqueue_ns);
-			*max_age = age > *max_age ? age : *max_age;
-			nw_verdict_waiting(x, w, p);
-			nw_graph_edge(&x->g, p->job_index, junction, NW_E_COLL, o, d->v, d->seq, 0);
-			nw_describe_op(x, o, &t);
-			nw_buf_printf(&t, " %s for " NW_AGE, nw_op_state_name(o->state, sb));
-			if (t.s && !t.oom)
-				nw_eg_add(x, ein, p, t.s, age);
-		}
+		uint64_t age = nw_fact_where(x, p, 1, &f[1]);
+		nw_fg_add(x, eout, p, f, 2, age);
+		return;
 	}
-	nw_buf_free(&t);
+	const struct nw_seg_op *o = stuck_on(x, p, d->v->id);
+	if (!o)
+		return;
+	uint64_t age = nw_age(p, o->enqueue_ns);
+	*max_age = age > *max_age ? age : *max_age;
+	nw_verdict_waiting(x, w, p);
+	nw_graph_edge(&x->g, p->job_index, junction, NW_E_COLL, o, d->v, d->seq, 0);
+	f[1] = (struct nw_fact){ .kind = NW_F_ORDER_IN, .proc = p, .op = o, .view = nw_view_of(x, o->comm_id) };
+	nw_fg_add(x, ein, p, f, 2, age);
 }
 
 /* "rank 0 launched the graph ... 3 times before its AllReduce #5, where
- * ranks 1-2 launched it 4 times: ..." */
+ * ranks 1-2 launched it 4 times: ..." (order_words.c) */
 static void order_summary(struct nw_jctx *x, struct nw_vwork *w, const struct ord_div *d, int64_t culprit_cnt,
                           int agree, uint64_t max_age)
 {
-	char kb[NW_NAME_BUF], ab[32];
-	struct nw_buf b = { 0 };
-	const char *k = nw_op_kind_name(d->okind, kb);
-	nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
-	nw_buf_rankset(&b, &w->v.culprits);
-	nw_buf_puts(&b, agree && culprit_cnt == 0 ? " never launched " : " launched ");
-	graph_words(d, &b);
-	if (!agree)
-		nw_buf_puts(&b, " another number of times");
-	else if (culprit_cnt)
-		nw_buf_printf(&b, " %" PRId64 " time%s", culprit_cnt, culprit_cnt == 1 ? "" : "s");
-	nw_buf_printf(&b, " before %s %s #%" PRIu64 ", where the others launched it %" PRId64 " time%s (a "
-	              "communicator's ops pair across ranks in the order they are issued, eager or replayed: from "
-	              "there on %s ops paired with others than theirs)", w->v.culprits.n == 1 ? "its" : "their", k,
-	              d->seq, d->want, d->want == 1 ? "" : "s", w->v.culprits.n == 1 ? "its" : "their");
+	const struct nw_fset *culprits = nw_findings_set(x, w, &w->v.culprits);
+	if (!culprits)
+		return;
+	struct nw_fact who = { .kind = NW_F_ORDER_WHO, .set = culprits, .n = agree && culprit_cnt == 0 };
+	struct nw_fact graph = { .kind = NW_F_ORDER_GRAPH, .view = d->v, .op_kind = d->g.kind, .seq = d->g.ident,
+		                 .n = d->g.comm == d->v->id };
+	struct nw_fact times = { .kind = NW_F_ORDER_TIMES, .n = !agree ? NW_FACT_OTHER : (uint64_t)culprit_cnt };
+	struct nw_fact before = { .kind = NW_F_ORDER_BEFORE, .set = culprits, .op_kind = d->okind, .seq = d->seq,
+		                  .n = (uint64_t)d->want };
+	nw_verdict_summary_fact(x, w, &who);
+	nw_verdict_summary_fact(x, w, &graph);
+	nw_verdict_summary_fact(x, w, &times);
+	nw_verdict_summary_fact(x, w, &before);
 	if (w->v.waiting.n) {
-		nw_buf_puts(&b, w->v.waiting.n == 1 ? "; rank " : "; ranks ");
-		nw_buf_rankset(&b, &w->v.waiting);
-		nw_buf_printf(&b, " wait%s (%s)", w->v.waiting.n == 1 ? "s" : "", nw_fmt_age(max_age, ab));
+		struct nw_fact wait = { .kind = NW_F_ORDER_WAIT, .set = nw_findings_set(x, w, &w->v.waiting),
+			                .n = max_age };
+		if (wait.set)
+			nw_verdict_summary_fact(x, w, &wait);
 	}
-	w->v.summary = nw_buf_take(&b);
-	if (!w->v.summary)
-		x->oom = 1;
 }
 
 static void order_verdict(struct nw_jctx *x, const struct ord_div *d)
@@ -290,7 +271,7 @@ static void order_verdict(struct nw_jctx *x, const struct ord_div *d)
 		if (x->vw[i] != w && x->vw[i]->v.comm_id == d->v->id)
 			x->vw[i]->dropped = 1;
 	uint32_t junction = nw_graph_junction(&x->g);
-	struct nw_egroups eout = { 0 }, ein = { 0 };
+	struct nw_fgroups eout = { 0 }, ein = { 0 };
 	uint64_t max_age = 0;
 	int64_t cc = -1;
 	int agree = 1;
@@ -304,8 +285,8 @@ static void order_verdict(struct nw_jctx *x, const struct ord_div *d)
 		order_member(x, w, d, r, junction, &eout, &ein, &max_age);
 	}
 	w->v.replay = (uint64_t)(cc < d->want ? cc : d->want) + 1;
-	nw_eg_flush(x, w, &eout, 8);
-	nw_eg_flush(x, w, &ein, 8);
+	nw_fg_flush(x, w, &eout, 8);
+	nw_fg_flush(x, w, &ein, 8);
 	order_summary(x, w, d, cc, agree, max_age);
 }
 

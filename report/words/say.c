@@ -19,6 +19,32 @@ int nw_words_fact_known(int kind)
 	return kind > NW_F_NONE && kind < NW_F_NKINDS && say_of[kind] != NULL;
 }
 
+/* Parts said one after another; after a group's head (EG_HEAD) the rest
+ * of the line with NW_AGE as the group's range of ages. */
+static void say_parts(struct nw_buf *b, const struct nw_part *p, size_t n, int *oom)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (p[i].text) {
+			nw_buf_puts(b, p[i].text);
+			continue;
+		}
+		if (!nw_words_fact_known(p[i].f.kind))
+			continue;
+		say_of[p[i].f.kind](b, &p[i].f);
+		if (p[i].f.kind != NW_F_EG_HEAD)
+			continue;
+		struct nw_buf rest = { 0 };
+		say_parts(&rest, p + i + 1, n - i - 1, oom);
+		char *t = rest.oom ? NULL : nw_age_fill(rest.s ? rest.s : "", p[i].f.set->age_lo, p[i].f.set->age_hi);
+		if (!t)
+			*oom = 1;
+		nw_buf_puts(b, t ? t : "");
+		free(t);
+		nw_buf_free(&rest);
+		return;
+	}
+}
+
 /* The line's words (malloc'd), NULL when it has no parts or out of
  * memory (*oom set). */
 static char *say_line(const struct nw_line *l, int *oom)
@@ -26,13 +52,7 @@ static char *say_line(const struct nw_line *l, int *oom)
 	if (!l->n)
 		return NULL;
 	struct nw_buf b = { 0 };
-	for (size_t i = 0; i < l->n; i++) {
-		const struct nw_part *p = &l->p[i];
-		if (p->text)
-			nw_buf_puts(&b, p->text);
-		else if (nw_words_fact_known(p->f.kind))
-			say_of[p->f.kind](&b, &p->f);
-	}
+	say_parts(&b, l->p, l->n, oom);
 	char *s = nw_buf_take(&b);
 	if (!s)
 		*oom = 1;

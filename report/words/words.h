@@ -7,7 +7,10 @@
  *   say.c    nw_words_say: every verdict's findings into its summary,
  *            evidence and hint; one function per fact kind (words_int.h),
  *            a family's in one file: fault_words.c (GPU_FAULT),
- *            lost_words.c (data lost)
+ *            lost_words.c (data lost), order_words.c and graph_words.c
+ *            (replays of CUDA graphs), left_words.c (a comm left
+ *            early), where_words.c (shared: grouped
+ *            evidence, where a process is, an op)
  *   text.c   the verdict first, then the evidence, the environment
  *            differences and the merged stacks; rank sets as "0-6,9";
  *            colour only when asked (the CLI asks on a terminal)

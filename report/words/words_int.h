@@ -11,4 +11,8 @@
 NW_FACT_KINDS(NW_SAY_DECL_)
 #undef NW_SAY_DECL_
 
+/* where_words.c: "AllReduce #5 on comm X", "Send #3 to rank 6 (pid ...)
+ * on comm X", "CommInit of comm X" (v: op's comm view, or NULL). */
+void nw_say_op(struct nw_buf *b, const struct nw_seg_op *op, const struct nw_comm_view *v);
+
 #endif

@@ -650,6 +650,81 @@ static void test_findings_wrap(void)
 		CHECK(nw_words_fact_known(k), "fact kind %d has its words", k);
 }
 
+/* Evidence grouped across ranks by fact (findings.c's nw_fg_*, WHERE)
+ * groups exactly what grouping by text (nw_eg_*, nw_where) groups: 12
+ * processes, ranks and processes without rank, stuck in one op or
+ * another, idle, gone, exited with a status, alike stacks and not; more
+ * groups than shown ("... N more groups"). Each line said the same. */
+static void test_fact_groups(void)
+{
+	static char m0[] = "main", m1[] = "train", m2[] = "step", m3[] = "eval";
+	static char *fa[] = { m0, m1, m2 }, *fb[] = { m0, m1, m3 };
+	struct nw_thread_stack ta = { .tid = 100, .nframes = 3, .frames = fa }, tb = ta;
+	tb.frames = fb;
+	enum { NP = 12 };
+	static struct nw_proc ps[NP];
+	static struct nw_seg_op ops[NP][2];
+	struct nw_job job = { 0 };
+	struct nw_jctx x = { .job = &job, .timeout_ns = 1000000000ull };
+	const uint64_t s = 1000000000ull;
+	for (int i = 0; i < NP; i++) {
+		struct nw_proc *p = &ps[i];
+		memset(p, 0, sizeof *p);
+		p->rank = i == 5 || i == 9 ? -1 : i;
+		p->hdr.pid = 100 + i;
+		snprintf(p->hdr.host, sizeof p->hdr.host, "h");
+		p->alive = i == 7 ? 0 : 1;
+		p->now_ns = 100 * s;
+		p->ops = ops[i];
+		p->nops = 2;
+		p->threads = i == 3 || i == 5 ? &tb : &ta;   /* 1 and 3: alike but the stack */
+		p->nthreads = 1;
+		ta.tid = tb.tid = 100;   /* not the pid: the first thread is the main one */
+		memset(ops[i], 0, sizeof ops[i]);
+		ops[i][0] = (struct nw_seg_op){ .kind = NW_OP_ALLREDUCE, .seq = 4, .comm_id = 7, .state = NW_ST_COMPLETED,
+			                        .enqueue_ns = 90 * s };
+		/* ops 0-3: stuck in #5 for 2-5 s; 4-6 #6; 8: idle; 10-11: a new comm each */
+		int stuck = i < 7;
+		ops[i][1] = (struct nw_seg_op){ .kind = NW_OP_ALLREDUCE, .seq = i < 4 ? 5 : 6,
+			                        .comm_id = i >= 10 ? (uint64_t)(20 + i) : 7,
+			                        .state = stuck ? NW_ST_STARTED : NW_ST_COMPLETED,
+			                        .enqueue_ns = (stuck ? 95 - i % 4 : 98) * s };
+		p->last_activity_ns = i == 8 ? 90 * s : 99 * s;
+		if (i == 11) {
+			p->hdr.flags |= NW_SEG_F_EXITED | NW_SEG_F_EXIT_STATUS;
+			p->hdr.exit_status = 3;
+		}
+	}
+	struct nw_vwork *wt = nw_verdict_new(&x, NW_V_MISSING_RANK, NULL, 0, 0);
+	struct nw_vwork *wf = nw_verdict_new(&x, NW_V_MISSING_RANK, NULL, 0, 0);
+	CHECK(wt && wf, "two verdicts");
+	struct nw_egroups eg = { 0 };
+	struct nw_fgroups fg = { 0 };
+	for (int i = 0; i < NP; i++) {
+		nw_eg_where(&x, &eg, &ps[i], NULL, i % 2);
+		struct nw_fact f;
+		uint64_t age = nw_fact_where(&x, &ps[i], i % 2, &f);
+		nw_fg_add(&x, &fg, &ps[i], &f, 1, age);
+	}
+	nw_eg_flush(&x, wt, &eg, 8);
+	nw_fg_flush(&x, wf, &fg, 8);
+	CHECK(!x.oom && wt->v.nevidence == 9 && wf->v.nevidence == 9, "8 groups and a line for the rest: %zu, %zu",
+	      wt->v.nevidence, wf->v.nevidence);
+	struct nw_verdict vs[2] = { wt->v, wf->v };
+	job.verdicts = vs;
+	job.nverdicts = 2;
+	struct nw_analysis a = { .jobs = &job, .njobs = 1 };
+	CHECK(nw_words_say(&a) == 0, "said");
+	for (size_t i = 0; i < vs[0].nevidence && i < vs[1].nevidence; i++)
+		CHECK(vs[1].evidence[i] && !strcmp(vs[0].evidence[i], vs[1].evidence[i]), "line %zu: '%s' by text, '%s' by fact",
+		      i, vs[0].evidence[i], vs[1].evidence[i] ? vs[1].evidence[i] : "(none)");
+	wt->v = vs[0];
+	wf->v = vs[1];
+	nw_vwork_free(wt);
+	nw_vwork_free(wf);
+	free(x.vw);
+}
+
 int main(void)
 {
 	test_rankset();
@@ -668,6 +743,7 @@ int main(void)
 	test_peers_full_and_jobs();
 	test_fault_words();
 	test_findings_wrap();
+	test_fact_groups();
 	free(segbuf);
 	printf("%d checks passed\n", checks);
 	return 0;
