@@ -302,7 +302,8 @@ static void fold(struct nw_jctx *x, struct nw_ras_input *in)
 {
 	struct foldctx f = { .in = in, .nstack = x->nvw, .from = x->nfacts };
 	int32_t ws;
-	if (nw_ras_verdicts(&in->r, &f.rv, &f.nr, &ws)) {
+	/* a report of its own: its gone ranks are its processes' facts (ras_procs.c) */
+	if (nw_ras_verdicts(&in->r, in->own, &f.rv, &f.nr, &ws)) {
 		x->oom = 1;
 		return;
 	}

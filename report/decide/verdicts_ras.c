@@ -313,7 +313,7 @@ static void text_init(struct vl *l, const struct world *w, const struct nw_ras_c
  * answered but no longer holds it): facts of its process that the
  * ordinary rules judge (verdicts_fault.c, verdicts_init.c,
  * verdicts_left.c); no verdict of counts speaks for c then. */
-static int judged_elsewhere(const struct nw_ras_report *r, const struct nw_ras_comm *c)
+static int judged_elsewhere(const struct nw_ras_report *r, const struct nw_ras_comm *c, int gone_facts)
 {
 	if (r->from_text)
 		return 0;
@@ -326,7 +326,7 @@ static int judged_elsewhere(const struct nw_ras_report *r, const struct nw_ras_c
 				return 1;
 	}
 	for (size_t i = 0; i < c->nmissing; i++)
-		if (!c->missing[i].unresponsive && !c->missing[i].dead)
+		if ((!c->missing[i].unresponsive && !c->missing[i].dead) || gone_facts)
 			return 1;
 	return 0;
 }
@@ -411,7 +411,8 @@ void nw_ras_verdicts_free(struct nw_verdict *v, size_t n)
 	free(v);
 }
 
-int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size_t *nout, int32_t *world_size)
+int nw_ras_verdicts(const struct nw_ras_report *r, int gone_facts, struct nw_verdict **out, size_t *nout,
+                    int32_t *world_size)
 {
 	struct vl l = { 0 };
 	const struct nw_ras_comm **comms = calloc(r->ncomms ? r->ncomms : 1, sizeof *comms);
@@ -432,7 +433,7 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 			                 "arrived cannot be named from RAS; thread stacks can");
 		}
 	} else {
-		if (!rule_gone_majority(&l, &w, comms[0]))
+		if (!gone_facts && !rule_gone_majority(&l, &w, comms[0]))
 			rule_gone(&l, &w, comms, r->ncomms);
 		for (size_t k = 0; k < r->ncomms; k++) {
 			const struct nw_ras_comm *c = comms[k];
@@ -455,7 +456,7 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 	}
 	int faults = 0;
 	for (size_t k = 0; k < r->ncomms; k++)
-		faults |= judged_elsewhere(r, &r->comms[k]);
+		faults |= judged_elsewhere(r, &r->comms[k], gone_facts);
 	if (l.n == 0 && !l.oom && !faults) {
 		struct nw_verdict *v = vadd(&l, NW_V_HEALTHY, NULL, 0, 0);
 		if (v) {
@@ -478,7 +479,7 @@ int nw_ras_add_job(struct nw_analysis *a, const struct nw_ras_report *r, const c
 	struct nw_verdict *v;
 	size_t n;
 	int32_t ws;
-	if (nw_ras_verdicts(r, &v, &n, &ws)) return -1;
+	if (nw_ras_verdicts(r, 0, &v, &n, &ws)) return -1;
 	struct nw_job *jobs = realloc(a->jobs, (a->njobs + 1) * sizeof *jobs);
 	if (!jobs) { nw_ras_verdicts_free(v, n); return -1; }
 	a->jobs = jobs;

@@ -77,6 +77,14 @@ int nw_ras_comm_fact(struct nw_proc *p, const struct nw_ras_comm *c, const struc
  * out of memory. */
 int nw_ras_left_fact(struct nw_proc *p, const struct nw_ras_comm *c, const struct nw_ras_missing *m);
 
+/* ras_procs.c: comm c as a rank whose process RAS saw gone (missing rank
+ * m, unresponsive or considered dead) sees it: p->gone_how (a sink, judged
+ * by nw_rules_gone), p->alive 0, and an entry of p's comm table in state
+ * INIT_DONE (a member), unless p has it already. 0, or -1 out of memory. */
+#define NW_RAS_GONE_UNRESPONSIVE "did not answer RAS"
+#define NW_RAS_GONE_DEAD "considered dead by RAS (no answer for the peer-dead timeout)"
+int nw_ras_gone_fact(struct nw_proc *p, const struct nw_ras_comm *c, const struct nw_ras_missing *m);
+
 /* The process's rank of a RAS world rank (in->map), the RAS rank itself
  * when it is no process read. */
 int32_t nw_ras_our_rank(const struct nw_ras_input *in, int32_t ras_rank);
