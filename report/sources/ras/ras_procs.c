@@ -31,7 +31,7 @@ static struct nw_proc *proc_of_pid(struct nw_proc *const *bypid, size_t n, int p
 	return pid > 0 && k < n && bypid[k]->hdr.pid == pid ? bypid[k] : NULL;
 }
 
-static struct nw_proc *proc_new(const struct nw_ras_input *in, const struct nw_ras_comm *w, const char *job,
+struct nw_proc *nw_ras_proc_new(const struct nw_ras_input *in, const struct nw_ras_comm *w, const char *job,
                                 int rank, int pid, const char *host)
 {
 	struct nw_proc *p = calloc(1, sizeof *p);
@@ -200,10 +200,10 @@ int nw_ras_own_procs(const struct nw_ras_input *in, const char *job, struct nw_p
 	struct nw_proc **mine = all + *nprocs;
 	size_t n = 0;
 	for (size_t i = 0; i < w->nranks; i++, n++)
-		if (!(mine[n] = proc_new(in, w, job, w->ranks[i].rank, w->ranks[i].pid, w->ranks[i].host)))
+		if (!(mine[n] = nw_ras_proc_new(in, w, job, w->ranks[i].rank, w->ranks[i].pid, w->ranks[i].host)))
 			goto fail;
 	for (size_t i = 0; i < w->nmissing; i++, n++)
-		if (!(mine[n] = proc_new(in, w, job, w->missing[i].rank, w->missing[i].pid, w->missing[i].host)))
+		if (!(mine[n] = nw_ras_proc_new(in, w, job, w->missing[i].rank, w->missing[i].pid, w->missing[i].host)))
 			goto fail;
 	if (add_facts(&in->r, w, mine, n))
 		goto fail;
