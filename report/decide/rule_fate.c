@@ -275,7 +275,11 @@ void nw_rules_gone(struct nw_jctx *x)
 		if (!e)
 			continue;
 		nw_verdict_culprit(x, w, p);
-		gone_line(x, w, p, e, "process gone or unreachable");
+		int said = 0;   /* one line per process, not per rank of it */
+		for (size_t k = 0; k < i && !said; k++)
+			said = gone_here(job->procs[k]) && nw_same_process(job->procs[k], p);
+		if (!said)
+			gone_line(x, w, p, e, "process gone or unreachable");
 	}
 	uint32_t nc = w->v.culprits.n;
 	char set[256];

@@ -447,6 +447,7 @@ static int lineup_positions(const struct nw_ras_report *r, struct lineup *l)
 static int lineup_gone(const struct nw_ras_input *in, struct lineup *l)
 {
 	const struct nw_ras_comm *w = l->w;
+	size_t first = l->nadded;
 	uint32_t stacks = 0;
 	for (size_t i = 0; i < l->ne; i++)
 		if (l->matched[i] && (l->matched[i]->caps & (NW_CAP_OPNUMS | NW_CAP_STACKS)) == NW_CAP_STACKS)
@@ -471,8 +472,22 @@ static int lineup_gone(const struct nw_ras_input *in, struct lineup *l)
 		if (!p)
 			return -1;
 		p->caps |= stacks;
+		p->hdr.timeout_ms = 0;   /* the job's processes read say what it is */
 		l->added[l->nadded++] = p;
 		l->matched[e] = p;   /* its facts with the others' (not counted in nmatched) */
+		if (nw_ras_gone_fact(p, w, m))
+			return -1;
+	}
+	/* the ranks of one gone process: views of it (they share its fate) */
+	for (size_t i = first; i < l->nadded; i++) {
+		uint32_t n = 0, at = 0;
+		for (size_t k = first; k < l->nadded; k++)
+			if (l->added[k]->hdr.pid == l->added[i]->hdr.pid) {
+				at = k < i ? at + 1 : at;
+				n++;
+			}
+		l->added[i]->views_in_process = n > 1 ? n : 0;
+		l->added[i]->view_of_process = at;
 	}
 	return 0;
 }
