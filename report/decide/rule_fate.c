@@ -120,7 +120,7 @@ void nw_rules_thread_fate(struct nw_jctx *x)
 }
 
 /* ---- gone: processes their source saw gone (nw_proc.gone_how) ----
- * A process without op numbers that did not answer its source, or that it
+ * A process that did not answer its source, or that it
  * declared dead (NCCL RAS), while the others of its comms answered: a
  * sink, and the culprit its comms' others wait for. The op they wait in
  * is the largest launch count every one of them agrees on (a launch-only
@@ -129,9 +129,11 @@ void nw_rules_thread_fate(struct nw_jctx *x)
  * written), most of the job ended where the program ends, and the few
  * still there went on past it: they are the culprits, with the doubt the
  * source leaves (an exit and a death look the same). */
+/* (a segment RAS saw gone is no sink: its records say where it is; the
+ * verdict here is launch_only, the line beside the segments' verdicts) */
 static int gone_here(const struct nw_proc *p)
 {
-	return p->gone_how && !(p->caps & NW_CAP_OPNUMS);
+	return p->gone_how != NULL;
 }
 
 /* p's entry of comm id, NULL none. */

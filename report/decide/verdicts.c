@@ -114,7 +114,8 @@ static int fill_waiting(struct nw_jctx *x, uint8_t *explained)
 }
 
 /* Processes that wait for nothing: those that exited, those a source saw
- * gone while the others answered (gone_how: NCCL RAS), and those whose
+ * gone while the others answered (gone_how: NCCL RAS; a segment's own
+ * records say where it is), and those whose
  * process is gone while the job went on without them: another process on
  * its host was seen alive well after its last sign of life (a live one:
  * the reader's clock now; a dead one: its own last heartbeat). "Well
@@ -160,7 +161,7 @@ static void find_sinks(struct nw_jctx *x)
 	const struct nw_job *job = x->job;
 	for (size_t i = 0; i < job->nprocs; i++) {
 		const struct nw_proc *p = job->procs[i];
-		if ((p->hdr.flags & NW_SEG_F_EXITED) || p->gone_how) {
+		if ((p->hdr.flags & NW_SEG_F_EXITED) || (p->gone_how && !(p->caps & NW_CAP_OPNUMS))) {
 			x->sink[i] = 1;
 			continue;
 		}

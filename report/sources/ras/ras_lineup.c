@@ -429,8 +429,9 @@ static int lineup_positions(const struct nw_ras_report *r, struct lineup *l)
 		for (size_t i = 0; i < cm->nmissing && !r->from_text; i++) {   /* left it, or gone */
 			size_t k = nw_ras_first_pid(l->matched, nm, cm->missing[i].pid);
 			struct nw_proc *p = cm->missing[i].pid > 0 && k < nm ? l->matched[k] : NULL;
-			if (p && p->hdr.pid == cm->missing[i].pid && !(p->caps & NW_CAP_OPNUMS) &&
-			    (nw_ras_left_fact(p, cm, &cm->missing[i]) || nw_ras_gone_fact(p, cm, &cm->missing[i])))
+			if (p && p->hdr.pid == cm->missing[i].pid &&
+			    ((!(p->caps & NW_CAP_OPNUMS) && nw_ras_left_fact(p, cm, &cm->missing[i])) ||
+			     nw_ras_gone_fact(p, cm, &cm->missing[i])))
 				return -1;
 		}
 	}

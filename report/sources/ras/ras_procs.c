@@ -111,6 +111,8 @@ int nw_ras_gone_fact(struct nw_proc *p, const struct nw_ras_comm *c, const struc
 	/* dead says more than unresponsive: the process of several comms keeps it */
 	if (m->dead || !p->gone_how)
 		p->gone_how = m->dead ? NW_RAS_GONE_DEAD : NW_RAS_GONE_UNRESPONSIVE;
+	if (p->caps & NW_CAP_OPNUMS)
+		return 0;   /* a segment: its own liveness and comm table (its ids) */
 	p->alive = 0;
 	for (uint32_t s = 0; s < p->ncomms; s++)
 		if (p->comms[s].comm_id == c->hash)
