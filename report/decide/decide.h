@@ -331,6 +331,10 @@ int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern 
  * other ranks of that process that are gone too (after the rules, before
  * the waiting sets are filled). */
 void nw_rules_process_fate(struct nw_jctx *x);
+/* rule_fate.c: MISSING_RANK for the processes without op numbers that
+ * their source saw gone (nw_proc.gone_how): culprits, their comms' others
+ * waiting; when they are most of the world, the few still there. */
+void nw_rules_gone(struct nw_jctx *x);
 /* Every verdict (but a MISMATCH) that blames a rank whose thread has been
  * inside a group it never ended (nw_open_group_of) for longer than the
  * timeout blames the other ranks that thread holds there too (after the

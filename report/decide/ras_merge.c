@@ -79,6 +79,12 @@ static void culprit_stacks(struct nw_jctx *x, struct nw_vwork *w)
 		}
 		const struct nw_proc *p = x->job->procs[at];
 		const struct nw_thread_stack *t = nw_main_thread(p);
+		if ((!t || !t->nframes) && p->gone_how && !p->nthreads && !p->snapshot) {
+			/* the adapter's process of a rank RAS saw gone (ras_lineup.c) */
+			nw_verdict_evidence(x, w, "rank %d (from stacks): no snapshot: attach found no such process (gone, "
+			                    "or its host was not attached)", (int)r);
+			continue;
+		}
 		if (!t || !t->nframes) {
 			nw_verdict_evidence(x, w, "rank %d (from stacks): pid %lld has no stack", (int)r, (long long)p->hdr.pid);
 			continue;

@@ -1,6 +1,8 @@
 /* rule_fate: the ranks of one process share its fate; the ranks of one
  * thread stopped inside a group share its stop. */
 #include "decide.h"
+#include "majority.h"
+#include "../names.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -115,4 +117,181 @@ static void held_with(struct nw_jctx *x, struct nw_vwork *w, const struct nw_pro
 void nw_rules_thread_fate(struct nw_jctx *x)
 {
 	culprits_take_mates(x, stopped_in_group, held_with);
+}
+
+/* ---- gone: processes their source saw gone (nw_proc.gone_how) ----
+ * A process that did not answer its source, or that it
+ * declared dead (NCCL RAS), while the others of its comms answered: a
+ * sink, and the culprit its comms' others wait for. The op they wait in
+ * is the largest launch count every one of them agrees on (a launch-only
+ * source: the gone process's own counts are not known). When the gone
+ * ones are a strict majority of the world (majority.h: the program as
+ * written), most of the job ended where the program ends, and the few
+ * still there went on past it: they are the culprits, with the doubt the
+ * source leaves (an exit and a death look the same). */
+/* (a segment RAS saw gone is no sink: its records say where it is; the
+ * verdict here is launch_only, the line beside the segments' verdicts) */
+static int gone_here(const struct nw_proc *p)
+{
+	return p->gone_how != NULL;
+}
+
+/* p's entry of comm id, NULL none. */
+static const struct nw_seg_comm *entry_of(const struct nw_proc *p, uint64_t id)
+{
+	for (uint32_t s = 0; s < p->ncomms; s++)
+		if (p->comms[s].comm_id == id)
+			return &p->comms[s];
+	return NULL;
+}
+
+/* p's largest comm (its first of that size), NULL none. */
+static const struct nw_seg_comm *largest_of(const struct nw_proc *p)
+{
+	const struct nw_seg_comm *best = NULL;
+	for (uint32_t s = 0; s < p->ncomms; s++)
+		if (!best || p->comms[s].nranks > best->nranks)
+			best = &p->comms[s];
+	return best;
+}
+
+/* A member of comm id that still holds it (answered, did not leave it). */
+static int holds(const struct nw_proc *p, uint64_t id)
+{
+	const struct nw_seg_comm *e = entry_of(p, id);
+	return e && !gone_here(p) && e->state != NW_COMM_FINALIZED && e->state != NW_COMM_DESTROYED &&
+	       e->state != NW_COMM_ABORTED;
+}
+
+/* The op the members still in comm `world` are in: the largest launch
+ * count of a kind they all agree on (ties: the later kind of the
+ * source's order); evidence saying so. */
+static void gone_op(struct nw_jctx *x, struct nw_vwork *w, uint64_t world)
+{
+	const struct nw_job *job = x->job;
+	const struct nw_proc *p0 = NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < job->nprocs; i++)
+		if (holds(job->procs[i], world)) {
+			p0 = p0 ? p0 : job->procs[i];
+			n++;
+		}
+	if (!p0)
+		return;
+	const struct nw_launch_pos *best = NULL;
+	for (uint32_t k = 0; k < p0->nlaunch; k++) {
+		const struct nw_launch_pos *lp = &p0->launch[k];
+		if (lp->comm_id != world || !lp->launches)
+			continue;
+		int agree = 1;
+		for (size_t i = 0; i < job->nprocs && agree; i++)
+			if (holds(job->procs[i], world))
+				agree = nw_proc_launches(job->procs[i], world, lp->kind) == (int64_t)lp->launches;
+		if (agree && (!best || lp->launches >= best->launches))
+			best = lp;
+	}
+	if (!best)
+		return;
+	char kb[NW_NAME_BUF];
+	w->v.op_kind = best->kind;
+	w->v.launches = best->launches;
+	nw_verdict_evidence(x, w, "the %zu ranks that answered are at %s launches=%" PRIu64 " on comm 0x%016" PRIx64
+	                    " (the gone process's own counts are not known; RAS cannot see completion)", n,
+	                    nw_op_kind_name(best->kind, kb), best->launches, world);
+}
+
+static void gone_line(struct nw_jctx *x, struct nw_vwork *w, const struct nw_proc *p, const struct nw_seg_comm *e,
+                      const char *what)
+{
+	nw_verdict_evidence(x, w, "rank %d of comm 0x%016" PRIx64 ": %s: pid %" PRId64 " on %s, %s", (int)e->rank,
+	                    e->comm_id, what, p->hdr.pid, p->hdr.host, p->gone_how);
+}
+
+/* Most of the world gone, the few still in it the culprits. 1 if said. */
+static int gone_majority(struct nw_jctx *x, const struct nw_seg_comm *wc, size_t ngone)
+{
+	const struct nw_job *job = x->job;
+	size_t there = 0;
+	for (size_t i = 0; i < job->nprocs; i++)
+		there += holds(job->procs[i], wc->comm_id);
+	uint32_t votes[2] = { (uint32_t)(wc->nranks - (int32_t)ngone), (uint32_t)ngone };
+	if (!there || wc->nranks < (int32_t)ngone || nw_majority(votes, 2) != 1)
+		return 0;
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_MISSING_RANK, NULL, 0, 0);
+	if (!w)
+		return 1;
+	w->v.comm_id = wc->comm_id;
+	w->v.comm_nranks = wc->nranks;
+	w->launch_only = 1;   /* from a launch-only source: beside segments, a line on theirs (ras_merge.c) */
+	struct nw_rankset g = { 0 };
+	for (size_t i = 0; i < job->nprocs && !x->oom; i++) {
+		const struct nw_proc *p = job->procs[i];
+		const struct nw_seg_comm *e = entry_of(p, wc->comm_id);
+		if (holds(p, wc->comm_id)) {
+			nw_verdict_culprit(x, w, p);
+		} else if (e && gone_here(p)) {
+			nw_set_add(x, &g, p->rank);
+			gone_line(x, w, p, e, "process gone");
+		}
+	}
+	char set[256], gset[256];
+	nw_rankset_format(&w->v.culprits, set, sizeof set);
+	nw_rankset_format(&g, gset, sizeof gset);
+	uint32_t nc = w->v.culprits.n;
+	nw_verdict_summary(x, w, "rank%s %s still run%s comm 0x%016" PRIx64 " while %zu of its %d ranks (%s) are gone: "
+	                   "most of the job ended, so the code path most likely differs on %s (an op the others never "
+	                   "issued, a loop that ran longer), unless the gone ones died (RAS cannot tell an exit from a "
+	                   "death)", nc == 1 ? "" : "s", set, nc == 1 ? "s" : "", wc->comm_id, ngone, (int)wc->nranks,
+	                   gset, nc == 1 ? "it" : "them");
+	nw_rankset_free(&g);
+	w->v.hint = "the code path differs on those ranks; the gone processes' exit status in the launcher's log (0: "
+	            "they ended as written)";
+	return 1;
+}
+
+void nw_rules_gone(struct nw_jctx *x)
+{
+	const struct nw_job *job = x->job;
+	const struct nw_seg_comm *wc = NULL;   /* the world: the largest comm a gone process is in */
+	for (size_t i = 0; i < job->nprocs; i++) {
+		const struct nw_seg_comm *e = gone_here(job->procs[i]) ? largest_of(job->procs[i]) : NULL;
+		if (e && (!wc || e->nranks > wc->nranks))
+			wc = e;
+	}
+	if (!wc)
+		return;
+	size_t ngone = 0;
+	for (size_t i = 0; i < job->nprocs; i++)
+		ngone += gone_here(job->procs[i]) && entry_of(job->procs[i], wc->comm_id);
+	if (gone_majority(x, wc, ngone))
+		return;
+	struct nw_vwork *w = nw_verdict_new(x, NW_V_MISSING_RANK, NULL, 0, 0);
+	if (!w)
+		return;
+	w->v.comm_id = wc->comm_id;
+	w->v.comm_nranks = wc->nranks;
+	w->launch_only = 1;
+	for (size_t i = 0; i < job->nprocs && !x->oom; i++) {
+		const struct nw_proc *p = job->procs[i];
+		const struct nw_seg_comm *e = gone_here(p) ? largest_of(p) : NULL;
+		if (!e)
+			continue;
+		nw_verdict_culprit(x, w, p);
+		int said = 0;   /* one line per process, not per rank of it */
+		for (size_t k = 0; k < i && !said; k++)
+			said = gone_here(job->procs[k]) && nw_same_process(job->procs[k], p);
+		if (!said)
+			gone_line(x, w, p, e, "process gone or unreachable");
+	}
+	uint32_t nc = w->v.culprits.n;
+	char set[256];
+	nw_rankset_format(&w->v.culprits, set, sizeof set);
+	nw_verdict_summary(x, w, "rank%s %s: process gone or unreachable (RAS got no answer from %s); the others wait for "
+	                   "%s", nc == 1 ? "" : "s", set, nc == 1 ? "it" : "them", nc == 1 ? "it" : "them");
+	for (size_t i = 0; i < job->nprocs; i++)
+		if (holds(job->procs[i], wc->comm_id) && !nw_rankset_has(&w->v.culprits, job->procs[i]->rank))
+			nw_verdict_waiting(x, w, job->procs[i]);
+	gone_op(x, w, wc->comm_id);
+	w->v.hint = "the process died or stopped (OOM killer, a crash, a node down, SIGSTOP): its exit status, dmesg "
+	            "and the launcher's log on that host";
 }

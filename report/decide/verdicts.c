@@ -113,7 +113,9 @@ static int fill_waiting(struct nw_jctx *x, uint8_t *explained)
 	return x->oom ? -1 : 0;
 }
 
-/* Processes that wait for nothing: those that exited, and those whose
+/* Processes that wait for nothing: those that exited, those a source saw
+ * gone while the others answered (gone_how: NCCL RAS; a segment's own
+ * records say where it is), and those whose
  * process is gone while the job went on without them: another process on
  * its host was seen alive well after its last sign of life (a live one:
  * the reader's clock now; a dead one: its own last heartbeat). "Well
@@ -159,7 +161,7 @@ static void find_sinks(struct nw_jctx *x)
 	const struct nw_job *job = x->job;
 	for (size_t i = 0; i < job->nprocs; i++) {
 		const struct nw_proc *p = job->procs[i];
-		if (p->hdr.flags & NW_SEG_F_EXITED) {
+		if ((p->hdr.flags & NW_SEG_F_EXITED) || (p->gone_how && !(p->caps & NW_CAP_OPNUMS))) {
 			x->sink[i] = 1;
 			continue;
 		}
@@ -303,6 +305,7 @@ int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern 
 	 * root causes, not folded into them (with segments, RAS's counts are a
 	 * line on their verdicts: ras_merge.c) */
 	nw_rules_launch(&x);
+	nw_rules_gone(&x);
 	if (x.oom)
 		goto fail;
 	uint8_t *explained = calloc(job->nprocs + 1, 1);

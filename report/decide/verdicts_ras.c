@@ -1,10 +1,10 @@
 /* verdicts_ras: see verdicts_ras.h. The rules, per communicator of the
  * report (largest first):
  *
- *   gone      a rank whose process did not answer (unresponsive) or that
- *             RAS declared dead: MISSING_RANK, culprit "process gone or
- *             unreachable" with its host and pid; one verdict per process
- *             set, whatever the number of comms it was in.
+ *   (gone     a rank whose process did not answer (unresponsive) or that
+ *             RAS declared dead is a process's fact, gone_how: the
+ *             ordinary rule nw_rules_gone, rule_fate.c; ras_procs.c,
+ *             ras_lineup.c make it)
  *   (errors   an async error is a fault of its process, an init error
  *             a failed init of it: verdicts_fault.c and verdicts_init.c
  *             judge them on the comm table the adapter fills, ras_procs.c)
@@ -171,94 +171,6 @@ static void all_waiting(struct vl *l, struct nw_verdict *v, const struct world *
 
 /* ---- the rules ---- */
 
-/* Most of the world's ranks gone, a minority still in it: the strict
- * majority is the program as written (DESIGN.md), so the many that are
- * gone most likely ended where the program ends, and the few that still
- * run went on past it (an extra op, a loop that ran longer). They are the
- * culprits, named with the doubt RAS leaves: it cannot tell an exit from
- * a death. (A majority that died at once leaves the job to the launcher:
- * torchrun and mpirun tear it down.) 1 when said. */
-static int rule_gone_majority(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
-{
-	size_t gone = 0;
-	for (size_t i = 0; i < c->nmissing; i++) gone += c->missing[i].unresponsive || c->missing[i].dead;
-	if (!c->nranks || gone * 2 <= (size_t)c->size) return 0;
-	struct nw_verdict *v = vadd(l, NW_V_MISSING_RANK, c, 0, 0);
-	if (!v) return 0;
-	for (size_t i = 0; i < c->nranks; i++) radd(l, &v->culprits, grank(w, c, c->ranks[i].rank, c->ranks[i].pid, c->ranks[i].cuda_dev));
-	struct nw_rankset g = { 0 };
-	for (size_t i = 0; i < c->nmissing; i++) {
-		const struct nw_ras_missing *m = &c->missing[i];
-		if (!m->unresponsive && !m->dead) continue;
-		radd(l, &g, grank(w, c, m->rank, m->pid, m->cuda_dev));
-		vevidence(l, v, "rank %d of comm 0x%016" PRIx64 ": process gone: pid %d on %s, %s", m->rank, c->hash, m->pid,
-		          m->host[0] ? m->host : "?",
-		          m->dead ? "considered dead by RAS (no answer for the peer-dead timeout)" : "did not answer RAS");
-	}
-	char set[256], gset[256];
-	nw_rankset_format(&v->culprits, set, sizeof set);
-	nw_rankset_format(&g, gset, sizeof gset);
-	vsummary(l, v, "rank%s %s still run%s comm 0x%016" PRIx64 " while %zu of its %d ranks (%s) are gone: most of the job "
-	         "ended, so the code path most likely differs on %s (an op the others never issued, a loop that ran "
-	         "longer), unless the gone ones died (RAS cannot tell an exit from a death)",
-	         v->culprits.n == 1 ? "" : "s", set, v->culprits.n == 1 ? "s" : "", c->hash, gone, c->size, gset,
-	         v->culprits.n == 1 ? "it" : "them");
-	free(g.v);
-	v->hint = "the code path differs on those ranks; the gone processes' exit status in the launcher's log (0: "
-	          "they ended as written)";
-	return 1;
-}
-
-static int rule_gone(struct vl *l, const struct world *w, const struct nw_ras_comm *const *comms, size_t ncomms)
-{
-	/* one verdict for every process that did not answer, in any comm */
-	struct nw_verdict *v = NULL;
-	int seen_pid[64], nseen = 0, any = 0;
-	for (size_t k = 0; k < ncomms; k++) {
-		const struct nw_ras_comm *c = comms[k];
-		for (size_t i = 0; i < c->nmissing; i++) {
-			const struct nw_ras_missing *m = &c->missing[i];
-			if (!m->unresponsive && !m->dead) continue;
-			int dup = 0;
-			for (int s = 0; s < nseen; s++) dup |= seen_pid[s] == m->pid && m->pid > 0;
-			if (!v && !(v = vadd(l, NW_V_MISSING_RANK, comms[0], 0, 0))) return 0;
-			radd(l, &v->culprits, grank(w, c, m->rank, m->pid, m->cuda_dev));
-			if (!dup) {
-				if (nseen < 64) seen_pid[nseen++] = m->pid;
-				vevidence(l, v, "rank %d of comm 0x%016" PRIx64 ": process gone or unreachable: pid %d on %s, %s", m->rank,
-				          c->hash, m->pid, m->host[0] ? m->host : "?",
-				          m->dead ? "considered dead by RAS (no answer for the peer-dead timeout)" : "did not answer RAS");
-			}
-			any = 1;
-		}
-	}
-	if (!any) return 0;
-	char set[256];
-	nw_rankset_format(&v->culprits, set, sizeof set);
-	vsummary(l, v, "rank%s %s: process gone or unreachable (RAS got no answer from %s); the others wait for %s",
-	         v->culprits.n == 1 ? "" : "s", set, v->culprits.n == 1 ? "it" : "them", v->culprits.n == 1 ? "it" : "them");
-	all_waiting(l, v, w, comms[0]);
-	/* the op the others are in: the largest launch count they agree on */
-	const struct nw_ras_comm *c0 = comms[0];
-	int best = -1;
-	for (int f = 0; f < NW_RAS_NFUNCS && c0->nranks; f++) {
-		int agree = 1;
-		for (size_t i = 0; i < c0->nranks; i++)
-			agree &= c0->ranks[i].counts_known && c0->ranks[i].counts[f] == c0->ranks[0].counts[f];
-		if (agree && c0->ranks[0].counts[f] && (best < 0 || c0->ranks[0].counts[f] >= c0->ranks[0].counts[best])) best = f;
-	}
-	if (best >= 0) {
-		v->op_kind = op_of(best);
-		v->launches = c0->ranks[0].counts[best];
-		vevidence(l, v, "the %zu ranks that answered are at %s launches=%" PRIu64 " on comm 0x%016" PRIx64
-		          " (the gone process's own counts are not known; RAS cannot see completion)",
-		          c0->nranks, nw_ras_func_names[best], v->launches, c0->hash);
-	}
-	v->hint = "the process died or stopped (OOM killer, a crash, a node down, SIGSTOP): its exit status, dmesg "
-	          "and the launcher's log on that host";
-	return 1;
-}
-
 /* ---- a text report's errors and init states ----
  * A text report (NCCL < 2.28.7) lists only its outliers by rank: it is no
  * job of processes (ras_lineup.c), so its async errors, init errors and
@@ -325,10 +237,7 @@ static int judged_elsewhere(const struct nw_ras_report *r, const struct nw_ras_c
 			if (c->ranks[i].counts_known && c->ranks[i].counts[f])
 				return 1;
 	}
-	for (size_t i = 0; i < c->nmissing; i++)
-		if (!c->missing[i].unresponsive && !c->missing[i].dead)
-			return 1;
-	return 0;
+	return c->nmissing > 0;   /* left it, or gone (nw_rules_gone) */
 }
 
 /* The ranks whose kind-f count is behind the majority's `maj` (ahead: 0)
@@ -432,8 +341,6 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 			                 "arrived cannot be named from RAS; thread stacks can");
 		}
 	} else {
-		if (!rule_gone_majority(&l, &w, comms[0]))
-			rule_gone(&l, &w, comms, r->ncomms);
 		for (size_t k = 0; k < r->ncomms; k++) {
 			const struct nw_ras_comm *c = comms[k];
 			if (r->from_text) {

@@ -343,7 +343,7 @@ static void classify(struct nw_jctx *x, struct sproc *sp, size_t n, struct tally
 		s->t = nw_main_thread(s->p);
 		if (s->t && !s->t->nframes)
 			s->t = NULL;
-		if (s->p->alive == 0 && host_runs(job, s->p))
+		if ((s->p->alive == 0 && host_runs(job, s->p)) || s->p->gone_how)   /* gone_how: seen gone */
 			s->cls = S_GONE;
 		else if (!s->t)
 			s->cls = S_NOSTACK;

@@ -205,12 +205,13 @@ static int is_fixed(const char *name)
 int nw_job_envdiff(struct nw_job *job)
 {
 	struct ctx c = { .nprocs = job->nprocs };
-	size_t nsnap = 0;
+	size_t nsnap = 0, noenv = 0;   /* no fingerprint; no environment read (neither has nor lacks) */
 	for (size_t i = 0; i < job->nprocs && !c.oom; i++) {
 		const struct nw_proc *p = job->procs[i];
 		char b[NW_NAME_BUF];
 		int fp = (p->caps & NW_CAP_FINGERPRINT) != 0;
 		nsnap += !fp;
+		noenv += !p->hdr.env || !*p->hdr.env;
 		if (fp) {
 			const char *s = nw_nccl_version_str(p->hdr.nccl_version, b);
 			add(&c, p, fixed[0], strlen(fixed[0]), s, strlen(s));
@@ -233,12 +234,12 @@ int nw_job_envdiff(struct nw_job *job)
 	struct var *v, *vt;
 	size_t ndiff = 0;
 	HASH_ITER(hh, c.vars, v, vt)
-		ndiff += HASH_COUNT(v->vals) + (v->present < job->nprocs - (is_fixed(v->name) ? nsnap : 0)) >= 2;
+		ndiff += HASH_COUNT(v->vals) + (v->present < job->nprocs - (is_fixed(v->name) ? nsnap : noenv)) >= 2;
 	if (!c.oom && ndiff && !(job->diffs = calloc(ndiff, sizeof *job->diffs)))
 		c.oom = 1;
 	HASH_ITER(hh, c.vars, v, vt) {
 		const int fx = is_fixed(v->name);
-		const size_t could = job->nprocs - (fx ? nsnap : 0);
+		const size_t could = job->nprocs - (fx ? nsnap : noenv);
 		size_t nvals = HASH_COUNT(v->vals) + (v->present < could);
 		if (!c.oom && nvals >= 2 && job->diffs) {
 			/* The processes without it have the value "" (merged with an
@@ -246,7 +247,8 @@ int nw_job_envdiff(struct nw_job *job)
 			if (v->present < could) {
 				struct val *unset = val_get(&c, v, "", 0);
 				for (size_t i = 0; i < job->nprocs && unset && !c.oom; i++)
-					if (!v->has[i] && !(fx && !(job->procs[i]->caps & NW_CAP_FINGERPRINT)))
+					if (!v->has[i] && !(fx && !(job->procs[i]->caps & NW_CAP_FINGERPRINT)) &&
+					    (fx || (job->procs[i]->hdr.env && *job->procs[i]->hdr.env)))
 						val_add(&c, unset, job->procs[i]);
 			}
 			struct nw_env_diff *d = &job->diffs[job->ndiffs];

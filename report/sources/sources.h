@@ -219,6 +219,10 @@ struct nw_proc {
 	const char *source_note;       /* NULL for a segment; else what the source cannot
 	                                * tell, in words (said once per verdict as evidence;
 	                                * rules ask caps), interned */
+	const char *gone_how;          /* the source saw the process gone while its job's others
+	                                * answered (NCCL RAS: did not answer, or declared dead):
+	                                * how, in words, static; NULL not known. Without op
+	                                * numbers it waits for nothing (a sink, verdicts.c) */
 	uint32_t nlaunch;
 	struct nw_launch_pos *launch;  /* its launch-only positions (NW_CAP_LAUNCH_ONLY), by comm
 	                                * and kind; NULL none */

@@ -112,6 +112,13 @@ sed 1d "$T/dead.json.out" > "$T/a"; sed 1d "$T/dead229.json.out" > "$T/b"
 cmp -s "$T/a" "$T/b" || fail "2.28.9 and 2.29 forms give different verdicts"
 assert_grep '^MISSING_RANK: rank 2: process gone or unreachable' "$T/dead.json.out"
 assert_grep 'pid 102 on 10\.0\.0\.2, considered dead by RAS' "$T/dead.json.out"
+# the gone rank is a fact of its process (gone: alive false), judged by the
+# ordinary rule (rule_fate.c), not a verdict RAS builds on its own
+"$NW_CLI" diagnose --json "$T/dead.json" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)["jobs"][0]
+print(" ".join("%s:%s" % (p["rank"], p["alive"]) for p in j["processes"]))' > "$T/dead.alive"
+assert_eq "$(cat "$T/dead.alive")" "0:None 1:None 2:False" "dead.json: the gone rank's process is gone, the others unknown"
 
 note "a directory with Flight Recorder dumps (JSON form) and a RAS report: both read, each its own job"
 mkdir -p "$T/mixed"

@@ -50,3 +50,17 @@ else
 	note "no python3 jsonschema: schema check left out"
 fi
 trainer_kill
+
+note "a rank that crashed left its segment: the segments decide, RAS's gone process is the line beside them"
+LD_PRELOAD="$(nw_preload)" NCCLWATCH_JOB=rasjob2 trainer_start "$T/crash.out" --nranks 4 --steps 24 --count 64 \
+	--bcast-every 0 --verbose --fault crash:rank=2:step=4
+wait_for_ranks 120 "$T/crash.out" ' step 3 done$' 0 1 3
+gone() { "$NW_CLI" ras --json | grep -q '"unresponsive": true'; }
+nw_until 60 gone || fail "crash: rank 2 never showed as gone"
+"$NW_CLI" ras --save "$NCCLWATCH_DIR/rasjob2/ras.json" > /dev/null || fail "ncclwatch ras --save failed"
+stuck() { "$NW_CLI" diagnose --verbose --timeout 1 "$NCCLWATCH_DIR/rasjob2" > "$T/crash.diag"; grep -q '^MISSING_RANK: rank 2' "$T/crash.diag"; }
+nw_until 60 stuck || { cat "$T/crash.diag"; fail "crash: no verdict from the segments"; }
+grep -v '^    from NCCL RAS' "$T/crash.diag" | sed 's/^/    /'
+assert_grep '^job rasjob2: 4 processes read' "$T/crash.diag"
+assert_grep "^    NCCL RAS \\($NCCLWATCH_DIR/rasjob2/ras\\.json\\) agrees: MISSING_RANK: rank 2: process gone or unreachable \\(RAS got no answer from it\\)" "$T/crash.diag"
+trainer_kill

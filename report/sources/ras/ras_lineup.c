@@ -426,13 +426,69 @@ static int lineup_positions(const struct nw_ras_report *r, struct lineup *l)
 				if (add_position(p, cm, rk, f))
 					return -1;
 		}
-		for (size_t i = 0; i < cm->nmissing && !r->from_text; i++) {   /* answered, left it */
+		for (size_t i = 0; i < cm->nmissing && !r->from_text; i++) {   /* left it, or gone */
 			size_t k = nw_ras_first_pid(l->matched, nm, cm->missing[i].pid);
 			struct nw_proc *p = cm->missing[i].pid > 0 && k < nm ? l->matched[k] : NULL;
-			if (p && p->hdr.pid == cm->missing[i].pid && !(p->caps & NW_CAP_OPNUMS) &&
-			    nw_ras_left_fact(p, cm, &cm->missing[i]))
+			if (p && p->hdr.pid == cm->missing[i].pid &&
+			    ((!(p->caps & NW_CAP_OPNUMS) && nw_ras_left_fact(p, cm, &cm->missing[i])) ||
+			     nw_ras_gone_fact(p, cm, &cm->missing[i])))
 				return -1;
 		}
+	}
+	return 0;
+}
+
+/* Each rank of the world comm RAS saw gone (missing, unresponsive or
+ * considered dead) that no process read is: a process of the adapter
+ * (nw_ras_proc_new), of the job, on the host its RAS host lines up with
+ * (so a stack reader sees the others of its host run), able to show a
+ * stack when the job's processes are (attach looked for it and found
+ * none), its gone fact added with the others' (lineup_positions).
+ * Appended to l->added. 0, or -1 out of memory. */
+static int lineup_gone(const struct nw_ras_input *in, struct lineup *l)
+{
+	const struct nw_ras_comm *w = l->w;
+	size_t first = l->nadded;
+	uint32_t stacks = 0;
+	for (size_t i = 0; i < l->ne; i++)
+		if (l->matched[i] && (l->matched[i]->caps & (NW_CAP_OPNUMS | NW_CAP_STACKS)) == NW_CAP_STACKS)
+			stacks = NW_CAP_STACKS;
+	for (size_t i = 0; i < w->nmissing; i++) {
+		const struct nw_ras_missing *m = &w->missing[i];
+		size_t e = w->nranks + i;
+		if ((!m->unresponsive && !m->dead) || l->matched[e])
+			continue;
+		const char *host = m->host;
+		uint32_t r = l->rh[e];
+		for (size_t k = 0; k < l->nc && l->bestn[r] && !l->tie[r]; k++)
+			if (l->sh[k] == l->best[r]) {
+				host = l->cand[k]->hdr.host;
+				break;
+			}
+		struct nw_proc **grown = realloc(l->added, (l->nadded + 1) * sizeof *grown);
+		if (!grown)
+			return -1;
+		l->added = grown;
+		struct nw_proc *p = nw_ras_proc_new(in, w, in->job, m->rank, m->pid, host);
+		if (!p)
+			return -1;
+		p->caps |= stacks;
+		p->hdr.timeout_ms = 0;   /* the job's processes read say what it is */
+		l->added[l->nadded++] = p;
+		l->matched[e] = p;   /* its facts with the others' (not counted in nmatched) */
+		if (nw_ras_gone_fact(p, w, m))
+			return -1;
+	}
+	/* the ranks of one gone process: views of it (they share its fate) */
+	for (size_t i = first; i < l->nadded; i++) {
+		uint32_t n = 0, at = 0;
+		for (size_t k = first; k < l->nadded; k++)
+			if (l->added[k]->hdr.pid == l->added[i]->hdr.pid) {
+				at = k < i ? at + 1 : at;
+				n++;
+			}
+		l->added[i]->views_in_process = n > 1 ? n : 0;
+		l->added[i]->view_of_process = at;
 	}
 	return 0;
 }
@@ -447,7 +503,8 @@ static int line_up(struct nw_ras_input *in, const struct nw_ras_comm *w, struct 
 {
 	qsort(cand, nc, sizeof *cand, cmp_proc_pid);
 	struct lineup l = { .w = w, .cand = cand, .nc = nc };
-	int rc = lineup_hosts(&l) || lineup_best_hosts(&l) || lineup_assign(in, &l);
+	int rc = lineup_hosts(&l) || lineup_best_hosts(&l) || lineup_assign(in, &l) ||
+	         (in->nmatched && lineup_gone(in, &l));
 	if (l.nadded) {
 		struct nw_proc **all = realloc(*procs, (*nprocs + l.nadded) * sizeof *all);
 		if (all) {

@@ -31,7 +31,7 @@ static struct nw_proc *proc_of_pid(struct nw_proc *const *bypid, size_t n, int p
 	return pid > 0 && k < n && bypid[k]->hdr.pid == pid ? bypid[k] : NULL;
 }
 
-static struct nw_proc *proc_new(const struct nw_ras_input *in, const struct nw_ras_comm *w, const char *job,
+struct nw_proc *nw_ras_proc_new(const struct nw_ras_input *in, const struct nw_ras_comm *w, const char *job,
                                 int rank, int pid, const char *host)
 {
 	struct nw_proc *p = calloc(1, sizeof *p);
@@ -39,7 +39,7 @@ static struct nw_proc *proc_new(const struct nw_ras_input *in, const struct nw_r
 		free(p);
 		return NULL;
 	}
-	p->alive = -1;   /* RAS's answer says nothing of now (see ras_gone) */
+	p->alive = -1;   /* RAS's answer says nothing of now (but gone: nw_ras_gone_fact) */
 	p->rank = rank;
 	p->hdr.pid = pid;
 	p->hdr.global_rank = rank;
@@ -104,6 +104,33 @@ int nw_ras_left_fact(struct nw_proc *p, const struct nw_ras_comm *c, const struc
 	return 0;
 }
 
+int nw_ras_gone_fact(struct nw_proc *p, const struct nw_ras_comm *c, const struct nw_ras_missing *m)
+{
+	if (!m->unresponsive && !m->dead)
+		return 0;
+	/* dead says more than unresponsive: the process of several comms keeps it */
+	if (m->dead || !p->gone_how)
+		p->gone_how = m->dead ? NW_RAS_GONE_DEAD : NW_RAS_GONE_UNRESPONSIVE;
+	if (p->caps & NW_CAP_OPNUMS)
+		return 0;   /* a segment: its own liveness and comm table (its ids) */
+	p->alive = 0;
+	for (uint32_t s = 0; s < p->ncomms; s++)
+		if (p->comms[s].comm_id == c->hash)
+			return 0;
+	struct nw_seg_comm *n = realloc(p->comms, (p->ncomms + 1) * sizeof *n);
+	if (!n)
+		return -1;
+	p->comms = n;
+	struct nw_seg_comm *e = &n[p->ncomms++];
+	memset(e, 0, sizeof *e);
+	e->comm_id = c->hash;
+	e->rank = m->rank;
+	e->nranks = c->size;
+	e->cuda_device = m->cuda_dev;
+	e->state = NW_COMM_INIT_DONE;   /* a member; how far it got RAS does not know */
+	return 0;
+}
+
 /* The kinds comm c's ranks launched at all (a bit per RAS function): the
  * positions kept; a kind nobody launched says nothing. */
 static unsigned used_kinds(const struct nw_ras_comm *c)
@@ -155,7 +182,7 @@ static int add_facts(const struct nw_ras_report *r, const struct nw_ras_comm *w,
 		for (size_t i = 0; i < c->nmissing && !oom; i++) {
 			struct nw_proc *p = c == w ? procs[c->nranks + i] : proc_of_pid(bypid, n, c->missing[i].pid);
 			if (p)
-				oom = nw_ras_left_fact(p, c, &c->missing[i]);
+				oom = nw_ras_left_fact(p, c, &c->missing[i]) || nw_ras_gone_fact(p, c, &c->missing[i]);
 		}
 	}
 	free(bypid);
@@ -175,10 +202,10 @@ int nw_ras_own_procs(const struct nw_ras_input *in, const char *job, struct nw_p
 	struct nw_proc **mine = all + *nprocs;
 	size_t n = 0;
 	for (size_t i = 0; i < w->nranks; i++, n++)
-		if (!(mine[n] = proc_new(in, w, job, w->ranks[i].rank, w->ranks[i].pid, w->ranks[i].host)))
+		if (!(mine[n] = nw_ras_proc_new(in, w, job, w->ranks[i].rank, w->ranks[i].pid, w->ranks[i].host)))
 			goto fail;
 	for (size_t i = 0; i < w->nmissing; i++, n++)
-		if (!(mine[n] = proc_new(in, w, job, w->missing[i].rank, w->missing[i].pid, w->missing[i].host)))
+		if (!(mine[n] = nw_ras_proc_new(in, w, job, w->missing[i].rank, w->missing[i].pid, w->missing[i].host)))
 			goto fail;
 	if (add_facts(&in->r, w, mine, n))
 		goto fail;
