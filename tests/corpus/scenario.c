@@ -625,6 +625,30 @@ static CUresult graph_update(const struct graph_api *api, CUgraphExec exec, CUgr
 
 static int case_graph_ops(struct sc *c);
 
+/* SCENARIO_GROUP_STREAMS=N (tests/interpose/test-interpose-group-streams.sh):
+ * before graph-replay's capture, one eager group of N AllReduces on the
+ * world comm, each on a stream of its own, then every stream synced. */
+static void group_on_streams(struct sc *c)
+{
+	const char *e = getenv("SCENARIO_GROUP_STREAMS");
+	int n = e && atoi(e) > 0 ? atoi(e) : 0;
+	if (n > 32)
+		n = 32;
+	CUstream st[32];
+	for (int i = 0; i < n; i++)
+		cuda_ok(c, cuStreamCreate(&st[i], CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+	if (n) {
+		nccl_ok(c, ncclGroupStart(), "ncclGroupStart");
+		for (int i = 0; i < n; i++)
+			allreduce(c, c->world, st[i]);
+		nccl_ok(c, ncclGroupEnd(), "ncclGroupEnd");
+	}
+	for (int i = 0; i < n; i++) {
+		sync_stream(c, st[i]);
+		cuda_ok(c, cuStreamDestroy(st[i]), "cuStreamDestroy");
+	}
+}
+
 static int case_graph_replay(struct sc *c)
 {
 	if (getenv("SCENARIO_GRAPH_OPS"))   /* tests/interpose/test-interpose-graph-ops.sh */
@@ -635,6 +659,7 @@ static int case_graph_replay(struct sc *c)
 	graph_api(c, &api);
 	init_world(c);
 	warm(c, &c->world, 1, c->s, WARM);
+	group_on_streams(c);
 	CUgraph graph = NULL;
 	CUgraphExec exec = NULL;
 	cuda_ok(c, cuStreamBeginCapture(c->s2, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
