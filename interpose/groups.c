@@ -20,6 +20,7 @@ uint64_t nw_group_enter(uint64_t caller)
 	t->taken_count = 0;
 	t->taken_overflow = 0;
 	t->group_stream_count = 0;
+	t->group_streams_past = 0;
 	t->group_track_count = 0;
 	t->group_nb_comm = NULL;
 	t->group_end_ticket1 = 0;
@@ -88,6 +89,7 @@ void nw_group_left(uint64_t ticket1, ncclResult_t r, int simulated)
 			nw_comms_group_done();
 	}
 	t->group_stream_count = 0;
+	t->group_streams_past = 0;
 	t->group_track_count = 0;
 	t->group_nb_comm = NULL;
 	t->group_end_ticket1 = 0;

@@ -22,7 +22,7 @@ static inline void nw_group_took(struct nw_comm *c, uint32_t kind, int32_t peer,
 	if (__builtin_expect(t->group_depth == 0, 1))
 		return;
 	if (t->taken_count < NW_GROUP_TAKEN_MAX)
-		t->taken[t->taken_count++] = (struct nw_taken){ c, ticket1, stream, peer, kind };
+		t->taken[t->taken_count++] = (struct nw_taken){ c, ticket1, stream, peer, kind, 0 };
 	else
 		t->taken_overflow++;
 	if (!c->blocking && !t->group_nb_comm)
@@ -32,6 +32,8 @@ static inline void nw_group_took(struct nw_comm *c, uint32_t kind, int32_t peer,
 			return;
 	if (t->group_stream_count < NW_GROUP_STREAMS)
 		t->group_streams[t->group_stream_count++] = stream;
+	else
+		t->group_streams_past++;
 }
 
 /* Around the real ncclGroupStart: before (returns the record's ticket + 1)

@@ -54,6 +54,20 @@ static inline __attribute__((always_inline)) uint64_t write_op(struct nw_comm *c
 	return t + 1;
 }
 
+/* An op on a comm the library does not follow (its comm table was full):
+ * no record, but outside a group it still gets its event-record node (the
+ * sink: nw_graph_op_issued with no op, which adds none unless its stream
+ * is being captured), so a graph captured on such a comm has the topology
+ * of one captured on a followed comm and cuGraphExecUpdate between them
+ * works as without the library. */
+static inline void nw_op_unfollowed(struct nw_op_desc *d)
+{
+	if (nw_tracking_on && nw_graph_op_events && nw_tls.group_depth == 0) {
+		d->captured = 1;
+		d->graph_op1 = 0;
+	}
+}
+
 /* The steps of nw_op_coll and nw_op_p2p: the comm's entry, the event pair,
  * the sequence number, the record. */
 static inline __attribute__((always_inline)) uint64_t op_begin(ncclComm_t comm, struct nw_op_desc *d, int p2p)
@@ -66,6 +80,7 @@ static inline __attribute__((always_inline)) uint64_t op_begin(ncclComm_t comm, 
 	d->comm = c;
 	if (__builtin_expect(!c, 0)) {
 		nw_count_dropped();
+		nw_op_unfollowed(d);
 		return 0;
 	}
 	uint32_t state = nw_op_initial_state;

@@ -14,7 +14,8 @@ struct nw_track;
 
 #define NW_THREAD_CACHE 4          /* comm handles remembered per thread */
 #define NW_GROUP_TAKEN_MAX 128     /* sequence numbers an open group can give back */
-#define NW_GROUP_STREAMS 8         /* distinct streams of a group given event pairs */
+#define NW_GROUP_STREAMS 8         /* distinct streams of a group given event pairs; ops on
+                                    * the others are UNTRACKED or CAPTURED (track.h) */
 
 /* What an op of the open group took, so ncclGroupSimulateEnd can give it back. */
 enum nw_taken_kind { NW_TAKEN_COLL = 0, NW_TAKEN_SEND = 1, NW_TAKEN_RECV = 2 };
@@ -24,6 +25,9 @@ struct nw_taken {
 	uint64_t stream;
 	int32_t peer;
 	uint32_t kind;             /* enum nw_taken_kind */
+	/* Its stream was past the group's first NW_GROUP_STREAMS and captured:
+	 * what nw_graph_captured returned (+1 so 0 says "not such an op"). */
+	uint32_t past_graph_op1;
 };
 
 struct nw_thread {
@@ -42,6 +46,7 @@ struct nw_thread {
 	uint64_t group_end_ticket1;         /* its GROUP_END record */
 	struct nw_comm *group_nb_comm;      /* its first non-blocking comm, if any */
 	uint32_t group_stream_count;
+	uint32_t group_streams_past;        /* ops on streams past the first NW_GROUP_STREAMS */
 	uint32_t group_track_count;
 	uint64_t group_streams[NW_GROUP_STREAMS];
 	struct nw_track *group_tracks[NW_GROUP_STREAMS];

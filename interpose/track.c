@@ -179,6 +179,49 @@ void nw_track_end(struct nw_track *t, ncclResult_t r, struct nw_comm *c)
 		finish(t, r, c);
 }
 
+static int listed_stream(const struct nw_thread *th, uint64_t stream)
+{
+	for (uint32_t i = 0; i < th->group_stream_count; i++)
+		if (th->group_streams[i] == stream)
+			return 1;
+	return 0;
+}
+
+/* The group's ops on streams past its first NW_GROUP_STREAMS get no pair:
+ * UNTRACKED (never left ENQUEUED with nobody watching), or CAPTURED and
+ * entered in their graph like any captured op (their nodes: below). Ops
+ * past taken[] are not known here (NW_GROUP_TAKEN_MAX). */
+static void streams_past_begin(struct nw_thread *th)
+{
+	for (uint32_t k = 0; k < th->taken_count; k++) {
+		struct nw_taken *tk = &th->taken[k];
+		if (listed_stream(th, tk->stream))
+			continue;
+		CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+		int captured = nw_cu.cuStreamIsCapturing((CUstream)(uintptr_t)tk->stream, &cs) == CUDA_SUCCESS &&
+		               cs != CU_STREAM_CAPTURE_STATUS_NONE;
+		nw_ring_set_state(tk->ticket1, captured ? NW_ST_CAPTURED : NW_ST_UNTRACKED);
+		if (captured)
+			tk->past_graph_op1 = (tk->ticket1 ? nw_graph_captured(tk->stream, tk->ticket1) : 0) + 1;
+	}
+}
+
+/* After the group launched: one node per captured stream past the first
+ * NW_GROUP_STREAMS, for its last op there, as for the others. */
+static void streams_past_end(struct nw_thread *th)
+{
+	for (uint32_t k = 0; k < th->taken_count; k++) {
+		if (!th->taken[k].past_graph_op1)
+			continue;
+		int last = 1;
+		for (uint32_t j = k + 1; j < th->taken_count && last; j++)
+			if (th->taken[j].stream == th->taken[k].stream)
+				last = 0;
+		if (last)
+			nw_graph_op_issued(th->taken[k].stream, th->taken[k].past_graph_op1 - 1);
+	}
+}
+
 void nw_track_group_begin(void)
 {
 	struct nw_thread *th = &nw_tls;
@@ -206,6 +249,8 @@ void nw_track_group_begin(void)
 		t->ticket1 = 0;                 /* the GROUP_END record: set by nw_track_group_end */
 		th->group_tracks[th->group_track_count++] = t;
 	}
+	if (th->group_streams_past)
+		streams_past_begin(th);
 }
 
 void nw_track_group_end(ncclResult_t r)
@@ -226,10 +271,13 @@ void nw_track_group_end(ncclResult_t r)
 	/* The group's ops were launched together: one node per captured
 	 * stream, after them (none when the call failed or returned
 	 * ncclInProgress: its kernels may not be in the graph yet). */
-	if (r == ncclSuccess && nw_tracking_on)
+	if (r == ncclSuccess && nw_tracking_on) {
 		for (uint32_t i = 0; i < th->group_stream_count; i++)
 			if (th->group_capturing[i])
 				nw_graph_op_issued(th->group_streams[i], th->group_graph_op1[i]);
+		if (th->group_streams_past)
+			streams_past_end(th);
+	}
 }
 
 void nw_track_async_done(struct nw_comm *c)

@@ -625,16 +625,83 @@ static CUresult graph_update(const struct graph_api *api, CUgraphExec exec, CUgr
 
 static int case_graph_ops(struct sc *c);
 
+/* SCENARIO_GROUP_STREAMS=N (tests/interpose/test-interpose-group-streams.sh):
+ * before graph-replay's capture, one eager group of N AllReduces on the
+ * world comm, each on a stream of its own, then every stream synced. */
+static void group_on_streams(struct sc *c)
+{
+	const char *e = getenv("SCENARIO_GROUP_STREAMS");
+	int n = e && atoi(e) > 0 ? atoi(e) : 0;
+	if (n > 32)
+		n = 32;
+	CUstream st[32];
+	for (int i = 0; i < n; i++)
+		cuda_ok(c, cuStreamCreate(&st[i], CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+	if (n) {
+		nccl_ok(c, ncclGroupStart(), "ncclGroupStart");
+		for (int i = 0; i < n; i++)
+			allreduce(c, c->world, st[i]);
+		nccl_ok(c, ncclGroupEnd(), "ncclGroupEnd");
+	}
+	for (int i = 0; i < n; i++) {
+		sync_stream(c, st[i]);
+		cuda_ok(c, cuStreamDestroy(st[i]), "cuStreamDestroy");
+	}
+}
+
+/* SCENARIO_GRAPH_COMMS=1 (tests/interpose/test-interpose-graph-comms.sh):
+ * the same AllReduce captured on the world comm (graph A) and on a split
+ * of it (graph B); prints each graph's node count, launches A's exec,
+ * updates it from B (as CUDA allows: only an NCCL kernel's parameters
+ * differ) and launches it again, a sync after each. Run with
+ * NCCLWATCH_COMMS=1 the library follows the world comm only. */
+static int graph_comms(struct sc *c)
+{
+	init_world(c);
+	warm(c, &c->world, 1, c->s, WARM);
+	split(c, 0, 0);
+	CUgraph g[2] = { NULL, NULL };
+	for (int i = 0; i < 2; i++) {
+		cuda_ok(c, cuStreamBeginCapture(c->s2, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
+		allreduce(c, i ? c->comm[0] : c->world, c->s2);
+		cuda_ok(c, cuStreamEndCapture(c->s2, &g[i]), "cuStreamEndCapture");
+	}
+	size_t na = 0, nb = 0;
+	cuda_ok(c, cuGraphGetNodes(g[0], NULL, &na), "cuGraphGetNodes");
+	cuda_ok(c, cuGraphGetNodes(g[1], NULL, &nb), "cuGraphGetNodes");
+	line("rank %d: graph nodes: world %zu, split %zu", c->rank, na, nb);
+	CUgraphExec exec = NULL;
+	cuda_ok(c, cuGraphInstantiateWithFlags(&exec, g[0], 0), "cuGraphInstantiateWithFlags");
+	cuda_ok(c, cuGraphLaunch(exec, c->s), "cuGraphLaunch");
+	sync_stream(c, c->s);
+	CUgraphExecUpdateResultInfo info = { .result = CU_GRAPH_EXEC_UPDATE_ERROR };
+	CUresult r = cuGraphExecUpdate(exec, g[1], &info);
+	line("rank %d: update from the split's graph: %d (result %d)", c->rank, (int)r, (int)info.result);
+	if (r == CUDA_SUCCESS) {
+		cuda_ok(c, cuGraphLaunch(exec, c->s), "cuGraphLaunch");
+		sync_stream(c, c->s);
+	}
+	cuda_ok(c, cuGraphExecDestroy(exec), "cuGraphExecDestroy");
+	for (int i = 0; i < 2; i++)
+		cuda_ok(c, cuGraphDestroy(g[i]), "cuGraphDestroy");
+	warm(c, &c->world, 1, c->s, 2);
+	finish(c);
+	return 0;
+}
+
 static int case_graph_replay(struct sc *c)
 {
 	if (getenv("SCENARIO_GRAPH_OPS"))   /* tests/interpose/test-interpose-graph-ops.sh */
 		return case_graph_ops(c);
+	if (getenv("SCENARIO_GRAPH_COMMS"))
+		return graph_comms(c);
 	const char *s = getenv("SCENARIO_GRAPH_SHORT");
 	int short_rank = s && *s ? atoi(s) : -1;
 	struct graph_api api;
 	graph_api(c, &api);
 	init_world(c);
 	warm(c, &c->world, 1, c->s, WARM);
+	group_on_streams(c);
 	CUgraph graph = NULL;
 	CUgraphExec exec = NULL;
 	cuda_ok(c, cuStreamBeginCapture(c->s2, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
