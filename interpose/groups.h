@@ -13,29 +13,6 @@
 #include <stdint.h>
 #include <nccl.h>
 
-/* Remember what an op of the open group took, and its stream (no-op
- * outside groups). */
-static inline void nw_group_took(struct nw_comm *c, uint32_t kind, int32_t peer, uint64_t ticket1,
-                                 uint64_t stream)
-{
-	struct nw_thread *t = &nw_tls;
-	if (__builtin_expect(t->group_depth == 0, 1))
-		return;
-	if (t->taken_count < NW_GROUP_TAKEN_MAX)
-		t->taken[t->taken_count++] = (struct nw_taken){ c, ticket1, stream, peer, kind, 0 };
-	else
-		t->taken_overflow++;
-	if (!c->blocking && !t->group_nb_comm)
-		t->group_nb_comm = c;
-	for (uint32_t i = 0; i < t->group_stream_count; i++)
-		if (t->group_streams[i] == stream)
-			return;
-	if (t->group_stream_count < NW_GROUP_STREAMS)
-		t->group_streams[t->group_stream_count++] = stream;
-	else
-		t->group_streams_past++;
-}
-
 /* Around the real ncclGroupStart: before (returns the record's ticket + 1)
  * and after (with its result). */
 uint64_t nw_group_enter(uint64_t caller);

@@ -5,8 +5,32 @@
 #define NCCLWATCH_INTERPOSE_RECORD_OP_H
 
 #include "record.h"
-#include "groups.h"
+#include "comms.h"
 #include "hooks.h"
+#include "thread.h"
+
+/* Remember what an op of the open group took, and its stream (no-op
+ * outside groups): what groups.c's group end reads. */
+static inline void nw_group_took(struct nw_comm *c, uint32_t kind, int32_t peer, uint64_t ticket1,
+                                 uint64_t stream)
+{
+	struct nw_thread *t = &nw_tls;
+	if (__builtin_expect(t->group_depth == 0, 1))
+		return;
+	if (t->taken_count < NW_GROUP_TAKEN_MAX)
+		t->taken[t->taken_count++] = (struct nw_taken){ c, ticket1, stream, peer, kind, 0 };
+	else
+		t->taken_overflow++;
+	if (!c->blocking && !t->group_nb_comm)
+		t->group_nb_comm = c;
+	for (uint32_t i = 0; i < t->group_stream_count; i++)
+		if (t->group_streams[i] == stream)
+			return;
+	if (t->group_stream_count < NW_GROUP_STREAMS)
+		t->group_streams[t->group_stream_count++] = stream;
+	else
+		t->group_streams_past++;
+}
 
 /* Claim a ring slot and write every field of the record; publish it.
  * Inlined: the hot path's callers pass a comm and a descriptor, and the

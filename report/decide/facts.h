@@ -147,5 +147,7 @@ struct nw_findings {
 };
 
 void nw_findings_free(struct nw_findings *f);
+/* A chain of rank sets (nw_fset.next), each released. */
+void nw_fsets_free(struct nw_fset *s);
 
 #endif

@@ -6,43 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void fsets_free(struct nw_fset *s);
-
-/* A set is held by the findings that made it and by every part naming
- * it (a wrap copies parts into another verdict, which may outlive it). */
-static void fset_release(const struct nw_fset *c)
-{
-	struct nw_fset *s = (struct nw_fset *)c;
-	if (s && --s->refs == 0) {
-		nw_rankset_free(&s->ranks);
-		free(s);
-	}
-}
-
-void nw_line_free(struct nw_line *l)
-{
-	for (size_t i = 0; i < l->n; i++) {
-		free(l->p[i].text);
-		fset_release(l->p[i].f.set);
-	}
-	free(l->p);
-	memset(l, 0, sizeof *l);
-}
-
-void nw_findings_free(struct nw_findings *f)
-{
-	if (!f)
-		return;
-	nw_line_free(&f->summary);
-	nw_line_free(&f->hint);
-	for (size_t i = 0; i < f->nev; i++)
-		nw_line_free(&f->evidence[i]);
-	free(f->evidence);
-	free(f->hint_said);
-	fsets_free(f->sets);
-	free(f);
-}
-
 static struct nw_findings *found_of(struct nw_jctx *x, struct nw_vwork *w)
 {
 	if (!w->v.found && !(w->v.found = calloc(1, sizeof *w->v.found)))
@@ -240,15 +203,6 @@ static void fset_add(struct nw_jctx *x, struct nw_fset *s, const struct nw_proc 
 		nw_set_add(x, &s->ranks, p->rank);
 	else if (s->others++ == 0)
 		s->other = p;
-}
-
-static void fsets_free(struct nw_fset *s)
-{
-	while (s) {
-		struct nw_fset *n = s->next;
-		fset_release(s);
-		s = n;
-	}
 }
 
 /* ---- where a process is, as a fact ---- */
@@ -455,7 +409,7 @@ void nw_fg_flush(struct nw_jctx *x, struct nw_vwork *w, struct nw_fgroups *eg, s
 					x->oom = 1;
 		}
 		if (g->set)
-			fsets_free(g->set);
+			nw_fsets_free(g->set);
 		free(g->f);
 	}
 	if (eg->n > max) {

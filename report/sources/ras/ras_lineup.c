@@ -15,18 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const struct nw_ras_comm *nw_ras_world(const struct nw_ras_report *r)
-{
-	const struct nw_ras_comm *w = NULL;
-	for (size_t i = 0; i < r->ncomms; i++) {
-		const struct nw_ras_comm *c = &r->comms[i];
-		if (!w || c->size > w->size || (c->size == w->size && c->nranks > w->nranks) ||
-		    (c->size == w->size && c->nranks == w->nranks && c->hash < w->hash))
-			w = c;
-	}
-	return w;
-}
-
 static void dir_of(const char *path, char *out, size_t len)
 {
 	char tmp[PATH_MAX];
@@ -64,19 +52,6 @@ static int cmp_proc_pid(const void *a, const void *b)
 {
 	const struct nw_proc *x = *(struct nw_proc *const *)a, *y = *(struct nw_proc *const *)b;
 	return x->hdr.pid < y->hdr.pid ? -1 : x->hdr.pid > y->hdr.pid;
-}
-
-size_t nw_ras_first_pid(struct nw_proc *const *cand, size_t nc, int64_t pid)
-{
-	size_t lo = 0, hi = nc;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (cand[mid]->hdr.pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 /* A host name -> a small index (hosts of either side). */

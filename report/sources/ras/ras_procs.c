@@ -8,7 +8,7 @@
  * world comm with its pid (a process of several GPUs: its lowest world
  * rank). No stacks, no op numbers, no verdict: the rules judge them. */
 #include "../sources.h"   /* first: it configures uthash */
-#include "ras_lineup.h"
+#include "ras_procs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
