@@ -146,7 +146,27 @@ _job_pids() { for _l in $CP $BP; do pgrep -P "$_l" | sed "s/^/$_l /"; done > "$T
 _cj() { python3 "$CORPUS_DIR/judge.py" "$@"; }
 
 # _view VIEW FORMAT FILE: one result line against the wanted verdict.
-_view() { echo "$CN $1 $(_cj "$2" "$3" "$CK" "$CC" "$CW" "$CU")"; }
+# With CORPUS_FAIL_DETAIL=FILE, a wrong dead view also appends its first
+# verdicts' summaries and evidence to FILE (for a CI log: a flake seen
+# there can be read without its files).
+_view() {
+	_r=$(_cj "$2" "$3" "$CK" "$CC" "$CW" "$CU")
+	echo "$CN $1 $_r"
+	case "$1 $_r" in
+	"dead FAIL"*) [ -z "${CORPUS_FAIL_DETAIL:-}" ] || python3 -c '
+import json, sys
+try:
+    vs = [v for j in json.load(open(sys.argv[2])).get("jobs", []) for v in j.get("verdicts", [])]
+except Exception as e:
+    vs = []
+    print("%s dead: no JSON (%s)" % (sys.argv[1], e))
+for v in vs[:2]:
+    print("%s dead: %s: %s" % (sys.argv[1], v.get("kind"), v.get("summary")))
+    for e in (v.get("evidence") or [])[:4]:
+        print("%s dead:   %s" % (sys.argv[1], e))
+' "$CN" "$3" >> "$CORPUS_FAIL_DETAIL" 2>&1 ;;
+	esac
+}
 
 # _diagnose FILE: ncclwatch diagnose --json on the job dir into FILE;
 # status 2 (bad input) or a crash leaves a note in FILE.err.

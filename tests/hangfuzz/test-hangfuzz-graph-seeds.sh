@@ -46,10 +46,16 @@ seeds="100004 100010 100059 100071 100012 100031 100020 100108 100066 100011 100
        100000 100009 100023 100032 100040 100001 100017 100002 100101 100128 100319 100270
        100594 100555"
 # shellcheck disable=SC2086
-sh "$NW_ROOT/tests/hangfuzz/run-seeds.sh" $seeds > "$T/out" 2>&1
+CORPUS_FAIL_DETAIL="$T/detail" sh "$NW_ROOT/tests/hangfuzz/run-seeds.sh" $seeds > "$T/out" 2>&1
 st=$?
 cat "$T/out"
-[ $st -eq 0 ] || fail "wrong views (above)"
+if [ $st -ne 0 ]; then
+	# last, where a CI log's tail shows them: the wrong views, then what
+	# the first wrong dead view said
+	grep ' FAIL ' "$T/out"
+	head -n 10 "$T/detail" 2>/dev/null
+	fail "wrong views (above)"
+fi
 # every seed judged in three views
 n=$(grep -cE '^fuzz-[0-9]+ (live|dead|watchdog) ok ' "$T/out")
 [ "$n" -eq $(( $(echo $seeds | wc -w) * 3 )) ] || fail "$n views judged ok, want $(( $(echo $seeds | wc -w) * 3 ))"

@@ -90,10 +90,16 @@ seeds="16 41 14 11 18 8 13 2 37 30 60 1 5 24 43 3 22 4 10 209 39 79 44 221 6 20 
        3243 3363 3493 3175 911 5086 3131 5770 4466 200012 200238
        200563 200186 200156 200731 200014 200164 200395 200496"
 # shellcheck disable=SC2086
-sh "$NW_ROOT/tests/hangfuzz/run-seeds.sh" $seeds > "$T/out" 2>&1
+CORPUS_FAIL_DETAIL="$T/detail" sh "$NW_ROOT/tests/hangfuzz/run-seeds.sh" $seeds > "$T/out" 2>&1
 st=$?
 cat "$T/out"
-[ $st -eq 0 ] || fail "wrong views (above)"
+if [ $st -ne 0 ]; then
+	# last, where a CI log's tail shows them: the wrong views, then what
+	# the first wrong dead view said
+	grep ' FAIL ' "$T/out"
+	head -n 10 "$T/detail" 2>/dev/null
+	fail "wrong views (above)"
+fi
 # every seed judged in three views
 n=$(grep -cE '^fuzz-[0-9]+ (live|dead|watchdog) ok ' "$T/out")
 [ "$n" -eq $(( $(echo $seeds | wc -w) * 3 )) ] || fail "$n views judged ok, want $(( $(echo $seeds | wc -w) * 3 ))"

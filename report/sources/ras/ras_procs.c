@@ -55,21 +55,35 @@ struct nw_proc *nw_ras_proc_new(const struct nw_ras_input *in, const struct nw_r
 	return p;
 }
 
-int nw_ras_comm_fact(struct nw_proc *p, const struct nw_ras_comm *c, const struct nw_ras_rank *rk)
+/* A new entry of p's comm table for comm c, as rank `rank` on device
+ * `dev` sees it (the rest zero): *e; *e NULL when p has c already (a
+ * process of several ranks in one comm: its first). 0, or -1 out of
+ * memory. */
+static int comm_entry(struct nw_proc *p, const struct nw_ras_comm *c, int rank, int dev, struct nw_seg_comm **e)
 {
+	*e = NULL;
 	for (uint32_t s = 0; s < p->ncomms; s++)
 		if (p->comms[s].comm_id == c->hash)
-			return 0;   /* a process of several ranks in one comm: its first */
+			return 0;
 	struct nw_seg_comm *n = realloc(p->comms, (p->ncomms + 1) * sizeof *n);
 	if (!n)
 		return -1;
 	p->comms = n;
-	struct nw_seg_comm *e = &n[p->ncomms++];
-	memset(e, 0, sizeof *e);
-	e->comm_id = c->hash;
-	e->rank = rk->rank;
-	e->nranks = c->size;
-	e->cuda_device = rk->cuda_dev;
+	*e = &n[p->ncomms++];
+	memset(*e, 0, sizeof **e);
+	(*e)->comm_id = c->hash;
+	(*e)->rank = rank;
+	(*e)->nranks = c->size;
+	(*e)->cuda_device = dev;
+	return 0;
+}
+
+int nw_ras_comm_fact(struct nw_proc *p, const struct nw_ras_comm *c, const struct nw_ras_rank *rk)
+{
+	struct nw_seg_comm *e;
+	int r = comm_entry(p, c, rk->rank, rk->cuda_dev, &e);
+	if (r || !e)
+		return r;
 	e->origin = 0;   /* RAS does not say how it was made */
 	/* still in init (ncclInProgress: past the rendezvous) or its init's
 	 * error: verdicts_init.c */
@@ -87,19 +101,10 @@ int nw_ras_left_fact(struct nw_proc *p, const struct nw_ras_comm *c, const struc
 {
 	if (m->unresponsive || m->dead)
 		return 0;   /* gone, not left */
-	for (uint32_t s = 0; s < p->ncomms; s++)
-		if (p->comms[s].comm_id == c->hash)
-			return 0;
-	struct nw_seg_comm *n = realloc(p->comms, (p->ncomms + 1) * sizeof *n);
-	if (!n)
-		return -1;
-	p->comms = n;
-	struct nw_seg_comm *e = &n[p->ncomms++];
-	memset(e, 0, sizeof *e);
-	e->comm_id = c->hash;
-	e->rank = m->rank;
-	e->nranks = c->size;
-	e->cuda_device = m->cuda_dev;
+	struct nw_seg_comm *e;
+	int r = comm_entry(p, c, m->rank, m->cuda_dev, &e);
+	if (r || !e)
+		return r;
 	e->state = NW_COMM_DESTROYED;   /* RAS cannot tell destroyed from never created */
 	return 0;
 }
@@ -114,19 +119,10 @@ int nw_ras_gone_fact(struct nw_proc *p, const struct nw_ras_comm *c, const struc
 	if (p->caps & NW_CAP_OPNUMS)
 		return 0;   /* a segment: its own liveness and comm table (its ids) */
 	p->alive = 0;
-	for (uint32_t s = 0; s < p->ncomms; s++)
-		if (p->comms[s].comm_id == c->hash)
-			return 0;
-	struct nw_seg_comm *n = realloc(p->comms, (p->ncomms + 1) * sizeof *n);
-	if (!n)
-		return -1;
-	p->comms = n;
-	struct nw_seg_comm *e = &n[p->ncomms++];
-	memset(e, 0, sizeof *e);
-	e->comm_id = c->hash;
-	e->rank = m->rank;
-	e->nranks = c->size;
-	e->cuda_device = m->cuda_dev;
+	struct nw_seg_comm *e;
+	int r = comm_entry(p, c, m->rank, m->cuda_dev, &e);
+	if (r || !e)
+		return r;
 	e->state = NW_COMM_INIT_DONE;   /* a member; how far it got RAS does not know */
 	return 0;
 }
