@@ -206,6 +206,8 @@ void nw_vwork_free(struct nw_vwork *w);
  * findings: the words come after decide.) */
 void nw_verdict_summary_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *f);
 void nw_verdict_evidence_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *f);
+/* One evidence line of n facts. */
+void nw_verdict_evidence_facts(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *f, size_t n);
 void nw_verdict_hint_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *f);
 void nw_verdict_evidence_wrap(struct nw_jctx *x, struct nw_vwork *w, const char *prefix, const struct nw_vwork *from);
 void nw_verdict_summary_prefix(struct nw_jctx *x, struct nw_vwork *w, const char *prefix);
@@ -247,6 +249,8 @@ void nw_fg_add(struct nw_jctx *x, struct nw_fgroups *eg, const struct nw_proc *p
 void nw_fg_flush(struct nw_jctx *x, struct nw_vwork *w, struct nw_fgroups *eg, size_t max);
 /* A copy of r the findings of w own, for a fact's `set`. */
 const struct nw_fset *nw_findings_set(struct nw_jctx *x, struct nw_vwork *w, const struct nw_rankset *r);
+/* An empty set whose range of ages is lo..hi (a line head's, INIT_GONE). */
+const struct nw_fset *nw_findings_aged(struct nw_jctx *x, struct nw_vwork *w, uint64_t lo, uint64_t hi);
 
 /* Members of a comm with no file: their global ranks go to `unknown` when
  * the comm numbers its ranks like the world (comm rank = global rank). */

@@ -72,7 +72,30 @@
 	X(REPLAY_STALL_END) /* ...and none completed it in age n: the transfer is stuck */      \
 	X(LEFT_RANK)   /* verdicts_left.c evidence: proc ended comm (its state: how) early */    \
 	X(LEFT)        /* verdicts_left.c summary: set's ranks left view's comm early; n of its \
-	                * ranks still run it */
+	                * ranks still run it */                                                 \
+	X(INIT_INSIDE) /* verdicts_init.c evidence: inside the creation (n: origin, state << 32, \
+	                * 1 << 48 when the age is known) for NW_AGE */                           \
+	X(INIT_NEVER)  /* ...evidence: never entered it (n 0), never called it (1), still inside \
+	                * it (2, state seq); then WHERE */                                       \
+	X(INIT_CALLED) /* ...evidence: called view's creation with nranks n; then WHERE */      \
+	X(INIT_GONE)   /* ...evidence: proc's creation of comm (view's) failed or it ended      \
+	                * inside it; then WHERE, NW_AGE from set's ages */                       \
+	X(INIT_LOST)   /* ...evidence: set's comm ranks never entered (processes not known) */  \
+	X(INIT_LATE)   /* ...evidence: set's ranks never called shrink #seq (n excluded) */     \
+	X(INIT_IN)     /* ...summary: set's ranks inside the creation (op_kind: origin) of     \
+	                * view's comm (NULL: comm id n), split/shrink #seq of it */             \
+	X(INIT_FOR)    /* ...for age n (0: none), then "; " */                                  \
+	X(INIT_NEVER_DID) /* ...set's ranks never entered (n 0) / called (1) it */              \
+	X(INIT_NOFILE) /* ...; set's ranks have no file */                                      \
+	X(INIT_NOFILE_Q) /* ...set's ranks have no file (never entered/called (n) it?) */       \
+	X(INIT_TAIL)   /* ...nobody named: why (n: which) */                                    \
+	X(INIT_TIE)    /* summary: set's ranks tie on nranks of view's creation (age n) */      \
+	X(INIT_NSIZE)  /* summary: set's ranks called view's creation with another nranks */    \
+	X(INIT_NSIZE_WAIT) /* ...than set's ranks (n: their size; age seq) */                   \
+	X(INIT_MINORITY) /* summary: set's ranks still inside view's creation */               \
+	X(INIT_MINORITY_DONE) /* ...which set's ranks finished (n: how many are inside) */      \
+	X(INIT_FAILED) /* summary: set's ranks' creation of view's comm failed (n: the result; \
+	                * seq: how many created it) */
 
 #define NW_FACT_ENUM_(name) NW_F_##name,
 enum nw_fact_kind { NW_F_NONE = 0, NW_FACT_KINDS(NW_FACT_ENUM_) NW_F_NKINDS };

@@ -87,6 +87,14 @@ void nw_verdict_evidence_fact(struct nw_jctx *x, struct nw_vwork *w, const struc
 		x->oom = 1;
 }
 
+void nw_verdict_evidence_facts(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *f, size_t n)
+{
+	struct nw_line *l = evidence_line(x, w);
+	for (size_t i = 0; l && i < n && !x->oom; i++)
+		if (line_add_fact(l, &f[i]))
+			x->oom = 1;
+}
+
 void nw_verdict_hint_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *f)
 {
 	struct nw_findings *fd = found_of(x, w);
@@ -188,6 +196,16 @@ const struct nw_fset *nw_findings_set(struct nw_jctx *x, struct nw_vwork *w, con
 	struct nw_fset *s = fset_new(x, w);
 	for (uint32_t i = 0; s && r && i < r->n; i++)
 		nw_set_add(x, &s->ranks, r->v[i]);
+	return s;
+}
+
+const struct nw_fset *nw_findings_aged(struct nw_jctx *x, struct nw_vwork *w, uint64_t lo, uint64_t hi)
+{
+	struct nw_fset *s = fset_new(x, w);
+	if (s) {
+		s->age_lo = lo;
+		s->age_hi = hi;
+	}
 	return s;
 }
 

@@ -42,19 +42,6 @@ static uint16_t create_kind(uint32_t origin)
 	                                                                              : NW_OP_COMM_INIT;
 }
 
-static const char *create_call(uint32_t origin)
-{
-	switch (origin) {
-	case NW_ORIGIN_INIT_CONFIG: return "ncclCommInitRankConfig";
-	case NW_ORIGIN_INIT_SCALABLE: return "ncclCommInitRankScalable";
-	case NW_ORIGIN_INIT_ALL: return "ncclCommInitAll";
-	case NW_ORIGIN_SPLIT: return "ncclCommSplit";
-	case NW_ORIGIN_SHRINK: return "ncclCommShrink";
-	case 0: return "ncclCommInit* or ncclCommSplit";   /* a source that does not say (NCCL RAS) */
-	default: return "ncclCommInitRank";
-	}
-}
-
 /* The slot of comm `id` in p, or NULL. */
 static const struct nw_seg_comm *slot_of(const struct nw_proc *p, uint64_t id)
 {
@@ -97,22 +84,20 @@ static void stuck_add(struct nw_jctx *x, struct stuckset *s, struct nw_proc *p, 
 
 /* The stuck processes wait (edges through one junction) for the culprits. */
 static void stuck_edges(struct nw_jctx *x, struct nw_vwork *w, const struct stuckset *s,
-                        const struct nw_comm_view *v, uint16_t kind)
+                        const struct nw_comm_view *v)
 {
-	struct nw_egroups eg = { 0 };
+	struct nw_fgroups eg = { 0 };
 	uint32_t junction = w->nblame ? nw_graph_junction(&x->g) : UINT32_MAX;
 	int comm_blamed = !w->nblame;
 	size_t nculprits = w->nblame;
-	char sb[NW_NAME_BUF];
 	for (size_t i = 0; i < s->n; i++) {
 		nw_verdict_waiting(x, w, s->p[i]);
 		if (comm_blamed)
 			nw_verdict_blame(x, w, s->p[i]->job_index);   /* the comm itself: its waiters */
-		char t[160];
-		int aged = (s->p[i]->caps & NW_CAP_WAIT_TIME) != 0;   /* else no time of entry is known */
-		snprintf(t, sizeof t, "inside %s (%s%s)", create_call(s->c[i]->origin),
-		         nw_comm_state_name(s->c[i]->state, sb), aged ? " for " NW_AGE : "");
-		nw_eg_add(x, &eg, s->p[i], t, aged ? nw_age(s->p[i], s->c[i]->init_enter_ns) : NW_NO_AGE);
+		uint64_t aged = (s->p[i]->caps & NW_CAP_WAIT_TIME) != 0;   /* else no time of entry is known */
+		struct nw_fact f = { .kind = NW_F_INIT_INSIDE,
+			             .n = s->c[i]->origin | (uint64_t)s->c[i]->state << 32 | aged << 48 };
+		nw_fg_add(x, &eg, s->p[i], &f, 1, aged ? nw_age(s->p[i], s->c[i]->init_enter_ns) : NW_NO_AGE);
 	}
 	if (junction != UINT32_MAX) {
 		for (size_t i = 0; i < s->n; i++)
@@ -120,57 +105,54 @@ static void stuck_edges(struct nw_jctx *x, struct nw_vwork *w, const struct stuc
 		for (size_t i = 0; i < nculprits; i++)
 			nw_graph_edge(&x->g, junction, w->blame[i], NW_E_INIT, NULL, v, 0, 0);
 	}
-	(void)kind;
-	nw_eg_flush(x, w, &eg, 8);
+	nw_fg_flush(x, w, &eg, 8);
 }
 
-static void culprit_lines(struct nw_jctx *x, struct nw_vwork *w, const char *what)
+/* Each culprit's line: what (an INIT_NEVER fact), then where it is. */
+static void culprit_lines(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *what)
 {
-	struct nw_egroups eg = { 0 };
+	struct nw_fgroups eg = { 0 };
 	for (size_t i = 0; i < w->nblame; i++) {
 		const struct nw_proc *p = x->job->procs[w->blame[i]];
-		struct nw_buf t = { 0 };
-		nw_buf_printf(&t, "%s; ", what);
-		uint64_t age = nw_where(x, p, &t, 1);
-		if (t.s && !t.oom)
-			nw_eg_add(x, &eg, p, t.s, age);
-		nw_buf_free(&t);
+		struct nw_fact f[2] = { *what };
+		uint64_t age = nw_fact_where(x, p, 1, &f[1]);
+		nw_fg_add(x, &eg, p, f, 2, age);
 	}
-	nw_eg_flush(x, w, &eg, 8);
+	nw_fg_flush(x, w, &eg, 8);
 }
 
-static void summary(struct nw_jctx *x, struct nw_vwork *w, const struct stuckset *s, const char *call,
-                    const char *comm, int32_t nranks, const char *never, const char *tail)
+/* The summary: who is inside (INIT_IN with its origin, split/shrink
+ * number nth, comm id when there is no view), for how long, and who never
+ * came (never: 0 entered, 1 called) or, with nobody named, why (tail). */
+static void summary(struct nw_jctx *x, struct nw_vwork *w, const struct stuckset *s, uint32_t origin,
+                    const struct nw_comm_view *v, uint64_t id, uint64_t nth, uint64_t never, uint64_t tail)
 {
-	char ab[32];
-	struct nw_buf b = { 0 };
-	nw_buf_puts(&b, w->v.waiting.n == 1 ? "rank " : "ranks ");
-	nw_buf_rankset(&b, &w->v.waiting);
-	nw_buf_printf(&b, " %s inside %s of %s", w->v.waiting.n == 1 ? "is" : "are", call, comm);
-	if (nranks > 0)
-		nw_buf_printf(&b, " (%d ranks)", (int)nranks);
-	if (s->max_age)
-		nw_buf_printf(&b, " for %s", nw_fmt_age(s->max_age, ab));
-	nw_buf_puts(&b, "; ");
+	struct nw_fact in = { .kind = NW_F_INIT_IN, .set = nw_findings_set(x, w, &w->v.waiting), .view = v,
+		              .op_kind = (uint16_t)origin, .seq = nth, .n = id };
+	struct nw_fact age = { .kind = NW_F_INIT_FOR, .n = s->max_age };
+	if (!in.set)
+		return;
+	nw_verdict_summary_fact(x, w, &in);
+	nw_verdict_summary_fact(x, w, &age);
 	if (w->v.culprits.n) {
-		nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&b, &w->v.culprits);
-		nw_buf_printf(&b, " never %s it", never);
+		struct nw_fact f = { .kind = NW_F_INIT_NEVER_DID, .set = nw_findings_set(x, w, &w->v.culprits),
+			             .n = never };
+		if (f.set)
+			nw_verdict_summary_fact(x, w, &f);
 		if (w->v.unknown.n) {
-			nw_buf_puts(&b, w->v.unknown.n == 1 ? "; rank " : "; ranks ");
-			nw_buf_rankset(&b, &w->v.unknown);
-			nw_buf_printf(&b, " ha%s no file", w->v.unknown.n == 1 ? "s" : "ve");
+			struct nw_fact u = { .kind = NW_F_INIT_NOFILE, .set = nw_findings_set(x, w, &w->v.unknown) };
+			if (u.set)
+				nw_verdict_summary_fact(x, w, &u);
 		}
 	} else if (w->v.unknown.n) {
-		nw_buf_puts(&b, w->v.unknown.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&b, &w->v.unknown);
-		nw_buf_printf(&b, " ha%s no file (never %s it?)", w->v.unknown.n == 1 ? "s" : "ve", never);
+		struct nw_fact u = { .kind = NW_F_INIT_NOFILE_Q, .set = nw_findings_set(x, w, &w->v.unknown),
+			             .n = never };
+		if (u.set)
+			nw_verdict_summary_fact(x, w, &u);
 	} else {
-		nw_buf_puts(&b, tail);
+		struct nw_fact t = { .kind = NW_F_INIT_TAIL, .n = tail };
+		nw_verdict_summary_fact(x, w, &t);
 	}
-	w->v.summary = nw_buf_take(&b);
-	if (!w->v.summary)
-		x->oom = 1;
 }
 
 /* A tie between sizes: the one that counts exactly the ranks that entered
@@ -203,7 +185,7 @@ static int nranks_tie(struct nw_jctx *x, const struct nw_comm_view *v, const str
 	struct nw_vwork *w = nw_verdict_new(x, NW_V_INIT_STALL, v, NW_OP_COMM_INIT, 0);
 	if (!w)
 		return 1;
-	struct nw_egroups eg = { 0 };
+	struct nw_fgroups eg = { 0 };
 	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
 		const struct nw_member *m = &v->members[r];
 		uint32_t i = 0;
@@ -212,20 +194,15 @@ static int nranks_tie(struct nw_jctx *x, const struct nw_comm_view *v, const str
 		if (!m->proc || i == nsizes || votes[i] != votes[top])
 			continue;
 		nw_verdict_culprit(x, w, m->proc);
-		char t[128];
-		snprintf(t, sizeof t, "called %s with nranks %d; ", create_call(v->origin), (int)m->comm->nranks);
-		nw_eg_where(x, &eg, m->proc, t, 1);
+		struct nw_fact f[2] = { { .kind = NW_F_INIT_CALLED, .view = v, .n = (uint32_t)m->comm->nranks } };
+		uint64_t age = nw_fact_where(x, m->proc, 1, &f[1]);
+		nw_fg_add(x, &eg, m->proc, f, 2, age);
 	}
-	nw_eg_flush(x, w, &eg, 8);
-	char cb[128], ab[32];
-	struct nw_buf b = { 0 };
-	nw_buf_puts(&b, "cannot decide between ranks ");
-	nw_buf_rankset(&b, &w->v.culprits);
-	nw_buf_printf(&b, ": they called %s of %s with the same unique id and different nranks, as many ranks for "
-	              "each size, none of which counts the ranks that entered; they wait inside it for %s",
-	              create_call(v->origin), nw_comm_label(v->id, v->name, cb), nw_fmt_age(s->max_age, ab));
-	if (!(w->v.summary = nw_buf_take(&b)))
-		x->oom = 1;
+	nw_fg_flush(x, w, &eg, 8);
+	struct nw_fact f = { .kind = NW_F_INIT_TIE, .set = nw_findings_set(x, w, &w->v.culprits), .view = v,
+		             .n = s->max_age };
+	if (f.set)
+		nw_verdict_summary_fact(x, w, &f);   /* words/init_words.c */
 	return 1;
 }
 
@@ -260,36 +237,32 @@ static int nranks_disagree(struct nw_jctx *x, const struct nw_comm_view *v, cons
 	if (!w)
 		return 1;
 	w->v.comm_nranks = sizes[maj];
-	struct nw_egroups eg = { 0 };
+	struct nw_fgroups eg = { 0 };
 	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
 		const struct nw_member *m = &v->members[r];
 		if (!m->proc || m->comm->nranks == sizes[maj])
 			continue;
 		nw_verdict_culprit(x, w, m->proc);
-		char t[128];
-		snprintf(t, sizeof t, "called %s with nranks %d; ", create_call(v->origin), (int)m->comm->nranks);
-		nw_eg_where(x, &eg, m->proc, t, 1);
+		struct nw_fact f[2] = { { .kind = NW_F_INIT_CALLED, .view = v, .n = (uint32_t)m->comm->nranks } };
+		uint64_t age = nw_fact_where(x, m->proc, 1, &f[1]);
+		nw_fg_add(x, &eg, m->proc, f, 2, age);
 	}
-	nw_eg_flush(x, w, &eg, 8);
+	nw_fg_flush(x, w, &eg, 8);
 	/* Those inside it with the majority's size wait for the culprits. */
 	struct stuckset in = { 0 };
 	for (size_t i = 0; i < s->n; i++)
 		if (s->c[i]->nranks == sizes[maj])
 			stuck_add(x, &in, s->p[i], s->c[i]);
-	stuck_edges(x, w, &in, v, NW_OP_COMM_INIT);
+	stuck_edges(x, w, &in, v);
 	free(in.p);
 	free(in.c);
-	char cb[128], ab[32];
-	struct nw_buf b = { 0 };
-	nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
-	nw_buf_rankset(&b, &w->v.culprits);
-	nw_buf_printf(&b, " called %s of %s with another nranks than ranks ", create_call(v->origin),
-	              nw_comm_label(v->id, v->name, cb));
-	nw_buf_rankset(&b, &w->v.waiting);
-	nw_buf_printf(&b, " (%d): the same unique id, another size; they wait inside it for %s", (int)sizes[maj],
-	              nw_fmt_age(s->max_age, ab));
-	if (!(w->v.summary = nw_buf_take(&b)))
-		x->oom = 1;
+	struct nw_fact who = { .kind = NW_F_INIT_NSIZE, .set = nw_findings_set(x, w, &w->v.culprits), .view = v };
+	struct nw_fact wait = { .kind = NW_F_INIT_NSIZE_WAIT, .set = nw_findings_set(x, w, &w->v.waiting),
+		                .n = (uint32_t)sizes[maj], .seq = s->max_age };
+	if (who.set && wait.set) {
+		nw_verdict_summary_fact(x, w, &who);
+		nw_verdict_summary_fact(x, w, &wait);
+	}
 	return 1;
 }
 
@@ -363,21 +336,11 @@ static void gone_lines(struct nw_jctx *x, struct nw_vwork *w, const struct nw_co
 {
 	for (size_t i = 0; i < gone->n; i++) {
 		nw_verdict_culprit(x, w, gone->p[i]);
-		struct nw_buf t = { 0 };
-		char rb[NW_NAME_BUF];
-		if (gone->c[i]->state == NW_COMM_INIT_FAILED)
-			nw_buf_printf(&t, "its %s returned %s (%s); ", create_call(v->origin),
-			              nw_nccl_result_name(gone->c[i]->init_result, rb),
-			              nw_nccl_result_string(gone->c[i]->init_result));
-		else
-			nw_buf_puts(&t, "entered it and ended inside it; ");
-		char lb[128];
-		uint64_t age = nw_where(x, gone->p[i], &t, 1);
-		char *filled = t.s && !t.oom ? nw_age_fill(t.s, age, age) : NULL;
-		if (filled)
-			nw_verdict_evidence(x, w, "%s: %s", nw_proc_label(gone->p[i], lb), filled);
-		free(filled);
-		nw_buf_free(&t);
+		struct nw_fact f[2] = { { .kind = NW_F_INIT_GONE, .proc = gone->p[i], .comm = gone->c[i], .view = v } };
+		uint64_t age = nw_fact_where(x, gone->p[i], 1, &f[1]);
+		if (!(f[0].set = nw_findings_aged(x, w, age, age)))
+			return;
+		nw_verdict_evidence_facts(x, w, f, 2);
 	}
 }
 
@@ -412,27 +375,22 @@ static int inside_minority(struct nw_jctx *x, const struct nw_comm_view *v, cons
 		return 1;
 	for (size_t i = 0; i < s->n; i++)
 		nw_verdict_culprit(x, w, s->p[i]);
-	char sb[NW_NAME_BUF], cb[128], t[160];
-	snprintf(t, sizeof t, "still inside it (%s)", nw_comm_state_name(s->c[0]->state, sb));
-	culprit_lines(x, w, t);
+	struct nw_fact what = { .kind = NW_F_INIT_NEVER, .n = 2, .seq = s->c[0]->state };
+	culprit_lines(x, w, &what);
 	struct nw_rankset fin = { 0 };
 	for (int32_t r = 0; r < v->nranks; r++) {
 		const struct nw_member *m = &v->members[r];
 		if (m->comm->state != NW_COMM_FREE && !inside(m->comm) && m->comm->state != NW_COMM_INIT_FAILED)
 			nw_set_add(x, &fin, m->proc->rank);
 	}
-	struct nw_buf b = { 0 };
-	nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
-	nw_buf_rankset(&b, &w->v.culprits);
-	nw_buf_printf(&b, " %s still inside %s of %s (%d ranks), which rank%s ", w->v.culprits.n == 1 ? "is" : "are",
-	              create_call(v->origin), nw_comm_label(v->id, v->name, cb), (int)v->nranks, fin.n == 1 ? "" : "s");
-	nw_buf_rankset(&b, &fin);
-	nw_buf_printf(&b, " finished: every rank entered it, so the deviation is %s (%s connection setup, a device or "
-	              "the network on %s side)", w->v.culprits.n == 1 ? "its" : "theirs",
-	              w->v.culprits.n == 1 ? "its" : "their", w->v.culprits.n == 1 ? "its" : "their");
+	struct nw_fact who = { .kind = NW_F_INIT_MINORITY, .set = nw_findings_set(x, w, &w->v.culprits), .view = v };
+	struct nw_fact fdone = { .kind = NW_F_INIT_MINORITY_DONE, .set = nw_findings_set(x, w, &fin),
+		                .n = w->v.culprits.n };
+	if (who.set && fdone.set) {
+		nw_verdict_summary_fact(x, w, &who);
+		nw_verdict_summary_fact(x, w, &fdone);
+	}
 	nw_rankset_free(&fin);
-	if (!(w->v.summary = nw_buf_take(&b)))
-		x->oom = 1;
 	return 1;
 }
 
@@ -455,18 +413,10 @@ static int failed_alone(struct nw_jctx *x, const struct nw_comm_view *v, const s
 	for (size_t i = 0; i < gone->n && !first; i++)
 		if (gone->c[i]->state == NW_COMM_INIT_FAILED)
 			first = gone->c[i]->init_result;
-	char cb[128], rb[NW_NAME_BUF];
-	size_t done = finished(v);
-	struct nw_buf b = { 0 };
-	nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
-	nw_buf_rankset(&b, &w->v.culprits);
-	nw_buf_printf(&b, ": %s of %s failed (%s): %s will never join it", create_call(v->origin),
-	              nw_comm_label(v->id, v->name, cb), nw_nccl_result_name(first, rb),
-	              w->v.culprits.n == 1 ? "it" : "they");
-	if (done)
-		nw_buf_printf(&b, "; %zu of its %d ranks created it", done, (int)v->nranks);
-	if (!(w->v.summary = nw_buf_take(&b)))
-		x->oom = 1;
+	struct nw_fact f = { .kind = NW_F_INIT_FAILED, .set = nw_findings_set(x, w, &w->v.culprits), .view = v,
+		             .n = (uint32_t)first, .seq = finished(v) };
+	if (f.set)
+		nw_verdict_summary_fact(x, w, &f);
 	return 1;
 }
 
@@ -485,23 +435,16 @@ static void init_view(struct nw_jctx *x, const struct nw_comm_view *v)
 		goto out;
 	struct nw_rankset lost = { 0 };  /* comm ranks nobody holds, when they cannot be named */
 	uint32_t nmissing = never_entered(x, w, v, &lost);
-	char cb[128];
-	const char *call = create_call(v->origin);
-	culprit_lines(x, w, "never entered it");
+	struct nw_fact never = { .kind = NW_F_INIT_NEVER, .n = 0 };
+	culprit_lines(x, w, &never);
 	gone_lines(x, w, v, &gone);
-	stuck_edges(x, w, &s, v, NW_OP_COMM_INIT);
+	stuck_edges(x, w, &s, v);
 	if (lost.n) {
-		nw_buf_puts(&w->ev, lost.n == 1 ? "comm rank " : "comm ranks ");
-		nw_buf_rankset(&w->ev, &lost);
-		nw_buf_puts(&w->ev, ": never entered (which processes they are is not known)");
-		nw_verdict_evidence_flush(x, w);
+		struct nw_fact f = { .kind = NW_F_INIT_LOST, .set = nw_findings_set(x, w, &lost) };
+		if (f.set)
+			nw_verdict_evidence_fact(x, w, &f);
 	}
-	size_t done = finished(v);
-	summary(x, w, &s, call, nw_comm_label(v->id, v->name, cb), v->nranks, "entered",
-	        nmissing ? "some comm ranks never entered it (processes not known)"
-	        : done   ? "every rank entered it, and no strict majority finished it: the comm itself (connection "
-	                   "setup, network)"
-	                 : "every rank entered it and none finished (rendezvous, network)");
+	summary(x, w, &s, v->origin, v, v->id, 0, 0, nmissing ? 0 : finished(v) ? 1 : 2);
 	nw_rankset_free(&lost);
 out:
 	free(s.p);
@@ -550,23 +493,16 @@ static void split_group(struct nw_jctx *x, struct sgroup *g)
 		}
 		nw_view_unknown(x, parent, w);
 	}
-	char cb[128];
-	culprit_lines(x, w, "never called it");
-	stuck_edges(x, w, &g->s, parent, create_kind(g->k.origin));
+	struct nw_fact never = { .kind = NW_F_INIT_NEVER, .n = 1 };
+	culprit_lines(x, w, &never);
+	stuck_edges(x, w, &g->s, parent);
 	if (late.n) {
-		nw_buf_puts(&w->ev, late.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&w->ev, &late);
-		nw_buf_printf(&w->ev, ": never called shrink #%" PRIu64 " of the parent (the excluded ranks must not: "
-		              "%d excluded)", g->k.nth, g->s.n ? (int)g->s.c[0]->split_color : 0);
-		nw_verdict_evidence_flush(x, w);
+		struct nw_fact f = { .kind = NW_F_INIT_LATE, .set = nw_findings_set(x, w, &late), .seq = g->k.nth,
+			             .n = (uint32_t)(g->s.n ? g->s.c[0]->split_color : 0) };
+		if (f.set)
+			nw_verdict_evidence_fact(x, w, &f);
 	}
-	struct nw_buf what = { 0 };
-	nw_buf_printf(&what, "%s #%" PRIu64 " of %s", shrink ? "shrink" : "split", g->k.nth,
-	              nw_comm_label(g->k.parent, parent ? parent->name : NULL, cb));
-	summary(x, w, &g->s, create_call(g->k.origin), what.s ? what.s : "", parent ? parent->nranks : -1, "called",
-	        shrink && late.n ? "the ranks that never called it may be the excluded ones"
-	                         : "every rank of the parent entered it and none finished");
-	nw_buf_free(&what);
+	summary(x, w, &g->s, g->k.origin, parent, g->k.parent, g->k.nth, 1, shrink && late.n ? 3 : 4);
 	nw_rankset_free(&late);
 }
 
