@@ -211,6 +211,8 @@ void nw_verdict_evidence_facts(struct nw_jctx *x, struct nw_vwork *w, const stru
 void nw_verdict_hint_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *f);
 void nw_verdict_evidence_wrap(struct nw_jctx *x, struct nw_vwork *w, const char *prefix, const struct nw_vwork *from);
 void nw_verdict_summary_prefix(struct nw_jctx *x, struct nw_vwork *w, const char *prefix);
+/* The same with words after the summary (its parts or its text). */
+void nw_verdict_summary_suffix(struct nw_jctx *x, struct nw_vwork *w, const char *suffix);
 /* w's summary (findings or words) said between facts open and close. */
 void nw_verdict_summary_wrap(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *open,
                              const struct nw_fact *close);

@@ -152,6 +152,15 @@ void nw_verdict_summary_prefix(struct nw_jctx *x, struct nw_vwork *w, const char
 	*s = n;
 }
 
+void nw_verdict_summary_suffix(struct nw_jctx *x, struct nw_vwork *w, const char *suffix)
+{
+	struct nw_line *s = w->v.found && w->v.found->summary.n ? &w->v.found->summary : NULL;
+	if (!s)
+		nw_verdict_summary(x, w, "%s%s", w->v.summary ? w->v.summary : "", suffix);
+	else if (line_add_text(s, suffix))
+		x->oom = 1;
+}
+
 void nw_verdict_summary_wrap(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *open,
                              const struct nw_fact *close)
 {

@@ -223,7 +223,9 @@ static void stacks_lines(struct nw_jctx *x, struct foldctx *f, struct nw_vwork *
 		                  : !s->v.culprits.n && s->v.kind == NW_V_UNDECIDED ? "stacks cannot decide"
 		                  : same_set(&f->stack_c, &f->ras_c) ? "stacks agree"
 		                                                     : "stacks disagree";
-		nw_verdict_evidence(x, w, "%s: %s: %s", how, nw_verdict_name(s->v.kind), s->v.summary ? s->v.summary : "");
+		char prefix[128];
+		snprintf(prefix, sizeof prefix, "%s: %s: ", how, nw_verdict_name(s->v.kind));
+		nw_verdict_evidence_wrap(x, w, prefix, s);
 	}
 }
 
@@ -256,16 +258,21 @@ static void fold_keep_stacks(struct nw_jctx *x, struct foldctx *f)
 			continue;
 		int named = w->v.kind != NW_V_UNDECIDED && w->v.kind != NW_V_HEALTHY && w->v.kind != NW_V_IDLE;
 		if (named && (f->ras_equal || f->ras_nocomm)) {
-			nw_verdict_summary(x, w, "%s%s", w->v.summary ? w->v.summary : "",
-			                   f->ras_equal ? "; launch counts equal (NCCL RAS): the counts cannot tell who is "
-			                                  "behind, the stacks do"
-			                                : "; NCCL RAS lists no communicator (no init got past its rendezvous "
-			                                  "when it was asked)");
+			nw_verdict_summary_suffix(x, w, f->ras_equal ? "; launch counts equal (NCCL RAS): the counts cannot "
+			                                                "tell who is behind, the stacks do"
+			                                              : "; NCCL RAS lists no communicator (no init got past "
+			                                                "its rendezvous when it was asked)");
 		}
 		for (size_t k = 0; k < f->from; k++)
-			if (x->vw[k]->launch_only && !x->vw[k]->dropped)
-				nw_verdict_evidence(x, w, "NCCL RAS (%s): %s: %s", f->in->path, nw_verdict_name(x->vw[k]->v.kind),
-				                    x->vw[k]->v.summary ? x->vw[k]->v.summary : "");
+			if (x->vw[k]->launch_only && !x->vw[k]->dropped) {
+				struct nw_buf prefix = { 0 };
+				nw_buf_printf(&prefix, "NCCL RAS (%s): %s: ", f->in->path, nw_verdict_name(x->vw[k]->v.kind));
+				if (prefix.s && !prefix.oom)
+					nw_verdict_evidence_wrap(x, w, prefix.s, x->vw[k]);
+				else
+					x->oom = 1;
+				nw_buf_free(&prefix);
+			}
 		for (size_t k = 0; k < f->nr; k++)
 			nw_verdict_evidence(x, w, "NCCL RAS (%s): %s: %s", f->in->path, nw_verdict_name(f->rv[k].kind),
 			                    f->rv[k].summary ? f->rv[k].summary : "");
