@@ -26,25 +26,41 @@ static int captured_op(const struct nw_seg_op *o)
 	return o->state == NW_ST_CAPTURED && (NW_OP_IS_COLL(o->kind) || NW_OP_IS_P2P(o->kind));
 }
 
-/* Marks in ran[] the captured ops that launch seg->ops[at] runs. Its
- * graph's first op no longer in the ring (the ring wrapped over it, maybe
- * keeping later ops of the graph): every captured op before the launch
- * may be one of them, none is judged. */
-static void mark_launched(const struct nw_segment *seg, size_t at, uint8_t *ran)
+/* Whether ops a and b (indexes in seg->ops) are of one rank of p: a process
+ * that drives several ranks (a thread per GPU) captures their graphs side
+ * by side, on one comm id, so a launch's ops are those of its own rank,
+ * told by its comms' CUDA device as rank_split.c does (a comm of unknown
+ * device: any rank's, as before ranks were told apart). */
+static int same_rank(const struct nw_proc *p, const struct nw_comm_instances *ci, size_t a, size_t b)
+{
+	uint32_t ca = ci->op_comm[a], cb = ci->op_comm[b];
+	int32_t da = ca < p->ncomms ? p->comms[ca].cuda_device : -1;
+	int32_t db = cb < p->ncomms ? p->comms[cb].cuda_device : -1;
+	return da < 0 || db < 0 || da == db;
+}
+
+/* Marks in ran[] the captured ops that launch seg->ops[at] runs: its
+ * graph's first op (the launch's comm instance, kind and seq = its root)
+ * and the next captured ops of the same rank. Its graph's first op no
+ * longer in the ring (the ring wrapped over it, maybe keeping later ops of
+ * the graph): every captured op of its rank before the launch may be one
+ * of them, none is judged. */
+static void mark_launched(const struct nw_proc *p, const struct nw_segment *seg, const struct nw_comm_instances *ci,
+                          size_t at, uint8_t *ran)
 {
 	const struct nw_seg_op *l = &seg->ops[at];
 	size_t first = at;
 	for (size_t i = at; i-- > 0;) {
 		const struct nw_seg_op *o = &seg->ops[i];
 		if (o->state == NW_ST_CAPTURED && o->comm_id == l->comm_id && o->kind == (uint16_t)l->redop &&
-		    o->seq == (uint64_t)l->root) {
+		    o->seq == (uint64_t)l->root && ci->op_comm[i] == ci->op_comm[at]) {
 			first = i;
 			break;
 		}
 	}
 	uint64_t n = first == at ? UINT64_MAX : l->count;
 	for (size_t i = first == at ? 0 : first; i < at && n; i++)
-		if (captured_op(&seg->ops[i])) {
+		if (captured_op(&seg->ops[i]) && same_rank(p, ci, first == at ? at : first, i)) {
 			ran[i] = 1;
 			n--;
 		}
@@ -91,7 +107,7 @@ int nw_unlaunched_graphs(struct nw_proc *p, const struct nw_segment *seg, const 
 		return -1;
 	for (size_t i = 0; i < seg->op_count; i++)
 		if (seg->ops[i].kind == NW_OP_GRAPH_LAUNCH && seg->ops[i].root > 0)
-			mark_launched(seg, i, ran);
+			mark_launched(p, seg, ci, i, ran);
 	/* Newest first: a position moves back over each of its unlaunched ops. */
 	for (size_t i = seg->op_count; i-- > 0;)
 		if (captured_op(&seg->ops[i]) && !ran[i])

@@ -400,8 +400,11 @@ static struct dev graph_dev(const struct hf_plan *p, int j, int deviant)
  * deviation (HF_GD_ORDER: the first and last op swapped). */
 static void capture(struct hf *h, int i, int deviant)
 {
+	static pthread_mutex_t one_at_a_time = PTHREAD_MUTEX_INITIALIZER;
 	const struct hf_plan *p = h->p;
 	int swap = deviant && p->fault == HF_G_OTHER && p->gdev == HF_GD_ORDER;
+	if (p->serial_capture)
+		pthread_mutex_lock(&one_at_a_time);
 	use(h);
 	cuda_ok(h, cuStreamBeginCapture(h->s[2], CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
 	for (int j = p->g0; j <= p->g1; j++) {
@@ -411,6 +414,8 @@ static void capture(struct hf *h, int i, int deviant)
 	}
 	cuda_ok(h, cuStreamEndCapture(h->s[2], &h->graph[i]), "cuStreamEndCapture");
 	cuda_ok(h, cuGraphInstantiateWithFlags(&h->exec[i], h->graph[i], 0), "cuGraphInstantiateWithFlags");
+	if (p->serial_capture)
+		pthread_mutex_unlock(&one_at_a_time);
 }
 
 static void uncapture(struct hf *h, int i)
@@ -423,11 +428,33 @@ static void uncapture(struct hf *h, int i)
 	h->exec[i] = NULL, h->graph[i] = NULL;
 }
 
-/* One capture for the whole job: graph A on every rank. */
+/* One capture for the whole job: graph A on every rank. With
+ * serial_capture the threads of a process capture in rank order, and none
+ * launches before all have captured: every rank's capture but the last
+ * lies before another rank's capture of the same comm id. */
 static void graphs_before(struct driver *d)
 {
-	for (int r = 0; r < d->n && d->p->graph == HF_GRAPH_REPLAY; r++)
-		capture(&d->r[r], 0, 0);
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static pthread_cond_t moved = PTHREAD_COND_INITIALIZER;
+	static int turn;
+	const struct hf_plan *p = d->p;
+	if (p->graph != HF_GRAPH_REPLAY)
+		return;
+	if (!p->serial_capture) {
+		for (int r = 0; r < d->n; r++)
+			capture(&d->r[r], 0, 0);
+		return;
+	}
+	int me = d->r[0].rank % p->rpp;
+	pthread_mutex_lock(&lock);
+	while (turn != me)
+		pthread_cond_wait(&moved, &lock);
+	capture(&d->r[0], 0, 0);
+	turn++;
+	pthread_cond_broadcast(&moved);
+	while (turn < p->rpp)
+		pthread_cond_wait(&moved, &lock);
+	pthread_mutex_unlock(&lock);
 }
 
 /* The step's ops g0..g1 on rank h: its graph launched on stream 0 (per

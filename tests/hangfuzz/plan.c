@@ -246,6 +246,9 @@ static void build_graph(struct hf_plan *p, uint64_t seed)
 		p->ops[j].stream = 0;
 	if (p->rpp > 1)
 		p->threaded = 1;
+	/* from a stream of its own: the plans of seeds pinned before it stay */
+	uint64_t sc = seed * 0x9e3779b97f4a7c15ULL + 23;
+	p->serial_capture = p->rpp > 1 && pick(&sc, 2);
 	p->fault = HF_NONE, p->victim = -1, p->at = 0, p->gop = p->g0, p->gdev = 0;
 	if (pick(&s, 8) == 0)
 		return;
@@ -475,7 +478,8 @@ void hf_plan_describe(const struct hf_plan *p, FILE *f)
 		fprintf(f, ", split comms made and destroyed every step");
 	if (p->rpp > 1)
 		fprintf(f, ", %d processes of %d ranks (%s)", p->nranks / p->rpp, p->rpp,
-		        p->threaded ? "a thread per rank" : "one thread, ops grouped");
+		        p->threaded ? (p->serial_capture ? "a thread per rank, capturing one at a time" : "a thread per rank")
+		                    : "one thread, ops grouped");
 	fprintf(f, ", %d stream%s, %d warm-up steps, %ld elements\n", p->nstreams, p->nstreams > 1 ? "s" : "",
 	        p->warm, p->count);
 	for (int i = 0; i < p->nops; i++) {

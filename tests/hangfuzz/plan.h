@@ -120,6 +120,9 @@ struct hf_plan {
 	                          * ranks P*rpp .. P*rpp+rpp-1, on its devices 0..rpp-1 */
 	int threaded;            /* rpp > 1: 1 one thread per rank, 0 one thread drives
 	                          * all its ranks (every op of the step in one group) */
+	int serial_capture;      /* threaded graph jobs: the threads capture one at a time
+	                          * (as Python threads under the GIL do), so a
+	                          * process's captures of one comm id follow each other */
 	int tp;                  /* TP group size (consecutive ranks); 0: no TP comm */
 	int dp;                  /* 1: the DP comm (same TP position) exists */
 	int wide;                /* a wide job (HF_WIDE_SEEDS) */

@@ -38,13 +38,22 @@
 #     launched it, then issued the world AllReduce: its captured ops count
 #     as never issued, and the replays every member started wait for the
 #     member held on the graph's other comm; was TRANSPORT_STALL)
+#   a process of several ranks whose threads capture one at a time, on
+#     one comm id (world, or a TP group inside the process): each launch
+#     runs its own rank's captured ops, not those of the rank that
+#     captured last (graph_unlaunched.c: those of every other rank were
+#     taken as never launched and their positions ended before them):
+#     graph-skip 100398 (2 x 4; was STREAM_BLOCKED blaming rank 6, who
+#     waits), 101084 (2 x 4; blamed ranks 2 and 5), 101774 (4 x 2; blamed
+#     rank 0), 102353 (2 x 2; blamed rank 0); graph-hostfn 101809 (2 x 2;
+#     was P2P_UNMATCHED)
 # The corpus holds two more (cases.txt: graph-ring-hostfn, 100021;
 # graph-tp-world-skip, 100003).
 . "$NW_ROOT/tests/lib.sh"
 seeds="100004 100010 100059 100071 100012 100031 100020 100108 100066 100011 100019
        100119 100068 100054 100058 100163 100252 104965 100007 100015 100215 100219
        100000 100009 100023 100032 100040 100001 100017 100002 100101 100128 100319 100270
-       100594 100555"
+       100594 100555 100398 101084 101774 102353 101809"
 # shellcheck disable=SC2086
 CORPUS_FAIL_DETAIL="$T/detail" sh "$NW_ROOT/tests/hangfuzz/run-seeds.sh" $seeds > "$T/out" 2>&1
 st=$?
