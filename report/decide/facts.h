@@ -95,7 +95,29 @@
 	X(INIT_MINORITY) /* summary: set's ranks still inside view's creation */               \
 	X(INIT_MINORITY_DONE) /* ...which set's ranks finished (n: how many are inside) */      \
 	X(INIT_FAILED) /* summary: set's ranks' creation of view's comm failed (n: the result; \
-	                * seq: how many created it) */
+	                * seq: how many created it) */                                           \
+	X(LAUNCH_RANK) /* verdicts_launch.c evidence: comm rank seq (proc: its pid) launched     \
+	                * op_kind n times */                                                     \
+	X(LAUNCH_RANK_AT) /* ...the same, proc's pid on its host */                              \
+	X(LAUNCH_UNDECIDED) /* summary: the ranks of comm n launched op_kind different numbers  \
+	                * of times, no count a strict majority's */                              \
+	X(LAUNCH_HIDDEN) /* evidence: proc launched fewer op_kind than the others (seq) on comm  \
+	                * n but waits in NCCL (nw_launch_hidden_wait): not blamed */             \
+	X(LAUNCH_ALL_HIDDEN) /* summary: set's ranks launched fewer op_kind than the others (seq) \
+	                * on comm n, and all may wait in a send/receive */                        \
+	X(LAUNCH_HIDDEN_HINT) /* hint: their send/receive partners */                           \
+	X(LAUNCH_BEHIND) /* summary: set's ranks never launched the op_kind the others launched \
+	                * last on comm n; then LAUNCH_THEIRS */                                  \
+	X(LAUNCH_AHEAD) /* summary: set's ranks launched the op_kind the other seq ranks never   \
+	                * launched on comm n; then LAUNCH_THEIRS */                              \
+	X(LAUNCH_THEIRS) /* ...their counts, n to seq */                                         \
+	X(LAUNCH_BEHIND_END) /* ...the others' count n on seq peers, who wait in it */           \
+	X(LAUNCH_AHEAD_END) /* ...the others' count n: set's ranks went past them */             \
+	X(LAUNCH_MAJORITY) /* evidence: n ranks launched op_kind seq times */                    \
+	X(LAUNCH_EQUAL) /* TRANSPORT_STALL summary: every rank of comm n (seq ranks) launched    \
+	                * the same collectives (proc's counts on it); RAS cannot see completion */\
+	X(LAUNCH_EQUAL_SAME) /* evidence: a rank inside a collective and one past it look alike */\
+	X(LAUNCH_EQUAL_ORDER) /* evidence: equal counts hide another launch order */
 
 #define NW_FACT_ENUM_(name) NW_F_##name,
 enum nw_fact_kind { NW_F_NONE = 0, NW_FACT_KINDS(NW_FACT_ENUM_) NW_F_NKINDS };

@@ -17,12 +17,13 @@
  * only when it cannot be waiting in an op the counts do not show: its
  * stack waits in NCCL outside that collective's call and its sources see
  * no send/receive (launch_only.c, nw_launch_hidden_wait): then it waits,
- * said so. Evidence of the comm as the source names it (RAS's hash). */
+ * said so. Evidence of the comm as the source names it (RAS's hash).
+ *
+ * What it finds are facts (facts.h's NW_F_LAUNCH_*); their words are
+ * words/launch_words.c's. */
 #include "decide.h"   /* first: it configures uthash */
 #include "majority.h"
-#include "../names.h"
 
-#include <inttypes.h>
 #include <stdlib.h>
 
 /* One launch-only position: process `proc` (its job index) launched
@@ -86,14 +87,13 @@ static void undecided(struct nw_jctx *x, const struct group *gr)
 	struct nw_vwork *w = lverdict(x, gr, 0);
 	if (!w)
 		return;
-	char kb[NW_NAME_BUF];
-	const char *k = nw_op_kind_name(gr->g[0].kind, kb);
-	nw_verdict_summary(x, w, "ranks of comm 0x%016" PRIx64 " launched %s different numbers of times and no count is "
-	                   "shared by a strict majority: counts alone cannot say who deviates", gr->g[0].comm, k);
+	struct nw_fact f = { .kind = NW_F_LAUNCH_UNDECIDED, .op_kind = gr->g[0].kind, .n = gr->g[0].comm };
+	nw_verdict_summary_fact(x, w, &f);
 	for (size_t i = 0; i < gr->n && !x->oom; i++) {
-		const struct nw_proc *p = x->job->procs[gr->g[i].proc];
-		nw_verdict_evidence(x, w, "rank %d (pid %" PRId64 "): %s launched %" PRIu64 " times", (int)gr->g[i].crank,
-		                    p->hdr.pid, k, gr->g[i].launches);
+		struct nw_fact r = { .kind = NW_F_LAUNCH_RANK, .proc = x->job->procs[gr->g[i].proc],
+			             .op_kind = gr->g[i].kind, .n = gr->g[i].launches,
+			             .seq = (uint32_t)gr->g[i].crank };
+		nw_verdict_evidence_fact(x, w, &r);
 	}
 	all_waiting(x, w, gr);
 }
@@ -106,12 +106,9 @@ static int hidden_wait(struct nw_jctx *x, struct nw_vwork *w, const struct lpos 
 	const char *entry;
 	if (!nw_launch_hidden_wait(p, lp->comm, lp->kind, maj, &entry))
 		return 0;
-	char kb[NW_NAME_BUF];
 	nw_verdict_waiting(x, w, p);
-	nw_verdict_evidence(x, w, "rank %d launched fewer %s than the others but waits in %s (stacks), not in that "
-	                    "collective's call: NCCL RAS counts no send/receive and its snapshot records no op, so it may "
-	                    "wait in a send/receive a peer owes it: not blamed", (int)p->rank,
-	                    nw_op_kind_name(lp->kind, kb), entry ? entry : "NCCL or on the GPU");
+	struct nw_fact f = { .kind = NW_F_LAUNCH_HIDDEN, .proc = p, .op_kind = lp->kind, .n = lp->comm, .seq = maj };
+	nw_verdict_evidence_fact(x, w, &f);
 	return 1;
 }
 
@@ -119,16 +116,13 @@ static int hidden_wait(struct nw_jctx *x, struct nw_vwork *w, const struct lpos 
  * cannot name one. */
 static void all_hidden(struct nw_jctx *x, struct nw_vwork *w, const struct nw_rankset *hid)
 {
-	char set[256], kb[NW_NAME_BUF];
-	nw_rankset_format(hid, set, sizeof set);
-	const char *k = nw_op_kind_name(w->v.op_kind, kb);
-	nw_verdict_summary(x, w, "rank%s %s launched fewer %s than the others on comm 0x%016" PRIx64 " (RAS: %s launches=%"
-	                   PRIu64 " on the others) but wait%s inside NCCL or on the GPU: NCCL RAS counts no send/receive, "
-	                   "so %s may wait in one a peer owes %s; counts alone cannot say who deviates",
-	                   hid->n == 1 ? "" : "s", set, k, w->v.comm_id, k, w->v.launches, hid->n == 1 ? "s" : "",
-	                   hid->n == 1 ? "it" : "they", hid->n == 1 ? "it" : "them");
-	w->v.hint = "the send/receive partners of those ranks (stacks, or the preload: LD_PRELOAD records every send and "
-	            "receive)";
+	struct nw_fact f = { .kind = NW_F_LAUNCH_ALL_HIDDEN, .set = nw_findings_set(x, w, hid),
+		             .op_kind = w->v.op_kind, .n = w->v.comm_id, .seq = w->v.launches };
+	struct nw_fact hint = { .kind = NW_F_LAUNCH_HIDDEN_HINT };
+	if (!f.set)
+		return;
+	nw_verdict_summary_fact(x, w, &f);
+	nw_verdict_hint_fact(x, w, &hint);
 }
 
 /* The ranks behind the majority (ahead: 0) or ahead of it (ahead: 1), one
@@ -139,8 +133,6 @@ static void side(struct nw_jctx *x, const struct group *gr, int ahead)
 	struct nw_rankset hid = { 0 };
 	uint64_t low = UINT64_MAX, high = 0, maj = gr->maj;
 	size_t majn = gr->majn, named = 0;
-	char kb[NW_NAME_BUF];
-	const char *k = nw_op_kind_name(gr->g[0].kind, kb);
 	for (size_t i = 0; i < gr->n && !x->oom; i++) {
 		const struct lpos *lp = &gr->g[i];
 		if (lp->launches == maj || (lp->launches > maj) != ahead)
@@ -152,8 +144,9 @@ static void side(struct nw_jctx *x, const struct group *gr, int ahead)
 			low = lp->launches;
 		if (lp->launches > high)
 			high = lp->launches;
-		nw_verdict_evidence(x, w, "rank %d (pid %" PRId64 " on %s): %s launched %" PRIu64 " times", (int)lp->crank,
-		                    p->hdr.pid, p->hdr.host, k, lp->launches);
+		struct nw_fact r = { .kind = NW_F_LAUNCH_RANK_AT, .proc = p, .op_kind = lp->kind, .n = lp->launches,
+			             .seq = (uint32_t)lp->crank };
+		nw_verdict_evidence_fact(x, w, &r);
 		if (!ahead && hidden_wait(x, w, lp, p, maj)) {
 			nw_set_add(x, &hid, p->rank);
 			continue;
@@ -163,25 +156,22 @@ static void side(struct nw_jctx *x, const struct group *gr, int ahead)
 	}
 	if (!w)
 		return;
-	char set[256], theirs[48];
-	nw_rankset_format(&w->v.culprits, set, sizeof set);
-	if (low == high)
-		snprintf(theirs, sizeof theirs, "%" PRIu64, low);
-	else
-		snprintf(theirs, sizeof theirs, "%" PRIu64 "-%" PRIu64, low, high);
-	uint32_t nc = w->v.culprits.n;
-	if (!named)
+	if (!named) {
 		all_hidden(x, w, &hid);
-	else if (!ahead)
-		nw_verdict_summary(x, w, "rank%s %s never launched the %s the others launched last on comm 0x%016" PRIx64
-		                   " (RAS: %s launches=%s there, launches=%" PRIu64 " on %zu peer%s); the others wait in it",
-		                   nc == 1 ? "" : "s", set, k, gr->g[0].comm, k, theirs, maj, majn, majn == 1 ? "" : "s");
-	else
-		nw_verdict_summary(x, w, "rank%s %s launched the %s the other %zu rank%s never launched on comm 0x%016" PRIx64
-		                   " (RAS: %s launches=%s there, launches=%" PRIu64 " on the others): %s went past where the "
-		                   "others are", nc == 1 ? "" : "s", set, k, majn, majn == 1 ? "" : "s", gr->g[0].comm, k,
-		                   theirs, maj, nc == 1 ? "it" : "they");
-	nw_verdict_evidence(x, w, "%zu rank%s launched %s %" PRIu64 " times", majn, majn == 1 ? "" : "s", k, maj);
+	} else {
+		/* who, their counts (low-high), the majority's */
+		const struct nw_fset *set = nw_findings_set(x, w, &w->v.culprits);
+		struct nw_fact f[3] = {
+			{ .kind = ahead ? NW_F_LAUNCH_AHEAD : NW_F_LAUNCH_BEHIND, .set = set, .op_kind = gr->g[0].kind,
+			  .n = gr->g[0].comm, .seq = majn },
+			{ .kind = NW_F_LAUNCH_THEIRS, .n = low, .seq = high },
+			{ .kind = ahead ? NW_F_LAUNCH_AHEAD_END : NW_F_LAUNCH_BEHIND_END, .set = set, .n = maj, .seq = majn },
+		};
+		for (size_t i = 0; set && i < 3; i++)
+			nw_verdict_summary_fact(x, w, &f[i]);
+	}
+	struct nw_fact m = { .kind = NW_F_LAUNCH_MAJORITY, .op_kind = gr->g[0].kind, .n = majn, .seq = maj };
+	nw_verdict_evidence_fact(x, w, &m);
 	all_waiting(x, w, gr);
 	nw_rankset_free(&hid);
 }
@@ -260,30 +250,20 @@ static void equal_counts(struct nw_jctx *x, const struct lpos *a, size_t n)
 	w->v.comm_id = a[0].comm;
 	w->v.comm_nranks = size;
 	w->launch_only = 1;
-	struct nw_buf b = { 0 };
-	char kb[NW_NAME_BUF];
-	for (uint32_t k = 0; k < p0->nlaunch; k++) {   /* the source's order of kinds */
+	for (uint32_t k = 0; k < p0->nlaunch; k++) {   /* the source's order of kinds: the last one counted */
 		const struct nw_launch_pos *lp = &p0->launch[k];
 		if (lp->comm_id != a[0].comm || !lp->launches)
 			continue;
-		nw_buf_printf(&b, "%s%s launches=%" PRIu64, b.s && b.s[0] ? ", " : "", nw_op_kind_name(lp->kind, kb),
-		              lp->launches);
 		w->v.op_kind = lp->kind;
 		w->v.launches = lp->launches;
 	}
-	if (b.oom)
-		x->oom = 1;
-	nw_verdict_summary(x, w, "launch counts equal; RAS cannot see completion: every rank of comm 0x%016" PRIx64
-	                   " (%d) launched the same collectives (%s); if the job is hung, the transfer itself does not "
-	                   "complete, unless ranks launched them in another order", a[0].comm, (int)size,
-	                   b.s && b.s[0] ? b.s : "none");
-	nw_buf_free(&b);
+	struct nw_fact f = { .kind = NW_F_LAUNCH_EQUAL, .proc = p0, .n = a[0].comm, .seq = (uint32_t)size };
+	nw_verdict_summary_fact(x, w, &f);
 	for (size_t i = 0; i < (size_t)size; i++)
 		nw_verdict_waiting(x, w, x->job->procs[a[i].proc]);
-	nw_verdict_evidence(x, w, "launch counts equal; RAS cannot see completion: a rank inside a collective and a rank "
-	                    "past it look the same; thread stacks (ncclwatch attach) or the preload tell them apart");
-	nw_verdict_evidence(x, w, "equal counts also hide a different launch order of the same ops (one rank launching a "
-	                    "Broadcast before an AllReduce, the others after it): counts are per kind, not a sequence");
+	struct nw_fact same = { .kind = NW_F_LAUNCH_EQUAL_SAME }, order = { .kind = NW_F_LAUNCH_EQUAL_ORDER };
+	nw_verdict_evidence_fact(x, w, &same);
+	nw_verdict_evidence_fact(x, w, &order);
 }
 
 void nw_rules_launch(struct nw_jctx *x)

@@ -9,7 +9,8 @@
  *            a family's in one file: fault_words.c (GPU_FAULT),
  *            lost_words.c (data lost), order_words.c and graph_words.c
  *            (replays of CUDA graphs), left_words.c (a comm left
- *            early), where_words.c (shared: grouped
+ *            early), init_words.c (INIT_STALL), launch_words.c
+ *            (launch counts, NCCL RAS), where_words.c (shared: grouped
  *            evidence, where a process is, an op)
  *   text.c   the verdict first, then the evidence, the environment
  *            differences and the merged stacks; rank sets as "0-6,9";
