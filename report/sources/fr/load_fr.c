@@ -848,26 +848,31 @@ static int intern_site(struct nw_intern *in, pthread_mutex_t *lock, const char *
 	return *out ? 0 : -1;
 }
 
-static int make_proc(struct build *b, const struct nw_pv *root, const char *path, struct nw_intern *in,
-                     pthread_mutex_t *lock, struct nw_proc **out)
-{
-	struct nw_proc *p = calloc(1, sizeof *p);
-	struct nw_seg_op *ops = calloc(b->ne + 1, sizeof *ops);
-	uint32_t *opent = calloc(b->ne + 1, sizeof *opent);
-	struct peerpos *peers = NULL, *pp, *tmp;
-	int oom = !p || !ops || !opent;
-	size_t nops = 0;
+/* make_proc's work in progress: the ops built from the entries (opent:
+ * the entry of each), the per-peer positions, the newest time seen and
+ * when the oldest pending op reached its timeout. */
+struct mk {
+	struct build *b;
+	struct nw_proc *p;
+	struct nw_seg_op *ops;
+	uint32_t *opent;
+	size_t nops;
+	struct peerpos *peers;
+	int32_t world;
+	uint64_t newest, oldest_due;
+};
 
-	/* Comms: the groups this rank is in. */
-	if (!oom) {
-		p->comms = calloc(b->npgs + 1, sizeof *p->comms);
-		oom = !p->comms;
-	}
-	int32_t world = -1;
-	for (uint32_t i = 0; i < b->npgs && !oom; i++) {
+/* Comms: the groups this rank is in. 0, -1 out of memory. */
+static int mk_comms(struct mk *m)
+{
+	struct build *b = m->b;
+	struct nw_proc *p = m->p;
+	if (!(p->comms = calloc(b->npgs + 1, sizeof *p->comms)))
+		return -1;
+	for (uint32_t i = 0; i < b->npgs; i++) {
 		struct fpg *g = &b->pgs[i];
 		if (nw_pv_is_str(g->name, "0"))
-			world = (int32_t)g->nranks;
+			m->world = (int32_t)g->nranks;
 		if (g->identity)
 			g->me = b->rank < (int32_t)g->nranks ? b->rank : -1;
 		else
@@ -891,45 +896,128 @@ static int make_proc(struct build *b, const struct nw_pv *root, const char *path
 		copy_str(name, sizeof name, g->name);
 		snprintf(c->name, sizeof c->name, "%s", desc[0] && strcmp(desc, "undefined") ? desc : name);
 	}
+	return 0;
+}
 
-	/* A coalesced group's members take the state of its closing entry
-	 * ("nccl:coalesced"): only that one carries the group's events. */
-	if (!oom) {
-		for (uint32_t i = b->ne; i-- > 0;) {
-			struct fent *f = &b->e[i];
-			if (f->closer) {
-				/* Bounded: entries of other groups in between are skipped,
-				 * at most 1024 of them. */
-				for (uint32_t j = i, other = 0; j-- > 0 && other < 1024;) {
-					struct fent *m = &b->e[j];
-					if (m->pg != f->pg) {
-						other++;
-						continue;
-					}
-					int same = f->is_p2p ? m->is_p2p && m->p2p_seq == f->p2p_seq
-					                     : !m->is_p2p && m->coll_seq == f->coll_seq;
-					if (!same || m->closer)
-						break;
-					m->state = f->state;
-					m->started = f->started;
-					m->completed = f->completed;
-					m->in_group = 1;
-				}
+/* A coalesced group's members take the state of its closing entry
+ * ("nccl:coalesced"): only that one carries the group's events. */
+static void mk_coalesced(struct build *b)
+{
+	for (uint32_t i = b->ne; i-- > 0;) {
+		struct fent *f = &b->e[i];
+		if (!f->closer)
+			continue;
+		/* Bounded: entries of other groups in between are skipped,
+		 * at most 1024 of them. */
+		for (uint32_t j = i, other = 0; j-- > 0 && other < 1024;) {
+			struct fent *m = &b->e[j];
+			if (m->pg != f->pg) {
+				other++;
+				continue;
 			}
+			int same = f->is_p2p ? m->is_p2p && m->p2p_seq == f->p2p_seq
+			                     : !m->is_p2p && m->coll_seq == f->coll_seq;
+			if (!same || m->closer)
+				break;
+			m->state = f->state;
+			m->started = f->started;
+			m->completed = f->completed;
+			m->in_group = 1;
 		}
 	}
+}
 
-	uint64_t newest = 0, oldest_due = 0;
-	for (uint32_t i = 0; i < b->ne && !oom; i++) {
+/* Send/receive entry f as op: its number among the rank's posts to that
+ * peer. 1 kept, 0 left out, -1 out of memory. */
+static int mk_p2p(struct mk *m, const struct fent *f, const struct fpg *g, struct nw_seg_comm *c, struct nw_seg_op *op)
+{
+	if (m->b->wrapped)
+		return 0;            /* per-peer numbers cannot be known (docs/flight-recorder.md) */
+	int32_t peer = f->kind == NW_OP_SEND ? f->dst : f->src;
+	if (peer < 0 || (uint32_t)peer >= g->nranks)
+		return 0;
+	uint64_t key = (uint64_t)g->slot << 32 | (uint32_t)peer;
+	struct peerpos *pp;
+	HASH_FIND(hh, m->peers, &key, sizeof key, pp);
+	if (!pp) {
+		if (!(pp = calloc(1, sizeof *pp)))
+			return -1;
+		pp->key = key;
+		HASH_ADD(hh, m->peers, key, sizeof pp->key, pp);
+		if (nw_hash_oom_taken()) {
+			free(pp);
+			return -1;
+		}
+	}
+	op->root = peer;
+	if (f->kind == NW_OP_SEND) {
+		op->seq = ++pp->sends;
+		if (f->state == NW_ST_COMPLETED)
+			pp->sends_done = op->seq;
+	} else {
+		op->seq = ++pp->recvs;
+		if (f->state == NW_ST_COMPLETED)
+			pp->recvs_done = op->seq;
+	}
+	max_into(&pp->last_ns, f->completed ? f->completed : f->created);
+	c->p2p_enqueued++;
+	if (f->created > c->p2p_enqueued_ns)
+		c->p2p_enqueued_ns = f->created;
+	if (f->state == NW_ST_COMPLETED) {
+		c->p2p_completed++;
+		if (f->completed > c->p2p_completed_ns)
+			c->p2p_completed_ns = f->completed;
+	}
+	return 1;
+}
+
+/* Collective entry f as op: one per collective number. 1 kept, 0 not
+ * (a member of a coalesced collective adds its count to the first's). */
+static int mk_coll(struct mk *m, const struct fent *f, struct fpg *g, struct nw_seg_comm *c, struct nw_seg_op *op)
+{
+	if (f->coll_seq == 0)
+		return 0;
+	if (f->coll_seq == g->last_coll) {
+		/* Members of one coalesced collective are one op: their
+		 * counts add up (so a member of another size shows). */
+		if (!f->closer && f->kind != UINT16_MAX)
+			m->ops[g->last_op].count += f->count;
+		return 0;
+	}
+	if (f->kind == UINT16_MAX)
+		return 0;            /* a "coalesced" end with no member kept */
+	g->last_coll = f->coll_seq;
+	g->last_op = m->nops;
+	op->seq = f->coll_seq;
+	if (op->seq > c->coll_enqueued) {
+		c->coll_enqueued = op->seq;
+		c->coll_enqueued_ns = f->created;
+	}
+	if (f->state != NW_ST_ENQUEUED && op->seq > c->coll_started) {
+		c->coll_started = op->seq;
+		c->coll_started_ns = f->started;
+	}
+	if (f->state == NW_ST_COMPLETED && op->seq > c->coll_completed) {
+		c->coll_completed = op->seq;
+		c->coll_completed_ns = f->completed;
+	}
+	return 1;
+}
+
+/* The entries as ops, in order. 0, -1 out of memory. */
+static int mk_ops(struct mk *m)
+{
+	struct build *b = m->b;
+	for (uint32_t i = 0; i < b->ne; i++) {
 		struct fent *f = &b->e[i];
-		max_into(&newest, f->created);
-		max_into(&newest, f->started);
-		max_into(&newest, f->completed);
+		max_into(&m->newest, f->created);
+		max_into(&m->newest, f->started);
+		max_into(&m->newest, f->completed);
 		if (!f->kind || f->pg < 0 || b->pgs[f->pg].slot < 0 || (f->kind == UINT16_MAX && f->is_p2p))
 			continue;
 		struct fpg *g = &b->pgs[f->pg];
-		struct nw_seg_comm *c = &p->comms[g->slot];
-		struct nw_seg_op *op = &ops[nops];
+		struct nw_seg_comm *c = &m->p->comms[g->slot];
+		struct nw_seg_op *op = &m->ops[m->nops];
 		op->kind = f->kind;
 		op->comm_id = g->id;
 		op->comm_slot = (uint32_t)g->slot;
@@ -948,210 +1036,177 @@ static int make_proc(struct build *b, const struct nw_pv *root, const char *path
 		 * enqueued, so it is taken as started (the source note says so). */
 		op->state = f->state == NW_ST_ENQUEUED && !b->timing ? NW_ST_STARTED : f->state;
 		if (nw_op_pending(op->state) && f->timeout_ms &&
-		    (!oldest_due || f->created + f->timeout_ms * 1000000ull < oldest_due))
-			oldest_due = f->created + f->timeout_ms * 1000000ull;
-		op->commit = nops + 1;
+		    (!m->oldest_due || f->created + f->timeout_ms * 1000000ull < m->oldest_due))
+			m->oldest_due = f->created + f->timeout_ms * 1000000ull;
+		op->commit = m->nops + 1;
 		if (f->in_group) {
 			op->flags |= NW_OPF_IN_GROUP;
 			op->group_id = g->id ^ (f->is_p2p ? f->p2p_seq << 1 : f->coll_seq << 1 | 1);
 		}
-		if (NW_OP_IS_P2P(f->kind)) {
-			if (b->wrapped)
-				continue;            /* per-peer numbers cannot be known (docs/flight-recorder.md) */
-			int32_t peer = f->kind == NW_OP_SEND ? f->dst : f->src;
-			if (peer < 0 || (uint32_t)peer >= g->nranks)
-				continue;
-			uint64_t key = (uint64_t)g->slot << 32 | (uint32_t)peer;
-			HASH_FIND(hh, peers, &key, sizeof key, pp);
-			if (!pp) {
-				if (!(pp = calloc(1, sizeof *pp))) {
-					oom = 1;
-					break;
-				}
-				pp->key = key;
-				HASH_ADD(hh, peers, key, sizeof pp->key, pp);
-				if (nw_hash_oom_taken()) {
-					free(pp);
-					oom = 1;
-					break;
-				}
-			}
-			op->root = peer;
-			if (f->kind == NW_OP_SEND) {
-				op->seq = ++pp->sends;
-				if (f->state == NW_ST_COMPLETED)
-					pp->sends_done = op->seq;
-			} else {
-				op->seq = ++pp->recvs;
-				if (f->state == NW_ST_COMPLETED)
-					pp->recvs_done = op->seq;
-			}
-			max_into(&pp->last_ns, f->completed ? f->completed : f->created);
-			c->p2p_enqueued++;
-			if (f->created > c->p2p_enqueued_ns)
-				c->p2p_enqueued_ns = f->created;
-			if (f->state == NW_ST_COMPLETED) {
-				c->p2p_completed++;
-				if (f->completed > c->p2p_completed_ns)
-					c->p2p_completed_ns = f->completed;
-			}
-		} else {
-			if (f->coll_seq == 0)
-				continue;
-			if (f->coll_seq == g->last_coll) {
-				/* Members of one coalesced collective are one op: their
-				 * counts add up (so a member of another size shows). */
-				if (!f->closer && f->kind != UINT16_MAX)
-					ops[g->last_op].count += f->count;
-				continue;
-			}
-			if (f->kind == UINT16_MAX)
-				continue;            /* a "coalesced" end with no member kept */
-			g->last_coll = f->coll_seq;
-			g->last_op = nops;
-			op->seq = f->coll_seq;
-			if (op->seq > c->coll_enqueued) {
-				c->coll_enqueued = op->seq;
-				c->coll_enqueued_ns = f->created;
-			}
-			if (f->state != NW_ST_ENQUEUED && op->seq > c->coll_started) {
-				c->coll_started = op->seq;
-				c->coll_started_ns = f->started;
-			}
-			if (f->state == NW_ST_COMPLETED && op->seq > c->coll_completed) {
-				c->coll_completed = op->seq;
-				c->coll_completed_ns = f->completed;
-			}
-		}
-		opent[nops++] = i;
+		int kept = NW_OP_IS_P2P(f->kind) ? mk_p2p(m, f, g, c, op) : mk_coll(m, f, g, c, op);
+		if (kept < 0)
+			return -1;
+		if (kept)
+			m->opent[m->nops++] = i;
 	}
+	return 0;
+}
 
-	/* Peers, sorted by (slot, peer) as load.c keeps them. */
-	if (!oom) {
-		uint32_t np = HASH_COUNT(peers);
-		p->peers = calloc(np + 1, sizeof *p->peers);
-		oom = !p->peers;
-		HASH_ITER(hh, peers, pp, tmp) {
-			if (!oom) {
-				struct nw_seg_peer *q = &p->peers[p->npeers++];
-				q->comm_slot = (uint32_t)(pp->key >> 32);
-				q->peer = (int32_t)(uint32_t)pp->key;
-				q->send_enqueued = pp->sends;
-				q->send_completed = pp->sends_done;
-				q->recv_enqueued = pp->recvs;
-				q->recv_completed = pp->recvs_done;
-				q->last_ns = pp->last_ns;
-				q->used = 1;
-			}
+/* Peers, sorted by (slot, peer) as load.c keeps them; the hash emptied.
+ * 0, -1 out of memory. */
+static int mk_peers(struct mk *m)
+{
+	struct nw_proc *p = m->p;
+	struct peerpos *pp, *tmp;
+	uint32_t np = HASH_COUNT(m->peers);
+	p->peers = calloc(np + 1, sizeof *p->peers);
+	HASH_ITER(hh, m->peers, pp, tmp) {
+		if (p->peers) {
+			struct nw_seg_peer *q = &p->peers[p->npeers++];
+			q->comm_slot = (uint32_t)(pp->key >> 32);
+			q->peer = (int32_t)(uint32_t)pp->key;
+			q->send_enqueued = pp->sends;
+			q->send_completed = pp->sends_done;
+			q->recv_enqueued = pp->recvs;
+			q->recv_completed = pp->recvs_done;
+			q->last_ns = pp->last_ns;
+			q->used = 1;
 		}
-	}
-	HASH_ITER(hh, peers, pp, tmp) {
-		HASH_DEL(peers, pp);
+		HASH_DEL(m->peers, pp);
 		free(pp);
 	}
-	if (!oom && p->npeers > 1) {
-		/* insertion sort is enough: a rank has few peers, but be safe */
-		for (uint32_t i = 1; i < p->npeers; i++) {
-			struct nw_seg_peer x = p->peers[i];
-			uint32_t j = i;
-			while (j > 0 && (p->peers[j - 1].comm_slot > x.comm_slot ||
-			                 (p->peers[j - 1].comm_slot == x.comm_slot && p->peers[j - 1].peer > x.peer))) {
-				p->peers[j] = p->peers[j - 1];
-				j--;
-			}
-			p->peers[j] = x;
+	if (!p->peers)
+		return -1;
+	/* insertion sort is enough: a rank has few peers, but be safe */
+	for (uint32_t i = 1; i < p->npeers; i++) {
+		struct nw_seg_peer x = p->peers[i];
+		uint32_t j = i;
+		while (j > 0 && (p->peers[j - 1].comm_slot > x.comm_slot ||
+		                 (p->peers[j - 1].comm_slot == x.comm_slot && p->peers[j - 1].peer > x.peer))) {
+			p->peers[j] = p->peers[j - 1];
+			j--;
+		}
+		p->peers[j] = x;
+	}
+	return 0;
+}
+
+/* Keep what load.c keeps: every op not final, the last few of each comm,
+ * with their call sites. 0, -1 out of memory. */
+static int mk_keep(struct mk *m, struct nw_intern *in, pthread_mutex_t *lock)
+{
+	struct nw_proc *p = m->p;
+	size_t nops = m->nops;
+	if (!nops)
+		return 0;
+	uint32_t *cnt = calloc(p->ncomms + 1, sizeof *cnt);
+	uint8_t *keep = calloc(nops, 1);
+	size_t kept = 0;
+	int oom = !cnt || !keep;
+	for (size_t i = nops; i-- > 0 && !oom;) {
+		uint32_t s = m->ops[i].comm_slot;
+		if (nw_op_pending(m->ops[i].state) || cnt[s] < NW_ANALYSIS_RECENT) {
+			keep[i] = 1;
+			cnt[s]++;
+			kept++;
 		}
 	}
-
-	/* Keep what load.c keeps: every op not final, the last few of each comm. */
-	if (!oom && nops) {
-		uint32_t *cnt = calloc(p->ncomms + 1, sizeof *cnt);
-		uint8_t *keep = calloc(nops, 1);
-		size_t kept = 0;
-		oom = !cnt || !keep;
-		for (size_t i = nops; i-- > 0 && !oom;) {
-			uint32_t s = ops[i].comm_slot;
-			if (nw_op_pending(ops[i].state) || cnt[s] < NW_ANALYSIS_RECENT) {
-				keep[i] = 1;
-				cnt[s]++;
-				kept++;
-			}
-		}
-		if (!oom) {
-			p->ops = malloc(kept * sizeof *p->ops);
-			p->op_site = calloc(kept, sizeof *p->op_site);
-			oom = !p->ops || !p->op_site;
-		}
-		for (size_t i = 0; i < nops && !oom; i++) {
-			if (!keep[i])
-				continue;
-			p->ops[p->nops] = ops[i];
-			char site[700];
-			if (site_of(b->e[opent[i]].frames, site, sizeof site) &&
-			    intern_site(in, lock, site, &p->op_site[p->nops]))
-				oom = 1;
-			p->nops++;
-		}
-		free(cnt);
-		free(keep);
-	}
-	free(ops);
-	free(opent);
-
 	if (!oom) {
-		struct nw_proc_header *h = &p->hdr;
-		h->flags = NW_SEG_F_DUMP;
-		h->pid = 0;
-		h->ppid = 0;
-		snprintf(h->host, sizeof h->host, "?");       /* a dump names no host */
-		h->start_realtime_ns = (uint64_t)b->rank + 1;   /* one process per rank (load.c's dedupe) */
-		h->global_rank = b->rank;
-		h->local_rank = -1;
-		h->world_size = world;
-		h->ring_head = b->ne;
-		h->heartbeat_ns = newest;
-		h->nccl_version = nccl_code(nw_pv_get(root, "comm_lib_version"));
-		/* The dump holds no timeout of ours: every op pending in it counts
-		 * as stuck (the dump is written when one timed out; model.c: 1 ms,
-		 * and no timeout in the header); --timeout overrides it. */
-		h->timeout_ms = 0;
-		p->caps = NW_CAP_OPNUMS | NW_CAP_COMPLETION | NW_CAP_FINGERPRINT | (b->wrapped ? 0 : NW_CAP_SENDRECV);
-		job_of(path, h->job, sizeof h->job);
-		p->rank = b->rank;
-		p->alive = -1;
-		p->is_dump = 1;
-		/* The dump's moment, at the earliest: the newest time it recorded, and
-		 * when its oldest pending op reached its timeout (the watchdog dumps then). */
-		p->now_ns = newest > oldest_due ? newest : oldest_due;
-		p->last_activity_ns = 0;
-		for (size_t i = 0; i < p->nops; i++)
-			max_into(&p->last_activity_ns, p->ops[i].enqueue_ns);
-		for (uint32_t i = 0; i < b->ne; i++)
-			max_into(&p->last_activity_ns, b->e[i].created);
-		char note[1024];
-		snprintf(note, sizeof note,
-		         "source: PyTorch Flight Recorder dumps (version %s): states are what torch's watchdog "
-		         "last saw (its time_discovered_* are late by design); %s; no thread stacks and no "
-		         "communicator creation records; the dump holds no time of its own, so an op still "
-		         "pending in it counts as stuck%s",
-		         b->version,
-		         b->timing ? "GPU start events were recorded (TORCH_NCCL_ENABLE_TIMING=1)"
-		                   : "no GPU start events (the job did not set TORCH_NCCL_ENABLE_TIMING=1): "
-		                     "scheduled means not completed, started or not",
-		         b->wrapped ? "; its first entries are gone (the ring wrapped, or only active "
-		                      "entries were dumped), so sends/receives are left out (their per-peer "
-		                      "numbers are not known)" : "");
-		if (intern_site(in, lock, note, &p->source_note))
-			oom = 1;
-		p->path = strdup(path);
-		if (!p->path)
-			oom = 1;
+		p->ops = malloc(kept * sizeof *p->ops);
+		p->op_site = calloc(kept, sizeof *p->op_site);
+		oom = !p->ops || !p->op_site;
 	}
+	for (size_t i = 0; i < nops && !oom; i++) {
+		if (!keep[i])
+			continue;
+		p->ops[p->nops] = m->ops[i];
+		char site[700];
+		if (site_of(m->b->e[m->opent[i]].frames, site, sizeof site) &&
+		    intern_site(in, lock, site, &p->op_site[p->nops]))
+			oom = 1;
+		p->nops++;
+	}
+	free(cnt);
+	free(keep);
+	return oom ? -1 : 0;
+}
+
+/* The process's header, times and source note. 0, -1 out of memory. */
+static int mk_header(struct mk *m, const struct nw_pv *root, const char *path, struct nw_intern *in,
+                     pthread_mutex_t *lock)
+{
+	struct build *b = m->b;
+	struct nw_proc *p = m->p;
+	struct nw_proc_header *h = &p->hdr;
+	h->flags = NW_SEG_F_DUMP;
+	h->pid = 0;
+	h->ppid = 0;
+	snprintf(h->host, sizeof h->host, "?");       /* a dump names no host */
+	h->start_realtime_ns = (uint64_t)b->rank + 1;   /* one process per rank (load.c's dedupe) */
+	h->global_rank = b->rank;
+	h->local_rank = -1;
+	h->world_size = m->world;
+	h->ring_head = b->ne;
+	h->heartbeat_ns = m->newest;
+	h->nccl_version = nccl_code(nw_pv_get(root, "comm_lib_version"));
+	/* The dump holds no timeout of ours: every op pending in it counts
+	 * as stuck (the dump is written when one timed out; model.c: 1 ms,
+	 * and no timeout in the header); --timeout overrides it. */
+	h->timeout_ms = 0;
+	p->caps = NW_CAP_OPNUMS | NW_CAP_COMPLETION | NW_CAP_FINGERPRINT | (b->wrapped ? 0 : NW_CAP_SENDRECV);
+	job_of(path, h->job, sizeof h->job);
+	p->rank = b->rank;
+	p->alive = -1;
+	p->is_dump = 1;
+	/* The dump's moment, at the earliest: the newest time it recorded, and
+	 * when its oldest pending op reached its timeout (the watchdog dumps then). */
+	p->now_ns = m->newest > m->oldest_due ? m->newest : m->oldest_due;
+	p->last_activity_ns = 0;
+	for (size_t i = 0; i < p->nops; i++)
+		max_into(&p->last_activity_ns, p->ops[i].enqueue_ns);
+	for (uint32_t i = 0; i < b->ne; i++)
+		max_into(&p->last_activity_ns, b->e[i].created);
+	char note[1024];
+	snprintf(note, sizeof note,
+	         "source: PyTorch Flight Recorder dumps (version %s): states are what torch's watchdog "
+	         "last saw (its time_discovered_* are late by design); %s; no thread stacks and no "
+	         "communicator creation records; the dump holds no time of its own, so an op still "
+	         "pending in it counts as stuck%s",
+	         b->version,
+	         b->timing ? "GPU start events were recorded (TORCH_NCCL_ENABLE_TIMING=1)"
+	                   : "no GPU start events (the job did not set TORCH_NCCL_ENABLE_TIMING=1): "
+	                     "scheduled means not completed, started or not",
+	         b->wrapped ? "; its first entries are gone (the ring wrapped, or only active "
+	                      "entries were dumped), so sends/receives are left out (their per-peer "
+	                      "numbers are not known)" : "");
+	if (intern_site(in, lock, note, &p->source_note))
+		return -1;
+	p->path = strdup(path);
+	return p->path ? 0 : -1;
+}
+
+static int make_proc(struct build *b, const struct nw_pv *root, const char *path, struct nw_intern *in,
+                     pthread_mutex_t *lock, struct nw_proc **out)
+{
+	struct mk m = { .b = b, .world = -1 };
+	m.p = calloc(1, sizeof *m.p);
+	m.ops = calloc(b->ne + 1, sizeof *m.ops);
+	m.opent = calloc(b->ne + 1, sizeof *m.opent);
+	int oom = !m.p || !m.ops || !m.opent || mk_comms(&m);
+	if (!oom) {
+		mk_coalesced(b);
+		oom = mk_ops(&m);
+	}
+	/* (the peers' hash is emptied either way) */
+	oom = (m.p && mk_peers(&m)) || oom;
+	oom = oom || mk_keep(&m, in, lock) || mk_header(&m, root, path, in, lock);
+	free(m.ops);
+	free(m.opent);
 	if (oom) {
-		nw_proc_free(p);
+		nw_proc_free(m.p);
 		return fail(b->err, NW_READ_ERR_NOMEM, b->name, "out of memory");
 	}
-	*out = p;
+	*out = m.p;
 	return NW_READ_OK;
 }
 
