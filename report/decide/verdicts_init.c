@@ -506,61 +506,66 @@ static void split_group(struct nw_jctx *x, struct sgroup *g)
 	nw_rankset_free(&late);
 }
 
-void nw_rules_init(struct nw_jctx *x)
+/* The group of key k, made when new; NULL out of memory. */
+static struct sgroup *group_of(struct nw_jctx *x, struct sgroup **groups, const struct skey *k)
 {
-	struct sgroup *groups = NULL, *g, *gt;
-	struct nw_comm_view *v, *vt;
-	HASH_ITER(hh, x->job->comms, v, vt) {
-		if (x->oom)
-			break;
-		if (v->origin != NW_ORIGIN_SPLIT && v->origin != NW_ORIGIN_SHRINK) {
-			init_view(x, v);
-			continue;
-		}
-		/* Members whose rank is known and processes still entering. */
-		size_t total = v->nentering + (size_t)(v->nranks > 0 ? v->nranks : 0);
-		for (size_t i = 0; i < total && !x->oom; i++) {
-			struct nw_proc *p;
-			const struct nw_seg_comm *c;
-			if (i < v->nentering) {
-				p = v->entering[i];
-				c = slot_of(p, v->id);
-			} else {
-				const struct nw_member *m = &v->members[i - v->nentering];
-				p = m->proc;
-				c = m->comm;
-			}
-			if (!p || !c || !inside(c) || nw_age(p, c->init_enter_ns) <= x->timeout_ns)
-				continue;
-			const struct nw_seg_comm *pc = slot_of(p, v->parent_id);
-			struct skey k;
-			memset(&k, 0, sizeof k);
-			k.parent = v->parent_id;
-			k.nth = pc ? (c->origin == NW_ORIGIN_SHRINK ? pc->shrinks : pc->splits) : 0;
-			k.origin = c->origin;
-			HASH_FIND(hh, groups, &k, sizeof k, g);
-			if (!g) {
-				if (!(g = calloc(1, sizeof *g))) {
-					x->oom = 1;
-					break;
-				}
-				g->k = k;
-				HASH_ADD(hh, groups, k, sizeof g->k, g);
-				if (nw_hash_oom_taken()) {
-					free(g);
-					x->oom = 1;
-					break;
-				}
-			}
-			stuck_add(x, &g->s, p, c);
-		}
+	struct sgroup *g;
+	HASH_FIND(hh, *groups, k, sizeof *k, g);
+	if (g)
+		return g;
+	if (!(g = calloc(1, sizeof *g))) {
+		x->oom = 1;
+		return NULL;
 	}
-	/* Ranks inside a split with NCCL_SPLIT_NOCOLOR: no child, the record
-	 * is on the parent (done), the call is the parent's collective all the
-	 * same: they wait in the same split as the ranks with a color. */
+	g->k = *k;
+	HASH_ADD(hh, *groups, k, sizeof g->k, g);
+	if (nw_hash_oom_taken()) {
+		free(g);
+		x->oom = 1;
+		return NULL;
+	}
+	return g;
+}
+
+/* Split / shrink child v: its members whose rank is known and the
+ * processes still entering it, stuck inside past the timeout, into the
+ * group of their parent's n-th call. */
+static void split_child(struct nw_jctx *x, struct sgroup **groups, const struct nw_comm_view *v)
+{
+	size_t total = v->nentering + (size_t)(v->nranks > 0 ? v->nranks : 0);
+	for (size_t i = 0; i < total && !x->oom; i++) {
+		struct nw_proc *p;
+		const struct nw_seg_comm *c;
+		if (i < v->nentering) {
+			p = v->entering[i];
+			c = slot_of(p, v->id);
+		} else {
+			const struct nw_member *m = &v->members[i - v->nentering];
+			p = m->proc;
+			c = m->comm;
+		}
+		if (!p || !c || !inside(c) || nw_age(p, c->init_enter_ns) <= x->timeout_ns)
+			continue;
+		const struct nw_seg_comm *pc = slot_of(p, v->parent_id);
+		struct skey k;
+		memset(&k, 0, sizeof k);
+		k.parent = v->parent_id;
+		k.nth = pc ? (c->origin == NW_ORIGIN_SHRINK ? pc->shrinks : pc->splits) : 0;
+		k.origin = c->origin;
+		struct sgroup *g = group_of(x, groups, &k);
+		if (g)
+			stuck_add(x, &g->s, p, c);
+	}
+}
+
+/* Ranks inside a split with NCCL_SPLIT_NOCOLOR: no child, the record
+ * is on the parent (done), the call is the parent's collective all the
+ * same: they wait in the same split as the ranks with a color. Their
+ * stand-in comm entries go into nocolor[] (one per process at most). */
+static void nocolor_ranks(struct nw_jctx *x, struct sgroup *groups, struct nw_seg_comm *nocolor)
+{
 	size_t nnc = 0;
-	struct nw_seg_comm *nocolor = calloc(x->job->nprocs + 1, sizeof *nocolor);
-	for (size_t q = 0; nocolor && q < x->job->nprocs && !x->oom; q++) {
+	for (size_t q = 0; q < x->job->nprocs && !x->oom; q++) {
 		struct nw_proc *p = x->job->procs[q];
 		for (size_t i = p->nops; i-- > 0;) {
 			const struct nw_seg_op *o = &p->ops[i];
@@ -575,6 +580,7 @@ void nw_rules_init(struct nw_jctx *x)
 			k.parent = o->comm_id;
 			k.nth = pc->splits;
 			k.origin = NW_ORIGIN_SPLIT;
+			struct sgroup *g;
 			HASH_FIND(hh, groups, &k, sizeof k, g);
 			if (!g)
 				break;   /* no rank with a color waits in it: nothing to add to */
@@ -588,7 +594,24 @@ void nw_rules_init(struct nw_jctx *x)
 			break;
 		}
 	}
-	if (!nocolor)
+}
+
+void nw_rules_init(struct nw_jctx *x)
+{
+	struct sgroup *groups = NULL, *g, *gt;
+	struct nw_comm_view *v, *vt;
+	HASH_ITER(hh, x->job->comms, v, vt) {
+		if (x->oom)
+			break;
+		if (v->origin != NW_ORIGIN_SPLIT && v->origin != NW_ORIGIN_SHRINK)
+			init_view(x, v);
+		else
+			split_child(x, &groups, v);
+	}
+	struct nw_seg_comm *nocolor = calloc(x->job->nprocs + 1, sizeof *nocolor);
+	if (nocolor)
+		nocolor_ranks(x, groups, nocolor);
+	else
 		x->oom = 1;
 	HASH_ITER(hh, groups, g, gt) {
 		if (!x->oom)
