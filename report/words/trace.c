@@ -480,9 +480,10 @@ static uint64_t us_since(uint64_t ns, uint64_t base)
 	return ns > base ? (ns - base) / 1000 : 0;
 }
 
-/* One process: its name, its communicators' threads, its ops. */
-static void emit_proc(struct writer *w, const struct nw_job *job, const struct nw_proc *p, int64_t pid,
-                      uint64_t base, const struct tcomm *comms, size_t ncomms, int multi_job)
+/* A process's name and sort index, and its communicators' threads (even
+ * those without an op kept). */
+static void emit_proc_names(struct writer *w, const struct nw_job *job, const struct nw_proc *p, int64_t pid,
+                            const struct tcomm *comms, size_t ncomms, int multi_job)
 {
 	char name[NW_SEG_HOST_LEN + NW_SEG_JOB_LEN + 96];
 	char rank[16] = "?";
@@ -493,20 +494,22 @@ static void emit_proc(struct writer *w, const struct nw_job *job, const struct n
 	         p->hdr.host, p->hdr.pid, p->is_dump ? " dump" : "");
 	emit_meta(w, pid, -1, "process_name", "name", nw_json_str(name));
 	emit_meta(w, pid, -1, "process_sort_index", "sort_index", nw_json_int(pid));
-
-	/* Its communicators, even those without an op kept. */
 	for (uint32_t i = 0; i < p->ncomms; i++) {
 		const struct tcomm *c = find_comm(comms, ncomms, p->comms[i].comm_id);
 		if (c)
 			emit_thread_name(w, pid, c, 0);
 	}
+}
 
+/* p's ops as slices (a pending op ends at the process's now), sorted by
+ * thread and start; *n of them. NULL out of memory. */
+static struct tev *proc_events(const struct nw_proc *p, uint64_t base, const struct tcomm *comms, size_t ncomms,
+                               size_t *n)
+{
 	struct tev *ev = calloc(p->nops ? p->nops : 1, sizeof *ev);
-	if (!ev) {
-		w->failed = 1;
-		return;
-	}
-	size_t n = 0;
+	*n = 0;
+	if (!ev)
+		return NULL;
 	for (size_t i = 0; i < p->nops; i++) {
 		const struct nw_seg_op *op = &p->ops[i];
 		const struct tcomm *c = find_comm(comms, ncomms, op->comm_id);
@@ -517,23 +520,43 @@ static void emit_proc(struct writer *w, const struct nw_job *job, const struct n
 			end_ns = p->now_ns;
 		if (end_ns < op->enqueue_ns)
 			end_ns = op->enqueue_ns;
-		ev[n++] = (struct tev){ c->tid, 0, us_since(op->enqueue_ns, base), us_since(end_ns, base), op };
+		ev[(*n)++] = (struct tev){ c->tid, 0, us_since(op->enqueue_ns, base), us_since(end_ns, base), op };
 	}
-	qsort(ev, n, sizeof *ev, cmp_tev);
+	qsort(ev, *n, sizeof *ev, cmp_tev);
+	return ev;
+}
 
-	/* Lanes: slices of one thread form a stack (nested or disjoint). An op
-	 * goes to the first lane of its communicator where, once the slices that
-	 * ended by its start are popped, it nests in the top one (or the stack
-	 * is empty). Ops sorted by start, longest first, keep every lane a
-	 * valid stack; ops observed complete at the same poll simply nest. */
+/* Room for one more slice end in lane ln; 0, -1 out of memory. */
+static int lane_grow(struct lane *ln)
+{
+	if (ln->n < ln->cap)
+		return 0;
+	size_t cap = ln->cap ? 2 * ln->cap : 16;
+	uint64_t *ne = realloc(ln->end, cap * sizeof *ne);
+	if (!ne)
+		return -1;
+	ln->end = ne;
+	ln->cap = cap;
+	return 0;
+}
+
+/* Lanes: slices of one thread form a stack (nested or disjoint). An op
+ * goes to the first lane of its communicator where, once the slices that
+ * ended by its start are popped, it nests in the top one (or the stack
+ * is empty). Ops sorted by start, longest first, keep every lane a
+ * valid stack; ops observed complete at the same poll simply nest. A new
+ * lane's thread is named (lane 0 too, if the comm table did not). */
+static void assign_lanes(struct writer *w, const struct nw_proc *p, int64_t pid, const struct tcomm *comms,
+                         size_t ncomms, struct tev *ev, size_t n)
+{
 	struct lane *lanes = NULL;
 	size_t nlanes = 0, lanes_cap = 0;
 	for (size_t i = 0; i < n && !w->failed; i++) {
-		if (i == 0 || ev[i].tid != ev[i - 1].tid)
+		if (i == 0 || ev[i].tid != ev[i - 1].tid) {
 			for (size_t l = 0; l < nlanes; l++)
 				lanes[l].n = 0;
-		if (i == 0 || ev[i].tid != ev[i - 1].tid)
 			nlanes = 0;
+		}
 		size_t l = 0;
 		for (; l < nlanes; l++) {
 			struct lane *ln = &lanes[l];
@@ -557,7 +580,6 @@ static void emit_proc(struct writer *w, const struct nw_job *job, const struct n
 				lanes_cap = cap;
 			}
 			lanes[nlanes++].n = 0;
-			/* A new lane: name its thread (lane 0 too, if the comm table did not). */
 			const struct tcomm *c = find_comm(comms, ncomms, ev[i].op->comm_id);
 			int named = 0;
 			for (uint32_t k = 0; l == 0 && k < p->ncomms; k++)
@@ -565,24 +587,31 @@ static void emit_proc(struct writer *w, const struct nw_job *job, const struct n
 			if (!named)
 				emit_thread_name(w, pid, c, (uint32_t)l);
 		}
-		struct lane *ln = &lanes[l];
-		if (ln->n == ln->cap) {
-			size_t cap = ln->cap ? 2 * ln->cap : 16;
-			uint64_t *ne = realloc(ln->end, cap * sizeof *ne);
-			if (!ne) {
-				w->failed = 1;
-				break;
-			}
-			ln->end = ne;
-			ln->cap = cap;
+		if (lane_grow(&lanes[l])) {
+			w->failed = 1;
+			break;
 		}
-		ln->end[ln->n++] = ev[i].end;
+		lanes[l].end[lanes[l].n++] = ev[i].end;
 		ev[i].lane = (uint32_t)l;
 	}
 	for (size_t l = 0; l < lanes_cap; l++)
 		free(lanes[l].end);
 	free(lanes);
+}
 
+/* One process: its name, its communicators' threads, its ops (a stall
+ * marked where an op passed the timeout, a failure where it failed). */
+static void emit_proc(struct writer *w, const struct nw_job *job, const struct nw_proc *p, int64_t pid,
+                      uint64_t base, const struct tcomm *comms, size_t ncomms, int multi_job)
+{
+	emit_proc_names(w, job, p, pid, comms, ncomms, multi_job);
+	size_t n;
+	struct tev *ev = proc_events(p, base, comms, ncomms, &n);
+	if (!ev) {
+		w->failed = 1;
+		return;
+	}
+	assign_lanes(w, p, pid, comms, ncomms, ev, n);
 	uint64_t timeout_ns = job->timeout_s > 0 ? (uint64_t)(job->timeout_s * 1e9) : 0;
 	for (size_t i = 0; i < n && !w->failed; i++) {
 		const struct nw_seg_op *op = ev[i].op;
