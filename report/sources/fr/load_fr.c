@@ -704,6 +704,82 @@ static void entry_keys(const struct nw_pv *d, const struct nw_pv *k[K_N], struct
 		k[__builtin_ctz(missing)] = NULL;
 }
 
+/* The kind of entry f from its profiling name ("nccl:all_reduce",
+ * "nccl:send 0->1"): a group's end, and for a send/receive who sends to
+ * whom (0: one whose name does not say it, not matchable). */
+static void entry_kind(struct fent *f, const struct nw_pv *pname)
+{
+	size_t n;
+	const char *pn = sv(pname, &n), *colon = memchr(pn, ':', n);
+	const char *t = colon ? colon + 1 : pn, *end = pn + n;
+	const char *sp = memchr(t, ' ', (size_t)(end - t));
+	size_t tl = (size_t)((sp ? sp : end) - t);
+	f->kind = kind_of(t, tl, &f->is_p2p);
+	/* Group ends: "coalesced", and from 2.7 the slow path's
+	 * "ALLGATHER_coalesced" / "REDUCE_SCATTER_coalesced" (after its
+	 * broadcasts / reduces); "allreduce_coalesced" and the
+	 * "*_tensor_coalesced" ops are collectives of their own. */
+	f->closer = f->kind == UINT16_MAX || (tl == 19 && !memcmp(t, "ALLGATHER_coalesced", 19)) ||
+	            (tl == 24 && !memcmp(t, "REDUCE_SCATTER_coalesced", 24));
+	f->src = f->dst = -1;
+	if (f->kind != NW_OP_SEND && f->kind != NW_OP_RECV)
+		return;
+	char meta[64];
+	size_t ml = sp ? (size_t)(end - sp - 1) : 0;
+	if (ml >= sizeof meta)
+		ml = sizeof meta - 1;
+	memcpy(meta, sp ? sp + 1 : "", ml);
+	meta[ml] = '\0';
+	int a, c;
+	if (f->kind == NW_OP_SEND && sscanf(meta, "%d->%d", &a, &c) == 2) {
+		f->src = a;
+		f->dst = c;
+	} else if (f->kind == NW_OP_RECV && sscanf(meta, "%d<-%d", &a, &c) == 2) {
+		f->dst = a;
+		f->src = c;
+	} else {
+		f->kind = 0;
+	}
+}
+
+/* Entry f's element count and type, from its input or output sizes and
+ * types as its kind reads them. */
+static void entry_size(struct fent *f, const struct nw_pv **k, struct dt_last *dtl)
+{
+	const struct nw_pv *in = k[K_INSIZES], *out = k[K_OUTSIZES];
+	switch (f->kind) {
+	case NW_OP_REDUCESCATTER:
+	case NW_OP_SCATTER:
+		f->count = numel(out);
+		f->dtype = dtype_of(k[K_OUTDT], dtl);
+		break;
+	case NW_OP_RECV:
+		f->count = numel(out) ? numel(out) : numel(in);
+		f->dtype = dtype_of(k[K_OUTDT] ? k[K_OUTDT] : k[K_INDT], dtl);
+		break;
+	case NW_OP_ALLTOALL:
+		/* Per-peer splits may differ by design (all_to_all_v): the
+		 * count is not compared. */
+		f->count = 0;
+		f->dtype = dtype_of(k[K_INDT], dtl);
+		break;
+	default:
+		f->count = numel(in);
+		f->dtype = dtype_of(k[K_INDT], dtl);
+		if (f->kind == NW_OP_ALLREDUCE || f->kind == NW_OP_BROADCAST) {
+			/* In place by definition: an output of another size or type
+			 * than the input is this rank's own error; the larger count,
+			 * or the output's type, makes it differ from the others. */
+			uint64_t o = numel(out);
+			if (o > f->count)
+				f->count = o;
+			uint8_t od = dtype_of(k[K_OUTDT], dtl);
+			if (k[K_OUTDT] && od != f->dtype)
+				f->dtype = od;
+		}
+	}
+}
+
 static int read_entries(struct build *b, const struct nw_pv *ents)
 {
 	if (!ents)
@@ -725,37 +801,7 @@ static int read_entries(struct build *b, const struct nw_pv *ents)
 		const struct nw_pv *pgt = k[K_PG];
 		f->pg = pgt && (pgt->type == NW_PV_TUPLE || pgt->type == NW_PV_LIST) && pgt->n >= 1
 		            ? find_pg(b->pgs, b->npgs, pgt->u.items[0]) : -1;
-		size_t n;
-		const char *pn = sv(k[K_PNAME], &n), *colon = memchr(pn, ':', n);
-		const char *t = colon ? colon + 1 : pn, *end = pn + n;
-		const char *sp = memchr(t, ' ', (size_t)(end - t));
-		size_t tl = (size_t)((sp ? sp : end) - t);
-		f->kind = kind_of(t, tl, &f->is_p2p);
-		/* Group ends: "coalesced", and from 2.7 the slow path's
-		 * "ALLGATHER_coalesced" / "REDUCE_SCATTER_coalesced" (after its
-		 * broadcasts / reduces); "allreduce_coalesced" and the
-		 * "*_tensor_coalesced" ops are collectives of their own. */
-		f->closer = f->kind == UINT16_MAX || (tl == 19 && !memcmp(t, "ALLGATHER_coalesced", 19)) ||
-		            (tl == 24 && !memcmp(t, "REDUCE_SCATTER_coalesced", 24));
-		f->src = f->dst = -1;
-		if (f->kind == NW_OP_SEND || f->kind == NW_OP_RECV) {
-			char meta[64];
-			size_t ml = sp ? (size_t)(end - sp - 1) : 0;
-			if (ml >= sizeof meta)
-				ml = sizeof meta - 1;
-			memcpy(meta, sp ? sp + 1 : "", ml);
-			meta[ml] = '\0';
-			int a, c;
-			if (f->kind == NW_OP_SEND && sscanf(meta, "%d->%d", &a, &c) == 2) {
-				f->src = a;
-				f->dst = c;
-			} else if (f->kind == NW_OP_RECV && sscanf(meta, "%d<-%d", &a, &c) == 2) {
-				f->dst = a;
-				f->src = c;
-			} else {
-				f->kind = 0;        /* a send/recv whose name does not say who: not matchable */
-			}
-		}
+		entry_kind(f, k[K_PNAME]);
 		const struct nw_pv *ip = k[K_ISP2P];
 		if (ip && ip->type == NW_PV_BOOL)
 			f->is_p2p = ip->u.i != 0;
@@ -769,38 +815,7 @@ static int read_entries(struct build *b, const struct nw_pv *ents)
 		f->completed = time_of(k[K_COMPLETED]);
 		if (f->started || f->state == NW_ST_STARTED || k[K_DURATION])
 			b->timing = 1;
-		const struct nw_pv *in = k[K_INSIZES], *out = k[K_OUTSIZES];
-		switch (f->kind) {
-		case NW_OP_REDUCESCATTER:
-		case NW_OP_SCATTER:
-			f->count = numel(out);
-			f->dtype = dtype_of(k[K_OUTDT], &dtl);
-			break;
-		case NW_OP_RECV:
-			f->count = numel(out) ? numel(out) : numel(in);
-			f->dtype = dtype_of(k[K_OUTDT] ? k[K_OUTDT] : k[K_INDT], &dtl);
-			break;
-		case NW_OP_ALLTOALL:
-			/* Per-peer splits may differ by design (all_to_all_v): the
-			 * count is not compared. */
-			f->count = 0;
-			f->dtype = dtype_of(k[K_INDT], &dtl);
-			break;
-		default:
-			f->count = numel(in);
-			f->dtype = dtype_of(k[K_INDT], &dtl);
-			if (f->kind == NW_OP_ALLREDUCE || f->kind == NW_OP_BROADCAST) {
-				/* In place by definition: an output of another size or type
-				 * than the input is this rank's own error; the larger count,
-				 * or the output's type, makes it differ from the others. */
-				uint64_t o = numel(out);
-				if (o > f->count)
-					f->count = o;
-				uint8_t od = dtype_of(k[K_OUTDT], &dtl);
-				if (k[K_OUTDT] && od != f->dtype)
-					f->dtype = od;
-			}
-		}
+		entry_size(f, k, &dtl);
 		f->frames = k[K_FRAMES];
 		int64_t to = pv_int(k[K_TIMEOUT], 0);
 		f->timeout_ms = to > 0 && to < (int64_t)1 << 40 ? (uint64_t)to : 0;
