@@ -98,12 +98,81 @@ struct jnow {
 	UT_hash_handle hh;
 };
 
-int nw_fr_settle(struct nw_proc **procs, size_t *nprocs, char ***preferred, size_t *npreferred)
+/* The dump files segments say their process writes: <prefix><rank>.
+ * 0, -1 out of memory. */
+static int dumps_named(struct nw_proc **procs, size_t nprocs, struct seen **set)
 {
 	static const char *vars[] = { "TORCH_FR_DUMP_TEMP_FILE", "TORCH_NCCL_DEBUG_INFO_TEMP_FILE" };
-	struct seen *set = NULL, *s, *st;
+	for (size_t i = 0; i < nprocs; i++) {
+		const struct nw_proc *p = procs[i];
+		if (p->source_note || p->hdr.global_rank < 0)
+			continue;
+		for (size_t v = 0; v < 2; v++) {
+			const char *val = env_get(&p->hdr, vars[v]);
+			if (!val || !*val)
+				continue;
+			char *key;
+			if (asprintf(&key, "%s%d", base(val), (int)p->hdr.global_rank) < 0)
+				return -1;
+			struct seen *s;
+			HASH_FIND_STR(*set, key, s);
+			if (s || !(s = calloc(1, sizeof *s))) {
+				free(key);
+				if (!s)
+					return -1;
+				continue;
+			}
+			s->key = key;
+			HASH_ADD_KEYPTR(hh, *set, s->key, strlen(s->key), s);
+			if (nw_hash_oom_taken())
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* One "now" per job of dumps: the newest time any of its ranks recorded
+ * (the ranks' clocks are wall clocks). 0, -1 out of memory. */
+static int dumps_now(struct nw_proc **procs, size_t nprocs)
+{
 	struct jnow *jobs = NULL, *j, *jt;
 	int oom = 0;
+	for (size_t i = 0; i < nprocs && !oom; i++) {
+		struct nw_proc *p = procs[i];
+		if (!p->source_note)
+			continue;
+		HASH_FIND_STR(jobs, p->hdr.job, j);
+		if (!j) {
+			if (!(j = calloc(1, sizeof *j))) {
+				oom = 1;
+				break;
+			}
+			j->job = p->hdr.job;
+			HASH_ADD_KEYPTR(hh, jobs, j->job, strlen(j->job), j);
+			if (nw_hash_oom_taken())
+				oom = 1;
+		}
+		if (p->now_ns > j->now)
+			j->now = p->now_ns;
+	}
+	for (size_t i = 0; i < nprocs && !oom; i++) {
+		struct nw_proc *p = procs[i];
+		if (!p->source_note)
+			continue;
+		HASH_FIND_STR(jobs, p->hdr.job, j);
+		if (j)
+			p->now_ns = j->now;
+	}
+	HASH_ITER(hh, jobs, j, jt) {
+		HASH_DEL(jobs, j);
+		free(j);
+	}
+	return oom ? -1 : 0;
+}
+
+int nw_fr_settle(struct nw_proc **procs, size_t *nprocs, char ***preferred, size_t *npreferred)
+{
+	struct seen *set = NULL, *s, *st;
 	*preferred = NULL;
 	*npreferred = 0;
 	size_t nfr = 0;
@@ -111,32 +180,9 @@ int nw_fr_settle(struct nw_proc **procs, size_t *nprocs, char ***preferred, size
 		nfr += procs[i]->source_note != NULL;
 	if (!nfr)
 		return 0;
-	/* The dump files segments say their process writes: <prefix><rank>. */
-	for (size_t i = 0; i < *nprocs && !oom; i++) {
-		const struct nw_proc *p = procs[i];
-		if (p->source_note || p->hdr.global_rank < 0)
-			continue;
-		for (size_t v = 0; v < 2 && !oom; v++) {
-			const char *val = env_get(&p->hdr, vars[v]);
-			if (!val || !*val)
-				continue;
-			char *key;
-			if (asprintf(&key, "%s%d", base(val), (int)p->hdr.global_rank) < 0) {
-				oom = 1;
-				break;
-			}
-			HASH_FIND_STR(set, key, s);
-			if (s || !(s = calloc(1, sizeof *s))) {
-				oom = !s;
-				free(key);
-				continue;
-			}
-			s->key = key;
-			HASH_ADD_KEYPTR(hh, set, s->key, strlen(s->key), s);
-			if (nw_hash_oom_taken())
-				oom = 1;
-		}
-	}
+	int oom = dumps_named(procs, *nprocs, &set);
+	/* A dump a segment names: the segments win, its path goes to
+	 * *preferred and its process is dropped. */
 	size_t out = 0;
 	for (size_t i = 0; i < *nprocs && !oom; i++) {
 		struct nw_proc *p = procs[i];
@@ -164,37 +210,5 @@ int nw_fr_settle(struct nw_proc **procs, size_t *nprocs, char ***preferred, size
 		free(s->key);
 		free(s);
 	}
-	/* One "now" per job of dumps: the newest time any of its ranks recorded
-	 * (the ranks' clocks are wall clocks). */
-	for (size_t i = 0; i < *nprocs && !oom; i++) {
-		struct nw_proc *p = procs[i];
-		if (!p->source_note)
-			continue;
-		HASH_FIND_STR(jobs, p->hdr.job, j);
-		if (!j) {
-			if (!(j = calloc(1, sizeof *j))) {
-				oom = 1;
-				break;
-			}
-			j->job = p->hdr.job;
-			HASH_ADD_KEYPTR(hh, jobs, j->job, strlen(j->job), j);
-			if (nw_hash_oom_taken())
-				oom = 1;
-		}
-		if (p->now_ns > j->now)
-			j->now = p->now_ns;
-	}
-	for (size_t i = 0; i < *nprocs && !oom; i++) {
-		struct nw_proc *p = procs[i];
-		if (!p->source_note)
-			continue;
-		HASH_FIND_STR(jobs, p->hdr.job, j);
-		if (j)
-			p->now_ns = j->now;
-	}
-	HASH_ITER(hh, jobs, j, jt) {
-		HASH_DEL(jobs, j);
-		free(j);
-	}
-	return oom ? -1 : 0;
+	return oom || dumps_now(procs, *nprocs) ? -1 : 0;
 }
