@@ -143,108 +143,105 @@ static void terminate(char *s, size_t n)
 	s[n - 1] = '\0';
 }
 
-static struct nw_proc *get_proc(struct reader *r)
+/* The process record's fields into p (its header read before). 0, -1 a
+ * record out of range or out of memory (r says which). */
+static int get_proc_fields(struct reader *r, const struct nw_sum_proc *sp, struct nw_proc *p)
 {
-	struct nw_sum_proc sp = { 0 };
-	struct nw_proc *p = calloc(1, sizeof *p);
-	if (!p) {
-		fail(r, NW_READ_ERR_NOMEM, "out of memory");
-		return NULL;
-	}
-	if (get_rec(r, T_PROC, &nw_sum_t_proc, &sp) || get_rec(r, T_HEADER, &nw_sum_t_header, &p->hdr))
-		goto out;
 	int bad = 0;
-	const char *path = str_at(r, sp.path, &bad);
-	p->source_note = str_at(r, sp.source_note, &bad);
-	if (bad || !path || sp.alive < -1 || sp.alive > 1 || sp.ncomms > NW_SEG_MAX_COMMS ||
-	    sp.npeers > NW_SEG_MAX_PEERS) {
-		fail(r, NW_READ_ERR_FORMAT, "not a valid summary (a process record out of range)");
-		goto out;
-	}
+	const char *path = str_at(r, sp->path, &bad);
+	p->source_note = str_at(r, sp->source_note, &bad);
+	if (bad || !path || sp->alive < -1 || sp->alive > 1 || sp->ncomms > NW_SEG_MAX_COMMS ||
+	    sp->npeers > NW_SEG_MAX_PEERS)
+		return fail(r, NW_READ_ERR_FORMAT, "not a valid summary (a process record out of range)");
 	terminate(p->hdr.host, sizeof p->hdr.host);
 	terminate(p->hdr.job, sizeof p->hdr.job);
 	terminate(p->hdr.gpu_name, sizeof p->hdr.gpu_name);
 	terminate(p->hdr.error, sizeof p->hdr.error);
-	p->is_dump = sp.is_dump != 0;
-	p->snapshot = sp.snapshot != 0;
-	p->attached = sp.attached != 0;
+	p->is_dump = sp->is_dump != 0;
+	p->snapshot = sp->snapshot != 0;
+	p->attached = sp->attached != 0;
 	/* a file written before capability bits: what its kind of source sees
 	 * (a Flight Recorder dump's note is its only mark there) */
-	p->caps = sp.caps ? sp.caps
+	p->caps = sp->caps ? sp->caps
 	          : p->snapshot ? NW_CAPS_SNAPSHOT
 	          : p->source_note ? NW_CAP_OPNUMS | NW_CAP_COMPLETION | NW_CAP_SENDRECV | NW_CAP_FINGERPRINT
 	                           : NW_CAPS_SEGMENT;
-	p->alive = sp.alive;
-	p->now_ns = sp.now_ns;
-	p->last_activity_ns = sp.last_activity_ns;
-	p->stacks_ns = sp.stacks_ns;
+	p->alive = sp->alive;
+	p->now_ns = sp->now_ns;
+	p->last_activity_ns = sp->last_activity_ns;
+	p->stacks_ns = sp->stacks_ns;
 	p->rank = p->hdr.global_rank >= 0 ? p->hdr.global_rank : -1;
-	if (!(p->path = strdup(path))) {
-		fail(r, NW_READ_ERR_NOMEM, "out of memory");
-		goto out;
-	}
+	if (!(p->path = strdup(path)))
+		return fail(r, NW_READ_ERR_NOMEM, "out of memory");
+	return 0;
+}
 
-	uint64_t n = sp.ncomms;
+/* The comm and peer tables. 0, -1. */
+static int get_comms_peers(struct reader *r, const struct nw_sum_proc *sp, struct nw_proc *p)
+{
+	uint64_t n = sp->ncomms;
 	if (room(r, n, r->nfields[T_COMM], (void **)&p->comms, sizeof *p->comms))
-		goto out;
+		return -1;
 	for (p->ncomms = 0; p->ncomms < n; p->ncomms++) {
 		struct nw_seg_comm *c = &p->comms[p->ncomms];
 		if (get_rec(r, T_COMM, &nw_sum_t_comm, c))
-			goto out;
+			return -1;
 		terminate(c->name, sizeof c->name);
 		terminate(c->bus_id, sizeof c->bus_id);
 	}
-	n = sp.npeers;
+	n = sp->npeers;
 	if (room(r, n, r->nfields[T_PEER], (void **)&p->peers, sizeof *p->peers))
-		goto out;
+		return -1;
 	for (p->npeers = 0; p->npeers < n; p->npeers++) {
 		if (get_rec(r, T_PEER, &nw_sum_t_peer, &p->peers[p->npeers]))
-			goto out;
-		if (p->peers[p->npeers].comm_slot >= p->ncomms) {
-			fail(r, NW_READ_ERR_FORMAT, "not a valid summary (a peer entry of comm %u of %u)",
-			     p->peers[p->npeers].comm_slot, p->ncomms);
-			goto out;
-		}
+			return -1;
+		if (p->peers[p->npeers].comm_slot >= p->ncomms)
+			return fail(r, NW_READ_ERR_FORMAT, "not a valid summary (a peer entry of comm %u of %u)",
+			            p->peers[p->npeers].comm_slot, p->ncomms);
 	}
-	n = sp.nops;
+	return 0;
+}
+
+/* The ops, with their call sites when the file has them. 0, -1. */
+static int get_ops(struct reader *r, const struct nw_sum_proc *sp, struct nw_proc *p)
+{
+	uint64_t n = sp->nops;
 	if (room(r, n, r->nfields[T_OP], (void **)&p->ops, sizeof *p->ops) ||
-	    (sp.sites && room(r, n, r->nfields[T_OP], (void **)&p->op_site, sizeof *p->op_site)))
-		goto out;
+	    (sp->sites && room(r, n, r->nfields[T_OP], (void **)&p->op_site, sizeof *p->op_site)))
+		return -1;
 	for (p->nops = 0; p->nops < n; p->nops++) {
 		struct nw_seg_op *op = &p->ops[p->nops];
 		if (get_rec(r, T_OP, &nw_sum_t_op, op))
-			goto out;
-		if (op->comm_slot >= p->ncomms && op->comm_slot != UINT32_MAX) {
-			fail(r, NW_READ_ERR_FORMAT, "not a valid summary (an op of comm %u of %u)", op->comm_slot,
-			     p->ncomms);
-			goto out;
-		}
-		if (sp.sites) {
+			return -1;
+		if (op->comm_slot >= p->ncomms && op->comm_slot != UINT32_MAX)
+			return fail(r, NW_READ_ERR_FORMAT, "not a valid summary (an op of comm %u of %u)", op->comm_slot,
+			            p->ncomms);
+		if (sp->sites) {
 			uint64_t s = nw_sum_get_uv(&r->in);
-			if (r->in.bad || s > r->nstr) {
-				fail(r, NW_READ_ERR_FORMAT, "not a valid summary (an op's call site)");
-				goto out;
-			}
+			if (r->in.bad || s > r->nstr)
+				return fail(r, NW_READ_ERR_FORMAT, "not a valid summary (an op's call site)");
 			p->op_site[p->nops] = str_or_none(r, s);
 		}
 	}
-	if (nw_note_open_groups(p, p->ops, p->nops)) {   /* the reader's, not in the file */
-		fail(r, NW_READ_ERR_NOMEM, "out of memory");
-		goto out;
-	}
-	n = sp.nthreads;
+	if (nw_note_open_groups(p, p->ops, p->nops))   /* the reader's, not in the file */
+		return fail(r, NW_READ_ERR_NOMEM, "out of memory");
+	return 0;
+}
+
+/* The threads, their frames from the shared lists. 0, -1. */
+static int get_threads(struct reader *r, const struct nw_sum_proc *sp, struct nw_proc *p)
+{
+	uint64_t n = sp->nthreads;
 	if (room(r, n, r->nfields[T_THREAD], (void **)&p->threads, sizeof *p->threads))
-		goto out;
+		return -1;
 	for (p->nthreads = 0; p->nthreads < n; p->nthreads++) {
 		struct nw_sum_thread st;
 		struct nw_thread_stack *t = &p->threads[p->nthreads];
 		if (get_rec(r, T_THREAD, &nw_sum_t_thread, &st))
-			goto out;
+			return -1;
 		if (st.frames > r->nlist || st.wait_frames > r->nlist || st.py_name > r->nstr ||
-		    st.npy > r->llen[st.frames] || st.py_at > r->llen[st.frames] || st.py_app > r->llen[st.frames]) {
-			fail(r, NW_READ_ERR_FORMAT, "not a valid summary (a thread's frames out of range)");
-			goto out;
-		}
+		    st.npy > r->llen[st.frames] || st.py_at > r->llen[st.frames] || st.py_app > r->llen[st.frames])
+			return fail(r, NW_READ_ERR_FORMAT, "not a valid summary (a thread's frames out of range)");
 		t->tid = st.tid;
 		t->flags = st.flags;
 		memcpy(t->name, st.name, sizeof t->name);
@@ -259,10 +256,98 @@ static struct nw_proc *get_proc(struct reader *r)
 		t->py_at = st.py_at;
 		t->py_app = st.py_app;
 	}
+	return 0;
+}
+
+static struct nw_proc *get_proc(struct reader *r)
+{
+	struct nw_sum_proc sp = { 0 };
+	struct nw_proc *p = calloc(1, sizeof *p);
+	if (!p) {
+		fail(r, NW_READ_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	if (get_rec(r, T_PROC, &nw_sum_t_proc, &sp) || get_rec(r, T_HEADER, &nw_sum_t_header, &p->hdr) ||
+	    get_proc_fields(r, &sp, p) || get_comms_peers(r, &sp, p) || get_ops(r, &sp, p) ||
+	    get_threads(r, &sp, p)) {
+		nw_proc_free(p);
+		return NULL;
+	}
 	return p;
-out:
-	nw_proc_free(p);
-	return NULL;
+}
+
+/* The strings' places in the file (r->sp, r->slen). 0, -1. */
+static int get_strings(struct reader *r)
+{
+	r->nstr = (uint32_t)get_count(r, 1, "strings");
+	if (r->failed)
+		return -1;
+	r->sp = calloc(r->nstr + 1, sizeof *r->sp);
+	r->slen = calloc(r->nstr + 1, sizeof *r->slen);
+	r->str = calloc(r->nstr + 1, sizeof *r->str);
+	if (!r->sp || !r->slen || !r->str)
+		return fail(r, NW_READ_ERR_NOMEM, "out of memory");
+	for (uint32_t i = 1; i <= r->nstr; i++) {
+		uint64_t len = nw_sum_get_uv(&r->in);
+		if (r->in.bad || len > r->in.len - r->in.at || len > UINT32_MAX)
+			return truncated(r);
+		r->sp[i] = r->in.d + r->in.at;
+		r->slen[i] = (uint32_t)len;
+		r->in.at += len;
+	}
+	return 0;
+}
+
+/* The frame lists as string numbers, idx[1..nlist]. 0, -1. */
+static int get_lists(struct reader *r, uint32_t **idx)
+{
+	for (uint32_t i = 1; i <= r->nlist; i++) {
+		uint64_t n = get_count(r, 1, "frames");
+		if (r->failed || !n || !(idx[i] = malloc(n * sizeof **idx)))
+			return r->failed ? -1 : n ? fail(r, NW_READ_ERR_NOMEM, "out of memory")
+			                          : fail(r, NW_READ_ERR_FORMAT, "not a valid summary (an empty frame list)");
+		r->llen[i] = (uint32_t)n;
+		for (uint64_t k = 0; k < n; k++) {
+			uint64_t s = nw_sum_get_uv(&r->in);
+			if (r->in.bad || !s || s > r->nstr)
+				return fail(r, NW_READ_ERR_FORMAT, "not a valid summary (a frame names string %llu of %u)",
+				            (unsigned long long)s, r->nstr);
+			idx[i][k] = (uint32_t)s;
+		}
+	}
+	return 0;
+}
+
+/* The strings and frame lists interned, under the lock (the table is
+ * shared). 0, -1 out of memory. */
+static int intern_tables(struct reader *r, uint32_t **idx, struct nw_intern *in, pthread_mutex_t *lock)
+{
+	if (lock)
+		pthread_mutex_lock(lock);
+	int oom = 0;
+	for (uint32_t i = 1; i <= r->nstr && !oom; i++)
+		if (!(r->str[i] = nw_intern_str(in, (const char *)r->sp[i], r->slen[i])))
+			oom = 1;
+	char **tmp = NULL;
+	uint32_t cap = 0;
+	for (uint32_t i = 1; i <= r->nlist && !oom; i++) {
+		if (r->llen[i] > cap) {
+			char **t2 = realloc(tmp, r->llen[i] * sizeof *tmp);
+			if (!t2) {
+				oom = 1;
+				break;
+			}
+			tmp = t2;
+			cap = r->llen[i];
+		}
+		for (uint32_t k = 0; k < r->llen[i]; k++)
+			tmp[k] = r->str[idx[i][k]];
+		r->list[i] = nw_intern_list(in, tmp, r->llen[i], &oom);
+	}
+	if (lock)
+		pthread_mutex_unlock(lock);
+	free(tmp);
+	return oom ? fail(r, NW_READ_ERR_NOMEM, "out of memory") : 0;
 }
 
 /* Strings and lists, interned under the lock (the table is shared). */
@@ -283,80 +368,21 @@ static int get_tables(struct reader *r, struct nw_intern *in, pthread_mutex_t *l
 			            (unsigned long long)n);
 		r->nfields[t] = (uint32_t)n;
 	}
-	r->nstr = (uint32_t)get_count(r, 1, "strings");
-	if (r->failed)
+	if (get_strings(r))
 		return -1;
-	r->sp = calloc(r->nstr + 1, sizeof *r->sp);
-	r->slen = calloc(r->nstr + 1, sizeof *r->slen);
-	r->str = calloc(r->nstr + 1, sizeof *r->str);
-	if (!r->sp || !r->slen || !r->str)
-		return fail(r, NW_READ_ERR_NOMEM, "out of memory");
-	for (uint32_t i = 1; i <= r->nstr; i++) {
-		uint64_t len = nw_sum_get_uv(&r->in);
-		if (r->in.bad || len > r->in.len - r->in.at || len > UINT32_MAX)
-			return truncated(r);
-		r->sp[i] = r->in.d + r->in.at;
-		r->slen[i] = (uint32_t)len;
-		r->in.at += len;
-	}
 	r->nlist = (uint32_t)get_count(r, 1, "frame lists");
 	if (r->failed)
 		return -1;
 	r->list = calloc(r->nlist + 1, sizeof *r->list);
 	r->llen = calloc(r->nlist + 1, sizeof *r->llen);
 	uint32_t **idx = calloc(r->nlist + 1, sizeof *idx);
-	int rc = 0;
 	if (!r->list || !r->llen || !idx) {
 		free(idx);
 		return fail(r, NW_READ_ERR_NOMEM, "out of memory");
 	}
-	for (uint32_t i = 1; i <= r->nlist && !rc; i++) {
-		uint64_t n = get_count(r, 1, "frames");
-		if (r->failed || !n || !(idx[i] = malloc(n * sizeof **idx))) {
-			rc = r->failed ? -1 : n ? fail(r, NW_READ_ERR_NOMEM, "out of memory")
-			                        : fail(r, NW_READ_ERR_FORMAT, "not a valid summary (an empty frame list)");
-			break;
-		}
-		r->llen[i] = (uint32_t)n;
-		for (uint64_t k = 0; k < n; k++) {
-			uint64_t s = nw_sum_get_uv(&r->in);
-			if (r->in.bad || !s || s > r->nstr) {
-				rc = fail(r, NW_READ_ERR_FORMAT, "not a valid summary (a frame names string %llu of %u)",
-				          (unsigned long long)s, r->nstr);
-				break;
-			}
-			idx[i][k] = (uint32_t)s;
-		}
-	}
-	if (!rc) {
-		if (lock)
-			pthread_mutex_lock(lock);
-		int oom = 0;
-		for (uint32_t i = 1; i <= r->nstr && !oom; i++)
-			if (!(r->str[i] = nw_intern_str(in, (const char *)r->sp[i], r->slen[i])))
-				oom = 1;
-		char **tmp = NULL;
-		uint32_t cap = 0;
-		for (uint32_t i = 1; i <= r->nlist && !oom; i++) {
-			if (r->llen[i] > cap) {
-				char **t2 = realloc(tmp, r->llen[i] * sizeof *tmp);
-				if (!t2) {
-					oom = 1;
-					break;
-				}
-				tmp = t2;
-				cap = r->llen[i];
-			}
-			for (uint32_t k = 0; k < r->llen[i]; k++)
-				tmp[k] = r->str[idx[i][k]];
-			r->list[i] = nw_intern_list(in, tmp, r->llen[i], &oom);
-		}
-		if (lock)
-			pthread_mutex_unlock(lock);
-		free(tmp);
-		if (oom)
-			rc = fail(r, NW_READ_ERR_NOMEM, "out of memory");
-	}
+	int rc = get_lists(r, idx);
+	if (!rc)
+		rc = intern_tables(r, idx, in, lock);
 	for (uint32_t i = 0; i <= r->nlist; i++)
 		free(idx[i]);
 	free(idx);
