@@ -401,6 +401,145 @@ static void text_where(const char *line, int *pid, char *host, size_t hlen)
 	}
 }
 
+/* The text report's reading so far: the section and communicator a line
+ * belongs to, and what the lines before it said. */
+struct tread {
+	struct nw_ras_report *out;
+	struct nw_ras_comm *cur;
+	int section;                  /* 1 Errors, 2 Warnings */
+	int what;                     /* of cur: 1 INCOMPLETE, 2 ERROR, 3 MISMATCH */
+	int func, async, err_code, have_val, saw_version;
+	uint64_t val;
+	int group_size[64];           /* the summary table: "Ranks per comm" of each group */
+};
+
+enum { T_OK = 0, T_NOMEM = -1, T_TOO_MANY = -2 };
+
+/* A line outside a communicator's list: versions, section heads, the
+ * summary table, a communicator's head, process counts. 1 when it was
+ * one of those, 0 not, T_TOO_MANY. */
+static int text_frame_line(struct tread *t, const char *line)
+{
+	struct nw_ras_report *out = t->out;
+	unsigned long long h;
+	int g, k, n, cnt, nodes, per_comm, in_group;
+	char rpn[32], st[32], er[64], kind[32];
+	if (sscanf(line, "NCCL version %31s", out->nccl_version) == 1) { t->saw_version = 1; return 1; }
+	if (sscanf(line, "CUDA runtime version %d, driver version %d", &out->cuda_runtime_version, &out->cuda_driver_version) == 2)
+		return 1;
+	if (!strcmp(line, "Errors")) { t->section = 1; t->cur = NULL; return 1; }
+	if (!strcmp(line, "Warnings")) { t->section = 2; t->cur = NULL; return 1; }
+	if (!t->section && sscanf(line, "%d %d %d %31s %d %d %31s %63s", &g, &cnt, &nodes, rpn, &per_comm, &in_group, st, er) == 8) {
+		if (g >= 0 && g < 64) t->group_size[g] = per_comm;
+		return 1;
+	}
+	if (t->section && sscanf(line, "#%d-%d (%llx) %31s", &g, &k, &h, kind) == 4) {
+		if (!(t->cur = text_comm(out, h))) return T_TOO_MANY;
+		if (g >= 0 && g < 64 && !t->cur->size) t->cur->size = t->group_size[g];
+		t->what = !strcmp(kind, "INCOMPLETE") ? 1 : !strcmp(kind, "ERROR") ? 2 : 3;
+		t->func = -1;
+		t->have_val = 0;
+		return 1;
+	}
+	if (t->section == 1 && sscanf(line, "  %d job process", &n) == 1 && strstr(line, "considered dead")) { out->dead_processes = n; return 1; }
+	if (t->section == 1 && !t->cur && sscanf(line, "  Missing communicator data from %d job process", &n) == 1) { out->missing_processes = n; return 1; }
+	return 0;
+}
+
+/* ERROR: "Initialization|Asynchronous error(s) on N ranks", "N ranks
+ * reported E", rank lines. */
+static int text_error_line(struct tread *t, const char *line)
+{
+	int n, rank;
+	if (strstr(line, "Asynchronous error")) { t->async = 1; t->err_code = 0; return T_OK; }
+	if (strstr(line, "Initialization error")) { t->async = 0; t->err_code = 0; return T_OK; }
+	const char *rep = strstr(line, " reported ");
+	if (sscanf(line, "  %d ranks reported", &n) == 1 && rep) { t->err_code = text_error_code(rep + 10); return T_OK; }
+	if (sscanf(line, "  Rank %d", &rank) != 1) return T_OK;
+	int e = rep ? text_error_code(rep + 10) : t->err_code;
+	if (!e) return T_OK;
+	struct nw_ras_rank *r = text_rank(t->cur, rank);
+	if (!r) return T_TOO_MANY;
+	if (t->async) r->async_error = e;
+	else r->init_state = e;
+	text_where(line, &r->pid, r->host, sizeof r->host);
+	return T_OK;
+}
+
+/* INCOMPLETE: the ranks whose process did not answer. */
+static int text_incomplete_line(struct tread *t, const char *line)
+{
+	struct nw_ras_comm *cur = t->cur;
+	int rank;
+	if (sscanf(line, "  Rank %d", &rank) != 1) return T_OK;
+	if (cur->nmissing >= MAX_TEXT_RANKS) return T_TOO_MANY;
+	struct nw_ras_missing *m = realloc(cur->missing, (cur->nmissing + 1) * sizeof *m);
+	if (!m) return T_NOMEM;
+	cur->missing = m;
+	m = &cur->missing[cur->nmissing++];
+	memset(m, 0, sizeof *m);
+	m->rank = rank;
+	m->pid = -1;
+	m->unresponsive = 1;
+	text_where(line, &m->pid, m->host, sizeof m->host);
+	return T_OK;
+}
+
+/* MISMATCH: which function's counts differ, the groups of ranks at one
+ * count (largest first: the first is the majority), each rank's count. */
+static int text_mismatch_line(struct tread *t, const char *line)
+{
+	struct nw_ras_comm *cur = t->cur;
+	unsigned long long count;
+	int n, rank;
+	char fname[32];
+	if (sscanf(line, "  Communicator ranks have different %31s operation counts", fname) == 1) {
+		t->func = -1;
+		t->have_val = 0;
+		for (int f = 0; f < NW_RAS_NFUNCS; f++) if (!strcmp(fname, nw_ras_func_names[f])) t->func = f;
+		return T_OK;
+	}
+	if (strstr(line, "Communicator ranks have different status")) { t->func = -1; return T_OK; }
+	if (t->func < 0) return T_OK;
+	int group = 0;
+	if (sscanf(line, "  %d ranks have launched up to operation %llu", &n, &count) == 2) group = 1;
+	else if (sscanf(line, "  %d ranks have not launched any operations", &n) == 1) { count = 0; group = 1; }
+	if (group) {
+		if (!cur->text_majority_ranks[t->func]) {
+			cur->text_majority_ranks[t->func] = n;
+			cur->text_majority[t->func] = count;
+		}
+		t->val = count;
+		t->have_val = 1;
+		return T_OK;
+	}
+	if (sscanf(line, "  Rank %d", &rank) != 1) return T_OK;
+	const char *p = strstr(line, "has launched up to operation ");
+	uint64_t v;
+	if (p) v = strtoull(p + 29, NULL, 10);
+	else if (strstr(line, "has not launched any operations")) v = 0;
+	else if (t->have_val && strstr(line, " -- ")) v = t->val;   /* "Rank R -- GPU ..." under a group line */
+	else return T_OK;
+	struct nw_ras_rank *r = text_rank(cur, rank);
+	if (!r) return T_TOO_MANY;
+	r->counts[t->func] = v;
+	r->counts_known = 1;
+	text_where(line, &r->pid, r->host, sizeof r->host);
+	return T_OK;
+}
+
+/* One non-empty line of the text report. */
+static int text_line(struct tread *t, const char *line)
+{
+	int rc = text_frame_line(t, line);
+	if (rc)
+		return rc < 0 ? rc : T_OK;
+	if (!t->cur)
+		return T_OK;
+	return t->what == 2 ? text_error_line(t, line) : t->what == 1 ? text_incomplete_line(t, line)
+	                                                              : text_mismatch_line(t, line);
+}
+
 /* The text report into out, line by line (each copied alone: the text is
  * read in place); out->raw is left to the caller. */
 static int parse_text(const char *name, const char *text, size_t len, struct nw_ras_report *out, char *err, size_t errlen)
@@ -408,129 +547,37 @@ static int parse_text(const char *name, const char *text, size_t len, struct nw_
 	memset(out, 0, sizeof *out);
 	out->from_text = 1;
 	out->cuda_runtime_version = out->cuda_driver_version = -1;
-	struct nw_ras_comm *cur = NULL;
-	int func = -1, section = 0, async = 0;   /* section: 1 Errors, 2 Warnings */
-	int saw_version = 0, what = 0, err_code = 0, have_val = 0;
-	uint64_t val = 0;
-	int group_size[64] = { 0 };   /* the summary table: "Ranks per comm" of each group */
+	struct tread t = { .out = out, .func = -1 };
 	char *line = NULL;
 	size_t lcap = 0, tlen = strnlen(text, len);   /* up to a NUL, as C strings go */
-	for (size_t pos = 0; pos < tlen;) {
+	int rc = T_OK;
+	for (size_t pos = 0; pos < tlen && rc == T_OK;) {
 		const char *nl = memchr(text + pos, '\n', tlen - pos);
 		size_t ll = nl ? (size_t)(nl - (text + pos)) : tlen - pos;
 		if (ll + 1 > lcap) {
 			char *b = realloc(line, ll + 1 > 256 ? ll + 1 : 256);
-			if (!b) goto nomem;
+			if (!b) { rc = T_NOMEM; break; }
 			line = b;
 			lcap = ll + 1 > 256 ? ll + 1 : 256;
 		}
 		memcpy(line, text + pos, ll);
 		line[ll] = 0;
 		pos += ll + (nl != NULL);
-		if (!ll) continue;   /* empty lines say nothing */
-		unsigned long long h, count;
-		int g, k, rank, n, cnt, nodes, per_comm, in_group;
-		char rpn[32], st[32], er[64], kind[32], fname[32];
-		if (sscanf(line, "NCCL version %31s", out->nccl_version) == 1) { saw_version = 1; continue; }
-		if (sscanf(line, "CUDA runtime version %d, driver version %d", &out->cuda_runtime_version, &out->cuda_driver_version) == 2)
-			continue;
-		if (!strcmp(line, "Errors")) { section = 1; cur = NULL; continue; }
-		if (!strcmp(line, "Warnings")) { section = 2; cur = NULL; continue; }
-		if (!section && sscanf(line, "%d %d %d %31s %d %d %31s %63s", &g, &cnt, &nodes, rpn, &per_comm, &in_group, st, er) == 8) {
-			if (g >= 0 && g < 64) group_size[g] = per_comm;
-			continue;
-		}
-		if (section && sscanf(line, "#%d-%d (%llx) %31s", &g, &k, &h, kind) == 4) {
-			if (!(cur = text_comm(out, h))) goto too_many;
-			if (g >= 0 && g < 64 && !cur->size) cur->size = group_size[g];
-			what = !strcmp(kind, "INCOMPLETE") ? 1 : !strcmp(kind, "ERROR") ? 2 : 3;
-			func = -1;
-			have_val = 0;
-			continue;
-		}
-		if (section == 1 && sscanf(line, "  %d job process", &n) == 1 && strstr(line, "considered dead")) { out->dead_processes = n; continue; }
-		if (section == 1 && !cur && sscanf(line, "  Missing communicator data from %d job process", &n) == 1) { out->missing_processes = n; continue; }
-		if (!cur) continue;
-		if (what == 2) {   /* ERROR: "Initialization|Asynchronous error(s) on N ranks", "N ranks reported E", rank lines */
-			if (strstr(line, "Asynchronous error")) { async = 1; err_code = 0; continue; }
-			if (strstr(line, "Initialization error")) { async = 0; err_code = 0; continue; }
-			const char *rep = strstr(line, " reported ");
-			if (sscanf(line, "  %d ranks reported", &n) == 1 && rep) { err_code = text_error_code(rep + 10); continue; }
-			if (sscanf(line, "  Rank %d", &rank) != 1) continue;
-			int e = rep ? text_error_code(rep + 10) : err_code;
-			if (!e) continue;
-			struct nw_ras_rank *r = text_rank(cur, rank);
-			if (!r) goto too_many;
-			if (async) r->async_error = e;
-			else r->init_state = e;
-			text_where(line, &r->pid, r->host, sizeof r->host);
-			continue;
-		}
-		if (what == 1) {   /* INCOMPLETE: the ranks whose process did not answer */
-			if (sscanf(line, "  Rank %d", &rank) != 1) continue;
-			if (cur->nmissing >= MAX_TEXT_RANKS) goto too_many;
-			struct nw_ras_missing *m = realloc(cur->missing, (cur->nmissing + 1) * sizeof *m);
-			if (!m) goto nomem;
-			cur->missing = m;
-			m = &cur->missing[cur->nmissing++];
-			memset(m, 0, sizeof *m);
-			m->rank = rank;
-			m->pid = -1;
-			m->unresponsive = 1;
-			text_where(line, &m->pid, m->host, sizeof m->host);
-			continue;
-		}
-		/* MISMATCH */
-		if (sscanf(line, "  Communicator ranks have different %31s operation counts", fname) == 1) {
-			func = -1;
-			have_val = 0;
-			for (int f = 0; f < NW_RAS_NFUNCS; f++) if (!strcmp(fname, nw_ras_func_names[f])) func = f;
-			continue;
-		}
-		if (strstr(line, "Communicator ranks have different status")) { func = -1; continue; }
-		if (func < 0) continue;
-		int group = 0;
-		if (sscanf(line, "  %d ranks have launched up to operation %llu", &n, &count) == 2) group = 1;
-		else if (sscanf(line, "  %d ranks have not launched any operations", &n) == 1) { count = 0; group = 1; }
-		if (group) {   /* groups come largest first: the first is the majority */
-			if (!cur->text_majority_ranks[func]) {
-				cur->text_majority_ranks[func] = n;
-				cur->text_majority[func] = count;
-			}
-			val = count;
-			have_val = 1;
-			continue;
-		}
-		if (sscanf(line, "  Rank %d", &rank) != 1) continue;
-		const char *p = strstr(line, "has launched up to operation ");
-		uint64_t v;
-		if (p) v = strtoull(p + 29, NULL, 10);
-		else if (strstr(line, "has not launched any operations")) v = 0;
-		else if (have_val && strstr(line, " -- ")) v = val;   /* "Rank R -- GPU ..." under a group line */
-		else continue;
-		struct nw_ras_rank *r = text_rank(cur, rank);
-		if (!r) goto too_many;
-		r->counts[func] = v;
-		r->counts_known = 1;
-		text_where(line, &r->pid, r->host, sizeof r->host);
+		if (ll)   /* empty lines say nothing */
+			rc = text_line(&t, line);
 	}
 	free(line);
-	if (!saw_version) {
+	if (rc == T_NOMEM)
+		set_err(err, errlen, "%s: out of memory", name);
+	else if (rc == T_TOO_MANY)
+		set_err(err, errlen, "%s: more than %d communicators or ranks of one listed: not NCCL's text report", name, MAX_TEXT_RANKS);
+	else if (!t.saw_version)
 		set_err(err, errlen, "%s: not a RAS report: no \"NCCL version\" line", name);
+	if (rc != T_OK || !t.saw_version) {
 		nw_ras_report_free(out);
 		return -1;
 	}
 	return 0;
-nomem:
-	free(line);
-	set_err(err, errlen, "%s: out of memory", name);
-	nw_ras_report_free(out);
-	return -1;
-too_many:
-	free(line);
-	set_err(err, errlen, "%s: more than %d communicators or ranks of one listed: not NCCL's text report", name, MAX_TEXT_RANKS);
-	nw_ras_report_free(out);
-	return -1;
 }
 
 int nw_ras_parse_text(const char *name, const char *text, size_t len, struct nw_ras_report *out, char *err, size_t errlen)
