@@ -739,8 +739,8 @@ static void annotate(struct nw_jctx *x)
 			w->v.unknown = left;
 			for (uint32_t k = 0; k < promote.n; k++)
 				nw_set_add(x, &w->v.culprits, promote.v[k]);
+			/* its summary may be findings: a suffix, not read (facts.h) */
 			struct nw_buf b = { 0 };
-			nw_buf_puts(&b, w->v.summary ? w->v.summary : "");
 			nw_buf_puts(&b, "; from stacks: ");
 			ranks_phrase(&b, &promote, 0);
 			nw_buf_puts(&b, promote.n == 1 ? " (no segment) is not inside NCCL" : " (no segment) are not inside NCCL");
@@ -750,13 +750,11 @@ static void annotate(struct nw_jctx *x)
 				nw_buf_puts(&b, ")");
 			}
 			nw_buf_puts(&b, promote.n == 1 ? ": the culprit" : ": the culprits");
-			char *sum = nw_buf_take(&b);
-			if (sum) {
-				free(w->v.summary);
-				w->v.summary = sum;
-			} else {
+			if (b.s && !b.oom)
+				nw_verdict_summary_suffix(x, w, b.s);
+			else
 				x->oom = 1;
-			}
+			nw_buf_free(&b);
 		}
 		nw_rankset_free(&promote);
 	}
