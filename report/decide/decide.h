@@ -251,7 +251,8 @@ void nw_fg_add(struct nw_jctx *x, struct nw_fgroups *eg, const struct nw_proc *p
 void nw_fg_flush(struct nw_jctx *x, struct nw_vwork *w, struct nw_fgroups *eg, size_t max);
 /* A copy of r the findings of w own, for a fact's `set`. */
 const struct nw_fset *nw_findings_set(struct nw_jctx *x, struct nw_vwork *w, const struct nw_rankset *r);
-/* An empty set whose range of ages is lo..hi (a line head's, INIT_GONE). */
+/* An empty set whose range of ages is lo..hi (a line head's: INIT_GONE,
+ * PROC_AT). */
 const struct nw_fset *nw_findings_aged(struct nw_jctx *x, struct nw_vwork *w, uint64_t lo, uint64_t hi);
 
 /* Members of a comm with no file: their global ranks go to `unknown` when
@@ -289,6 +290,8 @@ void nw_eg_where(struct nw_jctx *x, struct nw_egroups *eg, const struct nw_proc 
                  int with_stack);
 /* Evidence: where each process of the graph's component `scc` is, grouped. */
 void nw_where_component(struct nw_jctx *x, struct nw_vwork *w, uint32_t scc);
+/* The same with findings: a WHERE fact per process, grouped (nw_fg_*). */
+void nw_fact_where_component(struct nw_jctx *x, struct nw_vwork *w, uint32_t scc);
 /* text with NW_AGE replaced by the range lo..hi (a new string, NULL out of memory). */
 char *nw_age_fill(const char *text, uint64_t lo, uint64_t hi);
 

@@ -117,7 +117,39 @@
 	X(LAUNCH_EQUAL) /* TRANSPORT_STALL summary: every rank of comm n (seq ranks) launched    \
 	                * the same collectives (proc's counts on it); RAS cannot see completion */\
 	X(LAUNCH_EQUAL_SAME) /* evidence: a rank inside a collective and one past it look alike */\
-	X(LAUNCH_EQUAL_ORDER) /* evidence: equal counts hide another launch order */
+	X(LAUNCH_EQUAL_ORDER) /* evidence: equal counts hide another launch order */                 \
+	X(PROC_AT)     /* a line's head: proc's label, then ": "; the line's later parts say NW_AGE \
+	                * for set's range of ages */                                              \
+	X(P2P_OP)      /* verdicts_p2p.c: proc's op (a send/receive) to/from comm rank n of view */\
+	X(P2P_PENDING) /* ...is pending for age n */                                             \
+	X(P2P_REPLAY_PENDING) /* ...in replay n of its graph is pending for age seq */           \
+	X(P2P_NEVER)   /* ..., which the peer (op's) never posted (proc's, up to #seq) */        \
+	X(P2P_WRONG_FROM) /* ..., which the peer never sent: proc received from the wrong peer   \
+	                * (comm rank n of view) */                                                \
+	X(P2P_WRONG_TO) /* ..., which the peer never sent (up to #seq to proc): it sent to the   \
+	                * wrong peer (comm rank n of view) */                                     \
+	X(P2P_WRONG_TO_LATE) /* ..., matched only by a send the peer posted later: it sent to the \
+	                * wrong peer (comm rank n of view) */                                     \
+	X(P2P_INSTEAD) /* P2P_UNMATCHED summary: "; instead " before a misdirected pair */      \
+	X(P2P_MISDIRECTED) /* evidence: "misdirected: " before a misdirected pair */            \
+	X(P2P_EAGER_SEND) /* evidence: proc's Send #n to comm rank seq of view completed eagerly \
+	                * and that rank never received it */                                      \
+	X(P2P_EAGER_RECVS) /* ...(it posted receives from proc up to #n) */                      \
+	X(P2P_WAITER_OP) /* evidence: proc's op in its state for age n */                        \
+	X(P2P_WAITER_REPLAY) /* evidence: proc's op_kind #seq in replay op (a launch: its state) \
+	                * for age n */                                                            \
+	X(P2P_NOFILE)  /* evidence: comm rank n of view has no file */                           \
+	X(P2P_DEADLOCK_HEAD) /* P2P_DEADLOCK summary: "deadlock: ", then steps */               \
+	X(P2P_STEP_SEP) /* ...between two steps */                                               \
+	X(P2P_STEPS_MORE) /* ...past the fourth step: n steps in all */                          \
+	X(P2P_STEP)    /* a step of the cycle: proc waits in op (view: its comm's; NULL op: an op) \
+	                * held by the next step's process: */                                     \
+	X(P2P_STEP_UNSTARTED) /* ...which proc posted but has not started (behind its stream) */ \
+	X(P2P_STEP_NEVER) /* ...which proc never received (op a send) / sent (up to #n) */       \
+	X(P2P_STEP_COLL) /* ...which proc never called (coll_enqueued n) */                      \
+	X(P2P_STEP_INIT) /* ...which proc never entered */                                       \
+	X(P2P_STEP_HELD) /* ...which proc holds up */                                            \
+	X(P2P_DEADLOCK_HINT) /* P2P_DEADLOCK hint: group or order the posts */
 
 #define NW_FACT_ENUM_(name) NW_F_##name,
 enum nw_fact_kind { NW_F_NONE = 0, NW_FACT_KINDS(NW_FACT_ENUM_) NW_F_NKINDS };

@@ -447,6 +447,20 @@ void nw_fg_flush(struct nw_jctx *x, struct nw_vwork *w, struct nw_fgroups *eg, s
 	memset(eg, 0, sizeof *eg);
 }
 
+void nw_fact_where_component(struct nw_jctx *x, struct nw_vwork *w, uint32_t scc)
+{
+	struct nw_fgroups eg = { 0 };
+	for (uint32_t n = 0; n < x->g.nprocs && !x->oom; n++) {
+		if (x->g.scc[n] != scc)
+			continue;
+		struct nw_fact f;
+		const struct nw_proc *p = x->job->procs[n];
+		uint64_t age = nw_fact_where(x, p, 1, &f);
+		nw_fg_add(x, &eg, p, &f, 1, age);
+	}
+	nw_fg_flush(x, w, &eg, 8);
+}
+
 /* nw_view_unknown with facts: members of v with no file go to w's
  * unknown ranks when v numbers its ranks like the world, else one
  * evidence line (COMM_NOFILE) names their comm ranks. */

@@ -20,10 +20,12 @@
  * After the graph: a strongly connected component of two or more
  * processes holding a send/receive edge is a deadlock, named by one cycle
  * through that edge; its pairs are reported there. The other pairs are
- * P2P_UNMATCHED verdicts. */
+ * P2P_UNMATCHED verdicts.
+ *
+ * What it finds are facts (facts.h's NW_F_P2P_*, a deadlock's steps and
+ * hint included); their words are words/p2p_words.c's. */
 #include "decide.h"
 
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -524,81 +526,53 @@ size_t nw_p2p_count_deviants(struct nw_jctx *x, uint32_t s, uint8_t *deviant)
 	return marked;
 }
 
-/* ---- describing ---- */
+/* ---- describing, as facts (their words: words/p2p_words.c) ---- */
 
-static void pair_words(struct nw_jctx *x, const struct nw_p2p_pair *pr, struct nw_buf *b, int with_age)
+/* The facts that say pair pr into f[0..3): the op, how long it is pending
+ * (with_age), what its peer did instead; returns how many. */
+static size_t pair_facts(struct nw_jctx *x, const struct nw_p2p_pair *pr, int with_age, struct nw_fact *f)
 {
 	const struct nw_proc *w = x->job->procs[pr->waiter];
-	const struct nw_proc *c = pr->culprit != NONE ? x->job->procs[pr->culprit] : NULL;
-	char kb[NW_NAME_BUF], cb[128], wl[128], cl[128], ab[32];
-	const int send = pr->op->kind == NW_OP_SEND;
-	const struct nw_proc *peer = pr->view->members[pr->culprit_crank].proc;
-	if (peer)
-		nw_proc_label(peer, cl);   /* the peer the op names (the culprit, unless the waiter is) */
-	else
-		snprintf(cl, sizeof cl, "comm rank %d (no file)", (int)pr->culprit_crank);
-	nw_buf_printf(b, "%s's %s #%" PRIu64 " %s %s on %s", nw_proc_label(w, wl), nw_op_kind_name(pr->op->kind, kb),
-	              pr->op->seq, send ? "to" : "from", cl, nw_comm_label(pr->view->id, pr->view->name, cb));
+	size_t n = 0;
+	f[n++] = (struct nw_fact){ .kind = NW_F_P2P_OP, .proc = w, .op = pr->op, .view = pr->view,
+		                   .n = (uint32_t)pr->culprit_crank };
 	if (with_age && pr->launch)
-		nw_buf_printf(b, " in replay %" PRIu64 " of its graph is pending for %s", pr->launch->seq,
-		              nw_fmt_age(nw_age(w, pr->launch->enqueue_ns), ab));
+		f[n++] = (struct nw_fact){ .kind = NW_F_P2P_REPLAY_PENDING, .n = pr->launch->seq,
+			                   .seq = nw_age(w, pr->launch->enqueue_ns) };
 	else if (with_age)
-		nw_buf_printf(b, " is pending for %s", nw_fmt_age(nw_age(w, pr->op->enqueue_ns), ab));
-	if (c && pr->orphan_crank >= 0) {
-		char ol[128];
-		const struct nw_member *om = &pr->view->members[pr->orphan_crank];
-		if (om->proc)
-			nw_proc_label(om->proc, ol);
-		else
-			snprintf(ol, sizeof ol, "comm rank %d", (int)pr->orphan_crank);
-		if (c == w)
-			nw_buf_printf(b, ", which %s never sent; %s received from the wrong peer: %s's send to it "
-			              "completed (eager, into its buffer) and it never received it", cl, wl, ol);
-		else if (pr->peer_pos >= pr->op->seq)
-			nw_buf_printf(b, ", matched only by a send %s posted later behind its own stuck work; %s sent to "
-			              "the wrong peer: its send to %s completed (eager, into %s's buffer) and %s never "
-			              "received it", cl, cl, ol, ol, ol);
-		else
-			nw_buf_printf(b, ", which %s never sent (it posted sends to %s up to #%" PRIu64 "); %s sent to the "
-			              "wrong peer: its send to %s completed (eager) and %s never received it", cl, wl,
-			              pr->peer_pos, cl, ol, ol);
-		return;
-	}
-	if (c)
-		nw_buf_printf(b, ", which %s never %s (it posted %s %s up to #%" PRIu64 ")", cl, send ? "received" : "sent",
-		              send ? "receives from" : "sends to", wl, pr->peer_pos);
+		f[n++] = (struct nw_fact){ .kind = NW_F_P2P_PENDING, .n = nw_age(w, pr->op->enqueue_ns) };
+	if (pr->culprit == NONE)
+		return n;   /* the peer has no file: nothing known of what it posted */
+	struct nw_fact t = { .kind = NW_F_P2P_NEVER, .proc = w, .op = pr->op, .view = pr->view,
+		             .n = (uint32_t)pr->orphan_crank, .seq = pr->peer_pos };
+	if (pr->orphan_crank >= 0)
+		t.kind = pr->culprit == pr->waiter        ? NW_F_P2P_WRONG_FROM
+		         : pr->peer_pos >= pr->op->seq ? NW_F_P2P_WRONG_TO_LATE
+		                                        : NW_F_P2P_WRONG_TO;
+	f[n++] = t;
+	return n;
 }
 
-/* One step of a cycle: what process `from` waits in, and for whom. */
-static void step_words(struct nw_jctx *x, const struct nw_edge *first, const struct nw_edge *last,
-                       struct nw_buf *b)
+/* One step of a cycle into f[0..2): what process `from` waits in, and for
+ * whom (by the kind of the step's last edge). */
+static void step_facts(struct nw_jctx *x, const struct nw_edge *first, const struct nw_edge *last,
+                       struct nw_fact *f)
 {
-	const struct nw_proc *from = x->job->procs[first->src], *to = x->job->procs[last->dst];
-	char fl[128], tl[128];
-	nw_proc_label(from, fl);
-	nw_proc_label(to, tl);
-	nw_buf_printf(b, "%s waits in ", fl);
-	if (first->op)
-		nw_describe_op(x, first->op, b);
-	else
-		nw_buf_puts(b, "an op");
+	f[0] = (struct nw_fact){ .kind = NW_F_P2P_STEP, .proc = x->job->procs[first->src], .op = first->op,
+		                 .view = first->op ? nw_view_of(x, first->op->comm_id) : NULL };
+	f[1] = (struct nw_fact){ .kind = NW_F_P2P_STEP_HELD, .proc = x->job->procs[last->dst], .op = first->op,
+		                 .n = last->peer_pos };
 	switch (last->kind) {
 	case NW_E_P2P:
-		if (first->op && last->peer_pos >= first->op->seq)
-			nw_buf_printf(b, ", which %s posted but has not started: it waits behind %s's earlier work on "
-			              "its stream", tl, tl);
-		else
-			nw_buf_printf(b, ", which %s never %s (posted up to #%" PRIu64 ")", tl,
-			              first->op && first->op->kind == NW_OP_SEND ? "received" : "sent", last->peer_pos);
+		f[1].kind = first->op && last->peer_pos >= first->op->seq ? NW_F_P2P_STEP_UNSTARTED : NW_F_P2P_STEP_NEVER;
 		break;
 	case NW_E_COLL:
-		nw_buf_printf(b, ", which %s never called (coll_enqueued %" PRIu64 ")", tl, last->peer_pos);
+		f[1].kind = NW_F_P2P_STEP_COLL;
 		break;
 	case NW_E_INIT:
-		nw_buf_printf(b, ", which %s never entered", tl);
+		f[1].kind = NW_F_P2P_STEP_INIT;
 		break;
 	default:
-		nw_buf_printf(b, ", which %s holds up", tl);
 		break;
 	}
 }
@@ -610,8 +584,8 @@ static void deadlock(struct nw_jctx *x, uint32_t s, const struct nw_edge *e, uin
 	struct nw_vwork *w = nw_verdict_new(x, NW_V_P2P_DEADLOCK, e->view, e->op ? e->op->kind : 0, e->seq);
 	if (!w)
 		return;
-	w->v.hint = "post sends and receives that depend on each other inside one ncclGroupStart/ncclGroupEnd, "
-	            "or order them so that every send meets a posted receive";
+	struct nw_fact hint = { .kind = NW_F_P2P_DEADLOCK_HINT };
+	nw_verdict_hint_fact(x, w, &hint);
 	for (uint32_t n = 0; n < g->nprocs; n++)
 		if (g->scc[n] == s)
 			nw_verdict_culprit(x, w, x->job->procs[n]);
@@ -645,31 +619,53 @@ static void deadlock(struct nw_jctx *x, uint32_t s, const struct nw_edge *e, uin
 		cyc[i] = cyc[nedges - 1 - i];
 		cyc[nedges - 1 - i] = t;
 	}
-	/* Steps: from a process edge through junctions to the next process. */
-	struct nw_buf sum = { 0 };
-	nw_buf_puts(&sum, "deadlock: ");
+	/* Steps: from a process edge through junctions to the next process;
+	 * each an evidence line, the first four the summary too. */
+	struct nw_fact dl = { .kind = NW_F_P2P_DEADLOCK_HEAD }, sep = { .kind = NW_F_P2P_STEP_SEP };
+	nw_verdict_summary_fact(x, w, &dl);
 	size_t steps = 0;
-	for (size_t i = 0; i < nedges;) {
+	for (size_t i = 0; i < nedges && !x->oom;) {
 		size_t j = i;
 		while (j + 1 < nedges && g->edges[cyc[j]].dst >= g->nprocs)
 			j++;
-		struct nw_buf t = { 0 };
-		step_words(x, &g->edges[cyc[i]], &g->edges[cyc[j]], &t);
-		if (t.s && !t.oom) {
-			nw_verdict_evidence(x, w, "%s", t.s);
-			if (steps < 4)
-				nw_buf_printf(&sum, "%s%s", steps ? "; " : "", t.s);
+		struct nw_fact f[2];
+		step_facts(x, &g->edges[cyc[i]], &g->edges[cyc[j]], f);
+		nw_verdict_evidence_facts(x, w, f, 2);
+		if (steps < 4) {
+			if (steps)
+				nw_verdict_summary_fact(x, w, &sep);
+			nw_verdict_summary_fact(x, w, &f[0]);
+			nw_verdict_summary_fact(x, w, &f[1]);
 		}
-		nw_buf_free(&t);
 		steps++;
 		i = j + 1;
 	}
-	if (steps > 4)
-		nw_buf_printf(&sum, "; ... (%zu steps)", steps);
-	w->v.summary = nw_buf_take(&sum);
-	if (!w->v.summary)
-		x->oom = 1;
-	nw_where_component(x, w, s);   /* where each of them is */
+	if (steps > 4) {
+		struct nw_fact more = { .kind = NW_F_P2P_STEPS_MORE, .n = steps };
+		nw_verdict_summary_fact(x, w, &more);
+	}
+	nw_fact_where_component(x, w, s);   /* where each of them is */
+}
+
+/* The culprit's send that went eagerly to another peer (the pair's orphan),
+ * nobody receiving it: one evidence line. */
+static void eager_line(struct nw_jctx *x, struct nw_vwork *w, const struct nw_p2p_pair *pr, const struct nw_proc *c)
+{
+	const struct nw_member *cm = NULL, *om = &pr->view->members[pr->orphan_crank];
+	for (int32_t r = 0; r < pr->view->nranks; r++)
+		if (pr->view->members[r].proc == c)
+			cm = &pr->view->members[r];
+	const struct nw_seg_peer *co = cm ? nw_proc_peer(c, nw_member_slot(cm), pr->orphan_crank) : NULL;
+	const struct nw_seg_peer *oc = cm && om->proc ? nw_proc_peer(om->proc, nw_member_slot(om), pr->culprit_crank)
+	                                              : NULL;
+	if (!co || !om->proc)
+		return;
+	struct nw_fact f[2] = {
+		{ .kind = NW_F_P2P_EAGER_SEND, .proc = c, .view = pr->view, .n = co->send_completed,
+		  .seq = (uint32_t)pr->orphan_crank },
+		{ .kind = NW_F_P2P_EAGER_RECVS, .proc = c, .n = oc ? oc->recv_enqueued : 0 },
+	};
+	nw_verdict_evidence_facts(x, w, f, 2);
 }
 
 /* next[i]: the next misdirected pair reported by the same primary pair. */
@@ -687,65 +683,41 @@ static void unmatched(struct nw_jctx *x, size_t i, const uint32_t *first_of, con
 	if (pr->culprit != pr->waiter)
 		nw_verdict_waiting(x, w, x->job->procs[pr->waiter]);
 
-	struct nw_buf b = { 0 };
-	pair_words(x, pr, &b, 1);
-	/* The culprit's send that went eagerly to another peer, nobody receiving it. */
-	if (c && pr->culprit != pr->waiter && pr->orphan_crank >= 0) {
-		const struct nw_member *cm = NULL, *om = &pr->view->members[pr->orphan_crank];
-		for (int32_t r = 0; r < pr->view->nranks; r++)
-			if (pr->view->members[r].proc == c)
-				cm = &pr->view->members[r];
-		const struct nw_seg_peer *co = cm ? nw_proc_peer(c, nw_member_slot(cm), pr->orphan_crank) : NULL;
-		const struct nw_seg_peer *oc =
-			cm && om->proc ? nw_proc_peer(om->proc, nw_member_slot(om), pr->culprit_crank) : NULL;
-		if (co && om->proc) {
-			char cl[128], ol[128], cb[128];
-			nw_verdict_evidence(x, w,
-			                    "misdirected: %s's Send #%" PRIu64 " to %s on %s COMPLETED (eager, into %s's "
-			                    "buffer), which %s never received (it posted receives from %s up to #%" PRIu64 ")",
-			                    nw_proc_label(c, cl), co->send_completed, nw_proc_label(om->proc, ol),
-			                    nw_comm_label(pr->view->id, pr->view->name, cb), ol, ol, cl,
-			                    oc ? oc->recv_enqueued : 0);
-		}
-	}
-	/* The culprit's own misdirected post, if any. */
-	for (uint32_t k = first_of[i]; k != NONE; k = next[k]) {
+	struct nw_fact f[4];
+	size_t n = pair_facts(x, pr, 1, f);
+	for (size_t k = 0; k < n; k++)
+		nw_verdict_summary_fact(x, w, &f[k]);
+	if (c && pr->culprit != pr->waiter && pr->orphan_crank >= 0)
+		eager_line(x, w, pr, c);
+	/* The culprit's own misdirected post, if any: "instead" in the
+	 * summary, a line of its own. */
+	for (uint32_t k = first_of[i]; k != NONE && !x->oom; k = next[k]) {
 		const struct nw_p2p_pair *o = &x->pairs[k];
-		nw_buf_puts(&b, "; instead ");
-		pair_words(x, o, &b, 0);
-		struct nw_buf t = { 0 };
-		nw_buf_puts(&t, "misdirected: ");
-		pair_words(x, o, &t, 1);
-		if (t.s && !t.oom)
-			nw_verdict_evidence(x, w, "%s", t.s);
-		nw_buf_free(&t);
+		struct nw_fact instead = { .kind = NW_F_P2P_INSTEAD };
+		nw_verdict_summary_fact(x, w, &instead);
+		n = pair_facts(x, o, 0, f);
+		for (size_t j = 0; j < n; j++)
+			nw_verdict_summary_fact(x, w, &f[j]);
+		f[0] = (struct nw_fact){ .kind = NW_F_P2P_MISDIRECTED };
+		n = 1 + pair_facts(x, o, 1, f + 1);
+		nw_verdict_evidence_facts(x, w, f, n);
 	}
-	w->v.summary = nw_buf_take(&b);
-	if (!w->v.summary)
-		x->oom = 1;
-	char sb[NW_NAME_BUF], ab[32], wl[128];
 	const struct nw_proc *wp = x->job->procs[pr->waiter];
+	struct nw_fact l = { .kind = NW_F_P2P_WAITER_OP, .proc = wp, .op = pr->op,
+		             .n = nw_age(wp, pr->op->enqueue_ns) };
 	if (pr->launch)   /* a captured op: its replay's state and age */
-		nw_verdict_evidence(x, w, "%s: %s #%" PRIu64 " in replay %" PRIu64 " of its graph, %s for %s",
-		                    nw_proc_label(wp, wl), nw_op_kind_name(pr->op->kind, sb), pr->op->seq, pr->launch->seq,
-		                    nw_op_state_name(pr->launch->state, sb), nw_fmt_age(nw_age(wp, pr->launch->enqueue_ns), ab));
-	else
-		nw_verdict_evidence(x, w, "%s: %s #%" PRIu64 " %s for %s", nw_proc_label(wp, wl),
-		                    nw_op_kind_name(pr->op->kind, sb), pr->op->seq, nw_op_state_name(pr->op->state, sb),
-		                    nw_fmt_age(nw_age(wp, pr->op->enqueue_ns), ab));
+		l = (struct nw_fact){ .kind = NW_F_P2P_WAITER_REPLAY, .proc = wp, .op = pr->launch,
+			              .op_kind = pr->op->kind, .seq = pr->op->seq,
+			              .n = nw_age(wp, pr->launch->enqueue_ns) };
+	nw_verdict_evidence_fact(x, w, &l);
 	if (c) {
-		struct nw_buf t = { 0 };
-		uint64_t age = nw_where(x, c, &t, 1);
-		char cl[128], *filled = t.s && !t.oom ? nw_age_fill(t.s, age, age) : NULL;
-		if (filled)
-			nw_verdict_evidence(x, w, "%s: %s", nw_proc_label(c, cl), filled);
-		else
-			x->oom = 1;
-		free(filled);
-		nw_buf_free(&t);
+		struct nw_fact at[2] = { { .kind = NW_F_PROC_AT, .proc = c } };
+		uint64_t age = nw_fact_where(x, c, 1, &at[1]);
+		if ((at[0].set = nw_findings_aged(x, w, age, age)))
+			nw_verdict_evidence_facts(x, w, at, 2);
 	} else {
-		nw_verdict_evidence(x, w, "comm rank %d of %s: no file", (int)pr->culprit_crank,
-		                    nw_comm_label(pr->view->id, pr->view->name, wl));
+		struct nw_fact nf = { .kind = NW_F_P2P_NOFILE, .view = pr->view, .n = (uint32_t)pr->culprit_crank };
+		nw_verdict_evidence_fact(x, w, &nf);
 	}
 }
 

@@ -20,7 +20,8 @@ int nw_words_fact_known(int kind)
 }
 
 /* Parts said one after another; after a line's head (EG_HEAD, a group's;
- * INIT_GONE) the rest of the line with NW_AGE as its set's range of ages. */
+ * INIT_GONE, PROC_AT) the rest of the line with NW_AGE as its set's range
+ * of ages. */
 static void say_parts(struct nw_buf *b, const struct nw_part *p, size_t n, int *oom)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -31,7 +32,7 @@ static void say_parts(struct nw_buf *b, const struct nw_part *p, size_t n, int *
 		if (!nw_words_fact_known(p[i].f.kind))
 			continue;
 		say_of[p[i].f.kind](b, &p[i].f);
-		if (p[i].f.kind != NW_F_EG_HEAD && p[i].f.kind != NW_F_INIT_GONE)
+		if (p[i].f.kind != NW_F_EG_HEAD && p[i].f.kind != NW_F_INIT_GONE && p[i].f.kind != NW_F_PROC_AT)
 			continue;   /* a line's head whose set holds the ages */
 		struct nw_buf rest = { 0 };
 		say_parts(&rest, p + i + 1, n - i - 1, oom);

@@ -10,8 +10,9 @@
  *            lost_words.c (data lost), order_words.c and graph_words.c
  *            (replays of CUDA graphs), left_words.c (a comm left
  *            early), init_words.c (INIT_STALL), launch_words.c
- *            (launch counts, NCCL RAS), where_words.c (shared: grouped
- *            evidence, where a process is, an op)
+ *            (launch counts, NCCL RAS), p2p_words.c (P2P_UNMATCHED,
+ *            P2P_DEADLOCK), where_words.c (shared: grouped evidence,
+ *            where a process is, an op)
  *   text.c   the verdict first, then the evidence, the environment
  *            differences and the merged stacks; rank sets as "0-6,9";
  *            colour only when asked (the CLI asks on a terminal)

@@ -720,6 +720,46 @@ static void test_fact_groups(void)
 		      i, vs[0].evidence[i], vs[1].evidence[i] ? vs[1].evidence[i] : "(none)");
 	wt->v = vs[0];
 	wf->v = vs[1];
+	/* A component of the graph (verdicts_p2p.c's deadlock) by text and by
+	 * fact, then a culprit's line: its label, where it is (PROC_AT). */
+	struct nw_proc *pp[NP];
+	uint32_t scc[NP];
+	for (int i = 0; i < NP; i++) {
+		pp[i] = &ps[i];
+		scc[i] = i % 3 == 1;
+	}
+	job.procs = pp;
+	job.nprocs = NP;
+	x.g.nprocs = NP;
+	x.g.scc = scc;
+	struct nw_vwork *ct = nw_verdict_new(&x, NW_V_P2P_DEADLOCK, NULL, 0, 0);
+	struct nw_vwork *cf = nw_verdict_new(&x, NW_V_P2P_DEADLOCK, NULL, 0, 0);
+	CHECK(ct && cf, "two more verdicts");
+	nw_where_component(&x, ct, 1);
+	nw_fact_where_component(&x, cf, 1);
+	struct nw_buf t = { 0 };
+	char lb[128];
+	uint64_t age = nw_where(&x, &ps[4], &t, 1);
+	char *filled = nw_age_fill(t.s, age, age);
+	nw_verdict_evidence(&x, ct, "%s: %s", nw_proc_label(&ps[4], lb), filled);
+	free(filled);
+	nw_buf_free(&t);
+	struct nw_fact at[2] = { { .kind = NW_F_PROC_AT, .proc = &ps[4] } };
+	age = nw_fact_where(&x, &ps[4], 1, &at[1]);
+	at[0].set = nw_findings_aged(&x, cf, age, age);
+	nw_verdict_evidence_facts(&x, cf, at, 2);
+	CHECK(!x.oom && ct->v.nevidence >= 2 && ct->v.nevidence == cf->v.nevidence, "component: %zu and %zu lines",
+	      ct->v.nevidence, cf->v.nevidence);
+	struct nw_verdict vc[2] = { ct->v, cf->v };
+	job.verdicts = vc;
+	CHECK(nw_words_say(&a) == 0, "said");
+	for (size_t i = 0; i < vc[0].nevidence && i < vc[1].nevidence; i++)
+		CHECK(vc[1].evidence[i] && !strcmp(vc[0].evidence[i], vc[1].evidence[i]), "component line %zu: '%s' by text, "
+		      "'%s' by fact", i, vc[0].evidence[i], vc[1].evidence[i] ? vc[1].evidence[i] : "(none)");
+	ct->v = vc[0];
+	cf->v = vc[1];
+	nw_vwork_free(ct);
+	nw_vwork_free(cf);
 	nw_vwork_free(wt);
 	nw_vwork_free(wf);
 	free(x.vw);
