@@ -165,8 +165,9 @@ static void fold_tally(struct nw_jctx *x, struct foldctx *f)
 
 /* What RAS says first, among its own verdicts (on its ranks) and the
  * rules' on its launch counts (launch_only, on the job's ranks): one with
- * culprits, the highest kind, the most culprits. *ours: the latter. */
-static const struct nw_verdict *ras_first(struct nw_jctx *x, struct foldctx *f, int *ours)
+ * culprits, the highest kind, the most culprits. *ours: the latter's
+ * verdict, else NULL. */
+static const struct nw_verdict *ras_first(struct nw_jctx *x, struct foldctx *f, const struct nw_vwork **ours)
 {
 	const struct nw_verdict *best = NULL;
 	for (size_t i = 0; i < x->nvw + f->nr; i++) {
@@ -177,17 +178,17 @@ static const struct nw_verdict *ras_first(struct nw_jctx *x, struct foldctx *f, 
 		    (!!v->culprits.n == !!best->culprits.n &&
 		     (v->kind > best->kind || (v->kind == best->kind && v->culprits.n > best->culprits.n)))) {
 			best = v;
-			*ours = i < x->nvw;
+			*ours = i < x->nvw ? x->vw[i] : NULL;
 		}
 	}
 	return best;
 }
 
 /* Segments decide; RAS says whether it agrees (the rules' verdicts on its
- * launch counts become that line). */
+ * launch counts become that line: their summary's parts, wrapped). */
 static void fold_segments(struct nw_jctx *x, struct foldctx *f)
 {
-	int ours = 0;
+	const struct nw_vwork *ours = NULL;
 	const struct nw_verdict *best = ras_first(x, f, &ours);
 	struct nw_rankset c = { 0 };
 	if (best && ours)
@@ -201,8 +202,16 @@ static void fold_segments(struct nw_jctx *x, struct foldctx *f)
 			continue;
 		int agree = best->kind == w->v.kind && same_set(&c, &w->v.culprits) &&
 		            (!best->seq || !w->v.seq || best->seq == w->v.seq);
-		nw_verdict_evidence(x, w, "NCCL RAS (%s) %s: %s: %s", f->in->path, agree ? "agrees" : "says otherwise",
-		                    nw_verdict_name(best->kind), best->summary ? best->summary : "");
+		struct nw_buf prefix = { 0 };
+		nw_buf_printf(&prefix, "NCCL RAS (%s) %s: %s: ", f->in->path, agree ? "agrees" : "says otherwise",
+		              nw_verdict_name(best->kind));
+		if (!prefix.s || prefix.oom)
+			x->oom = 1;
+		else if (ours)
+			nw_verdict_evidence_wrap(x, w, prefix.s, ours);
+		else
+			nw_verdict_evidence(x, w, "%s%s", prefix.s, best->summary ? best->summary : "");
+		nw_buf_free(&prefix);
 	}
 	nw_rankset_free(&c);
 	for (size_t i = 0; i < x->nvw; i++)
