@@ -149,7 +149,25 @@
 	X(P2P_STEP_COLL) /* ...which proc never called (coll_enqueued n) */                      \
 	X(P2P_STEP_INIT) /* ...which proc never entered */                                       \
 	X(P2P_STEP_HELD) /* ...which proc holds up */                                            \
-	X(P2P_DEADLOCK_HINT) /* P2P_DEADLOCK hint: group or order the posts */
+	X(P2P_DEADLOCK_HINT) /* P2P_DEADLOCK hint: group or order the posts */ \
+	X(GONE_WITH)   /* rule_fate.c evidence: proc (its rank, pid) gone with rank n, the same \
+	                * process */                                                           \
+	X(HELD_WITH)   /* rule_fate.c evidence: proc held with rank n by their one thread (its \
+	                * open group's tid) inside a group it never ended for age seq; then    \
+	                * WHERE, NW_AGE from set's ages */                                     \
+	X(HELD_HINT)   /* rule_fate.c hint, on any verdict it adds such a rank to: the thread  \
+	                * stopped inside a group */                                            \
+	X(GONE_PROC)   /* rule_fate.c evidence: proc (comm: its rank) gone (n 0) or gone or    \
+	                * unreachable (n 1), as its source saw it (proc's gone_how) */         \
+	X(GONE)        /* rule_fate.c summary: set's ranks gone or unreachable; the others    \
+	                * wait */                                                              \
+	X(GONE_AT)     /* rule_fate.c evidence: the n ranks that answered are at op_kind       \
+	                * launches=seq on comm */                                              \
+	X(GONE_HINT)   /* GONE's hint: a process died or stopped */                            \
+	X(GONE_STILL)  /* rule_fate.c summary: set's ranks still run comm while (GONE_MOST) */ \
+	X(GONE_MOST)   /* ...n of comm's ranks (set's) are gone: most of the job ended; seq:   \
+	                * how many still run it */                                             \
+	X(GONE_MOST_HINT) /* GONE_STILL's hint: the code path differs on the ranks still there */
 
 #define NW_FACT_ENUM_(name) NW_F_##name,
 enum nw_fact_kind { NW_F_NONE = 0, NW_FACT_KINDS(NW_FACT_ENUM_) NW_F_NKINDS };

@@ -185,7 +185,7 @@ static const struct nw_verdict *ras_first(struct nw_jctx *x, struct foldctx *f, 
 }
 
 /* Segments decide; RAS says whether it agrees (the rules' verdicts on its
- * launch counts become that line). */
+ * launch counts become that line: their summary's parts, wrapped). */
 static void fold_segments(struct nw_jctx *x, struct foldctx *f)
 {
 	const struct nw_vwork *ours = NULL;

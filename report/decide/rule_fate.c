@@ -2,10 +2,6 @@
  * thread stopped inside a group share its stop. */
 #include "decide.h"
 #include "majority.h"
-#include "../names.h"
-
-#include <inttypes.h>
-#include <stdlib.h>
 
 /* For every verdict but a MISMATCH (it blames a rank for the arguments it
  * passed, which are its own) and each culprit its rule named whose process
@@ -54,8 +50,8 @@ static void gone_with(struct nw_jctx *x, struct nw_vwork *w, const struct nw_pro
 	if (!x->sink[j])
 		return;
 	nw_verdict_culprit(x, w, q);
-	nw_verdict_evidence(x, w, "rank %d: gone with rank %d (the same process, pid %" PRId64 ")", (int)q->rank,
-	                    (int)p->rank, p->hdr.pid);
+	struct nw_fact f = { .kind = NW_F_GONE_WITH, .proc = q, .n = (uint32_t)p->rank };
+	nw_verdict_evidence_fact(x, w, &f);
 }
 
 void nw_rules_process_fate(struct nw_jctx *x)
@@ -96,22 +92,13 @@ static void held_with(struct nw_jctx *x, struct nw_vwork *w, const struct nw_pro
 		return;
 	nw_verdict_culprit(x, w, q);
 	unset(&w->v.waiting, q->rank);
-	w->v.hint = "the thread that drives these ranks stopped between ncclGroupStart and "
-	            "ncclGroupEnd: its stack shows where (a lock, a host wait)";
-	struct nw_buf t = { 0 };
-	char ab[32];
-	uint64_t age = nw_where(x, q, &t, 0);
-	char *where = t.s && !t.oom ? nw_age_fill(t.s, age, age) : NULL;
-	if (where)
-		nw_verdict_evidence(x, w, "rank %d: held with rank %d by their one thread (tid %" PRIu32
-		                    "), inside a ncclGroupStart it never ended for %s: NCCL launched "
-		                    "nothing of the group, and the thread issues nothing more for any of its ranks; "
-		                    "%s", (int)q->rank, (int)p->rank, g->tid,
-		                    nw_fmt_age(nw_age(p, g->since_ns), ab), where);
-	else
-		x->oom = 1;
-	free(where);
-	nw_buf_free(&t);
+	struct nw_fact hint = { .kind = NW_F_HELD_HINT };
+	nw_verdict_hint_fact(x, w, &hint);
+	struct nw_fact f[2] = { { .kind = NW_F_HELD_WITH, .proc = q, .n = (uint32_t)p->rank,
+	                          .seq = nw_age(p, g->since_ns) } };
+	uint64_t age = nw_fact_where(x, q, 0, &f[1]);
+	if ((f[0].set = nw_findings_aged(x, w, age, age)))
+		nw_verdict_evidence_facts(x, w, f, 2);
 }
 
 void nw_rules_thread_fate(struct nw_jctx *x)
@@ -163,11 +150,12 @@ static int holds(const struct nw_proc *p, uint64_t id)
 	       e->state != NW_COMM_ABORTED;
 }
 
-/* The op the members still in comm `world` are in: the largest launch
- * count of a kind they all agree on (ties: the later kind of the
+/* The op the members still in the world comm wc are in: the largest
+ * launch count of a kind they all agree on (ties: the later kind of the
  * source's order); evidence saying so. */
-static void gone_op(struct nw_jctx *x, struct nw_vwork *w, uint64_t world)
+static void gone_op(struct nw_jctx *x, struct nw_vwork *w, const struct nw_seg_comm *wc)
 {
+	uint64_t world = wc->comm_id;
 	const struct nw_job *job = x->job;
 	const struct nw_proc *p0 = NULL;
 	size_t n = 0;
@@ -192,19 +180,19 @@ static void gone_op(struct nw_jctx *x, struct nw_vwork *w, uint64_t world)
 	}
 	if (!best)
 		return;
-	char kb[NW_NAME_BUF];
 	w->v.op_kind = best->kind;
 	w->v.launches = best->launches;
-	nw_verdict_evidence(x, w, "the %zu ranks that answered are at %s launches=%" PRIu64 " on comm 0x%016" PRIx64
-	                    " (the gone process's own counts are not known; RAS cannot see completion)", n,
-	                    nw_op_kind_name(best->kind, kb), best->launches, world);
+	struct nw_fact f = { .kind = NW_F_GONE_AT, .comm = wc, .n = n, .op_kind = best->kind, .seq = best->launches };
+	nw_verdict_evidence_fact(x, w, &f);
 }
 
+/* p's evidence line, as its rank of e: gone (unreachable 0), or gone or
+ * unreachable (1: RAS cannot tell which). */
 static void gone_line(struct nw_jctx *x, struct nw_vwork *w, const struct nw_proc *p, const struct nw_seg_comm *e,
-                      const char *what)
+                      int unreachable)
 {
-	nw_verdict_evidence(x, w, "rank %d of comm 0x%016" PRIx64 ": %s: pid %" PRId64 " on %s, %s", (int)e->rank,
-	                    e->comm_id, what, p->hdr.pid, p->hdr.host, p->gone_how);
+	struct nw_fact f = { .kind = NW_F_GONE_PROC, .proc = p, .comm = e, .n = (uint64_t)unreachable };
+	nw_verdict_evidence_fact(x, w, &f);
 }
 
 /* Most of the world gone, the few still in it the culprits. 1 if said. */
@@ -231,21 +219,19 @@ static int gone_majority(struct nw_jctx *x, const struct nw_seg_comm *wc, size_t
 			nw_verdict_culprit(x, w, p);
 		} else if (e && gone_here(p)) {
 			nw_set_add(x, &g, p->rank);
-			gone_line(x, w, p, e, "process gone");
+			gone_line(x, w, p, e, 0);
 		}
 	}
-	char set[256], gset[256];
-	nw_rankset_format(&w->v.culprits, set, sizeof set);
-	nw_rankset_format(&g, gset, sizeof gset);
-	uint32_t nc = w->v.culprits.n;
-	nw_verdict_summary(x, w, "rank%s %s still run%s comm 0x%016" PRIx64 " while %zu of its %d ranks (%s) are gone: "
-	                   "most of the job ended, so the code path most likely differs on %s (an op the others never "
-	                   "issued, a loop that ran longer), unless the gone ones died (RAS cannot tell an exit from a "
-	                   "death)", nc == 1 ? "" : "s", set, nc == 1 ? "s" : "", wc->comm_id, ngone, (int)wc->nranks,
-	                   gset, nc == 1 ? "it" : "them");
+	struct nw_fact still = { .kind = NW_F_GONE_STILL, .comm = wc, .set = nw_findings_set(x, w, &w->v.culprits) };
+	struct nw_fact most = { .kind = NW_F_GONE_MOST, .comm = wc, .n = ngone, .seq = w->v.culprits.n,
+	                        .set = nw_findings_set(x, w, &g) };
 	nw_rankset_free(&g);
-	w->v.hint = "the code path differs on those ranks; the gone processes' exit status in the launcher's log (0: "
-	            "they ended as written)";
+	if (!still.set || !most.set)
+		return 1;
+	nw_verdict_summary_fact(x, w, &still);
+	nw_verdict_summary_fact(x, w, &most);
+	struct nw_fact hint = { .kind = NW_F_GONE_MOST_HINT };
+	nw_verdict_hint_fact(x, w, &hint);
 	return 1;
 }
 
@@ -281,17 +267,15 @@ void nw_rules_gone(struct nw_jctx *x)
 		for (size_t k = 0; k < i && !said; k++)
 			said = gone_here(job->procs[k]) && nw_same_process(job->procs[k], p);
 		if (!said)
-			gone_line(x, w, p, e, "process gone or unreachable");
+			gone_line(x, w, p, e, 1);
 	}
-	uint32_t nc = w->v.culprits.n;
-	char set[256];
-	nw_rankset_format(&w->v.culprits, set, sizeof set);
-	nw_verdict_summary(x, w, "rank%s %s: process gone or unreachable (RAS got no answer from %s); the others wait for "
-	                   "%s", nc == 1 ? "" : "s", set, nc == 1 ? "it" : "them", nc == 1 ? "it" : "them");
+	struct nw_fact f = { .kind = NW_F_GONE, .set = nw_findings_set(x, w, &w->v.culprits) };
+	if (f.set)
+		nw_verdict_summary_fact(x, w, &f);
 	for (size_t i = 0; i < job->nprocs; i++)
 		if (holds(job->procs[i], wc->comm_id) && !nw_rankset_has(&w->v.culprits, job->procs[i]->rank))
 			nw_verdict_waiting(x, w, job->procs[i]);
-	gone_op(x, w, wc->comm_id);
-	w->v.hint = "the process died or stopped (OOM killer, a crash, a node down, SIGSTOP): its exit status, dmesg "
-	            "and the launcher's log on that host";
+	gone_op(x, w, wc);
+	struct nw_fact hint = { .kind = NW_F_GONE_HINT };
+	nw_verdict_hint_fact(x, w, &hint);
 }

@@ -19,9 +19,16 @@ int nw_words_fact_known(int kind)
 	return kind > NW_F_NONE && kind < NW_F_NKINDS && say_of[kind] != NULL;
 }
 
-/* Parts said one after another; after a line's head (EG_HEAD, a group's;
- * INIT_GONE, PROC_AT) the rest of the line with NW_AGE as its set's range
- * of ages. */
+/* A line's head: the rest of its line says NW_AGE, its set's range of
+ * ages (EG_HEAD, a group's; INIT_GONE; HELD_WITH; PROC_AT). */
+static int line_head(int kind)
+{
+	return kind == NW_F_EG_HEAD || kind == NW_F_INIT_GONE || kind == NW_F_HELD_WITH ||
+	       kind == NW_F_PROC_AT;
+}
+
+/* Parts said one after another; after a line's head the rest of the line
+ * with NW_AGE filled. */
 static void say_parts(struct nw_buf *b, const struct nw_part *p, size_t n, int *oom)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -32,8 +39,8 @@ static void say_parts(struct nw_buf *b, const struct nw_part *p, size_t n, int *
 		if (!nw_words_fact_known(p[i].f.kind))
 			continue;
 		say_of[p[i].f.kind](b, &p[i].f);
-		if (p[i].f.kind != NW_F_EG_HEAD && p[i].f.kind != NW_F_INIT_GONE && p[i].f.kind != NW_F_PROC_AT)
-			continue;   /* a line's head whose set holds the ages */
+		if (!line_head(p[i].f.kind))
+			continue;
 		struct nw_buf rest = { 0 };
 		say_parts(&rest, p + i + 1, n - i - 1, oom);
 		char *t = rest.oom ? NULL : nw_age_fill(rest.s ? rest.s : "", p[i].f.set->age_lo, p[i].f.set->age_hi);
