@@ -2,7 +2,8 @@
 # The test runner: runs every tests/**/test-*.sh script and every
 # $NW_BUILD/tests/test-* binary, each with its own log and a hard time limit,
 # NW_TEST_JOBS at once. A test's exit status: 0 pass, 77 skip, else fail.
-# Arguments, if any, keep only the tests whose path contains one of them.
+# Arguments, if any, keep only the tests whose path contains one of them
+# (the path below the checkout, so a checkout's own name never matches).
 # The last line is "N passed, N failed, N skipped". Logs go to
 # $NW_TEST_LOGS (default $NW_BUILD/test-logs), wiped at the start: two runs
 # at once on one build need different NW_TEST_LOGS.
@@ -55,7 +56,14 @@ else
 	[ -d "$NW_BUILD/tests" ] && find "$NW_BUILD/tests" -maxdepth 1 -name 'test-*' -type f -perm -u+x | sort
 fi > "$list.all"
 if [ $# -gt 0 ]; then
-	for f in "$@"; do grep -F -- "$f" "$list.all"; done | sort -u > "$list"
+	for f in "$@"; do
+		awk -v r="$root/" -v f="$f" '{ p = $0; if (index(p, r) == 1) p = substr(p, length(r) + 1); if (index(p, f)) print }' "$list.all"
+	done | sort -u > "$list"
+	if [ ! -s "$list" ]; then
+		echo "run.sh: no ${kind} path contains any of: $*" >&2
+		echo "0 0 0" > "$logdir/counts"
+		exit 2
+	fi
 else
 	cp "$list.all" "$list"
 fi
