@@ -7,10 +7,17 @@
 #include "../interpose/ring.h"
 #include "../interpose/test_hooks.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uthash.h>
 
+/* Whoever advances pairs holds pairs_lock: the watchdog's poll, or a
+ * thread whose event pool ran dry (nw_progress_reap). It guards the
+ * pending list, the taking of what the hot path handed over, and the peer
+ * index; so a pair is owned by one of them at a time, and the comm
+ * positions are moved by one at a time (store_max is no atomic maximum). */
+static pthread_mutex_t pairs_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct nw_track *pending_head, *pending_tail;
 static uint64_t pending_count;
 
@@ -269,7 +276,8 @@ static int poll_track(struct nw_track *t, uint64_t now, int at_exit)
 	return 1;
 }
 
-void nw_progress_poll(uint64_t now, int at_exit)
+/* What the hot path handed over goes to the end of the pending list. */
+static void take_submitted(void)
 {
 	struct nw_track *in = nw_track_take_submitted();
 	while (in) {
@@ -284,8 +292,15 @@ void nw_progress_poll(uint64_t now, int at_exit)
 		atomic_fetch_add_explicit(&nw_seg.hdr->ops_tracked, 1, memory_order_relaxed);
 		in = next;
 	}
+}
+
+/* Poll the pending pairs, oldest first, giving the finished ones back to
+ * their pools; stop once `running_max` still running were seen. */
+static void advance_pending(uint64_t now, int at_exit, uint64_t running_max)
+{
 	struct nw_track **link = &pending_head, *prev = NULL;
-	while (*link) {
+	uint64_t running = 0;
+	while (*link && running < running_max) {
 		struct nw_track *t = *link;
 		if (poll_track(t, now, at_exit)) {
 			*link = t->next;
@@ -295,10 +310,43 @@ void nw_progress_poll(uint64_t now, int at_exit)
 			nw_graph_opev_unref(t->opev);   /* its ops' events: this launch's reference */
 			nw_track_give_back(t);
 		} else {
+			running++;
 			prev = t;
 			link = &t->next;
 		}
 	}
+}
+
+void nw_progress_poll(uint64_t now, int at_exit)
+{
+	pthread_mutex_lock(&pairs_lock);
+	take_submitted();
+	advance_pending(now, at_exit, UINT64_MAX);
+	pthread_mutex_unlock(&pairs_lock);
+}
+
+/* A reap stops after this many pairs still running: ops on one stream end
+ * in order, so past a few running ones most are running too, and a reap
+ * costs what it gives back plus these. */
+#define NW_REAP_RUNNING 8
+
+void nw_progress_reap(void)
+{
+	/* The calling thread may be capturing a graph (this runs when a
+	 * capture takes an op event, too), or another thread in global mode:
+	 * an event query from a thread not in relaxed mode would invalidate
+	 * that capture. The watchdog's thread is relaxed for good; here only
+	 * for the reap. A driver without capture modes: no reap. */
+	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	if (!nw_cu.cuThreadExchangeStreamCaptureMode || nw_cu.cuThreadExchangeStreamCaptureMode(&mode) != CUDA_SUCCESS)
+		return;
+	pthread_mutex_lock(&pairs_lock);
+	take_submitted();
+	/* at_exit = 1: an error that may only say the driver is going away
+	 * judges nothing here; the watchdog's next poll does. */
+	advance_pending(nw_now_ns(), 1, NW_REAP_RUNNING);
+	pthread_mutex_unlock(&pairs_lock);
+	nw_cu.cuThreadExchangeStreamCaptureMode(&mode);
 }
 
 uint64_t nw_progress_pending(void)
@@ -308,6 +356,7 @@ uint64_t nw_progress_pending(void)
 
 void nw_progress_reset(void)
 {
+	pairs_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	pending_head = pending_tail = NULL;   /* the parent's pairs: unusable here, left behind */
 	pending_count = 0;
 	peer_index = NULL;
