@@ -247,11 +247,21 @@ static void graph_ops_progress(struct nw_track *t, int first)
 	nw_ring_release(op);
 }
 
-/* 1: the pair is finished (give it back). */
-static int poll_track(struct nw_track *t, uint64_t now, int at_exit)
+/* 1: the pair is finished (give it back). `end_first`: ask the end event
+ * first; it is recorded after the start event on the same stream, so once
+ * it completed the start had too: a pair that finished costs one query
+ * instead of two, one not started yet two instead of one (a reap, which
+ * looks at the oldest pairs, mostly finished, asks so; a poll does not). */
+static int poll_track(struct nw_track *t, uint64_t now, int at_exit, int end_first)
 {
+	CUresult end = CUDA_ERROR_NOT_READY;
+	int end_asked = 0;
 	if (!t->started) {
-		CUresult r = nw_cu.cuEventQuery(t->start);
+		if (end_first && t->end_error == CUDA_SUCCESS) {
+			end = nw_cu.cuEventQuery(t->end);
+			end_asked = 1;
+		}
+		CUresult r = end == CUDA_SUCCESS ? CUDA_SUCCESS : nw_cu.cuEventQuery(t->start);
 		if (r == CUDA_ERROR_NOT_READY || says_nothing(r, at_exit))
 			return 0;
 		if (r != CUDA_SUCCESS) {
@@ -267,7 +277,7 @@ static int poll_track(struct nw_track *t, uint64_t now, int at_exit)
 		apply(t, TO_FAILED, now, t->end_error);
 		return 1;
 	}
-	CUresult r = nw_cu.cuEventQuery(t->end);
+	CUresult r = end_asked ? end : nw_cu.cuEventQuery(t->end);
 	if (r == CUDA_ERROR_NOT_READY && t->opev)
 		graph_ops_progress(t, 0);
 	if (r == CUDA_ERROR_NOT_READY || says_nothing(r, at_exit))
@@ -296,13 +306,13 @@ static void take_submitted(void)
 
 /* Poll the pending pairs, oldest first, giving the finished ones back to
  * their pools; stop once `running_max` still running were seen. */
-static void advance_pending(uint64_t now, int at_exit, uint64_t running_max)
+static void advance_pending(uint64_t now, int at_exit, uint64_t running_max, int end_first)
 {
 	struct nw_track **link = &pending_head, *prev = NULL;
 	uint64_t running = 0;
 	while (*link && running < running_max) {
 		struct nw_track *t = *link;
-		if (poll_track(t, now, at_exit)) {
+		if (poll_track(t, now, at_exit, end_first)) {
 			*link = t->next;
 			if (pending_tail == t)
 				pending_tail = prev;
@@ -321,7 +331,7 @@ void nw_progress_poll(uint64_t now, int at_exit)
 {
 	pthread_mutex_lock(&pairs_lock);
 	take_submitted();
-	advance_pending(now, at_exit, UINT64_MAX);
+	advance_pending(now, at_exit, UINT64_MAX, 0);
 	pthread_mutex_unlock(&pairs_lock);
 }
 
@@ -344,7 +354,7 @@ void nw_progress_reap(void)
 	take_submitted();
 	/* at_exit = 1: an error that may only say the driver is going away
 	 * judges nothing here; the watchdog's next poll does. */
-	advance_pending(nw_now_ns(), 1, NW_REAP_RUNNING);
+	advance_pending(nw_now_ns(), 1, NW_REAP_RUNNING, 1);
 	pthread_mutex_unlock(&pairs_lock);
 	nw_cu.cuThreadExchangeStreamCaptureMode(&mode);
 }

@@ -109,8 +109,8 @@ exec 3>&-
 echo "steady state, as asked: (created(2000) - created(200)) / (ops(2000) - ops(200)), sums over 8 ranks (goal 0):"
 steady "plain   " "$short" "$long"
 steady "pipeline" "$pshort" "$plong"
-echo "(two separate jobs: the pool grows to the most pairs ever waiting for a poll,"
-echo "about op rate x poll period, whatever the job's length; so, within one job:)"
+echo "(two separate jobs: the pool grows to what is in flight plus a batch, reaped by"
+echo "the calling thread when it runs dry, whatever the job's length; within one job:)"
 live "plain   "
 live "pipeline" --pipeline
 echo "goal: records per op <= 2; per pair (an op outside a group, or one stream of a group) <= 2"
