@@ -2,6 +2,7 @@
 #include "evpool.h"
 
 #include "cuda_driver.h"
+#include "hooks.h"
 #include "segment_file.h"
 #include "state.h"
 
@@ -10,6 +11,10 @@
 
 #define NW_EVPOOL_MAX 64          /* contexts per process */
 #define NW_EVPOOL_GROW 16         /* tracks made at once when a pool runs dry */
+/* A reap that leaves fewer tracks than this to hand also grows the pool:
+ * a pool that only just covers what is in flight would be reaped at
+ * nearly every op; one batch more keeps reaps rare. */
+#define NW_EVPOOL_REAP_MIN (NW_EVPOOL_GROW / 2)
 
 static struct nw_evpool nw_pools[NW_EVPOOL_MAX];
 static atomic_uint nw_pool_count;
@@ -84,6 +89,31 @@ static void push_list(struct nw_evpool *pool, struct nw_track *head, struct nw_t
 	                                              memory_order_release, memory_order_relaxed));
 }
 
+/* The pool ran dry: first the pairs in flight that finished (a reap,
+ * which waits for a watchdog poll under way: that poll's pairs are back
+ * then), new ones only when that left too few. Without it, events were
+ * created for as long as ops outran the watchdog's poll (100 ms), ever
+ * more of them as the op rate rose; now a pool stops growing at what is
+ * in flight plus a batch, and no event is created in steady state. */
+static struct nw_track *refill(struct nw_evpool *pool)
+{
+	if (nw_lifecycle.reap)
+		nw_lifecycle.reap();
+	struct nw_track *list = atomic_exchange_explicit(&pool->free, NULL, memory_order_acquire);
+	unsigned n = 0;
+	struct nw_track *tail = NULL;
+	for (struct nw_track *t = list; t && n < NW_EVPOOL_REAP_MIN; t = t->next, n++)
+		tail = t;
+	if (n >= NW_EVPOOL_REAP_MIN)
+		return list;
+	struct nw_track *made = grow(pool);
+	if (!made)
+		return list;
+	if (tail)
+		tail->next = made;
+	return list ? list : made;
+}
+
 struct nw_track *nw_track_take(struct nw_evpool *pool)
 {
 	if (__builtin_expect(nw_cache.pool != pool, 0)) {
@@ -100,7 +130,7 @@ struct nw_track *nw_track_take(struct nw_evpool *pool)
 	if (__builtin_expect(nw_cache.list == NULL, 0)) {
 		nw_cache.list = atomic_exchange_explicit(&pool->free, NULL, memory_order_acquire);
 		if (!nw_cache.list)
-			nw_cache.list = grow(pool);
+			nw_cache.list = refill(pool);
 		if (!nw_cache.list)
 			return NULL;
 	}

@@ -2,14 +2,20 @@
  *
  * A track is one (start, end) pair of events created with
  * CU_EVENT_DISABLE_TIMING in one context, plus what it measures. Tracks are
- * never destroyed: the watchdog gives them back to their context's pool
- * once both events completed, and the hot path takes them again. The pool
- * is a lock-free stack that only the watchdog pushes onto and that a
- * calling thread empties at once (atomic exchange) into its own per-thread
- * cache; both operations are immune to ABA, so no lock and no tagged
- * pointer are needed. Events are created only when a thread finds both its
- * cache and the pool empty: at the first op on a context, and while the
- * number of ops in flight grows; never in steady state. */
+ * never destroyed: they go back to their context's pool once both events
+ * completed, and the hot path takes them again. The pool is a lock-free
+ * stack that tracks are pushed onto one by one and that a calling thread
+ * empties at once (atomic exchange) into its own per-thread cache; both
+ * operations are immune to ABA, so no lock and no tagged pointer are
+ * needed. Who gives a track back is whoever advances it
+ * (watchdog/progress.h): the watchdog's poll, or, when a thread finds both
+ * its cache and the pool empty, that thread itself, which reaps the
+ * oldest pairs in flight that finished (their records brought up to date
+ * first, as the poll would). Only then, when the reap left fewer than half
+ * a batch, are events created: at the first op on a context, and while the
+ * number of ops in flight grows; never in steady state, however far ops
+ * outrun the watchdog's poll. The common case (a track in the cache or the
+ * pool) takes no lock and makes no system call. */
 #ifndef NCCLWATCH_INTERPOSE_EVPOOL_H
 #define NCCLWATCH_INTERPOSE_EVPOOL_H
 

@@ -24,6 +24,7 @@ struct nw_lifecycle {
 	void (*exit)(void);                    /* the process exits while recording */
 	void (*job_left)(const char *jobdir, int kept);  /* leaving its job (kept: our file stays) */
 	void (*after_fork)(void);              /* in a fork child */
+	void (*reap)(void);                    /* an event pool ran dry: give finished pairs back (evpool.c) */
 };
 extern const struct nw_lifecycle nw_lifecycle;
 

@@ -1,6 +1,7 @@
 /* lifecycle: the watchdog's side of interpose/hooks.h's nw_lifecycle, the
  * steps the interposer takes at the process's transitions (state.c). */
 #include "../interpose/hooks.h"
+#include "progress.h"
 #include "requests.h"
 #include "watchdog.h"
 
@@ -15,4 +16,5 @@ const struct nw_lifecycle nw_lifecycle = {
 	.exit = nw_watchdog_exit,
 	.job_left = nw_requests_leave,
 	.after_fork = nw_watchdog_reset_after_fork,
+	.reap = nw_progress_reap,
 };

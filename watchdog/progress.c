@@ -7,10 +7,17 @@
 #include "../interpose/ring.h"
 #include "../interpose/test_hooks.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uthash.h>
 
+/* Whoever advances pairs holds pairs_lock: the watchdog's poll, or a
+ * thread whose event pool ran dry (nw_progress_reap). It guards the
+ * pending list, the taking of what the hot path handed over, and the peer
+ * index; so a pair is owned by one of them at a time, and the comm
+ * positions are moved by one at a time (store_max is no atomic maximum). */
+static pthread_mutex_t pairs_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct nw_track *pending_head, *pending_tail;
 static uint64_t pending_count;
 
@@ -240,11 +247,21 @@ static void graph_ops_progress(struct nw_track *t, int first)
 	nw_ring_release(op);
 }
 
-/* 1: the pair is finished (give it back). */
-static int poll_track(struct nw_track *t, uint64_t now, int at_exit)
+/* 1: the pair is finished (give it back). `end_first`: ask the end event
+ * first; it is recorded after the start event on the same stream, so once
+ * it completed the start had too: a pair that finished costs one query
+ * instead of two, one not started yet two instead of one (a reap, which
+ * looks at the oldest pairs, mostly finished, asks so; a poll does not). */
+static int poll_track(struct nw_track *t, uint64_t now, int at_exit, int end_first)
 {
+	CUresult end = CUDA_ERROR_NOT_READY;
+	int end_asked = 0;
 	if (!t->started) {
-		CUresult r = nw_cu.cuEventQuery(t->start);
+		if (end_first && t->end_error == CUDA_SUCCESS) {
+			end = nw_cu.cuEventQuery(t->end);
+			end_asked = 1;
+		}
+		CUresult r = end == CUDA_SUCCESS ? CUDA_SUCCESS : nw_cu.cuEventQuery(t->start);
 		if (r == CUDA_ERROR_NOT_READY || says_nothing(r, at_exit))
 			return 0;
 		if (r != CUDA_SUCCESS) {
@@ -260,7 +277,7 @@ static int poll_track(struct nw_track *t, uint64_t now, int at_exit)
 		apply(t, TO_FAILED, now, t->end_error);
 		return 1;
 	}
-	CUresult r = nw_cu.cuEventQuery(t->end);
+	CUresult r = end_asked ? end : nw_cu.cuEventQuery(t->end);
 	if (r == CUDA_ERROR_NOT_READY && t->opev)
 		graph_ops_progress(t, 0);
 	if (r == CUDA_ERROR_NOT_READY || says_nothing(r, at_exit))
@@ -269,7 +286,8 @@ static int poll_track(struct nw_track *t, uint64_t now, int at_exit)
 	return 1;
 }
 
-void nw_progress_poll(uint64_t now, int at_exit)
+/* What the hot path handed over goes to the end of the pending list. */
+static void take_submitted(void)
 {
 	struct nw_track *in = nw_track_take_submitted();
 	while (in) {
@@ -284,10 +302,17 @@ void nw_progress_poll(uint64_t now, int at_exit)
 		atomic_fetch_add_explicit(&nw_seg.hdr->ops_tracked, 1, memory_order_relaxed);
 		in = next;
 	}
+}
+
+/* Poll the pending pairs, oldest first, giving the finished ones back to
+ * their pools; stop once `running_max` still running were seen. */
+static void advance_pending(uint64_t now, int at_exit, uint64_t running_max, int end_first)
+{
 	struct nw_track **link = &pending_head, *prev = NULL;
-	while (*link) {
+	uint64_t running = 0;
+	while (*link && running < running_max) {
 		struct nw_track *t = *link;
-		if (poll_track(t, now, at_exit)) {
+		if (poll_track(t, now, at_exit, end_first)) {
 			*link = t->next;
 			if (pending_tail == t)
 				pending_tail = prev;
@@ -295,10 +320,43 @@ void nw_progress_poll(uint64_t now, int at_exit)
 			nw_graph_opev_unref(t->opev);   /* its ops' events: this launch's reference */
 			nw_track_give_back(t);
 		} else {
+			running++;
 			prev = t;
 			link = &t->next;
 		}
 	}
+}
+
+void nw_progress_poll(uint64_t now, int at_exit)
+{
+	pthread_mutex_lock(&pairs_lock);
+	take_submitted();
+	advance_pending(now, at_exit, UINT64_MAX, 0);
+	pthread_mutex_unlock(&pairs_lock);
+}
+
+/* A reap stops after this many pairs still running: ops on one stream end
+ * in order, so past a few running ones most are running too, and a reap
+ * costs what it gives back plus these. */
+#define NW_REAP_RUNNING 8
+
+void nw_progress_reap(void)
+{
+	/* The calling thread may be capturing a graph (this runs when a
+	 * capture takes an op event, too), or another thread in global mode:
+	 * an event query from a thread not in relaxed mode would invalidate
+	 * that capture. The watchdog's thread is relaxed for good; here only
+	 * for the reap. A driver without capture modes: no reap. */
+	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	if (!nw_cu.cuThreadExchangeStreamCaptureMode || nw_cu.cuThreadExchangeStreamCaptureMode(&mode) != CUDA_SUCCESS)
+		return;
+	pthread_mutex_lock(&pairs_lock);
+	take_submitted();
+	/* at_exit = 1: an error that may only say the driver is going away
+	 * judges nothing here; the watchdog's next poll does. */
+	advance_pending(nw_now_ns(), 1, NW_REAP_RUNNING, 1);
+	pthread_mutex_unlock(&pairs_lock);
+	nw_cu.cuThreadExchangeStreamCaptureMode(&mode);
 }
 
 uint64_t nw_progress_pending(void)
@@ -308,6 +366,7 @@ uint64_t nw_progress_pending(void)
 
 void nw_progress_reset(void)
 {
+	pairs_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	pending_head = pending_tail = NULL;   /* the parent's pairs: unusable here, left behind */
 	pending_count = 0;
 	peer_index = NULL;

@@ -4,8 +4,10 @@
  * completed end event to COMPLETED, an event error (a GPU fault: the CUDA
  * error is kept) to FAILED. The comm table's started/completed positions
  * and the peer table's completed positions follow. Finished pairs go back
- * to their pool. Under the watchdog's progress lock only (its thread, or
- * the exit handlers). */
+ * to their pool. nw_progress_poll: under the watchdog's progress lock only
+ * (its thread, or the exit handlers); nw_progress_reap: any thread. Both
+ * take the progress module's own lock (pairs_lock) inside: one of them
+ * owns a pair at a time. */
 #ifndef NCCLWATCH_WATCHDOG_PROGRESS_H
 #define NCCLWATCH_WATCHDOG_PROGRESS_H
 
@@ -15,6 +17,13 @@
  * `at_exit`: the driver may be shutting down; errors that only say so are
  * ignored. */
 void nw_progress_poll(uint64_t now, int at_exit);
+
+/* A thread's event pool ran dry (evpool.c, through nw_lifecycle.reap):
+ * take what the hot path handed over and give back the oldest pending
+ * pairs that finished, their ops' records brought up to date first, as a
+ * poll would; it stops after a few pairs still running. Waits for a poll
+ * under way, so that what it gives back is in the pools when it returns. */
+void nw_progress_reap(void);
 
 /* Pairs still pending (for tests and the bench). */
 uint64_t nw_progress_pending(void);

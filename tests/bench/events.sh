@@ -8,7 +8,8 @@
 #            comm lines (collectives + sends + receives the comms issued)
 #   pairs    ops_tracked: event pairs handed to the watchdog (one per op
 #            outside a group, one per stream of a group)
-#   created  events_created (the pool grows by 16 pairs when it runs dry)
+#   created  events_created (the pool grows by 16 pairs when it runs dry and
+#            a reap of the finished pairs gives back fewer than 8)
 #   records  event_records (cuEventRecord calls: 2 per pair)
 # Steady state: created per op = (created(2000 steps) - created(200 steps))
 # / (ops(2000) - ops(200)), over all 8 ranks; goal 0. Records per op: goal
@@ -95,7 +96,7 @@ live() {
 	echo "$_a $_m $_b" | awk -v name="$_name" '{
 		printf "  %s one running job: created %d (+2 s) -> %d (+5 s) -> %d (+8 s) over %d ops: %.5f per op;\n",
 			name, $4, $10, $16, $14 - $2, ($14 - $2) ? ($16 - $4) / ($14 - $2) : 0
-		printf "  %s   records/op %.3f, records/pair %.3f (pairs counted when the watchdog takes them)\n",
+		printf "  %s   records/op %.3f, records/pair %.3f (pairs counted when the watchdog or a reap takes them)\n",
 			name, ($14 - $2) ? ($18 - $6) / ($14 - $2) : 0, ($15 - $3) ? ($18 - $6) / ($15 - $3) : 0 }'
 }
 
@@ -109,8 +110,8 @@ exec 3>&-
 echo "steady state, as asked: (created(2000) - created(200)) / (ops(2000) - ops(200)), sums over 8 ranks (goal 0):"
 steady "plain   " "$short" "$long"
 steady "pipeline" "$pshort" "$plong"
-echo "(two separate jobs: the pool grows to the most pairs ever waiting for a poll,"
-echo "about op rate x poll period, whatever the job's length; so, within one job:)"
+echo "(two separate jobs: the pool grows to what is in flight plus a batch, reaped by"
+echo "the calling thread when it runs dry, whatever the job's length; within one job:)"
 live "plain   "
 live "pipeline" --pipeline
 echo "goal: records per op <= 2; per pair (an op outside a group, or one stream of a group) <= 2"

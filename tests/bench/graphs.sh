@@ -6,9 +6,9 @@
 #     the captured AllReduces queue nothing), median of 9 rounds, with and
 #     without the preload; the eager row is bench-allreduce 1 1 20000 9
 #     stream. Both track with events of the SIMULATED driver (two
-#     cuEventRecord per launch, a pool that grows while 20000 launches are
-#     queued before the watchdog's next poll gives pairs back): those
-#     dominate, and are not what a real GPU driver costs.
+#     cuEventRecord per launch, a pool that grows with the launches queued
+#     and not yet run, reaped by the launching thread when it runs dry):
+#     those dominate, and are not what a real GPU driver costs.
 #   instructions per launch (callgrind, the calling thread only, so not the
 #     watchdog's poll nor the simulated stream's worker): the difference
 #     between L and 2L launches, with the preload minus without, divided
@@ -116,6 +116,8 @@ echo "$a $b" | awk '{
 	       ($6 - 12) / ($5 > 0 ? $5 : 1), $7 / ($6 > 0 ? $6 : 1), ($8 - $4) / ($5 - $1 > 0 ? $5 - $1 : 1) }'
 done
 # (the graph's per-op events are made once, at capture; "created" is the
-# launch pairs' pool, which grows to the launches queued between two of
-# the watchdog's polls: at the default 100 ms that varies from run to run,
-# with or without per-op events; polled every 5 ms the pool stops growing)
+# launch pairs' pool, which stops at what is in flight plus a batch: a
+# thread whose pool runs dry reaps the pairs that finished itself
+# (interpose/evpool.c), so the figure does not depend on the poll interval;
+# before that, the pool grew to the launches made between two of the
+# watchdog's polls, by 0.03-0.13 events per launch at 100 ms)

@@ -44,6 +44,7 @@ static const struct proc_version proc_versions[] = {
 	{ "cuStreamQuery", 2000, NULL, 0, NULL, 0 },
 	{ "cuStreamGetCtx", 9020, "cuStreamGetCtx_v2", 12050, NULL, 0 },
 	{ "cuStreamIsCapturing", 10000, NULL, 0, NULL, 0 },
+	{ "cuThreadExchangeStreamCaptureMode", 10010, NULL, 0, NULL, 0 },
 	{ "cuStreamBeginCapture", 10000, "cuStreamBeginCapture_v2", 10010, NULL, 0 },
 	{ "cuStreamEndCapture", 10000, NULL, 0, NULL, 0 },
 	{ "cuStreamGetCaptureInfo", 10010, "cuStreamGetCaptureInfo_v2", 11030, "cuStreamGetCaptureInfo_v3", 12030 },

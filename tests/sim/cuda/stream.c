@@ -535,6 +535,23 @@ SIM_API CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
 	return CUDA_SUCCESS;
 }
 
+/* The calling thread's capture interaction mode, exchanged as the driver
+ * does (CUDA 10.1). Kept only: the simulation does not refuse the calls a
+ * mode forbids while another capture runs. */
+static __thread CUstreamCaptureMode thread_capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+
+SIM_API CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+	SIM_REQUIRE_INIT();
+	if (!mode || (*mode != CU_STREAM_CAPTURE_MODE_GLOBAL && *mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
+	              *mode != CU_STREAM_CAPTURE_MODE_RELAXED))
+		return CUDA_ERROR_INVALID_VALUE;
+	CUstreamCaptureMode old = thread_capture_mode;
+	thread_capture_mode = *mode;
+	*mode = old;
+	return CUDA_SUCCESS;
+}
+
 SIM_API CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
 {
 	SIM_REQUIRE_INIT();

@@ -25,6 +25,7 @@ for name in cuInit cuDriverGetVersion cuDeviceGet cuDeviceGetCount cuDeviceGetNa
 	cuGraphInstantiateWithParams_ptsz cuGraphLaunch cuGraphLaunch_ptsz cuGraphExecDestroy \
 	cuGraphExecUpdate cuGraphExecUpdate_v2 cuGraphUpload cuGraphUpload_ptsz cuGraphGetNodes \
 	cuStreamGetCaptureInfo cuStreamGetCaptureInfo_v2 cuStreamGetCaptureInfo_v3 cuStreamGetCaptureInfo_v3_ptsz \
+	cuThreadExchangeStreamCaptureMode \
 	simStreamEnqueue simStreamEnqueueReplayable simStreamCapturing simStreamDevice; do
 	grep -qx "$name" "$T/exports" || fail "$name is not exported"
 done
