@@ -216,12 +216,11 @@ static int is_newer_minor(const struct nw_seg_header *h)
 }
 
 /* Everything in the header that does not need the rest of the file. */
-static int validate_header(const struct nw_seg_header *h, uint64_t file_size, const char *path,
-                           struct nw_read_error *err)
+/* The header's and the file's sizes, and the record sizes. */
+static int validate_sizes(const struct nw_seg_header *h, uint64_t file_size, int newer_minor, const char *path,
+                          struct nw_read_error *err)
 {
-	int newer_minor = is_newer_minor(h);
 	int rc;
-
 	if (h->header_size < sizeof *h || (!newer_minor && h->header_size != sizeof *h) ||
 	    h->header_size % NW_SEG_ALIGN)
 		return fail(err, NW_READ_ERR_FORMAT, path, "header_size is %u bytes, expected %zu",
@@ -233,7 +232,6 @@ static int validate_header(const struct nw_seg_header *h, uint64_t file_size, co
 	if (h->segment_size < h->header_size)
 		return fail(err, NW_READ_ERR_FORMAT, path, "segment_size %llu is smaller than the header",
 		            (unsigned long long)h->segment_size);
-
 	if ((rc = check_record_size("comm_record_size", h->comm_record_size, sizeof(struct nw_seg_comm),
 	                            newer_minor, path, err)) ||
 	    (rc = check_record_size("peer_record_size", h->peer_record_size, sizeof(struct nw_seg_peer),
@@ -241,7 +239,13 @@ static int validate_header(const struct nw_seg_header *h, uint64_t file_size, co
 	    (rc = check_record_size("op_record_size", h->op_record_size, sizeof(struct nw_seg_op),
 	                            newer_minor, path, err)))
 		return rc;
+	return NW_READ_OK;
+}
 
+/* The tables' and the stack area's bounds. */
+static int validate_capacities(const struct nw_seg_header *h, int snapshot, const char *path,
+                               struct nw_read_error *err)
+{
 	if (h->comm_capacity > NW_SEG_MAX_COMMS)
 		return fail(err, NW_READ_ERR_FORMAT, path, "comm_capacity %u is over the bound %u",
 		            h->comm_capacity, NW_SEG_MAX_COMMS);
@@ -254,7 +258,6 @@ static int validate_header(const struct nw_seg_header *h, uint64_t file_size, co
 	/* 1.4: a snapshot (written by attach for a process without the
 	 * preload) has no tables and no ring: every capacity is 0, and only
 	 * a snapshot may have a ring of 0 records. */
-	const int snapshot = (h->flags & NW_SEG_F_SNAPSHOT) != 0;
 	if (snapshot && (h->comm_capacity || h->peer_capacity || h->ring_capacity || h->ring_head))
 		return fail(err, NW_READ_ERR_FORMAT, path,
 		            "snapshot with comm_capacity %u, peer_capacity %u, ring_capacity %u, ring_head %llu "
@@ -269,7 +272,13 @@ static int validate_header(const struct nw_seg_header *h, uint64_t file_size, co
 	if (h->stack_offset == 0 && h->stack_size != 0)
 		return fail(err, NW_READ_ERR_FORMAT, path, "stack_size %llu without a stack area",
 		            (unsigned long long)h->stack_size);
+	return NW_READ_OK;
+}
 
+/* Each area inside the segment, past the header, and no two overlapping. */
+static int validate_areas(const struct nw_seg_header *h, int snapshot, const char *path, struct nw_read_error *err)
+{
+	int rc;
 	/* Capacities are bounded above, so these products cannot overflow. */
 	struct area areas[4] = {
 		{ "comm table", h->comm_offset, (uint64_t)h->comm_capacity * h->comm_record_size },
@@ -292,7 +301,12 @@ static int validate_header(const struct nw_seg_header *h, uint64_t file_size, co
 			    b->offset < a->offset + a->bytes)
 				return fail(err, NW_READ_ERR_FORMAT, path, "%s overlaps %s", a->name, b->name);
 		}
+	return NW_READ_OK;
+}
 
+/* The tables' counts within their capacities, the text fields ended. */
+static int validate_counts_strings(const struct nw_seg_header *h, const char *path, struct nw_read_error *err)
+{
 	uint32_t comm_count = h->comm_count, peer_count = h->peer_count;
 	if (comm_count > h->comm_capacity)
 		return fail(err, NW_READ_ERR_FORMAT, path, "comm_count %u is over comm_capacity %u",
@@ -300,7 +314,6 @@ static int validate_header(const struct nw_seg_header *h, uint64_t file_size, co
 	if (peer_count > h->peer_capacity)
 		return fail(err, NW_READ_ERR_FORMAT, path, "peer_count %u is over peer_capacity %u",
 		            peer_count, h->peer_capacity);
-
 	static const struct { const char *name; size_t offset, len; } strings[] = {
 		{ "host", offsetof(struct nw_seg_header, host), NW_SEG_HOST_LEN },
 		{ "job", offsetof(struct nw_seg_header, job), NW_SEG_JOB_LEN },
@@ -317,6 +330,17 @@ static int validate_header(const struct nw_seg_header *h, uint64_t file_size, co
 		            "header field env does not end with an empty string within its %d bytes",
 		            NW_SEG_ENV_LEN);
 	return NW_READ_OK;
+}
+
+static int validate_header(const struct nw_seg_header *h, uint64_t file_size, const char *path,
+                           struct nw_read_error *err)
+{
+	const int snapshot = (h->flags & NW_SEG_F_SNAPSHOT) != 0;
+	int rc;
+	if ((rc = validate_sizes(h, file_size, is_newer_minor(h), path, err)) ||
+	    (rc = validate_capacities(h, snapshot, path, err)) || (rc = validate_areas(h, snapshot, path, err)))
+		return rc;
+	return validate_counts_strings(h, path, err);
 }
 
 /* Magic, byte order and version: the checks that decide whether the rest
