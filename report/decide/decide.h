@@ -251,6 +251,10 @@ void nw_fg_add(struct nw_jctx *x, struct nw_fgroups *eg, const struct nw_proc *p
 void nw_fg_flush(struct nw_jctx *x, struct nw_vwork *w, struct nw_fgroups *eg, size_t max);
 /* A copy of r the findings of w own, for a fact's `set`. */
 const struct nw_fset *nw_findings_set(struct nw_jctx *x, struct nw_vwork *w, const struct nw_rankset *r);
+/* The same with `others` processes without rank, other the first of them
+ * (said by its label when it is the set's only process), or NULL. */
+const struct nw_fset *nw_findings_set_others(struct nw_jctx *x, struct nw_vwork *w, const struct nw_rankset *r,
+                                             size_t others, const struct nw_proc *other);
 /* An empty set whose range of ages is lo..hi (a line head's: INIT_GONE,
  * PROC_AT). */
 const struct nw_fset *nw_findings_aged(struct nw_jctx *x, struct nw_vwork *w, uint64_t lo, uint64_t hi);
@@ -355,6 +359,9 @@ void nw_rules_thread_fate(struct nw_jctx *x);
  * only; in a job with segments, what the snapshots of ranks without a
  * segment show, as evidence of the verdicts that name them. */
 void nw_rules_stacks(struct nw_jctx *x);
+/* The thread of p that runs a CUDA host function (load.c), or NULL (words/
+ * says the one a STREAM_BLOCKED from stacks blames). */
+const struct nw_thread_stack *nw_stack_host_fn(const struct nw_proc *p);
 
 /* launch_only.c: behind in launches is not always the culprit
  * (docs/ras.md). A process whose positions are launches

@@ -167,7 +167,41 @@
 	X(GONE_STILL)  /* rule_fate.c summary: set's ranks still run comm while (GONE_MOST) */ \
 	X(GONE_MOST)   /* ...n of comm's ranks (set's) are gone: most of the job ended; seq:   \
 	                * how many still run it */                                             \
-	X(GONE_MOST_HINT) /* GONE_STILL's hint: the code path differs on the ranks still there */
+	X(GONE_MOST_HINT) /* GONE_STILL's hint: the code path differs on the ranks still there */ \
+	X(STK_WHO)     /* verdicts_stacks.c summary: set's ranks and its `others` processes      \
+	                * without rank (set->other: that one's label when it is all) */           \
+	X(STK_HOST_FN) /* ...: a CUDA host function (proc's, nw_stack_host_fn) has not returned */ \
+	X(STK_ALSO_WAIT) /* ...; set's ranks and others (n processes) wait inside NCCL */         \
+	X(STK_GONE)    /* ...: process gone */                                                    \
+	X(STK_NONE_WAITS) /* ...; no other rank waits inside NCCL */                             \
+	X(STK_IS_IN)   /* ...is (set of one) / are in the frames proc's main thread shares with   \
+	                * its group (n of them from the outermost, seq shown), not inside NCCL */ \
+	X(STK_WHILE)   /* ...while set's ranks and others (n processes) wait inside NCCL: the code \
+	                * path differs on it (seq: the group's size, 1) or them */               \
+	X(STK_ALL_WAIT) /* UNDECIDED summary: every rank (n: with a stack) waits inside NCCL:     \
+	                * set's, or its others without rank */                                   \
+	X(STK_SOME_WAIT) /* UNDECIDED summary: set's ranks and others (n processes) wait inside    \
+	                * NCCL and seq others are elsewhere: no minority stands out */           \
+	X(STK_QUIET)   /* HEALTHY summary: no rank of the n processes waits inside NCCL */        \
+	X(STK_NO_STACKS) /* UNDECIDED summary: none of the n snapshots has a stack */            \
+	X(STK_MISSING) /* evidence: set's ranks have no snapshot and no segment (world size n) */ \
+	X(STK_WAITS_IN) /* evidence: proc's main thread waits in NCCL (its entry, its frames) */  \
+	X(STK_GONE_PROC) /* evidence: proc no longer runs (its main thread's frames, if any) */  \
+	X(STK_NO_STACK) /* evidence: proc has no stack: not judged */                            \
+	X(STK_NOT_IN)  /* evidence: proc's main thread is not inside NCCL (its frames) */        \
+	X(STK_HOST_FN_AT) /* evidence: proc's host function thread (nw_stack_host_fn): its frames */\
+	X(STK_NO_OPS)  /* evidence: snapshots hold no op numbers */                               \
+	X(STK_ONE_CAPTURE) /* evidence: one capture per process; attach again */                 \
+	X(STK_CALLS_DIFFER) /* evidence: the waiting ranks are not all in the same call */       \
+	X(STK_WOULD_DECIDE) /* evidence: what would decide (RAS, the preload) */                 \
+	X(STK_ENDED)   /* evidence: n processes ended before attach read them, the whole job */  \
+	X(STK_ATTACHED) /* evidence on a verdict with segments: proc's snapshot (no preload): gone, \
+	                * its main thread waits in NCCL, is elsewhere, or no stack */            \
+	X(STK_PROMOTED) /* summary, appended: set's ranks (no segment) are not inside NCCL (proc: \
+	                * the one's, its main thread's frames): the culprit(s) */                \
+	X(STK_HOST_FN_HINT) /* STREAM_BLOCKED hint: what the host function waits for */           \
+	X(STK_GONE_HINT) /* MISSING_RANK (gone) hint: the dead process's log */                   \
+	X(STK_DIFFERS_HINT) /* MISSING_RANK (elsewhere) hint: the code path differs */
 
 #define NW_FACT_ENUM_(name) NW_F_##name,
 enum nw_fact_kind { NW_F_NONE = 0, NW_FACT_KINDS(NW_FACT_ENUM_) NW_F_NKINDS };

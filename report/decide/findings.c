@@ -208,6 +208,17 @@ const struct nw_fset *nw_findings_set(struct nw_jctx *x, struct nw_vwork *w, con
 	return s;
 }
 
+const struct nw_fset *nw_findings_set_others(struct nw_jctx *x, struct nw_vwork *w, const struct nw_rankset *r,
+                                             size_t others, const struct nw_proc *other)
+{
+	struct nw_fset *s = (struct nw_fset *)nw_findings_set(x, w, r);
+	if (s) {
+		s->others = others;
+		s->other = other;
+	}
+	return s;
+}
+
 const struct nw_fset *nw_findings_aged(struct nw_jctx *x, struct nw_vwork *w, uint64_t lo, uint64_t hi)
 {
 	struct nw_fset *s = fset_new(x, w);
@@ -358,9 +369,61 @@ static int life_same(const struct nw_proc *a, const struct nw_proc *b)
 	return c == life_code(b) && (c < 4 || a->hdr.exit_status == b->hdr.exit_status);
 }
 
+/* A main thread with frames, or NULL. */
+static const struct nw_thread_stack *framed_main(const struct nw_proc *p)
+{
+	const struct nw_thread_stack *t = nw_main_thread(p);
+	return t && t->nframes ? t : NULL;
+}
+
+/* Two threads that wait (nw_stack_waits) or not alike, in the same frame. */
+static int waits_same(const struct nw_thread_stack *a, const struct nw_thread_stack *b)
+{
+	const char *ea = NULL, *eb = NULL;
+	int wa = nw_stack_waits(a, &ea) != NW_FC_OTHER, wb = nw_stack_waits(b, &eb) != NW_FC_OTHER;
+	return wa == wb && (!wa || str_same(ea ? ea : "?", eb ? eb : "?"));
+}
+
+/* The facts of verdicts_stacks.c that say what their process shows: its
+ * pid and host, its snapshot, the frames of its main or host-function
+ * thread (as nw_buf_frames says them, up to 8). */
+static int says_its_stack(int kind)
+{
+	return kind == NW_F_STK_WAITS_IN || kind == NW_F_STK_NOT_IN || kind == NW_F_STK_GONE_PROC ||
+	       kind == NW_F_STK_NO_STACK || kind == NW_F_STK_HOST_FN_AT || kind == NW_F_STK_ATTACHED;
+}
+
+/* Two such facts (of one kind) on two processes said alike. */
+static int stacks_fact_same(const struct nw_fact *a, const struct nw_fact *b)
+{
+	const struct nw_proc *p = a->proc, *q = b->proc;
+	const struct nw_thread_stack *ta = framed_main(p), *tb = framed_main(q);
+	switch (a->kind) {
+	case NW_F_STK_WAITS_IN:
+		return waits_same(ta, tb) && stack_same(ta, tb, 1);
+	case NW_F_STK_NOT_IN:
+		return stack_same(ta, tb, 1);
+	case NW_F_STK_GONE_PROC:
+		return p->hdr.pid == q->hdr.pid && !strcmp(p->hdr.host, q->hdr.host) && !ta == !tb &&
+		       (!ta || stack_same(ta, tb, 1));
+	case NW_F_STK_NO_STACK:
+		return p->rank == q->rank && (p->rank >= 0 || (p->hdr.pid == q->hdr.pid && !strcmp(p->hdr.host, q->hdr.host)));
+	case NW_F_STK_HOST_FN_AT: {
+		const struct nw_thread_stack *ha = nw_stack_host_fn(p), *hb = nw_stack_host_fn(q);
+		return ha->tid == hb->tid && !strcmp(ha->name, hb->name) && stack_same(ha, hb, 1);
+	}
+	case NW_F_STK_ATTACHED:
+		return (p->alive == 0) == (q->alive == 0) && !ta == !tb &&
+		       (!ta || (waits_same(ta, tb) && stack_same(ta, tb, 1)));
+	default:
+		return 1;
+	}
+}
+
 /* Two facts of two processes that say the same: the same kind and fields
  * but the process (ops alike: op_same); a WHERE fact also says what the
- * process itself shows (its op's call site, how it ended, its stack). */
+ * process itself shows (its op's call site, how it ended, its stack), a
+ * fact of verdicts_stacks.c its stacks (says_its_stack). */
 static int fact_same(const struct nw_fact *a, const struct nw_fact *b)
 {
 	if (a->kind != b->kind || !op_same(a->op, b->op) || a->n != b->n || a->view != b->view ||
@@ -373,6 +436,8 @@ static int fact_same(const struct nw_fact *a, const struct nw_fact *b)
 		return a->op->count == b->op->count &&
 		       nw_graph_replay_at(a->op, &sa) == nw_graph_replay_at(b->op, &sb) && sa == sb;
 	}
+	if (says_its_stack(a->kind))
+		return stacks_fact_same(a, b);
 	if (a->kind != NW_F_WHERE)
 		return 1;
 	if (a->op && !str_same(nw_op_site(a->proc, a->op), nw_op_site(b->proc, b->op)))

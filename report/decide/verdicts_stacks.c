@@ -26,7 +26,6 @@
 #include "decide.h"
 #include "majority.h"
 
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,28 +50,35 @@ struct egrp {                        /* a group of elsewhere processes */
 	UT_hash_handle hh;
 };
 
-#define WHERE_FRAMES 8
-#define STACK_FRAMES 8
-
-static const char *const NO_OPS =
-	"from stacks: no op numbers (attach's snapshots hold no ring): which collective the waiting ranks are "
-	"in, and whether the others ever issued it, is not known";
-static const char *const ONE_CAPTURE =
-	"from stacks: one capture per process; a job that is only slow can look the same: attach again after a "
-	"while, a rank that stays where it is is the one";
-
-/* "ncclAllReduce" or the frame the process waits in. */
-static const char *entry_of(const struct sproc *s)
+/* A fact of kind k (its words: words/stacks_words.c). */
+static struct nw_fact fact(int k)
 {
-	return s->entry ? s->entry : "?";
+	struct nw_fact f = { .kind = (uint16_t)k };
+	return f;
 }
 
-static void where_text(struct nw_buf *b, char **f, uint32_t n)
+/* A fact of kind k about process p. */
+static struct nw_fact proc_fact(int k, const struct nw_proc *p)
 {
-	for (uint32_t i = 0; i < n && i < WHERE_FRAMES; i++)
-		nw_buf_printf(b, "%s%s", i ? " < " : "", f[i]);
-	if (n > WHERE_FRAMES)
-		nw_buf_puts(b, " < ...");
+	struct nw_fact f = { .kind = (uint16_t)k, .proc = p };
+	return f;
+}
+
+static void summary(struct nw_jctx *x, struct nw_vwork *w, struct nw_fact f)
+{
+	nw_verdict_summary_fact(x, w, &f);
+}
+
+static void evidence(struct nw_jctx *x, struct nw_vwork *w, int k)
+{
+	struct nw_fact f = fact(k);
+	nw_verdict_evidence_fact(x, w, &f);
+}
+
+static void hint(struct nw_jctx *x, struct nw_vwork *w, int k)
+{
+	struct nw_fact f = fact(k);
+	nw_verdict_hint_fact(x, w, &f);
 }
 
 /* The most common main-thread stack of the waiting processes (frame lists
@@ -139,64 +145,38 @@ static void leave_point(struct nw_jctx *x, struct sproc *s, const struct nw_thre
 /* Evidence: where each waiting process waits, grouped. */
 static void evidence_waiting(struct nw_jctx *x, struct nw_vwork *w, const struct sproc *sp, size_t n)
 {
-	struct nw_egroups eg = { 0 };
+	struct nw_fgroups eg = { 0 };
 	for (size_t i = 0; i < n && !x->oom; i++) {
 		if (sp[i].cls != S_WAIT)
 			continue;
-		struct nw_buf b = { 0 };
-		nw_buf_printf(&b, "from stacks: waits in %s: ", entry_of(&sp[i]));
-		nw_buf_frames(&b, sp[i].t, STACK_FRAMES);
-		if (b.s && !b.oom)
-			nw_eg_add(x, &eg, sp[i].p, b.s, NW_NO_AGE);
-		else
-			x->oom = 1;
-		nw_buf_free(&b);
+		struct nw_fact f = proc_fact(NW_F_STK_WAITS_IN, sp[i].p);
+		nw_fg_add(x, &eg, sp[i].p, &f, 1, NW_NO_AGE);
 	}
-	nw_eg_flush(x, w, &eg, 4);
+	nw_fg_flush(x, w, &eg, 4);
 }
 
 /* Evidence: the other processes (elsewhere, gone with a stack, no stack). */
 static void evidence_others(struct nw_jctx *x, struct nw_vwork *w, const struct sproc *sp, size_t n, int cls)
 {
-	struct nw_egroups eg = { 0 };
+	struct nw_fgroups eg = { 0 };
+	const int kind = cls == S_GONE ? NW_F_STK_GONE_PROC : cls == S_NOSTACK ? NW_F_STK_NO_STACK : NW_F_STK_NOT_IN;
 	for (size_t i = 0; i < n && !x->oom; i++) {
-		const struct sproc *s = &sp[i];
-		if (s->cls != cls)
+		if (sp[i].cls != cls)
 			continue;
-		struct nw_buf b = { 0 };
-		char hb[128];
-		if (cls == S_GONE) {
-			nw_buf_printf(&b, "process gone: pid %" PRId64 " on %s no longer runs", s->p->hdr.pid,
-			              s->p->hdr.host[0] ? s->p->hdr.host : "?");
-			if (s->t) {
-				nw_buf_puts(&b, "; its main thread when attach saw it: ");
-				nw_buf_frames(&b, s->t, STACK_FRAMES);
-			}
-		} else if (cls == S_NOSTACK) {
-			nw_buf_printf(&b, "no stack (%s): not judged", nw_proc_label(s->p, hb));
-		} else {
-			nw_buf_puts(&b, "from stacks: not inside NCCL: main thread: ");
-			nw_buf_frames(&b, s->t, STACK_FRAMES);
-		}
-		if (b.s && !b.oom)
-			nw_eg_add(x, &eg, s->p, b.s, NW_NO_AGE);
-		else
-			x->oom = 1;
-		nw_buf_free(&b);
+		struct nw_fact f = proc_fact(kind, sp[i].p);
+		nw_fg_add(x, &eg, sp[i].p, &f, 1, NW_NO_AGE);
 	}
-	nw_eg_flush(x, w, &eg, 8);
+	nw_fg_flush(x, w, &eg, 8);
 }
 
-static void ranks_phrase(struct nw_buf *b, const struct nw_rankset *s, size_t without_rank)
+/* A summary's part naming set's ranks and `others` processes without
+ * rank (other: said by its label when it is the only one). */
+static struct nw_fact who(struct nw_jctx *x, struct nw_vwork *w, int k, const struct nw_rankset *set, size_t others,
+                          const struct nw_proc *other)
 {
-	if (s->n) {
-		nw_buf_puts(b, s->n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(b, s);
-		if (without_rank)
-			nw_buf_printf(b, " and %zu process%s without rank", without_rank, without_rank == 1 ? "" : "es");
-	} else {
-		nw_buf_printf(b, "%zu process%s without rank", without_rank, without_rank == 1 ? "" : "es");
-	}
+	struct nw_fact f = fact(k);
+	f.set = nw_findings_set_others(x, w, set, others, other);
+	return f;
 }
 
 static int cmp_egrp(const void *a, const void *b)
@@ -215,19 +195,14 @@ static size_t distinct_entries(const struct sproc *sp, size_t n)
 			continue;
 		size_t k;
 		for (k = 0; k < i; k++)
-			if (sp[k].cls == S_WAIT && entry_of(&sp[k]) == entry_of(&sp[i]))
+			if (sp[k].cls == S_WAIT && sp[k].entry == sp[i].entry)
 				break;
 		d += k == i;
 	}
 	return d;
 }
 
-/* Whether another process of the job on p's host still runs: a process
- * gone while its job goes on is gone; a job whose processes are all gone
- * was torn down (its snapshots read afterwards), and each is judged as
- * attach saw it. */
-/* The thread of p that runs a CUDA host function (load.c), or NULL. */
-static const struct nw_thread_stack *host_fn_thread(const struct nw_proc *p)
+const struct nw_thread_stack *nw_stack_host_fn(const struct nw_proc *p)
 {
 	for (uint32_t i = 0; i < p->nthreads; i++)
 		if (p->threads[i].host_fn)
@@ -247,7 +222,7 @@ static int host_fn_verdict(struct nw_jctx *x, struct sproc *sp, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (sp[i].cls != S_WAIT)
 			continue;
-		if (host_fn_thread(sp[i].p)) {
+		if (nw_stack_host_fn(sp[i].p)) {
 			sp[i].cls = S_HOSTFN;
 			nhf++;
 			if (sp[i].p->rank >= 0) nw_set_add(x, &hf, sp[i].p->rank);
@@ -260,61 +235,45 @@ static int host_fn_verdict(struct nw_jctx *x, struct sproc *sp, size_t n)
 	}
 	struct nw_vwork *w = nhf ? nw_verdict_new(x, NW_V_STREAM_BLOCKED, NULL, 0, 0) : NULL;
 	if (w) {
-		w->v.hint = "the host function (cuLaunchHostFunc, a stream callback): what it waits for (a lock, "
-		            "another rank, I/O); a host function must not wait on the GPU or on other ranks";
-		const struct nw_thread_stack *t0 = NULL;
+		hint(x, w, NW_F_STK_HOST_FN_HINT);
+		const struct nw_proc *first = NULL;   /* the first culprit: its host function is said */
 		for (size_t i = 0; i < n; i++) {
 			if (sp[i].cls == S_HOSTFN) {
 				nw_verdict_culprit(x, w, sp[i].p);
-				if (!t0)
-					t0 = host_fn_thread(sp[i].p);
+				if (!first)
+					first = sp[i].p;
 			} else if (sp[i].cls == S_WAIT) {
 				nw_verdict_waiting(x, w, sp[i].p);
 			}
 		}
-		struct nw_buf b = { 0 };
-		char lb[128];
-		if (!hf.n && nhf == 1) {
-			for (size_t i = 0; i < n; i++)
-				if (sp[i].cls == S_HOSTFN)
-					nw_buf_puts(&b, nw_proc_label(sp[i].p, lb));
-		} else {
-			ranks_phrase(&b, &hf, hf_norank);
-		}
-		nw_buf_printf(&b, ": a CUDA host function has not returned (%s, on a thread of the CUDA driver): "
-		              "the work queued behind it on its stream, NCCL ops too, cannot start", t0->host_fn);
+		summary(x, w, who(x, w, NW_F_STK_WHO, &hf, hf_norank, first));
+		summary(x, w, proc_fact(NW_F_STK_HOST_FN, first));
 		if (nwait) {
-			nw_buf_puts(&b, "; ");
-			ranks_phrase(&b, &wait, wait_norank);
-			nw_buf_puts(&b, nwait == 1 ? " waits" : " wait");
-			nw_buf_puts(&b, " inside NCCL or on the GPU (from stacks)");
+			struct nw_fact f = who(x, w, NW_F_STK_ALSO_WAIT, &wait, wait_norank, NULL);
+			f.n = nwait;
+			summary(x, w, f);
 		}
-		if (!(w->v.summary = nw_buf_take(&b)))
-			x->oom = 1;
-		struct nw_egroups eg = { 0 };
+		struct nw_fgroups eg = { 0 };
 		for (size_t i = 0; i < n && !x->oom; i++) {
 			if (sp[i].cls != S_HOSTFN)
 				continue;
-			const struct nw_thread_stack *t = host_fn_thread(sp[i].p);
-			struct nw_buf e = { 0 };
-			nw_buf_printf(&e, "from stacks: thread %u \"%s\" runs a host function: ", t->tid, t->name);
-			nw_buf_frames(&e, t, STACK_FRAMES);
-			if (e.s && !e.oom)
-				nw_eg_add(x, &eg, sp[i].p, e.s, NW_NO_AGE);
-			else
-				x->oom = 1;
-			nw_buf_free(&e);
+			struct nw_fact f = proc_fact(NW_F_STK_HOST_FN_AT, sp[i].p);
+			nw_fg_add(x, &eg, sp[i].p, &f, 1, NW_NO_AGE);
 		}
-		nw_eg_flush(x, w, &eg, 4);
+		nw_fg_flush(x, w, &eg, 4);
 		evidence_waiting(x, w, sp, n);
-		nw_verdict_evidence(x, w, "%s", NO_OPS);
-		nw_verdict_evidence(x, w, "%s", ONE_CAPTURE);
+		evidence(x, w, NW_F_STK_NO_OPS);
+		evidence(x, w, NW_F_STK_ONE_CAPTURE);
 	}
 	nw_rankset_free(&hf);
 	nw_rankset_free(&wait);
 	return nhf > 0;
 }
 
+/* Whether another process of the job on p's host still runs: a process
+ * gone while its job goes on is gone; a job whose processes are all gone
+ * was torn down (its snapshots read afterwards), and each is judged as
+ * attach saw it. */
 static int host_runs(const struct nw_job *job, const struct nw_proc *p)
 {
 	for (size_t i = 0; i < job->nprocs; i++) {
@@ -383,8 +342,7 @@ static int gone_verdict(struct nw_jctx *x, const struct sproc *sp, size_t n, str
 	struct nw_vwork *w = nw_verdict_new(x, NW_V_MISSING_RANK, NULL, 0, 0);
 	if (!w)
 		return -1;
-	w->v.hint = "a process that died: its log and exit status, the kernel's log (OOM killer, GPU Xid "
-	            "errors)";
+	hint(x, w, NW_F_STK_GONE_HINT);
 	for (size_t i = 0; i < n; i++) {
 		if (sp[i].cls == S_GONE)
 			nw_verdict_culprit(x, w, sp[i].p);
@@ -393,30 +351,26 @@ static int gone_verdict(struct nw_jctx *x, const struct sproc *sp, size_t n, str
 	}
 	for (uint32_t k = 0; k < job->missing.n; k++)
 		nw_set_add(x, &w->v.culprits, job->missing.v[k]);
-	struct nw_buf b = { 0 };
-	ranks_phrase(&b, &c->gone, c->gone_norank);
-	nw_buf_puts(&b, ": process gone");
+	summary(x, w, who(x, w, NW_F_STK_WHO, &c->gone, c->gone_norank, NULL));
+	summary(x, w, fact(NW_F_STK_GONE));
 	if (c->nwait) {
-		nw_buf_puts(&b, "; ");
-		ranks_phrase(&b, &c->wait, c->wait_norank);
-		nw_buf_puts(&b, c->nwait == 1 ? " waits" : " wait");
-		nw_buf_puts(&b, " inside NCCL or on the GPU (from stacks)");
+		struct nw_fact f = who(x, w, NW_F_STK_ALSO_WAIT, &c->wait, c->wait_norank, NULL);
+		f.n = c->nwait;
+		summary(x, w, f);
 	} else {
-		nw_buf_puts(&b, "; no other rank waits inside NCCL (from stacks)");
+		summary(x, w, fact(NW_F_STK_NONE_WAITS));
 	}
-	if (!(w->v.summary = nw_buf_take(&b)))
-		x->oom = 1;
 	if (job->missing.n) {
-		nw_buf_puts(&w->ev, job->missing.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&w->ev, &job->missing);
-		nw_buf_printf(&w->ev, ": no snapshot and no segment (world size %d): attach found no such process: "
-		              "it is gone, or its host was not attached", (int)job->world_size);
-		nw_verdict_evidence_flush(x, w);
+		struct nw_fact f = fact(NW_F_STK_MISSING);
+		f.set = nw_findings_set(x, w, &job->missing);
+		f.n = (uint64_t)(int64_t)job->world_size;
+		if (f.set)
+			nw_verdict_evidence_fact(x, w, &f);
 	}
 	evidence_others(x, w, sp, n, S_GONE);
 	evidence_waiting(x, w, sp, n);
 	evidence_others(x, w, sp, n, S_ELSE);
-	nw_verdict_evidence(x, w, "%s", NO_OPS);
+	evidence(x, w, NW_F_STK_NO_OPS);
 	return 0;
 }
 
@@ -490,25 +444,19 @@ static uint32_t group_common(const struct sproc *sp, size_t n, const struct egrp
 static void group_summary(struct nw_jctx *x, struct nw_vwork *w, const struct sproc *sp, size_t n,
                           const struct egrp *g, const struct tally *c)
 {
-	const struct nw_thread_stack *t0 = sp[g->first].t;
 	uint32_t common = group_common(sp, n, g);
 	uint32_t shown = common - g->nwhere + 3 < common ? common - g->nwhere + 3 : common;
-	struct nw_buf b = { 0 };
-	char lb[128];
-	if (!g->ranks.n && g->n == 1)
-		nw_buf_puts(&b, nw_proc_label(sp[g->first].p, lb));
-	else
-		ranks_phrase(&b, &g->ranks, g->n - g->ranks.n);
-	nw_buf_puts(&b, g->n == 1 ? " is in " : " are in ");
-	where_text(&b, t0->frames + (t0->nframes - common), shown);
-	if (shown < common && shown <= WHERE_FRAMES)
-		nw_buf_puts(&b, " < ...");
-	nw_buf_puts(&b, ", not inside NCCL, while ");
-	ranks_phrase(&b, &c->wait, c->wait_norank);
-	nw_buf_printf(&b, " %s inside NCCL or on the GPU (from stacks): the code path differs on %s",
-	              c->nwait == 1 ? "waits" : "wait", g->n == 1 ? "it" : "them");
-	if (!(w->v.summary = nw_buf_take(&b)))
-		x->oom = 1;
+	struct nw_fact f = who(x, w, NW_F_STK_WHO, &g->ranks, g->n - g->ranks.n, sp[g->first].p);
+	summary(x, w, f);
+	f.kind = NW_F_STK_IS_IN;
+	f.proc = sp[g->first].p;
+	f.n = common;
+	f.seq = shown;
+	summary(x, w, f);
+	struct nw_fact wf = who(x, w, NW_F_STK_WHILE, &c->wait, c->wait_norank, NULL);
+	wf.n = c->nwait;
+	wf.seq = g->n;
+	summary(x, w, wf);
 }
 
 /* One elsewhere group's verdict: its processes are the culprits, the
@@ -519,8 +467,7 @@ static int group_verdict(struct nw_jctx *x, const struct sproc *sp, size_t n, co
 	struct nw_vwork *w = nw_verdict_new(x, NW_V_MISSING_RANK, NULL, 0, 0);
 	if (!w)
 		return -1;
-	w->v.hint = "the code path differs on those ranks (where they are: the stack); for op numbers, "
-	            "run with the preload or ask NCCL RAS (ncclwatch ras)";
+	hint(x, w, NW_F_STK_DIFFERS_HINT);
 	for (size_t i = 0; i < n; i++) {
 		if (sp[i].cls == S_ELSE && sp[i].where == g->where)
 			nw_verdict_culprit(x, w, sp[i].p);
@@ -528,21 +475,17 @@ static int group_verdict(struct nw_jctx *x, const struct sproc *sp, size_t n, co
 			nw_verdict_waiting(x, w, sp[i].p);
 	}
 	group_summary(x, w, sp, n, g, c);
-	struct nw_egroups eg = { 0 };
+	struct nw_fgroups eg = { 0 };
 	for (size_t i = 0; i < n && !x->oom; i++) {
 		if (sp[i].cls != S_ELSE || sp[i].where != g->where)
 			continue;
-		struct nw_buf t = { 0 };
-		nw_buf_puts(&t, "from stacks: not inside NCCL: main thread: ");
-		nw_buf_frames(&t, sp[i].t, STACK_FRAMES);
-		if (t.s && !t.oom)
-			nw_eg_add(x, &eg, sp[i].p, t.s, NW_NO_AGE);
-		nw_buf_free(&t);
+		struct nw_fact f = proc_fact(NW_F_STK_NOT_IN, sp[i].p);
+		nw_fg_add(x, &eg, sp[i].p, &f, 1, NW_NO_AGE);
 	}
-	nw_eg_flush(x, w, &eg, 4);
+	nw_fg_flush(x, w, &eg, 4);
 	evidence_waiting(x, w, sp, n);
-	nw_verdict_evidence(x, w, "%s", NO_OPS);
-	nw_verdict_evidence(x, w, "%s", ONE_CAPTURE);
+	evidence(x, w, NW_F_STK_NO_OPS);
+	evidence(x, w, NW_F_STK_ONE_CAPTURE);
 	return 0;
 }
 
@@ -575,33 +518,16 @@ static int undecided_verdict(struct nw_jctx *x, const struct sproc *sp, size_t n
 	for (size_t i = 0; i < n; i++)
 		if (sp[i].cls == S_WAIT)
 			nw_verdict_waiting(x, w, sp[i].p);
-	struct nw_buf b = { 0 };
-	if (!c->nelse) {
-		nw_buf_puts(&b, c->nno ? "every rank with a stack (" : "every rank (");
-		if (c->wait.n)
-			nw_buf_rankset(&b, &c->wait);
-		else
-			nw_buf_printf(&b, "%zu processes without rank", c->wait_norank);
-		nw_buf_puts(&b, ") waits inside NCCL or on the GPU (from stacks): stacks cannot tell which "
-		            "collective each is in or who is behind: a rank that skipped a collective, mismatched "
-		            "arguments and a stuck transfer all look like this");
-	} else {
-		ranks_phrase(&b, &c->wait, c->wait_norank);
-		nw_buf_printf(&b, " %s inside NCCL or on the GPU and %zu other%s %s elsewhere (from stacks): no "
-		              "minority stands out: ranks that went past the others into one more collective look "
-		              "like this, and so do ranks that are only slower to arrive", c->nwait == 1 ? "waits" : "wait",
-		              c->nelse, c->nelse == 1 ? "" : "s", c->nelse == 1 ? "is" : "are");
-	}
-	if (!(w->v.summary = nw_buf_take(&b)))
-		x->oom = 1;
+	struct nw_fact f = who(x, w, c->nelse ? NW_F_STK_SOME_WAIT : NW_F_STK_ALL_WAIT, &c->wait, c->wait_norank, NULL);
+	f.n = c->nelse ? c->nwait : c->nno != 0;
+	f.seq = c->nelse;
+	summary(x, w, f);
 	if (distinct_entries(sp, n) > 1)
-		nw_verdict_evidence(x, w, "from stacks: the waiting ranks are not all in the same call (below): a "
-		                    "desync or a mismatch is likely; which ranks deviate, only op numbers tell");
+		evidence(x, w, NW_F_STK_CALLS_DIFFER);
 	evidence_waiting(x, w, sp, n);
 	evidence_others(x, w, sp, n, S_ELSE);
-	nw_verdict_evidence(x, w, "%s", NO_OPS);
-	nw_verdict_evidence(x, w, "what would decide: NCCL's RAS counts of each rank's collectives "
-	                    "(ncclwatch ras), or op numbers from the preload (ncclwatch run, LD_PRELOAD)");
+	evidence(x, w, NW_F_STK_NO_OPS);
+	evidence(x, w, NW_F_STK_WOULD_DECIDE);
 	return 0;
 }
 
@@ -612,13 +538,9 @@ static int quiet_verdict(struct nw_jctx *x, const struct sproc *sp, size_t n, co
 	struct nw_vwork *w = nw_verdict_new(x, c->nelse ? NW_V_HEALTHY : NW_V_UNDECIDED, NULL, 0, 0);
 	if (!w)
 		return -1;
-	if (c->nelse)
-		nw_verdict_summary(x, w, "from stacks: no rank waits inside NCCL or on the GPU (%zu process%s, one "
-		                   "capture each): nothing in their stacks says the job is stuck in NCCL", n,
-		                   n == 1 ? "" : "es");
-	else
-		nw_verdict_summary(x, w, "no process has a stack (%zu snapshot%s): nothing to judge", n,
-		                   n == 1 ? "" : "s");
+	struct nw_fact f = fact(c->nelse ? NW_F_STK_QUIET : NW_F_STK_NO_STACKS);
+	f.n = n;
+	summary(x, w, f);
 	evidence_others(x, w, sp, n, S_ELSE);
 	return 0;
 }
@@ -633,10 +555,11 @@ static void first_verdict_notes(struct nw_jctx *x, const struct sproc *sp, size_
 		ended += sp[i].p->alive == 0 && sp[i].cls != S_GONE;
 	if (c->nno && x->nvw > first_vw && !x->oom)
 		evidence_others(x, x->vw[first_vw], sp, n, S_NOSTACK);
-	if (ended && x->nvw > first_vw && !x->oom)
-		nw_verdict_evidence(x, x->vw[first_vw], "from stacks: %zu process%s of this host no longer run%s, and none "
-		                    "of the job does (read after the job ended): judged as attach saw them", ended,
-		                    ended == 1 ? "" : "es", ended == 1 ? "s" : "");
+	if (ended && x->nvw > first_vw && !x->oom) {
+		struct nw_fact f = fact(NW_F_STK_ENDED);
+		f.n = ended;
+		nw_verdict_evidence_fact(x, x->vw[first_vw], &f);
+	}
 }
 
 /* A job of snapshots only (no segments): the verdicts its stacks allow.
@@ -690,9 +613,9 @@ static void annotate(struct nw_jctx *x)
 		struct nw_vwork *w = x->vw[i];
 		if (w->dropped)
 			continue;
-		struct nw_egroups eg = { 0 };
+		struct nw_fgroups eg = { 0 };
 		struct nw_rankset promote = { 0 };
-		const struct nw_thread_stack *first = NULL;
+		const struct nw_proc *first = NULL;   /* the first promoted process still running */
 		const struct nw_rankset *sets[3] = { &w->v.culprits, &w->v.unknown, &w->v.waiting };
 		for (int s = 0; s < 3; s++) {
 			for (uint32_t k = 0; k < sets[s]->n && !x->oom; k++) {
@@ -701,35 +624,19 @@ static void annotate(struct nw_jctx *x)
 					continue;
 				const struct nw_proc *p = x->job->procs[at];
 				const struct nw_thread_stack *t = nw_main_thread(p);
-				struct nw_buf b = { 0 };
 				const char *e = NULL;
 				int waits = t && t->nframes && nw_stack_waits(t, &e) != NW_FC_OTHER;
-				nw_buf_puts(&b, "from stacks (attached, no preload): ");
-				if (p->alive == 0)
-					nw_buf_puts(&b, "process gone; ");
-				if (!t || !t->nframes) {
-					nw_buf_puts(&b, "no stack");
-				} else {
-					if (waits)
-						nw_buf_printf(&b, "waits in %s: ", e);
-					else
-						nw_buf_puts(&b, "not inside NCCL: ");
-					nw_buf_frames(&b, t, STACK_FRAMES);
-				}
-				if (b.s && !b.oom)
-					nw_eg_add(x, &eg, p, b.s, NW_NO_AGE);
-				else
-					x->oom = 1;
-				nw_buf_free(&b);
+				struct nw_fact f = proc_fact(NW_F_STK_ATTACHED, p);
+				nw_fg_add(x, &eg, p, &f, 1, NW_NO_AGE);
 				if (s == 1 && !w->v.culprits.n && w->v.waiting.n && w->v.kind != NW_V_HEALTHY &&
 				    (p->alive == 0 || (t && t->nframes && !waits))) {
 					nw_set_add(x, &promote, p->rank);
 					if (!first && p->alive != 0)
-						first = t;
+						first = p;
 				}
 			}
 		}
-		nw_eg_flush(x, w, &eg, 8);
+		nw_fg_flush(x, w, &eg, 8);
 		if (promote.n && !x->oom) {
 			struct nw_rankset left = { 0 };
 			for (uint32_t k = 0; k < w->v.unknown.n; k++)
@@ -739,23 +646,13 @@ static void annotate(struct nw_jctx *x)
 			w->v.unknown = left;
 			for (uint32_t k = 0; k < promote.n; k++)
 				nw_set_add(x, &w->v.culprits, promote.v[k]);
-			/* appended to the summary's parts: a converted verdict's
-			 * summary is findings, not text, until words/ says it */
-			struct nw_buf b = { 0 };
-			nw_buf_puts(&b, "; from stacks: ");
-			ranks_phrase(&b, &promote, 0);
-			nw_buf_puts(&b, promote.n == 1 ? " (no segment) is not inside NCCL" : " (no segment) are not inside NCCL");
-			if (first && promote.n == 1) {
-				nw_buf_puts(&b, " (");
-				nw_buf_frames(&b, first, WHERE_FRAMES);
-				nw_buf_puts(&b, ")");
-			}
-			nw_buf_puts(&b, promote.n == 1 ? ": the culprit" : ": the culprits");
-			if (b.s && !b.oom)
-				nw_verdict_summary_suffix(x, w, b.s);
-			else
-				x->oom = 1;
-			nw_buf_free(&b);
+			/* appended to the summary, findings or words (nw_verdict_summary_fact keeps a
+			 * summary that is words as its first part) */
+			struct nw_fact f = fact(NW_F_STK_PROMOTED);
+			f.set = nw_findings_set(x, w, &promote);
+			f.proc = promote.n == 1 ? first : NULL;
+			if (f.set)
+				nw_verdict_summary_fact(x, w, &f);
 		}
 		nw_rankset_free(&promote);
 	}
