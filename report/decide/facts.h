@@ -167,7 +167,19 @@
 	X(GONE_STILL)  /* rule_fate.c summary: set's ranks still run comm while (GONE_MOST) */ \
 	X(GONE_MOST)   /* ...n of comm's ranks (set's) are gone: most of the job ended; seq:   \
 	                * how many still run it */                                             \
-	X(GONE_MOST_HINT) /* GONE_STILL's hint: the code path differs on the ranks still there */
+	X(GONE_MOST_HINT) /* GONE_STILL's hint: the code path differs on the ranks still there */ \
+	X(MM_CALLED)   /* MISMATCH summary (verdicts_coll.c): set's ranks called op (the        \
+	                * minority's: its signature, nw_coll_sig) as #seq of view's comm; n:    \
+	                * what it differs in (NW_MM_*) */                                        \
+	X(MM_WHERE)    /* ... where set's ranks used op's signature (the majority's; n: what) */ \
+	X(MM_WHILE)    /* ... while set's ranks used op's (a tie; n: what) */                   \
+	X(MM_WAIT)     /* ...; they wait in it */                                               \
+	X(MM_BY_HISTORY) /* ... (no majority: the comm's history gives the majority's op) */    \
+	X(MM_TIE)      /* MISMATCH summary: cannot tell which of set's ranks deviates at #seq,  \
+	                * then MM_CALLED, MM_WHILE */                                            \
+	X(MM_OP)       /* MISMATCH evidence: op's signature (its group's; n: NW_MM_SIDE, what  \
+	                * << 4, the group << 8) */                                               \
+	X(MM_STATE)    /* ...proc's op's state, where it issued it (n 1: said) */
 
 #define NW_FACT_ENUM_(name) NW_F_##name,
 enum nw_fact_kind { NW_F_NONE = 0, NW_FACT_KINDS(NW_FACT_ENUM_) NW_F_NKINDS };
@@ -201,6 +213,12 @@ struct nw_fact {
 #define NW_WH_STACK 0x4u
 #define NW_WH_ENDED_SHIFT 4
 #define NW_WH_ENDED(n) (((n) >> NW_WH_ENDED_SHIFT) & 3u)
+
+/* What a MISMATCH's minority's op differs in (MM_* facts' n). */
+enum nw_mm_what { NW_MM_OP, NW_MM_COUNT, NW_MM_DTYPE, NW_MM_ROOT, NW_MM_REDOP };
+/* MM_OP's side, n & 0xf: the majority, the majority by the history, one
+ * side of a tie, the minority (differs in what, n >> 4 & 0xf). */
+enum nw_mm_side { NW_MM_MAJORITY, NW_MM_HISTORY, NW_MM_ONE_SIDE, NW_MM_DIFFERS };
 
 /* A set of processes a fact names, owned by the findings: ranks, and the
  * processes without rank (how many; the first one); for a group of

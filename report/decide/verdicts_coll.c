@@ -18,7 +18,13 @@
  * Wait-for edges: a rank stuck in #m waits for every rank whose
  * coll_enqueued < m (through one junction per distinct m, chained, so the
  * edges stay linear in the comm size), and for the ranks that hold #n up
- * (not started, failed, mismatched). */
+ * (not started, failed, mismatched).
+ *
+ * Findings, not words (docs/ARCHITECTURE.md), converted part by part:
+ * MISMATCH says facts (words/coll_words.c). Left to convert: MISSING_RANK
+ * (past_end, missing_*), TRANSPORT_STALL (verdict_transport,
+ * versions_evidence, unexplained_*), STREAM_BLOCKED (stream_*), IDLE and
+ * HEALTHY. */
 #include "decide.h"
 #include "majority.h"
 
@@ -26,15 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- signatures: what every rank must agree on ---- */
-
-struct sig {
-	uint64_t count;
-	uint16_t kind;
-	uint8_t dtype;
-	int32_t root;                    /* rooted ops, else -1 */
-	int32_t redop;                   /* reductions (PreMulSum ops as one class: 5), else -1 */
-};
+/* ---- signatures: what every rank must agree on (nw_coll_sig, decide.h) ---- */
 
 static int rooted(uint16_t k)
 {
@@ -47,11 +45,10 @@ static int reduction(uint16_t k)
 	return k == NW_OP_ALLREDUCE || k == NW_OP_REDUCE || k == NW_OP_REDUCESCATTER;
 }
 
-static struct sig op_sig(const struct nw_seg_op *op)
+struct nw_coll_sig nw_coll_sig(const struct nw_seg_op *op)
 {
-	struct sig s;
+	struct nw_coll_sig s;
 	memset(&s, 0, sizeof s);
-	/* ncclBcast is ncclBroadcast in place: the same collective. */
 	s.kind = op->kind == NW_OP_BCAST ? NW_OP_BROADCAST : op->kind;
 	s.count = op->count;
 	s.dtype = op->datatype;
@@ -60,34 +57,17 @@ static struct sig op_sig(const struct nw_seg_op *op)
 	return s;
 }
 
-static int sig_eq(const struct sig *a, const struct sig *b)
+static int sig_eq(const struct nw_coll_sig *a, const struct nw_coll_sig *b)
 {
 	return a->kind == b->kind && a->count == b->count && a->dtype == b->dtype && a->root == b->root &&
 	       a->redop == b->redop;
-}
-
-static int dtype_size(int dt)
-{
-	static const int size[] = { 1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1 };
-	return dt >= 0 && dt < (int)(sizeof size / sizeof size[0]) ? size[dt] : 0;
-}
-
-static void sig_text(const struct sig *s, struct nw_buf *b)
-{
-	char kb[NW_NAME_BUF], db[NW_NAME_BUF], rb[NW_NAME_BUF];
-	nw_buf_printf(b, "%s count %" PRIu64 " %s", nw_op_kind_name(s->kind, kb), s->count,
-	              nw_datatype_name(s->dtype, db));
-	if (s->root >= 0)
-		nw_buf_printf(b, " root %d", (int)s->root);
-	if (s->redop >= 0)
-		nw_buf_printf(b, " %s", s->redop >= 5 ? "premulsum" : nw_redop_name(s->redop, rb));
 }
 
 #define MAX_SIGS 4
 
 struct seqent {
 	uint64_t seq;
-	struct sig s[MAX_SIGS];
+	struct nw_coll_sig s[MAX_SIGS];
 	uint32_t nsig;
 	UT_hash_handle hh;
 };
@@ -110,7 +90,7 @@ static uint64_t find_mismatch(struct nw_jctx *x, const struct nw_comm_view *v)
 				break;
 			if (op->state == NW_ST_DISCARDED || op->seq == 0)
 				continue;
-			struct sig s = op_sig(op);
+			struct nw_coll_sig s = nw_coll_sig(op);
 			HASH_FIND(hh, seqs, &op->seq, sizeof op->seq, e);
 			if (!e) {
 				if (!(e = calloc(1, sizeof *e))) {
@@ -141,42 +121,12 @@ static uint64_t find_mismatch(struct nw_jctx *x, const struct nw_comm_view *v)
 	return first;
 }
 
-/* How the minority's op (b) differs from the majority's (a): the words
- * after "RANKS called ..." and after "where RANKS ...". */
-static void mismatch_words(const struct sig *a, const struct sig *b, uint64_t seq, const char *comm,
-                           int32_t nranks, struct nw_buf *minor, struct nw_buf *major, const char **what)
+/* What the minority's op (b) differs in from the majority's (a), the
+ * first of kind, count, datatype, root, redop (enum nw_mm_what). */
+static unsigned mismatch_what(const struct nw_coll_sig *a, const struct nw_coll_sig *b)
 {
-	char k1[NW_NAME_BUF], k2[NW_NAME_BUF], d1[NW_NAME_BUF], d2[NW_NAME_BUF], r1[NW_NAME_BUF], r2[NW_NAME_BUF];
-	if (a->kind != b->kind) {
-		*what = "op";
-		nw_buf_printf(minor, "called %s", nw_op_kind_name(b->kind, k2));
-		if (b->root >= 0)
-			nw_buf_printf(minor, " (root %d)", (int)b->root);
-		nw_buf_printf(minor, " as #%" PRIu64 " on %s (%d ranks)", seq, comm, (int)nranks);
-		nw_buf_printf(major, "called %s", nw_op_kind_name(a->kind, k1));
-		if (a->root >= 0)
-			nw_buf_printf(major, " (root %d)", (int)a->root);
-		return;
-	}
-	nw_buf_printf(minor, "called %s #%" PRIu64 " on %s (%d ranks) with ", nw_op_kind_name(b->kind, k2), seq, comm,
-	              (int)nranks);
-	if (a->count != b->count) {
-		*what = "count";
-		nw_buf_printf(minor, "count %" PRIu64, b->count);
-		nw_buf_printf(major, "used count %" PRIu64, a->count);
-	} else if (a->dtype != b->dtype) {
-		*what = "datatype";
-		nw_buf_printf(minor, "datatype %s (%d bytes)", nw_datatype_name(b->dtype, d2), dtype_size(b->dtype));
-		nw_buf_printf(major, "used %s (%d bytes)", nw_datatype_name(a->dtype, d1), dtype_size(a->dtype));
-	} else if (a->root != b->root) {
-		*what = "root";
-		nw_buf_printf(minor, "root %d", (int)b->root);
-		nw_buf_printf(major, "used root %d", (int)a->root);
-	} else {
-		*what = "redop";
-		nw_buf_printf(minor, "redop %s", b->redop >= 5 ? "premulsum" : nw_redop_name(b->redop, r2));
-		nw_buf_printf(major, "used %s", a->redop >= 5 ? "premulsum" : nw_redop_name(a->redop, r1));
-	}
+	return a->kind != b->kind ? NW_MM_OP : a->count != b->count ? NW_MM_COUNT : a->dtype != b->dtype ? NW_MM_DTYPE
+	       : a->root != b->root ? NW_MM_ROOT : NW_MM_REDOP;
 }
 
 /* A tie (no group of ranks larger than every other): the comm's own
@@ -189,13 +139,13 @@ static void mismatch_words(const struct sig *a, const struct sig *b, uint64_t se
  * disagree and neither is a majority; the step both ran alike before shows
  * which of them left it. */
 #define HIST_MAX 64
-static int history_pick(struct nw_jctx *x, const struct nw_comm_view *v, uint64_t seq, const struct sig *s,
+static int history_pick(struct nw_jctx *x, const struct nw_comm_view *v, uint64_t seq, const struct nw_coll_sig *s,
                         const uint32_t *cnt, uint32_t nsig, uint32_t top)
 {
-	struct sig h[HIST_MAX];
+	struct nw_coll_sig h[HIST_MAX];
 	size_t nh = 0;   /* h[0] is #seq-1, h[1] #seq-2, ... */
 	for (uint64_t q = seq - 1; q >= 1 && nh < HIST_MAX; q--) {
-		struct sig agreed;
+		struct nw_coll_sig agreed;
 		int have = 0, ok = 1;
 		for (int32_t r = 0; r < v->nranks && ok; r++) {
 			const struct nw_member *m = &v->members[r];
@@ -204,7 +154,7 @@ static int history_pick(struct nw_jctx *x, const struct nw_comm_view *v, uint64_
 				ok = 0;
 				break;
 			}
-			struct sig t = op_sig(op);
+			struct nw_coll_sig t = nw_coll_sig(op);
 			if (!have)
 				agreed = t, have = 1;
 			else if (!sig_eq(&agreed, &t))
@@ -241,7 +191,8 @@ struct mismatch {
 	uint64_t seq;
 	int32_t n;
 	uint8_t *grp;                    /* [n]: each member's group, 0xff none (no #seq) */
-	struct sig s[MAX_SIGS];          /* each group's op */
+	struct nw_coll_sig s[MAX_SIGS];          /* each group's op */
+	const struct nw_seg_op *rep[MAX_SIGS];   /* ...as its first member issued it */
 	uint32_t cnt[MAX_SIGS], nsig;    /* each group's members, the groups */
 	uint32_t maj;                    /* the majority's group (undecided: the first tied) */
 	int by_history, undecided;       /* a tie the history decided; a tie nothing decides */
@@ -258,7 +209,7 @@ static void mismatch_groups(struct nw_jctx *x, struct mismatch *mm)
 		const struct nw_seg_op *op = m->proc ? nw_member_coll(x, m, mm->seq) : NULL;
 		if (!op)
 			continue;
-		struct sig t = op_sig(op);
+		struct nw_coll_sig t = nw_coll_sig(op);
 		uint32_t i = 0;
 		while (i < mm->nsig && !sig_eq(&mm->s[i], &t))
 			i++;
@@ -266,7 +217,7 @@ static void mismatch_groups(struct nw_jctx *x, struct mismatch *mm)
 			if (mm->nsig == MAX_SIGS)
 				i = MAX_SIGS - 1;
 			else
-				mm->s[mm->nsig++] = t;
+				mm->rep[mm->nsig] = op, mm->s[mm->nsig++] = t;
 		}
 		mm->grp[r] = (uint8_t)i;
 		mm->cnt[i]++;
@@ -323,86 +274,66 @@ static void mismatch_members(struct nw_jctx *x, struct nw_vwork *w, struct misma
 				nw_graph_edge(&x->g, junction, v->members[r].proc->job_index, NW_E_BLOCK, NULL, v, mm->seq, 0);
 }
 
-/* The summary of a tie nothing decides: both sides, "cannot tell which". */
-static void undecided_words(struct nw_jctx *x, const struct mismatch *mm, const char *mw, const char *Mw,
-                            struct nw_buf *b)
+/* The verdict's summary: the minority's op and the majority's (what the
+ * first minority group's differs in), or, on a tie nothing decides, both
+ * sides and "cannot tell which". */
+static void mismatch_summary(struct nw_jctx *x, struct nw_vwork *w, const struct mismatch *mm, unsigned what)
 {
-	struct nw_rankset mine = { 0 }, theirs = { 0 };
-	for (int32_t r = 0; r < mm->n; r++) {
-		if (mm->grp[r] == 0xff)
-			continue;
-		nw_set_add(x, mm->grp[r] == mm->maj ? &theirs : &mine, mm->v->members[r].proc->rank);
-	}
-	nw_buf_puts(b, "cannot tell which of ranks ");
-	nw_buf_rankset(b, &mm->minority);
-	nw_buf_printf(b, " deviates (no majority, and the comm's history does not say which op the program "
-	              "issues at #%" PRIu64 "): ", mm->seq);
-	nw_buf_puts(b, mine.n == 1 ? "rank " : "ranks ");
-	nw_buf_rankset(b, &mine);
-	nw_buf_printf(b, " %s while ", mw);
-	nw_buf_puts(b, theirs.n == 1 ? "rank " : "ranks ");
-	nw_buf_rankset(b, &theirs);
-	nw_buf_printf(b, " %s", Mw);
-	nw_rankset_free(&mine);
-	nw_rankset_free(&theirs);
-}
-
-/* The verdict's summary; *what: what the minority's op differs in. */
-static void mismatch_summary(struct nw_jctx *x, struct nw_vwork *w, const struct mismatch *mm, const char **what)
-{
-	char cb[128];
 	uint32_t minor = mm->maj == 0 ? 1 : 0;   /* the first minority group, for the summary */
-	struct nw_buf mw = { 0 }, Mw = { 0 };
-	mismatch_words(&mm->s[mm->maj], &mm->s[minor], mm->seq, nw_comm_label(mm->v->id, mm->v->name, cb), mm->n, &mw,
-	               &Mw, what);
-	struct nw_buf b = { 0 };
+	struct nw_fact called = { .kind = NW_F_MM_CALLED, .op = mm->rep[minor], .view = mm->v, .seq = mm->seq, .n = what };
+	struct nw_fact major = { .kind = mm->undecided ? NW_F_MM_WHILE : NW_F_MM_WHERE, .op = mm->rep[mm->maj], .n = what };
 	if (mm->undecided) {
-		undecided_words(x, mm, mw.s ? mw.s : "", Mw.s ? Mw.s : "", &b);
-	} else {
-		nw_buf_puts(&b, mm->minority.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&b, &mm->minority);
-		nw_buf_printf(&b, " %s where ", mw.s ? mw.s : "");
-		nw_buf_puts(&b, mm->majority.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&b, &mm->majority);
-		nw_buf_printf(&b, " %s%s", Mw.s ? Mw.s : "", w->v.waiting.n ? "; they wait in it" : "");
-		if (mm->by_history)
-			nw_buf_puts(&b, " (no majority: the ops every rank issued alike before repeat, and they "
-			                "give this op here)");
+		struct nw_rankset mine = { 0 }, theirs = { 0 };
+		for (int32_t r = 0; r < mm->n; r++)
+			if (mm->grp[r] != 0xff)
+				nw_set_add(x, mm->grp[r] == mm->maj ? &theirs : &mine, mm->v->members[r].proc->rank);
+		struct nw_fact tie = { .kind = NW_F_MM_TIE, .set = nw_findings_set(x, w, &mm->minority), .seq = mm->seq };
+		called.set = nw_findings_set(x, w, &mine);
+		major.set = nw_findings_set(x, w, &theirs);
+		nw_rankset_free(&mine);
+		nw_rankset_free(&theirs);
+		if (!tie.set || !called.set || !major.set)
+			return;
+		nw_verdict_summary_fact(x, w, &tie);
+		nw_verdict_summary_fact(x, w, &called);
+		nw_verdict_summary_fact(x, w, &major);
+		return;
 	}
-	nw_buf_free(&mw);
-	nw_buf_free(&Mw);
-	char *sum = nw_buf_take(&b);
-	if (!sum)
-		x->oom = 1;
-	w->v.summary = sum;
+	called.set = nw_findings_set(x, w, &mm->minority);
+	major.set = nw_findings_set(x, w, &mm->majority);
+	if (!called.set || !major.set)
+		return;
+	nw_verdict_summary_fact(x, w, &called);
+	nw_verdict_summary_fact(x, w, &major);
+	if (w->v.waiting.n) {
+		struct nw_fact f = { .kind = NW_F_MM_WAIT };
+		nw_verdict_summary_fact(x, w, &f);
+	}
+	if (mm->by_history) {
+		struct nw_fact f = { .kind = NW_F_MM_BY_HISTORY };
+		nw_verdict_summary_fact(x, w, &f);
+	}
 }
 
 /* Each group's values and state, and where the differing op was issued. */
-static void mismatch_evidence(struct nw_jctx *x, struct nw_vwork *w, const struct mismatch *mm, const char *what)
+static void mismatch_evidence(struct nw_jctx *x, struct nw_vwork *w, const struct mismatch *mm, unsigned what)
 {
-	struct nw_egroups eg = { 0 };
+	struct nw_fgroups eg = { 0 };
 	for (int32_t r = 0; r < mm->n && !x->oom; r++) {
 		const struct nw_member *m = &mm->v->members[r];
 		if (mm->grp[r] == 0xff)
 			continue;
-		const struct nw_seg_op *op = nw_member_coll(x, m, mm->seq);
 		int major = mm->grp[r] == mm->maj;
-		struct nw_buf t = { 0 };
-		char sb[NW_NAME_BUF];
-		sig_text(&mm->s[mm->grp[r]], &t);
-		nw_buf_printf(&t, " (%s%s), %s",
-		              mm->undecided ? "one side" : major ? (mm->by_history ? "as in the history" : "majority")
-		                                                 : "differs in ",
-		              mm->undecided || major ? "" : what, nw_op_state_name(op->state, sb));
-		/* 1.4: the Python line that issued the differing op. */
-		const char *site = major ? NULL : nw_op_site(m->proc, op);
-		if (site)
-			nw_buf_printf(&t, ", issued at %s", site);
-		if (t.s && !t.oom)
-			nw_eg_add(x, &eg, m->proc, t.s, NW_NO_AGE);
-		nw_buf_free(&t);
+		unsigned side = mm->undecided ? NW_MM_ONE_SIDE : major ? (mm->by_history ? NW_MM_HISTORY : NW_MM_MAJORITY)
+		                                                       : NW_MM_DIFFERS;
+		struct nw_fact f[2] = {
+			{ .kind = NW_F_MM_OP, .op = mm->rep[mm->grp[r]], .n = side | what << 4 | (uint64_t)mm->grp[r] << 8 },
+			/* 1.4: the Python line that issued the differing op */
+			{ .kind = NW_F_MM_STATE, .proc = m->proc, .op = nw_member_coll(x, m, mm->seq), .n = !major },
+		};
+		nw_fg_add(x, &eg, m->proc, f, 2, NW_NO_AGE);
 	}
-	nw_eg_flush(x, w, &eg, 8);
+	nw_fg_flush(x, w, &eg, 8);
 }
 
 static void verdict_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, uint64_t seq)
@@ -416,11 +347,11 @@ static void verdict_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, ui
 	mismatch_majority(x, &mm);
 	struct nw_vwork *w = nw_verdict_new(x, NW_V_MISMATCH, v, mm.s[mm.maj].kind, seq);
 	if (w) {
-		const char *what = "op";
+		unsigned what = mismatch_what(&mm.s[mm.maj], &mm.s[mm.maj == 0 ? 1 : 0]);
 		mismatch_members(x, w, &mm);
-		mismatch_summary(x, w, &mm, &what);
+		mismatch_summary(x, w, &mm, what);
 		mismatch_evidence(x, w, &mm, what);
-		nw_view_unknown(x, v, w);
+		nw_view_unknown_fact(x, v, w);
 	}
 	nw_rankset_free(&mm.majority);
 	nw_rankset_free(&mm.minority);

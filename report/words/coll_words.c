@@ -1,0 +1,143 @@
+/* coll_words: the words of verdicts_coll.c's facts (facts.h's NW_F_MM_*):
+ * MISMATCH, ranks that disagree on a collective (its kind, count,
+ * datatype, root or redop: nw_coll_sig), the minority against the
+ * majority, or both sides of a tie nothing decides. */
+#include "words_int.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+/* An op's signature (none: all zero, as decide's empty group). */
+static struct nw_coll_sig sig_of(const struct nw_seg_op *op)
+{
+	struct nw_coll_sig s;
+	if (op)
+		return nw_coll_sig(op);
+	memset(&s, 0, sizeof s);
+	return s;
+}
+
+static int dtype_size(int dt)
+{
+	static const int size[] = { 1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1 };
+	return dt >= 0 && dt < (int)(sizeof size / sizeof size[0]) ? size[dt] : 0;
+}
+
+static const char *redop_word(int32_t redop, char *rb)
+{
+	return redop >= 5 ? "premulsum" : nw_redop_name(redop, rb);
+}
+
+static void say_ranks(struct nw_buf *b, const struct nw_fset *s)
+{
+	nw_buf_puts(b, s->ranks.n == 1 ? "rank " : "ranks ");
+	nw_buf_rankset(b, &s->ranks);
+}
+
+/* "AllReduce count 8 float32 root 0 sum" */
+static void sig_text(struct nw_buf *b, const struct nw_coll_sig *s)
+{
+	char kb[NW_NAME_BUF], db[NW_NAME_BUF], rb[NW_NAME_BUF];
+	nw_buf_printf(b, "%s count %" PRIu64 " %s", nw_op_kind_name(s->kind, kb), s->count, nw_datatype_name(s->dtype, db));
+	if (s->root >= 0)
+		nw_buf_printf(b, " root %d", (int)s->root);
+	if (s->redop >= 0)
+		nw_buf_printf(b, " %s", redop_word(s->redop, rb));
+}
+
+/* The minority's op, after "RANKS ": how it differs (what). */
+void nw_say_MM_CALLED(struct nw_buf *b, const struct nw_fact *f)
+{
+	char kb[NW_NAME_BUF], db[NW_NAME_BUF], rb[NW_NAME_BUF], cb[128];
+	struct nw_coll_sig s = sig_of(f->op);
+	const char *comm = nw_comm_label(f->view->id, f->view->name, cb);
+	say_ranks(b, f->set);
+	if (f->n == NW_MM_OP) {
+		nw_buf_printf(b, " called %s", nw_op_kind_name(s.kind, kb));
+		if (s.root >= 0)
+			nw_buf_printf(b, " (root %d)", (int)s.root);
+		nw_buf_printf(b, " as #%" PRIu64 " on %s (%d ranks)", f->seq, comm, (int)f->view->nranks);
+		return;
+	}
+	nw_buf_printf(b, " called %s #%" PRIu64 " on %s (%d ranks) with ", nw_op_kind_name(s.kind, kb), f->seq, comm,
+	              (int)f->view->nranks);
+	if (f->n == NW_MM_COUNT)
+		nw_buf_printf(b, "count %" PRIu64, s.count);
+	else if (f->n == NW_MM_DTYPE)
+		nw_buf_printf(b, "datatype %s (%d bytes)", nw_datatype_name(s.dtype, db), dtype_size(s.dtype));
+	else if (f->n == NW_MM_ROOT)
+		nw_buf_printf(b, "root %d", (int)s.root);
+	else
+		nw_buf_printf(b, "redop %s", redop_word(s.redop, rb));
+}
+
+/* The majority's op (or the other side's), after "RANKS ". */
+static void say_major(struct nw_buf *b, const struct nw_fact *f)
+{
+	char kb[NW_NAME_BUF], db[NW_NAME_BUF], rb[NW_NAME_BUF];
+	struct nw_coll_sig s = sig_of(f->op);
+	say_ranks(b, f->set);
+	if (f->n == NW_MM_OP) {
+		nw_buf_printf(b, " called %s", nw_op_kind_name(s.kind, kb));
+		if (s.root >= 0)
+			nw_buf_printf(b, " (root %d)", (int)s.root);
+	} else if (f->n == NW_MM_COUNT)
+		nw_buf_printf(b, " used count %" PRIu64, s.count);
+	else if (f->n == NW_MM_DTYPE)
+		nw_buf_printf(b, " used %s (%d bytes)", nw_datatype_name(s.dtype, db), dtype_size(s.dtype));
+	else if (f->n == NW_MM_ROOT)
+		nw_buf_printf(b, " used root %d", (int)s.root);
+	else
+		nw_buf_printf(b, " used %s", redop_word(s.redop, rb));
+}
+
+void nw_say_MM_WHERE(struct nw_buf *b, const struct nw_fact *f)
+{
+	nw_buf_puts(b, " where ");
+	say_major(b, f);
+}
+
+void nw_say_MM_WHILE(struct nw_buf *b, const struct nw_fact *f)
+{
+	nw_buf_puts(b, " while ");
+	say_major(b, f);
+}
+
+void nw_say_MM_WAIT(struct nw_buf *b, const struct nw_fact *f)
+{
+	(void)f;
+	nw_buf_puts(b, "; they wait in it");
+}
+
+void nw_say_MM_BY_HISTORY(struct nw_buf *b, const struct nw_fact *f)
+{
+	(void)f;
+	nw_buf_puts(b, " (no majority: the ops every rank issued alike before repeat, and they give this op here)");
+}
+
+void nw_say_MM_TIE(struct nw_buf *b, const struct nw_fact *f)
+{
+	nw_buf_puts(b, "cannot tell which of ranks ");
+	nw_buf_rankset(b, &f->set->ranks);
+	nw_buf_printf(b, " deviates (no majority, and the comm's history does not say which op the program "
+	              "issues at #%" PRIu64 "): ", f->seq);
+}
+
+void nw_say_MM_OP(struct nw_buf *b, const struct nw_fact *f)
+{
+	static const char *const side[] = { "majority", "as in the history", "one side", "differs in " };
+	static const char *const what[] = { "op", "count", "datatype", "root", "redop" };
+	struct nw_coll_sig s = sig_of(f->op);
+	unsigned sd = f->n & 0xf, wh = (f->n >> 4) & 0xf;
+	sig_text(b, &s);
+	nw_buf_printf(b, " (%s%s)", side[sd < 4 ? sd : 3], sd == NW_MM_DIFFERS && wh < 5 ? what[wh] : "");
+}
+
+void nw_say_MM_STATE(struct nw_buf *b, const struct nw_fact *f)
+{
+	char sb[NW_NAME_BUF];
+	nw_buf_printf(b, ", %s", nw_op_state_name(f->op->state, sb));
+	const char *site = f->n ? nw_op_site(f->proc, f->op) : NULL;
+	if (site)
+		nw_buf_printf(b, ", issued at %s", site);
+}
