@@ -179,7 +179,16 @@
 	                * then MM_CALLED, MM_WHILE */                                            \
 	X(MM_OP)       /* MISMATCH evidence: op's signature (its group's; n: NW_MM_SIDE, what  \
 	                * << 4, the group << 8) */                                               \
-	X(MM_STATE)    /* ...proc's op's state, where it issued it (n 1: said) */
+	X(MM_STATE)    /* ...proc's op's state, where it issued it (n 1: said) */              \
+	X(SB_ONE)      /* STREAM_BLOCKED summary: proc's op (a replay: of its graph) of view's   \
+	                * comm has not started in age n: (then SB_WHY) */                         \
+	X(SB_MANY)     /* ...: set's ranks: op never started (for age n on proc; SB_WHY_IN) */   \
+	X(SB_WHY)      /* what proc's stream is busy with: op (view: its comm's; its state for  \
+	                * its age), NULL: none, work that is not NCCL on stream n */              \
+	X(SB_WHY_IN)   /* ...the same, then ")" */                                              \
+	X(SB_IN)       /* ...; set's ranks wait in (op a send/receive: for) it */               \
+	X(SB_STREAM)   /* STREAM_BLOCKED evidence: stream n busy with op (view: its comm's;      \
+	                * NULL: no NCCL op pending), then WHERE */
 
 #define NW_FACT_ENUM_(name) NW_F_##name,
 enum nw_fact_kind { NW_F_NONE = 0, NW_FACT_KINDS(NW_FACT_ENUM_) NW_F_NKINDS };

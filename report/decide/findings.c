@@ -373,6 +373,8 @@ static int fact_same(const struct nw_fact *a, const struct nw_fact *b)
 		return a->op->state == b->op->state && (!a->n || str_same(nw_op_site(a->proc, a->op), nw_op_site(b->proc, b->op)));
 	if (!op_same(a->op, b->op))
 		return 0;
+	if (a->kind == NW_F_SB_STREAM && a->op && a->op->kind == NW_OP_GRAPH_LAUNCH)   /* says its graph's first op */
+		return a->op->redop == b->op->redop && a->op->root == b->op->root;
 	if (a->kind == NW_F_REPLAY_IN) {   /* it also says where the launch is inside its replay */
 		unsigned sa = 0, sb = 0;
 		return a->op->count == b->op->count &&

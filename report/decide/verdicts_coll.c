@@ -21,9 +21,9 @@
  * (not started, failed, mismatched).
  *
  * Findings, not words (docs/ARCHITECTURE.md), converted part by part:
- * MISMATCH says facts (words/coll_words.c). Left to convert: MISSING_RANK
- * (past_end, missing_*), TRANSPORT_STALL (verdict_transport,
- * versions_evidence, unexplained_*), STREAM_BLOCKED (stream_*), IDLE and
+ * MISMATCH and STREAM_BLOCKED say facts (words/coll_words.c). Left to
+ * convert: MISSING_RANK (past_end, missing_*), TRANSPORT_STALL
+ * (verdict_transport, versions_evidence, unexplained_*), IDLE and
  * HEALTHY. */
 #include "decide.h"
 #include "majority.h"
@@ -1057,44 +1057,13 @@ struct skey {
 	uint64_t comm_id, seq;
 	struct nw_vwork *w;
 	const struct nw_sblock *first;  /* the first blocked rank: the summary's example */
-	char *why;                       /* what its stream is busy with */
-	struct nw_egroups eg;
+	struct nw_fact why;              /* what its stream is busy with (SB_WHY) */
+	struct nw_fgroups eg;
 	UT_hash_handle hh;
 };
 
-/* "AllReduce #5", or for a graph launch "replay 3 of the graph holding
- * AllReduce #5" (seq: the replay; root and redop: the graph's first op). */
-static void op_words(struct nw_buf *b, const struct nw_seg_op *op)
-{
-	char kb[NW_NAME_BUF];
-	if (op->kind == NW_OP_GRAPH_LAUNCH)
-		nw_buf_printf(b, "replay %" PRIu64 " of the graph holding %s #%" PRId32, op->seq,
-		              nw_op_kind_name((unsigned)op->redop, kb), op->root);
-	else
-		nw_buf_printf(b, "%s #%" PRIu64, nw_op_kind_name(op->kind, kb), op->seq);
-}
-
 /* One verdict per (comm, #n): its culprits are the ranks whose #n never
  * started, the ranks inside #n wait. */
-/* What the blocked op's stream is busy with: the previous op on it
- * (prev, of comm pv), or work that is not NCCL. */
-static char *stream_why(const struct nw_proc *p, const struct nw_sblock *s, const struct nw_seg_op *prev,
-                        const struct nw_comm_view *pv)
-{
-	char cb[128], ab[32], sb[NW_NAME_BUF];
-	struct nw_buf why = { 0 };
-	if (prev) {
-		nw_buf_puts(&why, "its stream is busy with ");
-		op_words(&why, prev);
-		nw_buf_printf(&why, " on %s (%s for %s)", nw_comm_label(prev->comm_id, pv ? pv->name : NULL, cb),
-		              nw_op_state_name(prev->state, sb),
-		              nw_fmt_age(nw_age(p, prev->start_ns ? prev->start_ns : prev->enqueue_ns), ab));
-	} else
-		nw_buf_printf(&why, "no earlier NCCL op is pending on its stream 0x%" PRIx64
-		              ": earlier work that is not NCCL (a long or hung kernel, a host callback)",
-		              s->op->stream);
-	return nw_buf_take(&why);
-}
 
 /* The verdict of a blocked (comm, #n), made at its first blocked rank s
  * and added to keys (NULL: out of memory). */
@@ -1122,8 +1091,10 @@ static struct skey *stream_key(struct nw_jctx *x, struct skey **keys, const uint
 		x->oom = 1;
 		return NULL;
 	}
-	if (!(k->why = stream_why(s->view->members[s->member].proc, s, prev, pv)))
-		x->oom = 1;
+	/* what its stream is busy with: the previous op on it (of comm pv), or
+	 * work that is not NCCL */
+	k->why = (struct nw_fact){ .kind = NW_F_SB_WHY, .proc = s->view->members[s->member].proc, .op = prev, .view = pv,
+	                           .n = s->op->stream };
 	for (uint32_t j = 0; j < s->waiting_in_it->n; j++)
 		nw_set_add(x, &w->v.waiting, s->waiting_in_it->v[j]);
 	return k;
@@ -1133,21 +1104,9 @@ static struct skey *stream_key(struct nw_jctx *x, struct skey **keys, const uint
 static void stream_line(struct nw_jctx *x, struct skey *k, const struct nw_sblock *s, const struct nw_proc *p,
                         const struct nw_seg_op *prev, const struct nw_comm_view *pv)
 {
-	char cb[128], sb[NW_NAME_BUF];
-	struct nw_buf t = { 0 };
-	nw_buf_printf(&t, "stream 0x%" PRIx64 " ", s->op->stream);
-	if (prev) {
-		nw_buf_puts(&t, "busy with ");
-		op_words(&t, prev);
-		nw_buf_printf(&t, " on %s (%s)", nw_comm_label(prev->comm_id, pv ? pv->name : NULL, cb),
-		              nw_op_state_name(prev->state, sb));
-	} else
-		nw_buf_puts(&t, "has no earlier NCCL op pending");
-	nw_buf_puts(&t, "; ");
-	uint64_t age = nw_where(x, p, &t, 1);
-	if (t.s && !t.oom)
-		nw_eg_add(x, &k->eg, p, t.s, age);
-	nw_buf_free(&t);
+	struct nw_fact f[2] = { { .kind = NW_F_SB_STREAM, .op = prev, .view = pv, .n = s->op->stream } };
+	uint64_t age = nw_fact_where(x, p, 1, &f[1]);
+	nw_fg_add(x, &k->eg, p, f, 2, age);
 }
 
 /* The summary of a blocked (comm, #n): its blocked ranks (the first as the
@@ -1156,38 +1115,28 @@ static void stream_summary(struct nw_jctx *x, const struct skey *k)
 {
 	struct nw_vwork *w = k->w;
 	const struct nw_sblock *s = k->first;
-	char cb[128], ab[32], lb[128];
-	struct nw_buf b = { 0 };
+	struct nw_fact f = { .kind = NW_F_SB_ONE, .proc = s->view->members[s->member].proc, .op = s->op, .view = s->view,
+	                     .n = s->age_ns };
+	struct nw_fact why = k->why;
 	if (w->v.culprits.n > 1) {
-		nw_buf_puts(&b, "ranks ");
-		nw_buf_rankset(&b, &w->v.culprits);
-		nw_buf_puts(&b, ": ");
-		op_words(&b, s->op);
-		nw_buf_printf(&b, " on %s (%d ranks) never started (for %s on %s; %s)",
-		              nw_comm_label(s->view->id, s->view->name, cb), (int)s->view->nranks,
-		              nw_fmt_age(s->age_ns, ab), nw_proc_label(s->view->members[s->member].proc, lb),
-		              k->why ? k->why : "");
-	} else {
-		nw_buf_printf(&b, "%s's ", nw_proc_label(s->view->members[s->member].proc, lb));
-		op_words(&b, s->op);
-		nw_buf_printf(&b, " on %s (%d ranks) has not started in %s: %s",
-		              nw_comm_label(s->view->id, s->view->name, cb), (int)s->view->nranks,
-		              nw_fmt_age(s->age_ns, ab), k->why ? k->why : "");
+		f.kind = NW_F_SB_MANY;
+		why.kind = NW_F_SB_WHY_IN;
+		if (!(f.set = nw_findings_set(x, w, &w->v.culprits)))
+			return;
 	}
+	nw_verdict_summary_fact(x, w, &f);
+	nw_verdict_summary_fact(x, w, &why);
 	/* Those inside #n but the blocked ranks. */
 	struct nw_rankset in = { 0 };
 	for (uint32_t j = 0; j < s->waiting_in_it->n; j++)
 		if (!nw_rankset_has(&w->v.culprits, s->waiting_in_it->v[j]))
 			nw_set_add(x, &in, s->waiting_in_it->v[j]);
 	if (in.n) {
-		nw_buf_puts(&b, in.n == 1 ? "; rank " : "; ranks ");
-		nw_buf_rankset(&b, &in);
-		/* a send/receive's peer waits in the other half */
-		nw_buf_printf(&b, " wait%s %s it", in.n == 1 ? "s" : "", NW_OP_IS_P2P(s->op->kind) ? "for" : "in");
+		struct nw_fact i = { .kind = NW_F_SB_IN, .op = s->op, .set = nw_findings_set(x, w, &in) };
+		if (i.set)
+			nw_verdict_summary_fact(x, w, &i);
 	}
 	nw_rankset_free(&in);
-	if (!(w->v.summary = nw_buf_take(&b)))
-		x->oom = 1;
 }
 
 /* The work that runs at the head of a stream: from `op` back through
@@ -1233,9 +1182,8 @@ void nw_rules_stream(struct nw_jctx *x)
 	HASH_ITER(hh, keys, k, kt) {
 		if (!x->oom)
 			stream_summary(x, k);
-		nw_eg_flush(x, k->w, &k->eg, 8);
+		nw_fg_flush(x, k->w, &k->eg, 8);
 		HASH_DEL(keys, k);
-		free(k->why);
 		free(k);
 	}
 }

@@ -1,7 +1,8 @@
-/* coll_words: the words of verdicts_coll.c's facts (facts.h's NW_F_MM_*):
- * MISMATCH, ranks that disagree on a collective (its kind, count,
- * datatype, root or redop: nw_coll_sig), the minority against the
- * majority, or both sides of a tie nothing decides. */
+/* coll_words: the words of verdicts_coll.c's facts (facts.h's NW_F_MM_*,
+ * NW_F_SB_*): MISMATCH, ranks that disagree on a collective (its kind,
+ * count, datatype, root or redop: nw_coll_sig), the minority against the
+ * majority, or both sides of a tie nothing decides; STREAM_BLOCKED, ranks
+ * whose collective never started, what their streams are busy with. */
 #include "words_int.h"
 
 #include <inttypes.h>
@@ -140,4 +141,87 @@ void nw_say_MM_STATE(struct nw_buf *b, const struct nw_fact *f)
 	const char *site = f->n ? nw_op_site(f->proc, f->op) : NULL;
 	if (site)
 		nw_buf_printf(b, ", issued at %s", site);
+}
+
+/* ---- STREAM_BLOCKED ---- */
+
+/* "AllReduce #5", or for a graph launch "replay 3 of the graph holding
+ * AllReduce #5" (seq: the replay; root and redop: the graph's first op). */
+static void op_words(struct nw_buf *b, const struct nw_seg_op *op)
+{
+	char kb[NW_NAME_BUF];
+	if (op->kind == NW_OP_GRAPH_LAUNCH)
+		nw_buf_printf(b, "replay %" PRIu64 " of the graph holding %s #%" PRId32, op->seq,
+		              nw_op_kind_name((unsigned)op->redop, kb), op->root);
+	else
+		nw_buf_printf(b, "%s #%" PRIu64, nw_op_kind_name(op->kind, kb), op->seq);
+}
+
+/* "OP on COMM (N ranks)": the blocked op. */
+static void blocked_op(struct nw_buf *b, const struct nw_fact *f)
+{
+	char cb[128];
+	op_words(b, f->op);
+	nw_buf_printf(b, " on %s (%d ranks)", nw_comm_label(f->view->id, f->view->name, cb), (int)f->view->nranks);
+}
+
+void nw_say_SB_ONE(struct nw_buf *b, const struct nw_fact *f)
+{
+	char lb[128], ab[32];
+	nw_buf_printf(b, "%s's ", nw_proc_label(f->proc, lb));
+	blocked_op(b, f);
+	nw_buf_printf(b, " has not started in %s: ", nw_fmt_age(f->n, ab));
+}
+
+void nw_say_SB_MANY(struct nw_buf *b, const struct nw_fact *f)
+{
+	char lb[128], ab[32];
+	nw_buf_puts(b, "ranks ");
+	nw_buf_rankset(b, &f->set->ranks);
+	nw_buf_puts(b, ": ");
+	blocked_op(b, f);
+	nw_buf_printf(b, " never started (for %s on %s; ", nw_fmt_age(f->n, ab), nw_proc_label(f->proc, lb));
+}
+
+void nw_say_SB_WHY(struct nw_buf *b, const struct nw_fact *f)
+{
+	char cb[128], ab[32], sb[NW_NAME_BUF];
+	const struct nw_seg_op *prev = f->op;
+	if (prev) {
+		nw_buf_puts(b, "its stream is busy with ");
+		op_words(b, prev);
+		nw_buf_printf(b, " on %s (%s for %s)", nw_comm_label(prev->comm_id, f->view ? f->view->name : NULL, cb),
+		              nw_op_state_name(prev->state, sb),
+		              nw_fmt_age(nw_age(f->proc, prev->start_ns ? prev->start_ns : prev->enqueue_ns), ab));
+	} else
+		nw_buf_printf(b, "no earlier NCCL op is pending on its stream 0x%" PRIx64
+		              ": earlier work that is not NCCL (a long or hung kernel, a host callback)", f->n);
+}
+
+void nw_say_SB_WHY_IN(struct nw_buf *b, const struct nw_fact *f)
+{
+	nw_say_SB_WHY(b, f);
+	nw_buf_puts(b, ")");
+}
+
+void nw_say_SB_IN(struct nw_buf *b, const struct nw_fact *f)
+{
+	nw_buf_puts(b, f->set->ranks.n == 1 ? "; rank " : "; ranks ");
+	nw_buf_rankset(b, &f->set->ranks);
+	/* a send/receive's peer waits in the other half */
+	nw_buf_printf(b, " wait%s %s it", f->set->ranks.n == 1 ? "s" : "", NW_OP_IS_P2P(f->op->kind) ? "for" : "in");
+}
+
+void nw_say_SB_STREAM(struct nw_buf *b, const struct nw_fact *f)
+{
+	char cb[128], sb[NW_NAME_BUF];
+	nw_buf_printf(b, "stream 0x%" PRIx64 " ", f->n);
+	if (f->op) {
+		nw_buf_puts(b, "busy with ");
+		op_words(b, f->op);
+		nw_buf_printf(b, " on %s (%s)", nw_comm_label(f->op->comm_id, f->view ? f->view->name : NULL, cb),
+		              nw_op_state_name(f->op->state, sb));
+	} else
+		nw_buf_puts(b, "has no earlier NCCL op pending");
+	nw_buf_puts(b, "; ");
 }
