@@ -188,7 +188,17 @@
 	X(SB_WHY_IN)   /* ...the same, then ")" */                                              \
 	X(SB_IN)       /* ...; set's ranks wait in (op a send/receive: for) it */               \
 	X(SB_STREAM)   /* STREAM_BLOCKED evidence: stream n busy with op (view: its comm's;      \
-	                * NULL: no NCCL op pending), then WHERE */
+	                * NULL: no NCCL op pending), then WHERE */                                \
+	X(TS_ALL)      /* TRANSPORT_STALL summary: every rank of view's comm started op_kind    \
+	                * #seq, none completed it in age n */                                     \
+	X(TS_STARTED)  /* ...evidence: STARTED for NW_AGE, not completed */                     \
+	X(TS_VERSIONS) /* ...evidence: proc's NCCL, CUDA driver, host */                        \
+	X(TS_STUCK)    /* TRANSPORT_STALL summary of an op no rule explains: set's ranks are   \
+	                * stuck in op (view: its comm's, or NULL), nobody missing */             \
+	X(TS_DONE)     /* ...evidence: set's ranks completed it */                              \
+	X(TS_IN)       /* ...evidence: in op (view: its comm's), its state for NW_AGE; a send/   \
+	                * receive with its peer, n what the peer posted of the other half       \
+	                * (NW_FACT_OTHER: op named as the verdict's, TS_STUCK) */
 
 #define NW_FACT_ENUM_(name) NW_F_##name,
 enum nw_fact_kind { NW_F_NONE = 0, NW_FACT_KINDS(NW_FACT_ENUM_) NW_F_NKINDS };

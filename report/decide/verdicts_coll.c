@@ -21,10 +21,9 @@
  * (not started, failed, mismatched).
  *
  * Findings, not words (docs/ARCHITECTURE.md), converted part by part:
- * MISMATCH and STREAM_BLOCKED say facts (words/coll_words.c). Left to
- * convert: MISSING_RANK (past_end, missing_*), TRANSPORT_STALL
- * (verdict_transport, versions_evidence, unexplained_*), IDLE and
- * HEALTHY. */
+ * MISMATCH, STREAM_BLOCKED and TRANSPORT_STALL (the frontier's and
+ * unexplained ops') say facts (words/coll_words.c). Left to convert:
+ * MISSING_RANK (past_end, missing_*), IDLE and HEALTHY. */
 #include "decide.h"
 #include "majority.h"
 
@@ -604,20 +603,18 @@ const struct nw_rankset *nw_shared_set(struct nw_jctx *x, const struct nw_rankse
 	return c;
 }
 
-/* "driver 13.0, NCCL 2.28.9: hosts a, b (ranks 0-7)" per distinct pair. */
+/* "ranks 0-7: NCCL 2.28.9, CUDA driver 13.0, host a" per distinct triple. */
 static void versions_evidence(struct nw_jctx *x, struct nw_vwork *w, const struct nw_comm_view *v)
 {
-	struct nw_egroups eg = { 0 };
+	struct nw_fgroups eg = { 0 };
 	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
 		const struct nw_proc *p = v->members[r].proc;
 		if (!p)
 			continue;
-		char nb[NW_NAME_BUF], db[NW_NAME_BUF], t[256];
-		snprintf(t, sizeof t, "NCCL %s, CUDA driver %s, host %s", nw_nccl_version_str(p->hdr.nccl_version, nb),
-		         nw_cuda_version_str(p->hdr.cuda_driver_version, db), p->hdr.host);
-		nw_eg_add(x, &eg, p, t, NW_NO_AGE);
+		struct nw_fact f = { .kind = NW_F_TS_VERSIONS, .proc = p };
+		nw_fg_add(x, &eg, p, &f, 1, NW_NO_AGE);
 	}
-	nw_eg_flush(x, w, &eg, 16);
+	nw_fg_flush(x, w, &eg, 16);
 }
 
 /* Ranks inside #n of a comm the others have finalized or destroyed without
@@ -934,25 +931,23 @@ static int is_transport(const struct frontier *f)
 static void verdict_transport(struct nw_jctx *x, struct frontier *f)
 {
 	const struct nw_comm_view *v = f->v;
-	char ab[32];
 	struct nw_vwork *w = nw_verdict_new(x, NW_V_TRANSPORT_STALL, v, f->kind, f->nstar);
 	if (!w)
 		return;
-	struct nw_egroups in = { 0 };
+	struct nw_fgroups in = { 0 };
 	for (int32_t r = 0; r < f->n; r++) {
 		const struct nw_member *m = &v->members[r];
 		nw_verdict_blame(x, w, m->proc->job_index);
 		nw_verdict_waiting(x, w, m->proc);
 		const struct nw_seg_op *op = nw_member_coll(x, m, f->nstar);
-		nw_eg_add(x, &in, m->proc, "STARTED for " NW_AGE ", not completed",
+		struct nw_fact e = { .kind = NW_F_TS_STARTED };
+		nw_fg_add(x, &in, m->proc, &e, 1,
 		          op ? nw_age(m->proc, op->start_ns ? op->start_ns : op->enqueue_ns) : NW_NO_AGE);
 	}
-	nw_eg_flush(x, w, &in, 8);
+	nw_fg_flush(x, w, &in, 8);
 	versions_evidence(x, w, v);
-	nw_verdict_summary(x, w,
-	                   "every rank of %s (%d ranks) started %s #%" PRIu64 " and none completed it in %s: "
-	                   "the transfer itself is stuck (communicator or link, not a rank)",
-	                   f->comm, (int)f->n, f->kname, f->nstar, nw_fmt_age(f->max_age, ab));
+	struct nw_fact s = { .kind = NW_F_TS_ALL, .view = v, .op_kind = f->kind, .seq = f->nstar, .n = f->max_age };
+	nw_verdict_summary_fact(x, w, &s);
 }
 
 static const struct frontier_rule {
@@ -1190,10 +1185,19 @@ void nw_rules_stream(struct nw_jctx *x)
 
 /* ---- stuck ops no verdict explains ---- */
 
+/* One verdict per op nobody explains, as its summary names it: a
+ * collective by kind, number and comm; a replay by its graph's first op's
+ * kind and comm; a send/receive by kind and comm. */
 struct ukey {
-	char text[256];
+	struct {
+		uint64_t comm_id, seq;
+		uint16_t kind;           /* a replay: its graph's first op's */
+		uint16_t replay;
+	} id;
+	const struct nw_seg_op *op;      /* the first rank's, naming it */
+	const struct nw_comm_view *v;
 	struct nw_vwork *w;
-	struct nw_egroups eg;
+	struct nw_fgroups eg;
 	UT_hash_handle hh;
 };
 
@@ -1210,20 +1214,14 @@ static const struct nw_seg_op *unexplained_op(const struct nw_jctx *x, const str
 	return NULL;
 }
 
-/* The words that name op (of comm v), the key of its verdict. */
-static void unexplained_key(const struct nw_seg_op *op, const struct nw_comm_view *v, char *text, size_t size)
+/* The key of op's verdict (struct ukey). */
+static void unexplained_key(const struct nw_seg_op *op, struct ukey *k)
 {
-	char kb[NW_NAME_BUF], cb[128];
-	memset(text, 0, size);
-	if (NW_OP_IS_COLL(op->kind))
-		snprintf(text, size, "%s #%" PRIu64 " on %s", nw_op_kind_name(op->kind, kb), op->seq,
-		         nw_comm_label(op->comm_id, v ? v->name : NULL, cb));
-	else if (op->kind == NW_OP_GRAPH_LAUNCH)   /* a replay: its graph's first op names it */
-		snprintf(text, size, "a replay of a CUDA graph whose first op is a %s on %s",
-		         nw_op_kind_name((uint16_t)op->redop, kb), nw_comm_label(op->comm_id, v ? v->name : NULL, cb));
-	else
-		snprintf(text, size, "%s on %s", nw_op_kind_name(op->kind, kb),
-		         nw_comm_label(op->comm_id, v ? v->name : NULL, cb));
+	memset(&k->id, 0, sizeof k->id);
+	k->id.comm_id = op->comm_id;
+	k->id.replay = op->kind == NW_OP_GRAPH_LAUNCH;
+	k->id.kind = k->id.replay ? (uint16_t)op->redop : op->kind;
+	k->id.seq = NW_OP_IS_COLL(op->kind) ? op->seq : 0;
 }
 
 /* The TRANSPORT_STALL verdict of an op nobody explains, added to keys
@@ -1237,9 +1235,11 @@ static struct ukey *unexplained_verdict(struct nw_jctx *x, struct ukey **keys, c
 		x->oom = 1;
 		return NULL;
 	}
-	memcpy(k->text, key->text, sizeof k->text);
+	k->id = key->id;
+	k->op = op;
+	k->v = v;
 	k->w = w;
-	HASH_ADD_STR(*keys, text, k);
+	HASH_ADD(hh, *keys, id, sizeof k->id, k);
 	if (nw_hash_oom_taken()) {
 		free(k);
 		x->oom = 1;
@@ -1254,41 +1254,26 @@ static struct ukey *unexplained_verdict(struct nw_jctx *x, struct ukey **keys, c
 			nw_set_add(x, &done, m->proc->rank);
 	}
 	if (done.n) {
-		nw_buf_puts(&w->ev, done.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&w->ev, &done);
-		nw_buf_puts(&w->ev, ": completed it");
-		nw_verdict_evidence_flush(x, w);
+		struct nw_fact f = { .kind = NW_F_TS_DONE, .set = nw_findings_set(x, w, &done) };
+		if (f.set)
+			nw_verdict_evidence_fact(x, w, &f);
 	}
 	nw_rankset_free(&done);
 	return k;
 }
 
 /* A stuck rank's line: its op (a send/receive with its peer and what the
- * peer posted), its state and age. */
+ * peer posted of the other half), its state and age. */
 static void unexplained_line(struct nw_jctx *x, struct ukey *k, const struct nw_proc *p, const struct nw_seg_op *op,
                              const struct nw_comm_view *v)
 {
-	char kb[NW_NAME_BUF], sb[NW_NAME_BUF];
-	struct nw_buf t = { 0 };
-	nw_buf_puts(&t, "in ");
+	struct nw_fact f = { .kind = NW_F_TS_IN, .proc = p, .op = op, .view = v, .n = NW_FACT_OTHER };
 	if (NW_OP_IS_P2P(op->kind) && v && op->root >= 0 && op->root < v->nranks) {
 		const struct nw_member *pm = &v->members[op->root];
-		char pb[128];
-		nw_buf_printf(&t, "%s #%" PRIu64 " %s %s", nw_op_kind_name(op->kind, kb), op->seq,
-		              op->kind == NW_OP_SEND ? "to" : "from", pm->proc ? nw_proc_label(pm->proc, pb) : "?");
-		if (pm->proc) {
-			const struct nw_seg_peer *e = nw_proc_peer(pm->proc, nw_member_slot(pm), op->rank);
-			nw_buf_printf(&t, " (posted on the other side: %s %" PRIu64 ")",
-			              op->kind == NW_OP_SEND ? "recv_enqueued" : "send_enqueued",
-			              e ? (op->kind == NW_OP_SEND ? e->recv_enqueued : e->send_enqueued) : 0);
-		}
-	} else {
-		nw_buf_puts(&t, k->text);
+		const struct nw_seg_peer *e = pm->proc ? nw_proc_peer(pm->proc, nw_member_slot(pm), op->rank) : NULL;
+		f.n = e ? (op->kind == NW_OP_SEND ? e->recv_enqueued : e->send_enqueued) : 0;
 	}
-	nw_buf_printf(&t, ", %s for " NW_AGE, nw_op_state_name(op->state, sb));
-	if (t.s && !t.oom)
-		nw_eg_add(x, &k->eg, p, t.s, nw_age(p, op->enqueue_ns));
-	nw_buf_free(&t);
+	nw_fg_add(x, &k->eg, p, &f, 1, nw_age(p, op->enqueue_ns));
 }
 
 void nw_rules_unexplained(struct nw_jctx *x, const uint8_t *explained)
@@ -1302,8 +1287,8 @@ void nw_rules_unexplained(struct nw_jctx *x, const uint8_t *explained)
 		struct nw_comm_view *v;
 		HASH_FIND(hh, x->job->comms, &op->comm_id, sizeof op->comm_id, v);
 		struct ukey key;
-		unexplained_key(op, v, key.text, sizeof key.text);
-		HASH_FIND_STR(keys, key.text, k);
+		unexplained_key(op, &key);
+		HASH_FIND(hh, keys, &key.id, sizeof key.id, k);
 		if (!k && !(k = unexplained_verdict(x, &keys, &key, op, v)))
 			break;
 		nw_verdict_waiting(x, k->w, p);
@@ -1312,15 +1297,11 @@ void nw_rules_unexplained(struct nw_jctx *x, const uint8_t *explained)
 	}
 	HASH_ITER(hh, keys, k, kt) {
 		struct nw_vwork *w = k->w;
-		struct nw_buf b = { 0 };
-		nw_buf_puts(&b, w->v.waiting.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&b, &w->v.waiting);
-		nw_buf_printf(&b, " %s stuck in %s and no rank was found missing, mismatched or failed: the transfer "
-		              "does not finish (communicator or link)", w->v.waiting.n == 1 ? "is" : "are", k->text);
-		w->v.summary = nw_buf_take(&b);
-		if (!w->v.summary)
-			x->oom = 1;
-		nw_eg_flush(x, w, &k->eg, 8);
+		struct nw_fact f = { .kind = NW_F_TS_STUCK, .op = k->op, .view = k->v,
+		                     .set = nw_findings_set(x, w, &w->v.waiting) };
+		if (f.set)
+			nw_verdict_summary_fact(x, w, &f);
+		nw_fg_flush(x, w, &k->eg, 8);
 		HASH_DEL(keys, k);
 		free(k);
 	}

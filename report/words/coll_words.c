@@ -2,7 +2,9 @@
  * NW_F_SB_*): MISMATCH, ranks that disagree on a collective (its kind,
  * count, datatype, root or redop: nw_coll_sig), the minority against the
  * majority, or both sides of a tie nothing decides; STREAM_BLOCKED, ranks
- * whose collective never started, what their streams are busy with. */
+ * whose collective never started, what their streams are busy with;
+ * TRANSPORT_STALL (NW_F_TS_*), a collective every rank started and none
+ * completed, or an op no rule explains. */
 #include "words_int.h"
 
 #include <inttypes.h>
@@ -224,4 +226,80 @@ void nw_say_SB_STREAM(struct nw_buf *b, const struct nw_fact *f)
 	} else
 		nw_buf_puts(b, "has no earlier NCCL op pending");
 	nw_buf_puts(b, "; ");
+}
+
+/* ---- TRANSPORT_STALL ---- */
+
+void nw_say_TS_ALL(struct nw_buf *b, const struct nw_fact *f)
+{
+	char cb[128], kb[NW_NAME_BUF], ab[32];
+	nw_buf_printf(b,
+	              "every rank of %s (%d ranks) started %s #%" PRIu64 " and none completed it in %s: "
+	              "the transfer itself is stuck (communicator or link, not a rank)",
+	              nw_comm_label(f->view->id, f->view->name, cb), (int)f->view->nranks,
+	              nw_op_kind_name(f->op_kind, kb), f->seq, nw_fmt_age(f->n, ab));
+}
+
+void nw_say_TS_STARTED(struct nw_buf *b, const struct nw_fact *f)
+{
+	(void)f;
+	nw_buf_puts(b, "STARTED for " NW_AGE ", not completed");
+}
+
+void nw_say_TS_VERSIONS(struct nw_buf *b, const struct nw_fact *f)
+{
+	char nb[NW_NAME_BUF], db[NW_NAME_BUF], t[256];
+	const struct nw_proc *p = f->proc;
+	snprintf(t, sizeof t, "NCCL %s, CUDA driver %s, host %s", nw_nccl_version_str(p->hdr.nccl_version, nb),
+	         nw_cuda_version_str(p->hdr.cuda_driver_version, db), p->hdr.host);
+	nw_buf_puts(b, t);
+}
+
+/* How an op nobody explains is named (its verdict's key): a collective by
+ * kind, number and comm, a replay by its graph's first op, a send/receive
+ * by kind and comm (v: its comm's view, or NULL). */
+static void stuck_op(struct nw_buf *b, const struct nw_seg_op *op, const struct nw_comm_view *v)
+{
+	char kb[NW_NAME_BUF], cb[128], t[256];
+	if (NW_OP_IS_COLL(op->kind))
+		snprintf(t, sizeof t, "%s #%" PRIu64 " on %s", nw_op_kind_name(op->kind, kb), op->seq,
+		         nw_comm_label(op->comm_id, v ? v->name : NULL, cb));
+	else if (op->kind == NW_OP_GRAPH_LAUNCH)
+		snprintf(t, sizeof t, "a replay of a CUDA graph whose first op is a %s on %s",
+		         nw_op_kind_name((uint16_t)op->redop, kb), nw_comm_label(op->comm_id, v ? v->name : NULL, cb));
+	else
+		snprintf(t, sizeof t, "%s on %s", nw_op_kind_name(op->kind, kb), nw_comm_label(op->comm_id, v ? v->name : NULL, cb));
+	nw_buf_puts(b, t);
+}
+
+void nw_say_TS_STUCK(struct nw_buf *b, const struct nw_fact *f)
+{
+	say_ranks(b, f->set);
+	nw_buf_printf(b, " %s stuck in ", f->set->ranks.n == 1 ? "is" : "are");
+	stuck_op(b, f->op, f->view);
+	nw_buf_puts(b, " and no rank was found missing, mismatched or failed: the transfer does not finish "
+	            "(communicator or link)");
+}
+
+void nw_say_TS_DONE(struct nw_buf *b, const struct nw_fact *f)
+{
+	say_ranks(b, f->set);
+	nw_buf_puts(b, ": completed it");
+}
+
+void nw_say_TS_IN(struct nw_buf *b, const struct nw_fact *f)
+{
+	char kb[NW_NAME_BUF], sb[NW_NAME_BUF], pb[128];
+	const struct nw_seg_op *op = f->op;
+	nw_buf_puts(b, "in ");
+	if (f->n != NW_FACT_OTHER) {
+		const struct nw_proc *peer = f->view->members[op->root].proc;
+		nw_buf_printf(b, "%s #%" PRIu64 " %s %s", nw_op_kind_name(op->kind, kb), op->seq,
+		              op->kind == NW_OP_SEND ? "to" : "from", peer ? nw_proc_label(peer, pb) : "?");
+		if (peer)
+			nw_buf_printf(b, " (posted on the other side: %s %" PRIu64 ")",
+			              op->kind == NW_OP_SEND ? "recv_enqueued" : "send_enqueued", f->n);
+	} else
+		stuck_op(b, op, f->view);
+	nw_buf_printf(b, ", %s for " NW_AGE, nw_op_state_name(op->state, sb));
 }
