@@ -198,7 +198,28 @@
 	X(TS_DONE)     /* ...evidence: set's ranks completed it */                              \
 	X(TS_IN)       /* ...evidence: in op (view: its comm's), its state for NW_AGE; a send/   \
 	                * receive with its peer, n what the peer posted of the other half       \
-	                * (NW_FACT_OTHER: op named as the verdict's, TS_STUCK) */
+	                * (NW_FACT_OTHER: op named as the verdict's, TS_STUCK) */             \
+	X(MR_PAST)     /* MISSING_RANK summary (past the others' end): set's ranks called       \
+	                * op_kind #seq of view's comm after (MR_PAST_DONE) */                    \
+	X(MR_PAST_DONE) /* ...set's ranks stopped at #seq: n 0 in a CUDA graph, 1 idle, 2 had   \
+	                * finished with it */                                                     \
+	X(MR_PAST_IN)  /* ...evidence: issued it past where the others stopped; then WHERE */    \
+	X(MR_STOPPED)  /* ...evidence: stopped after #seq (n & 0xff: 0 idle, 1 finalized or     \
+	                * destroyed it, n >> 8 the comm's state; 2 in a CUDA graph); then WHERE */\
+	X(MR_SUM)      /* MISSING_RANK summary: set's ranks never called (n 0), ended inside    \
+	                * (1), only captured (2) op_kind #seq of view's comm; then MR_WAIT */    \
+	X(MR_WAIT)     /* ...set's ranks wait in it */                                          \
+	X(MR_NOFILE_N) /* ...; n ranks of it have no file */                                    \
+	X(MR_WAIT_IN)  /* MISSING_RANK summary, nobody named: set's ranks wait in op_kind #seq  \
+	                * of view's comm for age n; then MR_UNKNOWN */                           \
+	X(MR_UNKNOWN)  /* ...set's ranks (NULL: n of its ranks) have no file (may never have    \
+	                * called it) */                                                          \
+	X(MR_OUT)      /* MISSING_RANK evidence, a culprit: (n & 0xff) 0 left the comm (its      \
+	                * state n >> 8) after #seq, 1 held in a group never ended, 2 never       \
+	                * called it (coll_enqueued seq), 3 ended inside it, 4 captured it; then  \
+	                * WHERE */                                                               \
+	X(MR_IN)       /* ...evidence, a rank inside it: its state n - 1 (0: STARTED, no        \
+	                * record) for NW_AGE */
 
 #define NW_FACT_ENUM_(name) NW_F_##name,
 enum nw_fact_kind { NW_F_NONE = 0, NW_FACT_KINDS(NW_FACT_ENUM_) NW_F_NKINDS };

@@ -21,9 +21,10 @@
  * (not started, failed, mismatched).
  *
  * Findings, not words (docs/ARCHITECTURE.md), converted part by part:
- * MISMATCH, STREAM_BLOCKED and TRANSPORT_STALL (the frontier's and
- * unexplained ops') say facts (words/coll_words.c). Left to convert:
- * MISSING_RANK (past_end, missing_*), IDLE and HEALTHY. */
+ * MISMATCH, STREAM_BLOCKED, TRANSPORT_STALL (the frontier's and
+ * unexplained ops') and MISSING_RANK (the frontier's, past the others'
+ * end) say facts (words/coll_words.c). Left to convert: IDLE and
+ * HEALTHY. */
 #include "decide.h"
 #include "majority.h"
 
@@ -628,10 +629,10 @@ static void past_end(struct nw_jctx *x, const struct nw_comm_view *v, const uint
 	if (!w)
 		return;
 	struct nw_rankset done = { 0 };
-	struct nw_egroups eg = { 0 };
-	char kb[NW_NAME_BUF], cb[128], sb[NW_NAME_BUF];
+	struct nw_fgroups eg = { 0 };
 	uint64_t last = 0;
 	uint32_t in_graph = 0, idle = 0;
+	struct nw_fact f[2];
 	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
 		const struct nw_member *m = &v->members[r];
 		if (cls[r] == M_FINISHED || cls[r] == M_IN_GRAPH || cls[r] == M_STOPPED) {
@@ -645,43 +646,29 @@ static void past_end(struct nw_jctx *x, const struct nw_comm_view *v, const uint
 			}
 		} else if (cls[r] == M_STARTED || cls[r] == M_ENQUEUED) {
 			nw_verdict_culprit(x, w, m->proc);
-			nw_eg_where(x, &eg, m->proc, "issued it past where the others stopped; ", 1);
+			f[0] = (struct nw_fact){ .kind = NW_F_MR_PAST_IN };
+			uint64_t age = nw_fact_where(x, m->proc, 1, &f[1]);
+			nw_fg_add(x, &eg, m->proc, f, 2, age);
 		}
 	}
 	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
 		const struct nw_member *m = &v->members[r];
 		if (cls[r] != M_FINISHED && cls[r] != M_IN_GRAPH && cls[r] != M_STOPPED)
 			continue;
-		char t[256];
-		if (cls[r] == M_STOPPED)
-			snprintf(t, sizeof t, "stopped after #%" PRIu64 " (COMPLETED), nothing pending since; ",
-			         m->comm->coll_enqueued);
-		else if (cls[r] == M_FINISHED)
-			snprintf(t, sizeof t, "%s the comm after #%" PRIu64 "; ", nw_comm_state_name(m->comm->state, sb),
-			         m->comm->coll_enqueued);
-		else
-			snprintf(t, sizeof t, "issued #%" PRIu64 " into a CUDA graph (CAPTURED: a graph's launch is not "
-			         "recorded; it may wait inside it) and made no NCCL call since; ", m->comm->coll_enqueued);
-		nw_eg_where(x, &eg, m->proc, t, 0);
+		f[0] = (struct nw_fact){ .kind = NW_F_MR_STOPPED, .seq = m->comm->coll_enqueued,
+		                         .n = cls[r] == M_STOPPED ? 0 : cls[r] == M_FINISHED ? 1 | (uint64_t)m->comm->state << 8 : 2 };
+		uint64_t age = nw_fact_where(x, m->proc, 0, &f[1]);
+		nw_fg_add(x, &eg, m->proc, f, 2, age);
 	}
-	nw_eg_flush(x, w, &eg, 8);
-	struct nw_buf b = { 0 };
-	nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
-	nw_buf_rankset(&b, &w->v.culprits);
-	nw_buf_printf(&b, " called %s #%" PRIu64 " on %s (%d ranks) after ", nw_op_kind_name(kind, kb), nstar,
-	              nw_comm_label(v->id, v->name, cb), (int)v->nranks);
-	nw_buf_puts(&b, done.n == 1 ? "rank " : "ranks ");
-	nw_buf_rankset(&b, &done);
-	if (in_graph)
-		nw_buf_printf(&b, " stopped at #%" PRIu64 ", issued into a CUDA graph: the minority went on without "
-		              "them (a graph it captured but never launched?)", last);
-	else if (idle)
-		nw_buf_printf(&b, " stopped at #%" PRIu64 " and wait for nothing in NCCL: the minority went one op past "
-		              "the others (an extra step?)", last);
-	else
-		nw_buf_printf(&b, " had finished with it (their last: #%" PRIu64 "): nobody else will call it", last);
-	if (!(w->v.summary = nw_buf_take(&b)))
-		x->oom = 1;
+	nw_fg_flush(x, w, &eg, 8);
+	struct nw_fact sum = { .kind = NW_F_MR_PAST, .set = nw_findings_set(x, w, &w->v.culprits), .view = v,
+		               .op_kind = kind, .seq = nstar };
+	struct nw_fact why = { .kind = NW_F_MR_PAST_DONE, .set = nw_findings_set(x, w, &done), .seq = last,
+		               .n = in_graph ? 0 : idle ? 1 : 2 };
+	if (sum.set && why.set) {
+		nw_verdict_summary_fact(x, w, &sum);
+		nw_verdict_summary_fact(x, w, &why);
+	}
 	nw_rankset_free(&done);
 }
 
@@ -698,8 +685,6 @@ struct frontier {
 	uint64_t max_age;                    /* the oldest pending #n */
 	struct nw_rankset waiting;           /* the members whose #n is pending */
 	uint16_t kind;                       /* #n's kind */
-	const char *kname, *comm;            /* #n's kind and the comm, as words */
-	char kb[NW_NAME_BUF], cb[128];
 };
 
 /* A member with #n in its ring: its state; a pending one is waiting. */
@@ -798,41 +783,29 @@ static int held_in_group(struct nw_jctx *x, const struct nw_member *m, uint64_t 
  * #n, ended inside it, or only captured it) into out, a waiting one's into
  * in. */
 static void missing_member(struct nw_jctx *x, struct nw_vwork *w, const struct frontier *f, int32_t r,
-                           struct nw_egroups *in, struct nw_egroups *out)
+                           struct nw_fgroups *in, struct nw_fgroups *out)
 {
 	const struct nw_member *m = &f->v->members[r];
 	uint8_t c = f->cls[r];
-	char sb[NW_NAME_BUF];
 	if (c == M_NOT_ISSUED || c == M_GONE || c == M_CAPTURED) {
 		nw_verdict_culprit(x, w, m->proc);
-		struct nw_buf t = { 0 };
+		struct nw_fact e[2] = { { .kind = NW_F_MR_OUT } };
 		/* An abort is leaving the comm too (an error path); it is said,
 		 * but not weighed as a program's end (finished). */
 		if (c == M_NOT_ISSUED && (finished(m) || m->comm->state == NW_COMM_ABORTED))
-			nw_buf_printf(&t, "never called it: it %s the comm after #%" PRIu64 "; ",
-			              nw_comm_state_name(m->comm->state, sb), m->comm->coll_enqueued);
+			e[0].n = 0 | (uint64_t)m->comm->state << 8, e[0].seq = m->comm->coll_enqueued;
 		else if (c == M_NOT_ISSUED && held_in_group(x, m, f->nstar))
-			nw_buf_puts(&t, "issued it inside ncclGroupStart, but its thread never called the group's "
-			            "ncclGroupEnd, so NCCL never launched it; ");
+			e[0].n = 1;
 		else if (c == M_NOT_ISSUED)
-			nw_buf_printf(&t, "never called it (coll_enqueued %" PRIu64 "); ", m->comm->coll_enqueued);
-		else if (c == M_GONE)
-			nw_buf_puts(&t, "called it but ended before completing it; ");
+			e[0].n = 2, e[0].seq = m->comm->coll_enqueued;
 		else
-			nw_buf_puts(&t, "captured it into a CUDA graph (it runs only when the graph is launched) "
-			            "and went on; ");
-		uint64_t age = nw_where(x, m->proc, &t, 1);
-		if (t.s && !t.oom)
-			nw_eg_add(x, out, m->proc, t.s, age);
-		nw_buf_free(&t);
+			e[0].n = c == M_GONE ? 3 : 4;
+		uint64_t age = nw_fact_where(x, m->proc, 1, &e[1]);
+		nw_fg_add(x, out, m->proc, e, 2, age);
 	} else if (c == M_STARTED || c == M_ENQUEUED) {
 		const struct nw_seg_op *op = nw_member_coll(x, m, f->nstar);
-		char t[160];
-		if (op)
-			snprintf(t, sizeof t, "in it (%s for " NW_AGE ")", nw_op_state_name(op->state, sb));
-		else
-			snprintf(t, sizeof t, "in it (STARTED)");
-		nw_eg_add(x, in, m->proc, t, op ? nw_age(m->proc, op->enqueue_ns) : NW_NO_AGE);
+		struct nw_fact e = { .kind = NW_F_MR_IN, .n = op ? (uint64_t)op->state + 1 : 0 };
+		nw_fg_add(x, in, m->proc, &e, 1, op ? nw_age(m->proc, op->enqueue_ns) : NW_NO_AGE);
 	}
 }
 
@@ -840,39 +813,32 @@ static void missing_member(struct nw_jctx *x, struct nw_vwork *w, const struct f
 static void missing_summary(struct nw_jctx *x, struct nw_vwork *w, const struct frontier *f)
 {
 	const uint32_t *cnt = f->cnt;
-	char ab[32];
-	struct nw_buf b = { 0 };
+	const struct nw_fset *waiting = nw_findings_set(x, w, &f->waiting);
+	if (!waiting)
+		return;
 	if (w->v.culprits.n) {
-		nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&b, &w->v.culprits);
-		nw_buf_printf(&b, " %s %s #%" PRIu64 " on %s (%d ranks); ",
-		              cnt[M_GONE] && !cnt[M_NOT_ISSUED] && !cnt[M_CAPTURED] ? "ended inside"
-		              : cnt[M_CAPTURED] && !cnt[M_NOT_ISSUED] && !cnt[M_GONE] ? "only captured (never launched)"
-		              : "never called",
-		              f->kname, f->nstar, f->comm, (int)f->n);
-		nw_buf_puts(&b, f->waiting.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&b, &f->waiting);
-		nw_buf_printf(&b, " wait%s in it", f->waiting.n == 1 ? "s" : "");
-		if (cnt[M_NOFILE])
-			nw_buf_printf(&b, "; %u rank%s of it ha%s no file", cnt[M_NOFILE], cnt[M_NOFILE] == 1 ? "" : "s",
-			              cnt[M_NOFILE] == 1 ? "s" : "ve");
-	} else {
-		nw_buf_puts(&b, f->waiting.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&b, &f->waiting);
-		nw_buf_printf(&b, " wait%s in %s #%" PRIu64 " on %s (%d ranks) for %s; ", f->waiting.n == 1 ? "s" : "",
-		              f->kname, f->nstar, f->comm, (int)f->n, nw_fmt_age(f->max_age, ab));
-		if (w->v.unknown.n) {
-			nw_buf_puts(&b, w->v.unknown.n == 1 ? "rank " : "ranks ");
-			nw_buf_rankset(&b, &w->v.unknown);
-			nw_buf_printf(&b, " ha%s no file", w->v.unknown.n == 1 ? "s" : "ve");
-		} else {
-			nw_buf_printf(&b, "%u of its ranks have no file", cnt[M_NOFILE]);
+		struct nw_fact s = { .kind = NW_F_MR_SUM, .set = nw_findings_set(x, w, &w->v.culprits), .view = f->v,
+		                     .op_kind = f->kind, .seq = f->nstar,
+		                     .n = cnt[M_GONE] && !cnt[M_NOT_ISSUED] && !cnt[M_CAPTURED] ? 1
+		                          : cnt[M_CAPTURED] && !cnt[M_NOT_ISSUED] && !cnt[M_GONE] ? 2 : 0 };
+		struct nw_fact wt = { .kind = NW_F_MR_WAIT, .set = waiting };
+		if (!s.set)
+			return;
+		nw_verdict_summary_fact(x, w, &s);
+		nw_verdict_summary_fact(x, w, &wt);
+		if (cnt[M_NOFILE]) {
+			struct nw_fact nf = { .kind = NW_F_MR_NOFILE_N, .n = cnt[M_NOFILE] };
+			nw_verdict_summary_fact(x, w, &nf);
 		}
-		nw_buf_puts(&b, " (they may never have called it)");
+		return;
 	}
-	w->v.summary = nw_buf_take(&b);
-	if (!w->v.summary)
-		x->oom = 1;
+	struct nw_fact s = { .kind = NW_F_MR_WAIT_IN, .set = waiting, .view = f->v, .op_kind = f->kind, .seq = f->nstar,
+	                     .n = f->max_age };
+	struct nw_fact u = { .kind = NW_F_MR_UNKNOWN, .n = cnt[M_NOFILE] };
+	if (w->v.unknown.n && !(u.set = nw_findings_set(x, w, &w->v.unknown)))
+		return;
+	nw_verdict_summary_fact(x, w, &s);
+	nw_verdict_summary_fact(x, w, &u);
 }
 
 /* The decision at the frontier: the first rule whose case it is makes the
@@ -907,14 +873,14 @@ static void verdict_missing(struct nw_jctx *x, struct frontier *f)
 	struct nw_vwork *w = nw_verdict_new(x, NW_V_MISSING_RANK, f->v, f->kind, f->nstar);
 	if (!w)
 		return;
-	struct nw_egroups in = { 0 }, out = { 0 };
+	struct nw_fgroups in = { 0 }, out = { 0 };
 	for (int32_t r = 0; r < f->n && !x->oom; r++)
 		missing_member(x, w, f, r, &in, &out);
 	for (uint32_t i = 0; i < f->waiting.n; i++)
 		nw_set_add(x, &w->v.waiting, f->waiting.v[i]);
-	nw_eg_flush(x, w, &out, 8);
-	nw_eg_flush(x, w, &in, 8);
-	nw_view_unknown(x, f->v, w);
+	nw_fg_flush(x, w, &out, 8);
+	nw_fg_flush(x, w, &in, 8);
+	nw_view_unknown_fact(x, f->v, w);
 	missing_summary(x, w, f);
 }
 
@@ -974,8 +940,6 @@ static void comm_frontier(struct nw_jctx *x, const struct nw_comm_view *v, const
 	}
 	if (f.first_pending) {
 		f.kind = f.first_pending->kind;
-		f.kname = nw_op_kind_name(f.kind, f.kb);
-		f.comm = nw_comm_label(v->id, v->name, f.cb);
 		hold_edges(x, &f);
 		never_started(x, &f);
 		for (size_t i = 0; i < sizeof frontier_rules / sizeof frontier_rules[0]; i++)

@@ -4,7 +4,9 @@
  * majority, or both sides of a tie nothing decides; STREAM_BLOCKED, ranks
  * whose collective never started, what their streams are busy with;
  * TRANSPORT_STALL (NW_F_TS_*), a collective every rank started and none
- * completed, or an op no rule explains. */
+ * completed, or an op no rule explains; MISSING_RANK (NW_F_MR_*) at a
+ * comm's frontier, ranks that never called its op (or ended inside it,
+ * or only captured it) and ranks that went past the others' end. */
 #include "words_int.h"
 
 #include <inttypes.h>
@@ -302,4 +304,124 @@ void nw_say_TS_IN(struct nw_buf *b, const struct nw_fact *f)
 	} else
 		stuck_op(b, op, f->view);
 	nw_buf_printf(b, ", %s for " NW_AGE, nw_op_state_name(op->state, sb));
+}
+
+/* ---- MISSING_RANK at a comm's frontier ---- */
+
+/* "KIND #n on COMM (N ranks)" */
+static void frontier_op(struct nw_buf *b, const struct nw_fact *f)
+{
+	char kb[NW_NAME_BUF], cb[128];
+	nw_buf_printf(b, "%s #%" PRIu64 " on %s (%d ranks)", nw_op_kind_name(f->op_kind, kb), f->seq,
+	              nw_comm_label(f->view->id, f->view->name, cb), (int)f->view->nranks);
+}
+
+void nw_say_MR_PAST(struct nw_buf *b, const struct nw_fact *f)
+{
+	say_ranks(b, f->set);
+	nw_buf_puts(b, " called ");
+	frontier_op(b, f);
+	nw_buf_puts(b, " after ");
+}
+
+void nw_say_MR_PAST_DONE(struct nw_buf *b, const struct nw_fact *f)
+{
+	say_ranks(b, f->set);
+	if (f->n == 0)
+		nw_buf_printf(b, " stopped at #%" PRIu64 ", issued into a CUDA graph: the minority went on without "
+		              "them (a graph it captured but never launched?)", f->seq);
+	else if (f->n == 1)
+		nw_buf_printf(b, " stopped at #%" PRIu64 " and wait for nothing in NCCL: the minority went one op past "
+		              "the others (an extra step?)", f->seq);
+	else
+		nw_buf_printf(b, " had finished with it (their last: #%" PRIu64 "): nobody else will call it", f->seq);
+}
+
+void nw_say_MR_PAST_IN(struct nw_buf *b, const struct nw_fact *f)
+{
+	(void)f;
+	nw_buf_puts(b, "issued it past where the others stopped; ");
+}
+
+void nw_say_MR_STOPPED(struct nw_buf *b, const struct nw_fact *f)
+{
+	char sb[NW_NAME_BUF];
+	if ((f->n & 0xff) == 0)
+		nw_buf_printf(b, "stopped after #%" PRIu64 " (COMPLETED), nothing pending since; ", f->seq);
+	else if ((f->n & 0xff) == 1)
+		nw_buf_printf(b, "%s the comm after #%" PRIu64 "; ", nw_comm_state_name((unsigned)(f->n >> 8), sb), f->seq);
+	else
+		nw_buf_printf(b, "issued #%" PRIu64 " into a CUDA graph (CAPTURED: a graph's launch is not "
+		              "recorded; it may wait inside it) and made no NCCL call since; ", f->seq);
+}
+
+void nw_say_MR_SUM(struct nw_buf *b, const struct nw_fact *f)
+{
+	static const char *const verb[] = { "never called", "ended inside", "only captured (never launched)" };
+	say_ranks(b, f->set);
+	nw_buf_printf(b, " %s ", verb[f->n < 3 ? f->n : 0]);
+	frontier_op(b, f);
+	nw_buf_puts(b, "; ");
+}
+
+void nw_say_MR_WAIT(struct nw_buf *b, const struct nw_fact *f)
+{
+	say_ranks(b, f->set);
+	nw_buf_printf(b, " wait%s in it", f->set->ranks.n == 1 ? "s" : "");
+}
+
+void nw_say_MR_NOFILE_N(struct nw_buf *b, const struct nw_fact *f)
+{
+	nw_buf_printf(b, "; %u rank%s of it ha%s no file", (unsigned)f->n, f->n == 1 ? "" : "s", f->n == 1 ? "s" : "ve");
+}
+
+void nw_say_MR_WAIT_IN(struct nw_buf *b, const struct nw_fact *f)
+{
+	char ab[32];
+	say_ranks(b, f->set);
+	nw_buf_printf(b, " wait%s in ", f->set->ranks.n == 1 ? "s" : "");
+	frontier_op(b, f);
+	nw_buf_printf(b, " for %s; ", nw_fmt_age(f->n, ab));
+}
+
+void nw_say_MR_UNKNOWN(struct nw_buf *b, const struct nw_fact *f)
+{
+	if (f->set) {
+		say_ranks(b, f->set);
+		nw_buf_printf(b, " ha%s no file", f->set->ranks.n == 1 ? "s" : "ve");
+	} else
+		nw_buf_printf(b, "%u of its ranks have no file", (unsigned)f->n);
+	nw_buf_puts(b, " (they may never have called it)");
+}
+
+void nw_say_MR_OUT(struct nw_buf *b, const struct nw_fact *f)
+{
+	char sb[NW_NAME_BUF];
+	switch (f->n & 0xff) {
+	case 0:
+		nw_buf_printf(b, "never called it: it %s the comm after #%" PRIu64 "; ",
+		              nw_comm_state_name((unsigned)(f->n >> 8), sb), f->seq);
+		break;
+	case 1:
+		nw_buf_puts(b, "issued it inside ncclGroupStart, but its thread never called the group's "
+		            "ncclGroupEnd, so NCCL never launched it; ");
+		break;
+	case 2:
+		nw_buf_printf(b, "never called it (coll_enqueued %" PRIu64 "); ", f->seq);
+		break;
+	case 3:
+		nw_buf_puts(b, "called it but ended before completing it; ");
+		break;
+	default:
+		nw_buf_puts(b, "captured it into a CUDA graph (it runs only when the graph is launched) and went on; ");
+	}
+}
+
+void nw_say_MR_IN(struct nw_buf *b, const struct nw_fact *f)
+{
+	char sb[NW_NAME_BUF];
+	if (f->n)
+		nw_buf_printf(b, "in it (%s for " NW_AGE ")", nw_op_state_name((unsigned)(f->n - 1), sb));
+	else
+		nw_buf_puts(b, "in it (STARTED)");
 }
