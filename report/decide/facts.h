@@ -219,7 +219,13 @@
 	                * called it (coll_enqueued seq), 3 ended inside it, 4 captured it; then  \
 	                * WHERE */                                                               \
 	X(MR_IN)       /* ...evidence, a rank inside it: its state n - 1 (0: STARTED, no        \
-	                * record) for NW_AGE */
+	                * record) for NW_AGE */                                                  \
+	X(IDLE)        /* IDLE summary: set's ranks created their comms, never called a         \
+	                * collective; no NCCL call for age n */                                  \
+	X(HEALTHY)     /* HEALTHY summary: no stall in job's processes (n running or elsewhere),\
+	                * seq ops in flight */                                                   \
+	X(HEALTHY_TIMEOUT) /* ..., none older than the timeout (n) */                          \
+	X(HEALTHY_NOFILE) /* HEALTHY evidence: set's ranks have no file (job's world size) */
 
 #define NW_FACT_ENUM_(name) NW_F_##name,
 enum nw_fact_kind { NW_F_NONE = 0, NW_FACT_KINDS(NW_FACT_ENUM_) NW_F_NKINDS };

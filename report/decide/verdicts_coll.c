@@ -21,10 +21,7 @@
  * (not started, failed, mismatched).
  *
  * Findings, not words (docs/ARCHITECTURE.md), converted part by part:
- * MISMATCH, STREAM_BLOCKED, TRANSPORT_STALL (the frontier's and
- * unexplained ops') and MISSING_RANK (the frontier's, past the others'
- * end) say facts (words/coll_words.c). Left to convert: IDLE and
- * HEALTHY. */
+ * every verdict here says facts (words/coll_words.c). */
 #include "decide.h"
 #include "majority.h"
 
@@ -1317,7 +1314,7 @@ static int idle_verdict(struct nw_jctx *x)
 	struct nw_job *job = x->job;
 	const struct nw_comm_view *big = largest_comm(job);
 	struct nw_vwork *w = NULL;
-	struct nw_egroups eg = { 0 };
+	struct nw_fgroups eg = { 0 };
 	uint64_t idle_min = UINT64_MAX;
 	int running = 0;
 	for (size_t i = 0; i < job->nprocs; i++)
@@ -1332,24 +1329,16 @@ static int idle_verdict(struct nw_jctx *x)
 		nw_verdict_culprit(x, w, p);
 		if (idle < idle_min)
 			idle_min = idle;
-		struct nw_buf t = { 0 };
-		uint64_t age = nw_where(x, p, &t, 1);
-		if (t.s && !t.oom)
-			nw_eg_add(x, &eg, p, t.s, age);
-		nw_buf_free(&t);
+		struct nw_fact f;
+		uint64_t age = nw_fact_where(x, p, 1, &f);
+		nw_fg_add(x, &eg, p, &f, 1, age);
 	}
 	if (!w)
 		return 0;
-	nw_eg_flush(x, w, &eg, 8);
-	char ab[32];
-	struct nw_buf b = { 0 };
-	nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
-	nw_buf_rankset(&b, &w->v.culprits);
-	nw_buf_printf(&b, " created their communicators but never called a collective; no NCCL call for %s",
-	              nw_fmt_age(idle_min, ab));
-	w->v.summary = nw_buf_take(&b);
-	if (!w->v.summary)
-		x->oom = 1;
+	nw_fg_flush(x, w, &eg, 8);
+	struct nw_fact s = { .kind = NW_F_IDLE, .set = nw_findings_set(x, w, &w->v.culprits), .n = idle_min };
+	if (s.set)
+		nw_verdict_summary_fact(x, w, &s);
 	return 1;
 }
 
@@ -1357,7 +1346,6 @@ static int idle_verdict(struct nw_jctx *x)
 static void healthy_verdict(struct nw_jctx *x)
 {
 	struct nw_job *job = x->job;
-	char ab[32];
 	struct nw_vwork *w = nw_verdict_new(x, NW_V_HEALTHY, NULL, 0, 0);
 	if (!w)
 		return;
@@ -1370,14 +1358,14 @@ static void healthy_verdict(struct nw_jctx *x)
 		for (size_t k = 0; k < p->nops; k++)
 			pending += nw_op_pending(p->ops[k].state);
 	}
-	nw_verdict_summary(x, w, "no stall: %zu process%s (%zu running or on other hosts), %zu op%s in flight, none "
-	                   "older than the timeout (%s)", job->nprocs, job->nprocs == 1 ? "" : "es", alive, pending,
-	                   pending == 1 ? "" : "s", nw_fmt_age(x->timeout_ns, ab));
+	struct nw_fact s[2] = { { .kind = NW_F_HEALTHY, .job = job, .n = alive, .seq = pending },
+		                { .kind = NW_F_HEALTHY_TIMEOUT, .n = x->timeout_ns } };
+	nw_verdict_summary_fact(x, w, &s[0]);
+	nw_verdict_summary_fact(x, w, &s[1]);
 	if (job->missing.n) {
-		nw_buf_puts(&w->ev, job->missing.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&w->ev, &job->missing);
-		nw_buf_printf(&w->ev, ": no file (world size %d)", (int)job->world_size);
-		nw_verdict_evidence_flush(x, w);
+		struct nw_fact f = { .kind = NW_F_HEALTHY_NOFILE, .job = job, .set = nw_findings_set(x, w, &job->missing) };
+		if (f.set)
+			nw_verdict_evidence_fact(x, w, &f);
 	}
 }
 

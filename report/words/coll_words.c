@@ -425,3 +425,32 @@ void nw_say_MR_IN(struct nw_buf *b, const struct nw_fact *f)
 	else
 		nw_buf_puts(b, "in it (STARTED)");
 }
+
+/* ---- IDLE, HEALTHY ---- */
+
+void nw_say_IDLE(struct nw_buf *b, const struct nw_fact *f)
+{
+	char ab[32];
+	say_ranks(b, f->set);
+	nw_buf_printf(b, " created their communicators but never called a collective; no NCCL call for %s",
+	              nw_fmt_age(f->n, ab));
+}
+
+void nw_say_HEALTHY(struct nw_buf *b, const struct nw_fact *f)
+{
+	size_t n = f->job->nprocs;
+	nw_buf_printf(b, "no stall: %zu process%s (%zu running or on other hosts), %zu op%s in flight, ", n,
+	              n == 1 ? "" : "es", (size_t)f->n, (size_t)f->seq, f->seq == 1 ? "" : "s");
+}
+
+void nw_say_HEALTHY_TIMEOUT(struct nw_buf *b, const struct nw_fact *f)
+{
+	char ab[32];
+	nw_buf_printf(b, "none older than the timeout (%s)", nw_fmt_age(f->n, ab));
+}
+
+void nw_say_HEALTHY_NOFILE(struct nw_buf *b, const struct nw_fact *f)
+{
+	say_ranks(b, f->set);
+	nw_buf_printf(b, ": no file (world size %d)", (int)f->job->world_size);
+}
