@@ -20,12 +20,12 @@
  * edges stay linear in the comm size), and for the ranks that hold #n up
  * (not started, failed, mismatched).
  *
- * Findings, not words (docs/ARCHITECTURE.md), converted part by part:
- * every verdict here says facts (words/coll_words.c). */
+ * Findings, not words (docs/ARCHITECTURE.md): every verdict here says
+ * facts (facts.h's MM_, SB_, TS_, MR_, IDLE, HEALTHY rows), their words
+ * are words/coll_words.c's. */
 #include "decide.h"
 #include "majority.h"
 
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
