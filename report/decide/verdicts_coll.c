@@ -1019,10 +1019,9 @@ struct skey {
 };
 
 /* One verdict per (comm, #n): its culprits are the ranks whose #n never
- * started, the ranks inside #n wait. */
-
-/* The verdict of a blocked (comm, #n), made at its first blocked rank s
- * and added to keys (NULL: out of memory). */
+ * started, the ranks inside #n wait. The verdict of a blocked (comm, #n),
+ * made at its first blocked rank s and added to keys (NULL: out of
+ * memory). */
 static struct skey *stream_key(struct nw_jctx *x, struct skey **keys, const uint64_t key[2],
                                const struct nw_sblock *s, const struct nw_seg_op *prev, const struct nw_comm_view *pv)
 {
@@ -1196,7 +1195,7 @@ static struct ukey *unexplained_verdict(struct nw_jctx *x, struct ukey **keys, c
 		x->oom = 1;
 		return NULL;
 	}
-	k->id = key->id;
+	memcpy(&k->id, &key->id, sizeof k->id);   /* padding too: the hash reads its bytes */
 	k->op = op;
 	k->v = v;
 	k->w = w;
