@@ -305,6 +305,18 @@ void nw_rules_fault(struct nw_jctx *x);          /* verdicts_fault.c: GPU_FAULT 
  * ncclSuccess, not ncclInProgress). */
 int nw_async_fault(int32_t e);
 void nw_rules_init(struct nw_jctx *x);           /* verdicts_init.c: INIT_STALL */
+/* verdicts_coll.c: what every rank must agree on in a collective (its
+ * signature): ncclBcast as ncclBroadcast (the same collective in place),
+ * the root of rooted ops, the redop of reductions (PreMulSum ops as one
+ * class: 5), else -1. */
+struct nw_coll_sig {
+	uint64_t count;
+	uint16_t kind;
+	uint8_t dtype;
+	int32_t root;
+	int32_t redop;
+};
+struct nw_coll_sig nw_coll_sig(const struct nw_seg_op *op);
 void nw_rules_coll(struct nw_jctx *x);           /* verdicts_coll.c: MISMATCH, MISSING_RANK,
                                                   * TRANSPORT_STALL; STREAM_BLOCKED candidates */
 void nw_rules_graph(struct nw_jctx *x);          /* verdicts_graph.c: stuck replays of CUDA graphs:

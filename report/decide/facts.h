@@ -201,7 +201,65 @@
 	                * the one's, its main thread's frames): the culprit(s) */                \
 	X(STK_HOST_FN_HINT) /* STREAM_BLOCKED hint: what the host function waits for */           \
 	X(STK_GONE_HINT) /* MISSING_RANK (gone) hint: the dead process's log */                   \
-	X(STK_DIFFERS_HINT) /* MISSING_RANK (elsewhere) hint: the code path differs */
+	X(STK_DIFFERS_HINT) /* MISSING_RANK (elsewhere) hint: the code path differs */ \
+	X(MM_CALLED)   /* MISMATCH summary (verdicts_coll.c): set's ranks called op (the        \
+	                * minority's: its signature, nw_coll_sig) as #seq of view's comm; n:    \
+	                * what it differs in (NW_MM_*) */                                        \
+	X(MM_WHERE)    /* ... where set's ranks used op's signature (the majority's; n: what) */ \
+	X(MM_WHILE)    /* ... while set's ranks used op's (a tie; n: what) */                   \
+	X(MM_WAIT)     /* ...; they wait in it */                                               \
+	X(MM_BY_HISTORY) /* ... (no majority: the comm's history gives the majority's op) */    \
+	X(MM_TIE)      /* MISMATCH summary: cannot tell which of set's ranks deviates at #seq,  \
+	                * then MM_CALLED, MM_WHILE */                                            \
+	X(MM_OP)       /* MISMATCH evidence: op's signature (its group's; n: NW_MM_SIDE, what  \
+	                * << 4, the group << 8) */                                               \
+	X(MM_STATE)    /* ...proc's op's state, where it issued it (n 1: said) */              \
+	X(SB_ONE)      /* STREAM_BLOCKED summary: proc's op (a replay: of its graph) of view's   \
+	                * comm has not started in age n: (then SB_WHY) */                         \
+	X(SB_MANY)     /* ...: set's ranks: op never started (for age n on proc; SB_WHY_IN) */   \
+	X(SB_WHY)      /* what proc's stream is busy with: op (view: its comm's; its state for  \
+	                * its age), NULL: none, work that is not NCCL on stream n */              \
+	X(SB_WHY_IN)   /* ...the same, then ")" */                                              \
+	X(SB_IN)       /* ...; set's ranks wait in (op a send/receive: for) it */               \
+	X(SB_STREAM)   /* STREAM_BLOCKED evidence: stream n busy with op (view: its comm's;      \
+	                * NULL: no NCCL op pending), then WHERE */                                \
+	X(TS_ALL)      /* TRANSPORT_STALL summary: every rank of view's comm started op_kind    \
+	                * #seq, none completed it in age n */                                     \
+	X(TS_STARTED)  /* ...evidence: STARTED for NW_AGE, not completed */                     \
+	X(TS_VERSIONS) /* ...evidence: proc's NCCL, CUDA driver, host */                        \
+	X(TS_STUCK)    /* TRANSPORT_STALL summary of an op no rule explains: set's ranks are   \
+	                * stuck in op (view: its comm's, or NULL), nobody missing */             \
+	X(TS_DONE)     /* ...evidence: set's ranks completed it */                              \
+	X(TS_IN)       /* ...evidence: in op (view: its comm's), its state for NW_AGE; a send/   \
+	                * receive with its peer, n what the peer posted of the other half       \
+	                * (NW_FACT_OTHER: op named as the verdict's, TS_STUCK) */             \
+	X(MR_PAST)     /* MISSING_RANK summary (past the others' end): set's ranks called       \
+	                * op_kind #seq of view's comm after (MR_PAST_DONE) */                    \
+	X(MR_PAST_DONE) /* ...set's ranks stopped at #seq: n 0 in a CUDA graph, 1 idle, 2 had   \
+	                * finished with it */                                                     \
+	X(MR_PAST_IN)  /* ...evidence: issued it past where the others stopped; then WHERE */    \
+	X(MR_STOPPED)  /* ...evidence: stopped after #seq (n & 0xff: 0 idle, 1 finalized or     \
+	                * destroyed it, n >> 8 the comm's state; 2 in a CUDA graph); then WHERE */\
+	X(MR_SUM)      /* MISSING_RANK summary: set's ranks never called (n 0), ended inside    \
+	                * (1), only captured (2) op_kind #seq of view's comm; then MR_WAIT */    \
+	X(MR_WAIT)     /* ...set's ranks wait in it */                                          \
+	X(MR_NOFILE_N) /* ...; n ranks of it have no file */                                    \
+	X(MR_WAIT_IN)  /* MISSING_RANK summary, nobody named: set's ranks wait in op_kind #seq  \
+	                * of view's comm for age n; then MR_UNKNOWN */                           \
+	X(MR_UNKNOWN)  /* ...set's ranks (NULL: n of its ranks) have no file (may never have    \
+	                * called it) */                                                          \
+	X(MR_OUT)      /* MISSING_RANK evidence, a culprit: (n & 0xff) 0 left the comm (its      \
+	                * state n >> 8) after #seq, 1 held in a group never ended, 2 never       \
+	                * called it (coll_enqueued seq), 3 ended inside it, 4 captured it; then  \
+	                * WHERE */                                                               \
+	X(MR_IN)       /* ...evidence, a rank inside it: its state n - 1 (0: STARTED, no        \
+	                * record) for NW_AGE */                                                  \
+	X(IDLE)        /* IDLE summary: set's ranks created their comms, never called a         \
+	                * collective; no NCCL call for age n */                                  \
+	X(HEALTHY)     /* HEALTHY summary: no stall in job's processes (n running or elsewhere),\
+	                * seq ops in flight */                                                   \
+	X(HEALTHY_TIMEOUT) /* ..., none older than the timeout (n) */                          \
+	X(HEALTHY_NOFILE) /* HEALTHY evidence: set's ranks have no file (job's world size) */
 
 #define NW_FACT_ENUM_(name) NW_F_##name,
 enum nw_fact_kind { NW_F_NONE = 0, NW_FACT_KINDS(NW_FACT_ENUM_) NW_F_NKINDS };
@@ -235,6 +293,12 @@ struct nw_fact {
 #define NW_WH_STACK 0x4u
 #define NW_WH_ENDED_SHIFT 4
 #define NW_WH_ENDED(n) (((n) >> NW_WH_ENDED_SHIFT) & 3u)
+
+/* What a MISMATCH's minority's op differs in (MM_* facts' n). */
+enum nw_mm_what { NW_MM_OP, NW_MM_COUNT, NW_MM_DTYPE, NW_MM_ROOT, NW_MM_REDOP };
+/* MM_OP's side, n & 0xf: the majority, the majority by the history, one
+ * side of a tie, the minority (differs in what, n >> 4 & 0xf). */
+enum nw_mm_side { NW_MM_MAJORITY, NW_MM_HISTORY, NW_MM_ONE_SIDE, NW_MM_DIFFERS };
 
 /* A set of processes a fact names, owned by the findings: ranks, and the
  * processes without rank (how many; the first one); for a group of

@@ -423,14 +423,29 @@ static int stacks_fact_same(const struct nw_fact *a, const struct nw_fact *b)
 /* Two facts of two processes that say the same: the same kind and fields
  * but the process (ops alike: op_same); a WHERE fact also says what the
  * process itself shows (its op's call site, how it ended, its stack), a
- * fact of verdicts_stacks.c its stacks (says_its_stack). */
+ * fact of verdicts_stacks.c its stacks (says_its_stack); a MISMATCH's
+ * MM_STATE only its op's state and call site; TS_VERSIONS its process's
+ * versions and host; TS_IN, naming its op as its verdict's summary does
+ * (one verdict's lines: the same op), only the state. */
 static int fact_same(const struct nw_fact *a, const struct nw_fact *b)
 {
-	if (a->kind != b->kind || !op_same(a->op, b->op) || a->n != b->n || a->view != b->view ||
+	if (a->kind != b->kind || a->n != b->n || a->view != b->view ||
 	    a->job != b->job || a->set != b->set || a->seq != b->seq || a->op_kind != b->op_kind ||
 	    (a->comm ? a->comm->comm_id : 0) != (b->comm ? b->comm->comm_id : 0) ||
 	    (a->acomm ? a->acomm->comm_id : 0) != (b->acomm ? b->acomm->comm_id : 0))
 		return 0;
+	if (a->kind == NW_F_TS_VERSIONS)   /* says its process's versions and host */
+		return a->proc->hdr.nccl_version == b->proc->hdr.nccl_version &&
+		       a->proc->hdr.cuda_driver_version == b->proc->hdr.cuda_driver_version &&
+		       !strncmp(a->proc->hdr.host, b->proc->hdr.host, sizeof a->proc->hdr.host);
+	if (a->kind == NW_F_TS_IN && a->n == NW_FACT_OTHER)   /* names its op as the verdict does: its state */
+		return a->op->state == b->op->state;
+	if (a->kind == NW_F_MM_STATE)   /* says its op's state and call site, not its kind (its group's) */
+		return a->op->state == b->op->state && (!a->n || str_same(nw_op_site(a->proc, a->op), nw_op_site(b->proc, b->op)));
+	if (!op_same(a->op, b->op))
+		return 0;
+	if (a->kind == NW_F_SB_STREAM && a->op && a->op->kind == NW_OP_GRAPH_LAUNCH)   /* says its graph's first op */
+		return a->op->redop == b->op->redop && a->op->root == b->op->root;
 	if (a->kind == NW_F_REPLAY_IN) {   /* it also says where the launch is inside its replay */
 		unsigned sa = 0, sb = 0;
 		return a->op->count == b->op->count &&

@@ -18,23 +18,18 @@
  * Wait-for edges: a rank stuck in #m waits for every rank whose
  * coll_enqueued < m (through one junction per distinct m, chained, so the
  * edges stay linear in the comm size), and for the ranks that hold #n up
- * (not started, failed, mismatched). */
+ * (not started, failed, mismatched).
+ *
+ * Findings, not words (docs/ARCHITECTURE.md): every verdict here says
+ * facts (facts.h's MM_, SB_, TS_, MR_, IDLE, HEALTHY rows), their words
+ * are words/coll_words.c's. */
 #include "decide.h"
 #include "majority.h"
 
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- signatures: what every rank must agree on ---- */
-
-struct sig {
-	uint64_t count;
-	uint16_t kind;
-	uint8_t dtype;
-	int32_t root;                    /* rooted ops, else -1 */
-	int32_t redop;                   /* reductions (PreMulSum ops as one class: 5), else -1 */
-};
+/* ---- signatures: what every rank must agree on (nw_coll_sig, decide.h) ---- */
 
 static int rooted(uint16_t k)
 {
@@ -47,11 +42,10 @@ static int reduction(uint16_t k)
 	return k == NW_OP_ALLREDUCE || k == NW_OP_REDUCE || k == NW_OP_REDUCESCATTER;
 }
 
-static struct sig op_sig(const struct nw_seg_op *op)
+struct nw_coll_sig nw_coll_sig(const struct nw_seg_op *op)
 {
-	struct sig s;
+	struct nw_coll_sig s;
 	memset(&s, 0, sizeof s);
-	/* ncclBcast is ncclBroadcast in place: the same collective. */
 	s.kind = op->kind == NW_OP_BCAST ? NW_OP_BROADCAST : op->kind;
 	s.count = op->count;
 	s.dtype = op->datatype;
@@ -60,34 +54,17 @@ static struct sig op_sig(const struct nw_seg_op *op)
 	return s;
 }
 
-static int sig_eq(const struct sig *a, const struct sig *b)
+static int sig_eq(const struct nw_coll_sig *a, const struct nw_coll_sig *b)
 {
 	return a->kind == b->kind && a->count == b->count && a->dtype == b->dtype && a->root == b->root &&
 	       a->redop == b->redop;
-}
-
-static int dtype_size(int dt)
-{
-	static const int size[] = { 1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1 };
-	return dt >= 0 && dt < (int)(sizeof size / sizeof size[0]) ? size[dt] : 0;
-}
-
-static void sig_text(const struct sig *s, struct nw_buf *b)
-{
-	char kb[NW_NAME_BUF], db[NW_NAME_BUF], rb[NW_NAME_BUF];
-	nw_buf_printf(b, "%s count %" PRIu64 " %s", nw_op_kind_name(s->kind, kb), s->count,
-	              nw_datatype_name(s->dtype, db));
-	if (s->root >= 0)
-		nw_buf_printf(b, " root %d", (int)s->root);
-	if (s->redop >= 0)
-		nw_buf_printf(b, " %s", s->redop >= 5 ? "premulsum" : nw_redop_name(s->redop, rb));
 }
 
 #define MAX_SIGS 4
 
 struct seqent {
 	uint64_t seq;
-	struct sig s[MAX_SIGS];
+	struct nw_coll_sig s[MAX_SIGS];
 	uint32_t nsig;
 	UT_hash_handle hh;
 };
@@ -110,7 +87,7 @@ static uint64_t find_mismatch(struct nw_jctx *x, const struct nw_comm_view *v)
 				break;
 			if (op->state == NW_ST_DISCARDED || op->seq == 0)
 				continue;
-			struct sig s = op_sig(op);
+			struct nw_coll_sig s = nw_coll_sig(op);
 			HASH_FIND(hh, seqs, &op->seq, sizeof op->seq, e);
 			if (!e) {
 				if (!(e = calloc(1, sizeof *e))) {
@@ -141,42 +118,12 @@ static uint64_t find_mismatch(struct nw_jctx *x, const struct nw_comm_view *v)
 	return first;
 }
 
-/* How the minority's op (b) differs from the majority's (a): the words
- * after "RANKS called ..." and after "where RANKS ...". */
-static void mismatch_words(const struct sig *a, const struct sig *b, uint64_t seq, const char *comm,
-                           int32_t nranks, struct nw_buf *minor, struct nw_buf *major, const char **what)
+/* What the minority's op (b) differs in from the majority's (a), the
+ * first of kind, count, datatype, root, redop (enum nw_mm_what). */
+static unsigned mismatch_what(const struct nw_coll_sig *a, const struct nw_coll_sig *b)
 {
-	char k1[NW_NAME_BUF], k2[NW_NAME_BUF], d1[NW_NAME_BUF], d2[NW_NAME_BUF], r1[NW_NAME_BUF], r2[NW_NAME_BUF];
-	if (a->kind != b->kind) {
-		*what = "op";
-		nw_buf_printf(minor, "called %s", nw_op_kind_name(b->kind, k2));
-		if (b->root >= 0)
-			nw_buf_printf(minor, " (root %d)", (int)b->root);
-		nw_buf_printf(minor, " as #%" PRIu64 " on %s (%d ranks)", seq, comm, (int)nranks);
-		nw_buf_printf(major, "called %s", nw_op_kind_name(a->kind, k1));
-		if (a->root >= 0)
-			nw_buf_printf(major, " (root %d)", (int)a->root);
-		return;
-	}
-	nw_buf_printf(minor, "called %s #%" PRIu64 " on %s (%d ranks) with ", nw_op_kind_name(b->kind, k2), seq, comm,
-	              (int)nranks);
-	if (a->count != b->count) {
-		*what = "count";
-		nw_buf_printf(minor, "count %" PRIu64, b->count);
-		nw_buf_printf(major, "used count %" PRIu64, a->count);
-	} else if (a->dtype != b->dtype) {
-		*what = "datatype";
-		nw_buf_printf(minor, "datatype %s (%d bytes)", nw_datatype_name(b->dtype, d2), dtype_size(b->dtype));
-		nw_buf_printf(major, "used %s (%d bytes)", nw_datatype_name(a->dtype, d1), dtype_size(a->dtype));
-	} else if (a->root != b->root) {
-		*what = "root";
-		nw_buf_printf(minor, "root %d", (int)b->root);
-		nw_buf_printf(major, "used root %d", (int)a->root);
-	} else {
-		*what = "redop";
-		nw_buf_printf(minor, "redop %s", b->redop >= 5 ? "premulsum" : nw_redop_name(b->redop, r2));
-		nw_buf_printf(major, "used %s", a->redop >= 5 ? "premulsum" : nw_redop_name(a->redop, r1));
-	}
+	return a->kind != b->kind ? NW_MM_OP : a->count != b->count ? NW_MM_COUNT : a->dtype != b->dtype ? NW_MM_DTYPE
+	       : a->root != b->root ? NW_MM_ROOT : NW_MM_REDOP;
 }
 
 /* A tie (no group of ranks larger than every other): the comm's own
@@ -189,13 +136,13 @@ static void mismatch_words(const struct sig *a, const struct sig *b, uint64_t se
  * disagree and neither is a majority; the step both ran alike before shows
  * which of them left it. */
 #define HIST_MAX 64
-static int history_pick(struct nw_jctx *x, const struct nw_comm_view *v, uint64_t seq, const struct sig *s,
+static int history_pick(struct nw_jctx *x, const struct nw_comm_view *v, uint64_t seq, const struct nw_coll_sig *s,
                         const uint32_t *cnt, uint32_t nsig, uint32_t top)
 {
-	struct sig h[HIST_MAX];
+	struct nw_coll_sig h[HIST_MAX];
 	size_t nh = 0;   /* h[0] is #seq-1, h[1] #seq-2, ... */
 	for (uint64_t q = seq - 1; q >= 1 && nh < HIST_MAX; q--) {
-		struct sig agreed;
+		struct nw_coll_sig agreed;
 		int have = 0, ok = 1;
 		for (int32_t r = 0; r < v->nranks && ok; r++) {
 			const struct nw_member *m = &v->members[r];
@@ -204,7 +151,7 @@ static int history_pick(struct nw_jctx *x, const struct nw_comm_view *v, uint64_
 				ok = 0;
 				break;
 			}
-			struct sig t = op_sig(op);
+			struct nw_coll_sig t = nw_coll_sig(op);
 			if (!have)
 				agreed = t, have = 1;
 			else if (!sig_eq(&agreed, &t))
@@ -241,7 +188,8 @@ struct mismatch {
 	uint64_t seq;
 	int32_t n;
 	uint8_t *grp;                    /* [n]: each member's group, 0xff none (no #seq) */
-	struct sig s[MAX_SIGS];          /* each group's op */
+	struct nw_coll_sig s[MAX_SIGS];          /* each group's op */
+	const struct nw_seg_op *rep[MAX_SIGS];   /* ...as its first member issued it */
 	uint32_t cnt[MAX_SIGS], nsig;    /* each group's members, the groups */
 	uint32_t maj;                    /* the majority's group (undecided: the first tied) */
 	int by_history, undecided;       /* a tie the history decided; a tie nothing decides */
@@ -258,7 +206,7 @@ static void mismatch_groups(struct nw_jctx *x, struct mismatch *mm)
 		const struct nw_seg_op *op = m->proc ? nw_member_coll(x, m, mm->seq) : NULL;
 		if (!op)
 			continue;
-		struct sig t = op_sig(op);
+		struct nw_coll_sig t = nw_coll_sig(op);
 		uint32_t i = 0;
 		while (i < mm->nsig && !sig_eq(&mm->s[i], &t))
 			i++;
@@ -266,7 +214,7 @@ static void mismatch_groups(struct nw_jctx *x, struct mismatch *mm)
 			if (mm->nsig == MAX_SIGS)
 				i = MAX_SIGS - 1;
 			else
-				mm->s[mm->nsig++] = t;
+				mm->rep[mm->nsig] = op, mm->s[mm->nsig++] = t;
 		}
 		mm->grp[r] = (uint8_t)i;
 		mm->cnt[i]++;
@@ -323,86 +271,66 @@ static void mismatch_members(struct nw_jctx *x, struct nw_vwork *w, struct misma
 				nw_graph_edge(&x->g, junction, v->members[r].proc->job_index, NW_E_BLOCK, NULL, v, mm->seq, 0);
 }
 
-/* The summary of a tie nothing decides: both sides, "cannot tell which". */
-static void undecided_words(struct nw_jctx *x, const struct mismatch *mm, const char *mw, const char *Mw,
-                            struct nw_buf *b)
+/* The verdict's summary: the minority's op and the majority's (what the
+ * first minority group's differs in), or, on a tie nothing decides, both
+ * sides and "cannot tell which". */
+static void mismatch_summary(struct nw_jctx *x, struct nw_vwork *w, const struct mismatch *mm, unsigned what)
 {
-	struct nw_rankset mine = { 0 }, theirs = { 0 };
-	for (int32_t r = 0; r < mm->n; r++) {
-		if (mm->grp[r] == 0xff)
-			continue;
-		nw_set_add(x, mm->grp[r] == mm->maj ? &theirs : &mine, mm->v->members[r].proc->rank);
-	}
-	nw_buf_puts(b, "cannot tell which of ranks ");
-	nw_buf_rankset(b, &mm->minority);
-	nw_buf_printf(b, " deviates (no majority, and the comm's history does not say which op the program "
-	              "issues at #%" PRIu64 "): ", mm->seq);
-	nw_buf_puts(b, mine.n == 1 ? "rank " : "ranks ");
-	nw_buf_rankset(b, &mine);
-	nw_buf_printf(b, " %s while ", mw);
-	nw_buf_puts(b, theirs.n == 1 ? "rank " : "ranks ");
-	nw_buf_rankset(b, &theirs);
-	nw_buf_printf(b, " %s", Mw);
-	nw_rankset_free(&mine);
-	nw_rankset_free(&theirs);
-}
-
-/* The verdict's summary; *what: what the minority's op differs in. */
-static void mismatch_summary(struct nw_jctx *x, struct nw_vwork *w, const struct mismatch *mm, const char **what)
-{
-	char cb[128];
 	uint32_t minor = mm->maj == 0 ? 1 : 0;   /* the first minority group, for the summary */
-	struct nw_buf mw = { 0 }, Mw = { 0 };
-	mismatch_words(&mm->s[mm->maj], &mm->s[minor], mm->seq, nw_comm_label(mm->v->id, mm->v->name, cb), mm->n, &mw,
-	               &Mw, what);
-	struct nw_buf b = { 0 };
+	struct nw_fact called = { .kind = NW_F_MM_CALLED, .op = mm->rep[minor], .view = mm->v, .seq = mm->seq, .n = what };
+	struct nw_fact major = { .kind = mm->undecided ? NW_F_MM_WHILE : NW_F_MM_WHERE, .op = mm->rep[mm->maj], .n = what };
 	if (mm->undecided) {
-		undecided_words(x, mm, mw.s ? mw.s : "", Mw.s ? Mw.s : "", &b);
-	} else {
-		nw_buf_puts(&b, mm->minority.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&b, &mm->minority);
-		nw_buf_printf(&b, " %s where ", mw.s ? mw.s : "");
-		nw_buf_puts(&b, mm->majority.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&b, &mm->majority);
-		nw_buf_printf(&b, " %s%s", Mw.s ? Mw.s : "", w->v.waiting.n ? "; they wait in it" : "");
-		if (mm->by_history)
-			nw_buf_puts(&b, " (no majority: the ops every rank issued alike before repeat, and they "
-			                "give this op here)");
+		struct nw_rankset mine = { 0 }, theirs = { 0 };
+		for (int32_t r = 0; r < mm->n; r++)
+			if (mm->grp[r] != 0xff)
+				nw_set_add(x, mm->grp[r] == mm->maj ? &theirs : &mine, mm->v->members[r].proc->rank);
+		struct nw_fact tie = { .kind = NW_F_MM_TIE, .set = nw_findings_set(x, w, &mm->minority), .seq = mm->seq };
+		called.set = nw_findings_set(x, w, &mine);
+		major.set = nw_findings_set(x, w, &theirs);
+		nw_rankset_free(&mine);
+		nw_rankset_free(&theirs);
+		if (!tie.set || !called.set || !major.set)
+			return;
+		nw_verdict_summary_fact(x, w, &tie);
+		nw_verdict_summary_fact(x, w, &called);
+		nw_verdict_summary_fact(x, w, &major);
+		return;
 	}
-	nw_buf_free(&mw);
-	nw_buf_free(&Mw);
-	char *sum = nw_buf_take(&b);
-	if (!sum)
-		x->oom = 1;
-	w->v.summary = sum;
+	called.set = nw_findings_set(x, w, &mm->minority);
+	major.set = nw_findings_set(x, w, &mm->majority);
+	if (!called.set || !major.set)
+		return;
+	nw_verdict_summary_fact(x, w, &called);
+	nw_verdict_summary_fact(x, w, &major);
+	if (w->v.waiting.n) {
+		struct nw_fact f = { .kind = NW_F_MM_WAIT };
+		nw_verdict_summary_fact(x, w, &f);
+	}
+	if (mm->by_history) {
+		struct nw_fact f = { .kind = NW_F_MM_BY_HISTORY };
+		nw_verdict_summary_fact(x, w, &f);
+	}
 }
 
 /* Each group's values and state, and where the differing op was issued. */
-static void mismatch_evidence(struct nw_jctx *x, struct nw_vwork *w, const struct mismatch *mm, const char *what)
+static void mismatch_evidence(struct nw_jctx *x, struct nw_vwork *w, const struct mismatch *mm, unsigned what)
 {
-	struct nw_egroups eg = { 0 };
+	struct nw_fgroups eg = { 0 };
 	for (int32_t r = 0; r < mm->n && !x->oom; r++) {
 		const struct nw_member *m = &mm->v->members[r];
 		if (mm->grp[r] == 0xff)
 			continue;
-		const struct nw_seg_op *op = nw_member_coll(x, m, mm->seq);
 		int major = mm->grp[r] == mm->maj;
-		struct nw_buf t = { 0 };
-		char sb[NW_NAME_BUF];
-		sig_text(&mm->s[mm->grp[r]], &t);
-		nw_buf_printf(&t, " (%s%s), %s",
-		              mm->undecided ? "one side" : major ? (mm->by_history ? "as in the history" : "majority")
-		                                                 : "differs in ",
-		              mm->undecided || major ? "" : what, nw_op_state_name(op->state, sb));
-		/* 1.4: the Python line that issued the differing op. */
-		const char *site = major ? NULL : nw_op_site(m->proc, op);
-		if (site)
-			nw_buf_printf(&t, ", issued at %s", site);
-		if (t.s && !t.oom)
-			nw_eg_add(x, &eg, m->proc, t.s, NW_NO_AGE);
-		nw_buf_free(&t);
+		unsigned side = mm->undecided ? NW_MM_ONE_SIDE : major ? (mm->by_history ? NW_MM_HISTORY : NW_MM_MAJORITY)
+		                                                       : NW_MM_DIFFERS;
+		struct nw_fact f[2] = {
+			{ .kind = NW_F_MM_OP, .op = mm->rep[mm->grp[r]], .n = side | what << 4 | (uint64_t)mm->grp[r] << 8 },
+			/* 1.4: the Python line that issued the differing op */
+			{ .kind = NW_F_MM_STATE, .proc = m->proc, .op = nw_member_coll(x, m, mm->seq), .n = !major },
+		};
+		nw_fg_add(x, &eg, m->proc, f, 2, NW_NO_AGE);
 	}
-	nw_eg_flush(x, w, &eg, 8);
+	nw_fg_flush(x, w, &eg, 8);
 }
 
 static void verdict_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, uint64_t seq)
@@ -416,11 +344,11 @@ static void verdict_mismatch(struct nw_jctx *x, const struct nw_comm_view *v, ui
 	mismatch_majority(x, &mm);
 	struct nw_vwork *w = nw_verdict_new(x, NW_V_MISMATCH, v, mm.s[mm.maj].kind, seq);
 	if (w) {
-		const char *what = "op";
+		unsigned what = mismatch_what(&mm.s[mm.maj], &mm.s[mm.maj == 0 ? 1 : 0]);
 		mismatch_members(x, w, &mm);
-		mismatch_summary(x, w, &mm, &what);
+		mismatch_summary(x, w, &mm, what);
 		mismatch_evidence(x, w, &mm, what);
-		nw_view_unknown(x, v, w);
+		nw_view_unknown_fact(x, v, w);
 	}
 	nw_rankset_free(&mm.majority);
 	nw_rankset_free(&mm.minority);
@@ -673,20 +601,18 @@ const struct nw_rankset *nw_shared_set(struct nw_jctx *x, const struct nw_rankse
 	return c;
 }
 
-/* "driver 13.0, NCCL 2.28.9: hosts a, b (ranks 0-7)" per distinct pair. */
+/* "ranks 0-7: NCCL 2.28.9, CUDA driver 13.0, host a" per distinct triple. */
 static void versions_evidence(struct nw_jctx *x, struct nw_vwork *w, const struct nw_comm_view *v)
 {
-	struct nw_egroups eg = { 0 };
+	struct nw_fgroups eg = { 0 };
 	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
 		const struct nw_proc *p = v->members[r].proc;
 		if (!p)
 			continue;
-		char nb[NW_NAME_BUF], db[NW_NAME_BUF], t[256];
-		snprintf(t, sizeof t, "NCCL %s, CUDA driver %s, host %s", nw_nccl_version_str(p->hdr.nccl_version, nb),
-		         nw_cuda_version_str(p->hdr.cuda_driver_version, db), p->hdr.host);
-		nw_eg_add(x, &eg, p, t, NW_NO_AGE);
+		struct nw_fact f = { .kind = NW_F_TS_VERSIONS, .proc = p };
+		nw_fg_add(x, &eg, p, &f, 1, NW_NO_AGE);
 	}
-	nw_eg_flush(x, w, &eg, 16);
+	nw_fg_flush(x, w, &eg, 16);
 }
 
 /* Ranks inside #n of a comm the others have finalized or destroyed without
@@ -700,10 +626,10 @@ static void past_end(struct nw_jctx *x, const struct nw_comm_view *v, const uint
 	if (!w)
 		return;
 	struct nw_rankset done = { 0 };
-	struct nw_egroups eg = { 0 };
-	char kb[NW_NAME_BUF], cb[128], sb[NW_NAME_BUF];
+	struct nw_fgroups eg = { 0 };
 	uint64_t last = 0;
 	uint32_t in_graph = 0, idle = 0;
+	struct nw_fact f[2];
 	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
 		const struct nw_member *m = &v->members[r];
 		if (cls[r] == M_FINISHED || cls[r] == M_IN_GRAPH || cls[r] == M_STOPPED) {
@@ -717,43 +643,29 @@ static void past_end(struct nw_jctx *x, const struct nw_comm_view *v, const uint
 			}
 		} else if (cls[r] == M_STARTED || cls[r] == M_ENQUEUED) {
 			nw_verdict_culprit(x, w, m->proc);
-			nw_eg_where(x, &eg, m->proc, "issued it past where the others stopped; ", 1);
+			f[0] = (struct nw_fact){ .kind = NW_F_MR_PAST_IN };
+			uint64_t age = nw_fact_where(x, m->proc, 1, &f[1]);
+			nw_fg_add(x, &eg, m->proc, f, 2, age);
 		}
 	}
 	for (int32_t r = 0; r < v->nranks && !x->oom; r++) {
 		const struct nw_member *m = &v->members[r];
 		if (cls[r] != M_FINISHED && cls[r] != M_IN_GRAPH && cls[r] != M_STOPPED)
 			continue;
-		char t[256];
-		if (cls[r] == M_STOPPED)
-			snprintf(t, sizeof t, "stopped after #%" PRIu64 " (COMPLETED), nothing pending since; ",
-			         m->comm->coll_enqueued);
-		else if (cls[r] == M_FINISHED)
-			snprintf(t, sizeof t, "%s the comm after #%" PRIu64 "; ", nw_comm_state_name(m->comm->state, sb),
-			         m->comm->coll_enqueued);
-		else
-			snprintf(t, sizeof t, "issued #%" PRIu64 " into a CUDA graph (CAPTURED: a graph's launch is not "
-			         "recorded; it may wait inside it) and made no NCCL call since; ", m->comm->coll_enqueued);
-		nw_eg_where(x, &eg, m->proc, t, 0);
+		f[0] = (struct nw_fact){ .kind = NW_F_MR_STOPPED, .seq = m->comm->coll_enqueued,
+		                         .n = cls[r] == M_STOPPED ? 0 : cls[r] == M_FINISHED ? 1 | (uint64_t)m->comm->state << 8 : 2 };
+		uint64_t age = nw_fact_where(x, m->proc, 0, &f[1]);
+		nw_fg_add(x, &eg, m->proc, f, 2, age);
 	}
-	nw_eg_flush(x, w, &eg, 8);
-	struct nw_buf b = { 0 };
-	nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
-	nw_buf_rankset(&b, &w->v.culprits);
-	nw_buf_printf(&b, " called %s #%" PRIu64 " on %s (%d ranks) after ", nw_op_kind_name(kind, kb), nstar,
-	              nw_comm_label(v->id, v->name, cb), (int)v->nranks);
-	nw_buf_puts(&b, done.n == 1 ? "rank " : "ranks ");
-	nw_buf_rankset(&b, &done);
-	if (in_graph)
-		nw_buf_printf(&b, " stopped at #%" PRIu64 ", issued into a CUDA graph: the minority went on without "
-		              "them (a graph it captured but never launched?)", last);
-	else if (idle)
-		nw_buf_printf(&b, " stopped at #%" PRIu64 " and wait for nothing in NCCL: the minority went one op past "
-		              "the others (an extra step?)", last);
-	else
-		nw_buf_printf(&b, " had finished with it (their last: #%" PRIu64 "): nobody else will call it", last);
-	if (!(w->v.summary = nw_buf_take(&b)))
-		x->oom = 1;
+	nw_fg_flush(x, w, &eg, 8);
+	struct nw_fact sum = { .kind = NW_F_MR_PAST, .set = nw_findings_set(x, w, &w->v.culprits), .view = v,
+		               .op_kind = kind, .seq = nstar };
+	struct nw_fact why = { .kind = NW_F_MR_PAST_DONE, .set = nw_findings_set(x, w, &done), .seq = last,
+		               .n = in_graph ? 0 : idle ? 1 : 2 };
+	if (sum.set && why.set) {
+		nw_verdict_summary_fact(x, w, &sum);
+		nw_verdict_summary_fact(x, w, &why);
+	}
 	nw_rankset_free(&done);
 }
 
@@ -770,8 +682,6 @@ struct frontier {
 	uint64_t max_age;                    /* the oldest pending #n */
 	struct nw_rankset waiting;           /* the members whose #n is pending */
 	uint16_t kind;                       /* #n's kind */
-	const char *kname, *comm;            /* #n's kind and the comm, as words */
-	char kb[NW_NAME_BUF], cb[128];
 };
 
 /* A member with #n in its ring: its state; a pending one is waiting. */
@@ -870,41 +780,29 @@ static int held_in_group(struct nw_jctx *x, const struct nw_member *m, uint64_t 
  * #n, ended inside it, or only captured it) into out, a waiting one's into
  * in. */
 static void missing_member(struct nw_jctx *x, struct nw_vwork *w, const struct frontier *f, int32_t r,
-                           struct nw_egroups *in, struct nw_egroups *out)
+                           struct nw_fgroups *in, struct nw_fgroups *out)
 {
 	const struct nw_member *m = &f->v->members[r];
 	uint8_t c = f->cls[r];
-	char sb[NW_NAME_BUF];
 	if (c == M_NOT_ISSUED || c == M_GONE || c == M_CAPTURED) {
 		nw_verdict_culprit(x, w, m->proc);
-		struct nw_buf t = { 0 };
+		struct nw_fact e[2] = { { .kind = NW_F_MR_OUT } };
 		/* An abort is leaving the comm too (an error path); it is said,
 		 * but not weighed as a program's end (finished). */
 		if (c == M_NOT_ISSUED && (finished(m) || m->comm->state == NW_COMM_ABORTED))
-			nw_buf_printf(&t, "never called it: it %s the comm after #%" PRIu64 "; ",
-			              nw_comm_state_name(m->comm->state, sb), m->comm->coll_enqueued);
+			e[0].n = 0 | (uint64_t)m->comm->state << 8, e[0].seq = m->comm->coll_enqueued;
 		else if (c == M_NOT_ISSUED && held_in_group(x, m, f->nstar))
-			nw_buf_puts(&t, "issued it inside ncclGroupStart, but its thread never called the group's "
-			            "ncclGroupEnd, so NCCL never launched it; ");
+			e[0].n = 1;
 		else if (c == M_NOT_ISSUED)
-			nw_buf_printf(&t, "never called it (coll_enqueued %" PRIu64 "); ", m->comm->coll_enqueued);
-		else if (c == M_GONE)
-			nw_buf_puts(&t, "called it but ended before completing it; ");
+			e[0].n = 2, e[0].seq = m->comm->coll_enqueued;
 		else
-			nw_buf_puts(&t, "captured it into a CUDA graph (it runs only when the graph is launched) "
-			            "and went on; ");
-		uint64_t age = nw_where(x, m->proc, &t, 1);
-		if (t.s && !t.oom)
-			nw_eg_add(x, out, m->proc, t.s, age);
-		nw_buf_free(&t);
+			e[0].n = c == M_GONE ? 3 : 4;
+		uint64_t age = nw_fact_where(x, m->proc, 1, &e[1]);
+		nw_fg_add(x, out, m->proc, e, 2, age);
 	} else if (c == M_STARTED || c == M_ENQUEUED) {
 		const struct nw_seg_op *op = nw_member_coll(x, m, f->nstar);
-		char t[160];
-		if (op)
-			snprintf(t, sizeof t, "in it (%s for " NW_AGE ")", nw_op_state_name(op->state, sb));
-		else
-			snprintf(t, sizeof t, "in it (STARTED)");
-		nw_eg_add(x, in, m->proc, t, op ? nw_age(m->proc, op->enqueue_ns) : NW_NO_AGE);
+		struct nw_fact e = { .kind = NW_F_MR_IN, .n = op ? (uint64_t)op->state + 1 : 0 };
+		nw_fg_add(x, in, m->proc, &e, 1, op ? nw_age(m->proc, op->enqueue_ns) : NW_NO_AGE);
 	}
 }
 
@@ -912,39 +810,32 @@ static void missing_member(struct nw_jctx *x, struct nw_vwork *w, const struct f
 static void missing_summary(struct nw_jctx *x, struct nw_vwork *w, const struct frontier *f)
 {
 	const uint32_t *cnt = f->cnt;
-	char ab[32];
-	struct nw_buf b = { 0 };
+	const struct nw_fset *waiting = nw_findings_set(x, w, &f->waiting);
+	if (!waiting)
+		return;
 	if (w->v.culprits.n) {
-		nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&b, &w->v.culprits);
-		nw_buf_printf(&b, " %s %s #%" PRIu64 " on %s (%d ranks); ",
-		              cnt[M_GONE] && !cnt[M_NOT_ISSUED] && !cnt[M_CAPTURED] ? "ended inside"
-		              : cnt[M_CAPTURED] && !cnt[M_NOT_ISSUED] && !cnt[M_GONE] ? "only captured (never launched)"
-		              : "never called",
-		              f->kname, f->nstar, f->comm, (int)f->n);
-		nw_buf_puts(&b, f->waiting.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&b, &f->waiting);
-		nw_buf_printf(&b, " wait%s in it", f->waiting.n == 1 ? "s" : "");
-		if (cnt[M_NOFILE])
-			nw_buf_printf(&b, "; %u rank%s of it ha%s no file", cnt[M_NOFILE], cnt[M_NOFILE] == 1 ? "" : "s",
-			              cnt[M_NOFILE] == 1 ? "s" : "ve");
-	} else {
-		nw_buf_puts(&b, f->waiting.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&b, &f->waiting);
-		nw_buf_printf(&b, " wait%s in %s #%" PRIu64 " on %s (%d ranks) for %s; ", f->waiting.n == 1 ? "s" : "",
-		              f->kname, f->nstar, f->comm, (int)f->n, nw_fmt_age(f->max_age, ab));
-		if (w->v.unknown.n) {
-			nw_buf_puts(&b, w->v.unknown.n == 1 ? "rank " : "ranks ");
-			nw_buf_rankset(&b, &w->v.unknown);
-			nw_buf_printf(&b, " ha%s no file", w->v.unknown.n == 1 ? "s" : "ve");
-		} else {
-			nw_buf_printf(&b, "%u of its ranks have no file", cnt[M_NOFILE]);
+		struct nw_fact s = { .kind = NW_F_MR_SUM, .set = nw_findings_set(x, w, &w->v.culprits), .view = f->v,
+		                     .op_kind = f->kind, .seq = f->nstar,
+		                     .n = cnt[M_GONE] && !cnt[M_NOT_ISSUED] && !cnt[M_CAPTURED] ? 1
+		                          : cnt[M_CAPTURED] && !cnt[M_NOT_ISSUED] && !cnt[M_GONE] ? 2 : 0 };
+		struct nw_fact wt = { .kind = NW_F_MR_WAIT, .set = waiting };
+		if (!s.set)
+			return;
+		nw_verdict_summary_fact(x, w, &s);
+		nw_verdict_summary_fact(x, w, &wt);
+		if (cnt[M_NOFILE]) {
+			struct nw_fact nf = { .kind = NW_F_MR_NOFILE_N, .n = cnt[M_NOFILE] };
+			nw_verdict_summary_fact(x, w, &nf);
 		}
-		nw_buf_puts(&b, " (they may never have called it)");
+		return;
 	}
-	w->v.summary = nw_buf_take(&b);
-	if (!w->v.summary)
-		x->oom = 1;
+	struct nw_fact s = { .kind = NW_F_MR_WAIT_IN, .set = waiting, .view = f->v, .op_kind = f->kind, .seq = f->nstar,
+	                     .n = f->max_age };
+	struct nw_fact u = { .kind = NW_F_MR_UNKNOWN, .n = cnt[M_NOFILE] };
+	if (w->v.unknown.n && !(u.set = nw_findings_set(x, w, &w->v.unknown)))
+		return;
+	nw_verdict_summary_fact(x, w, &s);
+	nw_verdict_summary_fact(x, w, &u);
 }
 
 /* The decision at the frontier: the first rule whose case it is makes the
@@ -979,14 +870,14 @@ static void verdict_missing(struct nw_jctx *x, struct frontier *f)
 	struct nw_vwork *w = nw_verdict_new(x, NW_V_MISSING_RANK, f->v, f->kind, f->nstar);
 	if (!w)
 		return;
-	struct nw_egroups in = { 0 }, out = { 0 };
+	struct nw_fgroups in = { 0 }, out = { 0 };
 	for (int32_t r = 0; r < f->n && !x->oom; r++)
 		missing_member(x, w, f, r, &in, &out);
 	for (uint32_t i = 0; i < f->waiting.n; i++)
 		nw_set_add(x, &w->v.waiting, f->waiting.v[i]);
-	nw_eg_flush(x, w, &out, 8);
-	nw_eg_flush(x, w, &in, 8);
-	nw_view_unknown(x, f->v, w);
+	nw_fg_flush(x, w, &out, 8);
+	nw_fg_flush(x, w, &in, 8);
+	nw_view_unknown_fact(x, f->v, w);
 	missing_summary(x, w, f);
 }
 
@@ -1003,25 +894,23 @@ static int is_transport(const struct frontier *f)
 static void verdict_transport(struct nw_jctx *x, struct frontier *f)
 {
 	const struct nw_comm_view *v = f->v;
-	char ab[32];
 	struct nw_vwork *w = nw_verdict_new(x, NW_V_TRANSPORT_STALL, v, f->kind, f->nstar);
 	if (!w)
 		return;
-	struct nw_egroups in = { 0 };
+	struct nw_fgroups in = { 0 };
 	for (int32_t r = 0; r < f->n; r++) {
 		const struct nw_member *m = &v->members[r];
 		nw_verdict_blame(x, w, m->proc->job_index);
 		nw_verdict_waiting(x, w, m->proc);
 		const struct nw_seg_op *op = nw_member_coll(x, m, f->nstar);
-		nw_eg_add(x, &in, m->proc, "STARTED for " NW_AGE ", not completed",
+		struct nw_fact e = { .kind = NW_F_TS_STARTED };
+		nw_fg_add(x, &in, m->proc, &e, 1,
 		          op ? nw_age(m->proc, op->start_ns ? op->start_ns : op->enqueue_ns) : NW_NO_AGE);
 	}
-	nw_eg_flush(x, w, &in, 8);
+	nw_fg_flush(x, w, &in, 8);
 	versions_evidence(x, w, v);
-	nw_verdict_summary(x, w,
-	                   "every rank of %s (%d ranks) started %s #%" PRIu64 " and none completed it in %s: "
-	                   "the transfer itself is stuck (communicator or link, not a rank)",
-	                   f->comm, (int)f->n, f->kname, f->nstar, nw_fmt_age(f->max_age, ab));
+	struct nw_fact s = { .kind = NW_F_TS_ALL, .view = v, .op_kind = f->kind, .seq = f->nstar, .n = f->max_age };
+	nw_verdict_summary_fact(x, w, &s);
 }
 
 static const struct frontier_rule {
@@ -1048,8 +937,6 @@ static void comm_frontier(struct nw_jctx *x, const struct nw_comm_view *v, const
 	}
 	if (f.first_pending) {
 		f.kind = f.first_pending->kind;
-		f.kname = nw_op_kind_name(f.kind, f.kb);
-		f.comm = nw_comm_label(v->id, v->name, f.cb);
 		hold_edges(x, &f);
 		never_started(x, &f);
 		for (size_t i = 0; i < sizeof frontier_rules / sizeof frontier_rules[0]; i++)
@@ -1126,47 +1013,15 @@ struct skey {
 	uint64_t comm_id, seq;
 	struct nw_vwork *w;
 	const struct nw_sblock *first;  /* the first blocked rank: the summary's example */
-	char *why;                       /* what its stream is busy with */
-	struct nw_egroups eg;
+	struct nw_fact why;              /* what its stream is busy with (SB_WHY) */
+	struct nw_fgroups eg;
 	UT_hash_handle hh;
 };
 
-/* "AllReduce #5", or for a graph launch "replay 3 of the graph holding
- * AllReduce #5" (seq: the replay; root and redop: the graph's first op). */
-static void op_words(struct nw_buf *b, const struct nw_seg_op *op)
-{
-	char kb[NW_NAME_BUF];
-	if (op->kind == NW_OP_GRAPH_LAUNCH)
-		nw_buf_printf(b, "replay %" PRIu64 " of the graph holding %s #%" PRId32, op->seq,
-		              nw_op_kind_name((unsigned)op->redop, kb), op->root);
-	else
-		nw_buf_printf(b, "%s #%" PRIu64, nw_op_kind_name(op->kind, kb), op->seq);
-}
-
 /* One verdict per (comm, #n): its culprits are the ranks whose #n never
- * started, the ranks inside #n wait. */
-/* What the blocked op's stream is busy with: the previous op on it
- * (prev, of comm pv), or work that is not NCCL. */
-static char *stream_why(const struct nw_proc *p, const struct nw_sblock *s, const struct nw_seg_op *prev,
-                        const struct nw_comm_view *pv)
-{
-	char cb[128], ab[32], sb[NW_NAME_BUF];
-	struct nw_buf why = { 0 };
-	if (prev) {
-		nw_buf_puts(&why, "its stream is busy with ");
-		op_words(&why, prev);
-		nw_buf_printf(&why, " on %s (%s for %s)", nw_comm_label(prev->comm_id, pv ? pv->name : NULL, cb),
-		              nw_op_state_name(prev->state, sb),
-		              nw_fmt_age(nw_age(p, prev->start_ns ? prev->start_ns : prev->enqueue_ns), ab));
-	} else
-		nw_buf_printf(&why, "no earlier NCCL op is pending on its stream 0x%" PRIx64
-		              ": earlier work that is not NCCL (a long or hung kernel, a host callback)",
-		              s->op->stream);
-	return nw_buf_take(&why);
-}
-
-/* The verdict of a blocked (comm, #n), made at its first blocked rank s
- * and added to keys (NULL: out of memory). */
+ * started, the ranks inside #n wait. The verdict of a blocked (comm, #n),
+ * made at its first blocked rank s and added to keys (NULL: out of
+ * memory). */
 static struct skey *stream_key(struct nw_jctx *x, struct skey **keys, const uint64_t key[2],
                                const struct nw_sblock *s, const struct nw_seg_op *prev, const struct nw_comm_view *pv)
 {
@@ -1191,8 +1046,10 @@ static struct skey *stream_key(struct nw_jctx *x, struct skey **keys, const uint
 		x->oom = 1;
 		return NULL;
 	}
-	if (!(k->why = stream_why(s->view->members[s->member].proc, s, prev, pv)))
-		x->oom = 1;
+	/* what its stream is busy with: the previous op on it (of comm pv), or
+	 * work that is not NCCL */
+	k->why = (struct nw_fact){ .kind = NW_F_SB_WHY, .proc = s->view->members[s->member].proc, .op = prev, .view = pv,
+	                           .n = s->op->stream };
 	for (uint32_t j = 0; j < s->waiting_in_it->n; j++)
 		nw_set_add(x, &w->v.waiting, s->waiting_in_it->v[j]);
 	return k;
@@ -1202,21 +1059,9 @@ static struct skey *stream_key(struct nw_jctx *x, struct skey **keys, const uint
 static void stream_line(struct nw_jctx *x, struct skey *k, const struct nw_sblock *s, const struct nw_proc *p,
                         const struct nw_seg_op *prev, const struct nw_comm_view *pv)
 {
-	char cb[128], sb[NW_NAME_BUF];
-	struct nw_buf t = { 0 };
-	nw_buf_printf(&t, "stream 0x%" PRIx64 " ", s->op->stream);
-	if (prev) {
-		nw_buf_puts(&t, "busy with ");
-		op_words(&t, prev);
-		nw_buf_printf(&t, " on %s (%s)", nw_comm_label(prev->comm_id, pv ? pv->name : NULL, cb),
-		              nw_op_state_name(prev->state, sb));
-	} else
-		nw_buf_puts(&t, "has no earlier NCCL op pending");
-	nw_buf_puts(&t, "; ");
-	uint64_t age = nw_where(x, p, &t, 1);
-	if (t.s && !t.oom)
-		nw_eg_add(x, &k->eg, p, t.s, age);
-	nw_buf_free(&t);
+	struct nw_fact f[2] = { { .kind = NW_F_SB_STREAM, .op = prev, .view = pv, .n = s->op->stream } };
+	uint64_t age = nw_fact_where(x, p, 1, &f[1]);
+	nw_fg_add(x, &k->eg, p, f, 2, age);
 }
 
 /* The summary of a blocked (comm, #n): its blocked ranks (the first as the
@@ -1225,38 +1070,28 @@ static void stream_summary(struct nw_jctx *x, const struct skey *k)
 {
 	struct nw_vwork *w = k->w;
 	const struct nw_sblock *s = k->first;
-	char cb[128], ab[32], lb[128];
-	struct nw_buf b = { 0 };
+	struct nw_fact f = { .kind = NW_F_SB_ONE, .proc = s->view->members[s->member].proc, .op = s->op, .view = s->view,
+	                     .n = s->age_ns };
+	struct nw_fact why = k->why;
 	if (w->v.culprits.n > 1) {
-		nw_buf_puts(&b, "ranks ");
-		nw_buf_rankset(&b, &w->v.culprits);
-		nw_buf_puts(&b, ": ");
-		op_words(&b, s->op);
-		nw_buf_printf(&b, " on %s (%d ranks) never started (for %s on %s; %s)",
-		              nw_comm_label(s->view->id, s->view->name, cb), (int)s->view->nranks,
-		              nw_fmt_age(s->age_ns, ab), nw_proc_label(s->view->members[s->member].proc, lb),
-		              k->why ? k->why : "");
-	} else {
-		nw_buf_printf(&b, "%s's ", nw_proc_label(s->view->members[s->member].proc, lb));
-		op_words(&b, s->op);
-		nw_buf_printf(&b, " on %s (%d ranks) has not started in %s: %s",
-		              nw_comm_label(s->view->id, s->view->name, cb), (int)s->view->nranks,
-		              nw_fmt_age(s->age_ns, ab), k->why ? k->why : "");
+		f.kind = NW_F_SB_MANY;
+		why.kind = NW_F_SB_WHY_IN;
+		if (!(f.set = nw_findings_set(x, w, &w->v.culprits)))
+			return;
 	}
+	nw_verdict_summary_fact(x, w, &f);
+	nw_verdict_summary_fact(x, w, &why);
 	/* Those inside #n but the blocked ranks. */
 	struct nw_rankset in = { 0 };
 	for (uint32_t j = 0; j < s->waiting_in_it->n; j++)
 		if (!nw_rankset_has(&w->v.culprits, s->waiting_in_it->v[j]))
 			nw_set_add(x, &in, s->waiting_in_it->v[j]);
 	if (in.n) {
-		nw_buf_puts(&b, in.n == 1 ? "; rank " : "; ranks ");
-		nw_buf_rankset(&b, &in);
-		/* a send/receive's peer waits in the other half */
-		nw_buf_printf(&b, " wait%s %s it", in.n == 1 ? "s" : "", NW_OP_IS_P2P(s->op->kind) ? "for" : "in");
+		struct nw_fact i = { .kind = NW_F_SB_IN, .op = s->op, .set = nw_findings_set(x, w, &in) };
+		if (i.set)
+			nw_verdict_summary_fact(x, w, &i);
 	}
 	nw_rankset_free(&in);
-	if (!(w->v.summary = nw_buf_take(&b)))
-		x->oom = 1;
 }
 
 /* The work that runs at the head of a stream: from `op` back through
@@ -1302,19 +1137,27 @@ void nw_rules_stream(struct nw_jctx *x)
 	HASH_ITER(hh, keys, k, kt) {
 		if (!x->oom)
 			stream_summary(x, k);
-		nw_eg_flush(x, k->w, &k->eg, 8);
+		nw_fg_flush(x, k->w, &k->eg, 8);
 		HASH_DEL(keys, k);
-		free(k->why);
 		free(k);
 	}
 }
 
 /* ---- stuck ops no verdict explains ---- */
 
+/* One verdict per op nobody explains, as its summary names it: a
+ * collective by kind, number and comm; a replay by its graph's first op's
+ * kind and comm; a send/receive by kind and comm. */
 struct ukey {
-	char text[256];
+	struct {
+		uint64_t comm_id, seq;
+		uint16_t kind;           /* a replay: its graph's first op's */
+		uint16_t replay;
+	} id;
+	const struct nw_seg_op *op;      /* the first rank's, naming it */
+	const struct nw_comm_view *v;
 	struct nw_vwork *w;
-	struct nw_egroups eg;
+	struct nw_fgroups eg;
 	UT_hash_handle hh;
 };
 
@@ -1331,20 +1174,14 @@ static const struct nw_seg_op *unexplained_op(const struct nw_jctx *x, const str
 	return NULL;
 }
 
-/* The words that name op (of comm v), the key of its verdict. */
-static void unexplained_key(const struct nw_seg_op *op, const struct nw_comm_view *v, char *text, size_t size)
+/* The key of op's verdict (struct ukey). */
+static void unexplained_key(const struct nw_seg_op *op, struct ukey *k)
 {
-	char kb[NW_NAME_BUF], cb[128];
-	memset(text, 0, size);
-	if (NW_OP_IS_COLL(op->kind))
-		snprintf(text, size, "%s #%" PRIu64 " on %s", nw_op_kind_name(op->kind, kb), op->seq,
-		         nw_comm_label(op->comm_id, v ? v->name : NULL, cb));
-	else if (op->kind == NW_OP_GRAPH_LAUNCH)   /* a replay: its graph's first op names it */
-		snprintf(text, size, "a replay of a CUDA graph whose first op is a %s on %s",
-		         nw_op_kind_name((uint16_t)op->redop, kb), nw_comm_label(op->comm_id, v ? v->name : NULL, cb));
-	else
-		snprintf(text, size, "%s on %s", nw_op_kind_name(op->kind, kb),
-		         nw_comm_label(op->comm_id, v ? v->name : NULL, cb));
+	memset(&k->id, 0, sizeof k->id);
+	k->id.comm_id = op->comm_id;
+	k->id.replay = op->kind == NW_OP_GRAPH_LAUNCH;
+	k->id.kind = k->id.replay ? (uint16_t)op->redop : op->kind;
+	k->id.seq = NW_OP_IS_COLL(op->kind) ? op->seq : 0;
 }
 
 /* The TRANSPORT_STALL verdict of an op nobody explains, added to keys
@@ -1358,9 +1195,11 @@ static struct ukey *unexplained_verdict(struct nw_jctx *x, struct ukey **keys, c
 		x->oom = 1;
 		return NULL;
 	}
-	memcpy(k->text, key->text, sizeof k->text);
+	memcpy(&k->id, &key->id, sizeof k->id);   /* padding too: the hash reads its bytes */
+	k->op = op;
+	k->v = v;
 	k->w = w;
-	HASH_ADD_STR(*keys, text, k);
+	HASH_ADD(hh, *keys, id, sizeof k->id, k);
 	if (nw_hash_oom_taken()) {
 		free(k);
 		x->oom = 1;
@@ -1375,41 +1214,26 @@ static struct ukey *unexplained_verdict(struct nw_jctx *x, struct ukey **keys, c
 			nw_set_add(x, &done, m->proc->rank);
 	}
 	if (done.n) {
-		nw_buf_puts(&w->ev, done.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&w->ev, &done);
-		nw_buf_puts(&w->ev, ": completed it");
-		nw_verdict_evidence_flush(x, w);
+		struct nw_fact f = { .kind = NW_F_TS_DONE, .set = nw_findings_set(x, w, &done) };
+		if (f.set)
+			nw_verdict_evidence_fact(x, w, &f);
 	}
 	nw_rankset_free(&done);
 	return k;
 }
 
 /* A stuck rank's line: its op (a send/receive with its peer and what the
- * peer posted), its state and age. */
+ * peer posted of the other half), its state and age. */
 static void unexplained_line(struct nw_jctx *x, struct ukey *k, const struct nw_proc *p, const struct nw_seg_op *op,
                              const struct nw_comm_view *v)
 {
-	char kb[NW_NAME_BUF], sb[NW_NAME_BUF];
-	struct nw_buf t = { 0 };
-	nw_buf_puts(&t, "in ");
+	struct nw_fact f = { .kind = NW_F_TS_IN, .proc = p, .op = op, .view = v, .n = NW_FACT_OTHER };
 	if (NW_OP_IS_P2P(op->kind) && v && op->root >= 0 && op->root < v->nranks) {
 		const struct nw_member *pm = &v->members[op->root];
-		char pb[128];
-		nw_buf_printf(&t, "%s #%" PRIu64 " %s %s", nw_op_kind_name(op->kind, kb), op->seq,
-		              op->kind == NW_OP_SEND ? "to" : "from", pm->proc ? nw_proc_label(pm->proc, pb) : "?");
-		if (pm->proc) {
-			const struct nw_seg_peer *e = nw_proc_peer(pm->proc, nw_member_slot(pm), op->rank);
-			nw_buf_printf(&t, " (posted on the other side: %s %" PRIu64 ")",
-			              op->kind == NW_OP_SEND ? "recv_enqueued" : "send_enqueued",
-			              e ? (op->kind == NW_OP_SEND ? e->recv_enqueued : e->send_enqueued) : 0);
-		}
-	} else {
-		nw_buf_puts(&t, k->text);
+		const struct nw_seg_peer *e = pm->proc ? nw_proc_peer(pm->proc, nw_member_slot(pm), op->rank) : NULL;
+		f.n = e ? (op->kind == NW_OP_SEND ? e->recv_enqueued : e->send_enqueued) : 0;
 	}
-	nw_buf_printf(&t, ", %s for " NW_AGE, nw_op_state_name(op->state, sb));
-	if (t.s && !t.oom)
-		nw_eg_add(x, &k->eg, p, t.s, nw_age(p, op->enqueue_ns));
-	nw_buf_free(&t);
+	nw_fg_add(x, &k->eg, p, &f, 1, nw_age(p, op->enqueue_ns));
 }
 
 void nw_rules_unexplained(struct nw_jctx *x, const uint8_t *explained)
@@ -1423,8 +1247,8 @@ void nw_rules_unexplained(struct nw_jctx *x, const uint8_t *explained)
 		struct nw_comm_view *v;
 		HASH_FIND(hh, x->job->comms, &op->comm_id, sizeof op->comm_id, v);
 		struct ukey key;
-		unexplained_key(op, v, key.text, sizeof key.text);
-		HASH_FIND_STR(keys, key.text, k);
+		unexplained_key(op, &key);
+		HASH_FIND(hh, keys, &key.id, sizeof key.id, k);
 		if (!k && !(k = unexplained_verdict(x, &keys, &key, op, v)))
 			break;
 		nw_verdict_waiting(x, k->w, p);
@@ -1433,15 +1257,11 @@ void nw_rules_unexplained(struct nw_jctx *x, const uint8_t *explained)
 	}
 	HASH_ITER(hh, keys, k, kt) {
 		struct nw_vwork *w = k->w;
-		struct nw_buf b = { 0 };
-		nw_buf_puts(&b, w->v.waiting.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&b, &w->v.waiting);
-		nw_buf_printf(&b, " %s stuck in %s and no rank was found missing, mismatched or failed: the transfer "
-		              "does not finish (communicator or link)", w->v.waiting.n == 1 ? "is" : "are", k->text);
-		w->v.summary = nw_buf_take(&b);
-		if (!w->v.summary)
-			x->oom = 1;
-		nw_eg_flush(x, w, &k->eg, 8);
+		struct nw_fact f = { .kind = NW_F_TS_STUCK, .op = k->op, .view = k->v,
+		                     .set = nw_findings_set(x, w, &w->v.waiting) };
+		if (f.set)
+			nw_verdict_summary_fact(x, w, &f);
+		nw_fg_flush(x, w, &k->eg, 8);
 		HASH_DEL(keys, k);
 		free(k);
 	}
@@ -1493,7 +1313,7 @@ static int idle_verdict(struct nw_jctx *x)
 	struct nw_job *job = x->job;
 	const struct nw_comm_view *big = largest_comm(job);
 	struct nw_vwork *w = NULL;
-	struct nw_egroups eg = { 0 };
+	struct nw_fgroups eg = { 0 };
 	uint64_t idle_min = UINT64_MAX;
 	int running = 0;
 	for (size_t i = 0; i < job->nprocs; i++)
@@ -1508,24 +1328,16 @@ static int idle_verdict(struct nw_jctx *x)
 		nw_verdict_culprit(x, w, p);
 		if (idle < idle_min)
 			idle_min = idle;
-		struct nw_buf t = { 0 };
-		uint64_t age = nw_where(x, p, &t, 1);
-		if (t.s && !t.oom)
-			nw_eg_add(x, &eg, p, t.s, age);
-		nw_buf_free(&t);
+		struct nw_fact f;
+		uint64_t age = nw_fact_where(x, p, 1, &f);
+		nw_fg_add(x, &eg, p, &f, 1, age);
 	}
 	if (!w)
 		return 0;
-	nw_eg_flush(x, w, &eg, 8);
-	char ab[32];
-	struct nw_buf b = { 0 };
-	nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
-	nw_buf_rankset(&b, &w->v.culprits);
-	nw_buf_printf(&b, " created their communicators but never called a collective; no NCCL call for %s",
-	              nw_fmt_age(idle_min, ab));
-	w->v.summary = nw_buf_take(&b);
-	if (!w->v.summary)
-		x->oom = 1;
+	nw_fg_flush(x, w, &eg, 8);
+	struct nw_fact s = { .kind = NW_F_IDLE, .set = nw_findings_set(x, w, &w->v.culprits), .n = idle_min };
+	if (s.set)
+		nw_verdict_summary_fact(x, w, &s);
 	return 1;
 }
 
@@ -1533,7 +1345,6 @@ static int idle_verdict(struct nw_jctx *x)
 static void healthy_verdict(struct nw_jctx *x)
 {
 	struct nw_job *job = x->job;
-	char ab[32];
 	struct nw_vwork *w = nw_verdict_new(x, NW_V_HEALTHY, NULL, 0, 0);
 	if (!w)
 		return;
@@ -1546,14 +1357,14 @@ static void healthy_verdict(struct nw_jctx *x)
 		for (size_t k = 0; k < p->nops; k++)
 			pending += nw_op_pending(p->ops[k].state);
 	}
-	nw_verdict_summary(x, w, "no stall: %zu process%s (%zu running or on other hosts), %zu op%s in flight, none "
-	                   "older than the timeout (%s)", job->nprocs, job->nprocs == 1 ? "" : "es", alive, pending,
-	                   pending == 1 ? "" : "s", nw_fmt_age(x->timeout_ns, ab));
+	struct nw_fact s[2] = { { .kind = NW_F_HEALTHY, .job = job, .n = alive, .seq = pending },
+		                { .kind = NW_F_HEALTHY_TIMEOUT, .n = x->timeout_ns } };
+	nw_verdict_summary_fact(x, w, &s[0]);
+	nw_verdict_summary_fact(x, w, &s[1]);
 	if (job->missing.n) {
-		nw_buf_puts(&w->ev, job->missing.n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(&w->ev, &job->missing);
-		nw_buf_printf(&w->ev, ": no file (world size %d)", (int)job->world_size);
-		nw_verdict_evidence_flush(x, w);
+		struct nw_fact f = { .kind = NW_F_HEALTHY_NOFILE, .job = job, .set = nw_findings_set(x, w, &job->missing) };
+		if (f.set)
+			nw_verdict_evidence_fact(x, w, &f);
 	}
 }
 

@@ -11,7 +11,9 @@
  *            (replays of CUDA graphs), left_words.c (a comm left
  *            early), init_words.c (INIT_STALL), launch_words.c
  *            (launch counts, NCCL RAS), p2p_words.c (P2P_UNMATCHED,
- *            P2P_DEADLOCK), where_words.c (shared: grouped evidence,
+ *            P2P_DEADLOCK), coll_words.c (MISMATCH, MISSING_RANK,
+ *            TRANSPORT_STALL, STREAM_BLOCKED, IDLE, HEALTHY: verdicts_coll.c),
+ *            where_words.c (shared: grouped evidence,
  *            where a process is, an op)
  *   text.c   the verdict first, then the evidence, the environment
  *            differences and the merged stacks; rank sets as "0-6,9";

@@ -489,6 +489,50 @@ static void test_mismatch_tie(void)
 	rm_dir();
 }
 
+/* Ranks 2 and 3 of 4 enqueued AllReduce #2 and it never started, with no
+ * earlier NCCL op pending on their streams (a kernel or a host function
+ * holds them); ranks 0 and 1 are inside it. One STREAM_BLOCKED names both
+ * (the summary says the set, the first one's stream as the example, who
+ * waits), and its evidence groups them by what their streams show. */
+static void test_stream_blocked_two(void)
+{
+	new_dir("sblock");
+	const uint64_t id = 0x0505050505050505ull;
+	for (int32_t r = 0; r < 4; r++) {
+		struct sb_seg s;
+		struct who w = { "nodeA", 1200 + r, r, 4, NULL };
+		seg_begin(&s, &w);
+		s.stream = 0x7000;
+		uint32_t sl = comm(&s, id, r, 4, NW_ORIGIN_INIT_RANK);
+		coll(&s, sl, NW_OP_ALLREDUCE, 10, 0, 3);
+		if (r < 2) {
+			coll(&s, sl, NW_OP_ALLREDUCE, 10, 1, 4);
+		} else {
+			struct sb_op op = {
+				.kind = NW_OP_ALLREDUCE, .datatype = 7, .redop = 0, .root = -1, .count = 10, .caller = 0x401000,
+				.state = NW_ST_ENQUEUED, .enqueue_ns = BASE + 4 * SEC,
+			};
+			sb_coll(&s, sl, &op);
+		}
+		seg_write(&s, NULL);
+	}
+	struct nw_analysis a = analyze_dir(NULL);
+	const struct nw_job *job = &a.jobs[0];
+	const struct nw_verdict *v = find(job, NW_V_STREAM_BLOCKED, id);
+	check_verdict(v, "two blocked streams", "2-3", "0-1");
+	const char *head = "ranks 2-3: AllReduce #2 on comm 0505050505050505 (4 ranks) never started (for ";
+	const char *tail = " on rank 2; no earlier NCCL op is pending on its stream 0x7000: earlier work that is not "
+	                   "NCCL (a long or hung kernel, a host callback)); ranks 0-1 wait in it";
+	CHECK(v && v->summary && !strncmp(v->summary, head, strlen(head)) && strlen(v->summary) > strlen(tail) &&
+	      !strcmp(v->summary + strlen(v->summary) - strlen(tail), tail),
+	      "the summary names both, the first one's stream, who waits (%s)", v && v->summary ? v->summary : "none");
+	const char *line = "ranks 2-3: stream 0x7000 has no earlier NCCL op pending; ";
+	CHECK(v && v->nevidence >= 1 && !strncmp(v->evidence[0], line, strlen(line)),
+	      "one evidence line for both (%s)", v && v->nevidence ? v->evidence[0] : "none");
+	nw_analysis_free(&a);
+	rm_dir();
+}
+
 /* Rank 1's peer table overflowed: whether it posted the receive rank 0's
  * send waits for is not known, so no rank is blamed for it; the stuck send
  * is still reported (the comm). Also: two jobs in one directory, and the
@@ -781,6 +825,7 @@ int main(void)
 	test_coll_deadlock();
 	test_mismatch_tie();
 	test_peers_full_and_jobs();
+	test_stream_blocked_two();
 	test_fault_words();
 	test_findings_wrap();
 	test_fact_groups();
