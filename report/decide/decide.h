@@ -260,10 +260,9 @@ const struct nw_fset *nw_findings_set_others(struct nw_jctx *x, struct nw_vwork 
 const struct nw_fset *nw_findings_aged(struct nw_jctx *x, struct nw_vwork *w, uint64_t lo, uint64_t hi);
 
 /* Members of a comm with no file: their global ranks go to `unknown` when
- * the comm numbers its ranks like the world (comm rank = global rank). */
+ * the comm numbers its ranks like the world (comm rank = global rank),
+ * else their comm ranks are one evidence line (a COMM_NOFILE fact). */
 int nw_view_identity(const struct nw_comm_view *v);
-void nw_view_unknown(struct nw_jctx *x, const struct nw_comm_view *v, struct nw_vwork *w);
-/* The same with findings: the comm ranks' line is a COMM_NOFILE fact. */
 void nw_view_unknown_fact(struct nw_jctx *x, const struct nw_comm_view *v, struct nw_vwork *w);
 /* The collectives of a member (ops of its slot), sorted by seq. */
 const struct nw_seg_op *nw_member_coll(struct nw_jctx *x, const struct nw_member *m, uint64_t seq);

@@ -25,27 +25,6 @@ int nw_view_identity(const struct nw_comm_view *v)
 	return any;
 }
 
-void nw_view_unknown(struct nw_jctx *x, const struct nw_comm_view *v, struct nw_vwork *w)
-{
-	int identity = nw_view_identity(v);
-	struct nw_rankset cranks = { 0 };
-	for (int32_t r = 0; r < v->nranks; r++) {
-		if (v->members[r].proc)
-			continue;
-		if (identity)
-			nw_set_add(x, &w->v.unknown, r);
-		else
-			nw_set_add(x, &cranks, r);
-	}
-	if (cranks.n) {
-		nw_buf_puts(&w->ev, cranks.n == 1 ? "comm rank " : "comm ranks ");
-		nw_buf_rankset(&w->ev, &cranks);
-		nw_buf_puts(&w->ev, ": no file (their global ranks are not known)");
-		nw_verdict_evidence_flush(x, w);
-	}
-	nw_rankset_free(&cranks);
-}
-
 uint32_t nw_member_slot(const struct nw_member *m)
 {
 	return (uint32_t)(m->comm - m->proc->comms);

@@ -491,7 +491,7 @@ static void split_group(struct nw_jctx *x, struct sgroup *g)
 			else
 				nw_verdict_culprit(x, w, m->proc);
 		}
-		nw_view_unknown(x, parent, w);
+		nw_view_unknown_fact(x, parent, w);
 	}
 	struct nw_fact never = { .kind = NW_F_INIT_NEVER, .n = 1 };
 	culprit_lines(x, w, &never);
