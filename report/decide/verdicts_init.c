@@ -537,8 +537,8 @@ static void split_child(struct nw_jctx *x, struct sgroup **groups, const struct 
 		struct nw_proc *p;
 		const struct nw_seg_comm *c;
 		if (i < v->nentering) {
-			p = v->entering[i];
-			c = slot_of(p, v->id);
+			p = v->entering[i].proc;
+			c = v->entering[i].comm;
 		} else {
 			const struct nw_member *m = &v->members[i - v->nentering];
 			p = m->proc;

@@ -5,7 +5,8 @@
  * communicator view gathers, by comm id, the table slot of every process
  * that holds a rank of it, indexed by comm rank (a process may hold several
  * ranks of one comm: ncclCommInitAll); a process inside a Split or Shrink
- * whose rank is not known yet is `entering`. */
+ * whose rank is not known yet is `entering`, or the member of the one comm
+ * rank the others' order leaves it. */
 #include "model.h"
 
 #include <stdlib.h>
@@ -70,11 +71,11 @@ static int view_add(struct nw_comm_view *v, struct nw_proc *p, const struct nw_s
 		v->name[sizeof v->name - 1] = '\0';
 	}
 	if (c->rank < 0 || c->nranks <= 0 || c->nranks > MAX_NRANKS || c->rank >= c->nranks) {
-		struct nw_proc **e = realloc(v->entering, (v->nentering + 1) * sizeof *e);
+		struct nw_member *e = realloc(v->entering, (v->nentering + 1) * sizeof *e);
 		if (!e)
 			return -1;
 		v->entering = e;
-		e[v->nentering++] = p;
+		e[v->nentering++] = (struct nw_member){ .proc = p, .comm = c };
 		return 0;
 	}
 	if (c->nranks > v->nranks) {
@@ -94,6 +95,99 @@ static int view_add(struct nw_comm_view *v, struct nw_proc *p, const struct nw_s
 		m->comm = c;
 	}
 	return 0;
+}
+
+/* A rank's place in the parent of a split or shrink: its rank in its one
+ * live slot of the parent comm (of the same device where it holds
+ * several); -1 when that cannot be told. */
+static int32_t parent_rank(const struct nw_proc *p, const struct nw_seg_comm *c)
+{
+	int32_t only = -1, same_device = -1;
+	int n = 0, nsame = 0;
+	for (uint32_t s = 0; s < p->ncomms; s++) {
+		const struct nw_seg_comm *q = &p->comms[s];
+		if (q->comm_id != c->parent_id || q->state == NW_COMM_FREE || q->rank < 0)
+			continue;
+		n++;
+		only = q->rank;
+		if (c->cuda_device >= 0 && q->cuda_device == c->cuda_device) {
+			nsame++;
+			same_device = q->rank;
+		}
+	}
+	return n == 1 ? only : nsame == 1 ? same_device : -1;
+}
+
+/* Whether member a comes before entering e in their child's ranks: NCCL
+ * orders a split's ranks by key, then by parent rank (a shrink's keys are
+ * all 0: parent rank order). 1 before, 0 after, -1 cannot be told. */
+static int ranks_before(const struct nw_member *a, const struct nw_member *e)
+{
+	if (a->comm->split_key != e->comm->split_key)
+		return a->comm->split_key < e->comm->split_key;
+	int32_t pa = parent_rank(a->proc, a->comm), pe = parent_rank(e->proc, e->comm);
+	if (pa < 0 || pe < 0 || pa == pe)
+		return -1;
+	return pa < pe;
+}
+
+/* The only comm rank without a member that e can hold: the members whose
+ * rank is known before it lie below it, those after it above; as many
+ * ranks as are before it (known or entering) lie below it, as many as are
+ * after it above. -1 when none or several can. */
+static int32_t entering_place(const struct nw_comm_view *v, const struct nw_member *e)
+{
+	int32_t lo = 0, hi = v->nranks - 1;
+	for (int32_t r = 0; r < v->nranks; r++) {
+		int before = v->members[r].proc ? ranks_before(&v->members[r], e) : -1;
+		lo += before == 1;
+		hi -= before == 0;
+	}
+	for (uint32_t i = 0; i < v->nentering; i++) {
+		int before = &v->entering[i] == e ? -1 : ranks_before(&v->entering[i], e);
+		lo += before == 1;
+		hi -= before == 0;
+	}
+	int32_t place = -1;
+	for (int32_t h = lo; h <= hi; h++) {
+		if (v->members[h].proc)
+			continue;
+		int fits = 1;
+		for (int32_t r = 0; r < v->nranks && fits; r++) {
+			int before = v->members[r].proc ? ranks_before(&v->members[r], e) : -1;
+			if (before >= 0)
+				fits = before == (r < h);
+		}
+		if (fits && place >= 0)
+			return -1;
+		if (fits)
+			place = h;
+	}
+	return place;
+}
+
+/* A process inside a split or shrink has no rank of the child yet, but
+ * its place is fixed: the child's ranks follow (key, parent rank). Once
+ * the members whose rank is known leave it only one comm rank, it holds
+ * that rank (it is in the comm, inside its creation; the rank is not a
+ * rank with no file). */
+static void place_entering(struct nw_comm_view *v)
+{
+	if (v->origin != NW_ORIGIN_SPLIT && v->origin != NW_ORIGIN_SHRINK)
+		return;
+	for (int moved = 1; moved && v->nranks > 0;) {
+		moved = 0;
+		for (uint32_t i = 0; i < v->nentering;) {
+			int32_t h = entering_place(v, &v->entering[i]);
+			if (h < 0) {
+				i++;
+				continue;
+			}
+			v->members[h] = v->entering[i];
+			v->entering[i] = v->entering[--v->nentering];
+			moved = 1;
+		}
+	}
 }
 
 /* Processes launched without a rank variable (RANK, OMPI_COMM_WORLD_RANK,
@@ -282,6 +376,9 @@ static int build_job(struct nw_job *job, const struct nw_analysis_options *opt)
 	}
 	if (oom)
 		return -1;
+	struct nw_comm_view *v, *vt;
+	HASH_ITER(hh, job->comms, v, vt)
+		place_entering(v);
 
 	job->world_size = -1;
 	double timeout_ms = 0;

@@ -33,7 +33,7 @@ struct nw_comm_view {
 	char name[NW_COMM_NAME_LEN];
 	struct nw_member *members;     /* [nranks], by comm rank */
 	uint32_t nentering;            /* processes inside its creation whose rank is not known yet */
-	struct nw_proc **entering;
+	struct nw_member *entering;    /* [nentering], each with its slot of this comm */
 	UT_hash_handle hh;             /* keyed by id in nw_job.comms */
 };
 

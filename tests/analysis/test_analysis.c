@@ -339,6 +339,56 @@ static void test_split_stall(void)
 	rm_dir();
 }
 
+/* A Split that ranks 1-3 returned from (child ranks by key: key r is
+ * child rank r), whose AllReduce #1 on the child waits; rank 0 is still
+ * inside it, its child rank not recorded. The others' order leaves it one
+ * place, child rank 0: a member inside its creation, not a rank with no
+ * file. Ranks 4-5 split with keys 1 and 0 (ranks 6-7: 6 and 7) and are
+ * both still inside: two places, their keys tell which is whose. */
+static void test_split_entering(void)
+{
+	new_dir("entering");
+	const uint64_t world = 0x5555666677778888ull;
+	const uint64_t child = sb_comm_id_split(world, 0, 0), other = sb_comm_id_split(world, 0, 1);
+	for (int32_t r = 0; r < 8; r++) {
+		struct sb_seg s;
+		struct who w = { "nodeA", 200 + r, r, 8, NULL };
+		seg_begin(&s, &w);
+		uint32_t ws = comm(&s, world, r, 8, NW_ORIGIN_INIT_RANK);
+		coll(&s, ws, NW_OP_ALLREDUCE, 10, 0, 2.5);
+		s.comms[ws].splits = 1;
+		int in_other = r >= 4;
+		struct sb_comm_spec c = {
+			.id = in_other ? other : child, .parent_id = world, .rank = -1, .nranks = -1, .device = 0,
+			.origin = NW_ORIGIN_SPLIT, .color = in_other, .key = r == 4 ? 1 : r == 5 ? 0 : r,
+			.bus_id = "0000:18:00.0",
+		};
+		uint32_t cs = sb_comm_enter(&s, &c, BASE + 3 * SEC, 0x400000);
+		if ((r >= 1 && r <= 3) || r >= 6) {
+			c.rank = r >= 6 ? (r == 6 ? 2 : 3) : r;
+			c.nranks = 4;
+			c.handle = 0x6000 + (uint64_t)r;
+			sb_comm_done(&s, cs, &c, BASE + 4 * SEC);
+			coll(&s, cs, NW_OP_ALLREDUCE, 10, 1, 5);
+		}
+		seg_write(&s, NULL);
+	}
+	struct nw_analysis a = analyze_dir(NULL);
+	CHECK(a.njobs == 1, "one job");
+	struct nw_comm_view *cv, *ov;
+	HASH_FIND(hh, a.jobs[0].comms, &child, sizeof child, cv);
+	CHECK(cv && cv->nranks == 4 && cv->nentering == 0 && cv->members[0].proc && cv->members[0].proc->rank == 0,
+	      "entering rank 0 holds child rank 0 (nentering %u)", cv ? cv->nentering : 0);
+	HASH_FIND(hh, a.jobs[0].comms, &other, sizeof other, ov);
+	CHECK(ov && ov->nranks == 4 && ov->nentering == 0 && ov->members[0].proc && ov->members[0].proc->rank == 5 &&
+	      ov->members[1].proc && ov->members[1].proc->rank == 4, "keys 0 and 1: ranks 5 and 4 hold child ranks 0 and 1");
+	for (size_t i = 0; i < a.jobs[0].nverdicts; i++)
+		CHECK(a.jobs[0].verdicts[i].unknown.n == 0, "verdict %zu names no rank with no file (%s)", i,
+		      set_str(&a.jobs[0].verdicts[i].unknown));
+	nw_analysis_free(&a);
+	rm_dir();
+}
+
 /* ncclCommInitAll: one process holds both ranks of a comm; it issued
  * AllReduce #1 on rank 0's comm only. */
 static void test_initall(void)
@@ -819,6 +869,7 @@ int main(void)
 	segbuf = malloc(layout.size);
 	CHECK(segbuf != NULL, "segment buffer");
 	test_split_stall();
+	test_split_entering();
 	test_initall();
 	test_no_ranks();
 	test_copies();
