@@ -69,14 +69,10 @@ struct rctx {
 	uint32_t *nproc;                 /* [nscc]: processes in it */
 	uint8_t *deviant;                /* [nprocs]: deviates in its cycle */
 	uint8_t *decided;                /* [nscc]: how the cycle's deviants are known (enum
-	                                  * decided), 0 not */
+	                                  * nw_tiebreak, facts.h), 0 not */
 	uint8_t *conseq;                 /* [nvw]: the verdict is a consequence, folded at the end */
 	size_t nvw;                      /* verdicts when the pass began (later ones are its own) */
 };
-
-/* How a cycle's deviants are known: the rows of the tie-break table
- * (tiebreaks[], below), in the order they are tried. */
-enum decided { BY_COUNTS = 1, BY_NEVER_ISSUED, BY_SKIPPED, BY_SKIPPED_SPLIT, BY_MAJORITY, BY_MISMATCH, BY_ORDER_KEPT, NDECIDED };
 
 static int terminal(const struct rctx *r, uint32_t node)
 {
@@ -884,46 +880,33 @@ static int stream_cycle(struct rctx *r, uint32_t s)
 	return holds > 0;
 }
 
-/* The tie-breaks between the processes of a cycle (2. above), in the order
- * they are tried: the first that marks deviants decides the cycle; none
- * does, the cycle cannot be decided (cannot_decide). Each row: the
- * function that marks the deviants (returns how many), whether it also
- * judges a cycle of send/receive edges only (where every rank posted what
- * it should have, that stays a P2P_DEADLOCK), and the reason a deviant's
- * verdict gives. */
+/* The tie-breaks between the processes of a cycle (2. above; enum
+ * nw_tiebreak, facts.h), in the order they are tried: the first that
+ * marks deviants decides the cycle; none does, the cycle cannot be
+ * decided (cannot_decide). Each row: the function that marks the deviants
+ * (returns how many), and whether it also judges a cycle of send/receive
+ * edges only (where every rank posted what it should have, that stays a
+ * P2P_DEADLOCK). The reason a deviant's verdict gives is its words
+ * (ROOT_IN_CYCLE). */
 struct tiebreak {
 	size_t (*deviants)(struct rctx *r, uint32_t s);
 	int p2p_only_too;
-	const char *reason;
 };
 
-static const struct tiebreak tiebreaks[NDECIDED] = {
-	[BY_COUNTS] = { count_deviants, 1,
-	                "its send/receive counts with its peers do not add up (a skipped or extra post)" },
-	[BY_NEVER_ISSUED] = { never_issued_deviants, 0,
-	                      "it never issued an op the others wait in; they only wait behind their own earlier "
-	                      "ops for it" },
-	[BY_SKIPPED] = { skipped_deviants, 0,
-	                 "it skipped a collective that the ranks which reached its op issued before it (their "
-	                 "order); the others only wait for it" },
-	[BY_SKIPPED_SPLIT] = { skipped_split_deviants, 0,
-	                       "it went on with the parent comm's collectives past a split of it that the ranks inside "
-	                       "the split make at the same point of every step (their order); the others only wait "
-	                       "for it" },
-	[BY_MAJORITY] = { majority_deviants, 0, "it is stuck in another op than the majority" },
-	[BY_MISMATCH] = { mismatch_deviants, 0,
-	                  "its op differs from what the other ranks of its comm issued at the same position (a "
-	                  "MISMATCH with a majority): the others only wait for it" },
-	[BY_ORDER_KEPT] = { order_history_deviants, 0,
-	                    "the cycle closes through stream order, and it issued the two comms' ops on its stream the "
-	                    "other way round than its previous ones (the order it kept before); the others kept theirs "
-	                    "and only wait for it" },
+static const struct tiebreak tiebreaks[NW_TB_N] = {
+	[NW_TB_COUNTS] = { count_deviants, 1 },
+	[NW_TB_NEVER_ISSUED] = { never_issued_deviants, 0 },
+	[NW_TB_SKIPPED] = { skipped_deviants, 0 },
+	[NW_TB_SKIPPED_SPLIT] = { skipped_split_deviants, 0 },
+	[NW_TB_MAJORITY] = { majority_deviants, 0 },
+	[NW_TB_MISMATCH] = { mismatch_deviants, 0 },
+	[NW_TB_ORDER_KEPT] = { order_history_deviants, 0 },
 };
 
 /* 2: which tie-break decides cycle s (0: none). */
 static uint8_t decide_cycle(struct rctx *r, uint32_t s)
 {
-	for (uint8_t by = BY_COUNTS; by < NDECIDED; by++) {
+	for (uint8_t by = NW_TB_COUNTS; by < NW_TB_N; by++) {
 		if (!tiebreaks[by].p2p_only_too && only_p2p(r, s))
 			continue;
 		if (tiebreaks[by].deviants(r, s))
@@ -961,24 +944,19 @@ static uint32_t keep_root_culprits(struct rctx *r, struct nw_vwork *w)
 	int in_cycle = s0 != NONE && r->nproc[s0] >= 2 && r->decided[s0] && r->deviant[at0];
 	if (n && (n != w->v.culprits.n || in_cycle)) {
 		const struct nw_rankset *named = n != w->v.culprits.n ? &keep : &w->v.culprits;
-		struct nw_buf *e = &w->ev;
-		nw_buf_puts(e, named->n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(e, named);
-		nw_buf_puts(e, named->n == 1 ? " deviates" : " deviate");
+		struct nw_fact f[2] = { { .kind = NW_F_ROOT_DEVIATES, .set = nw_findings_set(x, w, named) },
+		                        { .kind = NW_F_ROOT_NOBODY } };
 		if (in_cycle) {
 			struct nw_rankset cyc = { 0 };
 			for (uint32_t k = 0; k < r->g->nprocs; k++)
 				if (r->g->scc[k] == s0 && x->job->procs[k]->rank >= 0)
 					nw_set_add(x, &cyc, x->job->procs[k]->rank);
-			nw_buf_puts(e, " in a cycle of waits (ranks ");
-			nw_buf_rankset(e, &cyc);
+			f[1] = (struct nw_fact){ .kind = NW_F_ROOT_IN_CYCLE, .set = nw_findings_set(x, w, &cyc),
+			                         .n = r->decided[s0] };
 			nw_rankset_free(&cyc);
-			nw_buf_puts(e, "): ");
-			nw_buf_puts(e, tiebreaks[r->decided[s0]].reason);
-		} else {
-			nw_buf_puts(e, ": the other ranks the rule named wait for others, it waits for nobody");
 		}
-		nw_verdict_evidence_flush(x, w);
+		if (f[0].set && (!in_cycle || f[1].set))
+			nw_verdict_evidence_facts(x, w, f, 2);
 	}
 	if (n && n != w->v.culprits.n) {
 		nw_rankset_free(&w->v.culprits);
@@ -1139,7 +1117,7 @@ static void cycle_verdict(struct rctx *r, uint32_t s)
 	nw_buf_free(&m);
 	if (!(w->v.summary = nw_buf_take(&b)))
 		x->oom = 1;
-	if (r->decided[s] == BY_ORDER_KEPT)
+	if (r->decided[s] == NW_TB_ORDER_KEPT)
 		reorder_evidence(r, s, w);
 	nw_where_component(x, w, s);
 }
@@ -1209,7 +1187,7 @@ static void name_deviants(struct rctx *r, uint32_t s)
 		const struct nw_vwork *w = x->vw[i];
 		if (w->dropped || r->conseq[i])
 			continue;
-		if (w->v.kind == NW_V_P2P_DEADLOCK && r->decided[s] != BY_COUNTS && !p2p_only && in_scc(r, w, s)) {
+		if (w->v.kind == NW_V_P2P_DEADLOCK && r->decided[s] != NW_TB_COUNTS && !p2p_only && in_scc(r, w, s)) {
 			r->conseq[i] = 1;
 			continue;
 		}
