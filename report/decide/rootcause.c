@@ -833,15 +833,14 @@ static void reorder_evidence(struct rctx *r, uint32_t s, struct nw_vwork *w)
 		size_t holds = 0;
 		if (r->g->scc[n] != s || !r->deviant[n] || !order_changed(r, s, p, &holds, &ro))
 			continue;
-		struct nw_buf d[4] = { { 0 } };
 		const struct nw_seg_op *ops[4] = { ro.was_held, ro.was_prev, ro.prev, ro.held };
+		static const uint16_t says[4] = { NW_F_ROOT_BROKE, NW_F_ROOT_BROKE_THEN, NW_F_ROOT_BROKE_BEFORE,
+		                                  NW_F_ROOT_BROKE_LAST };
+		struct nw_fact f[4];
 		for (int k = 0; k < 4; k++)
-			nw_describe_op(x, ops[k], &d[k]);
-		nw_verdict_evidence(x, w, "rank %" PRId32 " broke the order it kept on its stream: %s before %s, then %s "
-		                    "before %s", p->rank, d[0].s ? d[0].s : "?", d[1].s ? d[1].s : "?",
-		                    d[2].s ? d[2].s : "?", d[3].s ? d[3].s : "?");
-		for (int k = 0; k < 4; k++)
-			nw_buf_free(&d[k]);
+			f[k] = (struct nw_fact){ .kind = says[k], .proc = p, .op = ops[k],
+			                         .view = nw_view_of(x, ops[k]->comm_id) };
+		nw_verdict_evidence_facts(x, w, f, 4);
 	}
 }
 
@@ -1093,33 +1092,26 @@ static void cycle_verdict(struct rctx *r, uint32_t s)
 	                                    mop ? mop->kind : 0, mop ? mop->seq : 0);
 	if (!w)
 		return;
-	if (stream)
-		w->v.hint = "issue the collectives of communicators that share a stream in the same order on every "
-		            "rank (or give each communicator its own stream)";
+	if (stream) {
+		struct nw_fact h = { .kind = NW_F_ROOT_STREAM_HINT };
+		nw_verdict_hint_fact(x, w, &h);
+	}
 	for (uint32_t n = 0; n < g->nprocs; n++)
 		if (g->scc[n] == s && r->deviant[n])
 			nw_verdict_culprit(x, w, x->job->procs[n]);
-	struct nw_buf b = { 0 }, d = { 0 }, m = { 0 };
-	if (dop)
-		nw_describe_op(x, dop, &d);
-	if (mop)
-		nw_describe_op(x, mop, &m);
-	nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
-	nw_buf_rankset(&b, &w->v.culprits);
-	if (stream)
-		nw_buf_printf(&b, " issued %s before %s on the same stream, the other ranks of the cycle the other way "
-		              "round: each waits behind the other (stream order)", d.s ? d.s : "?", m.s ? m.s : "?");
-	else
-		nw_buf_printf(&b, " %s in %s while the others wait in %s: the code path differs on %s",
-		              w->v.culprits.n == 1 ? "is" : "are", d.s ? d.s : "another op", m.s ? m.s : "?",
-		              w->v.culprits.n == 1 ? "it" : "them");
-	nw_buf_free(&d);
-	nw_buf_free(&m);
-	if (!(w->v.summary = nw_buf_take(&b)))
-		x->oom = 1;
+	/* "ranks D issued <dop> before <mop> ..." / "are in <dop> while the others wait in <mop> ..." */
+	const struct nw_fset *who = nw_findings_set(x, w, &w->v.culprits);
+	struct nw_fact f[3] = {
+		{ .kind = NW_F_RANKS, .set = who },
+		{ .kind = stream ? NW_F_ROOT_STREAM : NW_F_ROOT_DIFFERS, .set = who, .op = dop,
+		  .view = dop ? nw_view_of(x, dop->comm_id) : NULL },
+		{ .kind = stream ? NW_F_ROOT_STREAM_END : NW_F_ROOT_DIFFERS_END, .set = who, .op = mop, .view = hv },
+	};
+	for (int k = 0; k < 3 && who; k++)
+		nw_verdict_summary_fact(x, w, &f[k]);
 	if (r->decided[s] == NW_TB_ORDER_KEPT)
 		reorder_evidence(r, s, w);
-	nw_where_component(x, w, s);
+	nw_fact_where_component(x, w, s);
 }
 
 /* The components' sizes and which of them an edge leaves. */
@@ -1271,21 +1263,15 @@ static void program_deadlock(struct rctx *r, uint32_t s)
 	                                    op ? op->kind : 0, op ? op->seq : 0);
 	if (!w)
 		return;
-	w->v.hint = "issue the collectives of communicators that share a stream in one global order of the "
-	            "communicators on every rank (or give each communicator its own stream)";
+	struct nw_fact h = { .kind = NW_F_ROOT_DEADLOCK_HINT };
+	nw_verdict_hint_fact(x, w, &h);
 	for (uint32_t n = 0; n < r->g->nprocs; n++)
 		if (r->g->scc[n] == s)
 			nw_verdict_culprit(x, w, x->job->procs[n]);
-	struct nw_buf b = { 0 };
-	nw_buf_puts(&b, "the program as written deadlocks: ranks ");
-	nw_buf_rankset(&b, &w->v.culprits);
-	nw_buf_puts(&b, " wait for each other in a cycle that closes through stream order (each waits in an op "
-	            "whose peer's op is queued on the peer's stream behind another comm's op), and none of them "
-	            "issued those comms in another order than before (no earlier step, or the same order): all are "
-	            "named");
-	if (!(w->v.summary = nw_buf_take(&b)))
-		x->oom = 1;
-	nw_where_component(x, w, s);
+	struct nw_fact f = { .kind = NW_F_ROOT_DEADLOCK, .set = nw_findings_set(x, w, &w->v.culprits) };
+	if (f.set)
+		nw_verdict_summary_fact(x, w, &f);
+	nw_fact_where_component(x, w, s);
 }
 
 /* 3: the same culprits twice: the higher kind keeps them. */
