@@ -7,8 +7,9 @@
  *
  * Until every family is converted, a line may mix the two: a part is a
  * fact or a rule's own text (legacy), said one after another. So a
- * legacy pass that wraps another verdict's summary ("consequence: KIND:
- * <summary>", rootcause.c) wraps its parts, not its words. */
+ * pass that wraps another verdict's summary ("consequence: KIND:
+ * <summary>", rootcause.c; "NCCL RAS ... agrees: ", ras_merge.c) wraps its
+ * parts, not its words. */
 #ifndef NCCLWATCH_REPORT_DECIDE_FACTS_H
 #define NCCLWATCH_REPORT_DECIDE_FACTS_H
 

@@ -52,11 +52,17 @@
  * a stall blaming only a communicator whose earlier collective mismatched
  * is folded into that MISMATCH.
  *
- * Dead and exited processes are sinks (no edge leaves them): a root. */
+ * Dead and exited processes are sinks (no edge leaves them): a root.
+ *
+ * Findings, no words (facts.h's ROOT_*, said by words/rootcause_words.c):
+ * a culprit's "deviates" line and its tie-break, the verdicts this pass
+ * makes (a decided cycle's, the program as written deadlocking), a cycle
+ * nobody can decide, and a consequence folded into its root (its summary
+ * wrapped after a fact, nw_verdict_evidence_wrap_fact). Nothing is left
+ * in words here. */
 #include "decide.h"
 #include "majority.h"
 
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1002,9 +1008,8 @@ static int in_scc(const struct rctx *r, const struct nw_vwork *w, uint32_t s)
 /* "also: KIND: summary" on the root, and the consequence withdrawn. */
 static void fold(struct nw_jctx *x, struct nw_vwork *root, struct nw_vwork *w)
 {
-	char pre[64];   /* its summary may be findings: wrapped, not read (facts.h) */
-	snprintf(pre, sizeof pre, "consequence: %s: ", nw_verdict_name(w->v.kind));
-	nw_verdict_evidence_wrap(x, root, pre, w);
+	struct nw_fact head = { .kind = NW_F_ROOT_CONSEQUENCE, .n = w->v.kind };
+	nw_verdict_evidence_wrap_fact(x, root, &head, w);   /* its summary wrapped, not read (facts.h) */
 	for (uint32_t k = 0; k < w->v.waiting.n; k++)
 		if (!nw_rankset_has(&root->v.culprits, w->v.waiting.v[k]))
 			nw_set_add(x, &root->v.waiting, w->v.waiting.v[k]);
@@ -1226,24 +1231,16 @@ static void cannot_decide(struct rctx *r, uint32_t s)
 			nw_set_add(x, &cyc, x->job->procs[n]->rank);
 			nw_verdict_culprit(x, keep, x->job->procs[n]);
 		}
-	nw_buf_puts(&keep->ev, "cannot decide: ranks ");
-	nw_buf_rankset(&keep->ev, &cyc);
-	nw_buf_puts(&keep->ev, " wait for each other in a cycle, and neither their send/receive counts, nor who "
-	            "never issued what, nor a majority tells which of them deviated: all are named");
-	nw_verdict_evidence_flush(x, keep);
+	const struct nw_fset *set = nw_findings_set(x, keep, &cyc);
+	nw_rankset_free(&cyc);
+	if (!set)
+		return;
+	struct nw_fact f = { .kind = NW_F_ROOT_UNDECIDED, .set = set };
+	nw_verdict_evidence_fact(x, keep, &f);
 	/* The summary says it too: alone it read as a verdict on one side
 	 * ("rank 1 never called ...") while the culprits name both. */
-	struct nw_buf sb = { 0 };
-	nw_buf_puts(&sb, "cannot decide between ranks ");
-	nw_buf_rankset(&sb, &cyc);
-	nw_buf_puts(&sb, ", waiting for each other: ");
-	char *pre = nw_buf_take(&sb);
-	if (pre)
-		nw_verdict_summary_prefix(x, keep, pre);
-	else
-		x->oom = 1;
-	free(pre);
-	nw_rankset_free(&cyc);
+	f.kind = NW_F_ROOT_UNDECIDED_PREFIX;
+	nw_verdict_summary_prefix_fact(x, keep, &f);
 }
 
 /* 2e, undecided: a cycle through stream order that no verdict names and

@@ -625,10 +625,19 @@ static void test_findings_wrap(void)
 	nw_verdict_evidence(&x, root, "a line of words");
 	struct nw_fact more = { .kind = NW_F_FAULT_MORE, .n = 3 };
 	nw_verdict_summary_fact(&x, w, &more);
-	nw_verdict_evidence_wrap(&x, root, "consequence: GPU_FAULT: ", w);
+	struct nw_fact conseq = { .kind = NW_F_ROOT_CONSEQUENCE, .n = NW_V_GPU_FAULT };
+	nw_verdict_evidence_wrap_fact(&x, root, &conseq, w);
 	nw_verdict_evidence(&x, root, "words after");
-	nw_verdict_summary_prefix(&x, w, "cannot decide: ");
-	CHECK(!x.oom && root->v.nevidence == 3 && root->v.evidence[0] && !root->v.evidence[1] && root->v.evidence[2],
+	nw_verdict_evidence_wrap(&x, root, "also: ", w);
+	conseq.n = NW_V_MISSING_RANK;   /* a summary of words, wrapped by a fact */
+	nw_verdict_evidence_wrap_fact(&x, root, &conseq, root);
+	struct nw_rankset two = { 0 };
+	nw_set_add(&x, &two, 0);
+	nw_set_add(&x, &two, 1);
+	struct nw_fact undecided = { .kind = NW_F_ROOT_UNDECIDED_PREFIX, .set = nw_findings_set(&x, w, &two) };
+	nw_rankset_free(&two);
+	nw_verdict_summary_prefix_fact(&x, w, &undecided);
+	CHECK(!x.oom && root->v.nevidence == 5 && root->v.evidence[0] && !root->v.evidence[1] && root->v.evidence[2],
 	      "a wrapped line waits for its words between two lines of words");
 	struct nw_verdict vs[2] = { root->v, w->v };
 	job.verdicts = vs;
@@ -639,7 +648,12 @@ static void test_findings_wrap(void)
 	      vs[0].evidence[1]);
 	CHECK(!strcmp(vs[0].evidence[0], "a line of words") && !strcmp(vs[0].evidence[2], "words after") &&
 	      !strcmp(vs[0].summary, "root"), "the words around it stay");
-	CHECK(!strcmp(vs[1].summary, "cannot decide:  (and 3 more ranks the same way)"), "prefixed: %s", vs[1].summary);
+	CHECK(!strcmp(vs[0].evidence[3], "also:  (and 3 more ranks the same way)"), "wrapped by words: %s",
+	      vs[0].evidence[3]);
+	CHECK(!strcmp(vs[0].evidence[4], "consequence: MISSING_RANK: root"), "words wrapped: %s", vs[0].evidence[4]);
+	CHECK(!strcmp(vs[1].summary, "cannot decide between ranks 0-1, waiting for each other:  (and 3 more ranks the "
+	                             "same way)"),
+	      "prefixed: %s", vs[1].summary);
 	CHECK(!strcmp(vs[1].hint, nw_verdict_hint(NW_V_GPU_FAULT)), "no hint fact: the kind's");
 	root->v = vs[0];
 	w->v = vs[1];
