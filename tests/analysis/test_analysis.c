@@ -664,6 +664,56 @@ static void test_findings_wrap(void)
 		CHECK(nw_words_fact_known(k), "fact kind %d has its words", k);
 }
 
+/* rootcause.c's sentences that no kept case says (a cycle's MISSING_RANK
+ * whose ops are not known; a culprit kept because the others wait): said
+ * from their facts as the pass wrote them in words before. */
+static void test_rootcause_words(void)
+{
+	struct nw_job job = { 0 };
+	struct nw_jctx x = { .job = &job };
+	struct nw_vwork *w = nw_verdict_new(&x, NW_V_MISSING_RANK, NULL, 0, 0);
+	CHECK(w, "a verdict");
+	struct nw_rankset one = { 0 }, two = { 0 };
+	nw_set_add(&x, &one, 3);
+	nw_set_add(&x, &two, 1);
+	nw_set_add(&x, &two, 2);
+	const struct nw_fset *s1 = nw_findings_set(&x, w, &one), *s2 = nw_findings_set(&x, w, &two);
+	struct nw_fact sum[3] = { { .kind = NW_F_RANKS, .set = s2 }, { .kind = NW_F_ROOT_DIFFERS, .set = s2 },
+	                          { .kind = NW_F_ROOT_DIFFERS_END, .set = s2 } };
+	for (int k = 0; k < 3; k++)
+		nw_verdict_summary_fact(&x, w, &sum[k]);
+	struct nw_fact ev[2] = { { .kind = NW_F_ROOT_DEVIATES, .set = s1 }, { .kind = NW_F_ROOT_NOBODY } };
+	nw_verdict_evidence_facts(&x, w, ev, 2);
+	ev[0].kind = NW_F_ROOT_DIFFERS;   /* one rank: "is", "it" */
+	ev[0].set = s1;
+	ev[1] = (struct nw_fact){ .kind = NW_F_ROOT_DIFFERS_END, .set = s1 };
+	nw_verdict_evidence_facts(&x, w, ev, 2);
+	ev[0] = (struct nw_fact){ .kind = NW_F_ROOT_IN_CYCLE, .set = s2, .n = NW_TB_SKIPPED_SPLIT };
+	nw_verdict_evidence_facts(&x, w, ev, 1);
+	nw_rankset_free(&one);
+	nw_rankset_free(&two);
+	CHECK(!x.oom && w->v.nevidence == 3, "three lines");
+	struct nw_verdict v = w->v;
+	job.verdicts = &v;
+	job.nverdicts = 1;
+	struct nw_analysis a = { .jobs = &job, .njobs = 1 };
+	CHECK(nw_words_say(&a) == 0, "said");
+	CHECK(!strcmp(v.summary, "ranks 1-2 are in another op while the others wait in ?: the code path differs on them"),
+	      "summary: %s", v.summary);
+	CHECK(!strcmp(v.evidence[0], "rank 3 deviates: the other ranks the rule named wait for others, it waits for "
+	                             "nobody"),
+	      "kept: %s", v.evidence[0]);
+	CHECK(!strcmp(v.evidence[1], " is in another op while the others wait in ?: the code path differs on it"),
+	      "one: %s", v.evidence[1]);
+	CHECK(!strcmp(v.evidence[2], " in a cycle of waits (ranks 1-2): it went on with the parent comm's collectives "
+	                             "past a split of it that the ranks inside the split make at the same point of every "
+	                             "step (their order); the others only wait for it"),
+	      "reason: %s", v.evidence[2]);
+	w->v = v;
+	nw_vwork_free(w);
+	free(x.vw);
+}
+
 /* Evidence grouped across ranks by fact (findings.c's nw_fg_*, WHERE)
  * groups exactly what grouping by text (nw_eg_*, nw_where) groups: 12
  * processes, ranks and processes without rank, stuck in one op or
@@ -797,6 +847,7 @@ int main(void)
 	test_peers_full_and_jobs();
 	test_fault_words();
 	test_findings_wrap();
+	test_rootcause_words();
 	test_fact_groups();
 	free(segbuf);
 	printf("%d checks passed\n", checks);
