@@ -199,9 +199,10 @@ void nw_verdict_culprit(struct nw_jctx *x, struct nw_vwork *w, const struct nw_p
 void nw_verdict_waiting(struct nw_jctx *x, struct nw_vwork *w, const struct nw_proc *p);
 void nw_vwork_free(struct nw_vwork *w);
 /* Findings (facts.h, findings.c): a fact appended to the summary, as one
- * evidence line, as the hint. A legacy pass that wraps another verdict's
- * summary wraps its findings: an evidence line of w that is `prefix`
- * then from's summary; w's summary after `prefix`. (A pass that reads
+ * evidence line, as the hint. A pass that wraps another verdict's
+ * summary wraps its findings (or, legacy, its words): an evidence line of
+ * w that is `prefix` (words, or the fact head) then from's summary; w's
+ * summary after the fact head. (A pass that reads
  * summary or evidence text reads "" or NULL where a converted rule left
  * findings: the words come after decide.) */
 void nw_verdict_summary_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *f);
@@ -210,7 +211,9 @@ void nw_verdict_evidence_fact(struct nw_jctx *x, struct nw_vwork *w, const struc
 void nw_verdict_evidence_facts(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *f, size_t n);
 void nw_verdict_hint_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *f);
 void nw_verdict_evidence_wrap(struct nw_jctx *x, struct nw_vwork *w, const char *prefix, const struct nw_vwork *from);
-void nw_verdict_summary_prefix(struct nw_jctx *x, struct nw_vwork *w, const char *prefix);
+void nw_verdict_evidence_wrap_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *head,
+                                   const struct nw_vwork *from);
+void nw_verdict_summary_prefix_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *head);
 /* The same with words after the summary (its parts or its text). */
 void nw_verdict_summary_suffix(struct nw_jctx *x, struct nw_vwork *w, const char *suffix);
 /* w's summary (findings or words) said between facts open and close. */

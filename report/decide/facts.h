@@ -7,8 +7,9 @@
  *
  * Until every family is converted, a line may mix the two: a part is a
  * fact or a rule's own text (legacy), said one after another. So a
- * legacy pass that wraps another verdict's summary ("consequence: KIND:
- * <summary>", rootcause.c) wraps its parts, not its words. */
+ * pass that wraps another verdict's summary ("consequence: KIND:
+ * <summary>", rootcause.c; "NCCL RAS ... agrees: ", ras_merge.c) wraps its
+ * parts, not its words. */
 #ifndef NCCLWATCH_REPORT_DECIDE_FACTS_H
 #define NCCLWATCH_REPORT_DECIDE_FACTS_H
 
@@ -259,7 +260,33 @@
 	X(HEALTHY)     /* HEALTHY summary: no stall in job's processes (n running or elsewhere),\
 	                * seq ops in flight */                                                   \
 	X(HEALTHY_TIMEOUT) /* ..., none older than the timeout (n) */                          \
-	X(HEALTHY_NOFILE) /* HEALTHY evidence: set's ranks have no file (job's world size) */
+	X(HEALTHY_NOFILE) /* HEALTHY evidence: set's ranks have no file (job's world size) */ \
+	X(ROOT_STREAM) /* rootcause.c STREAM_BLOCKED summary, after RANKS (set's): they issued op \
+	                * (view: its comm's; NULL: unknown) before (ROOT_STREAM_END) */           \
+	X(ROOT_STREAM_END) /* ...op on the same stream, the rest of the cycle the other way round */ \
+	X(ROOT_DIFFERS) /* rootcause.c MISSING_RANK summary, after RANKS: set's ranks are in op    \
+	                * (NULL: another op) while the others wait in (ROOT_DIFFERS_END) */      \
+	X(ROOT_DIFFERS_END) /* ...op (NULL: unknown): the code path differs on set's ranks */    \
+	X(ROOT_STREAM_HINT) /* its hint: one order of the comms sharing a stream on every rank */ \
+	X(ROOT_BROKE)  /* rootcause.c evidence: proc broke the order it kept on its stream: op    \
+	                * before (then ROOT_BROKE_THEN, _BEFORE, _LAST: its ops in that order) */ \
+	X(ROOT_BROKE_THEN) /* ...op, then */                                                    \
+	X(ROOT_BROKE_BEFORE) /* ...op before */                                                 \
+	X(ROOT_BROKE_LAST) /* ...op */                                                          \
+	X(ROOT_DEADLOCK) /* rootcause.c STREAM_BLOCKED summary: the program as written deadlocks: \
+	                * set's ranks wait for each other in a cycle through stream order, none   \
+	                * changed the order it kept */                                            \
+	X(ROOT_DEADLOCK_HINT) /* its hint: one global order of the comms on every rank */        \
+	X(ROOT_DEVIATES) /* rootcause.c evidence on a rule's verdict: set's ranks deviate */     \
+	X(ROOT_IN_CYCLE) /* ...in a cycle of waits (set's ranks): the reason of tie-break n     \
+	                * (enum nw_tiebreak) */                                                   \
+	X(ROOT_NOBODY) /* ...: the other ranks the rule named wait for others */                 \
+	X(ROOT_UNDECIDED) /* rootcause.c evidence: cannot decide which of set's ranks (a cycle)   \
+	                * deviated: all are named */                                              \
+	X(ROOT_UNDECIDED_PREFIX) /* rootcause.c summary, before the summary it prefixes: cannot  \
+	                * decide between set's ranks, waiting for each other */                   \
+	X(ROOT_CONSEQUENCE) /* rootcause.c evidence, before the summary it wraps: a consequence \
+	                * of verdict kind n */
 
 #define NW_FACT_ENUM_(name) NW_F_##name,
 enum nw_fact_kind { NW_F_NONE = 0, NW_FACT_KINDS(NW_FACT_ENUM_) NW_F_NKINDS };
@@ -279,6 +306,20 @@ struct nw_fact {
 	const struct nw_fset *set;           /* a rank set the findings own (nw_findings_set), or NULL */
 	uint64_t seq;                        /* an op named by number when no record stands for it: */
 	uint16_t op_kind;                    /* its seq and kind */
+};
+
+/* The tie-breaks between the processes of a cycle (rootcause.c's table,
+ * in the order they are tried): how a cycle's deviants are known (a
+ * ROOT_IN_CYCLE fact's n); 0: not decided. */
+enum nw_tiebreak {
+	NW_TB_COUNTS = 1,       /* send/receive counts that do not add up */
+	NW_TB_NEVER_ISSUED,     /* never issued an op the others wait in */
+	NW_TB_SKIPPED,          /* skipped a collective the others issued before */
+	NW_TB_SKIPPED_SPLIT,    /* went past a split the others make every step */
+	NW_TB_MAJORITY,         /* stuck in another op than the majority */
+	NW_TB_MISMATCH,         /* a MISMATCH with a majority names it */
+	NW_TB_ORDER_KEPT,       /* reversed the order it kept on its stream */
+	NW_TB_N
 };
 
 /* n of a fact that says "another number" rather than a number. */

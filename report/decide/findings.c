@@ -112,44 +112,51 @@ static const struct nw_line *summary_parts(const struct nw_vwork *from)
 	return from->v.found && from->v.found->summary.n ? &from->v.found->summary : NULL;
 }
 
-void nw_verdict_evidence_wrap(struct nw_jctx *x, struct nw_vwork *w, const char *prefix, const struct nw_vwork *from)
+/* Appends from's summary to l: its parts, or its words (legacy) when it
+ * has no findings; -1 out of memory. */
+static int line_add_summary(struct nw_line *l, const struct nw_vwork *from)
 {
 	const struct nw_line *s = summary_parts(from);
-	if (!s) {
+	if (!s)
+		return from->v.summary && from->v.summary[0] ? line_add_text(l, from->v.summary) : 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (line_add(l, &s->p[i]))
+			return -1;
+	return 0;
+}
+
+void nw_verdict_evidence_wrap(struct nw_jctx *x, struct nw_vwork *w, const char *prefix, const struct nw_vwork *from)
+{
+	if (!summary_parts(from)) {
 		nw_verdict_evidence(x, w, "%s%s", prefix, from->v.summary ? from->v.summary : "");
 		return;
 	}
 	struct nw_line *l = evidence_line(x, w);
-	if (!l)
-		return;
-	if (line_add_text(l, prefix))
+	if (l && (line_add_text(l, prefix) || line_add_summary(l, from)))
 		x->oom = 1;
-	for (size_t i = 0; i < s->n && !x->oom; i++)
-		if (line_add(l, &s->p[i]))
-			x->oom = 1;
 }
 
-void nw_verdict_summary_prefix(struct nw_jctx *x, struct nw_vwork *w, const char *prefix)
+void nw_verdict_evidence_wrap_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *head,
+                                   const struct nw_vwork *from)
 {
-	struct nw_line *s = w->v.found && w->v.found->summary.n ? &w->v.found->summary : NULL;
-	if (!s) {
-		nw_verdict_summary(x, w, "%s%s", prefix, w->v.summary ? w->v.summary : "");
+	struct nw_line *l = evidence_line(x, w);
+	if (l && (line_add_fact(l, head) || line_add_summary(l, from)))
+		x->oom = 1;
+}
+
+void nw_verdict_summary_prefix_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *head)
+{
+	struct nw_findings *fd = found_of(x, w);
+	if (!fd)
 		return;
-	}
 	struct nw_line n = { 0 };
-	if (line_add_text(&n, prefix)) {
+	if (line_add_fact(&n, head) || line_add_summary(&n, w)) {
 		nw_line_free(&n);
 		x->oom = 1;
 		return;
 	}
-	for (size_t i = 0; i < s->n; i++)
-		if (line_add(&n, &s->p[i])) {
-			nw_line_free(&n);
-			x->oom = 1;
-			return;
-		}
-	nw_line_free(s);
-	*s = n;
+	nw_line_free(&fd->summary);
+	fd->summary = n;
 }
 
 void nw_verdict_summary_suffix(struct nw_jctx *x, struct nw_vwork *w, const char *suffix)

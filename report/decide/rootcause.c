@@ -52,11 +52,17 @@
  * a stall blaming only a communicator whose earlier collective mismatched
  * is folded into that MISMATCH.
  *
- * Dead and exited processes are sinks (no edge leaves them): a root. */
+ * Dead and exited processes are sinks (no edge leaves them): a root.
+ *
+ * Findings, no words (facts.h's ROOT_*, said by words/rootcause_words.c):
+ * a culprit's "deviates" line and its tie-break, the verdicts this pass
+ * makes (a decided cycle's, the program as written deadlocking), a cycle
+ * nobody can decide, and a consequence folded into its root (its summary
+ * wrapped after a fact, nw_verdict_evidence_wrap_fact). Nothing is left
+ * in words here. */
 #include "decide.h"
 #include "majority.h"
 
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,14 +75,10 @@ struct rctx {
 	uint32_t *nproc;                 /* [nscc]: processes in it */
 	uint8_t *deviant;                /* [nprocs]: deviates in its cycle */
 	uint8_t *decided;                /* [nscc]: how the cycle's deviants are known (enum
-	                                  * decided), 0 not */
+	                                  * nw_tiebreak, facts.h), 0 not */
 	uint8_t *conseq;                 /* [nvw]: the verdict is a consequence, folded at the end */
 	size_t nvw;                      /* verdicts when the pass began (later ones are its own) */
 };
-
-/* How a cycle's deviants are known: the rows of the tie-break table
- * (tiebreaks[], below), in the order they are tried. */
-enum decided { BY_COUNTS = 1, BY_NEVER_ISSUED, BY_SKIPPED, BY_SKIPPED_SPLIT, BY_MAJORITY, BY_MISMATCH, BY_ORDER_KEPT, NDECIDED };
 
 static int terminal(const struct rctx *r, uint32_t node)
 {
@@ -837,15 +839,14 @@ static void reorder_evidence(struct rctx *r, uint32_t s, struct nw_vwork *w)
 		size_t holds = 0;
 		if (r->g->scc[n] != s || !r->deviant[n] || !order_changed(r, s, p, &holds, &ro))
 			continue;
-		struct nw_buf d[4] = { { 0 } };
 		const struct nw_seg_op *ops[4] = { ro.was_held, ro.was_prev, ro.prev, ro.held };
+		static const uint16_t says[4] = { NW_F_ROOT_BROKE, NW_F_ROOT_BROKE_THEN, NW_F_ROOT_BROKE_BEFORE,
+		                                  NW_F_ROOT_BROKE_LAST };
+		struct nw_fact f[4];
 		for (int k = 0; k < 4; k++)
-			nw_describe_op(x, ops[k], &d[k]);
-		nw_verdict_evidence(x, w, "rank %" PRId32 " broke the order it kept on its stream: %s before %s, then %s "
-		                    "before %s", p->rank, d[0].s ? d[0].s : "?", d[1].s ? d[1].s : "?",
-		                    d[2].s ? d[2].s : "?", d[3].s ? d[3].s : "?");
-		for (int k = 0; k < 4; k++)
-			nw_buf_free(&d[k]);
+			f[k] = (struct nw_fact){ .kind = says[k], .proc = p, .op = ops[k],
+			                         .view = nw_view_of(x, ops[k]->comm_id) };
+		nw_verdict_evidence_facts(x, w, f, 4);
 	}
 }
 
@@ -884,46 +885,33 @@ static int stream_cycle(struct rctx *r, uint32_t s)
 	return holds > 0;
 }
 
-/* The tie-breaks between the processes of a cycle (2. above), in the order
- * they are tried: the first that marks deviants decides the cycle; none
- * does, the cycle cannot be decided (cannot_decide). Each row: the
- * function that marks the deviants (returns how many), whether it also
- * judges a cycle of send/receive edges only (where every rank posted what
- * it should have, that stays a P2P_DEADLOCK), and the reason a deviant's
- * verdict gives. */
+/* The tie-breaks between the processes of a cycle (2. above; enum
+ * nw_tiebreak, facts.h), in the order they are tried: the first that
+ * marks deviants decides the cycle; none does, the cycle cannot be
+ * decided (cannot_decide). Each row: the function that marks the deviants
+ * (returns how many), and whether it also judges a cycle of send/receive
+ * edges only (where every rank posted what it should have, that stays a
+ * P2P_DEADLOCK). The reason a deviant's verdict gives is its words
+ * (ROOT_IN_CYCLE). */
 struct tiebreak {
 	size_t (*deviants)(struct rctx *r, uint32_t s);
 	int p2p_only_too;
-	const char *reason;
 };
 
-static const struct tiebreak tiebreaks[NDECIDED] = {
-	[BY_COUNTS] = { count_deviants, 1,
-	                "its send/receive counts with its peers do not add up (a skipped or extra post)" },
-	[BY_NEVER_ISSUED] = { never_issued_deviants, 0,
-	                      "it never issued an op the others wait in; they only wait behind their own earlier "
-	                      "ops for it" },
-	[BY_SKIPPED] = { skipped_deviants, 0,
-	                 "it skipped a collective that the ranks which reached its op issued before it (their "
-	                 "order); the others only wait for it" },
-	[BY_SKIPPED_SPLIT] = { skipped_split_deviants, 0,
-	                       "it went on with the parent comm's collectives past a split of it that the ranks inside "
-	                       "the split make at the same point of every step (their order); the others only wait "
-	                       "for it" },
-	[BY_MAJORITY] = { majority_deviants, 0, "it is stuck in another op than the majority" },
-	[BY_MISMATCH] = { mismatch_deviants, 0,
-	                  "its op differs from what the other ranks of its comm issued at the same position (a "
-	                  "MISMATCH with a majority): the others only wait for it" },
-	[BY_ORDER_KEPT] = { order_history_deviants, 0,
-	                    "the cycle closes through stream order, and it issued the two comms' ops on its stream the "
-	                    "other way round than its previous ones (the order it kept before); the others kept theirs "
-	                    "and only wait for it" },
+static const struct tiebreak tiebreaks[NW_TB_N] = {
+	[NW_TB_COUNTS] = { count_deviants, 1 },
+	[NW_TB_NEVER_ISSUED] = { never_issued_deviants, 0 },
+	[NW_TB_SKIPPED] = { skipped_deviants, 0 },
+	[NW_TB_SKIPPED_SPLIT] = { skipped_split_deviants, 0 },
+	[NW_TB_MAJORITY] = { majority_deviants, 0 },
+	[NW_TB_MISMATCH] = { mismatch_deviants, 0 },
+	[NW_TB_ORDER_KEPT] = { order_history_deviants, 0 },
 };
 
 /* 2: which tie-break decides cycle s (0: none). */
 static uint8_t decide_cycle(struct rctx *r, uint32_t s)
 {
-	for (uint8_t by = BY_COUNTS; by < NDECIDED; by++) {
+	for (uint8_t by = NW_TB_COUNTS; by < NW_TB_N; by++) {
 		if (!tiebreaks[by].p2p_only_too && only_p2p(r, s))
 			continue;
 		if (tiebreaks[by].deviants(r, s))
@@ -961,24 +949,19 @@ static uint32_t keep_root_culprits(struct rctx *r, struct nw_vwork *w)
 	int in_cycle = s0 != NONE && r->nproc[s0] >= 2 && r->decided[s0] && r->deviant[at0];
 	if (n && (n != w->v.culprits.n || in_cycle)) {
 		const struct nw_rankset *named = n != w->v.culprits.n ? &keep : &w->v.culprits;
-		struct nw_buf *e = &w->ev;
-		nw_buf_puts(e, named->n == 1 ? "rank " : "ranks ");
-		nw_buf_rankset(e, named);
-		nw_buf_puts(e, named->n == 1 ? " deviates" : " deviate");
+		struct nw_fact f[2] = { { .kind = NW_F_ROOT_DEVIATES, .set = nw_findings_set(x, w, named) },
+		                        { .kind = NW_F_ROOT_NOBODY } };
 		if (in_cycle) {
 			struct nw_rankset cyc = { 0 };
 			for (uint32_t k = 0; k < r->g->nprocs; k++)
 				if (r->g->scc[k] == s0 && x->job->procs[k]->rank >= 0)
 					nw_set_add(x, &cyc, x->job->procs[k]->rank);
-			nw_buf_puts(e, " in a cycle of waits (ranks ");
-			nw_buf_rankset(e, &cyc);
+			f[1] = (struct nw_fact){ .kind = NW_F_ROOT_IN_CYCLE, .set = nw_findings_set(x, w, &cyc),
+			                         .n = r->decided[s0] };
 			nw_rankset_free(&cyc);
-			nw_buf_puts(e, "): ");
-			nw_buf_puts(e, tiebreaks[r->decided[s0]].reason);
-		} else {
-			nw_buf_puts(e, ": the other ranks the rule named wait for others, it waits for nobody");
 		}
-		nw_verdict_evidence_flush(x, w);
+		if (f[0].set && (!in_cycle || f[1].set))
+			nw_verdict_evidence_facts(x, w, f, 2);
 	}
 	if (n && n != w->v.culprits.n) {
 		nw_rankset_free(&w->v.culprits);
@@ -1025,9 +1008,8 @@ static int in_scc(const struct rctx *r, const struct nw_vwork *w, uint32_t s)
 /* "also: KIND: summary" on the root, and the consequence withdrawn. */
 static void fold(struct nw_jctx *x, struct nw_vwork *root, struct nw_vwork *w)
 {
-	char pre[64];   /* its summary may be findings: wrapped, not read (facts.h) */
-	snprintf(pre, sizeof pre, "consequence: %s: ", nw_verdict_name(w->v.kind));
-	nw_verdict_evidence_wrap(x, root, pre, w);
+	struct nw_fact head = { .kind = NW_F_ROOT_CONSEQUENCE, .n = w->v.kind };
+	nw_verdict_evidence_wrap_fact(x, root, &head, w);   /* its summary wrapped, not read (facts.h) */
 	for (uint32_t k = 0; k < w->v.waiting.n; k++)
 		if (!nw_rankset_has(&root->v.culprits, w->v.waiting.v[k]))
 			nw_set_add(x, &root->v.waiting, w->v.waiting.v[k]);
@@ -1115,33 +1097,26 @@ static void cycle_verdict(struct rctx *r, uint32_t s)
 	                                    mop ? mop->kind : 0, mop ? mop->seq : 0);
 	if (!w)
 		return;
-	if (stream)
-		w->v.hint = "issue the collectives of communicators that share a stream in the same order on every "
-		            "rank (or give each communicator its own stream)";
+	if (stream) {
+		struct nw_fact h = { .kind = NW_F_ROOT_STREAM_HINT };
+		nw_verdict_hint_fact(x, w, &h);
+	}
 	for (uint32_t n = 0; n < g->nprocs; n++)
 		if (g->scc[n] == s && r->deviant[n])
 			nw_verdict_culprit(x, w, x->job->procs[n]);
-	struct nw_buf b = { 0 }, d = { 0 }, m = { 0 };
-	if (dop)
-		nw_describe_op(x, dop, &d);
-	if (mop)
-		nw_describe_op(x, mop, &m);
-	nw_buf_puts(&b, w->v.culprits.n == 1 ? "rank " : "ranks ");
-	nw_buf_rankset(&b, &w->v.culprits);
-	if (stream)
-		nw_buf_printf(&b, " issued %s before %s on the same stream, the other ranks of the cycle the other way "
-		              "round: each waits behind the other (stream order)", d.s ? d.s : "?", m.s ? m.s : "?");
-	else
-		nw_buf_printf(&b, " %s in %s while the others wait in %s: the code path differs on %s",
-		              w->v.culprits.n == 1 ? "is" : "are", d.s ? d.s : "another op", m.s ? m.s : "?",
-		              w->v.culprits.n == 1 ? "it" : "them");
-	nw_buf_free(&d);
-	nw_buf_free(&m);
-	if (!(w->v.summary = nw_buf_take(&b)))
-		x->oom = 1;
-	if (r->decided[s] == BY_ORDER_KEPT)
+	/* "ranks D issued <dop> before <mop> ..." / "are in <dop> while the others wait in <mop> ..." */
+	const struct nw_fset *who = nw_findings_set(x, w, &w->v.culprits);
+	struct nw_fact f[3] = {
+		{ .kind = NW_F_RANKS, .set = who },
+		{ .kind = stream ? NW_F_ROOT_STREAM : NW_F_ROOT_DIFFERS, .set = who, .op = dop,
+		  .view = dop ? nw_view_of(x, dop->comm_id) : NULL },
+		{ .kind = stream ? NW_F_ROOT_STREAM_END : NW_F_ROOT_DIFFERS_END, .set = who, .op = mop, .view = hv },
+	};
+	for (int k = 0; k < 3 && who; k++)
+		nw_verdict_summary_fact(x, w, &f[k]);
+	if (r->decided[s] == NW_TB_ORDER_KEPT)
 		reorder_evidence(r, s, w);
-	nw_where_component(x, w, s);
+	nw_fact_where_component(x, w, s);
 }
 
 /* The components' sizes and which of them an edge leaves. */
@@ -1209,7 +1184,7 @@ static void name_deviants(struct rctx *r, uint32_t s)
 		const struct nw_vwork *w = x->vw[i];
 		if (w->dropped || r->conseq[i])
 			continue;
-		if (w->v.kind == NW_V_P2P_DEADLOCK && r->decided[s] != BY_COUNTS && !p2p_only && in_scc(r, w, s)) {
+		if (w->v.kind == NW_V_P2P_DEADLOCK && r->decided[s] != NW_TB_COUNTS && !p2p_only && in_scc(r, w, s)) {
 			r->conseq[i] = 1;
 			continue;
 		}
@@ -1256,24 +1231,16 @@ static void cannot_decide(struct rctx *r, uint32_t s)
 			nw_set_add(x, &cyc, x->job->procs[n]->rank);
 			nw_verdict_culprit(x, keep, x->job->procs[n]);
 		}
-	nw_buf_puts(&keep->ev, "cannot decide: ranks ");
-	nw_buf_rankset(&keep->ev, &cyc);
-	nw_buf_puts(&keep->ev, " wait for each other in a cycle, and neither their send/receive counts, nor who "
-	            "never issued what, nor a majority tells which of them deviated: all are named");
-	nw_verdict_evidence_flush(x, keep);
+	const struct nw_fset *set = nw_findings_set(x, keep, &cyc);
+	nw_rankset_free(&cyc);
+	if (!set)
+		return;
+	struct nw_fact f = { .kind = NW_F_ROOT_UNDECIDED, .set = set };
+	nw_verdict_evidence_fact(x, keep, &f);
 	/* The summary says it too: alone it read as a verdict on one side
 	 * ("rank 1 never called ...") while the culprits name both. */
-	struct nw_buf sb = { 0 };
-	nw_buf_puts(&sb, "cannot decide between ranks ");
-	nw_buf_rankset(&sb, &cyc);
-	nw_buf_puts(&sb, ", waiting for each other: ");
-	char *pre = nw_buf_take(&sb);
-	if (pre)
-		nw_verdict_summary_prefix(x, keep, pre);
-	else
-		x->oom = 1;
-	free(pre);
-	nw_rankset_free(&cyc);
+	f.kind = NW_F_ROOT_UNDECIDED_PREFIX;
+	nw_verdict_summary_prefix_fact(x, keep, &f);
 }
 
 /* 2e, undecided: a cycle through stream order that no verdict names and
@@ -1293,21 +1260,15 @@ static void program_deadlock(struct rctx *r, uint32_t s)
 	                                    op ? op->kind : 0, op ? op->seq : 0);
 	if (!w)
 		return;
-	w->v.hint = "issue the collectives of communicators that share a stream in one global order of the "
-	            "communicators on every rank (or give each communicator its own stream)";
+	struct nw_fact h = { .kind = NW_F_ROOT_DEADLOCK_HINT };
+	nw_verdict_hint_fact(x, w, &h);
 	for (uint32_t n = 0; n < r->g->nprocs; n++)
 		if (r->g->scc[n] == s)
 			nw_verdict_culprit(x, w, x->job->procs[n]);
-	struct nw_buf b = { 0 };
-	nw_buf_puts(&b, "the program as written deadlocks: ranks ");
-	nw_buf_rankset(&b, &w->v.culprits);
-	nw_buf_puts(&b, " wait for each other in a cycle that closes through stream order (each waits in an op "
-	            "whose peer's op is queued on the peer's stream behind another comm's op), and none of them "
-	            "issued those comms in another order than before (no earlier step, or the same order): all are "
-	            "named");
-	if (!(w->v.summary = nw_buf_take(&b)))
-		x->oom = 1;
-	nw_where_component(x, w, s);
+	struct nw_fact f = { .kind = NW_F_ROOT_DEADLOCK, .set = nw_findings_set(x, w, &w->v.culprits) };
+	if (f.set)
+		nw_verdict_summary_fact(x, w, &f);
+	nw_fact_where_component(x, w, s);
 }
 
 /* 3: the same culprits twice: the higher kind keeps them. */

@@ -719,10 +719,19 @@ static void test_findings_wrap(void)
 	nw_verdict_evidence(&x, root, "a line of words");
 	struct nw_fact more = { .kind = NW_F_FAULT_MORE, .n = 3 };
 	nw_verdict_summary_fact(&x, w, &more);
-	nw_verdict_evidence_wrap(&x, root, "consequence: GPU_FAULT: ", w);
+	struct nw_fact conseq = { .kind = NW_F_ROOT_CONSEQUENCE, .n = NW_V_GPU_FAULT };
+	nw_verdict_evidence_wrap_fact(&x, root, &conseq, w);
 	nw_verdict_evidence(&x, root, "words after");
-	nw_verdict_summary_prefix(&x, w, "cannot decide: ");
-	CHECK(!x.oom && root->v.nevidence == 3 && root->v.evidence[0] && !root->v.evidence[1] && root->v.evidence[2],
+	nw_verdict_evidence_wrap(&x, root, "also: ", w);
+	conseq.n = NW_V_MISSING_RANK;   /* a summary of words, wrapped by a fact */
+	nw_verdict_evidence_wrap_fact(&x, root, &conseq, root);
+	struct nw_rankset two = { 0 };
+	nw_set_add(&x, &two, 0);
+	nw_set_add(&x, &two, 1);
+	struct nw_fact undecided = { .kind = NW_F_ROOT_UNDECIDED_PREFIX, .set = nw_findings_set(&x, w, &two) };
+	nw_rankset_free(&two);
+	nw_verdict_summary_prefix_fact(&x, w, &undecided);
+	CHECK(!x.oom && root->v.nevidence == 5 && root->v.evidence[0] && !root->v.evidence[1] && root->v.evidence[2],
 	      "a wrapped line waits for its words between two lines of words");
 	struct nw_verdict vs[2] = { root->v, w->v };
 	job.verdicts = vs;
@@ -733,7 +742,12 @@ static void test_findings_wrap(void)
 	      vs[0].evidence[1]);
 	CHECK(!strcmp(vs[0].evidence[0], "a line of words") && !strcmp(vs[0].evidence[2], "words after") &&
 	      !strcmp(vs[0].summary, "root"), "the words around it stay");
-	CHECK(!strcmp(vs[1].summary, "cannot decide:  (and 3 more ranks the same way)"), "prefixed: %s", vs[1].summary);
+	CHECK(!strcmp(vs[0].evidence[3], "also:  (and 3 more ranks the same way)"), "wrapped by words: %s",
+	      vs[0].evidence[3]);
+	CHECK(!strcmp(vs[0].evidence[4], "consequence: MISSING_RANK: root"), "words wrapped: %s", vs[0].evidence[4]);
+	CHECK(!strcmp(vs[1].summary, "cannot decide between ranks 0-1, waiting for each other:  (and 3 more ranks the "
+	                             "same way)"),
+	      "prefixed: %s", vs[1].summary);
 	CHECK(!strcmp(vs[1].hint, nw_verdict_hint(NW_V_GPU_FAULT)), "no hint fact: the kind's");
 	root->v = vs[0];
 	w->v = vs[1];
@@ -742,6 +756,56 @@ static void test_findings_wrap(void)
 	free(x.vw);
 	for (int k = NW_F_NONE + 1; k < NW_F_NKINDS; k++)
 		CHECK(nw_words_fact_known(k), "fact kind %d has its words", k);
+}
+
+/* rootcause.c's sentences that no kept case says (a cycle's MISSING_RANK
+ * whose ops are not known; a culprit kept because the others wait): said
+ * from their facts as the pass wrote them in words before. */
+static void test_rootcause_words(void)
+{
+	struct nw_job job = { 0 };
+	struct nw_jctx x = { .job = &job };
+	struct nw_vwork *w = nw_verdict_new(&x, NW_V_MISSING_RANK, NULL, 0, 0);
+	CHECK(w, "a verdict");
+	struct nw_rankset one = { 0 }, two = { 0 };
+	nw_set_add(&x, &one, 3);
+	nw_set_add(&x, &two, 1);
+	nw_set_add(&x, &two, 2);
+	const struct nw_fset *s1 = nw_findings_set(&x, w, &one), *s2 = nw_findings_set(&x, w, &two);
+	struct nw_fact sum[3] = { { .kind = NW_F_RANKS, .set = s2 }, { .kind = NW_F_ROOT_DIFFERS, .set = s2 },
+	                          { .kind = NW_F_ROOT_DIFFERS_END, .set = s2 } };
+	for (int k = 0; k < 3; k++)
+		nw_verdict_summary_fact(&x, w, &sum[k]);
+	struct nw_fact ev[2] = { { .kind = NW_F_ROOT_DEVIATES, .set = s1 }, { .kind = NW_F_ROOT_NOBODY } };
+	nw_verdict_evidence_facts(&x, w, ev, 2);
+	ev[0].kind = NW_F_ROOT_DIFFERS;   /* one rank: "is", "it" */
+	ev[0].set = s1;
+	ev[1] = (struct nw_fact){ .kind = NW_F_ROOT_DIFFERS_END, .set = s1 };
+	nw_verdict_evidence_facts(&x, w, ev, 2);
+	ev[0] = (struct nw_fact){ .kind = NW_F_ROOT_IN_CYCLE, .set = s2, .n = NW_TB_SKIPPED_SPLIT };
+	nw_verdict_evidence_facts(&x, w, ev, 1);
+	nw_rankset_free(&one);
+	nw_rankset_free(&two);
+	CHECK(!x.oom && w->v.nevidence == 3, "three lines");
+	struct nw_verdict v = w->v;
+	job.verdicts = &v;
+	job.nverdicts = 1;
+	struct nw_analysis a = { .jobs = &job, .njobs = 1 };
+	CHECK(nw_words_say(&a) == 0, "said");
+	CHECK(!strcmp(v.summary, "ranks 1-2 are in another op while the others wait in ?: the code path differs on them"),
+	      "summary: %s", v.summary);
+	CHECK(!strcmp(v.evidence[0], "rank 3 deviates: the other ranks the rule named wait for others, it waits for "
+	                             "nobody"),
+	      "kept: %s", v.evidence[0]);
+	CHECK(!strcmp(v.evidence[1], " is in another op while the others wait in ?: the code path differs on it"),
+	      "one: %s", v.evidence[1]);
+	CHECK(!strcmp(v.evidence[2], " in a cycle of waits (ranks 1-2): it went on with the parent comm's collectives "
+	                             "past a split of it that the ranks inside the split make at the same point of every "
+	                             "step (their order); the others only wait for it"),
+	      "reason: %s", v.evidence[2]);
+	w->v = v;
+	nw_vwork_free(w);
+	free(x.vw);
 }
 
 /* Evidence grouped across ranks by fact (findings.c's nw_fg_*, WHERE)
@@ -879,6 +943,7 @@ int main(void)
 	test_stream_blocked_two();
 	test_fault_words();
 	test_findings_wrap();
+	test_rootcause_words();
 	test_fact_groups();
 	free(segbuf);
 	printf("%d checks passed\n", checks);
