@@ -101,7 +101,6 @@ struct nw_vwork {
 	uint32_t *blame;                 /* graph nodes whose waiters are `waiting` (culprits, or the
 	                                  * stuck members when the comm itself is blamed) */
 	size_t nblame, capblame;
-	struct nw_buf ev;                /* scratch for one evidence line */
 	int dropped;                     /* withdrawn (e.g. a pair folded into a deadlock, or a
 	                                  * consequence folded into its root cause) */
 	size_t created;                  /* its index in x->vw: the order rules made it in */
@@ -192,8 +191,6 @@ void nw_verdict_summary(struct nw_jctx *x, struct nw_vwork *w, const char *fmt, 
 	__attribute__((format(printf, 3, 4)));
 void nw_verdict_evidence(struct nw_jctx *x, struct nw_vwork *w, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* The verdict's scratch line (w->ev) as one evidence line. */
-void nw_verdict_evidence_flush(struct nw_jctx *x, struct nw_vwork *w);
 void nw_verdict_blame(struct nw_jctx *x, struct nw_vwork *w, uint32_t node);
 void nw_verdict_culprit(struct nw_jctx *x, struct nw_vwork *w, const struct nw_proc *p);
 void nw_verdict_waiting(struct nw_jctx *x, struct nw_vwork *w, const struct nw_proc *p);
@@ -223,23 +220,11 @@ void nw_line_free(struct nw_line *l);
 void nw_set_add(struct nw_jctx *x, struct nw_rankset *s, int32_t rank);
 void nw_rankset_clear(struct nw_rankset *s);
 
-/* Evidence lines grouped by text across ranks: "ranks 0-4,6-7: TEXT",
- * in the order of each group's first process, at most `max` lines (then
- * "... N more"). */
-struct nw_egroup;
-struct nw_egroups {
-	struct nw_egroup *h;
-	struct nw_egroup **order;
-	size_t n, cap;
-};
-/* NW_AGE in a text stands for an age: the group's range of ages
- * ("1.9-2.0 s") when it is flushed; `age` is UINT64_MAX for none. */
+/* NW_AGE in a line's words stands for an age: its set's range of ages
+ * ("1.9-2.0 s") when said; an age is NW_NO_AGE for none. */
 #define NW_AGE "\x01"
 #define NW_NO_AGE UINT64_MAX
-void nw_eg_add(struct nw_jctx *x, struct nw_egroups *eg, const struct nw_proc *p, const char *text,
-               uint64_t age);
-void nw_eg_flush(struct nw_jctx *x, struct nw_vwork *w, struct nw_egroups *eg, size_t max);
-/* The same grouped by fact (findings.c): a line of nf facts per process,
+/* Evidence grouped across ranks by fact (findings.c): a line of nf facts per process,
  * one line for the processes whose facts are the same but the process
  * (kind and fields; a WHERE fact also what the process shows), said as
  * "ranks 0-4,6-7: " (EG_HEAD) then the facts, whose NW_AGE is the group's
@@ -275,28 +260,17 @@ uint32_t nw_member_slot(const struct nw_member *m);
 const struct nw_comm_view *nw_view_of(struct nw_jctx *x, uint64_t id);
 /* The index of the process with global rank `rank` in job->procs, or nprocs. */
 size_t nw_proc_by_rank(const struct nw_job *job, int32_t rank);
-/* "AllReduce #5 on comm X", "Send #3 to rank 6 on comm X", "CommInit of comm X". */
-void nw_describe_op(struct nw_jctx *x, const struct nw_seg_op *op, struct nw_buf *b);
 /* The nearest older op on the same stream that has not completed (of any
  * comm, not of the same group), or NULL: the work `op` waits behind. */
 const struct nw_seg_op *nw_previous_work(const struct nw_proc *p, const struct nw_seg_op *op);
-/* Where a process is: its oldest stuck op, or its newest op; idle time; main
- * stack. Its one age is written as NW_AGE and returned (NW_NO_AGE: none). */
-uint64_t nw_where(struct nw_jctx *x, const struct nw_proc *p, struct nw_buf *b, int with_stack);
-/* nw_where as a fact (WHERE, facts.h): the same op, idle time, ended
- * state, stack; returns the same age. */
+/* Where a process is, as a fact (WHERE, facts.h): its oldest stuck op, or
+ * its newest op; idle time; how it ended; its main stack. Returns its one
+ * age (NW_NO_AGE: none). */
 uint64_t nw_fact_where(struct nw_jctx *x, const struct nw_proc *p, int with_stack, struct nw_fact *f);
 /* 1.4: "file.py:line in function" where op (one of p->ops) was issued, or NULL. */
 const char *nw_op_site(const struct nw_proc *p, const struct nw_seg_op *op);
-/* "; WHAT in f (a.py:1) < g (a.py:9)" for a Python thread (its innermost
- * application frames), else "; WHAT: frame0 < frame1 ...". */
-void nw_buf_thread(struct nw_buf *b, const struct nw_thread_stack *t, const char *what, int native);
-/* "PREFIX<where p is>" (nw_where) as one of eg's lines. */
-void nw_eg_where(struct nw_jctx *x, struct nw_egroups *eg, const struct nw_proc *p, const char *prefix,
-                 int with_stack);
-/* Evidence: where each process of the graph's component `scc` is, grouped. */
-void nw_where_component(struct nw_jctx *x, struct nw_vwork *w, uint32_t scc);
-/* The same with findings: a WHERE fact per process, grouped (nw_fg_*). */
+/* Evidence: where each process of the graph's component `scc` is, a WHERE
+ * fact per process, grouped (nw_fg_*). */
 void nw_fact_where_component(struct nw_jctx *x, struct nw_vwork *w, uint32_t scc);
 /* text with NW_AGE replaced by the range lo..hi (a new string, NULL out of memory). */
 char *nw_age_fill(const char *text, uint64_t lo, uint64_t hi);

@@ -334,7 +334,7 @@ static int str_same(const char *a, const char *b)
 	return a && b ? !strcmp(a, b) : a == b;
 }
 
-/* Two main threads said alike (nw_buf_thread: a Python thread's innermost
+/* Two main threads said alike (where_words.c: a Python thread's innermost
  * application frames, else up to 8 frames). */
 static int stack_same(const struct nw_thread_stack *a, const struct nw_thread_stack *b, int native)
 {

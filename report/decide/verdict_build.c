@@ -114,12 +114,6 @@ void nw_verdict_evidence(struct nw_jctx *x, struct nw_vwork *w, const char *fmt,
 	add_evidence(x, w, nw_buf_take(&b));
 }
 
-void nw_verdict_evidence_flush(struct nw_jctx *x, struct nw_vwork *w)
-{
-	if (w->ev.len || w->ev.oom)
-		add_evidence(x, w, nw_buf_take(&w->ev));
-}
-
 void nw_verdict_blame(struct nw_jctx *x, struct nw_vwork *w, uint32_t node)
 {
 	if (w->nblame == w->capblame) {
@@ -163,20 +157,10 @@ void nw_vwork_free(struct nw_vwork *w)
 	free(w->v.evidence);
 	nw_findings_free(w->v.found);
 	free(w->blame);
-	nw_buf_free(&w->ev);
 	free(w);
 }
 
 /* ---- evidence grouped across ranks ---- */
-
-struct nw_egroup {
-	char *text;
-	uint64_t age_lo, age_hi;
-	struct nw_rankset ranks;
-	size_t others;                  /* processes without a global rank */
-	char other[128];                /* the first of them */
-	UT_hash_handle hh;
-};
 
 char *nw_age_fill(const char *text, uint64_t lo, uint64_t hi)
 {
@@ -200,82 +184,3 @@ char *nw_age_fill(const char *text, uint64_t lo, uint64_t hi)
 	}
 	return nw_buf_take(&b);
 }
-
-void nw_eg_add(struct nw_jctx *x, struct nw_egroups *eg, const struct nw_proc *p, const char *text,
-               uint64_t age)
-{
-	struct nw_egroup *g;
-	HASH_FIND_STR(eg->h, text, g);
-	if (!g) {
-		if (eg->n == eg->cap) {
-			size_t cap = eg->cap ? eg->cap * 2 : 8;
-			struct nw_egroup **o = realloc(eg->order, cap * sizeof *o);
-			if (!o) {
-				x->oom = 1;
-				return;
-			}
-			eg->order = o;
-			eg->cap = cap;
-		}
-		if (!(g = calloc(1, sizeof *g)) || !(g->text = strdup(text))) {
-			free(g);
-			x->oom = 1;
-			return;
-		}
-		g->age_lo = NW_NO_AGE;
-		g->age_hi = 0;
-		HASH_ADD_KEYPTR(hh, eg->h, g->text, strlen(g->text), g);
-		if (nw_hash_oom_taken()) {
-			free(g->text);
-			free(g);
-			x->oom = 1;
-			return;
-		}
-		eg->order[eg->n++] = g;
-	}
-	if (age != NW_NO_AGE) {
-		if (age < g->age_lo)
-			g->age_lo = age;
-		if (age > g->age_hi)
-			g->age_hi = age;
-	}
-	if (p->rank >= 0)
-		nw_set_add(x, &g->ranks, p->rank);
-	else if (g->others++ == 0)
-		nw_proc_label(p, g->other);
-}
-
-void nw_eg_flush(struct nw_jctx *x, struct nw_vwork *w, struct nw_egroups *eg, size_t max)
-{
-	for (size_t i = 0; i < eg->n; i++) {
-		struct nw_egroup *g = eg->order[i];
-		if (i < max) {
-			if (g->ranks.n) {
-				nw_buf_puts(&w->ev, g->ranks.n == 1 ? "rank " : "ranks ");
-				nw_buf_rankset(&w->ev, &g->ranks);
-				if (g->others)
-					nw_buf_printf(&w->ev, " and %zu process%s without rank", g->others,
-					              g->others == 1 ? "" : "es");
-			} else if (g->others == 1) {
-				nw_buf_puts(&w->ev, g->other);
-			} else {
-				nw_buf_printf(&w->ev, "%zu processes without rank", g->others);
-			}
-			char *t = nw_age_fill(g->text, g->age_lo, g->age_hi);
-			if (!t)
-				x->oom = 1;
-			nw_buf_printf(&w->ev, ": %s", t ? t : "");
-			free(t);
-			nw_verdict_evidence_flush(x, w);
-		}
-		HASH_DEL(eg->h, g);
-		nw_rankset_free(&g->ranks);
-		free(g->text);
-		free(g);
-	}
-	if (eg->n > max)
-		nw_verdict_evidence(x, w, "... %zu more groups", eg->n - max);
-	free(eg->order);
-	memset(eg, 0, sizeof *eg);
-}
-

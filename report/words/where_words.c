@@ -7,6 +7,23 @@
 
 #include <inttypes.h>
 
+/* "; WHAT in f (a.py:1) < g (a.py:9)" for a Python thread (its innermost
+ * application frames), else "; WHAT: frame0 < frame1 ...". */
+static void say_thread(struct nw_buf *b, const struct nw_thread_stack *t, const char *what, int native)
+{
+	if (t->npy && !native) {
+		nw_buf_printf(b, "; %s in ", what);
+		uint32_t end = t->py_at + t->npy;
+		for (uint32_t i = t->py_app, k = 0; i < end && k < 4; i++, k++)
+			nw_buf_printf(b, "%s%s", k ? " < " : "", t->frames[i]);
+		if (end - t->py_app > 4)
+			nw_buf_puts(b, " < ...");
+		return;
+	}
+	nw_buf_printf(b, "; %s: ", what);
+	nw_buf_frames(b, t, 8);
+}
+
 void nw_say_EG_HEAD(struct nw_buf *b, const struct nw_fact *f)
 {
 	const struct nw_fset *s = f->set;
@@ -86,7 +103,7 @@ void nw_say_WHERE(struct nw_buf *b, const struct nw_fact *f)
 	if (f->n & NW_WH_STACK) {
 		const struct nw_thread_stack *t = nw_main_thread(p);
 		if (t)
-			nw_buf_thread(b, t, "main thread", f->job && f->job->native);
+			say_thread(b, t, "main thread", f->job && f->job->native);
 	}
 }
 
