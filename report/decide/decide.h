@@ -272,8 +272,6 @@ const char *nw_op_site(const struct nw_proc *p, const struct nw_seg_op *op);
 /* Evidence: where each process of the graph's component `scc` is, a WHERE
  * fact per process, grouped (nw_fg_*). */
 void nw_fact_where_component(struct nw_jctx *x, struct nw_vwork *w, uint32_t scc);
-/* text with NW_AGE replaced by the range lo..hi (a new string, NULL out of memory). */
-char *nw_age_fill(const char *text, uint64_t lo, uint64_t hi);
 
 /* The rule files. Each adds verdicts (nw_verdict_new) and graph edges. */
 void nw_rules_fault(struct nw_jctx *x);          /* verdicts_fault.c: GPU_FAULT */

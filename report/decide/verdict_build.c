@@ -159,28 +159,3 @@ void nw_vwork_free(struct nw_vwork *w)
 	free(w->blame);
 	free(w);
 }
-
-/* ---- evidence grouped across ranks ---- */
-
-char *nw_age_fill(const char *text, uint64_t lo, uint64_t hi)
-{
-	struct nw_buf b = { 0 };
-	char l[32], h[32];
-	nw_fmt_age(lo, l);
-	nw_fmt_age(hi, h);
-	const char *ls = strrchr(l, ' '), *hs = strrchr(h, ' ');
-	for (const char *t = text; *t; t++) {
-		if (*t != NW_AGE[0]) {
-			nw_buf_printf(&b, "%c", *t);
-		} else if (lo == NW_NO_AGE) {
-			nw_buf_puts(&b, "?");
-		} else if (!strcmp(l, h)) {
-			nw_buf_puts(&b, l);
-		} else if (ls && hs && !strcmp(ls, hs)) {
-			nw_buf_printf(&b, "%.*s-%s", (int)(ls - l), l, h);   /* "1.9-2.0 s" */
-		} else {
-			nw_buf_printf(&b, "%s-%s", l, h);
-		}
-	}
-	return nw_buf_take(&b);
-}

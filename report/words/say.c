@@ -9,6 +9,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* text with NW_AGE replaced by the range lo..hi, "1.9-2.0 s" (a new
+ * string, NULL out of memory). */
+static char *age_fill(const char *text, uint64_t lo, uint64_t hi)
+{
+	struct nw_buf b = { 0 };
+	char l[32], h[32];
+	nw_fmt_age(lo, l);
+	nw_fmt_age(hi, h);
+	const char *ls = strrchr(l, ' '), *hs = strrchr(h, ' ');
+	for (const char *t = text; *t; t++) {
+		if (*t != NW_AGE[0]) {
+			nw_buf_printf(&b, "%c", *t);
+		} else if (lo == NW_NO_AGE) {
+			nw_buf_puts(&b, "?");
+		} else if (!strcmp(l, h)) {
+			nw_buf_puts(&b, l);
+		} else if (ls && hs && !strcmp(ls, hs)) {
+			nw_buf_printf(&b, "%.*s-%s", (int)(ls - l), l, h);   /* "1.9-2.0 s" */
+		} else {
+			nw_buf_printf(&b, "%s-%s", l, h);
+		}
+	}
+	return nw_buf_take(&b);
+}
+
 typedef void say_fn(struct nw_buf *b, const struct nw_fact *f);
 #define NW_SAY_ROW_(name) [NW_F_##name] = nw_say_##name,
 static say_fn *const say_of[NW_F_NKINDS] = { NW_FACT_KINDS(NW_SAY_ROW_) };
@@ -43,7 +68,7 @@ static void say_parts(struct nw_buf *b, const struct nw_part *p, size_t n, int *
 			continue;
 		struct nw_buf rest = { 0 };
 		say_parts(&rest, p + i + 1, n - i - 1, oom);
-		char *t = rest.oom ? NULL : nw_age_fill(rest.s ? rest.s : "", p[i].f.set->age_lo, p[i].f.set->age_hi);
+		char *t = rest.oom ? NULL : age_fill(rest.s ? rest.s : "", p[i].f.set->age_lo, p[i].f.set->age_hi);
 		if (!t)
 			*oom = 1;
 		nw_buf_puts(b, t ? t : "");
