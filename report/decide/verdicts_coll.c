@@ -542,6 +542,11 @@ static void edges_not_issued(struct nw_jctx *x, const struct nw_comm_view *v, co
 	for (int32_t r = 0; r < n; r++) {
 		if (!mp[r].stuck)
 			continue;
+		/* An op that has not started behind earlier unfinished work on
+		 * its own stream waits for that stream, not for the members that
+		 * have not issued it yet (as a send/receive does). */
+		if (mp[r].pend->state == NW_ST_ENQUEUED && nw_previous_work(v->members[r].proc, mp[r].pend))
+			continue;
 		const uint64_t *at = bsearch(&mp[r].pend_seq, seqs, u, sizeof *seqs, cmp_u64v);
 		if (junction[at - seqs] != UINT32_MAX)
 			nw_graph_edge(&x->g, v->members[r].proc->job_index, junction[at - seqs], NW_E_COLL, mp[r].pend, v,

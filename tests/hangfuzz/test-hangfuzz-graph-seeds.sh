@@ -47,13 +47,19 @@
 #     waits), 101084 (2 x 4; blamed ranks 2 and 5), 101774 (4 x 2; blamed
 #     rank 0), 102353 (2 x 2; blamed rank 0); graph-hostfn 101809 (2 x 2;
 #     was P2P_UNMATCHED)
+#   a graph only the victim captured shifts its numbers on the comm by its
+#     ops: 102294 (graph-other count; its eager AllReduce #7, unstarted
+#     behind its stuck replay, was taken to wait for the others, who never
+#     issue a #7: a cycle that blamed ranks 0-1,3-5, who wait; an op behind
+#     its own stream's unfinished work waits for that stream)
 # The corpus holds two more (cases.txt: graph-ring-hostfn, 100021;
 # graph-tp-world-skip, 100003).
 . "$NW_ROOT/tests/lib.sh"
 seeds="100004 100010 100059 100071 100012 100031 100020 100108 100066 100011 100019
        100119 100068 100054 100058 100163 100252 104965 100007 100015 100215 100219
        100000 100009 100023 100032 100040 100001 100017 100002 100101 100128 100319 100270
-       100594 100555 100398 101084 101774 102353 101809"
+       100594 100555 100398 101084 101774 102353 101809
+       102294"
 # shellcheck disable=SC2086
 CORPUS_FAIL_DETAIL="$T/detail" sh "$NW_ROOT/tests/hangfuzz/run-seeds.sh" $seeds > "$T/out" 2>&1
 st=$?
