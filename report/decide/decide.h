@@ -269,6 +269,9 @@ const struct nw_seg_op *nw_previous_work(const struct nw_proc *p, const struct n
 uint64_t nw_fact_where(struct nw_jctx *x, const struct nw_proc *p, int with_stack, struct nw_fact *f);
 /* 1.4: "file.py:line in function" where op (one of p->ops) was issued, or NULL. */
 const char *nw_op_site(const struct nw_proc *p, const struct nw_seg_op *op);
+/* The thread of p that runs a CUDA host function (load.c), or NULL
+ * (process_view.c; words/ says the one a STREAM_BLOCKED from stacks blames). */
+const struct nw_thread_stack *nw_stack_host_fn(const struct nw_proc *p);
 /* Evidence: where each process of the graph's component `scc` is, a WHERE
  * fact per process, grouped (nw_fg_*). */
 void nw_fact_where_component(struct nw_jctx *x, struct nw_vwork *w, uint32_t scc);
@@ -345,9 +348,6 @@ void nw_rules_thread_fate(struct nw_jctx *x);
  * only; in a job with segments, what the snapshots of ranks without a
  * segment show, as evidence of the verdicts that name them. */
 void nw_rules_stacks(struct nw_jctx *x);
-/* The thread of p that runs a CUDA host function (load.c), or NULL (words/
- * says the one a STREAM_BLOCKED from stacks blames). */
-const struct nw_thread_stack *nw_stack_host_fn(const struct nw_proc *p);
 
 /* launch_only.c: behind in launches is not always the culprit
  * (docs/ras.md). A process whose positions are launches

@@ -112,3 +112,10 @@ const char *nw_op_site(const struct nw_proc *p, const struct nw_seg_op *op)
 	return p->op_site[op - p->ops];
 }
 
+const struct nw_thread_stack *nw_stack_host_fn(const struct nw_proc *p)
+{
+	for (uint32_t i = 0; i < p->nthreads; i++)
+		if (p->threads[i].host_fn)
+			return &p->threads[i];
+	return NULL;
+}

@@ -202,14 +202,6 @@ static size_t distinct_entries(const struct sproc *sp, size_t n)
 	return d;
 }
 
-const struct nw_thread_stack *nw_stack_host_fn(const struct nw_proc *p)
-{
-	for (uint32_t i = 0; i < p->nthreads; i++)
-		if (p->threads[i].host_fn)
-			return &p->threads[i];
-	return NULL;
-}
-
 /* Every rank waits inside NCCL or on the GPU, and some of them run a CUDA
  * host function that has not returned (the driver's thread is inside the
  * application's code): what their streams queued behind it, their NCCL
