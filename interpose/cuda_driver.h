@@ -60,6 +60,23 @@ extern int nw_cuda_ok;
 extern NW_HIDDEN CUresult (*nw_cuda_capture_info)(CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id,
                                                   CUgraph *graph);
 
+/* Make ctx current if it is not: 1 pushed, 0 already current, -1 failed;
+ * nw_cu_ctx_leave(that) undoes it. Inline: the tracked op's path. */
+static inline int nw_cu_ctx_enter(CUcontext ctx)
+{
+	CUcontext cur = NULL;
+	if (nw_cu.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == ctx)
+		return 0;
+	return nw_cu.cuCtxPushCurrent(ctx) == CUDA_SUCCESS ? 1 : -1;
+}
+
+static inline void nw_cu_ctx_leave(int pushed)
+{
+	CUcontext popped;
+	if (pushed == 1)
+		nw_cu.cuCtxPopCurrent(&popped);
+}
+
 /* A short name for a CUresult ("CUDA_ERROR_ILLEGAL_ADDRESS"), never NULL. */
 const char *nw_cuda_error_name(CUresult r);
 

@@ -185,3 +185,36 @@ void nw_evpool_reset_after_fork(void)
 	nw_cache.pool = NULL;
 	nw_cache.list = NULL;
 }
+
+struct nw_track *nw_track_external(CUstream s)
+{
+	CUcontext ctx = NULL;
+	if (!nw_cu.cuEventRecordWithFlags || nw_cu.cuStreamGetCtx(s, &ctx) != CUDA_SUCCESS || !ctx)
+		return NULL;
+	int pushed = nw_cu_ctx_enter(ctx);
+	if (pushed < 0)
+		return NULL;
+	struct nw_evpool *pool = nw_evpool_for(ctx);
+	struct nw_track *t = pool ? nw_track_take(pool) : NULL;
+	if (t && nw_cu.cuEventRecordWithFlags(t->end, s, CU_EVENT_RECORD_EXTERNAL) != CUDA_SUCCESS) {
+		nw_track_untake(t);
+		t = NULL;
+	}
+	nw_cu_ctx_leave(pushed);
+	return t;
+}
+
+int nw_track_sink(CUstream s)
+{
+	CUcontext ctx = NULL;
+	if (!nw_cu.cuEventRecordWithFlags || nw_cu.cuStreamGetCtx(s, &ctx) != CUDA_SUCCESS || !ctx)
+		return 0;
+	int pushed = nw_cu_ctx_enter(ctx);
+	if (pushed < 0)
+		return 0;
+	struct nw_evpool *pool = nw_evpool_for(ctx);
+	CUevent sink = pool ? nw_evpool_sink(pool) : NULL;
+	int ok = sink && nw_cu.cuEventRecordWithFlags(sink, s, CU_EVENT_RECORD_EXTERNAL) == CUDA_SUCCESS;
+	nw_cu_ctx_leave(pushed);
+	return ok;
+}

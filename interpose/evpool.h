@@ -82,4 +82,13 @@ CUevent nw_evpool_sink(struct nw_evpool *pool);
 /* Fork child: the parent's contexts and events are gone. */
 void nw_evpool_reset_after_fork(void);
 
+/* A pooled track whose end event was just recorded on capturing stream s
+ * with CU_EVENT_RECORD_EXTERNAL (an event-record node in the graph being
+ * built), taken from the pool of s's context; NULL if that failed (nothing
+ * added then). graphs.c keeps it. */
+struct nw_track *nw_track_external(CUstream s);
+
+/* The same node recording s's context's sink event: 1 added, 0 not. */
+int nw_track_sink(CUstream s);
+
 #endif

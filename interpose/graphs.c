@@ -4,7 +4,7 @@
 #include "cuda_driver.h"
 #include "log.h"
 #include "ring.h"
-#include "track.h"
+#include "evpool.h"
 
 #include <pthread.h>
 #include <stdlib.h>

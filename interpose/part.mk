@@ -2,7 +2,7 @@
 # neither libnccl nor libcuda: the real NCCL is found at run time
 # (real_nccl.c), so the same library works on any NCCL and on the simulation.
 INTERPOSE_SRCS := $(addprefix interpose/,log.c thread.c libc_dl.c sibling.c real_nccl.c dlsym_hook.c \
-	job.c env_fingerprint.c stack_area.c segment_file.c reserve.c state.c ring.c comm_id.c comms.c \
+	job.c env_fingerprint.c stack_area.c segment_file.c reserve.c run_state.c state.c ring.c comm_id.c comms.c \
 	groups.c hooks.c cuda_driver.c evpool.c track.c graphs.c record.c wrap_coll.c wrap_cuda.c wrap_p2p.c wrap_group.c \
 	wrap_comm.c)
 INTERPOSE_OBJS := $(INTERPOSE_SRCS:%.c=$(BUILD)/%.o)

@@ -1,4 +1,6 @@
-/* state: see state.h. */
+/* state: the transitions (state.h): the lazy start at the first wrapped
+ * call, a fork child starting over, the exit; the run state itself and
+ * the stop after an internal error are run_state.c's. */
 #include "state.h"
 
 #include "comms.h"
@@ -15,23 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-atomic_int nw_run;
-
 static pthread_mutex_t nw_start_lock = PTHREAD_MUTEX_INITIALIZER;
 static char nw_job[NW_SEG_JOB_LEN];   /* kept across fork: the child is in the same job */
 static int nw_atfork_registered;
-
-int nw_disabled(void)
-{
-	static atomic_int cached = -1;
-	int v = atomic_load_explicit(&cached, memory_order_relaxed);
-	if (v < 0) {
-		const char *s = getenv("NCCLWATCH_DISABLE");
-		v = s && *s && strcmp(s, "0") != 0;
-		atomic_store_explicit(&cached, v, memory_order_relaxed);
-	}
-	return v;
-}
 
 /* fork child: never write into the parent's segment; start again lazily. */
 static void nw_atfork_child(void)
@@ -52,30 +40,6 @@ static void nw_note_exit_status(int status, void *arg)
 	(void)arg;
 	if (atomic_load_explicit(&nw_run, memory_order_acquire) == NW_RUN_RECORDING)
 		nw_segment_note_exit_status(&nw_seg, status);
-}
-
-/* The CUDA driver tears itself down at exit from a handler it registers
- * in cuInit; every event query after it answers CUDA_ERROR_DEINITIALIZED,
- * and our destructor (nw_at_exit) runs after every exit handler. A handler
- * registered once the driver is initialised runs before the driver's:
- * there the pending event pairs still say whether their ops completed (an
- * op synchronized just before exit, under a poll ago, must not stay
- * STARTED). Registered once; fork children inherit it, after the driver's. */
-static atomic_int nw_settle_registered;
-
-static void nw_settle_at_exit(void)
-{
-	if (atomic_load_explicit(&nw_run, memory_order_acquire) == NW_RUN_RECORDING)
-		nw_lifecycle.settle();
-}
-
-void nw_exit_settle_arm(void)
-{
-	int expected = 0;
-	if (atomic_load_explicit(&nw_settle_registered, memory_order_relaxed))
-		return;
-	if (atomic_compare_exchange_strong(&nw_settle_registered, &expected, 1) && atexit(nw_settle_at_exit) != 0)
-		nw_log("cannot register the exit handler: ops completed just before exit may show as pending");
 }
 
 __attribute__((destructor)) static void nw_at_exit(void)
@@ -120,22 +84,4 @@ int nw_start(void)
 	pthread_mutex_unlock(&nw_start_lock);
 	nw_tls.inside = saved;
 	return run == NW_RUN_RECORDING;
-}
-
-void nw_stop(const char *why)
-{
-	int expected = NW_RUN_RECORDING;
-	if (!atomic_compare_exchange_strong(&nw_run, &expected, NW_RUN_PASSTHROUGH))
-		return;
-	if (nw_seg.hdr) {
-		snprintf(nw_seg.hdr->error, sizeof(nw_seg.hdr->error), "%s", why);
-		atomic_fetch_or(&nw_seg.hdr->flags, NW_SEG_F_STOPPED);
-	}
-	nw_log("recording stopped: %s (NCCL calls go on unrecorded)", why);
-}
-
-void nw_count_dropped(void)
-{
-	if (nw_seg.hdr)
-		atomic_fetch_add_explicit(&nw_seg.hdr->ops_dropped, 1, memory_order_relaxed);
 }

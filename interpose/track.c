@@ -19,22 +19,6 @@ static __thread struct {
 	CUcontext ctx;
 } nw_last __attribute__((tls_model("initial-exec")));
 
-/* Make ctx current if it is not: 1 pushed, 0 already current, -1 failed. */
-static int enter_ctx(CUcontext ctx)
-{
-	CUcontext cur = NULL;
-	if (nw_cu.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == ctx)
-		return 0;
-	return nw_cu.cuCtxPushCurrent(ctx) == CUDA_SUCCESS ? 1 : -1;
-}
-
-static void leave_ctx(int pushed)
-{
-	CUcontext popped;
-	if (pushed == 1)
-		nw_cu.cuCtxPopCurrent(&popped);
-}
-
 struct nw_track *nw_track_begin_ctx(CUstream s)
 {
 	CUcontext ctx = nw_last.ctx;
@@ -48,7 +32,7 @@ struct nw_track *nw_track_begin_ctx(CUstream s)
 			nw_last.ctx = ctx;
 		}
 	}
-	int pushed = enter_ctx(ctx);
+	int pushed = nw_cu_ctx_enter(ctx);
 	if (pushed < 0)
 		return NULL;
 	struct nw_evpool *pool = nw_evpool_for(ctx);
@@ -59,43 +43,10 @@ struct nw_track *nw_track_begin_ctx(CUstream s)
 		nw_last.stream = NULL;
 		nw_last.ctx = NULL;
 	}
-	leave_ctx(pushed);
+	nw_cu_ctx_leave(pushed);
 	if (t)
 		t->stream = s;
 	return t;
-}
-
-struct nw_track *nw_track_external(CUstream s)
-{
-	CUcontext ctx = NULL;
-	if (!nw_cu.cuEventRecordWithFlags || nw_cu.cuStreamGetCtx(s, &ctx) != CUDA_SUCCESS || !ctx)
-		return NULL;
-	int pushed = enter_ctx(ctx);
-	if (pushed < 0)
-		return NULL;
-	struct nw_evpool *pool = nw_evpool_for(ctx);
-	struct nw_track *t = pool ? nw_track_take(pool) : NULL;
-	if (t && nw_cu.cuEventRecordWithFlags(t->end, s, CU_EVENT_RECORD_EXTERNAL) != CUDA_SUCCESS) {
-		nw_track_untake(t);
-		t = NULL;
-	}
-	leave_ctx(pushed);
-	return t;
-}
-
-int nw_track_sink(CUstream s)
-{
-	CUcontext ctx = NULL;
-	if (!nw_cu.cuEventRecordWithFlags || nw_cu.cuStreamGetCtx(s, &ctx) != CUDA_SUCCESS || !ctx)
-		return 0;
-	int pushed = enter_ctx(ctx);
-	if (pushed < 0)
-		return 0;
-	struct nw_evpool *pool = nw_evpool_for(ctx);
-	CUevent sink = pool ? nw_evpool_sink(pool) : NULL;
-	int ok = sink && nw_cu.cuEventRecordWithFlags(sink, s, CU_EVENT_RECORD_EXTERNAL) == CUDA_SUCCESS;
-	leave_ctx(pushed);
-	return ok;
 }
 
 /* A pair begun on stream s; NULL if untracked (*captured set if it is
@@ -127,9 +78,9 @@ static void submit(struct nw_track *t)
  * the op failed instead of reading a stale event. */
 static void end_on(struct nw_track *t)
 {
-	int pushed = enter_ctx(t->pool->ctx);
+	int pushed = nw_cu_ctx_enter(t->pool->ctx);
 	CUresult r = pushed < 0 ? CUDA_ERROR_INVALID_CONTEXT : nw_cu.cuEventRecord(t->end, t->stream);
-	leave_ctx(pushed);
+	nw_cu_ctx_leave(pushed);
 	t->end_error = r;
 	if (nw_seg.hdr)
 		atomic_fetch_add_explicit(&nw_seg.hdr->event_records, r == CUDA_SUCCESS ? 2 : 1,

@@ -36,14 +36,6 @@ extern NW_HIDDEN int nw_tracking_on;
  * with its result. */
 struct nw_track *nw_track_begin_ctx(CUstream s);
 
-/* A pooled track whose end event was just recorded on capturing stream s
- * with CU_EVENT_RECORD_EXTERNAL (an event-record node in the graph being
- * built); NULL if that failed (nothing added then). graphs.c keeps it. */
-struct nw_track *nw_track_external(CUstream s);
-
-/* The same node recording s's context's sink event (evpool.h): 1 added,
- * 0 not. */
-int nw_track_sink(CUstream s);
 /* Inline: the untracked op's whole cost is the capture question (the rest,
  * out of line in nw_track_begin_ctx, saves registers an untracked op does
  * not need). */
