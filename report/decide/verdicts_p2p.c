@@ -327,7 +327,9 @@ static int unstarted_posted(struct nw_jctx *x, size_t i, const struct nw_seg_op 
 	return 1;
 }
 
-void nw_rules_p2p(struct nw_jctx *x)
+/* Every send/receive pending past the timeout, and every stuck replay's
+ * captured ones, against its peer's position: a pair or an edge. */
+static void pending_pairs(struct nw_jctx *x)
 {
 	for (size_t i = 0; i < x->job->nprocs && !x->oom; i++) {
 		struct nw_proc *p = x->job->procs[i];
@@ -360,10 +362,13 @@ void nw_rules_p2p(struct nw_jctx *x)
 					pair_of(x, i, g[j], op);
 		}
 	}
-	if (x->oom)
-		return;
+}
 
-	/* Misdirected posts. */
+/* Misdirected posts: a pair whose waiter is itself the culprit of a pair
+ * of the other direction on the comm is reported in that one's verdict;
+ * the others' waiters wait for their culprits (send/receive edges). */
+static void misdirected(struct nw_jctx *x)
+{
 	struct pent *idx = NULL, *e, *et;
 	for (size_t i = 0; i < x->npairs && !x->oom; i++) {
 		struct pkey k;
@@ -411,6 +416,13 @@ void nw_rules_p2p(struct nw_jctx *x)
 		if (pr->primary == NONE && pr->culprit != NONE && pr->culprit != pr->waiter)
 			nw_graph_edge(&x->g, pr->waiter, pr->culprit, NW_E_P2P, pr->op, pr->view, pr->op->seq, pr->peer_pos);
 	}
+}
+
+void nw_rules_p2p(struct nw_jctx *x)
+{
+	pending_pairs(x);
+	if (!x->oom)
+		misdirected(x);
 }
 
 /* ---- counts that do not add up ---- */
