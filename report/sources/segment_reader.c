@@ -869,6 +869,13 @@ static int read_stacks(int fd, struct nw_segment *seg, unsigned flags, struct nw
 		seg->stack_state = NW_STACKS_NEVER;
 		if (v1_level(h) < 4 || ext->ext_size < sizeof *ext || !ext->pysite_count)
 			return NW_READ_OK;
+		/* The watchdog writes threads, modules and the capture count only
+		 * with capture_ns, under one seq. An area with them and no
+		 * capture_ns is no writer's: its names are not believed (its
+		 * threads would read as a capture that never was); the ring and
+		 * tables are read as usual. */
+		if (a->thread_count || a->module_count || a->captures)
+			return NW_READ_OK;
 		if ((rc = validate_stack_contents(seg, err)))
 			return rc;
 		seg->stack = a;

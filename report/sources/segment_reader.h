@@ -133,8 +133,9 @@ const struct nw_seg_comm *nw_segment_comm_at(const struct nw_segment *seg, uint3
  *
  * Every function takes a snapshot from nw_segment_read, never reads outside
  * the copy, and returns NULL (or 0) for an index out of range or when the
- * snapshot has no capture to return (stack_state != NW_STACKS_CAPTURED),
- * except nw_opstack: per-op stacks are written by the hot path, not under
+ * snapshot has no area to return (`stack` NULL: no consistent capture, and
+ * no 1.4 call site names before one, which come with no threads or
+ * modules), except nw_opstack: per-op stacks are written by the hot path, not under
  * the capture's seqlock, so they are returned in every state whose layout
  * was validated. */
 

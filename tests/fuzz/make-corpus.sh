@@ -45,6 +45,24 @@ rm -f "$out/.dense.seg" "$out/.sparse.seg"
 python3 -c 'import struct,sys; f=open(sys.argv[1],"r+b"); f.seek(272); f.write(struct.pack("<Q", 2**64-1))' \
 	"$out/head-near-top.seg"
 
+# 1.4: Python call site names written before any capture (stack area
+# "never" with names, no threads or modules), and the same area still
+# claiming a capture's threads, modules and count with capture_ns 0 (no
+# writer's; CI's fuzz run found the reader returning those threads).
+python3 - "$out/v14-python.seg" "$out/v14-names-never.seg" "$out/v14-never-threads.seg" <<'EOF'
+import struct, sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+a = d.find(struct.pack('<I', 0x4b54534e))           # NW_STACK_MAGIC
+struct.pack_into('<Q', d, a + 88, 0)                 # capture_ns
+open(sys.argv[3], 'wb').write(d)
+struct.pack_into('<II', d, a + 24, 0, 0)             # thread_count, module_count
+struct.pack_into('<QQ', d, a + 96, 0, 0)             # request_id, captures
+struct.pack_into('<I', d, a + 124, 0)                # ipsym_count (symbols of a capture's modules)
+struct.pack_into('<II', d, a + 128 + 4, 0, 0)        # ext: the capture's native and Python notes
+struct.pack_into('<I', d, a + 128 + 28, 0)           # ext: pyframe_count
+open(sys.argv[2], 'wb').write(d)
+EOF
+
 # 1.4: a snapshot (ncclwatch attach's file: no tables, no ring, a stack
 # area), from nwgen (make build/tests/progs/nwgen).
 rm -rf "$out/.snap"

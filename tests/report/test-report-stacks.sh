@@ -144,6 +144,23 @@ assert_grep '^    #1 <module> \(train.py:120\)$' "$T/py.diag"
 assert_eq "$(sed -n '/^  rank.*thread "MainThread"/,/^  rank/p' "$T/py.native" | grep '^    #' | head -4 | tr '\n' '|')" \
 	'    #0 ncclAllReduce|    #1 train_step (train.py:83)|    #2 <module> (train.py:120)|    #3 train_step|' "the mixed stack"
 
+# 1.4, before any capture: the call site names the watchdog wrote (no
+# threads, modules or capture count) name each op's site. The same area
+# still holding a capture's threads, modules and count with capture_ns 0
+# is no writer's: read as "never", its threads and names not believed,
+# its ops read (the fuzz run found the reader returning those threads).
+show_ok "$T/names" "$NW_ROOT/tests/fuzz/corpus/v14-names-never.seg"
+assert_grep '^stacks never t=- request=0 threads=0 captures=0 seq=4 modules=0 ' "$T/names"
+assert_no_grep '^  (module|thread|note) ' "$T/names"
+assert_eq "$(grep -c '^    py ' "$T/names")" 8 "call-site lines before any capture (4 of 8 ops x 2)"
+show_ok "$T/claims" "$NW_ROOT/tests/fuzz/corpus/v14-never-threads.seg"
+assert_grep '^stacks never t=- request=- threads=- captures=- seq=4 ' "$T/claims"
+assert_no_grep '^  (module|thread|note) ' "$T/claims"
+# Its ops' call sites are references written by the hot path, shown unnamed.
+assert_eq "$(grep -c '^    py ?? (??)$' "$T/claims")" 8 "unnamed call-site lines"
+assert_no_grep '^    py [^?]' "$T/claims"
+assert_eq "$(grep -c '^  op ' "$T/claims")" "$(grep -c '^  op ' "$T/names")" "ops of the area that claims a capture"
+
 # Every stack-area defect mkseg knows is covered above.
 for d in $("$NW_MKSEG" --list-defects | grep '^stack_area_'); do
 	[ -e "$T/$d.seg" ] || fail "defect $d is not tested"
