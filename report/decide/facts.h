@@ -119,6 +119,19 @@
 	                * the same collectives (proc's counts on it); RAS cannot see completion */\
 	X(LAUNCH_EQUAL_SAME) /* evidence: a rank inside a collective and one past it look alike */\
 	X(LAUNCH_EQUAL_ORDER) /* evidence: equal counts hide another launch order */                 \
+	X(RAS_FOLD_SAYS) /* ras_merge.c evidence, before the summary it wraps: what NCCL RAS (its   \
+	                * report, name) said, verdict kind n; seq 1 it agrees, 2 it says          \
+	                * otherwise (beside segments), 0 said beside the stacks' verdict */      \
+	X(RAS_FOLD_STACKS) /* ...evidence, before the stacks' verdict it wraps (kind n): seq 0    \
+	                * the stacks agree, 1 cannot decide, 2 disagree */                        \
+	X(RAS_FOLD_STACK) /* ...evidence: culprit rank n (from stacks): seq 0 no snapshot, 1 proc \
+	                * has no stack, 2 proc's main thread: where it waits, or is instead */    \
+	X(RAS_FOLD_EQUAL) /* ...summary of a stacks' verdict, appended: RAS's launch counts are   \
+	                * equal (n 0), RAS lists no communicator (n 1) */                        \
+	X(RAS_FOLD_RANKS) /* ...evidence: n of the ranks of report name are processes of the job; \
+	                * seq: others are not */                                                 \
+	X(RAS_FOLD_NOCOMM) /* ...evidence: report name lists no comm, joins its directory's job */\
+	X(RAS_FOLD_FOREIGN) /* ...evidence: report name (n ranks) not used: another job's */     \
 	X(PROC_AT)     /* a line's head: proc's label, then ": "; the line's later parts say NW_AGE \
 	                * for set's range of ages */                                              \
 	X(P2P_OP)      /* verdicts_p2p.c: proc's op (a send/receive) to/from comm rank n of view */\
@@ -304,6 +317,8 @@ struct nw_fact {
 	const struct nw_job *job;            /* the job concerned, or NULL */
 	uint64_t n;
 	const struct nw_fset *set;           /* a rank set the findings own (nw_findings_set), or NULL */
+	const char *name;                    /* a string of the analysis (interned): the file of a
+	                                      * source the fact names (a NCCL RAS report), or NULL */
 	uint64_t seq;                        /* an op named by number when no record stands for it: */
 	uint16_t op_kind;                    /* its seq and kind */
 };

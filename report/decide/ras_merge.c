@@ -30,11 +30,7 @@
  *     or INIT_STALL) is the job's, the stacks' as its evidence. */
 #include "decide.h"   /* first: it configures uthash */
 #include "verdicts_ras.h"
-#include "../names.h"
 
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* ---- one verdict set ---- */
@@ -46,8 +42,10 @@ static void copy_set(struct nw_jctx *x, const struct nw_ras_input *in, struct nw
 		nw_set_add(x, to, nw_ras_our_rank(in, from->v[k]));
 }
 
-/* A RAS verdict as one of the job's. */
-static struct nw_vwork *adopt(struct nw_jctx *x, const struct nw_ras_input *in, const struct nw_verdict *rv)
+/* A RAS verdict as one of the job's: its summary and evidence (what RAS
+ * saw; what it cannot see is its processes' source note, said last by the
+ * engine) move into it, its ranks become the job's. */
+static struct nw_vwork *adopt(struct nw_jctx *x, const struct nw_ras_input *in, struct nw_verdict *rv)
 {
 	struct nw_vwork *w = nw_verdict_new(x, rv->kind, NULL, rv->op_kind, rv->seq);
 	if (!w)
@@ -56,53 +54,56 @@ static struct nw_vwork *adopt(struct nw_jctx *x, const struct nw_ras_input *in, 
 	w->v.comm_nranks = rv->comm_nranks;
 	w->v.launches = rv->launches;
 	w->v.hint = rv->hint;
-	nw_verdict_summary(x, w, "%s", rv->summary ? rv->summary : "");
+	w->v.summary = rv->summary;
+	w->v.evidence = rv->evidence;
+	w->v.nevidence = rv->nevidence;
+	w->v.found = rv->found;
+	rv->summary = NULL;
+	rv->evidence = NULL;
+	rv->nevidence = 0;
+	rv->found = NULL;
 	copy_set(x, in, &w->v.culprits, &rv->culprits);
 	copy_set(x, in, &w->v.waiting, &rv->waiting);
-	/* what RAS saw (what it cannot see is its processes' source note,
-	 * said last by the engine) */
-	for (size_t i = 0; i < rv->nevidence; i++)
-		nw_verdict_evidence(x, w, "%s", rv->evidence[i]);
 	return w;
 }
 
-/* "rank R (from stacks): where it is instead: frames" for each culprit. */
+/* The report's file, for a fact's name: the analysis's copy (the words
+ * come after the report is gone). */
+static const char *report_name(struct nw_jctx *x, const struct nw_ras_input *in)
+{
+	const char *s = nw_intern_str(x->in, in->path, strlen(in->path));
+	if (!s)
+		x->oom = 1;
+	return s;
+}
+
+/* An evidence line of w: head, then what RAS's own verdict rv said (its
+ * summary, as the verdict's words or findings). */
+static void evidence_wrap_ras(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *head,
+                              const struct nw_verdict *rv)
+{
+	struct nw_vwork from = { .v = { .summary = rv->summary, .found = rv->found } };
+	nw_verdict_evidence_wrap_fact(x, w, head, &from);
+}
+
+/* Where each culprit is, from its stack (RAS_FOLD_STACK): no snapshot,
+ * no stack, or its main thread. */
 static void culprit_stacks(struct nw_jctx *x, struct nw_vwork *w)
 {
 	for (uint32_t k = 0; k < w->v.culprits.n && k < 16 && !x->oom; k++) {
 		int32_t r = w->v.culprits.v[k];
+		struct nw_fact f = { .kind = NW_F_RAS_FOLD_STACK, .n = (uint64_t)(uint32_t)r };
 		size_t at = nw_proc_by_rank(x->job, r);
-		if (at >= x->job->nprocs) {
-			nw_verdict_evidence(x, w, "rank %d (from stacks): no snapshot: attach found no such process (gone, "
-			                    "or its host was not attached)", (int)r);
-			continue;
-		}
-		const struct nw_proc *p = x->job->procs[at];
-		const struct nw_thread_stack *t = nw_main_thread(p);
-		if ((!t || !t->nframes) && p->gone_how && !p->nthreads && !p->snapshot) {
-			/* the adapter's process of a rank RAS saw gone (ras_lineup.c) */
-			nw_verdict_evidence(x, w, "rank %d (from stacks): no snapshot: attach found no such process (gone, "
-			                    "or its host was not attached)", (int)r);
-			continue;
-		}
-		if (!t || !t->nframes) {
-			nw_verdict_evidence(x, w, "rank %d (from stacks): pid %lld has no stack", (int)r, (long long)p->hdr.pid);
-			continue;
-		}
-		const char *e = NULL;
-		int waits = nw_stack_waits(t, &e) != NW_FC_OTHER;
-		struct nw_buf b = { 0 };
-		nw_buf_printf(&b, "rank %d (from stacks): %s", (int)r, p->alive == 0 ? "process gone; " : "");
-		if (waits)
-			nw_buf_printf(&b, "waits in %s: ", e ? e : "?");
+		const struct nw_proc *p = at < x->job->nprocs ? x->job->procs[at] : NULL;
+		const struct nw_thread_stack *t = p ? nw_main_thread(p) : NULL;
+		int framed = t && t->nframes;
+		/* no process, or the adapter's of a rank RAS saw gone (ras_lineup.c) */
+		if (!p || (!framed && p->gone_how && !p->nthreads && !p->snapshot))
+			f.seq = 0;
 		else
-			nw_buf_puts(&b, "where it is instead: ");
-		nw_buf_frames(&b, t, 8);
-		if (b.oom || !b.s)
-			x->oom = 1;
-		else
-			nw_verdict_evidence(x, w, "%s", b.s);
-		nw_buf_free(&b);
+			f.seq = framed ? 2 : 1;
+		f.proc = f.seq ? p : NULL;
+		nw_verdict_evidence_fact(x, w, &f);
 	}
 }
 
@@ -125,6 +126,7 @@ struct foldctx {
 	size_t from;                        /* x->vw[0..from): the rules' verdicts on facts (RAS's
 	                                     * among them: an async error); [from..nstack): the
 	                                     * stacks' (nw_rules_stacks) */
+	const char *name;                   /* the report's file (report_name) */
 	struct nw_rankset ras_c, stack_c;   /* culprits, as the job's ranks */
 	int ras_decided, ras_equal, ras_nocomm, ras_healthy, stack_named;
 };
@@ -202,16 +204,12 @@ static void fold_segments(struct nw_jctx *x, struct foldctx *f)
 			continue;
 		int agree = best->kind == w->v.kind && same_set(&c, &w->v.culprits) &&
 		            (!best->seq || !w->v.seq || best->seq == w->v.seq);
-		struct nw_buf prefix = { 0 };
-		nw_buf_printf(&prefix, "NCCL RAS (%s) %s: %s: ", f->in->path, agree ? "agrees" : "says otherwise",
-		              nw_verdict_name(best->kind));
-		if (!prefix.s || prefix.oom)
-			x->oom = 1;
-		else if (ours)   /* a launch-only verdict's summary: wrapped, not read (facts.h) */
-			nw_verdict_evidence_wrap(x, w, prefix.s, ours);
+		struct nw_fact head = { .kind = NW_F_RAS_FOLD_SAYS, .name = f->name, .n = (uint64_t)best->kind,
+		                        .seq = agree ? 1 : 2 };
+		if (ours)   /* a launch-only verdict's summary: wrapped, not read (facts.h) */
+			nw_verdict_evidence_wrap_fact(x, w, &head, ours);
 		else
-			nw_verdict_evidence(x, w, "%s%s", prefix.s, best->summary ? best->summary : "");
-		nw_buf_free(&prefix);
+			evidence_wrap_ras(x, w, &head, best);
 	}
 	nw_rankset_free(&c);
 	for (size_t i = 0; i < x->nvw; i++)
@@ -227,14 +225,13 @@ static void stacks_lines(struct nw_jctx *x, struct foldctx *f, struct nw_vwork *
 		const struct nw_vwork *s = x->vw[k];
 		if (s->dropped)
 			continue;
-		const char *how = !s->v.culprits.n && s->v.kind == NW_V_UNDECIDED && !w->v.culprits.n
-		                      ? "stacks agree"
-		                  : !s->v.culprits.n && s->v.kind == NW_V_UNDECIDED ? "stacks cannot decide"
-		                  : same_set(&f->stack_c, &f->ras_c) ? "stacks agree"
-		                                                     : "stacks disagree";
-		char prefix[128];
-		snprintf(prefix, sizeof prefix, "%s: %s: ", how, nw_verdict_name(s->v.kind));
-		nw_verdict_evidence_wrap(x, w, prefix, s);
+		int undecided = !s->v.culprits.n && s->v.kind == NW_V_UNDECIDED;
+		/* 0 agree, 1 cannot decide, 2 disagree (RAS_FOLD_STACKS) */
+		uint64_t how = undecided && !w->v.culprits.n ? 0
+		             : undecided                      ? 1
+		             : same_set(&f->stack_c, &f->ras_c) ? 0 : 2;
+		struct nw_fact head = { .kind = NW_F_RAS_FOLD_STACKS, .n = (uint64_t)s->v.kind, .seq = how };
+		nw_verdict_evidence_wrap_fact(x, w, &head, s);
 	}
 }
 
@@ -267,24 +264,19 @@ static void fold_keep_stacks(struct nw_jctx *x, struct foldctx *f)
 			continue;
 		int named = w->v.kind != NW_V_UNDECIDED && w->v.kind != NW_V_HEALTHY && w->v.kind != NW_V_IDLE;
 		if (named && (f->ras_equal || f->ras_nocomm)) {
-			nw_verdict_summary_suffix(x, w, f->ras_equal ? "; launch counts equal (NCCL RAS): the counts cannot "
-			                                                "tell who is behind, the stacks do"
-			                                              : "; NCCL RAS lists no communicator (no init got past "
-			                                                "its rendezvous when it was asked)");
+			struct nw_fact eq = { .kind = NW_F_RAS_FOLD_EQUAL, .n = !f->ras_equal };
+			nw_verdict_summary_fact(x, w, &eq);
 		}
+		struct nw_fact head = { .kind = NW_F_RAS_FOLD_SAYS, .name = f->name };
 		for (size_t k = 0; k < f->from; k++)
 			if (x->vw[k]->launch_only && !x->vw[k]->dropped) {
-				struct nw_buf prefix = { 0 };
-				nw_buf_printf(&prefix, "NCCL RAS (%s): %s: ", f->in->path, nw_verdict_name(x->vw[k]->v.kind));
-				if (prefix.s && !prefix.oom)
-					nw_verdict_evidence_wrap(x, w, prefix.s, x->vw[k]);
-				else
-					x->oom = 1;
-				nw_buf_free(&prefix);
+				head.n = (uint64_t)x->vw[k]->v.kind;
+				nw_verdict_evidence_wrap_fact(x, w, &head, x->vw[k]);
 			}
-		for (size_t k = 0; k < f->nr; k++)
-			nw_verdict_evidence(x, w, "NCCL RAS (%s): %s: %s", f->in->path, nw_verdict_name(f->rv[k].kind),
-			                    f->rv[k].summary ? f->rv[k].summary : "");
+		for (size_t k = 0; k < f->nr; k++) {
+			head.n = (uint64_t)f->rv[k].kind;
+			evidence_wrap_ras(x, w, &head, &f->rv[k]);
+		}
 	}
 	for (size_t k = 0; k < f->from; k++)
 		if (x->vw[k]->launch_only)
@@ -293,20 +285,16 @@ static void fold_keep_stacks(struct nw_jctx *x, struct foldctx *f)
 
 /* How many of the report's ranks are processes of the job, on the first
  * verdict that stays. */
-static void fold_ranks_line(struct nw_jctx *x, const struct nw_ras_input *in)
+static void fold_ranks_line(struct nw_jctx *x, const struct nw_ras_input *in, const char *name)
 {
 	const struct nw_ras_comm *wc = nw_ras_world(&in->r);
 	size_t n_other = wc ? wc->nranks + wc->nmissing - in->nmatched : 0;
+	struct nw_fact f = { .kind = wc ? NW_F_RAS_FOLD_RANKS : NW_F_RAS_FOLD_NOCOMM, .name = name,
+	                     .n = wc ? in->nmatched : 0, .seq = n_other != 0 };
 	for (size_t i = 0; i < x->nvw && !x->oom; i++) {
 		if (x->vw[i]->dropped)
 			continue;
-		if (!wc)
-			nw_verdict_evidence(x, x->vw[i], "NCCL RAS report %s lists no communicator: it joins the one job of its "
-			                    "directory", in->path);
-		else
-			nw_verdict_evidence(x, x->vw[i], "NCCL RAS report %s: %zu of its ranks are processes of this job (same "
-			                    "host and pid)%s", in->path, in->nmatched,
-			                    n_other ? "; the others have no snapshot or segment here" : "");
+		nw_verdict_evidence_fact(x, x->vw[i], &f);
 		break;
 	}
 }
@@ -322,8 +310,10 @@ static void fold_own(struct nw_jctx *x, struct foldctx *f)
 
 static void fold(struct nw_jctx *x, struct nw_ras_input *in)
 {
-	struct foldctx f = { .in = in, .nstack = x->nvw, .from = x->nfacts };
+	struct foldctx f = { .in = in, .nstack = x->nvw, .from = x->nfacts, .name = report_name(x, in) };
 	int32_t ws;
+	if (!f.name)
+		return;
 	if (nw_ras_verdicts(&in->r, &f.rv, &f.nr, &ws)) {
 		x->oom = 1;
 		return;
@@ -344,7 +334,7 @@ static void fold(struct nw_jctx *x, struct nw_ras_input *in)
 		fold_adopt(x, &f);
 	else
 		fold_keep_stacks(x, &f);
-	fold_ranks_line(x, in);
+	fold_ranks_line(x, in, f.name);
 	nw_rankset_free(&f.ras_c);
 	nw_rankset_free(&f.stack_c);
 	nw_ras_verdicts_free(f.rv, f.nr);
@@ -355,11 +345,11 @@ static void discarded(struct nw_jctx *x, struct nw_ras_input *in)
 {
 	const struct nw_ras_comm *wc = nw_ras_world(&in->r);
 	in->folded = 1;
+	struct nw_fact f = { .kind = NW_F_RAS_FOLD_FOREIGN, .name = report_name(x, in),
+	                     .n = wc ? wc->nranks + wc->nmissing : 0 };
 	for (size_t i = 0; i < x->nvw && !x->oom; i++)
 		if (!x->vw[i]->dropped)
-			nw_verdict_evidence(x, x->vw[i], "NCCL RAS report %s not used: none of its %zu ranks is a process of "
-			                    "this job (host and pid): another job's RAS answered (every job on a host listens "
-			                    "on one port)", in->path, wc ? wc->nranks + wc->nmissing : 0);
+			nw_verdict_evidence_fact(x, x->vw[i], &f);
 }
 
 static void hook_verdicts(void *arg, struct nw_jctx *x)
