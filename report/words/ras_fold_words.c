@@ -1,8 +1,10 @@
-/* ras_fold_words: the words of ras_merge.c's facts (facts.h's
- * NW_F_RAS_FOLD_*): a NCCL RAS report folded into the job of the same
- * processes (docs/ras.md, "One job, one verdict"): whether RAS agrees
- * with the segments' verdicts, what the stacks say beside RAS's, where
- * a culprit is, and how many of the report's ranks are the job's. */
+/* ras_fold_words: the words of facts.h's NW_F_RAS_FOLD_*: a NCCL RAS
+ * report folded into the job of the same processes (docs/ras.md, "One
+ * job, one verdict"): whether RAS agrees with the segments' verdicts
+ * (rootcause.c, nw_fold_launch_only), what the stacks say beside RAS's
+ * and where a culprit is (verdicts_stacks.c, nw_rules_stacks_weigh), how
+ * many of the report's ranks are the job's and another job's report
+ * (ras_merge.c). */
 #include "words_int.h"
 
 #include <inttypes.h>
