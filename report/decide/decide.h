@@ -19,8 +19,10 @@
  *                    deviates inside a cycle
  *   majority.c       the strict majority of counted groups (majority.h), for every
  *                    rule that lets the majority decide who deviates
- *   verdicts_ras.c, ras_merge.c  NCCL RAS's launch counts (docs/ras.md): the rules
- *                    not yet moved into the ordinary ones, and their fold
+ *   verdicts_ras.c, ras_merge.c  NCCL RAS (docs/ras.md): the rules not yet moved
+ *                    into the ordinary ones, and the hook that hands their verdicts
+ *                    to the job a report joined (one verdict set of them:
+ *                    nw_rules_stacks_weigh, nw_fold_launch_only)
  *   facts.h, findings.c  a verdict's findings: facts, not words (words/ says them) */
 #ifndef NCCLWATCH_REPORT_DECIDE_H
 #define NCCLWATCH_REPORT_DECIDE_H
@@ -128,6 +130,15 @@ struct nw_jctx {
 	size_t npairs, cappairs;
 	size_t nfacts;                   /* vw[0..nfacts): the verdicts of the rules on the model's
 	                                  * facts; after them, those from stacks (nw_rules_stacks) */
+	size_t nstacks;                  /* vw[nfacts..nstacks): the stacks'; after them, the own
+	                                  * verdicts of a source that joined (the hook's) */
+	const char *joined;              /* a launch-only source lined up with the job's processes
+	                                  * (a NCCL RAS report: the hook, ras_merge.c): its file
+	                                  * (interned), NULL none. Its verdicts (launch_only) are
+	                                  * weighed against the stacks' (nw_rules_stacks_weigh) or
+	                                  * fold into the segments' (nw_fold_launch_only) */
+	struct nw_fact joined_line;      /* what it says of the job (kind 0: nothing), on the first
+	                                  * verdict left standing */
 	int oom;
 };
 
@@ -324,6 +335,11 @@ int nw_job_lost(struct nw_job *job);             /* lost.c: job->lost (0, -1 oom
  * whose earlier collective mismatched (a size mismatch shifts its streams
  * for good) becomes an evidence line of that MISMATCH (rootcause.c). */
 void nw_fold_shifted(struct nw_jctx *x);
+/* A job with segments that a launch-only source joined (x->joined): op
+ * numbers decide, launch counts cannot; that source's verdicts (the rules'
+ * on its positions and its own: launch_only) never stand, the first of
+ * them is one line on each verdict that does (rootcause.c). */
+void nw_fold_launch_only(struct nw_jctx *x);
 void nw_rootcause(struct nw_jctx *x);            /* rootcause.c: roots, consequences, cycles */
 void nw_rules_unexplained(struct nw_jctx *x, const uint8_t *explained); /* verdicts_coll.c: stuck ops
                                                   * that no verdict explains */
@@ -348,6 +364,12 @@ void nw_rules_thread_fate(struct nw_jctx *x);
  * only; in a job with segments, what the snapshots of ranks without a
  * segment show, as evidence of the verdicts that name them. */
 void nw_rules_stacks(struct nw_jctx *x);
+/* A job of snapshots that a launch-only source joined (x->joined): the
+ * verdicts from facts (the rules' and the source's own) against the
+ * stacks': the former stand with the stacks' as lines when they name a
+ * culprit (or nobody does), else the stacks' stand with the source's as
+ * lines (docs/ras.md, "One job, one verdict"). After the hook. */
+void nw_rules_stacks_weigh(struct nw_jctx *x);
 
 /* launch_only.c: behind in launches is not always the culprit
  * (docs/ras.md). A process whose positions are launches

@@ -8,7 +8,7 @@
  * Until every family is converted, a line may mix the two: a part is a
  * fact or a rule's own text (legacy), said one after another. So a
  * pass that wraps another verdict's summary ("consequence: KIND:
- * <summary>", rootcause.c; "NCCL RAS ... agrees: ", ras_merge.c) wraps its
+ * <summary>", rootcause.c; "NCCL RAS ... agrees: ", nw_fold_launch_only) wraps its
  * parts, not its words. */
 #ifndef NCCLWATCH_REPORT_DECIDE_FACTS_H
 #define NCCLWATCH_REPORT_DECIDE_FACTS_H
@@ -119,6 +119,21 @@
 	                * the same collectives (proc's counts on it); RAS cannot see completion */\
 	X(LAUNCH_EQUAL_SAME) /* evidence: a rank inside a collective and one past it look alike */\
 	X(LAUNCH_EQUAL_ORDER) /* evidence: equal counts hide another launch order */                 \
+	X(RAS_FOLD_SAYS) /* a joined NCCL RAS report (docs/ras.md, "One job, one verdict"):      \
+	                * evidence, before the summary it wraps: what RAS (its report, name) said, \
+	                * verdict kind n; seq 1 it agrees, 2 it says otherwise (beside segments: \
+	                * nw_fold_launch_only), 0 said beside the stacks' verdict (verdicts_stacks.c) */\
+	X(RAS_FOLD_STACKS) /* verdicts_stacks.c evidence on a verdict from facts, before the     \
+	                * stacks' verdict it wraps (kind n): seq 0 they agree, 1 cannot decide, \
+	                * 2 disagree */                                                           \
+	X(RAS_FOLD_STACK) /* ...evidence: culprit rank n (from stacks): seq 0 no snapshot, 1 proc \
+	                * has no stack, 2 proc's main thread: where it waits, or is instead */    \
+	X(RAS_FOLD_EQUAL) /* ...summary of a stacks' verdict, appended: RAS's launch counts are   \
+	                * equal (n 0), RAS lists no communicator (n 1) */                        \
+	X(RAS_FOLD_RANKS) /* ras_merge.c evidence (x->joined_line): n of the ranks of report name \
+	                * are processes of the job; seq: others are not */                       \
+	X(RAS_FOLD_NOCOMM) /* ...evidence: report name lists no comm, joins its directory's job */\
+	X(RAS_FOLD_FOREIGN) /* ...evidence: report name (n ranks) not used: another job's */     \
 	X(PROC_AT)     /* a line's head: proc's label, then ": "; the line's later parts say NW_AGE \
 	                * for set's range of ages */                                              \
 	X(P2P_OP)      /* verdicts_p2p.c: proc's op (a send/receive) to/from comm rank n of view */\
@@ -304,6 +319,8 @@ struct nw_fact {
 	const struct nw_job *job;            /* the job concerned, or NULL */
 	uint64_t n;
 	const struct nw_fset *set;           /* a rank set the findings own (nw_findings_set), or NULL */
+	const char *name;                    /* a string of the analysis (interned): the file of a
+	                                      * source the fact names (a NCCL RAS report), or NULL */
 	uint64_t seq;                        /* an op named by number when no record stands for it: */
 	uint16_t op_kind;                    /* its seq and kind */
 };

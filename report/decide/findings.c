@@ -439,7 +439,8 @@ static int fact_same(const struct nw_fact *a, const struct nw_fact *b)
 	if (a->kind != b->kind || a->n != b->n || a->view != b->view ||
 	    a->job != b->job || a->set != b->set || a->seq != b->seq || a->op_kind != b->op_kind ||
 	    (a->comm ? a->comm->comm_id : 0) != (b->comm ? b->comm->comm_id : 0) ||
-	    (a->acomm ? a->acomm->comm_id : 0) != (b->acomm ? b->acomm->comm_id : 0))
+	    (a->acomm ? a->acomm->comm_id : 0) != (b->acomm ? b->acomm->comm_id : 0) ||
+	    !str_same(a->name, b->name))
 		return 0;
 	if (a->kind == NW_F_TS_VERSIONS)   /* says its process's versions and host */
 		return a->proc->hdr.nccl_version == b->proc->hdr.nccl_version &&

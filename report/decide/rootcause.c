@@ -52,6 +52,15 @@
  * a stall blaming only a communicator whose earlier collective mismatched
  * is folded into that MISMATCH.
  *
+ * And last, a launch-only source that joined a job with segments (a NCCL
+ * RAS report lined up with their processes, nw_jctx.joined;
+ * nw_fold_launch_only): op numbers decide, launch counts cannot. Its
+ * verdicts (launch_only: the rules' on its positions, its own) never
+ * stand; the first of them (one with culprits, the highest kind, the most
+ * culprits) is one line on each verdict that does, RAS_FOLD_SAYS: it
+ * agrees (the same kind and culprits, the same op when both name one) or
+ * says otherwise.
+ *
  * Dead and exited processes are sinks (no edge leaves them): a root.
  *
  * Findings, no words (facts.h's ROOT_*, said by words/rootcause_words.c):
@@ -1361,4 +1370,44 @@ void nw_fold_shifted(struct nw_jctx *x)
 			}
 		}
 	}
+}
+
+/* Which of a launch-only source's verdicts speaks for it: one with
+ * culprits, the highest kind, the most culprits (the first of equals). */
+static int speaks_before(const struct nw_verdict *v, const struct nw_verdict *b)
+{
+	if (!!v->culprits.n != !!b->culprits.n)
+		return !!v->culprits.n > !!b->culprits.n;
+	return v->kind > b->kind || (v->kind == b->kind && v->culprits.n > b->culprits.n);
+}
+
+void nw_fold_launch_only(struct nw_jctx *x)
+{
+	if (!x->joined)
+		return;
+	int segments = 0;
+	for (size_t i = 0; i < x->job->nprocs; i++)
+		segments |= !!(x->job->procs[i]->caps & NW_CAP_OPNUMS);
+	if (!segments)
+		return;   /* a job of snapshots: nw_rules_stacks_weigh */
+	const struct nw_vwork *best = NULL;
+	for (size_t i = 0; i < x->nvw; i++) {
+		const struct nw_vwork *w = x->vw[i];
+		if (!w->dropped && w->launch_only && (!best || speaks_before(&w->v, &best->v)))
+			best = w;
+	}
+	/* it agrees: the same kind and culprits, the same op when both name one */
+	for (size_t i = 0; i < x->nvw && !x->oom && best; i++) {
+		struct nw_vwork *w = x->vw[i];
+		if (w->dropped || w->launch_only)
+			continue;
+		int agree = best->v.kind == w->v.kind && same_set(&best->v.culprits, &w->v.culprits) &&
+		            (!best->v.seq || !w->v.seq || best->v.seq == w->v.seq);
+		struct nw_fact head = { .kind = NW_F_RAS_FOLD_SAYS, .name = x->joined, .n = (uint64_t)best->v.kind,
+		                        .seq = agree ? 1 : 2 };
+		nw_verdict_evidence_wrap_fact(x, w, &head, best);
+	}
+	for (size_t i = 0; i < x->nvw; i++)
+		if (x->vw[i]->launch_only)
+			x->vw[i]->dropped = 1;
 }

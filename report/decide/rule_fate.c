@@ -210,7 +210,7 @@ static int gone_majority(struct nw_jctx *x, const struct nw_seg_comm *wc, size_t
 		return 1;
 	w->v.comm_id = wc->comm_id;
 	w->v.comm_nranks = wc->nranks;
-	w->launch_only = 1;   /* from a launch-only source: beside segments, a line on theirs (ras_merge.c) */
+	w->launch_only = 1;   /* from a launch-only source: beside segments, a line on theirs (nw_fold_launch_only) */
 	struct nw_rankset g = { 0 };
 	for (size_t i = 0; i < job->nprocs && !x->oom; i++) {
 		const struct nw_proc *p = job->procs[i];

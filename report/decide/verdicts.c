@@ -270,6 +270,17 @@ static int publish(struct nw_jctx *x)
 	return 0;
 }
 
+/* What a joined source says of the job (how many of its ranks are the
+ * job's), on the first verdict left standing. */
+static void joined_line(struct nw_jctx *x)
+{
+	for (size_t i = 0; i < x->nvw && !x->oom && x->joined_line.kind; i++)
+		if (!x->vw[i]->dropped) {
+			nw_verdict_evidence_fact(x, x->vw[i], &x->joined_line);
+			break;
+		}
+}
+
 int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern *in)
 {
 	struct nw_jctx x = { .a = a, .job = job, .in = in };
@@ -303,7 +314,7 @@ int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern 
 	nw_rules_process_fate(&x);
 	/* launch-only positions add no edge to the graph: judged beside the
 	 * root causes, not folded into them (with segments, RAS's counts are a
-	 * line on their verdicts: ras_merge.c) */
+	 * line on their verdicts: nw_fold_launch_only) */
 	nw_rules_launch(&x);
 	nw_rules_gone(&x);
 	if (x.oom)
@@ -318,8 +329,14 @@ int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern 
 	nw_fold_shifted(&x);
 	x.nfacts = x.nvw;
 	nw_rules_stacks(&x);
+	x.nstacks = x.nvw;
+	/* a source that joins the job's processes (a NCCL RAS report: its own
+	 * verdicts, launch_only, and x.joined), then one verdict set */
 	if (a->hook && a->hook->verdicts)
 		a->hook->verdicts(a->hook->arg, &x);
+	nw_rules_stacks_weigh(&x);
+	nw_fold_launch_only(&x);
+	joined_line(&x);
 	nw_rules_idle(&x);
 	nw_rules_lost(&x);
 	if (x.oom)

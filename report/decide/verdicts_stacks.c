@@ -22,7 +22,17 @@
  *
  * In a job with segments the segments decide; the snapshots of ranks
  * without a segment add where those ranks are to the verdicts that name
- * them. */
+ * them.
+ *
+ * A job of snapshots that a launch-only source joined (nw_jctx.joined: a
+ * NCCL RAS report lined up with its processes) weighs the verdicts from
+ * facts (the rules', on RAS's facts among them, and RAS's own: the hook
+ * adds them after the stacks') against the stacks' (nw_rules_stacks_weigh,
+ * docs/ras.md "One job, one verdict"): one of them names a culprit, or
+ * nobody names one: they stand, each culprit's stack and the stacks'
+ * verdicts as lines ("stacks agree/disagree/cannot decide"); else the
+ * stacks' stand, RAS's equal counts or missing comm after a culprit's
+ * summary, RAS's verdicts as lines. */
 #include "decide.h"
 #include "majority.h"
 
@@ -661,4 +671,157 @@ void nw_rules_stacks(struct nw_jctx *x)
 		stacks_only(x);
 	else
 		annotate(x);
+}
+
+/* ---- beside a launch-only source (x->joined: a NCCL RAS report lined up
+ * with a job of snapshots): the verdicts from facts weighed against the
+ * stacks' (docs/ras.md, "One job, one verdict") ---- */
+
+/* The verdicts from facts: the rules' (vw[0..nfacts)) and the joined
+ * source's own (vw[nstacks..)); the stacks' lie between. */
+static int from_facts(const struct nw_jctx *x, size_t i)
+{
+	return i < x->nfacts || i >= x->nstacks;
+}
+
+static int names_culprit(int kind)
+{
+	return kind != NW_V_UNDECIDED && kind != NW_V_HEALTHY && kind != NW_V_IDLE;
+}
+
+static int same_set(const struct nw_rankset *a, const struct nw_rankset *b)
+{
+	return a->n == b->n && (!a->n || !memcmp(a->v, b->v, a->n * sizeof *a->v));
+}
+
+/* What the verdicts standing say: their culprits, and whether the source
+ * decided (a culprit from facts), saw equal counts or no comm, or saw
+ * nothing wrong; whether the stacks named a culprit (a process without
+ * a rank is named by its pid: its verdict has no culprit rank, but it
+ * names one). */
+struct weigh {
+	struct nw_rankset fact_c, stack_c;
+	int decided, equal, nocomm, healthy, stack_named;
+};
+
+static void weigh_tally(struct nw_jctx *x, struct weigh *g)
+{
+	for (size_t i = 0; i < x->nvw; i++) {
+		const struct nw_vwork *w = x->vw[i];
+		const struct nw_verdict *v = &w->v;
+		if (w->dropped)
+			continue;
+		struct nw_rankset *c = from_facts(x, i) ? &g->fact_c : &g->stack_c;
+		if (!from_facts(x, i)) {
+			g->stack_named |= names_culprit(v->kind);
+		} else {
+			g->equal |= w->launch_only && v->kind == NW_V_TRANSPORT_STALL;
+			g->nocomm |= w->launch_only && v->kind == NW_V_INIT_STALL && !v->comm_id;
+			g->healthy |= w->launch_only && v->kind == NW_V_HEALTHY;
+			if (!v->culprits.n || v->kind == NW_V_HEALTHY)
+				continue;
+			g->decided = 1;
+		}
+		for (uint32_t k = 0; k < v->culprits.n; k++)
+			nw_set_add(x, c, v->culprits.v[k]);
+	}
+}
+
+/* Where each culprit of w is, from its stack (RAS_FOLD_STACK): no
+ * snapshot, no stack, or its main thread. */
+static void culprit_stacks(struct nw_jctx *x, struct nw_vwork *w)
+{
+	for (uint32_t k = 0; k < w->v.culprits.n && k < 16 && !x->oom; k++) {
+		int32_t r = w->v.culprits.v[k];
+		struct nw_fact f = { .kind = NW_F_RAS_FOLD_STACK, .n = (uint64_t)(uint32_t)r };
+		size_t at = nw_proc_by_rank(x->job, r);
+		const struct nw_proc *p = at < x->job->nprocs ? x->job->procs[at] : NULL;
+		const struct nw_thread_stack *t = p ? nw_main_thread(p) : NULL;
+		int framed = t && t->nframes;
+		/* no process, or the adapter's of a rank its source saw gone */
+		if (!p || (!framed && p->gone_how && !p->nthreads && !p->snapshot))
+			f.seq = 0;
+		else
+			f.seq = framed ? 2 : 1;
+		f.proc = f.seq ? p : NULL;
+		nw_verdict_evidence_fact(x, w, &f);
+	}
+}
+
+/* The stacks' verdicts as lines of w, a verdict from facts: whether they
+ * agree (RAS_FOLD_STACKS), after where w's culprits are. */
+static void stacks_lines(struct nw_jctx *x, const struct weigh *g, struct nw_vwork *w)
+{
+	culprit_stacks(x, w);
+	for (size_t k = x->nfacts; k < x->nstacks; k++) {
+		const struct nw_vwork *s = x->vw[k];
+		if (s->dropped)
+			continue;
+		int undecided = !s->v.culprits.n && s->v.kind == NW_V_UNDECIDED;
+		/* 0 agree, 1 cannot decide, 2 disagree */
+		uint64_t how = undecided && !w->v.culprits.n ? 0
+		             : undecided                      ? 1
+		             : same_set(&g->stack_c, &g->fact_c) ? 0 : 2;
+		struct nw_fact head = { .kind = NW_F_RAS_FOLD_STACKS, .n = (uint64_t)s->v.kind, .seq = how };
+		nw_verdict_evidence_wrap_fact(x, w, &head, s);
+	}
+}
+
+/* The verdicts from facts stand (the source's HEALTHY says nothing
+ * then); the stacks' fold into them. */
+static void facts_stand(struct nw_jctx *x, const struct weigh *g)
+{
+	for (size_t i = 0; i < x->nvw && !x->oom; i++) {
+		struct nw_vwork *w = x->vw[i];
+		if (!from_facts(x, i) || w->dropped)
+			continue;
+		if (i >= x->nstacks && w->v.kind == NW_V_HEALTHY)
+			w->dropped = 1;
+		else
+			stacks_lines(x, g, w);
+	}
+	for (size_t k = x->nfacts; k < x->nstacks; k++)
+		x->vw[k]->dropped = 1;
+}
+
+/* The source names nobody: the stacks' verdicts stand, with what it saw
+ * (its equal counts or no comm after a culprit's summary; its verdicts
+ * as lines, RAS_FOLD_SAYS). */
+static void stacks_stand(struct nw_jctx *x, const struct weigh *g)
+{
+	for (size_t i = x->nfacts; i < x->nstacks && !x->oom; i++) {
+		struct nw_vwork *w = x->vw[i];
+		if (w->dropped)
+			continue;
+		if (names_culprit(w->v.kind) && (g->equal || g->nocomm)) {
+			struct nw_fact eq = { .kind = NW_F_RAS_FOLD_EQUAL, .n = !g->equal };
+			nw_verdict_summary_fact(x, w, &eq);
+		}
+		struct nw_fact head = { .kind = NW_F_RAS_FOLD_SAYS, .name = x->joined };
+		for (size_t k = 0; k < x->nvw; k++)
+			if (from_facts(x, k) && x->vw[k]->launch_only && !x->vw[k]->dropped) {
+				head.n = (uint64_t)x->vw[k]->v.kind;
+				nw_verdict_evidence_wrap_fact(x, w, &head, x->vw[k]);
+			}
+	}
+	for (size_t k = 0; k < x->nvw; k++)
+		if (from_facts(x, k) && x->vw[k]->launch_only)
+			x->vw[k]->dropped = 1;
+}
+
+void nw_rules_stacks_weigh(struct nw_jctx *x)
+{
+	if (!x->joined)
+		return;
+	for (size_t i = 0; i < x->job->nprocs; i++)
+		if (x->job->procs[i]->caps & NW_CAP_OPNUMS)
+			return;   /* segments decide: nw_fold_launch_only */
+	struct weigh g = { 0 };
+	weigh_tally(x, &g);
+	if (g.decided || (!g.stack_named && !g.healthy))
+		facts_stand(x, &g);
+	else
+		stacks_stand(x, &g);
+	nw_rankset_free(&g.fact_c);
+	nw_rankset_free(&g.stack_c);
 }

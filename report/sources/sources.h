@@ -281,7 +281,8 @@ int nw_analysis_note(struct nw_analysis *a, const char *fmt, ...) __attribute__(
  * knowing it: `procs` is called after loading (it may set ranks, world
  * sizes and job names, and add processes of its own: nw_analyze with no
  * path reads none and takes the hook's alone), `verdicts` per job after the rules (it may add,
- * drop and annotate verdicts: analysis_int.h). NULL members are skipped. */
+ * drop and annotate verdicts, and name the job's joined source, nw_jctx.joined, whose
+ * launch_only verdicts decide then weighs: decide.h). NULL members are skipped. */
 struct nw_jctx;
 struct nw_source_hook {
 	int (*procs)(void *arg, struct nw_proc ***procs, size_t *nprocs); /* it may add processes (the

@@ -10,7 +10,9 @@
  *            lost_words.c (data lost), order_words.c and graph_words.c
  *            (replays of CUDA graphs), left_words.c (a comm left
  *            early), init_words.c (INIT_STALL), launch_words.c
- *            (launch counts, NCCL RAS), p2p_words.c (P2P_UNMATCHED,
+ *            (launch counts, NCCL RAS), ras_fold_words.c (a NCCL RAS
+            report folded into the job of its processes: whether RAS
+            agrees, the stacks beside it), p2p_words.c (P2P_UNMATCHED,
  *            P2P_DEADLOCK), coll_words.c (MISMATCH, MISSING_RANK,
  *            TRANSPORT_STALL, STREAM_BLOCKED, IDLE, HEALTHY: verdicts_coll.c),
  *            where_words.c (shared: grouped evidence,
