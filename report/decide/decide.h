@@ -210,13 +210,6 @@ void nw_verdict_hint_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw
 void nw_verdict_evidence_wrap(struct nw_jctx *x, struct nw_vwork *w, const char *prefix, const struct nw_vwork *from);
 void nw_verdict_evidence_wrap_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *head,
                                    const struct nw_vwork *from);
-/* The same for a verdict outside the job's (one of RAS's own,
- * verdicts_ras.c, that a fold adopts or quotes). */
-void nw_verdict_evidence_wrap_verdict(struct nw_jctx *x, struct nw_vwork *w, const char *prefix,
-                                      const struct nw_verdict *from);
-/* w says what `from` says: its summary, evidence lines and hint, each
- * as its findings' parts, or its words where it has none. */
-void nw_verdict_adopt_lines(struct nw_jctx *x, struct nw_vwork *w, const struct nw_verdict *from);
 void nw_verdict_summary_prefix_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *head);
 /* The same with words after the summary (its parts or its text). */
 void nw_verdict_summary_suffix(struct nw_jctx *x, struct nw_vwork *w, const char *suffix);

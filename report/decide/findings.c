@@ -107,35 +107,28 @@ void nw_verdict_hint_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw
 }
 
 /* Whether from's summary is findings. */
-static const struct nw_line *summary_parts(const struct nw_verdict *from)
+static const struct nw_line *summary_parts(const struct nw_vwork *from)
 {
-	return from->found && from->found->summary.n ? &from->found->summary : NULL;
+	return from->v.found && from->v.found->summary.n ? &from->v.found->summary : NULL;
 }
 
-/* Appends the parts of line s to l; -1 out of memory. */
-static int line_add_line(struct nw_line *l, const struct nw_line *s)
+/* Appends from's summary to l: its parts, or its words (legacy) when it
+ * has no findings; -1 out of memory. */
+static int line_add_summary(struct nw_line *l, const struct nw_vwork *from)
 {
+	const struct nw_line *s = summary_parts(from);
+	if (!s)
+		return from->v.summary && from->v.summary[0] ? line_add_text(l, from->v.summary) : 0;
 	for (size_t i = 0; i < s->n; i++)
 		if (line_add(l, &s->p[i]))
 			return -1;
 	return 0;
 }
 
-/* Appends from's summary to l: its parts, or its words (legacy) when it
- * has no findings; -1 out of memory. */
-static int line_add_summary(struct nw_line *l, const struct nw_verdict *from)
-{
-	const struct nw_line *s = summary_parts(from);
-	if (!s)
-		return from->summary && from->summary[0] ? line_add_text(l, from->summary) : 0;
-	return line_add_line(l, s);
-}
-
-void nw_verdict_evidence_wrap_verdict(struct nw_jctx *x, struct nw_vwork *w, const char *prefix,
-                                      const struct nw_verdict *from)
+void nw_verdict_evidence_wrap(struct nw_jctx *x, struct nw_vwork *w, const char *prefix, const struct nw_vwork *from)
 {
 	if (!summary_parts(from)) {
-		nw_verdict_evidence(x, w, "%s%s", prefix, from->summary ? from->summary : "");
+		nw_verdict_evidence(x, w, "%s%s", prefix, from->v.summary ? from->v.summary : "");
 		return;
 	}
 	struct nw_line *l = evidence_line(x, w);
@@ -143,42 +136,12 @@ void nw_verdict_evidence_wrap_verdict(struct nw_jctx *x, struct nw_vwork *w, con
 		x->oom = 1;
 }
 
-void nw_verdict_evidence_wrap(struct nw_jctx *x, struct nw_vwork *w, const char *prefix, const struct nw_vwork *from)
-{
-	nw_verdict_evidence_wrap_verdict(x, w, prefix, &from->v);
-}
-
 void nw_verdict_evidence_wrap_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *head,
                                    const struct nw_vwork *from)
 {
 	struct nw_line *l = evidence_line(x, w);
-	if (l && (line_add_fact(l, head) || line_add_summary(l, &from->v)))
+	if (l && (line_add_fact(l, head) || line_add_summary(l, from)))
 		x->oom = 1;
-}
-
-void nw_verdict_adopt_lines(struct nw_jctx *x, struct nw_vwork *w, const struct nw_verdict *from)
-{
-	const struct nw_findings *fd = from->found;
-	struct nw_findings *to = fd ? found_of(x, w) : NULL;
-	if (!summary_parts(from))
-		nw_verdict_summary(x, w, "%s", from->summary ? from->summary : "");
-	else if (to && line_add_summary(&to->summary, from))
-		x->oom = 1;
-	for (size_t i = 0; i < from->nevidence && !x->oom; i++) {
-		const struct nw_line *l = fd && i < fd->nev && fd->evidence[i].n ? &fd->evidence[i] : NULL;
-		struct nw_line *e = l ? evidence_line(x, w) : NULL;
-		if (!l)
-			nw_verdict_evidence(x, w, "%s", from->evidence[i] ? from->evidence[i] : "");
-		else if (e && line_add_line(e, l))
-			x->oom = 1;
-	}
-	w->v.hint = from->hint;
-	if (to && fd->hint.n) {
-		nw_line_free(&to->hint);
-		if (line_add_line(&to->hint, &fd->hint))
-			x->oom = 1;
-		w->v.hint = NULL;   /* words/ says it */
-	}
 }
 
 void nw_verdict_summary_prefix_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *head)
@@ -187,7 +150,7 @@ void nw_verdict_summary_prefix_fact(struct nw_jctx *x, struct nw_vwork *w, const
 	if (!fd)
 		return;
 	struct nw_line n = { 0 };
-	if (line_add_fact(&n, head) || line_add_summary(&n, &w->v)) {
+	if (line_add_fact(&n, head) || line_add_summary(&n, w)) {
 		nw_line_free(&n);
 		x->oom = 1;
 		return;
@@ -214,7 +177,8 @@ void nw_verdict_summary_wrap(struct nw_jctx *x, struct nw_vwork *w, const struct
 	struct nw_line n = { 0 };
 	int oom = line_add_fact(&n, open);
 	if (fd->summary.n)
-		oom = oom || line_add_line(&n, &fd->summary);
+		for (size_t i = 0; i < fd->summary.n && !oom; i++)
+			oom = line_add(&n, &fd->summary.p[i]);
 	else if (!oom && w->v.summary && w->v.summary[0])
 		oom = line_add_text(&n, w->v.summary);
 	if (oom || line_add_fact(&n, close)) {

@@ -55,11 +55,14 @@ static struct nw_vwork *adopt(struct nw_jctx *x, const struct nw_ras_input *in, 
 	w->v.comm_id = rv->comm_id;
 	w->v.comm_nranks = rv->comm_nranks;
 	w->v.launches = rv->launches;
-	/* what RAS saw (what it cannot see is its processes' source note,
-	 * said last by the engine): its lines, findings or words */
-	nw_verdict_adopt_lines(x, w, rv);
+	w->v.hint = rv->hint;
+	nw_verdict_summary(x, w, "%s", rv->summary ? rv->summary : "");
 	copy_set(x, in, &w->v.culprits, &rv->culprits);
 	copy_set(x, in, &w->v.waiting, &rv->waiting);
+	/* what RAS saw (what it cannot see is its processes' source note,
+	 * said last by the engine) */
+	for (size_t i = 0; i < rv->nevidence; i++)
+		nw_verdict_evidence(x, w, "%s", rv->evidence[i]);
 	return w;
 }
 
@@ -204,8 +207,10 @@ static void fold_segments(struct nw_jctx *x, struct foldctx *f)
 		              nw_verdict_name(best->kind));
 		if (!prefix.s || prefix.oom)
 			x->oom = 1;
-		else   /* its summary: wrapped, not read (facts.h) */
-			nw_verdict_evidence_wrap_verdict(x, w, prefix.s, best);
+		else if (ours)   /* a launch-only verdict's summary: wrapped, not read (facts.h) */
+			nw_verdict_evidence_wrap(x, w, prefix.s, ours);
+		else
+			nw_verdict_evidence(x, w, "%s%s", prefix.s, best->summary ? best->summary : "");
 		nw_buf_free(&prefix);
 	}
 	nw_rankset_free(&c);
@@ -277,15 +282,9 @@ static void fold_keep_stacks(struct nw_jctx *x, struct foldctx *f)
 					x->oom = 1;
 				nw_buf_free(&prefix);
 			}
-		for (size_t k = 0; k < f->nr; k++) {
-			struct nw_buf prefix = { 0 };
-			nw_buf_printf(&prefix, "NCCL RAS (%s): %s: ", f->in->path, nw_verdict_name(f->rv[k].kind));
-			if (prefix.s && !prefix.oom)
-				nw_verdict_evidence_wrap_verdict(x, w, prefix.s, &f->rv[k]);
-			else
-				x->oom = 1;
-			nw_buf_free(&prefix);
-		}
+		for (size_t k = 0; k < f->nr; k++)
+			nw_verdict_evidence(x, w, "NCCL RAS (%s): %s: %s", f->in->path, nw_verdict_name(f->rv[k].kind),
+			                    f->rv[k].summary ? f->rv[k].summary : "");
 	}
 	for (size_t k = 0; k < f->from; k++)
 		if (x->vw[k]->launch_only)
