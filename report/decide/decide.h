@@ -257,6 +257,9 @@ const struct nw_fset *nw_findings_set_others(struct nw_jctx *x, struct nw_vwork 
 /* An empty set whose range of ages is lo..hi (a line head's: INIT_GONE,
  * PROC_AT). */
 const struct nw_fset *nw_findings_aged(struct nw_jctx *x, struct nw_vwork *w, uint64_t lo, uint64_t hi);
+/* A set of no rank that names a copy of `host` (one a source lists where
+ * the job has no process), for a fact's `set`. */
+const struct nw_fset *nw_findings_host(struct nw_jctx *x, struct nw_vwork *w, const char *host);
 
 /* Members of a comm with no file: their global ranks go to `unknown` when
  * the comm numbers its ranks like the world (comm rank = global rank),

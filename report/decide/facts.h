@@ -301,7 +301,24 @@
 	X(ROOT_UNDECIDED_PREFIX) /* rootcause.c summary, before the summary it prefixes: cannot  \
 	                * decide between set's ranks, waiting for each other */                   \
 	X(ROOT_CONSEQUENCE) /* rootcause.c evidence, before the summary it wraps: a consequence \
-	                * of verdict kind n */
+	                * of verdict kind n */                                                  \
+	X(RAS_ERROR)   /* verdicts_ras.c summary (a text report): set's ranks of comm n reported \
+	                * the error seq (NW_RAS_ERR: an async or an init error) */               \
+	X(RAS_ERROR_AT) /* ...evidence: comm rank and pid seq (NW_RAS_RANK_PID) on set's host      \
+	                * reported error n (NW_RAS_ERR) */                                          \
+	X(RAS_ERROR_HINT) /* ...hint of an async error: where its error string is */             \
+	X(RAS_IN_INIT) /* ...summary: seq & 0xffffffff of the seq >> 32 ranks of comm n are      \
+	                * still inside its init (a minority named, else the comm) */             \
+	X(RAS_IN_INIT_WHY) /* ...evidence: RAS lists a comm once past the rendezvous */          \
+	X(RAS_LAUNCH_AT) /* ...evidence: comm rank and pid seq (NW_RAS_RANK_PID) on set's host    \
+	                * ("" unknown) launched op_kind n times */                                  \
+	X(RAS_OUTLIERS) /* ...evidence, after LAUNCH_MAJORITY: a text report lists only its       \
+	                * outliers by rank */                                                     \
+	X(RAS_EQUAL)   /* ...TRANSPORT_STALL summary: a text report with no mismatch, error or  \
+	                * missing process */                                                     \
+	X(RAS_NO_COMM) /* ...INIT_STALL summary: the report lists no communicator */            \
+	X(RAS_NO_COMM_WHY) /* ...evidence: a rank that never arrived cannot be named from RAS */ \
+	X(RAS_HEALTHY) /* ...HEALTHY summary: nothing RAS can see is wrong */
 
 #define NW_FACT_ENUM_(name) NW_F_##name,
 enum nw_fact_kind { NW_F_NONE = 0, NW_FACT_KINDS(NW_FACT_ENUM_) NW_F_NKINDS };
@@ -339,6 +356,16 @@ enum nw_tiebreak {
 	NW_TB_N
 };
 
+/* A RAS_ERROR(_AT) fact's error: the ncclResult_t, and whether it is an
+ * init error (else an async error). A RAS_*_AT fact's seq: the rank's
+ * comm rank and pid, as the report lists them. */
+#define NW_RAS_ERR(result, init) ((uint64_t)(uint32_t)(result) | (uint64_t)!!(init) << 32)
+#define NW_RAS_ERR_RESULT(n) ((int)(int32_t)(uint32_t)(n))
+#define NW_RAS_ERR_INIT(n) ((int)((n) >> 32) & 1)
+#define NW_RAS_RANK_PID(rank, pid) ((uint64_t)(uint32_t)(rank) | (uint64_t)(uint32_t)(pid) << 32)
+#define NW_RAS_RANK(seq) ((int)(int32_t)(uint32_t)(seq))
+#define NW_RAS_PID(seq) ((int)(int32_t)(uint32_t)((seq) >> 32))
+
 /* n of a fact that says "another number" rather than a number. */
 #define NW_FACT_OTHER UINT64_MAX
 
@@ -366,6 +393,8 @@ struct nw_fset {
 	size_t others;
 	const struct nw_proc *other;
 	uint64_t age_lo, age_hi;
+	char *host;                          /* a host it names (nw_findings_host: one a source
+	                                      * lists where the job has no process), or NULL */
 	struct nw_fset *next;                /* the findings' list */
 	unsigned refs;                       /* the findings' and each part's naming it */
 };

@@ -236,6 +236,16 @@ const struct nw_fset *nw_findings_aged(struct nw_jctx *x, struct nw_vwork *w, ui
 	return s;
 }
 
+const struct nw_fset *nw_findings_host(struct nw_jctx *x, struct nw_vwork *w, const char *host)
+{
+	struct nw_fset *s = fset_new(x, w);
+	if (s && !(s->host = strdup(host))) {
+		x->oom = 1;
+		return NULL;
+	}
+	return s;
+}
+
 static void fset_add(struct nw_jctx *x, struct nw_fset *s, const struct nw_proc *p, uint64_t age)
 {
 	if (age != NW_NO_AGE) {

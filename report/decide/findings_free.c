@@ -14,6 +14,7 @@ static void fset_release(const struct nw_fset *c)
 	struct nw_fset *s = (struct nw_fset *)c;
 	if (s && --s->refs == 0) {
 		nw_rankset_free(&s->ranks);
+		free(s->host);
 		free(s);
 	}
 }

@@ -22,91 +22,52 @@
  *   no comm   a report without any communicator: INIT_STALL without a
  *             culprit (RAS lists a comm only once every rank exchanged its
  *             peer info, so a rank that never arrived cannot be named).
- */
+ *
+ * What it finds are facts (facts.h's NW_F_RAS_*; a text report's counts
+ * that differ, verdicts_launch.c's NW_F_LAUNCH_*); their words are
+ * words/ras_words.c's. A text report's ranks are no processes of a job:
+ * a fact names its rank's host by a set of no rank (nw_findings_host),
+ * which lives as long as the findings that name it. */
 #include "decide.h"   /* first: it configures uthash */
 #include "verdicts_ras.h"
 
-#include <inttypes.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <ncclwatch/segment.h>
 
-
-struct vl {
-	struct nw_verdict *v;
-	size_t n, cap;
-	int oom;
-};
-
 /* A verdict about comm c; `launches`: the op as a launch count of its
- * kind (RAS has no op numbers: analysis.h, nw_verdict.launches). */
-static struct nw_verdict *vadd(struct vl *l, int kind, const struct nw_ras_comm *c, uint16_t op, uint64_t launches)
+ * kind (RAS has no op numbers: analysis.h, nw_verdict.launches). Built
+ * with the job's builders on a context of its own (no job: x->vw only). */
+static struct nw_vwork *vadd(struct nw_jctx *x, int kind, const struct nw_ras_comm *c, uint16_t op, uint64_t launches)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 8;
-		struct nw_verdict *n = realloc(l->v, cap * sizeof *n);
-		if (!n) { l->oom = 1; return NULL; }
-		l->v = n;
-		l->cap = cap;
-	}
-	struct nw_verdict *v = &l->v[l->n++];
-	memset(v, 0, sizeof *v);
-	v->kind = kind;
-	v->comm_id = c ? c->hash : 0;
-	v->comm_nranks = c ? c->size : 0;
-	v->op_kind = op;
-	v->launches = launches;
-	v->hint = nw_verdict_hint(kind);
-	return v;
+	struct nw_vwork *w = nw_verdict_new(x, kind, NULL, op, 0);
+	if (!w)
+		return NULL;
+	w->v.comm_id = c ? c->hash : 0;
+	w->v.comm_nranks = c ? c->size : 0;
+	w->v.launches = launches;
+	return w;
 }
 
-static void vsummary(struct vl *l, struct nw_verdict *v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void vsummary(struct vl *l, struct nw_verdict *v, const char *fmt, ...)
+/* A verdict whose summary is the one fact of `kind`. */
+static struct nw_vwork *vsaid(struct nw_jctx *x, int kind, const struct nw_ras_comm *c, uint16_t op, int fact)
 {
-	va_list ap;
-	va_start(ap, fmt);
-	free(v->summary);
-	if (vasprintf(&v->summary, fmt, ap) < 0) { v->summary = NULL; l->oom = 1; }
-	va_end(ap);
+	struct nw_vwork *w = vadd(x, kind, c, op, 0);
+	struct nw_fact f = { .kind = (uint16_t)fact };
+	if (w)
+		nw_verdict_summary_fact(x, w, &f);
+	return w;
 }
 
-static void vevidence(struct vl *l, struct nw_verdict *v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void vevidence(struct vl *l, struct nw_verdict *v, const char *fmt, ...)
+static void radd(struct nw_jctx *x, struct nw_rankset *s, int32_t r)
 {
-	char **n = realloc(v->evidence, (v->nevidence + 1) * sizeof *n);
-	if (!n) { l->oom = 1; return; }
-	v->evidence = n;
-	va_list ap;
-	va_start(ap, fmt);
-	if (vasprintf(&n[v->nevidence], fmt, ap) < 0) l->oom = 1;
-	else v->nevidence++;
-	va_end(ap);
-}
-
-static void radd(struct vl *l, struct nw_rankset *s, int32_t r)
-{
-	if (nw_rankset_add(s, r)) l->oom = 1;
+	if (nw_rankset_add(s, r))
+		x->oom = 1;
 }
 
 static uint16_t op_of(int f)
 {
 	return nw_ras_func_ops[f];
-}
-
-static const char *err_name(int e)
-{
-	switch (e) {
-	case 1: return "ncclUnhandledCudaError";
-	case 2: return "ncclSystemError";
-	case 3: return "ncclInternalError";
-	case 4: return "ncclInvalidArgument";
-	case 5: return "ncclInvalidUsage";
-	case 6: return "ncclRemoteError";
-	case 7: return "ncclInProgress";
-	default: return "an unknown ncclResult_t";
-	}
 }
 
 /* ---- global ranks: the largest comm's ranks, others mapped by pid ---- */
@@ -161,12 +122,24 @@ static int cmp_comm_size(const void *a, const void *b)
 	return (x > y) - (x < y);   /* the report's order: comms[0] is nw_ras_world's */
 }
 
-static void all_waiting(struct vl *l, struct nw_verdict *v, const struct world *w, const struct nw_ras_comm *c)
+static void all_waiting(struct nw_jctx *x, struct nw_vwork *v, const struct world *w, const struct nw_ras_comm *c)
 {
 	for (size_t i = 0; i < c->nranks; i++) {
 		int32_t g = grank(w, c, c->ranks[i].rank, c->ranks[i].pid, c->ranks[i].cuda_dev);
-		if (!nw_rankset_has(&v->culprits, g)) radd(l, &v->waiting, g);
+		if (!nw_rankset_has(&v->v.culprits, g))
+			radd(x, &v->v.waiting, g);
 	}
+}
+
+/* One evidence fact of kind `fact` about rank rk of the report (no
+ * process of the job: its host named by a set of no rank). */
+static void rank_evidence(struct nw_jctx *x, struct nw_vwork *v, int fact, const struct nw_ras_rank *rk,
+                          uint16_t op_kind, uint64_t n)
+{
+	struct nw_fact f = { .kind = (uint16_t)fact, .set = nw_findings_host(x, v, rk->host), .op_kind = op_kind,
+		             .n = n, .seq = NW_RAS_RANK_PID(rk->rank, rk->pid) };
+	if (f.set)
+		nw_verdict_evidence_fact(x, v, &f);
 }
 
 /* ---- the rules ---- */
@@ -177,47 +150,55 @@ static void all_waiting(struct vl *l, struct nw_verdict *v, const struct world *
  * ranks in init are judged here, on the report, as before; a JSON
  * report's are facts of its processes (ras_procs.c: verdicts_fault.c,
  * verdicts_init.c). */
-static void text_errors(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
+static void text_errors(struct nw_jctx *x, const struct world *w, const struct nw_ras_comm *c)
 {
 	for (int pass = 0; pass < 2; pass++) {   /* 0: async errors, 1: init errors */
-		struct nw_verdict *v = NULL;
+		struct nw_vwork *v = NULL;
 		int first = 0;
 		for (size_t i = 0; i < c->nranks; i++) {
 			int e = pass ? c->ranks[i].init_state : c->ranks[i].async_error;
-			if (e == 0 || e == 7) continue;
+			if (e == 0 || e == 7)
+				continue;
 			if (!v) {
-				if (!(v = vadd(l, pass ? NW_V_INIT_STALL : NW_V_GPU_FAULT, c, 0, 0))) return;
+				if (!(v = vadd(x, pass ? NW_V_INIT_STALL : NW_V_GPU_FAULT, c, 0, 0)))
+					return;
 				first = e;
 			}
-			radd(l, &v->culprits, grank(w, c, c->ranks[i].rank, c->ranks[i].pid, c->ranks[i].cuda_dev));
-			vevidence(l, v, "rank %d (pid %d on %s): %s %d (%s)", c->ranks[i].rank, c->ranks[i].pid, c->ranks[i].host,
-			          pass ? "init error" : "async error", e, err_name(e));
+			radd(x, &v->v.culprits, grank(w, c, c->ranks[i].rank, c->ranks[i].pid, c->ranks[i].cuda_dev));
+			rank_evidence(x, v, NW_F_RAS_ERROR_AT, &c->ranks[i], 0, NW_RAS_ERR(e, pass));
 		}
-		if (!v) continue;
-		char set[256];
-		nw_rankset_format(&v->culprits, set, sizeof set);
-		vsummary(l, v, "rank%s %s of comm 0x%016" PRIx64 " reported %s %s", v->culprits.n == 1 ? "" : "s", set, c->hash,
-		         pass ? "the init error" : "the async error", err_name(first));
-		all_waiting(l, v, w, c);
-		if (!pass && first != 1) v->hint = "the error string: NCCL_DEBUG=WARN on that rank says where it came from";
+		if (!v)
+			continue;
+		struct nw_fact f = { .kind = NW_F_RAS_ERROR, .set = nw_findings_set(x, v, &v->v.culprits), .n = c->hash,
+			             .seq = NW_RAS_ERR(first, pass) };
+		if (f.set)
+			nw_verdict_summary_fact(x, v, &f);
+		all_waiting(x, v, w, c);
+		struct nw_fact hint = { .kind = NW_F_RAS_ERROR_HINT };
+		if (!pass && first != 1)
+			nw_verdict_hint_fact(x, v, &hint);
 	}
 }
 
-static void text_init(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
+static void text_init(struct nw_jctx *x, const struct world *w, const struct nw_ras_comm *c)
 {
 	size_t in_init = 0;
-	for (size_t i = 0; i < c->nranks; i++) in_init += c->ranks[i].init_state == 7;
-	if (!in_init) return;
-	struct nw_verdict *v = vadd(l, NW_V_INIT_STALL, c, NW_OP_COMM_INIT, 0);
-	if (!v) return;
+	for (size_t i = 0; i < c->nranks; i++)
+		in_init += c->ranks[i].init_state == 7;
+	if (!in_init)
+		return;
+	struct nw_vwork *v = vadd(x, NW_V_INIT_STALL, c, NW_OP_COMM_INIT, 0);
+	if (!v)
+		return;
 	int minority = in_init * 2 < c->nranks;
 	for (size_t i = 0; i < c->nranks; i++)
-		if (c->ranks[i].init_state == 7 && minority) radd(l, &v->culprits, grank(w, c, c->ranks[i].rank, c->ranks[i].pid, c->ranks[i].cuda_dev));
-	vsummary(l, v, "%zu of %zu ranks of comm 0x%016" PRIx64 " are still inside its init (%s)", in_init, c->nranks, c->hash,
-	         minority ? "a minority: they are named" : "no minority to blame: the comm itself");
-	all_waiting(l, v, w, c);
-	vevidence(l, v, "RAS lists a comm once its ranks exchanged their peer info: these ranks are past the rendezvous, "
-	                "in the connection setup");
+		if (c->ranks[i].init_state == 7 && minority)
+			radd(x, &v->v.culprits, grank(w, c, c->ranks[i].rank, c->ranks[i].pid, c->ranks[i].cuda_dev));
+	struct nw_fact f = { .kind = NW_F_RAS_IN_INIT, .n = c->hash, .seq = (uint64_t)in_init | (uint64_t)c->nranks << 32 };
+	nw_verdict_summary_fact(x, v, &f);
+	all_waiting(x, v, w, c);
+	struct nw_fact why = { .kind = NW_F_RAS_IN_INIT_WHY };
+	nw_verdict_evidence_fact(x, v, &why);
 }
 
 /* A rank of c reports an async error, is still inside c's init, its
@@ -241,47 +222,46 @@ static int judged_elsewhere(const struct nw_ras_report *r, const struct nw_ras_c
 }
 
 /* The ranks whose kind-f count is behind the majority's `maj` (ahead: 0)
- * or ahead of it (ahead: 1), one verdict; 1 if made. */
-static int counts_side(struct vl *l, const struct world *w, const struct nw_ras_comm *c, int f, uint64_t maj,
-                       size_t majn, int ahead, int from_text)
+ * or ahead of it (ahead: 1), one verdict; 1 if made. Its summary says
+ * what verdicts_launch.c says of a JSON report's counts (LAUNCH_BEHIND,
+ * LAUNCH_AHEAD); the majority's line, that a text report lists only its
+ * outliers by rank. */
+static int counts_side(struct nw_jctx *x, const struct world *w, const struct nw_ras_comm *c, int f, uint64_t maj,
+                       size_t majn, int ahead)
 {
-	struct nw_verdict *v = NULL;
+	struct nw_vwork *v = NULL;
 	uint64_t low = UINT64_MAX, high = 0;
 	for (size_t i = 0; i < c->nranks; i++) {
 		const struct nw_ras_rank *r = &c->ranks[i];
-		if (!r->counts_known || r->counts[f] == maj || (r->counts[f] > maj) != ahead) continue;
-		if (!v && !(v = vadd(l, NW_V_MISSING_RANK, c, op_of(f), 0))) return 0;
-		radd(l, &v->culprits, grank(w, c, r->rank, r->pid, r->cuda_dev));
-		if (r->counts[f] < low) low = r->counts[f];
-		if (r->counts[f] > high) high = r->counts[f];
-		vevidence(l, v, "rank %d (pid %d on %s): %s launched %" PRIu64 " times", r->rank, r->pid,
-		          r->host[0] ? r->host : "?", nw_ras_func_names[f], r->counts[f]);
+		if (!r->counts_known || r->counts[f] == maj || (r->counts[f] > maj) != ahead)
+			continue;
+		if (!v && !(v = vadd(x, NW_V_MISSING_RANK, c, op_of(f), 0)))
+			return 0;
+		radd(x, &v->v.culprits, grank(w, c, r->rank, r->pid, r->cuda_dev));
+		if (r->counts[f] < low)
+			low = r->counts[f];
+		if (r->counts[f] > high)
+			high = r->counts[f];
+		rank_evidence(x, v, NW_F_RAS_LAUNCH_AT, r, op_of(f), r->counts[f]);
 	}
-	if (!v) return 0;
-	char set[256];
-	nw_rankset_format(&v->culprits, set, sizeof set);
-	const char *fn = nw_ras_func_names[f];
+	if (!v)
+		return 0;
 	/* launch counts, never "#n": RAS counts per kind, an op number counts
 	 * every collective of the comm (the preload's, for the same hang) */
-	char theirs[48];
-	if (low == high) snprintf(theirs, sizeof theirs, "%" PRIu64, low);
-	else snprintf(theirs, sizeof theirs, "%" PRIu64 "-%" PRIu64, low, high);
-	if (!ahead) {
-		v->launches = maj;
-		vsummary(l, v, "rank%s %s never launched the %s the others launched last on comm 0x%016" PRIx64
-		         " (RAS: %s launches=%s there, launches=%" PRIu64 " on %zu peer%s); the others wait in it",
-		         v->culprits.n == 1 ? "" : "s", set, fn, c->hash, fn, theirs, maj, majn, majn == 1 ? "" : "s");
-	} else {
-		v->launches = maj + 1;
-		vsummary(l, v, "rank%s %s launched the %s the other %zu rank%s never launched on comm 0x%016" PRIx64
-		         " (RAS: %s launches=%s there, launches=%" PRIu64 " on the others): %s went past where the "
-		         "others are",
-		         v->culprits.n == 1 ? "" : "s", set, fn, majn, majn == 1 ? "" : "s", c->hash, fn, theirs, maj,
-		         v->culprits.n == 1 ? "it" : "they");
-	}
-	vevidence(l, v, "%zu rank%s launched %s %" PRIu64 " times%s", majn, majn == 1 ? "" : "s", fn, maj,
-	          from_text ? " (text report: only the outliers are listed by rank)" : "");
-	all_waiting(l, v, w, c);
+	v->v.launches = ahead ? maj + 1 : maj;
+	const struct nw_fset *set = nw_findings_set(x, v, &v->v.culprits);
+	struct nw_fact s[3] = {
+		{ .kind = ahead ? NW_F_LAUNCH_AHEAD : NW_F_LAUNCH_BEHIND, .set = set, .op_kind = op_of(f), .n = c->hash,
+		  .seq = majn },
+		{ .kind = NW_F_LAUNCH_THEIRS, .n = low, .seq = high },
+		{ .kind = ahead ? NW_F_LAUNCH_AHEAD_END : NW_F_LAUNCH_BEHIND_END, .set = set, .n = maj, .seq = majn },
+	};
+	for (size_t i = 0; set && i < 3; i++)
+		nw_verdict_summary_fact(x, v, &s[i]);
+	struct nw_fact m[2] = { { .kind = NW_F_LAUNCH_MAJORITY, .op_kind = op_of(f), .n = majn, .seq = maj },
+		                { .kind = NW_F_RAS_OUTLIERS } };
+	nw_verdict_evidence_facts(x, v, m, 2);
+	all_waiting(x, v, w, c);
 	return 1;
 }
 
@@ -289,13 +269,13 @@ static int counts_side(struct vl *l, const struct world *w, const struct nw_ras_
  * launched up to operation V" is the majority, the ranks it lists by
  * rank the outliers (behind, ahead). A JSON report's counts are
  * positions of its processes, judged by verdicts_launch.c. */
-static void text_counts(struct vl *l, const struct world *w, const struct nw_ras_comm *c)
+static void text_counts(struct nw_jctx *x, const struct world *w, const struct nw_ras_comm *c)
 {
-	for (int f = 0; f < NW_RAS_NFUNCS && !l->oom; f++) {
+	for (int f = 0; f < NW_RAS_NFUNCS && !x->oom; f++) {
 		if (!c->text_majority_ranks[f])
 			continue;
 		for (int ahead = 0; ahead < 2; ahead++)
-			counts_side(l, w, c, f, c->text_majority[f], (size_t)c->text_majority_ranks[f], ahead, 1);
+			counts_side(x, w, c, f, c->text_majority[f], (size_t)c->text_majority_ranks[f], ahead);
 	}
 }
 
@@ -316,13 +296,56 @@ void nw_ras_verdicts_free(struct nw_verdict *v, size_t n)
 		free(v[i].summary);
 		for (size_t k = 0; k < v[i].nevidence; k++) free(v[i].evidence[k]);
 		free(v[i].evidence);
+		nw_findings_free(v[i].found);
 	}
 	free(v);
 }
 
+/* The verdicts built on x move into a fresh array (*out, NULL when
+ * none), ranked; 0, or -1 out of memory. */
+static int take(struct nw_jctx *x, struct nw_verdict **out, size_t *nout)
+{
+	struct nw_verdict *v = x->nvw && !x->oom ? malloc(x->nvw * sizeof *v) : NULL;
+	int failed = x->oom || (x->nvw && !v);
+	for (size_t i = 0; i < x->nvw; i++) {
+		if (!failed) {
+			v[i] = x->vw[i]->v;
+			memset(&x->vw[i]->v, 0, sizeof x->vw[i]->v);   /* moved */
+		}
+		nw_vwork_free(x->vw[i]);
+	}
+	if (failed) {
+		free(v);
+		return -1;
+	}
+	if (x->nvw)   /* none: the facts' rules judge (an error, an init) */
+		qsort(v, x->nvw, sizeof *v, cmp_verdict);
+	*out = v;
+	*nout = x->nvw;
+	return 0;
+}
+
+/* A report's comms, largest first: a text report's rules on each, and
+ * its equal counts when none of them found anything. */
+static void text_rules(struct nw_jctx *x, const struct nw_ras_report *r, const struct world *w,
+                       const struct nw_ras_comm **comms)
+{
+	if (!r->from_text)
+		return;
+	for (size_t k = 0; k < r->ncomms; k++) {
+		text_errors(x, w, comms[k]);
+		text_init(x, w, comms[k]);
+		text_counts(x, w, comms[k]);
+	}
+	/* a comm with gone ranks gets no "equal counts" verdict; one whose
+	 * ranks all agree says so (rule_equal) */
+	if (x->nvw == 0)
+		vsaid(x, NW_V_TRANSPORT_STALL, comms[0], 0, NW_F_RAS_EQUAL);
+}
+
 int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size_t *nout, int32_t *world_size)
 {
-	struct vl l = { 0 };
+	struct nw_jctx x = { 0 };
 	const struct nw_ras_comm **comms = calloc(r->ncomms ? r->ncomms : 1, sizeof *comms);
 	if (!comms) return -1;
 	for (size_t i = 0; i < r->ncomms; i++) comms[i] = &r->comms[i];
@@ -333,51 +356,23 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 	*world_size = w.c ? w.c->size : -1;
 	if (world_index(&w)) { free(comms); return -1; }
 	if (!r->ncomms) {
-		struct nw_verdict *v = vadd(&l, NW_V_INIT_STALL, NULL, NW_OP_COMM_INIT, 0);
-		if (v) {
-			vsummary(&l, v, "RAS reports no communicator: no init of this job got past its rendezvous (or no NCCL "
-			         "communicator exists)");
-			vevidence(&l, v, "RAS lists a comm only once every rank exchanged its peer info: a rank that never "
-			                 "arrived cannot be named from RAS; thread stacks can");
-		}
+		struct nw_vwork *v = vsaid(&x, NW_V_INIT_STALL, NULL, NW_OP_COMM_INIT, NW_F_RAS_NO_COMM);
+		struct nw_fact why = { .kind = NW_F_RAS_NO_COMM_WHY };
+		if (v)
+			nw_verdict_evidence_fact(&x, v, &why);
 	} else {
-		for (size_t k = 0; k < r->ncomms; k++) {
-			const struct nw_ras_comm *c = comms[k];
-			if (r->from_text) {
-				text_errors(&l, &w, c);
-				text_init(&l, &w, c);
-			}
-			if (r->from_text)
-				text_counts(&l, &w, c);
-		}
-		/* a comm with gone ranks gets no "equal counts" verdict; one whose
-		 * ranks all agree says so (rule_equal) */
-		if (l.n == 0 && r->from_text) {
-			struct nw_verdict *v = vadd(&l, NW_V_TRANSPORT_STALL, comms[0], 0, 0);
-			if (v) {
-				vsummary(&l, v, "launch counts equal; RAS cannot see completion: the text report shows no mismatch, "
-				         "error or missing process");
-			}
-		}
+		text_rules(&x, r, &w, comms);
 	}
 	int faults = 0;
 	for (size_t k = 0; k < r->ncomms; k++)
 		faults |= judged_elsewhere(r, &r->comms[k]);
-	if (l.n == 0 && !l.oom && !faults) {
-		struct nw_verdict *v = vadd(&l, NW_V_HEALTHY, NULL, 0, 0);
-		if (v) {
-			vsummary(&l, v, "nothing RAS can see is wrong: every rank answered, no error, no launch count differs "
-			         "(RAS cannot see completion, nor send/receive)");
-		}
-	}
+	if (x.nvw == 0 && !x.oom && !faults)
+		vsaid(&x, NW_V_HEALTHY, NULL, 0, NW_F_RAS_HEALTHY);
 	free(comms);
 	free(w.byp);
-	if (l.oom) { nw_ras_verdicts_free(l.v, l.n); return -1; }
-	if (l.n)   /* none: the facts' rules judge (an error, an init) */
-		qsort(l.v, l.n, sizeof *l.v, cmp_verdict);
-	*out = l.v;
-	*nout = l.n;
-	return 0;
+	int rc = take(&x, out, nout);
+	free(x.vw);
+	return rc;
 }
 
 int nw_ras_add_job(struct nw_analysis *a, const struct nw_ras_report *r, const char *name)

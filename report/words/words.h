@@ -15,6 +15,8 @@
             agrees, the stacks beside it), p2p_words.c (P2P_UNMATCHED,
  *            P2P_DEADLOCK), coll_words.c (MISMATCH, MISSING_RANK,
  *            TRANSPORT_STALL, STREAM_BLOCKED, IDLE, HEALTHY: verdicts_coll.c),
+ *            ras_words.c (RAS's own: a text report's errors, ranks in
+ *            init and counts by rank, a report without a comm),
  *            where_words.c (shared: grouped evidence,
  *            where a process is, an op)
  *   text.c   the verdict first, then the evidence, the environment

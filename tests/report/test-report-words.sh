@@ -10,7 +10,7 @@
 # checked by the unit test of the analysis), and no words header in decide/.
 . "$NW_ROOT/tests/lib.sh"
 cd "$NW_ROOT/report" || fail "no report/"
-CONVERTED="decide/verdicts_fault.c decide/lost.c decide/verdicts_order.c decide/verdicts_graph.c decide/verdicts_left.c decide/verdicts_init.c decide/verdicts_launch.c decide/verdicts_p2p.c decide/rule_fate.c decide/verdicts_stacks.c decide/verdicts_coll.c decide/rootcause.c decide/process_view.c decide/ras_merge.c"
+CONVERTED="decide/verdicts_fault.c decide/lost.c decide/verdicts_order.c decide/verdicts_graph.c decide/verdicts_left.c decide/verdicts_init.c decide/verdicts_launch.c decide/verdicts_p2p.c decide/rule_fate.c decide/verdicts_stacks.c decide/verdicts_coll.c decide/rootcause.c decide/process_view.c decide/ras_merge.c decide/verdicts_ras.c"
 FORMATS='(^|[^A-Za-z0-9_])([a-z]*printf|puts|fputs|putc|strcat|strcpy|strncpy|nw_buf_[a-z_]+|nw_verdict_summary|nw_verdict_evidence|nw_verdict_evidence_flush|nw_eg_[a-z_]+|nw_describe_op|nw_where[a-z_]*|nw_age_fill|nw_fmt_[a-z_]+|nw_[a-z_]*_label|nw_[a-z_]*_name|nw_[a-z_]*_string|nw_rankset_format)[[:space:]]*\('
 bad=0
 for f in $CONVERTED; do
