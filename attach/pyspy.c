@@ -73,16 +73,16 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Run py-spy; its stdout (malloc'd) and the first line of its stderr. */
-static char *run(const char *pyspy, pid_t pid, char *errline, size_t errlen, int *status)
+/* Start `py-spy dump` on pid, its stdout and stderr into pipes whose read
+ * ends (out[0], err[0]) stay open: the child's pid, or -1 (none open). */
+static pid_t start_pyspy(const char *pyspy, pid_t pid, int out[2], int err[2])
 {
-	int out[2], err[2];
 	if (pipe2(out, O_CLOEXEC) != 0)
-		return NULL;
+		return -1;
 	if (pipe2(err, O_CLOEXEC) != 0) {
 		close(out[0]);
 		close(out[1]);
-		return NULL;
+		return -1;
 	}
 	char pidbuf[16];
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
@@ -98,14 +98,56 @@ static char *run(const char *pyspy, pid_t pid, char *errline, size_t errlen, int
 	if (child < 0) {
 		close(out[0]);
 		close(err[0]);
-		return NULL;
+		return -1;
 	}
-	size_t cap = 65536, n = 0, en = 0;
-	char *buf = malloc(cap), ebuf[1024];
+	return child;
+}
+
+/* What py-spy wrote: its stdout, grown up to PYSPY_MAX_OUT, and the start
+ * of its stderr. */
+struct pyspy_out {
+	char *buf;          /* NULL: no memory, or over the limit */
+	size_t cap, n;
+	char ebuf[1024];
+	size_t en;
+};
+
+/* One read from stream i (0 stdout, 1 stderr) into o: read's result, or
+ * -2 when stdout outgrew its limit (o->buf freed). */
+static ssize_t read_stream(struct pyspy_out *o, int i, int fd)
+{
+	ssize_t r;
+	if (i == 0) {
+		if (o->n + 1 >= o->cap) {
+			char *nb = o->cap < PYSPY_MAX_OUT ? realloc(o->buf, o->cap * 2) : NULL;
+			if (!nb) {
+				free(o->buf);
+				o->buf = NULL;
+				return -2;
+			}
+			o->buf = nb;
+			o->cap *= 2;
+		}
+		r = read(fd, o->buf + o->n, o->cap - o->n - 1);
+		if (r > 0)
+			o->n += (size_t)r;
+	} else {
+		r = read(fd, o->ebuf + o->en, sizeof(o->ebuf) - o->en - 1);
+		if (r > 0)
+			o->en += (size_t)r;
+		if (o->en >= sizeof(o->ebuf) - 1)
+			o->en = sizeof(o->ebuf) - 1;
+	}
+	return r;
+}
+
+/* Both streams read until they close, the deadline passes or stdout
+ * outgrows its limit (then the child is killed): 1 if it was killed. */
+static int read_pyspy(pid_t child, struct pollfd pf[2], struct pyspy_out *o)
+{
 	int64_t deadline = now_ms() + PYSPY_TIMEOUT_MS;
-	struct pollfd pf[2] = { { out[0], POLLIN, 0 }, { err[0], POLLIN, 0 } };
 	int open_fds = 2, killed = 0;
-	while (open_fds && buf) {
+	while (open_fds && o->buf) {
 		int64_t left = deadline - now_ms();
 		if (left <= 0) {
 			kill(child, SIGKILL);
@@ -117,29 +159,11 @@ static char *run(const char *pyspy, pid_t pid, char *errline, size_t errlen, int
 		for (int i = 0; i < 2; i++) {
 			if (pf[i].fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
-			ssize_t r;
-			if (i == 0) {
-				if (n + 1 >= cap) {
-					char *nb = cap < PYSPY_MAX_OUT ? realloc(buf, cap * 2) : NULL;
-					if (!nb) {
-						kill(child, SIGKILL);
-						killed = 1;
-						free(buf);
-						buf = NULL;
-						break;
-					}
-					buf = nb;
-					cap *= 2;
-				}
-				r = read(pf[i].fd, buf + n, cap - n - 1);
-				if (r > 0)
-					n += (size_t)r;
-			} else {
-				r = read(pf[i].fd, ebuf + en, sizeof(ebuf) - en - 1);
-				if (r > 0)
-					en += (size_t)r;
-				if (en >= sizeof(ebuf) - 1)
-					en = sizeof(ebuf) - 1;
+			ssize_t r = read_stream(o, i, pf[i].fd);
+			if (r == -2) {
+				kill(child, SIGKILL);
+				killed = 1;
+				break;
 			}
 			if (r <= 0 && !(r < 0 && errno == EINTR)) {
 				close(pf[i].fd);
@@ -148,16 +172,30 @@ static char *run(const char *pyspy, pid_t pid, char *errline, size_t errlen, int
 			}
 		}
 	}
+	return killed;
+}
+
+/* Run py-spy; its stdout (malloc'd) and the first line of its stderr. */
+static char *run(const char *pyspy, pid_t pid, char *errline, size_t errlen, int *status)
+{
+	int out[2], err[2];
+	pid_t child = start_pyspy(pyspy, pid, out, err);
+	if (child < 0)
+		return NULL;
+	struct pyspy_out o = { .cap = 65536 };
+	o.buf = malloc(o.cap);
+	struct pollfd pf[2] = { { out[0], POLLIN, 0 }, { err[0], POLLIN, 0 } };
+	int killed = read_pyspy(child, pf, &o);
 	for (int i = 0; i < 2; i++)
 		if (pf[i].fd >= 0)
 			close(pf[i].fd);
 	while (waitpid(child, status, 0) < 0 && errno == EINTR)
 		;
-	ebuf[en] = 0;
-	snprintf(errline, errlen, "%.*s", (int)strcspn(ebuf, "\n"), killed ? "timed out after 10 s" : ebuf);
-	if (buf)
-		buf[n] = 0;
-	return buf;
+	o.ebuf[o.en] = 0;
+	snprintf(errline, errlen, "%.*s", (int)strcspn(o.ebuf, "\n"), killed ? "timed out after 10 s" : o.ebuf);
+	if (o.buf)
+		o.buf[o.n] = 0;
+	return o.buf;
 }
 
 static char *dup_str(json_t *o, const char *key)

@@ -234,6 +234,174 @@ static void fill_header(struct nw_seg_header *h, const struct nw_attach_proc *p,
 	memcpy(h->env, p->env, sizeof(h->env));
 }
 
+/* Python threads py-spy found that are not among ours get a slot each:
+ * how many, and (*py_frames) the Python frames of all. */
+static uint32_t python_alone(const struct nw_py_process *py, const uint32_t *tids, uint32_t n,
+                             uint32_t *py_frames)
+{
+	uint32_t py_alone = 0;
+	*py_frames = 0;
+	for (uint32_t i = 0; py && i < py->nthreads; i++) {
+		*py_frames += py->threads[i].nframes;
+		uint32_t k = 0;
+		while (k < n && tids[k] != py->threads[i].tid)
+			k++;
+		py_alone += k == n;
+	}
+	return py_alone;
+}
+
+/* Every thread's stack: a blocked one read at once, the running ones all
+ * at once afterwards, so the capture waits for them once. */
+static void capture_threads(struct nw_cap_target *t, const uint32_t *tids, uint32_t n,
+                            struct nw_cap_stack *stk, int *rc)
+{
+	uint32_t nrun = 0;
+	uint32_t *run = calloc(n, sizeof(*run));     /* indexes of the threads found running */
+	uint32_t *run_tid = calloc(n, sizeof(*run_tid));
+	struct nw_cap_stack *run_stk = calloc(n, sizeof(*run_stk));
+	enum nw_cap_result *run_rc = calloc(n, sizeof(*run_rc));
+	for (uint32_t i = 0; i < n; i++) {
+		rc[i] = nw_cap_thread(t, tids[i], &stk[i]);
+		if (rc[i] == NW_CAP_RUNNING && run && run_tid) {
+			run[nrun] = i;
+			run_tid[nrun++] = tids[i];
+		}
+	}
+	if (run_stk && run_rc) {
+		nw_cap_watch(t, nrun, run_tid, run_stk, run_rc, 1, NULL, NULL);
+		for (uint32_t k = 0; k < nrun; k++) {
+			stk[run[k]] = run_stk[k];
+			rc[run[k]] = run_rc[k];
+		}
+	}
+	free(run);
+	free(run_tid);
+	free(run_stk);
+	free(run_rc);
+}
+
+/* The threads without a stack, and the last reason given for one. */
+struct missing {
+	uint32_t running, failed;
+	const char *why;
+};
+
+/* What came of each thread's capture, into res and *m. */
+static void tally_captures(const struct nw_cap_stack *stk, const int *rc, uint32_t n,
+                           struct nw_snapshot_result *res, struct missing *m)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		switch (rc[i]) {
+		case NW_CAP_OK:
+			res->stacks++;
+			if (stk[i].flags & NW_THR_REGS_PTRACE)
+				res->by_ptrace++;
+			if (stk[i].stopped_ns > res->stopped_max_ns)
+				res->stopped_max_ns = stk[i].stopped_ns;
+			break;
+		case NW_CAP_GONE:
+			break;
+		case NW_CAP_DENIED:
+			res->denied++;
+			m->why = stk[i].why;
+			break;
+		case NW_CAP_RUNNING:
+		case NW_CAP_KERNEL:
+			m->running++;
+			res->left_running++;
+			m->why = stk[i].why;
+			break;
+		default:
+			m->failed++;
+			m->why = stk[i].why;
+			break;
+		}
+	}
+}
+
+/* The native threads into the area's thread and frame tables, the gone
+ * ones left out: how many were kept. */
+static uint32_t add_native(struct builder *b, struct nw_seg_stack_header *area, pid_t pid,
+                           const uint32_t *tids, const struct nw_cap_stack *stk, const int *rc, uint32_t n)
+{
+	struct nw_seg_thread *thr = (struct nw_seg_thread *)((char *)area + area->thread_offset);
+	struct nw_seg_frame *frames = (struct nw_seg_frame *)((char *)area + area->frame_offset);
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (rc[i] == NW_CAP_GONE)
+			continue;
+		struct nw_seg_thread *th = &thr[kept];
+		th->tid = tids[i];
+		th->flags = stk[i].flags;
+		nw_attach_thread_name(pid, tids[i], th->name);
+		uint32_t nf = stk[i].n;
+		if (nf > area->frame_capacity) {
+			nf = area->frame_capacity;
+			th->flags |= NW_THR_TRUNCATED;
+		}
+		if (rc[i] != NW_CAP_OK)
+			th->flags |= NW_THR_NO_REPLY;
+		struct nw_seg_frame *f = &frames[(size_t)kept * area->frame_capacity];
+		for (uint32_t k = 0; k < nf; k++)
+			describe(b, &f[k], stk[i].ip[k], k == 0 ? stk[i].ip[k] : stk[i].ip[k] - 1);
+		th->nframes = nf;
+		kept++;
+	}
+	return kept;
+}
+
+/* The notes of the capture: the threads without a stack, and why there
+ * are no Python stacks. */
+static void add_notes(struct builder *b, struct nw_seg_stack_ext *ext, const struct nw_snapshot_result *res,
+                      const struct missing *m, uint32_t kept, const char *python_note)
+{
+	char note[256] = "";
+	if (res->denied || m->failed || m->running)
+		snprintf(note, sizeof(note), "%u of %u threads without a stack%s%s%s",
+		         res->denied + m->failed + m->running, kept, m->why ? " (" : "", m->why ? m->why : "",
+		         m->why ? ")" : "");
+	if (note[0])
+		ext->native_note = str_add(b, note);
+	if (python_note && python_note[0])
+		ext->python_note = str_add(b, python_note);
+}
+
+/* The file, written aside and renamed to <host>.<pid>.rank<R>.snap.seg
+ * in dir (res->path). 0, or -1 with err. */
+static int write_snapshot(const char *file, const struct nw_attach_proc *p, const char *dir,
+                          struct nw_snapshot_result *res, char *err, size_t errlen)
+{
+	const struct nw_seg_header *h = (const struct nw_seg_header *)file;
+	char host[NW_SEG_HOST_LEN], rank[16] = "-", tmp[PATH_MAX + 32];
+	snprintf(host, sizeof(host), "%s", h->host);
+	for (char *c = host; *c; c++)
+		if (*c == '/')
+			*c = '_';
+	if (p->global_rank >= 0)
+		snprintf(rank, sizeof(rank), "%d", p->global_rank);
+	int len1 = snprintf(res->path, sizeof(res->path), "%s/%s.%d.rank%s.snap.seg", dir, host, (int)p->pid, rank);
+	int len2 = snprintf(tmp, sizeof(tmp), "%s/.%s.%d.snap.tmp", dir, host, (int)p->pid);
+	if (len1 < 0 || len1 >= (int)sizeof(res->path) || len2 < 0 || len2 >= (int)sizeof(tmp)) {
+		snprintf(err, errlen, "%s: path too long", dir);
+		return -1;
+	}
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int e = fd < 0 ? errno : 0;
+	if (!e && write_all(fd, file, (size_t)h->segment_size) != 0)
+		e = errno ? errno : EIO;
+	if (fd >= 0 && close(fd) != 0 && !e)
+		e = errno;
+	if (!e && rename(tmp, res->path) != 0)
+		e = errno;
+	if (e) {
+		snprintf(err, errlen, "%s: %s", tmp, strerror(e));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
 int nw_snapshot_take(const struct nw_attach_proc *p, const char *dir, const struct nw_py_process *py,
                      const char *python_note,
                      struct nw_snapshot_result *res, char *err, size_t errlen)
@@ -254,16 +422,8 @@ int nw_snapshot_take(const struct nw_attach_proc *p, const char *dir, const stru
 	struct nw_cap_stack *stk = calloc(n, sizeof(*stk));
 	int *rc = calloc(n, sizeof(*rc));
 	static struct nw_seg_module mods[NW_STACK_MODULES];
-	/* Python threads py-spy found that are not among ours get a slot each. */
-	uint32_t py_frames = 0, py_alone = 0;
-	for (uint32_t i = 0; py && i < py->nthreads; i++) {
-		py_frames += py->threads[i].nframes;
-		uint32_t k = 0;
-		while (k < n && tids[k] != py->threads[i].tid)
-			k++;
-		py_alone += k == n;
-	}
-	uint32_t slots = n + py_alone;
+	uint32_t py_frames;
+	uint32_t slots = n + python_alone(py, tids, n, &py_frames);
 	uint64_t base_size = nw_stack_area_size(slots, 0, 0, 0, 0);
 	uint64_t area_size = base_size + (((uint64_t)py_frames * sizeof(struct nw_seg_pyframe) + NW_SEG_ALIGN - 1) &
 	                                  ~(uint64_t)(NW_SEG_ALIGN - 1));
@@ -276,59 +436,9 @@ int nw_snapshot_take(const struct nw_attach_proc *p, const char *dir, const stru
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	uint32_t gone = 0, running = 0, failed = 0, nrun = 0;
-	const char *why = NULL;
-	uint32_t *run = calloc(n, sizeof(*run));     /* indexes of the threads found running */
-	uint32_t *run_tid = calloc(n, sizeof(*run_tid));
-	struct nw_cap_stack *run_stk = calloc(n, sizeof(*run_stk));
-	enum nw_cap_result *run_rc = calloc(n, sizeof(*run_rc));
-	for (uint32_t i = 0; i < n; i++) {
-		rc[i] = nw_cap_thread(t, tids[i], &stk[i]);
-		if (rc[i] == NW_CAP_RUNNING && run && run_tid) {
-			run[nrun] = i;
-			run_tid[nrun++] = tids[i];
-		}
-	}
-	/* All the running ones at once, so the capture waits for them once. */
-	if (run_stk && run_rc) {
-		nw_cap_watch(t, nrun, run_tid, run_stk, run_rc, 1, NULL, NULL);
-		for (uint32_t k = 0; k < nrun; k++) {
-			stk[run[k]] = run_stk[k];
-			rc[run[k]] = run_rc[k];
-		}
-	}
-	free(run);
-	free(run_tid);
-	free(run_stk);
-	free(run_rc);
-	for (uint32_t i = 0; i < n; i++) {
-		switch (rc[i]) {
-		case NW_CAP_OK:
-			res->stacks++;
-			if (stk[i].flags & NW_THR_REGS_PTRACE)
-				res->by_ptrace++;
-			if (stk[i].stopped_ns > res->stopped_max_ns)
-				res->stopped_max_ns = stk[i].stopped_ns;
-			break;
-		case NW_CAP_GONE:
-			gone++;
-			break;
-		case NW_CAP_DENIED:
-			res->denied++;
-			why = stk[i].why;
-			break;
-		case NW_CAP_RUNNING:
-		case NW_CAP_KERNEL:
-			running++;
-			res->left_running++;
-			why = stk[i].why;
-			break;
-		default:
-			failed++;
-			why = stk[i].why;
-			break;
-		}
-	}
+	capture_threads(t, tids, n, stk, rc);
+	struct missing m = { 0 };
+	tally_captures(stk, rc, n, res, &m);
 	uint32_t nmods = nw_attach_modules(p->pid, mods, NW_STACK_MODULES);
 	res->capture_ns = now_ns(CLOCK_MONOTONIC) - t0;
 
@@ -336,29 +446,7 @@ int nw_snapshot_take(const struct nw_attach_proc *p, const char *dir, const stru
 	nw_stack_area_init(area, slots, 0, 0, 0, 0);
 	struct builder b = { .t = t, .strtab = (char *)area + area->strtab_offset,
 	                     .strtab_size = area->strtab_size, .strtab_used = 1, .mods = mods, .nmods = nmods };
-	struct nw_seg_thread *thr = (struct nw_seg_thread *)((char *)area + area->thread_offset);
-	struct nw_seg_frame *frames = (struct nw_seg_frame *)((char *)area + area->frame_offset);
-	uint32_t kept = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		if (rc[i] == NW_CAP_GONE)
-			continue;
-		struct nw_seg_thread *th = &thr[kept];
-		th->tid = tids[i];
-		th->flags = stk[i].flags;
-		nw_attach_thread_name(p->pid, tids[i], th->name);
-		uint32_t nf = stk[i].n;
-		if (nf > area->frame_capacity) {
-			nf = area->frame_capacity;
-			th->flags |= NW_THR_TRUNCATED;
-		}
-		if (rc[i] != NW_CAP_OK)
-			th->flags |= NW_THR_NO_REPLY;
-		struct nw_seg_frame *f = &frames[(size_t)kept * area->frame_capacity];
-		for (uint32_t k = 0; k < nf; k++)
-			describe(&b, &f[k], stk[i].ip[k], k == 0 ? stk[i].ip[k] : stk[i].ip[k] - 1);
-		th->nframes = nf;
-		kept++;
-	}
+	uint32_t kept = add_native(&b, area, p->pid, tids, stk, rc, n);
 	struct nw_seg_stack_ext *ext = (struct nw_seg_stack_ext *)(area + 1);
 	if (py)
 		kept = add_python(&b, area, ext, base_size, py, p->pid, kept);
@@ -366,15 +454,7 @@ int nw_snapshot_take(const struct nw_attach_proc *p, const char *dir, const stru
 	area->thread_count = kept;
 	area->module_count = nmods;
 	memcpy((char *)area + area->module_offset, mods, (size_t)nmods * sizeof(mods[0]));
-
-	char note[256] = "";
-	if (res->denied || failed || running)
-		snprintf(note, sizeof(note), "%u of %u threads without a stack%s%s%s", res->denied + failed + running,
-		         kept, why ? " (" : "", why ? why : "", why ? ")" : "");
-	if (note[0])
-		ext->native_note = str_add(&b, note);
-	if (python_note && python_note[0])
-		ext->python_note = str_add(&b, python_note);
+	add_notes(&b, ext, res, &m, kept, python_note);
 	area->strtab_used = b.strtab_used;
 	area->capture_ns = now_ns(CLOCK_MONOTONIC);
 	area->captures = 1;
@@ -384,36 +464,8 @@ int nw_snapshot_take(const struct nw_attach_proc *p, const char *dir, const stru
 	free(stk);
 	free(rc);
 
-	struct nw_seg_header *h = (struct nw_seg_header *)file;
-	fill_header(h, p, area_size);
-	char host[NW_SEG_HOST_LEN], rank[16] = "-", tmp[PATH_MAX + 32];
-	snprintf(host, sizeof(host), "%s", h->host);
-	for (char *c = host; *c; c++)
-		if (*c == '/')
-			*c = '_';
-	if (p->global_rank >= 0)
-		snprintf(rank, sizeof(rank), "%d", p->global_rank);
-	int len1 = snprintf(res->path, sizeof(res->path), "%s/%s.%d.rank%s.snap.seg", dir, host, (int)p->pid, rank);
-	int len2 = snprintf(tmp, sizeof(tmp), "%s/.%s.%d.snap.tmp", dir, host, (int)p->pid);
-	int rcw = -1;
-	if (len1 < 0 || len1 >= (int)sizeof(res->path) || len2 < 0 || len2 >= (int)sizeof(tmp)) {
-		snprintf(err, errlen, "%s: path too long", dir);
-	} else {
-		int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-		int e = fd < 0 ? errno : 0;
-		if (!e && write_all(fd, file, (size_t)h->segment_size) != 0)
-			e = errno ? errno : EIO;
-		if (fd >= 0 && close(fd) != 0 && !e)
-			e = errno;
-		if (!e && rename(tmp, res->path) != 0)
-			e = errno;
-		if (e) {
-			snprintf(err, errlen, "%s: %s", tmp, strerror(e));
-			unlink(tmp);
-		} else {
-			rcw = 0;
-		}
-	}
+	fill_header((struct nw_seg_header *)file, p, area_size);
+	int rcw = write_snapshot(file, p, dir, res, err, errlen);
 	free(file);
 	return rcw;
 }

@@ -113,6 +113,103 @@ static enum nw_cap_result failed_stat(struct nw_cap_stack *out)
 	return errno == EACCES || errno == EPERM ? NW_CAP_DENIED : NW_CAP_FAILED;
 }
 
+/* One watch over n threads: what it looks at, and how far it got. */
+struct watch {
+	struct nw_cap_target *t;
+	const uint32_t *tid;
+	struct nw_cap_stack *out;
+	enum nw_cap_result *rc;
+	struct watched *w;
+	uint32_t left;              /* threads still watched */
+	uint64_t user_ticks;        /* user time that says "running user code" */
+	int may_ptrace;
+	nw_cap_take_fn *take;
+	void *arg;
+};
+
+/* Each thread's CPU times at the start: watched from there, or settled
+ * at once (no memory, its stat unreadable). */
+static void start_watching(struct watch *x, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		nw_cap_stats.watched++;
+		x->out[i].why = NULL;
+		x->rc[i] = NW_CAP_RUNNING;
+		if (!x->w) {
+			x->out[i].why = "out of memory";
+			x->rc[i] = NW_CAP_FAILED;
+		} else if (cpu_times(x->t->pid, x->tid[i], &x->w[i].utime0, &x->w[i].stime0) != 0) {
+			x->rc[i] = failed_stat(&x->out[i]);
+		} else {
+			x->w[i].watching = 1;
+			x->left++;
+		}
+	}
+}
+
+/* A thread found running user code: its registers by ptrace where
+ * allowed, else left running (the caller may take it: take). */
+static void interrupt_thread(struct watch *x, uint32_t i)
+{
+	struct nw_cap_target *t = x->t;
+	if (!x->may_ptrace) {
+		x->out[i].why = "running user code";
+		settle(&x->rc[i], &x->w[i], &x->left, NW_CAP_RUNNING);
+		if (x->take)
+			x->take(x->arg, i);
+		return;
+	}
+	nw_cap_mem_reset(&t->mem);
+	enum nw_cap_result r = nw_cap_ptrace_regs(t, x->tid[i], &x->out[i]);
+	if (r == NW_CAP_OK) {
+		x->out[i].flags |= NW_THR_REGS_PTRACE;
+		nw_cap_stats.by_ptrace++;
+		nw_cap_unwind(t, &x->out[i]);
+	}
+	settle(&x->rc[i], &x->w[i], &x->left, r);
+}
+
+/* One look at thread i: blocked (its stack read), gone, in the kernel,
+ * running user code (interrupted), or not yet known (looked at again). */
+static void look_at(struct watch *x, uint32_t i)
+{
+	struct nw_cap_target *t = x->t;
+	struct nw_cap_stack *out = &x->out[i];
+	int moved;
+	out->why = NULL;
+	enum nw_cap_result r = nw_cap_look(t, x->tid[i], out, &moved);
+	if (r == NW_CAP_OK) {
+		nw_cap_stats.caught_blocked++;
+		nw_cap_unwind(t, out);
+		settle(&x->rc[i], &x->w[i], &x->left, r);
+		return;
+	}
+	if (r != NW_CAP_RUNNING) {
+		settle(&x->rc[i], &x->w[i], &x->left, r);
+		return;
+	}
+	if (moved)
+		return;    /* it was blocked a moment ago: look again next round */
+	uint64_t u, s;
+	if (cpu_times(t->pid, x->tid[i], &u, &s) != 0) {
+		settle(&x->rc[i], &x->w[i], &x->left, failed_stat(out));
+		return;
+	}
+	uint64_t du = u - x->w[i].utime0, ds = s - x->w[i].stime0;
+	if (ds >= 2) {
+		out->why = du >= 2 ? why_mixed : why_kernel;
+		settle(&x->rc[i], &x->w[i], &x->left, NW_CAP_KERNEL);
+		return;
+	}
+	/* One tick of system time is let go with twice the user time:
+	 * interrupts and softirqs the kernel handles while a thread
+	 * runs user code are charged to it as system time. */
+	if (du < (ds ? 2 * x->user_ticks : x->user_ticks))
+		return;
+	/* Running user code: interrupt it now. */
+	interrupt_thread(x, i);
+}
+
 void nw_cap_watch(struct nw_cap_target *t, uint32_t n, const uint32_t *tid, struct nw_cap_stack *out,
                   enum nw_cap_result *rc, int allow_ptrace, nw_cap_take_fn *take, void *arg)
 {
@@ -122,87 +219,27 @@ void nw_cap_watch(struct nw_cap_target *t, uint32_t n, const uint32_t *tid, stru
 	long hz = sysconf(_SC_CLK_TCK);
 	if (hz <= 0)
 		hz = 100;
-	/* More than NW_CAP_USER_MS: 3 clock ticks of 10 ms. */
-	uint64_t user_ticks = (uint64_t)NW_CAP_USER_MS * (uint64_t)hz / 1000 + 1;
-	int may_ptrace = allow_ptrace && !t->self;
-	struct watched *w = calloc(n, sizeof(*w));
-	uint32_t left = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		nw_cap_stats.watched++;
-		out[i].why = NULL;
-		rc[i] = NW_CAP_RUNNING;
-		if (!w) {
-			out[i].why = "out of memory";
-			rc[i] = NW_CAP_FAILED;
-		} else if (cpu_times(t->pid, tid[i], &w[i].utime0, &w[i].stime0) != 0) {
-			rc[i] = failed_stat(&out[i]);
-		} else {
-			w[i].watching = 1;
-			left++;
-		}
-	}
-	while (left) {
+	struct watch x = {
+		.t = t, .tid = tid, .out = out, .rc = rc, .w = calloc(n, sizeof(struct watched)),
+		/* More than NW_CAP_USER_MS: 3 clock ticks of 10 ms. */
+		.user_ticks = (uint64_t)NW_CAP_USER_MS * (uint64_t)hz / 1000 + 1,
+		.may_ptrace = allow_ptrace && !t->self, .take = take, .arg = arg,
+	};
+	start_watching(&x, n);
+	while (x.left) {
 		struct timespec step = { 0, (long)STEP_NS };
 		nanosleep(&step, NULL);
-		for (uint32_t i = 0; i < n; i++) {
-			if (!w[i].watching)
-				continue;
-			int moved;
-			out[i].why = NULL;
-			enum nw_cap_result r = nw_cap_look(t, tid[i], &out[i], &moved);
-			if (r == NW_CAP_OK) {
-				nw_cap_stats.caught_blocked++;
-				nw_cap_unwind(t, &out[i]);
-				settle(&rc[i], &w[i], &left, r);
-				continue;
-			}
-			if (r != NW_CAP_RUNNING) {
-				settle(&rc[i], &w[i], &left, r);
-				continue;
-			}
-			if (moved)
-				continue;    /* it was blocked a moment ago: look again next round */
-			uint64_t u, s;
-			if (cpu_times(t->pid, tid[i], &u, &s) != 0) {
-				settle(&rc[i], &w[i], &left, failed_stat(&out[i]));
-				continue;
-			}
-			uint64_t du = u - w[i].utime0, ds = s - w[i].stime0;
-			if (ds >= 2) {
-				out[i].why = du >= 2 ? why_mixed : why_kernel;
-				settle(&rc[i], &w[i], &left, NW_CAP_KERNEL);
-				continue;
-			}
-			/* One tick of system time is let go with twice the user time:
-			 * interrupts and softirqs the kernel handles while a thread
-			 * runs user code are charged to it as system time. */
-			if (du < (ds ? 2 * user_ticks : user_ticks))
-				continue;
-			/* Running user code: interrupt it now. */
-			if (!may_ptrace) {
-				out[i].why = "running user code";
-				settle(&rc[i], &w[i], &left, NW_CAP_RUNNING);
-				if (take)
-					take(arg, i);
-				continue;
-			}
-			nw_cap_mem_reset(&t->mem);
-			r = nw_cap_ptrace_regs(t, tid[i], &out[i]);
-			if (r == NW_CAP_OK) {
-				out[i].flags |= NW_THR_REGS_PTRACE;
-				nw_cap_stats.by_ptrace++;
-				nw_cap_unwind(t, &out[i]);
-			}
-			settle(&rc[i], &w[i], &left, r);
-		}
-		if (left && now_ns() >= deadline)
+		for (uint32_t i = 0; i < n; i++)
+			if (x.w[i].watching)
+				look_at(&x, i);
+		if (x.left && now_ns() >= deadline)
 			for (uint32_t i = 0; i < n; i++)
-				if (w[i].watching) {
+				if (x.w[i].watching) {
 					out[i].why = why_unsure;
-					settle(&rc[i], &w[i], &left, NW_CAP_KERNEL);
+					settle(&rc[i], &x.w[i], &x.left, NW_CAP_KERNEL);
 				}
 	}
-	free(w);
+	free(x.w);
 	uint64_t took = now_ns() - start;
 	if (took > nw_cap_stats.watch_max_ns)
 		nw_cap_stats.watch_max_ns = took;

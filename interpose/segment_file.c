@@ -200,28 +200,41 @@ static int publish_segment(struct nw_segment *s, int fd, const char *tmp, const 
 	return EEXIST;
 }
 
-int nw_segment_create(struct nw_segment *s, const char *job, int32_t nccl_version,
-                      const char *nccl_lib)
+/* How a new segment is laid out: capacities from the environment. */
+struct seg_layout {
+	uint32_t ring_cap, stack_threads;
+	int opstacks;
+	uint64_t stack_size;
+};
+
+/* The capacities (NCCLWATCH_RING, _COMMS, _PEERS, _STACK_THREADS,
+ * _STACKS, CPython linked) into s and *l, and s->size. */
+static void size_segment(struct nw_segment *s, struct seg_layout *l)
 {
-	memset(s, 0, sizeof(*s));
-	uint32_t ring_cap = round_pow2(env_size("NCCLWATCH_RING", 4096, 16, NW_SEG_MAX_RING));
+	l->ring_cap = round_pow2(env_size("NCCLWATCH_RING", 4096, 16, NW_SEG_MAX_RING));
 	s->comm_capacity = env_size("NCCLWATCH_COMMS", 64, 1, NW_SEG_MAX_COMMS);
 	s->peer_capacity = env_size("NCCLWATCH_PEERS", 1024, 1, NW_SEG_MAX_PEERS);
 	uint64_t size = align_up(sizeof(struct nw_seg_header));
 	size = align_up(size + (uint64_t)s->comm_capacity * sizeof(struct nw_seg_comm));
 	size = align_up(size + (uint64_t)s->peer_capacity * sizeof(struct nw_seg_peer));
-	size = align_up(size + (uint64_t)ring_cap * sizeof(struct nw_seg_op));
-	uint32_t stack_threads = env_size("NCCLWATCH_STACK_THREADS", NW_STACK_THREADS_DEFAULT, 1, 4096);
+	size = align_up(size + (uint64_t)l->ring_cap * sizeof(struct nw_seg_op));
+	l->stack_threads = env_size("NCCLWATCH_STACK_THREADS", NW_STACK_THREADS_DEFAULT, 1, 4096);
 	const char *opstacks_env = getenv("NCCLWATCH_STACKS");
-	int opstacks = opstacks_env && !strcmp(opstacks_env, "1");
+	l->opstacks = opstacks_env && !strcmp(opstacks_env, "1");
 	/* 1.4: Python tables only in a process running CPython. */
 	s->python = py_linked();
 	s->pycall_depth = s->python ? pycall_depth_config() : 0;
-	uint64_t stack_size = nw_stack_area_size(stack_threads, ring_cap, opstacks, s->python, s->pycall_depth);
-	size += stack_size;
+	l->stack_size = nw_stack_area_size(l->stack_threads, l->ring_cap, l->opstacks, s->python, s->pycall_depth);
+	size += l->stack_size;
 	s->size = size;
+}
 
-	char base[PATH_MAX], jobdir[PATH_MAX], host[NW_SEG_HOST_LEN];
+/* The job's directory under NCCLWATCH_DIR (else /dev/shm/ncclwatch-UID,
+ * made if missing), and this host's name as file names carry it. 0, or
+ * -1 (said). */
+static int job_dir(const char *job, char jobdir[PATH_MAX], char host[NW_SEG_HOST_LEN])
+{
+	char base[PATH_MAX];
 	const char *dir = getenv("NCCLWATCH_DIR");
 	if (dir && *dir)
 		snprintf(base, sizeof(base), "%s", dir);
@@ -229,24 +242,28 @@ int nw_segment_create(struct nw_segment *s, const char *job, int32_t nccl_versio
 		snprintf(base, sizeof(base), "/dev/shm/ncclwatch-%u", (unsigned)getuid());
 	if (nw_ensure_dir_path(base) != 0)
 		return -1;
-	int n = snprintf(jobdir, sizeof(jobdir), "%s/%s", base, job);
-	if (n < 0 || n >= (int)sizeof(jobdir)) {
+	int n = snprintf(jobdir, PATH_MAX, "%s/%s", base, job);
+	if (n < 0 || n >= PATH_MAX) {
 		nw_log("segment directory name too long: %s", base);
 		return -1;
 	}
-	if (gethostname(host, sizeof(host) - 1) != 0)
+	if (gethostname(host, NW_SEG_HOST_LEN - 1) != 0)
 		strcpy(host, "unknown");
-	host[sizeof(host) - 1] = 0;
+	host[NW_SEG_HOST_LEN - 1] = 0;
 	nw_job_sanitize(host);
+	return 0;
+}
 
-	/* Made without a name and named once its header is complete: a reader
-	 * listing the directory never meets a segment being created. */
-	char tmp[PATH_MAX];
+/* Made without a name and named once its header is complete: a reader
+ * listing the directory never meets a segment being created. The file
+ * (its temporary name in tmp), or -1 (said). */
+static int open_unnamed_segment(const char *jobdir, char tmp[PATH_MAX])
+{
 	int fd = -1;
 	for (int tries = 0; fd < 0 && tries < 8; tries++) {
 		if (nw_ensure_private_dir(jobdir) != 0)
 			return -1;
-		fd = nw_open_unnamed(jobdir, "segment", tmp, sizeof(tmp));
+		fd = nw_open_unnamed(jobdir, "segment", tmp, PATH_MAX);
 		if (fd < 0 && errno != ENOENT)
 			break;                     /* ENOENT: the job's last process just removed the directory */
 	}
@@ -254,6 +271,23 @@ int nw_segment_create(struct nw_segment *s, const char *job, int32_t nccl_versio
 		nw_log("cannot create a segment in %s: %s", jobdir, strerror(errno));
 		return -1;
 	}
+	return fd;
+}
+
+int nw_segment_create(struct nw_segment *s, const char *job, int32_t nccl_version,
+                      const char *nccl_lib)
+{
+	memset(s, 0, sizeof(*s));
+	struct seg_layout l;
+	size_segment(s, &l);
+	uint64_t size = s->size;
+
+	char jobdir[PATH_MAX], host[NW_SEG_HOST_LEN], tmp[PATH_MAX];
+	if (job_dir(job, jobdir, host) != 0)
+		return -1;
+	int fd = open_unnamed_segment(jobdir, tmp);
+	if (fd < 0)
+		return -1;
 	if (snprintf(s->path, sizeof(s->path), "%s/%s.%d.seg", jobdir, host, (int)getpid()) >= (int)sizeof(s->path))
 		s->path[0] = 0;   /* for messages until it is named; publish_segment says if it is too long */
 	/* Every page backed before the first store: on a full /dev/shm a store
@@ -274,7 +308,7 @@ int nw_segment_create(struct nw_segment *s, const char *job, int32_t nccl_versio
 	s->base = base_addr;
 	s->hdr = base_addr;
 	s->owner = getpid();
-	fill_header(s, job, nccl_version, nccl_lib, ring_cap, stack_size, stack_threads, opstacks);
+	fill_header(s, job, nccl_version, nccl_lib, l.ring_cap, l.stack_size, l.stack_threads, l.opstacks);
 	/* The job's last process may have removed the directory meanwhile:
 	 * make it again and link there. */
 	for (int tries = 0; tries < 8; tries++) {

@@ -249,28 +249,22 @@ int nw_pystack_name_new_sites(const struct nw_seg_stack_header *area, uint64_t r
 	return 1;
 }
 
-uint32_t nw_pystack_capture(const struct nw_seg_stack_header *area, struct nw_seg_thread *threads,
-                            uint32_t n, uint32_t cap, const struct nw_seg_frame *frames,
-                            uint32_t frame_capacity, struct nw_strtab *strtab)
+/* CPython is there and its thread states can be read into tables of
+ * ours; 0 when not, with the note saying why. */
+static int python_ready(const struct nw_seg_stack_header *area)
 {
-	cs.strtab = strtab;
-	if (++cs.gen == 0)
-		cs.gen = 1;
-	cs.nframes = cs.nsites = 0;
-	nw_py_names_begin();
-	cs.version = cs.method = 0;
 	int state = nw_py_probe();
 	if (state == NW_PYRT_READY && !nw_py.layout_checked && !nw_py_check_layout()) {
 		char note[2 * NW_PY_NOTE_LEN];
 		snprintf(note, sizeof note, "%s%s", nw_py.note,
 		         nw_py.state == NW_PYRT_READY ? ": its thread states read inconsistent; tried again next time" : "");
 		cs.note = put_str(note);
-		return n;
+		return 0;
 	}
 	state = nw_py.state;
 	cs.note = put_str(nw_py.note);
 	if (state != NW_PYRT_READY)
-		return n;
+		return 0;
 	cs.version = nw_py.version;
 	const struct nw_seg_stack_ext *ext = (const void *)(area + 1);
 	if (!ext->pyframe_capacity || !ext->pyframe_offset) {
@@ -280,16 +274,21 @@ uint32_t nw_pystack_capture(const struct nw_seg_stack_header *area, struct nw_se
 		snprintf(note, sizeof note, "%s: the stack area has no Python tables (CPython was loaded after "
 		         "the first NCCL call)", nw_py.note);
 		cs.note = put_str(note);
-		return n;
+		return 0;
 	}
-
 	if (!have_tables()) {
 		char note[2 * NW_PY_NOTE_LEN];
 		snprintf(note, sizeof note, "%s: no memory for the Python frame tables", nw_py.note);
 		cs.note = put_str(note);
-		return n;
+		return 0;
 	}
+	return 1;
+}
 
+/* The Python threads into cs.tab->pyt: how many, or -1 with the note
+ * saying why none. */
+static int list_python_threads(void)
+{
 	char err[NW_PY_NOTE_LEN] = "";
 	/* Thread states are being freed while the interpreter shuts down. */
 	int count = nw_py.is_finalizing && nw_py.is_finalizing() ? -1 : 0;
@@ -301,15 +300,44 @@ uint32_t nw_pystack_capture(const struct nw_seg_stack_header *area, struct nw_se
 		char note[2 * NW_PY_NOTE_LEN];
 		snprintf(note, sizeof note, "%s: %s", nw_py.note, err);
 		cs.note = put_str(note);
-		name_sites(area);
-		return n;
 	}
-	cs.method = nw_py.method;
-	uint32_t untied = 0;
+	return count;
+}
+
+/* Python thread p's frames into the frame table (as many as it still
+ * holds), thread t pointing at them. */
+static void add_python_frames(struct nw_seg_thread *t, const struct nw_py_thread *p)
+{
+	uint32_t keep = p->nframes;
+	if (keep > NW_PYFRAME_CAPACITY - cs.nframes)
+		keep = NW_PYFRAME_CAPACITY - cs.nframes;
+	t->py_first = cs.nframes;
+	t->py_count = keep;
+	t->py_flags = NW_PYT_PYTHON | p->flags | (keep < p->nframes ? NW_PYT_TRUNCATED : 0);
+	t->py_name = put_str(p->name);
+	for (uint32_t k = 0; k < keep; k++) {
+		struct nw_seg_pyframe *f = &cs.tab->frames[cs.nframes++];
+		memset(f, 0, sizeof *f);
+		f->code = p->frames[k].code;
+		f->instr = p->frames[k].instr;
+		f->line = p->frames[k].line;
+		f->flags = p->frames[k].flags;
+		f->file = put_str(p->frames[k].file);
+		f->function = put_str(p->frames[k].function);
+	}
+}
+
+/* Each Python thread tied to its native thread by tid (a thread of its
+ * own where the native table lacks it and has room): the threads now in
+ * the table; *untied: the Python threads with no tid. */
+static uint32_t tie_python_threads(int count, struct nw_seg_thread *threads, uint32_t n, uint32_t cap,
+                                   const struct nw_seg_frame *frames, uint32_t frame_capacity,
+                                   uint32_t *untied)
+{
 	for (int i = 0; i < count; i++) {
 		struct nw_py_thread *p = &cs.tab->pyt[i];
 		if (!p->tid) {
-			untied++;
+			(*untied)++;
 			continue;
 		}
 		uint32_t slot = 0;
@@ -324,26 +352,33 @@ uint32_t nw_pystack_capture(const struct nw_seg_stack_header *area, struct nw_se
 			n++;
 		}
 		struct nw_seg_thread *t = &threads[slot];
-		uint32_t keep = p->nframes;
-		if (keep > NW_PYFRAME_CAPACITY - cs.nframes)
-			keep = NW_PYFRAME_CAPACITY - cs.nframes;
-		t->py_first = cs.nframes;
-		t->py_count = keep;
-		t->py_flags = NW_PYT_PYTHON | p->flags | (keep < p->nframes ? NW_PYT_TRUNCATED : 0);
-		t->py_name = put_str(p->name);
-		for (uint32_t k = 0; k < keep; k++) {
-			struct nw_seg_pyframe *f = &cs.tab->frames[cs.nframes++];
-			memset(f, 0, sizeof *f);
-			f->code = p->frames[k].code;
-			f->instr = p->frames[k].instr;
-			f->line = p->frames[k].line;
-			f->flags = p->frames[k].flags;
-			f->file = put_str(p->frames[k].file);
-			f->function = put_str(p->frames[k].function);
-		}
+		add_python_frames(t, p);
 		t->py_native = native_above_eval(frames + (size_t)slot * frame_capacity,
 		                                 slot < cap ? t->nframes : 0);
 	}
+	return n;
+}
+
+uint32_t nw_pystack_capture(const struct nw_seg_stack_header *area, struct nw_seg_thread *threads,
+                            uint32_t n, uint32_t cap, const struct nw_seg_frame *frames,
+                            uint32_t frame_capacity, struct nw_strtab *strtab)
+{
+	cs.strtab = strtab;
+	if (++cs.gen == 0)
+		cs.gen = 1;
+	cs.nframes = cs.nsites = 0;
+	nw_py_names_begin();
+	cs.version = cs.method = 0;
+	if (!python_ready(area))
+		return n;
+	int count = list_python_threads();
+	if (count < 0) {
+		name_sites(area);
+		return n;
+	}
+	cs.method = nw_py.method;
+	uint32_t untied = 0;
+	n = tie_python_threads(count, threads, n, cap, frames, frame_capacity, &untied);
 	if (untied || nw_py_threads_cut) {
 		char note[2 * NW_PY_NOTE_LEN], tied[64] = "";
 		if (untied)

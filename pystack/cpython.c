@@ -94,6 +94,55 @@ static void set_note(const char *fmt, uint32_t v)
 
 int nw_py_debug_offsets(void); /* walk.c: 3.13+ layout from _Py_DebugOffsets */
 
+/* The entry points and data the reading needs, where CPython exports
+ * them (NULL where not). */
+static void resolve_symbols(void)
+{
+	nw_py.this_tstate = (void *(*)(void))nw_py_sym("PyGILState_GetThisThreadState");
+	nw_py.interp_main = (void *(*)(void))nw_py_sym("PyInterpreterState_Main");
+	nw_py.dump_threads = (const char *(*)(int, void *, void *))nw_py_sym("_Py_DumpTracebackThreads");
+	nw_py.is_finalizing = (int (*)(void))nw_py_sym("Py_IsFinalizing");
+	if (!nw_py.is_finalizing)
+		nw_py.is_finalizing = (int (*)(void))nw_py_sym("_Py_IsFinalizing");
+	nw_py.code_type = (uint64_t)(uintptr_t)nw_py_sym("PyCode_Type");
+	nw_py.runtime = (uint64_t)(uintptr_t)nw_py_sym("_PyRuntime");
+}
+
+/* How this CPython's threads are read: its layout table (the walk; the
+ * interpreter's dumper when NCCLWATCH_PY_METHOD=dump), or 3.13+'s
+ * _Py_DebugOffsets. 0, or -1 with the note saying why none. */
+static int choose_method(uint32_t v)
+{
+	uint32_t minor = (v >> 16) & 0xff;
+	if ((v >> 24) == 3 && nw_py_layout_table(minor)) {
+		/* The walk by default: the interpreter's dumper reads thread states
+		 * and frames without a lock and was seen to crash the process when
+		 * threads start and exit during a dump; the walk's reads cannot
+		 * fault. NCCLWATCH_PY_METHOD=dump asks for the dumper. */
+		nw_py.L = *nw_py_layout_table(minor);
+		nw_py.method = NW_PY_WALK_TABLE;
+		set_note("CPython %u.%u via its thread states", v);
+		const char *m = getenv("NCCLWATCH_PY_METHOD");
+		if (m && !strcmp(m, "dump")) {
+			if (!nw_py.dump_threads) {
+				set_note("CPython %u.%u: _Py_DumpTracebackThreads is not exported: no Python stacks", v);
+				return -1;
+			}
+			nw_py.method = NW_PY_DUMP_TRACEBACK;
+			set_note("CPython %u.%u via _Py_DumpTracebackThreads (NCCLWATCH_PY_METHOD=dump)", v);
+		}
+	} else if ((v >> 24) == 3 && minor >= 13) {
+		if (nw_py_debug_offsets() != 0)
+			return -1; /* the note says why */
+		nw_py.method = NW_PY_DEBUG_OFFSETS;
+		set_note("CPython %u.%u via _Py_DebugOffsets", v);
+	} else {
+		set_note("CPython %u.%u: not supported (3.11, 3.12, 3.13 and later are)", v);
+		return -1;
+	}
+	return 0;
+}
+
 int nw_py_probe(void)
 {
 	if (nw_py.state == NW_PYRT_READY || nw_py.state == NW_PYRT_UNSUPPORTED)
@@ -121,14 +170,7 @@ int nw_py_probe(void)
 	uint32_t v = (uint32_t)*pv;
 	nw_py.version = v;
 	nw_py.is_initialized = initialized;
-	nw_py.this_tstate = (void *(*)(void))nw_py_sym("PyGILState_GetThisThreadState");
-	nw_py.interp_main = (void *(*)(void))nw_py_sym("PyInterpreterState_Main");
-	nw_py.dump_threads = (const char *(*)(int, void *, void *))nw_py_sym("_Py_DumpTracebackThreads");
-	nw_py.is_finalizing = (int (*)(void))nw_py_sym("Py_IsFinalizing");
-	if (!nw_py.is_finalizing)
-		nw_py.is_finalizing = (int (*)(void))nw_py_sym("_Py_IsFinalizing");
-	nw_py.code_type = (uint64_t)(uintptr_t)nw_py_sym("PyCode_Type");
-	nw_py.runtime = (uint64_t)(uintptr_t)nw_py_sym("_PyRuntime");
+	resolve_symbols();
 	nw_py.state = NW_PYRT_UNSUPPORTED;
 	if (free_threaded((void *)pv)) {
 		set_note("CPython %u.%ut free-threaded: not supported", v);
@@ -143,33 +185,8 @@ int nw_py_probe(void)
 		         "PyCode_Type not exported: no Python stacks", v);
 		return nw_py.state;
 	}
-	uint32_t minor = (v >> 16) & 0xff;
-	if ((v >> 24) == 3 && nw_py_layout_table(minor)) {
-		/* The walk by default: the interpreter's dumper reads thread states
-		 * and frames without a lock and was seen to crash the process when
-		 * threads start and exit during a dump; the walk's reads cannot
-		 * fault. NCCLWATCH_PY_METHOD=dump asks for the dumper. */
-		nw_py.L = *nw_py_layout_table(minor);
-		nw_py.method = NW_PY_WALK_TABLE;
-		set_note("CPython %u.%u via its thread states", v);
-		const char *m = getenv("NCCLWATCH_PY_METHOD");
-		if (m && !strcmp(m, "dump")) {
-			if (!nw_py.dump_threads) {
-				set_note("CPython %u.%u: _Py_DumpTracebackThreads is not exported: no Python stacks", v);
-				return nw_py.state;
-			}
-			nw_py.method = NW_PY_DUMP_TRACEBACK;
-			set_note("CPython %u.%u via _Py_DumpTracebackThreads (NCCLWATCH_PY_METHOD=dump)", v);
-		}
-	} else if ((v >> 24) == 3 && minor >= 13) {
-		if (nw_py_debug_offsets() != 0)
-			return nw_py.state; /* the note says why */
-		nw_py.method = NW_PY_DEBUG_OFFSETS;
-		set_note("CPython %u.%u via _Py_DebugOffsets", v);
-	} else {
-		set_note("CPython %u.%u: not supported (3.11, 3.12, 3.13 and later are)", v);
-		return nw_py.state;
-	}
+	if (choose_method(v) != 0)
+		return nw_py.state; /* the note says why */
 	nw_py.state = NW_PYRT_READY;
 	return nw_py.state;
 }

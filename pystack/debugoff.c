@@ -43,59 +43,60 @@ static int code_section_ok(const uint64_t *w, int c)
 	return w[c + 1] != w[c + 2] && w[c + 2] != w[c + 3] && w[c + 3] != w[c + 4] && w[c + 9] >= w[c + 4];
 }
 
-int nw_py_debug_offsets(void)
-{
-	uint64_t w[WORDS];
-	if (!nw_py.runtime || nw_mem_read(nw_py.runtime, w, sizeof w) != 0 || memcmp(w, "xdebugpy", 8) != 0)
-		return unsupported("not found at _PyRuntime");
-	/* w[1]: the version; then free_threaded (0 or 1) from 3.13.1 on, or
-	 * at once the runtime section (its size: a large struct). */
-	int rs = 2;
-	if (w[2] <= 1) {
-		if (w[2] == 1) {
-			snprintf(nw_py.note, sizeof nw_py.note, "CPython %u.%ut free-threaded: not supported",
-			         nw_py.version >> 24, (nw_py.version >> 16) & 0xff);
-			return -1;
-		}
-		rs = 3;
-	}
-	int interp = rs + 3;           /* size, finalizing, interpreters_head */
-	int ts = -1;
-	for (int i = interp + 4; i + 9 < WORDS; i++)
-		if (w[i] >= 128 && w[i] < (1u << 20) && w[i + 1] == 0 && w[i + 2] == 8 && w[i + 3] == 16) {
-			ts = i;
-			break;
-		}
-	if (ts < 0)
-		return unsupported("has no thread-state section we know");
-	int fr = ts + 9;               /* size, prev, next, interp, current_frame, thread_id,
-	                                * native_thread_id, datastack_chunk, status */
-	int obj = -1;
-	for (int i = fr + 6; i + 9 < WORDS; i++)
-		if (w[i] == 16 && w[i + 1] == 8) {
-			obj = i;
-			break;
-		}
-	if (obj < 0)
-		return unsupported("has no object section we know");
-	int code = -1;
-	for (int c = obj - 10; c >= fr + 6 && c >= obj - 12; c--)
-		if (code_section_ok(w, c)) {
-			code = c;
-			break;
-		}
-	if (code < 0)
-		return unsupported("has no code-object section we know");
-	int uni = -1, bytes = -1;
-	for (int i = obj + 2; i + 3 < WORDS && uni < 0; i++) {
-		if (bytes < 0 && w[i] >= 33 && w[i] < 64 && w[i + 1] == 16 && w[i + 2] == 32)
-			bytes = i;
-		if (w[i + 1] == 32 && w[i + 2] == 16 && w[i + 3] >= 32 && w[i + 3] <= 64 && w[i] >= w[i + 3])
-			uni = i;
-	}
-	if (uni < 0)
-		return unsupported("has no unicode section we know");
+/* Where the sections of _PyDebugOffsets are in its words w: each found by
+ * the shape of its first fields. */
+struct sections {
+	int interp, ts, fr, obj, code, uni, bytes;
+};
 
+/* The sections after the runtime section (at w[rs]): 0, or -1 with the
+ * note naming the one not found. */
+static int find_sections(const uint64_t *w, int rs, struct sections *s)
+{
+	s->interp = rs + 3;            /* size, finalizing, interpreters_head */
+	s->ts = -1;
+	for (int i = s->interp + 4; i + 9 < WORDS; i++)
+		if (w[i] >= 128 && w[i] < (1u << 20) && w[i + 1] == 0 && w[i + 2] == 8 && w[i + 3] == 16) {
+			s->ts = i;
+			break;
+		}
+	if (s->ts < 0)
+		return unsupported("has no thread-state section we know");
+	s->fr = s->ts + 9;             /* size, prev, next, interp, current_frame, thread_id,
+	                                * native_thread_id, datastack_chunk, status */
+	s->obj = -1;
+	for (int i = s->fr + 6; i + 9 < WORDS; i++)
+		if (w[i] == 16 && w[i + 1] == 8) {
+			s->obj = i;
+			break;
+		}
+	if (s->obj < 0)
+		return unsupported("has no object section we know");
+	s->code = -1;
+	for (int c = s->obj - 10; c >= s->fr + 6 && c >= s->obj - 12; c--)
+		if (code_section_ok(w, c)) {
+			s->code = c;
+			break;
+		}
+	if (s->code < 0)
+		return unsupported("has no code-object section we know");
+	s->uni = s->bytes = -1;
+	for (int i = s->obj + 2; i + 3 < WORDS && s->uni < 0; i++) {
+		if (s->bytes < 0 && w[i] >= 33 && w[i] < 64 && w[i + 1] == 16 && w[i + 2] == 32)
+			s->bytes = i;
+		if (w[i + 1] == 32 && w[i + 2] == 16 && w[i + 3] >= 32 && w[i + 3] <= 64 && w[i] >= w[i + 3])
+			s->uni = i;
+	}
+	if (s->uni < 0)
+		return unsupported("has no unicode section we know");
+	return 0;
+}
+
+/* nw_py.L from the sections' fields. */
+static void fill_layout(const uint64_t *w, const struct sections *s)
+{
+	const int interp = s->interp, ts = s->ts, fr = s->fr, obj = s->obj, code = s->code, uni = s->uni,
+	          bytes = s->bytes;
 	struct nw_py_layout *L = &nw_py.L;
 	memset(L, 0, sizeof *L);
 	L->interp_threads_head = (uint32_t)w[interp + 3];
@@ -139,5 +140,27 @@ int nw_py_debug_offsets(void)
 		L->gil_locked = (uint32_t)w[ts - 2];
 		L->gil_indirect = 1;
 	}
+}
+
+int nw_py_debug_offsets(void)
+{
+	uint64_t w[WORDS];
+	if (!nw_py.runtime || nw_mem_read(nw_py.runtime, w, sizeof w) != 0 || memcmp(w, "xdebugpy", 8) != 0)
+		return unsupported("not found at _PyRuntime");
+	/* w[1]: the version; then free_threaded (0 or 1) from 3.13.1 on, or
+	 * at once the runtime section (its size: a large struct). */
+	int rs = 2;
+	if (w[2] <= 1) {
+		if (w[2] == 1) {
+			snprintf(nw_py.note, sizeof nw_py.note, "CPython %u.%ut free-threaded: not supported",
+			         nw_py.version >> 24, (nw_py.version >> 16) & 0xff);
+			return -1;
+		}
+		rs = 3;
+	}
+	struct sections sec;
+	if (find_sections(w, rs, &sec) != 0)
+		return -1;
+	fill_layout(w, &sec);
 	return 0;
 }

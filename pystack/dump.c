@@ -59,14 +59,10 @@ static int parse_frame(char *s, struct nw_py_frame_text *f)
 	return 0;
 }
 
-int nw_py_threads_dump(struct nw_py_thread *out, int max, char *err, size_t errsize)
+/* The interpreter's own dumper writes every thread's stack into the
+ * memory file; its text into text (NUL-terminated). 0, or -1 with err. */
+static int run_dumper(char *text, char *err, size_t errsize)
 {
-	if (!nw_py_scratch((void **)&scratch, sizeof *scratch, "the Python dumper's text")) {
-		snprintf(err, errsize, "no memory for the dumper's text");
-		return -1;
-	}
-	struct nw_py_thread *states = scratch->states;
-	char *text = scratch->text;
 	if (memfd < 0) {
 		memfd = memfd_create("ncclwatch-pystack", MFD_CLOEXEC);
 		if (memfd < 0) {
@@ -94,6 +90,35 @@ int nw_py_threads_dump(struct nw_py_thread *out, int max, char *err, size_t errs
 		return -1;
 	}
 	text[len] = 0;
+	return 0;
+}
+
+/* A thread's first line: a new entry in out, tied to its thread state
+ * (tid, flags) by id. */
+static void start_thread(struct nw_py_thread *cur, unsigned long long id, const struct nw_py_thread *states,
+                         int ns)
+{
+	memset(cur, 0, offsetof(struct nw_py_thread, frames));
+	cur->thread_id = id;
+	for (int i = 0; i < ns; i++)
+		if (states[i].thread_id == id) {
+			cur->tstate = states[i].tstate;
+			cur->tid = states[i].tid;
+			cur->flags = states[i].flags;
+			break;
+		}
+}
+
+int nw_py_threads_dump(struct nw_py_thread *out, int max, char *err, size_t errsize)
+{
+	if (!nw_py_scratch((void **)&scratch, sizeof *scratch, "the Python dumper's text")) {
+		snprintf(err, errsize, "no memory for the dumper's text");
+		return -1;
+	}
+	struct nw_py_thread *states = scratch->states;
+	char *text = scratch->text;
+	if (run_dumper(text, err, errsize) != 0)
+		return -1;
 
 	int ns = nw_py_thread_states(states, NW_PY_THREADS_MAX);
 	int n = 0;
@@ -110,15 +135,7 @@ int nw_py_threads_dump(struct nw_py_thread *out, int max, char *err, size_t errs
 				continue;
 			}
 			cur = &out[n++];
-			memset(cur, 0, offsetof(struct nw_py_thread, frames));
-			cur->thread_id = id;
-			for (int i = 0; i < ns; i++)
-				if (states[i].thread_id == id) {
-					cur->tstate = states[i].tstate;
-					cur->tid = states[i].tid;
-					cur->flags = states[i].flags;
-					break;
-				}
+			start_thread(cur, id, states, ns);
 			continue;
 		}
 		if (!strcmp(s, "...")) {      /* the dumper's own limit: 100 threads */

@@ -857,17 +857,11 @@ static void own_range(uint64_t *lo, uint64_t *hi)
 		}
 }
 
-int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
+/* Ready to capture: libunwind loaded (its result returned), the capture
+ * signal still ours, the capture core open for this process (a fork
+ * child captures itself, not the process it was forked from). */
+static int prepare_capture(void)
 {
-	if (!area || area->magic != NW_STACK_MAGIC || !area->thread_capacity || !area->frame_capacity ||
-	    !area->strtab_size) {
-		NW_LOG_ONCE("stack capture: the stack area is not initialized; no stacks");
-		return 0;
-	}
-	if (ensure_buffers(area) != 0) {
-		NW_LOG_ONCE("stack capture: out of memory; no stacks");
-		return 0;
-	}
 	/* Loaded at the first NCCL call (nw_watchdog_start): a no-op here. */
 	int unw = nw_unw_load();
 	if (capture_sig && !handler_is_ours(capture_sig)) {
@@ -875,7 +869,6 @@ int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
 		       capture_sig);
 		capture_sig = 0;
 	}
-	/* A fork child captures itself, not the process it was forked from. */
 	if (core && nw_cap_pid(core) != getpid()) {
 		nw_cap_close(core);
 		core = NULL;
@@ -888,11 +881,14 @@ int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
 			       capture_sig ? "using the capture signal for every thread" : "no stacks");
 		}
 	}
-	uint32_t self = (uint32_t)gettid();
-	struct reply_table *t = atomic_load_explicit(&replies, memory_order_relaxed);
-	uint64_t gen = ++capture_gen;
-	uint32_t n = list_threads(area->thread_capacity, self), sent = 0;
-	st.note = NULL;
+	return unw;
+}
+
+/* Every other thread's stack, by the capture core or the capture signal,
+ * or none (the note says why): how many signals were sent. */
+static uint32_t ask_threads(struct reply_table *t, uint32_t n, uint32_t self, uint64_t gen, int unw)
+{
+	uint32_t sent = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		struct cap_thread *c = &st.thr[i];
 		c->flags = c->tid == self ? NW_THR_WATCHDOG : 0;
@@ -918,17 +914,12 @@ int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
 			if (st.thr[i].tid != self)
 				st.thr[i].flags |= NW_THR_NO_REPLY;
 	}
-	if (unw)
-		unwind_into(&st.self, 0);
-	else
-		st.self.n = st.self.first = 0;
-	wait_replies(t, n, gen, sent);
-	if (st.left_out && !st.note) {
-		snprintf(st.note_buf, sizeof(st.note_buf), "%u thread%s left out: the thread table holds %u "
-		         "(NCCLWATCH_STACK_THREADS)", st.left_out, st.left_out == 1 ? "" : "s", area->thread_capacity);
-		st.note = st.note_buf;
-	}
+	return sent;
+}
 
+/* The tables rebuilt from empty, the module list refreshed first. */
+static void clear_tables(void)
+{
 	int unloaded = nw_modules_refresh(&st.modules);
 	if (unloaded && core)
 		nw_cap_flush(core);
@@ -938,13 +929,15 @@ int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
 	memset(st.seg_thr, 0, (size_t)st.threads * sizeof(*st.seg_thr));
 	memset(st.seg_frames, 0, (size_t)st.threads * st.frames * sizeof(*st.seg_frames));
 	memset(st.seg_ipsyms, 0, (size_t)st.ipsyms * sizeof(*st.seg_ipsyms));
-	uint32_t module_capacity = area->module_capacity < NW_STACK_MODULES ? area->module_capacity
-	                                                                     : NW_STACK_MODULES;
-	uint32_t modules = st.modules.count < module_capacity ? st.modules.count : module_capacity;
-	uint32_t fcap = area->frame_capacity < NW_STACK_FRAMES ? area->frame_capacity : NW_STACK_FRAMES;
+}
+
+/* Each thread still there with the stack it gave (its reply, the core's
+ * copy, the watchdog's own), moved down over the gone ones: how many. */
+static uint32_t describe_threads(const struct reply_table *t, uint32_t n, uint32_t self, uint32_t fcap,
+                                 uint32_t module_capacity)
+{
 	uint64_t lo, hi;
 	own_range(&lo, &hi);
-
 	uint32_t kept = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		if (st.thr[i].gone)
@@ -970,6 +963,44 @@ int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
 		describe_thread(kept, r, fcap, module_capacity);
 		kept++;
 	}
+	return kept;
+}
+
+int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
+{
+	if (!area || area->magic != NW_STACK_MAGIC || !area->thread_capacity || !area->frame_capacity ||
+	    !area->strtab_size) {
+		NW_LOG_ONCE("stack capture: the stack area is not initialized; no stacks");
+		return 0;
+	}
+	if (ensure_buffers(area) != 0) {
+		NW_LOG_ONCE("stack capture: out of memory; no stacks");
+		return 0;
+	}
+	int unw = prepare_capture();
+	uint32_t self = (uint32_t)gettid();
+	struct reply_table *t = atomic_load_explicit(&replies, memory_order_relaxed);
+	uint64_t gen = ++capture_gen;
+	uint32_t n = list_threads(area->thread_capacity, self);
+	st.note = NULL;
+	uint32_t sent = ask_threads(t, n, self, gen, unw);
+	if (unw)
+		unwind_into(&st.self, 0);
+	else
+		st.self.n = st.self.first = 0;
+	wait_replies(t, n, gen, sent);
+	if (st.left_out && !st.note) {
+		snprintf(st.note_buf, sizeof(st.note_buf), "%u thread%s left out: the thread table holds %u "
+		         "(NCCLWATCH_STACK_THREADS)", st.left_out, st.left_out == 1 ? "" : "s", area->thread_capacity);
+		st.note = st.note_buf;
+	}
+
+	clear_tables();
+	uint32_t module_capacity = area->module_capacity < NW_STACK_MODULES ? area->module_capacity
+	                                                                     : NW_STACK_MODULES;
+	uint32_t modules = st.modules.count < module_capacity ? st.modules.count : module_capacity;
+	uint32_t fcap = area->frame_capacity < NW_STACK_FRAMES ? area->frame_capacity : NW_STACK_FRAMES;
+	uint32_t kept = describe_threads(t, n, self, fcap, module_capacity);
 	uint32_t note = st.note ? nw_strtab_add_str(&st.strtab, st.note) : 0;
 	uint32_t ipsyms = describe_opstacks(area, module_capacity);
 	/* Python stacks next to the native ones (pystack/), tied by tid. */

@@ -162,7 +162,26 @@ static const char *rank_text(int32_t r, char *buf, size_t len)
 	return buf;
 }
 
-static int run_attach(int argc, char **argv)
+/* What the command line asks of attach. */
+struct attach_opts {
+	pid_t tree;
+	const char *out_dir;
+	int python, dump, verdict, ras, verbose, json;
+};
+
+/* A pass of attach over its processes: where snapshots go, and what came
+ * of them. */
+struct attach_pass {
+	const struct attach_opts *o;
+	const char *base;       /* the default directory, jobs below it (no --output) */
+	const char *pyspy;      /* py-spy, or NULL: none, or not asked */
+	int problems, written, foreign;
+	struct dirset dirs;     /* every job directory to diagnose */
+	struct dirset dump_dirs; /* those of processes with the preload */
+};
+
+/* The options; -1 to go on, else the exit status. */
+static int parse_attach_options(int argc, char **argv, struct attach_opts *o)
 {
 	static const struct option options[] = {
 		{ "tree", required_argument, NULL, 't' },
@@ -176,38 +195,37 @@ static int run_attach(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	pid_t tree = 0;
-	const char *out_dir = NULL;
-	int python = 1, dump = 1, verdict = 1, ras = 1, verbose = 0, json = 0, c;
+	int c;
+	*o = (struct attach_opts){ .python = 1, .dump = 1, .verdict = 1, .ras = 1 };
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:t:o:PDnRvjh", options, NULL)) != -1) {
 		switch (c) {
 		case 't':
-			if (parse_pid(optarg, &tree) != 0)
+			if (parse_pid(optarg, &o->tree) != 0)
 				return nw_usage_error("attach", "--tree wants a process id, not '%s'", optarg);
 			break;
 		case 'o':
 			if (!*optarg)
 				return nw_usage_error("attach", "--output wants a directory");
-			out_dir = optarg;
+			o->out_dir = optarg;
 			break;
 		case 'P':
-			python = 0;
+			o->python = 0;
 			break;
 		case 'D':
-			dump = 0;
+			o->dump = 0;
 			break;
 		case 'n':
-			verdict = 0;
+			o->verdict = 0;
 			break;
 		case 'R':
-			ras = 0;
+			o->ras = 0;
 			break;
 		case 'v':
-			verbose = 1;
+			o->verbose = 1;
 			break;
 		case 'j':
-			json = 1;
+			o->json = 1;
 			break;
 		case 'h':
 			attach_help(stdout);
@@ -219,159 +237,174 @@ static int run_attach(int argc, char **argv)
 			                      argv[optind - 1]);
 		}
 	}
-	int npids = argc - optind;
-	if (json && !verdict)
-		return nw_usage_error("attach", "--json is the verdict's form: not with --no-verdict");
-	if (tree && npids)
-		return nw_usage_error("attach", "either --tree PID or PIDs, not both");
-	pid_t *pids = NULL;
-	if (npids) {
-		pids = calloc((size_t)npids, sizeof(*pids));
-		if (!pids)
-			return nw_usage_error("attach", "out of memory");
-		for (int i = 0; i < npids; i++)
-			if (parse_pid(argv[optind + i], &pids[i]) != 0) {
-				free(pids);
-				return nw_usage_error("attach", "'%s' is not a process id", argv[optind + i]);
-			}
-	} else {
-		if (tree && kill(tree, 0) != 0 && errno == ESRCH)
-			return nw_usage_error("attach", "--tree %d: no such process", (int)tree);
-		pid_t *launchers = NULL;
-		int nlaunchers = 0;
-		npids = nw_attach_find(getuid(), tree, &pids, &launchers, &nlaunchers);
-		if (npids < 0)
-			return nw_usage_error("attach", "/proc: %s", strerror(errno));
-		for (int i = 0; i < nlaunchers; i++) {
-			struct nw_attach_proc lp;
-			if (nw_attach_proc_read(launchers[i], &lp) == 0)
-				nw_print_line(stdout, "attach: pid %d (%s): a launcher of ranks (no rank of its own): not a rank",
-				              (int)lp.pid, lp.comm);
-		}
-		free(launchers);
-		if (npids == 0) {
-			free(pids);
-			if (tree)
-				return nw_usage_error("attach", "--tree %d: no descendant has libnccl mapped or a rank "
-				                      "in its environment", (int)tree);
-			return nw_usage_error("attach", "no process of yours has libnccl mapped (give PIDs or --tree PID)");
-		}
-	}
+	return -1;
+}
 
-	char defbuf[PATH_MAX];
-	const char *base = NULL;
+/* The processes of yours with libnccl mapped (under --tree PID, its
+ * descendants); the launchers among them are named, not attached to. -1
+ * to go on, else the exit status. */
+static int find_attach_pids(pid_t tree, pid_t **pids, int *npids)
+{
+	if (tree && kill(tree, 0) != 0 && errno == ESRCH)
+		return nw_usage_error("attach", "--tree %d: no such process", (int)tree);
+	pid_t *launchers = NULL;
+	int nlaunchers = 0;
+	*npids = nw_attach_find(getuid(), tree, pids, &launchers, &nlaunchers);
+	if (*npids < 0)
+		return nw_usage_error("attach", "/proc: %s", strerror(errno));
+	for (int i = 0; i < nlaunchers; i++) {
+		struct nw_attach_proc lp;
+		if (nw_attach_proc_read(launchers[i], &lp) == 0)
+			nw_print_line(stdout, "attach: pid %d (%s): a launcher of ranks (no rank of its own): not a rank",
+			              (int)lp.pid, lp.comm);
+	}
+	free(launchers);
+	if (*npids == 0) {
+		free(*pids);
+		if (tree)
+			return nw_usage_error("attach", "--tree %d: no descendant has libnccl mapped or a rank "
+			                      "in its environment", (int)tree);
+		return nw_usage_error("attach", "no process of yours has libnccl mapped (give PIDs or --tree PID)");
+	}
+	return -1;
+}
+
+/* The PIDs given, else those found. -1 to go on, else the exit status. */
+static int attach_pids(const struct attach_opts *o, int npids, char **args, pid_t **pids, int *n)
+{
+	*n = npids;
+	*pids = NULL;
+	if (!npids)
+		return find_attach_pids(o->tree, pids, n);
+	*pids = calloc((size_t)npids, sizeof(**pids));
+	if (!*pids)
+		return nw_usage_error("attach", "out of memory");
+	for (int i = 0; i < npids; i++)
+		if (parse_pid(args[i], &(*pids)[i]) != 0) {
+			free(*pids);
+			return nw_usage_error("attach", "'%s' is not a process id", args[i]);
+		}
+	return -1;
+}
+
+/* The directory the snapshots go to: --output, made if missing, or the
+ * default directory (*base, in defbuf), checked as every command checks
+ * it. -1 to go on, else the exit status. */
+static int attach_output_dir(const char *out_dir, char *defbuf, size_t len, const char **base)
+{
 	if (out_dir) {
-		if (make_dirs(out_dir) != 0) {
-			free(pids);
+		if (make_dirs(out_dir) != 0)
 			return nw_usage_error("attach", "%s: %s", out_dir, strerror(errno));
-		}
-	} else {
-		const char *d = nw_default_dir(defbuf, sizeof(defbuf));
-		if (make_dirs(d) != 0) {
-			free(pids);
-			return nw_usage_error("attach", "%s: %s", d, strerror(errno));
-		}
-		int rc = nw_cli_default_dir("attach", defbuf, sizeof(defbuf), NULL, &base);
-		if (rc != NW_EXIT_OK) {
-			free(pids);
-			return rc;
-		}
+		return -1;
 	}
+	const char *d = nw_default_dir(defbuf, len);
+	if (make_dirs(d) != 0)
+		return nw_usage_error("attach", "%s: %s", d, strerror(errno));
+	int rc = nw_cli_default_dir("attach", defbuf, len, NULL, base);
+	return rc != NW_EXIT_OK ? rc : -1;
+}
 
-	/* --json: stdout is the verdict's document alone; what attach (and the
-	 * dump it asks for) says goes to stderr until then. */
-	int saved_stdout = -1;
-	if (json) {
-		fflush(stdout);
-		saved_stdout = dup(STDOUT_FILENO);
-		if (saved_stdout < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
-			free(pids);
-			return nw_usage_error("attach", "stdout: %s", strerror(errno));
-		}
-	}
-	const char *pyspy = python ? nw_pyspy_path() : NULL;
-	int problems = 0, written = 0, foreign = 0;
-	struct dirset dirs = { .n = 0 };
-	struct dirset dump_dirs = { .n = 0 };
-	static struct nw_attach_proc p;
-	for (int i = 0; i < npids; i++) {
-		char rbuf[16];
-		if (nw_attach_proc_read(pids[i], &p) != 0) {
-			nw_print_line(stderr, "ncclwatch attach: pid %d: process gone", (int)pids[i]);
-			problems = 1;
-			continue;
-		}
-		if (p.denied) {
-			nw_print_line(stderr, "ncclwatch attach: pid %d (%s): not permitted to read it (another user's "
-			        "process, or one that set PR_SET_DUMPABLE 0)", (int)p.pid, p.comm);
-			problems = 1;
-			continue;
-		}
-		if (p.preload && !p.segment[0]) {
-			nw_print_line(stdout, "attach: pid %d rank %s (%s): has the preload but no segment yet (no NCCL call so far): "
-			       "a snapshot instead", (int)p.pid, rank_text(p.global_rank, rbuf, sizeof(rbuf)), p.comm);
-		} else if (p.preload) {
-			char jobdir[PATH_MAX];
-			snprintf(jobdir, sizeof(jobdir), "%s", p.segment);
-			char *slash = strrchr(jobdir, '/');
-			if (slash)
-				*slash = 0;
-			nw_print_line(stdout, "attach: pid %d rank %s (%s): runs with the preload: its segment %s", (int)p.pid,
-			       rank_text(p.global_rank, rbuf, sizeof(rbuf)), p.comm, p.segment);
-			dirset_add(&dirs, jobdir, p.pid);
-			dirset_add(&dump_dirs, jobdir, p.pid);
-			continue;
-		}
-		char dir[PATH_MAX];
-		if (out_dir)
-			snprintf(dir, sizeof(dir), "%s", out_dir);
-		else if (snprintf(dir, sizeof(dir), "%s/%s", base, p.job) >= (int)sizeof(dir) || make_dirs(dir) != 0) {
-			nw_print_line(stderr, "ncclwatch attach: %s: %s", dir, strerror(errno));
-			problems = 1;
-			continue;
-		}
-		char pynote[256] = "";
-		struct nw_py_process *py = NULL;
-		if (!python)
-			snprintf(pynote, sizeof(pynote), "not asked (--no-python)");
-		else if (!p.python)
-			snprintf(pynote, sizeof(pynote), "no Python in this process");
-		else if (!pyspy)
-			nw_pyspy_missing(pynote, sizeof(pynote));
-		else
-			py = nw_pyspy_dump(pyspy, p.pid, pynote, sizeof(pynote));
-		struct nw_snapshot_result res;
-		char err[512];
-		if (nw_snapshot_take(&p, dir, py, pynote[0] ? pynote : NULL, &res, err, sizeof(err)) != 0) {
-			nw_print_line(stderr, "ncclwatch attach: pid %d (%s): %s", (int)p.pid, p.comm, err);
-			problems = 1;
-			nw_pyspy_free(py);
-			continue;
-		}
+/* A process that runs with the preload keeps its own segment: its job
+ * directory is diagnosed, and its watchdog asked for a dump. */
+static void note_preloaded(struct attach_pass *ap, const struct nw_attach_proc *p)
+{
+	char rbuf[16], jobdir[PATH_MAX];
+	snprintf(jobdir, sizeof(jobdir), "%s", p->segment);
+	char *slash = strrchr(jobdir, '/');
+	if (slash)
+		*slash = 0;
+	nw_print_line(stdout, "attach: pid %d rank %s (%s): runs with the preload: its segment %s", (int)p->pid,
+	              rank_text(p->global_rank, rbuf, sizeof(rbuf)), p->comm, p->segment);
+	dirset_add(&ap->dirs, jobdir, p->pid);
+	dirset_add(&ap->dump_dirs, jobdir, p->pid);
+}
+
+/* The process's Python stacks from py-spy, or NULL with pynote saying why
+ * there are none. */
+static struct nw_py_process *python_stacks(const struct attach_pass *ap, const struct nw_attach_proc *p,
+                                           char *pynote, size_t len)
+{
+	if (!ap->o->python)
+		snprintf(pynote, len, "not asked (--no-python)");
+	else if (!p->python)
+		snprintf(pynote, len, "no Python in this process");
+	else if (!ap->pyspy)
+		nw_pyspy_missing(pynote, len);
+	else
+		return nw_pyspy_dump(ap->pyspy, p->pid, pynote, len);
+	return NULL;
+}
+
+/* The snapshot of process p into dir, and its line. */
+static void snapshot_one(struct attach_pass *ap, const struct nw_attach_proc *p, const char *dir)
+{
+	char rbuf[16], pynote[256] = "";
+	struct nw_py_process *py = python_stacks(ap, p, pynote, sizeof(pynote));
+	struct nw_snapshot_result res;
+	char err[512];
+	if (nw_snapshot_take(p, dir, py, pynote[0] ? pynote : NULL, &res, err, sizeof(err)) != 0) {
+		nw_print_line(stderr, "ncclwatch attach: pid %d (%s): %s", (int)p->pid, p->comm, err);
+		ap->problems = 1;
 		nw_pyspy_free(py);
-		if (res.denied) {
-			nw_print_line(stderr, "ncclwatch attach: pid %d (%s): not permitted to read its threads "
-			        "(ptrace: same user, kernel.yama.ptrace_scope, CAP_SYS_PTRACE in a container)",
-			        (int)p.pid, p.comm);
-			problems = 1;
-		}
-		char left[64] = "";
-		if (res.left_running)
-			snprintf(left, sizeof(left), ", %u left running", res.left_running);
-		nw_print_line(stdout, "attach: pid %d rank %s (%s): %u threads, %u stacks (%u stopped, longest %.3f ms%s), "
-		       "%.1f ms; python: %s -> %s",
-		       (int)p.pid, rank_text(p.global_rank, rbuf, sizeof(rbuf)), p.comm, res.threads, res.stacks,
-		       res.by_ptrace, res.stopped_max_ns / 1e6, left, res.capture_ns / 1e6, pynote, res.path);
-		if (p.uid != getuid())
-			foreign = 1;
-		written++;
-		dirset_add(&dirs, dir, p.pid);
+		return;
 	}
-	if (ras && dirs.n)
-		nw_cli_ras_attach(dirs.dir, dirs.pids, dirs.npids, dirs.n);
-	else if (dirs.n)
-		printf("attach: RAS not asked (--no-ras): stacks alone\n");
-	free(pids);
+	nw_pyspy_free(py);
+	if (res.denied) {
+		nw_print_line(stderr, "ncclwatch attach: pid %d (%s): not permitted to read its threads "
+		        "(ptrace: same user, kernel.yama.ptrace_scope, CAP_SYS_PTRACE in a container)",
+		        (int)p->pid, p->comm);
+		ap->problems = 1;
+	}
+	char left[64] = "";
+	if (res.left_running)
+		snprintf(left, sizeof(left), ", %u left running", res.left_running);
+	nw_print_line(stdout, "attach: pid %d rank %s (%s): %u threads, %u stacks (%u stopped, longest %.3f ms%s), "
+	       "%.1f ms; python: %s -> %s",
+	       (int)p->pid, rank_text(p->global_rank, rbuf, sizeof(rbuf)), p->comm, res.threads, res.stacks,
+	       res.by_ptrace, res.stopped_max_ns / 1e6, left, res.capture_ns / 1e6, pynote, res.path);
+	if (p->uid != getuid())
+		ap->foreign = 1;
+	ap->written++;
+	dirset_add(&ap->dirs, dir, p->pid);
+}
+
+/* One process: named gone or denied, its own segment, or a snapshot. */
+static void attach_one(struct attach_pass *ap, pid_t pid)
+{
+	static struct nw_attach_proc p;
+	char rbuf[16];
+	if (nw_attach_proc_read(pid, &p) != 0) {
+		nw_print_line(stderr, "ncclwatch attach: pid %d: process gone", (int)pid);
+		ap->problems = 1;
+		return;
+	}
+	if (p.denied) {
+		nw_print_line(stderr, "ncclwatch attach: pid %d (%s): not permitted to read it (another user's "
+		        "process, or one that set PR_SET_DUMPABLE 0)", (int)p.pid, p.comm);
+		ap->problems = 1;
+		return;
+	}
+	if (p.preload && !p.segment[0]) {
+		nw_print_line(stdout, "attach: pid %d rank %s (%s): has the preload but no segment yet (no NCCL call so far): "
+		       "a snapshot instead", (int)p.pid, rank_text(p.global_rank, rbuf, sizeof(rbuf)), p.comm);
+	} else if (p.preload) {
+		note_preloaded(ap, &p);
+		return;
+	}
+	char dir[PATH_MAX];
+	if (ap->o->out_dir)
+		snprintf(dir, sizeof(dir), "%s", ap->o->out_dir);
+	else if (snprintf(dir, sizeof(dir), "%s/%s", ap->base, p.job) >= (int)sizeof(dir) || make_dirs(dir) != 0) {
+		nw_print_line(stderr, "ncclwatch attach: %s: %s", dir, strerror(errno));
+		ap->problems = 1;
+		return;
+	}
+	snapshot_one(ap, &p, dir);
+}
+
+/* The totals of the capture core over every snapshot written. */
+static void print_attach_totals(int written)
+{
 	if (written)
 		printf("attach: %d process%s: %llu threads read without stopping them, %llu stopped (longest %.3f ms), "
 		       "%llu call%s woken in the window restarted, %llu left running (not interrupted)\n",
@@ -380,40 +413,101 @@ static int run_attach(int argc, char **argv)
 		       (unsigned long long)nw_cap_stats.restarted, nw_cap_stats.restarted == 1 ? "" : "s",
 		       (unsigned long long)nw_cap_stats.left_running);
 	fflush(stdout);
+}
 
-	if (dump)
-		for (int i = 0; i < dump_dirs.n; i++) {
-			char *dargv[] = { "dump", "--wait", "5", dump_dirs.dir[i], NULL };
-			optind = 0;
-			nw_cmd_dump.run(4, dargv);
-		}
+/* `ncclwatch dump` for the jobs of the processes with the preload. */
+static void dump_preloaded(const struct dirset *dump_dirs)
+{
+	for (int i = 0; i < dump_dirs->n; i++) {
+		char *dargv[] = { "dump", "--wait", "5", dump_dirs->dir[i], NULL };
+		optind = 0;
+		nw_cmd_dump.run(4, dargv);
+	}
+}
+
+/* `ncclwatch diagnose` over every job directory written or found. */
+static int diagnose_attached(const struct attach_pass *ap)
+{
+	char *dargv[MAX_DIRS + 5];
+	int k = 0;
+	dargv[k++] = "diagnose";
+	if (ap->foreign)
+		dargv[k++] = "--any-owner";
+	if (ap->o->verbose)
+		dargv[k++] = "--verbose";
+	if (ap->o->json)
+		dargv[k++] = "--json";
+	for (int i = 0; i < ap->dirs.n; i++)
+		dargv[k++] = ap->dirs.dir[i];
+	dargv[k] = NULL;
+	optind = 0;
+	return nw_cmd_diagnose.run(k, dargv);
+}
+
+/* Each process in turn, then RAS over the jobs written, the totals, the
+ * dumps asked for and the verdict. */
+static int attach_all(struct attach_pass *ap, const pid_t *pids, int npids, int saved_stdout)
+{
+	for (int i = 0; i < npids; i++)
+		attach_one(ap, pids[i]);
+	if (ap->o->ras && ap->dirs.n)
+		nw_cli_ras_attach(ap->dirs.dir, ap->dirs.pids, ap->dirs.npids, ap->dirs.n);
+	else if (ap->dirs.n)
+		printf("attach: RAS not asked (--no-ras): stacks alone\n");
+	print_attach_totals(ap->written);
+	if (ap->o->dump)
+		dump_preloaded(&ap->dump_dirs);
 	int status = NW_EXIT_OK;
 	fflush(stdout);
 	if (saved_stdout >= 0) {
 		dup2(saved_stdout, STDOUT_FILENO);
 		close(saved_stdout);
 	}
-	if (verdict && dirs.n) {
-		char *dargv[MAX_DIRS + 5];
-		int k = 0;
-		dargv[k++] = "diagnose";
-		if (foreign)
-			dargv[k++] = "--any-owner";
-		if (verbose)
-			dargv[k++] = "--verbose";
-		if (json)
-			dargv[k++] = "--json";
-		for (int i = 0; i < dirs.n; i++)
-			dargv[k++] = dirs.dir[i];
-		dargv[k] = NULL;
-		optind = 0;
-		status = nw_cmd_diagnose.run(k, dargv);
+	if (ap->o->verdict && ap->dirs.n)
+		status = diagnose_attached(ap);
+	return status;
+}
+
+static int run_attach(int argc, char **argv)
+{
+	struct attach_opts o;
+	int rc = parse_attach_options(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	int npids = argc - optind;
+	if (o.json && !o.verdict)
+		return nw_usage_error("attach", "--json is the verdict's form: not with --no-verdict");
+	if (o.tree && npids)
+		return nw_usage_error("attach", "either --tree PID or PIDs, not both");
+	pid_t *pids;
+	if ((rc = attach_pids(&o, npids, argv + optind, &pids, &npids)) >= 0)
+		return rc;
+
+	char defbuf[PATH_MAX];
+	struct attach_pass ap = { .o = &o };
+	if ((rc = attach_output_dir(o.out_dir, defbuf, sizeof(defbuf), &ap.base)) >= 0) {
+		free(pids);
+		return rc;
 	}
-	dirset_free(&dirs);
-	dirset_free(&dump_dirs);
-	if (problems)
+	/* --json: stdout is the verdict's document alone; what attach (and the
+	 * dump it asks for) says goes to stderr until then. */
+	int saved_stdout = -1;
+	if (o.json) {
+		fflush(stdout);
+		saved_stdout = dup(STDOUT_FILENO);
+		if (saved_stdout < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+			free(pids);
+			return nw_usage_error("attach", "stdout: %s", strerror(errno));
+		}
+	}
+	ap.pyspy = o.python ? nw_pyspy_path() : NULL;
+	int status = attach_all(&ap, pids, npids, saved_stdout);
+	free(pids);
+	dirset_free(&ap.dirs);
+	dirset_free(&ap.dump_dirs);
+	if (ap.problems)
 		return NW_EXIT_USAGE;
-	if (!written && !dirs.n)
+	if (!ap.written && !ap.dirs.n)
 		return NW_EXIT_USAGE;
 	return status;
 }

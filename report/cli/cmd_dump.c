@@ -223,7 +223,8 @@ static void find_jobs(const char *dir, const char *only, struct job_list *jobs)
 	closedir(d);
 }
 
-static int run_dump(int argc, char **argv)
+/* The options; -1 to go on, else the exit status. */
+static int parse_dump_options(int argc, char **argv, const char **only, double *wait_s)
 {
 	static const struct option options[] = {
 		{ "job", required_argument, NULL, 'j' },
@@ -231,19 +232,17 @@ static int run_dump(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *only = NULL;
-	double wait_s = 5;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":j:w:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'j':
-			only = optarg;
+			*only = optarg;
 			break;
 		case 'w':
 			if (strcmp(optarg, "0") == 0)
-				wait_s = 0;
-			else if (nw_cli_seconds(optarg, &wait_s) != 0)
+				*wait_s = 0;
+			else if (nw_cli_seconds(optarg, wait_s) != 0)
 				return nw_usage_error("dump", "--wait wants a number of seconds >= 0, not '%s'", optarg);
 			break;
 		case 'h':
@@ -255,11 +254,54 @@ static int run_dump(int argc, char **argv)
 			return nw_usage_error("dump", "unknown option '%s' (see ncclwatch dump --help)", argv[optind - 1]);
 		}
 	}
+	return -1;
+}
+
+/* How many of the job's live processes answered request `id` (0: none
+ * raised), waiting for them until the deadline. */
+static int wait_answers(const char *jobdir, const struct job_procs *jp, uint64_t id, uint64_t deadline)
+{
+	int answered;
+	for (;;) {
+		answered = id ? count_answers(jobdir, jp, id) : 0;
+		if (!id || answered >= jp->nlive || now_ns(CLOCK_MONOTONIC) >= deadline)
+			break;
+		usleep(50 * 1000);
+	}
+	return answered;
+}
+
+/* The job's line: who answered, who was not asked and why. */
+static void print_answers(const char *name, const struct job_procs *jp, int answered)
+{
+	fputs("dump: job ", stdout);
+	nw_put_escaped(stdout, name, 0);
+	printf(": %d of %d process%s answered", answered, jp->nlive, jp->nlive == 1 ? "" : "es");
+	if (jp->ndead) {
+		printf("; %d dead process%s not asked (pid%s ", jp->ndead, jp->ndead == 1 ? "" : "es",
+		       jp->ndead == 1 ? "" : "s");
+		for (int k = 0; k < jp->ndead && k < SHOW_DEAD; k++)
+			printf("%s%lld", k ? "," : "", (long long)jp->dead_pid[k]);
+		printf("%s)", jp->ndead > SHOW_DEAD ? ",..." : "");
+	}
+	if (jp->nexiting)
+		printf("; %d exiting, not asked", jp->nexiting);
+	if (jp->nother)
+		printf("; %d of other hosts, not asked (run dump there)", jp->nother);
+	putchar('\n');
+}
+
+static int run_dump(int argc, char **argv)
+{
+	const char *only = NULL;
+	double wait_s = 5;
+	int rc = parse_dump_options(argc, argv, &only, &wait_s);
+	if (rc >= 0)
+		return rc;
 	if (argc - optind > 1)
 		return nw_usage_error("dump", "one directory at most, not %d", argc - optind);
 	char defdir[PATH_MAX];
 	const char *dir = optind < argc ? argv[optind] : NULL;
-	int rc;
 	if (!dir && (rc = nw_cli_default_dir("dump", defdir, sizeof defdir, NULL, &dir)) != NW_EXIT_OK)
 		return rc;
 	struct stat st;
@@ -287,13 +329,7 @@ static int run_dump(int argc, char **argv)
 	int status = NW_EXIT_OK;
 	for (int i = 0; i < jobs.n; i++) {
 		const struct job_procs *jp = &procs[i];
-		int answered;
-		for (;;) {
-			answered = raised[i] ? count_answers(jobs.paths[i], jp, raised[i]) : 0;
-			if (!raised[i] || answered >= jp->nlive || now_ns(CLOCK_MONOTONIC) >= deadline)
-				break;
-			usleep(50 * 1000);
-		}
+		int answered = wait_answers(jobs.paths[i], jp, raised[i], deadline);
 		const char *name = strrchr(jobs.paths[i], '/');
 		name = name ? name + 1 : jobs.paths[i];
 		if (!raised[i]) {
@@ -301,21 +337,7 @@ static int run_dump(int argc, char **argv)
 			status = NW_EXIT_PROBLEM;
 			continue;
 		}
-		fputs("dump: job ", stdout);
-		nw_put_escaped(stdout, name, 0);
-		printf(": %d of %d process%s answered", answered, jp->nlive, jp->nlive == 1 ? "" : "es");
-		if (jp->ndead) {
-			printf("; %d dead process%s not asked (pid%s ", jp->ndead, jp->ndead == 1 ? "" : "es",
-			       jp->ndead == 1 ? "" : "s");
-			for (int k = 0; k < jp->ndead && k < SHOW_DEAD; k++)
-				printf("%s%lld", k ? "," : "", (long long)jp->dead_pid[k]);
-			printf("%s)", jp->ndead > SHOW_DEAD ? ",..." : "");
-		}
-		if (jp->nexiting)
-			printf("; %d exiting, not asked", jp->nexiting);
-		if (jp->nother)
-			printf("; %d of other hosts, not asked (run dump there)", jp->nother);
-		putchar('\n');
+		print_answers(name, jp, answered);
 		if (answered < jp->nlive && wait_s > 0)
 			status = NW_EXIT_PROBLEM;
 	}

@@ -188,7 +188,18 @@ static size_t grown(const struct nw_ras_report *a, const struct nw_ras_report *b
 	return n;
 }
 
-static int ras_run(int argc, char **argv)
+/* What the command line asks of ras. */
+struct ras_opts {
+	struct nw_ras_query_opts q;
+	const char *save, *monitor;
+	double settle;
+	pid_t pids[256];
+	size_t npids;
+	int json;
+};
+
+/* The options; -1 to go on, else the exit status. */
+static int parse_ras_options(int argc, char **argv, struct ras_opts *o)
 {
 	static const struct option options[] = {
 		{ "addr", required_argument, NULL, 'a' },
@@ -203,103 +214,135 @@ static int ras_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct nw_ras_query_opts q = { .server_timeout_s = -1 };
-	const char *save = NULL, *monitor = NULL;
-	double settle = 0;
-	pid_t pids[256];
-	size_t npids = 0;
-	int json = 0, c;
+	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:a:jp:m:S:s:t:vTh", options, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			if (!*optarg) return nw_usage_error("ras", "--addr wants HOST:PORT");
-			q.addr = optarg;
+			o->q.addr = optarg;
 			break;
-		case 'j': json = 1; break;
+		case 'j': o->json = 1; break;
 		case 'S':
-			if (nw_cli_seconds(optarg, &settle)) return nw_usage_error("ras", "--settle '%s': not a number of seconds > 0", optarg);
+			if (nw_cli_seconds(optarg, &o->settle)) return nw_usage_error("ras", "--settle '%s': not a number of seconds > 0", optarg);
 			break;
 		case 'm':
 			if (!*optarg) return nw_usage_error("ras", "--monitor wants event groups (lifecycle, trace, all)");
-			monitor = optarg;
+			o->monitor = optarg;
 			break;
 		case 'p': {
 			char *end;
 			long v = strtol(optarg, &end, 10);
-			if (*end || v <= 0 || npids == sizeof pids / sizeof pids[0])
+			if (*end || v <= 0 || o->npids == sizeof o->pids / sizeof o->pids[0])
 				return nw_usage_error("ras", "--pid '%s': not a process id (at most 256)", optarg);
-			pids[npids++] = (pid_t)v;
+			o->pids[o->npids++] = (pid_t)v;
 			break;
 		}
 		case 's':
 			if (!*optarg) return nw_usage_error("ras", "--save wants a file name");
-			save = optarg;
+			o->save = optarg;
 			break;
 		case 't':
-			if (nw_cli_seconds(optarg, &q.deadline_s)) return nw_usage_error("ras", "--timeout '%s': not a number of seconds > 0", optarg);
+			if (nw_cli_seconds(optarg, &o->q.deadline_s)) return nw_usage_error("ras", "--timeout '%s': not a number of seconds > 0", optarg);
 			break;
-		case 'v': q.verbose = 1; break;
-		case 'T': q.force_text = 1; break;
+		case 'v': o->q.verbose = 1; break;
+		case 'T': o->q.force_text = 1; break;
 		case 'h': ras_help(stdout); return NW_EXIT_OK;
 		case ':': return nw_usage_error("ras", "%s wants a value", argv[optind - 1]);
 		default: return nw_usage_error("ras", "unknown option '%s' (see ncclwatch ras --help)", argv[optind - 1]);
 		}
 	}
-	if (optind < argc) return nw_usage_error("ras", "unexpected argument '%s'", argv[optind]);
-	if (npids && q.addr) return nw_usage_error("ras", "--addr and --pid exclude each other");
+	return -1;
+}
+
+/* --monitor: the events of the groups asked for, as the server sends them. */
+static int run_monitor(struct ras_opts *o)
+{
 	char err0[512];
-	if (monitor) {
-		if (npids || save || q.verbose || q.force_text)
-			return nw_usage_error("ras", "--monitor goes with --addr, --json and --timeout only");
-		int st = nw_ras_monitor(&q, monitor, json, stdout, err0, sizeof err0);
-		if (st != NW_RAS_OK)
-			nw_print_line(stderr, "ncclwatch ras: %s", err0);
-		/* cut short by its byte limit: the events shown are not all */
-		return st == NW_RAS_OK ? NW_EXIT_OK : st == NW_RAS_LIMIT ? NW_EXIT_PROBLEM : NW_EXIT_USAGE;
+	if (o->npids || o->save || o->q.verbose || o->q.force_text)
+		return nw_usage_error("ras", "--monitor goes with --addr, --json and --timeout only");
+	int st = nw_ras_monitor(&o->q, o->monitor, o->json, stdout, err0, sizeof err0);
+	if (st != NW_RAS_OK)
+		nw_print_line(stderr, "ncclwatch ras: %s", err0);
+	/* cut short by its byte limit: the events shown are not all */
+	return st == NW_RAS_OK ? NW_EXIT_OK : st == NW_RAS_LIMIT ? NW_EXIT_PROBLEM : NW_EXIT_USAGE;
+}
+
+/* One report, from where the processes given serve RAS, else --addr's. */
+static int query(struct ras_opts *o, struct nw_ras_report *r, char *err, size_t len)
+{
+	return o->npids ? nw_ras_query_pids(o->pids, o->npids, &o->q, r, err, len)
+	                : nw_ras_query(&o->q, r, err, len);
+}
+
+/* --settle S: ask again after S seconds; *r becomes the second report,
+ * progress says whether any launch count grew. -1 to go on, else the exit
+ * status (*r freed). */
+static int settle_and_ask_again(struct ras_opts *o, struct nw_ras_report *r, char *progress, size_t len)
+{
+	char err[512];
+	double settle = o->settle;
+	struct timespec ts = { (time_t)settle, (long)((settle - (double)(time_t)settle) * 1e9) };
+	while (nanosleep(&ts, &ts)) {}
+	struct nw_ras_report r2;
+	int st = query(o, &r2, err, sizeof err);
+	if (st != NW_RAS_OK) {
+		nw_ras_report_free(r);
+		nw_print_line(stderr, "ncclwatch ras: second query: %s", err);
+		return NW_EXIT_USAGE;
 	}
+	size_t moved = grown(r, &r2);
+	if (moved)
+		snprintf(progress, len, "progress: %zu rank%s launched more collectives in %g s: the job moves, "
+		         "count differences are in-flight ops", moved, moved == 1 ? "" : "s", settle);
+	else
+		snprintf(progress, len, "no progress in %g s: no launch count grew", settle);
+	nw_ras_report_free(r);
+	*r = r2;
+	return -1;
+}
+
+/* --save FILE: the report as received. -1 to go on, else the exit status
+ * (r freed). */
+static int save_report(const char *save, struct nw_ras_report *r)
+{
+	FILE *f = fopen(save, "we");
+	if (!f || fwrite(r->raw, 1, r->raw_len, f) != r->raw_len || fclose(f)) {
+		if (f) fclose(f);
+		nw_ras_report_free(r);
+		return nw_usage_error("ras", "cannot write %s", save);
+	}
+	return -1;
+}
+
+static int ras_run(int argc, char **argv)
+{
+	struct ras_opts o = { .q = { .server_timeout_s = -1 } };
+	int rc = parse_ras_options(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	if (optind < argc) return nw_usage_error("ras", "unexpected argument '%s'", argv[optind]);
+	if (o.npids && o.q.addr) return nw_usage_error("ras", "--addr and --pid exclude each other");
+	if (o.monitor)
+		return run_monitor(&o);
 	struct nw_ras_report r;
 	char err[512];
-	int st = npids ? nw_ras_query_pids(pids, npids, &q, &r, err, sizeof err) : nw_ras_query(&q, &r, err, sizeof err);
+	int st = query(&o, &r, err, sizeof err);
 	if (st != NW_RAS_OK) {
 		nw_print_line(stderr, "ncclwatch ras: %s", err);
 		return NW_EXIT_USAGE;
 	}
 	char progress[256] = "";
-	if (settle > 0) {
-		struct timespec ts = { (time_t)settle, (long)((settle - (double)(time_t)settle) * 1e9) };
-		while (nanosleep(&ts, &ts)) {}
-		struct nw_ras_report r2;
-		st = npids ? nw_ras_query_pids(pids, npids, &q, &r2, err, sizeof err) : nw_ras_query(&q, &r2, err, sizeof err);
-		if (st != NW_RAS_OK) {
-			nw_ras_report_free(&r);
-			nw_print_line(stderr, "ncclwatch ras: second query: %s", err);
-			return NW_EXIT_USAGE;
-		}
-		size_t moved = grown(&r, &r2);
-		if (moved)
-			snprintf(progress, sizeof progress, "progress: %zu rank%s launched more collectives in %g s: the job moves, "
-			         "count differences are in-flight ops", moved, moved == 1 ? "" : "s", settle);
-		else
-			snprintf(progress, sizeof progress, "no progress in %g s: no launch count grew", settle);
-		nw_ras_report_free(&r);
-		r = r2;
-	}
-	int rc = NW_EXIT_OK;
-	if (save) {
-		FILE *f = fopen(save, "we");
-		if (!f || fwrite(r.raw, 1, r.raw_len, f) != r.raw_len || fclose(f)) {
-			if (f) fclose(f);
-			nw_ras_report_free(&r);
-			return nw_usage_error("ras", "cannot write %s", save);
-		}
-	}
+	if (o.settle > 0 && (rc = settle_and_ask_again(&o, &r, progress, sizeof progress)) >= 0)
+		return rc;
+	if (o.save && (rc = save_report(o.save, &r)) >= 0)
+		return rc;
 	/* as received, but nothing a terminal acts on (../escape.h) */
-	if (json) nw_put_escaped_n(stdout, r.raw, r.raw_len, r.from_text ? NW_ESC_LINES : NW_ESC_JSON);
+	if (o.json) nw_put_escaped_n(stdout, r.raw, r.raw_len, r.from_text ? NW_ESC_LINES : NW_ESC_JSON);
 	else print_summary(stdout, &r);
-	if (progress[0]) fprintf(json ? stderr : stdout, "%s\n", progress);
+	if (progress[0]) fprintf(o.json ? stderr : stdout, "%s\n", progress);
 	nw_ras_report_free(&r);
-	return rc;
+	return NW_EXIT_OK;
 }
 
 const struct nw_command nw_cmd_ras = {

@@ -131,7 +131,14 @@ static char *preload_value(const char *lib, const char *old)
 	return v;
 }
 
-static int run_run(int argc, char **argv)
+/* What the command line asks of run: the variables to set. */
+struct run_opts {
+	const char *timeout, *dir, *dump_dir;
+	int keep, stacks;
+};
+
+/* The options; -1 to go on, else the exit status. */
+static int parse_run_options(int argc, char **argv, struct run_opts *o)
 {
 	static const struct option options[] = {
 		{ "timeout", required_argument, NULL, 't' },
@@ -142,28 +149,28 @@ static int run_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *timeout = NULL, *dir = NULL, *dump_dir = NULL;
-	int keep = 0, stacks = 0, c;
+	int c;
 	double secs;
+	*o = (struct run_opts){ 0 };
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:t:d:D:ksh", options, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if (nw_cli_seconds(optarg, &secs) != 0)
 				return nw_usage_error("run", "--timeout wants a number of seconds > 0, not '%s'", optarg);
-			timeout = optarg;
+			o->timeout = optarg;
 			break;
 		case 'd':
-			dir = optarg;
+			o->dir = optarg;
 			break;
 		case 'D':
-			dump_dir = optarg;
+			o->dump_dir = optarg;
 			break;
 		case 'k':
-			keep = 1;
+			o->keep = 1;
 			break;
 		case 's':
-			stacks = 1;
+			o->stacks = 1;
 			break;
 		case 'h':
 			run_help(stdout);
@@ -174,18 +181,19 @@ static int run_run(int argc, char **argv)
 			return nw_usage_error("run", "unknown option '%s' (see ncclwatch run --help)", argv[optind - 1]);
 		}
 	}
-	if (optind >= argc)
-		return nw_usage_error("run", "no command given: ncclwatch run [OPTIONS] -- CMD [ARGS...]");
-	if ((dir && !*dir) || (dump_dir && !*dump_dir))
-		return nw_usage_error("run", "--dir and --dump-dir want a directory, not ''");
+	return -1;
+}
 
-	char lib[PATH_MAX];
+/* The library to preload, readable, as an absolute path: $NCCLWATCH_LIB,
+ * else the one beside this program. -1 to go on, else the exit status. */
+static int find_lib(char lib[PATH_MAX])
+{
 	const char *env_lib = getenv("NCCLWATCH_LIB");
 	if (env_lib && *env_lib) {
-		if (strlen(env_lib) >= sizeof lib)
+		if (strlen(env_lib) >= PATH_MAX)
 			return nw_usage_error("run", "NCCLWATCH_LIB is too long");
 		strcpy(lib, env_lib);
-	} else if (default_lib(lib, sizeof lib) != 0) {
+	} else if (default_lib(lib, PATH_MAX) != 0) {
 		return nw_usage_error("run", "cannot find where this program is (/proc/self/exe); set NCCLWATCH_LIB");
 	}
 	if (access(lib, R_OK) != 0)
@@ -193,27 +201,38 @@ static int run_run(int argc, char **argv)
 	char real[PATH_MAX];
 	if (realpath(lib, real))   /* absolute: CMD's processes may change directory */
 		strcpy(lib, real);
+	return -1;
+}
 
+/* LD_PRELOAD and the variables the options name, for CMD to inherit. -1
+ * to go on, else the exit status. */
+static int set_run_environment(const char *lib, const struct run_opts *o)
+{
 	char *preload = preload_value(lib, getenv("LD_PRELOAD"));
 	if (!preload || setenv("LD_PRELOAD", preload, 1) != 0
-	    || (timeout && setenv("NCCLWATCH_TIMEOUT", timeout, 1) != 0)
-	    || (dir && setenv("NCCLWATCH_DIR", dir, 1) != 0)
-	    || (dump_dir && setenv("NCCLWATCH_DUMP_DIR", dump_dir, 1) != 0)
-	    || (keep && setenv("NCCLWATCH_KEEP", "1", 1) != 0)
-	    || (stacks && setenv("NCCLWATCH_STACKS", "1", 1) != 0)) {
+	    || (o->timeout && setenv("NCCLWATCH_TIMEOUT", o->timeout, 1) != 0)
+	    || (o->dir && setenv("NCCLWATCH_DIR", o->dir, 1) != 0)
+	    || (o->dump_dir && setenv("NCCLWATCH_DUMP_DIR", o->dump_dir, 1) != 0)
+	    || (o->keep && setenv("NCCLWATCH_KEEP", "1", 1) != 0)
+	    || (o->stacks && setenv("NCCLWATCH_STACKS", "1", 1) != 0)) {
 		free(preload);
 		return nw_usage_error("run", "cannot set the environment: %s", strerror(errno));
 	}
 	free(preload);
+	return -1;
+}
 
-	/* Forwarded signals are blocked until the child's pid is known, so
-	 * none is lost between fork and the handler seeing the pid. */
-	sigset_t block, old;
+/* Forwarded signals are blocked until the child's pid is known, so none
+ * is lost between fork and the handler seeing the pid; *old is the mask
+ * before, orig[] the actions before. */
+static void install_forwarding(sigset_t *old, struct sigaction orig[NFORWARDED])
+{
+	sigset_t block;
 	sigemptyset(&block);
 	for (size_t i = 0; i < NFORWARDED; i++)
 		sigaddset(&block, forwarded[i]);
-	sigprocmask(SIG_BLOCK, &block, &old);
-	struct sigaction sa, orig[NFORWARDED];
+	sigprocmask(SIG_BLOCK, &block, old);
+	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = forward;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
@@ -224,33 +243,23 @@ static int run_run(int argc, char **argv)
 		if (orig[i].sa_handler != SIG_IGN)
 			sigaction(forwarded[i], &sa, NULL);
 	}
+}
 
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		return nw_usage_error("run", "fork: %s", strerror(errno));
-	}
-	if (pid == 0) {
-		for (size_t i = 0; i < NFORWARDED; i++)
-			sigaction(forwarded[i], &orig[i], NULL);
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		execvp(argv[optind], argv + optind);
-		int e = errno;
-		nw_print_line(stderr, "ncclwatch run: %s: %s", argv[optind], strerror(e));
-		_exit(e == ENOENT ? 127 : 126);
-	}
-	child_pid = pid;
-	sigprocmask(SIG_SETMASK, &old, NULL);
+/* The child: the signal actions and mask as they were, then CMD. */
+static void exec_command(char **cmd, const sigset_t *old, const struct sigaction orig[NFORWARDED])
+{
+	for (size_t i = 0; i < NFORWARDED; i++)
+		sigaction(forwarded[i], &orig[i], NULL);
+	sigprocmask(SIG_SETMASK, old, NULL);
+	execvp(cmd[0], cmd);
+	int e = errno;
+	nw_print_line(stderr, "ncclwatch run: %s: %s", cmd[0], strerror(e));
+	_exit(e == ENOENT ? 127 : 126);
+}
 
-	int status;
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			fprintf(stderr, "ncclwatch run: waitpid: %s\n", strerror(errno));
-			return NW_EXIT_USAGE;
-		}
-	}
-	child_pid = 0;
+/* Exit as CMD did: its status, or the signal that ended it. */
+static int exit_as_child(int status)
+{
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	if (WIFSIGNALED(status)) {
@@ -268,6 +277,46 @@ static int run_run(int argc, char **argv)
 		return 128 + sig;   /* a signal whose default is not to end */
 	}
 	return NW_EXIT_USAGE;
+}
+
+static int run_run(int argc, char **argv)
+{
+	struct run_opts o;
+	int rc = parse_run_options(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	if (optind >= argc)
+		return nw_usage_error("run", "no command given: ncclwatch run [OPTIONS] -- CMD [ARGS...]");
+	if ((o.dir && !*o.dir) || (o.dump_dir && !*o.dump_dir))
+		return nw_usage_error("run", "--dir and --dump-dir want a directory, not ''");
+
+	char lib[PATH_MAX];
+	if ((rc = find_lib(lib)) >= 0 || (rc = set_run_environment(lib, &o)) >= 0)
+		return rc;
+
+	sigset_t old;
+	struct sigaction orig[NFORWARDED];
+	install_forwarding(&old, orig);
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return nw_usage_error("run", "fork: %s", strerror(errno));
+	}
+	if (pid == 0)
+		exec_command(argv + optind, &old, orig);
+	child_pid = pid;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+
+	int status;
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			fprintf(stderr, "ncclwatch run: waitpid: %s\n", strerror(errno));
+			return NW_EXIT_USAGE;
+		}
+	}
+	child_pid = 0;
+	return exit_as_child(status);
 }
 
 const struct nw_command nw_cmd_run = {

@@ -130,7 +130,15 @@ static int write_by_host(const char *dir, struct nw_proc **procs, size_t n, size
 	return rc;
 }
 
-static int summary_run(int argc, char **argv)
+/* What the command line asks of summary. */
+struct summary_opts {
+	struct nw_analysis_options opt;
+	const char *output, *by_host;
+	int any_owner;
+};
+
+/* The options; -1 to go on, else the exit status. */
+static int parse_summary_options(int argc, char **argv, struct summary_opts *o)
 {
 	static const struct option options[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -140,27 +148,26 @@ static int summary_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct nw_analysis_options opt = { 0 };
-	const char *output = NULL, *by_host = NULL;
-	int any_owner = 0, c;
+	int c;
+	*o = (struct summary_opts){ .opt = { 0 } };
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:o:H:J:Ah", options, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (!*optarg)
 				return nw_usage_error("summary", "--output wants a file name");
-			output = optarg;
+			o->output = optarg;
 			break;
 		case 'H':
 			if (!*optarg)
 				return nw_usage_error("summary", "--by-host wants a directory");
-			by_host = optarg;
+			o->by_host = optarg;
 			break;
 		case 'J':
-			opt.job = optarg;
+			o->opt.job = optarg;
 			break;
 		case 'A':
-			any_owner = 1;
+			o->any_owner = 1;
 			break;
 		case 'h':
 			summary_help(stdout);
@@ -172,79 +179,124 @@ static int summary_run(int argc, char **argv)
 			                      argv[optind - 1]);
 		}
 	}
-	if (output && by_host)
-		return nw_usage_error("summary", "-o and --by-host exclude each other");
-	char def[PATH_MAX], out_def[NW_SEG_HOST_LEN + 16];
-	const char *one[1];
-	const char *const *paths = (const char *const *)(argv + optind);
-	size_t npaths = (size_t)(argc - optind);
-	if (npaths == 0) {
-		int rc = nw_cli_default_dir("summary", def, sizeof def,
-		                            " (no job has run here with ncclwatch, or NCCLWATCH_DIR differs)", &one[0]);
-		if (rc != NW_EXIT_OK)
-			return rc;
-		paths = one;
-		npaths = 1;
-	}
-	if (!output && !by_host) {
-		char host[NW_SEG_HOST_LEN] = "";
-		if (gethostname(host, sizeof host - 1) != 0 || !host[0] || strchr(host, '/'))
-			snprintf(host, sizeof host, "localhost");
-		snprintf(out_def, sizeof out_def, "%s%s", host, NW_SUM_SUFFIX);
-		output = out_def;
-	}
+	return -1;
+}
+
+/* Nothing to summarize: why, as the one line of a usage error. */
+static int no_process_error(const struct summary_opts *o, const struct nw_analysis *a,
+                            const char *const *paths, size_t npaths)
+{
+	if (o->opt.job && a->nread > a->nbad)
+		return nw_usage_error("summary", "no job named '%s' in %s%s", o->opt.job, paths[0],
+		                      npaths > 1 ? " ..." : "");
+	if (a->nbad)
+		return nw_usage_error("summary", "no readable segment: %zu file%s could not be read, first %s",
+		                      a->nbad, a->nbad == 1 ? "" : "s", a->bad[0].err.message);
+	return nw_usage_error("summary", "no segment in %s%s", paths[0], npaths > 1 ? " ..." : "");
+}
+
+static void print_unreadable(const struct nw_analysis *a)
+{
+	for (size_t i = 0; i < a->nbad; i++)
+		nw_print_line(stderr, "ncclwatch summary: unreadable: %s", a->bad[i].err.message);
+}
+
+/* --by-host DIR: one summary per host, and what was written. */
+static int write_host_summaries(const char *by_host, const struct nw_analysis *a, struct nw_proc **procs,
+                                size_t n)
+{
+	size_t files = 0;
+	long bytes = 0;
+	int rc = write_by_host(by_host, procs, n, &files, &bytes);
+	if (rc != NW_EXIT_OK)
+		return rc;
+	print_unreadable(a);
+	nw_print_line(stderr, "ncclwatch summary: wrote %zu summar%s in %s: %zu process%s, %ld bytes",
+	              files, files == 1 ? "y" : "ies", by_host, n, n == 1 ? "" : "es", bytes);
+	return a->nbad ? NW_EXIT_PROBLEM : rc;
+}
+
+/* One summary of every process, and what was written. */
+static int write_one_summary(const char *output, const struct nw_analysis *a, struct nw_proc **procs,
+                             size_t n)
+{
+	long bytes = 0;
+	int rc = write_out(output, procs, n, &bytes);
+	if (rc != NW_EXIT_OK)
+		return rc;
+	print_unreadable(a);
+	if (bytes >= 0)
+		nw_print_line(stderr, "ncclwatch summary: wrote %s: %zu process%s of %d job%s, %ld bytes",
+		              output, n, n == 1 ? "" : "es", count_jobs(procs, n),
+		              count_jobs(procs, n) == 1 ? "" : "s", bytes);
+	return a->nbad ? NW_EXIT_PROBLEM : rc;
+}
+
+/* The summary file's default name: ./HOST.nwsum. */
+static const char *default_output(char *buf, size_t len)
+{
+	char host[NW_SEG_HOST_LEN] = "";
+	if (gethostname(host, sizeof host - 1) != 0 || !host[0] || strchr(host, '/'))
+		snprintf(host, sizeof host, "localhost");
+	snprintf(buf, len, "%s%s", host, NW_SUM_SUFFIX);
+	return buf;
+}
+
+/* The processes of the files of this user (--any-owner: of anyone) under
+ * the paths. -1 to go on, else the exit status. */
+static int load_mine(const struct summary_opts *o, const char *const *paths, size_t npaths,
+                     struct nw_analysis *a, struct nw_proc ***procs, size_t *n)
+{
 	char **mine;
 	size_t nmine, skipped;
-	if (nw_cli_mine("summary", paths, npaths, any_owner, &mine, &nmine, &skipped) != 0)
+	if (nw_cli_mine("summary", paths, npaths, o->any_owner, &mine, &nmine, &skipped) != 0)
 		return nw_usage_error("summary", "out of memory");
 	if (nmine == 0) {
 		nw_cli_paths_free(mine, nmine);
 		return nw_usage_error("summary", "no segment of yours in %s%s: %zu file%s of other users skipped",
 		                      paths[0], npaths > 1 ? " ..." : "", skipped, skipped == 1 ? "" : "s");
 	}
-	struct nw_analysis a;
 	struct nw_read_error err;
-	struct nw_proc **procs;
-	size_t n;
-	int failed = nw_load_processes((const char *const *)mine, nmine, &opt, &a, &procs, &n, &err) != 0;
+	int failed = nw_load_processes((const char *const *)mine, nmine, &o->opt, a, procs, n, &err) != 0;
 	nw_cli_paths_free(mine, nmine);
 	if (failed)
 		return nw_usage_error("summary", "%s", err.message);
-	int rc = NW_EXIT_OK;
-	if (n == 0) {
-		if (opt.job && a.nread > a.nbad)
-			rc = nw_usage_error("summary", "no job named '%s' in %s%s", opt.job, paths[0], npaths > 1 ? " ..." : "");
-		else if (a.nbad)
-			rc = nw_usage_error("summary", "no readable segment: %zu file%s could not be read, first %s",
-			                    a.nbad, a.nbad == 1 ? "" : "s", a.bad[0].err.message);
-		else
-			rc = nw_usage_error("summary", "no segment in %s%s", paths[0], npaths > 1 ? " ..." : "");
-	} else if (by_host) {
-		size_t files = 0;
-		long bytes = 0;
-		rc = write_by_host(by_host, procs, n, &files, &bytes);
-		if (rc == NW_EXIT_OK) {
-			for (size_t i = 0; i < a.nbad; i++)
-				nw_print_line(stderr, "ncclwatch summary: unreadable: %s", a.bad[i].err.message);
-			nw_print_line(stderr, "ncclwatch summary: wrote %zu summar%s in %s: %zu process%s, %ld bytes",
-			              files, files == 1 ? "y" : "ies", by_host, n, n == 1 ? "" : "es", bytes);
-			if (a.nbad)
-				rc = NW_EXIT_PROBLEM;
-		}
-	} else {
-		long bytes = 0;
-		rc = write_out(output, procs, n, &bytes);
-		if (rc == NW_EXIT_OK) {
-			for (size_t i = 0; i < a.nbad; i++)
-				nw_print_line(stderr, "ncclwatch summary: unreadable: %s", a.bad[i].err.message);
-			if (bytes >= 0)
-				nw_print_line(stderr, "ncclwatch summary: wrote %s: %zu process%s of %d job%s, %ld bytes",
-				              output, n, n == 1 ? "" : "es", count_jobs(procs, n),
-				              count_jobs(procs, n) == 1 ? "" : "s", bytes);
-			if (a.nbad)
-				rc = NW_EXIT_PROBLEM;
-		}
+	return -1;
+}
+
+static int summary_run(int argc, char **argv)
+{
+	struct summary_opts o;
+	int rc = parse_summary_options(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	if (o.output && o.by_host)
+		return nw_usage_error("summary", "-o and --by-host exclude each other");
+	char def[PATH_MAX], out_def[NW_SEG_HOST_LEN + 16];
+	const char *one[1];
+	const char *const *paths = (const char *const *)(argv + optind);
+	size_t npaths = (size_t)(argc - optind);
+	if (npaths == 0) {
+		rc = nw_cli_default_dir("summary", def, sizeof def,
+		                        " (no job has run here with ncclwatch, or NCCLWATCH_DIR differs)", &one[0]);
+		if (rc != NW_EXIT_OK)
+			return rc;
+		paths = one;
+		npaths = 1;
 	}
+	if (!o.output && !o.by_host)
+		o.output = default_output(out_def, sizeof out_def);
+	struct nw_analysis a;
+	struct nw_proc **procs;
+	size_t n;
+	if ((rc = load_mine(&o, paths, npaths, &a, &procs, &n)) >= 0)
+		return rc;
+	if (n == 0)
+		rc = no_process_error(&o, &a, paths, npaths);
+	else if (o.by_host)
+		rc = write_host_summaries(o.by_host, &a, procs, n);
+	else
+		rc = write_one_summary(o.output, &a, procs, n);
 	for (size_t i = 0; i < n; i++)
 		nw_proc_free(procs[i]);
 	free(procs);

@@ -56,10 +56,11 @@ static const char *iso_time(uint64_t realtime_ns, char buf[48])
 	return buf;
 }
 
-static void show_header(FILE *out, const struct nw_segment *seg)
+/* Who wrote the segment: its process, ranks, job and start. */
+static void show_identity(FILE *out, const struct nw_segment *seg)
 {
 	const struct nw_seg_header *h = &seg->header;
-	char buf[256], name[NW_NAME_BUF], flags[NW_FLAGS_BUF];
+	char buf[256];
 
 	fputs("segment ", out);
 	put_escaped(out, seg->path);
@@ -87,6 +88,13 @@ static void show_header(FILE *out, const struct nw_segment *seg)
 	else
 		snprintf(buf, sizeof buf, "-");
 	put_field(out, "start_ticks", buf);
+}
+
+/* The process's state flags, NCCL, CUDA and GPU, its environment. */
+static void show_runtime(FILE *out, const struct nw_seg_header *h)
+{
+	char buf[256], name[NW_NAME_BUF], flags[NW_FLAGS_BUF];
+
 	put_field(out, "flags", nw_seg_flags_str(h->flags, flags));
 	if (h->flags & NW_SEG_F_EXIT_STATUS) {
 		snprintf(buf, sizeof buf, "%d", (int)h->exit_status);
@@ -99,6 +107,13 @@ static void show_header(FILE *out, const struct nw_segment *seg)
 	/* The reader checked that the list ends inside the field. */
 	for (const char *e = h->env; *e; e += strlen(e) + 1)
 		put_field(out, "env", e);
+}
+
+/* The watchdog's fields: its heartbeat, settings and counters. */
+static void show_watchdog(FILE *out, const struct nw_seg_header *h)
+{
+	char buf[256], name[NW_NAME_BUF];
+
 	put_field(out, "heartbeat", rel_time(h->heartbeat_ns, h->start_monotonic_ns, buf));
 	/* v1.1, the watchdog's (zero in a 1.0 file or before it starts). */
 	put_field(out, "tracking", nw_tracking_name(h->tracking, name));
@@ -118,6 +133,13 @@ static void show_header(FILE *out, const struct nw_segment *seg)
 	         (uint64_t)h->findings, (uint64_t)h->dumps, (uint64_t)h->request_served);
 	put_field(out, "counters", buf);
 	put_field(out, "last_finding", rel_time(h->last_finding_ns, h->start_monotonic_ns, buf));
+}
+
+/* What the process could not record, whether it stopped, the size. */
+static void show_losses(FILE *out, const struct nw_seg_header *h)
+{
+	char buf[256];
+
 	snprintf(buf, sizeof buf, "%" PRIu64, (uint64_t)h->ops_dropped);
 	put_field(out, "ops_dropped", buf);
 	/* 2.0 (zero in an older file). */
@@ -140,6 +162,14 @@ static void show_header(FILE *out, const struct nw_segment *seg)
 	}
 	snprintf(buf, sizeof buf, "%" PRIu64 " bytes", h->segment_size);
 	put_field(out, "size", buf);
+}
+
+static void show_header(FILE *out, const struct nw_segment *seg)
+{
+	show_identity(out, seg);
+	show_runtime(out, &seg->header);
+	show_watchdog(out, &seg->header);
+	show_losses(out, &seg->header);
 }
 
 static void show_comms(FILE *out, const struct nw_segment *seg)

@@ -535,32 +535,37 @@ struct sub_area {
 	uint64_t offset, bytes;
 };
 
-/* The layout of a stack area: what never changes after the watchdog laid it
- * out (magic, capacities, offsets), checked in every state. */
-static int validate_stack_layout(const struct nw_seg_stack_header *a, uint64_t area_size,
-                                 uint32_t ring_capacity, uint16_t minor, const char *path,
-                                 struct nw_read_error *err)
+/* 1.4: the extension follows the area header; a newer minor may make it
+ * longer (it is then still read as far as this reader knows it). Sets
+ * *head to the bytes of header and extension, *py to its Python tables
+ * (all zero before 1.4). */
+static int read_stack_ext(const struct nw_seg_stack_header *a, uint64_t area_size, uint16_t minor,
+                          const char *path, struct nw_read_error *err, uint64_t *head,
+                          struct nw_seg_stack_ext *py)
 {
-	if (a->magic != NW_STACK_MAGIC)
-		return fail(err, NW_READ_ERR_FORMAT, path, "stack area: bad magic 0x%08x (expected 0x%08x)",
-		            a->magic, NW_STACK_MAGIC);
-	/* 1.4: the extension follows the area header; a newer minor may make it
-	 * longer (it is then still read as far as this reader knows it). */
-	uint64_t head = sizeof *a;
-	struct nw_seg_stack_ext py = { 0 }; /* its Python tables (none before 1.4) */
-	if (minor >= 4) {
-		const struct nw_seg_stack_ext *ext = (const void *)(a + 1);
-		if (area_size < sizeof *a + sizeof *ext)
-			return fail(err, NW_READ_ERR_FORMAT, path,
-			            "stack area: %llu bytes, too small for the area header and its extension",
-			            (unsigned long long)area_size);
-		if (ext->ext_size < sizeof *ext || ext->ext_size % 8 || ext->ext_size > NW_STACK_MAX_EXT)
-			return fail(err, NW_READ_ERR_FORMAT, path,
-			            "stack area: ext_size %u is not a multiple of 8 in [%zu, %u]", ext->ext_size,
-			            sizeof *ext, NW_STACK_MAX_EXT);
-		head += ext->ext_size;
-		py = *ext;
-	}
+	*head = sizeof *a;
+	memset(py, 0, sizeof *py);
+	if (minor < 4)
+		return NW_READ_OK;
+	const struct nw_seg_stack_ext *ext = (const void *)(a + 1);
+	if (area_size < sizeof *a + sizeof *ext)
+		return fail(err, NW_READ_ERR_FORMAT, path,
+		            "stack area: %llu bytes, too small for the area header and its extension",
+		            (unsigned long long)area_size);
+	if (ext->ext_size < sizeof *ext || ext->ext_size % 8 || ext->ext_size > NW_STACK_MAX_EXT)
+		return fail(err, NW_READ_ERR_FORMAT, path,
+		            "stack area: ext_size %u is not a multiple of 8 in [%zu, %u]", ext->ext_size,
+		            sizeof *ext, NW_STACK_MAX_EXT);
+	*head += ext->ext_size;
+	*py = *ext;
+	return NW_READ_OK;
+}
+
+/* The Python tables' capacities are within their bounds; the call sites
+ * are per op of the ring, or absent. */
+static int check_python_capacities(const struct nw_seg_stack_ext *py, uint32_t ring_capacity,
+                                   const char *path, struct nw_read_error *err)
+{
 	static const struct { const char *name; size_t offset; uint32_t max; } pycaps[] = {
 		{ "pyframe_capacity", offsetof(struct nw_seg_stack_ext, pyframe_capacity), NW_STACK_MAX_PYFRAMES },
 		{ "pysite_capacity", offsetof(struct nw_seg_stack_ext, pysite_capacity), NW_STACK_MAX_PYSITES },
@@ -568,16 +573,24 @@ static int validate_stack_layout(const struct nw_seg_stack_header *a, uint64_t a
 	};
 	for (size_t i = 0; i < sizeof pycaps / sizeof pycaps[0]; i++) {
 		uint32_t v;
-		memcpy(&v, (const char *)&py + pycaps[i].offset, sizeof v);
+		memcpy(&v, (const char *)py + pycaps[i].offset, sizeof v);
 		if (v > pycaps[i].max)
 			return fail(err, NW_READ_ERR_FORMAT, path, "stack area: %s %u is over the bound %u",
 			            pycaps[i].name, v, pycaps[i].max);
 	}
-	if (py.pycall_count != 0 && py.pycall_count != ring_capacity)
+	if (py->pycall_count != 0 && py->pycall_count != ring_capacity)
 		return fail(err, NW_READ_ERR_FORMAT, path,
-		            "stack area: pycall_count %u is neither 0 nor ring_capacity %u", py.pycall_count,
+		            "stack area: pycall_count %u is neither 0 nor ring_capacity %u", py->pycall_count,
 		            ring_capacity);
-	int pycalls = py.pycall_depth && py.pycall_count && py.pycall_offset;
+	return NW_READ_OK;
+}
+
+/* The native tables' capacities are within their bounds, the string table
+ * within the area; the op stacks are per op of the ring, or absent. */
+static int check_native_capacities(const struct nw_seg_stack_header *a, uint64_t area_size,
+                                   uint32_t ring_capacity, const char *path,
+                                   struct nw_read_error *err)
+{
 	static const struct { const char *name; size_t offset; uint32_t max; } caps[] = {
 		{ "thread_capacity", offsetof(struct nw_seg_stack_header, thread_capacity), NW_STACK_MAX_THREADS },
 		{ "frame_capacity", offsetof(struct nw_seg_stack_header, frame_capacity), NW_STACK_MAX_FRAMES },
@@ -600,28 +613,14 @@ static int validate_stack_layout(const struct nw_seg_stack_header *a, uint64_t a
 		return fail(err, NW_READ_ERR_FORMAT, path,
 		            "stack area: opstack_count %u is neither 0 nor ring_capacity %u", a->opstack_count,
 		            ring_capacity);
-	/* Per-op stacks are there when depth, count and offset are all nonzero. */
-	int opstacks = a->opstack_depth && a->opstack_count && a->opstack_offset;
+	return NW_READ_OK;
+}
 
-	/* Bounded capacities: none of these products overflows. */
-	const struct sub_area subs[] = {
-		{ "area header", 0, head },
-		{ "thread table", a->thread_offset, (uint64_t)a->thread_capacity * sizeof(struct nw_seg_thread) },
-		{ "frame table", a->frame_offset,
-		  (uint64_t)a->thread_capacity * a->frame_capacity * sizeof(struct nw_seg_frame) },
-		{ "module table", a->module_offset, (uint64_t)a->module_capacity * sizeof(struct nw_seg_module) },
-		{ "string table", a->strtab_offset, a->strtab_size },
-		{ "ip-symbol table", a->ipsym_offset, (uint64_t)a->ipsym_capacity * sizeof(struct nw_seg_frame) },
-		{ "op stacks", opstacks ? a->opstack_offset : 0,
-		  opstacks ? (uint64_t)a->opstack_count * a->opstack_depth * sizeof(uint64_t) : 0 },
-		{ "Python frame table", py.pyframe_offset,
-		  (uint64_t)py.pyframe_capacity * sizeof(struct nw_seg_pyframe) },
-		{ "Python site table", py.pysite_offset,
-		  (uint64_t)py.pysite_capacity * sizeof(struct nw_seg_pyframe) },
-		{ "Python call sites", pycalls ? py.pycall_offset : 0,
-		  pycalls ? (uint64_t)py.pycall_count * py.pycall_depth * sizeof(struct nw_seg_pycall) : 0 },
-	};
-	const size_t n = sizeof subs / sizeof subs[0];
+/* Every table but the first (the area header, at 0) is aligned and inside
+ * the area, and no two tables overlap. */
+static int check_sub_areas(const struct sub_area *subs, size_t n, uint64_t area_size,
+                           const char *path, struct nw_read_error *err)
+{
 	for (size_t i = 1; i < n; i++) {
 		const struct sub_area *s = &subs[i];
 		/* An empty table needs no alignment and may share its offset. */
@@ -644,6 +643,48 @@ static int validate_stack_layout(const struct nw_seg_stack_header *a, uint64_t a
 				            y->name);
 		}
 	return NW_READ_OK;
+}
+
+/* The layout of a stack area: what never changes after the watchdog laid it
+ * out (magic, capacities, offsets), checked in every state. */
+static int validate_stack_layout(const struct nw_seg_stack_header *a, uint64_t area_size,
+                                 uint32_t ring_capacity, uint16_t minor, const char *path,
+                                 struct nw_read_error *err)
+{
+	if (a->magic != NW_STACK_MAGIC)
+		return fail(err, NW_READ_ERR_FORMAT, path, "stack area: bad magic 0x%08x (expected 0x%08x)",
+		            a->magic, NW_STACK_MAGIC);
+	uint64_t head;
+	struct nw_seg_stack_ext py;
+	int rc;
+	if ((rc = read_stack_ext(a, area_size, minor, path, err, &head, &py)) ||
+	    (rc = check_python_capacities(&py, ring_capacity, path, err)) ||
+	    (rc = check_native_capacities(a, area_size, ring_capacity, path, err)))
+		return rc;
+	/* Per-op stacks (Python call sites) are there when depth, count and
+	 * offset are all nonzero. */
+	int opstacks = a->opstack_depth && a->opstack_count && a->opstack_offset;
+	int pycalls = py.pycall_depth && py.pycall_count && py.pycall_offset;
+
+	/* Bounded capacities: none of these products overflows. */
+	const struct sub_area subs[] = {
+		{ "area header", 0, head },
+		{ "thread table", a->thread_offset, (uint64_t)a->thread_capacity * sizeof(struct nw_seg_thread) },
+		{ "frame table", a->frame_offset,
+		  (uint64_t)a->thread_capacity * a->frame_capacity * sizeof(struct nw_seg_frame) },
+		{ "module table", a->module_offset, (uint64_t)a->module_capacity * sizeof(struct nw_seg_module) },
+		{ "string table", a->strtab_offset, a->strtab_size },
+		{ "ip-symbol table", a->ipsym_offset, (uint64_t)a->ipsym_capacity * sizeof(struct nw_seg_frame) },
+		{ "op stacks", opstacks ? a->opstack_offset : 0,
+		  opstacks ? (uint64_t)a->opstack_count * a->opstack_depth * sizeof(uint64_t) : 0 },
+		{ "Python frame table", py.pyframe_offset,
+		  (uint64_t)py.pyframe_capacity * sizeof(struct nw_seg_pyframe) },
+		{ "Python site table", py.pysite_offset,
+		  (uint64_t)py.pysite_capacity * sizeof(struct nw_seg_pyframe) },
+		{ "Python call sites", pycalls ? py.pycall_offset : 0,
+		  pycalls ? (uint64_t)py.pycall_count * py.pycall_depth * sizeof(struct nw_seg_pycall) : 0 },
+	};
+	return check_sub_areas(subs, sizeof subs / sizeof subs[0], area_size, path, err);
 }
 
 static const char *stack_base(const struct nw_segment *seg)
@@ -702,13 +743,11 @@ static int pysite_cmp(uint64_t code, uint64_t instr, const struct nw_seg_pyframe
 	return 0;
 }
 
-/* The contents of a consistent capture: counts, strings, references. */
-static int validate_stack_contents(const struct nw_segment *seg, struct nw_read_error *err)
+/* The counts are within their capacities; the used string table starts
+ * with "" and ends with a NUL. */
+static int check_stack_counts(const struct nw_seg_stack_header *a, const char *base,
+                              const char *path, struct nw_read_error *err)
 {
-	const struct nw_seg_stack_header *a = seg->stack_copy;
-	const char *base = stack_base(seg), *path = seg->path;
-	int rc;
-
 	if (a->thread_count > a->thread_capacity)
 		return fail(err, NW_READ_ERR_FORMAT, path, "stack area: thread_count %u is over thread_capacity %u",
 		            a->thread_count, a->thread_capacity);
@@ -729,18 +768,15 @@ static int validate_stack_contents(const struct nw_segment *seg, struct nw_read_
 		return fail(err, NW_READ_ERR_FORMAT, path,
 		            "stack area: the string table's last string is not NUL-terminated within strtab_used %u",
 		            a->strtab_used);
+	return NW_READ_OK;
+}
 
-	/* The state is not CAPTURED yet: the extension by the version alone. */
-	const struct nw_seg_stack_ext *ext =
-		v1_level(&seg->header) >= 4 ? (const struct nw_seg_stack_ext *)(a + 1) : NULL;
-	if (ext && (ext->native_note >= a->strtab_used || ext->python_note >= a->strtab_used))
-		return fail(err, NW_READ_ERR_FORMAT, path,
-		            "stack area: a note's string offset (%u, %u) is beyond strtab_used %u",
-		            ext->native_note, ext->python_note, a->strtab_used);
-
-	/* 1.4: the Python tables (all zero before). */
-	static const struct nw_seg_stack_ext none;
-	const struct nw_seg_stack_ext *py = ext ? ext : &none;
+/* 1.4: the Python frame and site tables: counts, strings, the sites'
+ * order. */
+static int check_python_tables(const struct nw_seg_stack_header *a, const struct nw_seg_stack_ext *py,
+                               const char *base, const char *path, struct nw_read_error *err)
+{
+	int rc;
 	if (py->pyframe_count > py->pyframe_capacity)
 		return fail(err, NW_READ_ERR_FORMAT, path, "stack area: pyframe_count %u is over pyframe_capacity %u",
 		            py->pyframe_count, py->pyframe_capacity);
@@ -759,7 +795,14 @@ static int validate_stack_contents(const struct nw_segment *seg, struct nw_read_
 			return fail(err, NW_READ_ERR_FORMAT, path,
 			            "stack area: Python site table is not sorted by (code, instr) (entry %u)", i);
 	}
+	return NW_READ_OK;
+}
 
+/* Each thread: its name, its Python frames and name, its native frames. */
+static int check_threads(const struct nw_seg_stack_header *a, const struct nw_seg_stack_ext *py,
+                         const char *base, const char *path, struct nw_read_error *err)
+{
+	int rc;
 	const struct nw_seg_thread *threads = (const void *)(base + a->thread_offset);
 	const struct nw_seg_frame *frames = (const void *)(base + a->frame_offset);
 	for (uint32_t i = 0; i < a->thread_count; i++) {
@@ -788,6 +831,15 @@ static int validate_stack_contents(const struct nw_segment *seg, struct nw_read_
 			                      "thread %u (tid %u) frame %u", i, t->tid, k)))
 				return rc;
 	}
+	return NW_READ_OK;
+}
+
+/* The module paths are terminated; the ip-symbol table is sorted by ip and
+ * its entries' references are inside their tables. */
+static int check_modules_and_ipsyms(const struct nw_seg_stack_header *a, const char *base,
+                                    const char *path, struct nw_read_error *err)
+{
+	int rc;
 	const struct nw_seg_module *modules = (const void *)(base + a->module_offset);
 	for (uint32_t i = 0; i < a->module_count; i++)
 		if (!terminated(modules[i].path, sizeof modules[i].path))
@@ -801,6 +853,32 @@ static int validate_stack_contents(const struct nw_segment *seg, struct nw_read_
 			            "stack area: ip-symbol table is not sorted by ip (entry %u)", i);
 	}
 	return NW_READ_OK;
+}
+
+/* The contents of a consistent capture: counts, strings, references. */
+static int validate_stack_contents(const struct nw_segment *seg, struct nw_read_error *err)
+{
+	const struct nw_seg_stack_header *a = seg->stack_copy;
+	const char *base = stack_base(seg), *path = seg->path;
+	int rc;
+
+	if ((rc = check_stack_counts(a, base, path, err)))
+		return rc;
+	/* The state is not CAPTURED yet: the extension by the version alone. */
+	const struct nw_seg_stack_ext *ext =
+		v1_level(&seg->header) >= 4 ? (const struct nw_seg_stack_ext *)(a + 1) : NULL;
+	if (ext && (ext->native_note >= a->strtab_used || ext->python_note >= a->strtab_used))
+		return fail(err, NW_READ_ERR_FORMAT, path,
+		            "stack area: a note's string offset (%u, %u) is beyond strtab_used %u",
+		            ext->native_note, ext->python_note, a->strtab_used);
+
+	/* 1.4: the Python tables (all zero before). */
+	static const struct nw_seg_stack_ext none;
+	const struct nw_seg_stack_ext *py = ext ? ext : &none;
+	if ((rc = check_python_tables(a, py, base, path, err)) ||
+	    (rc = check_threads(a, py, base, path, err)))
+		return rc;
+	return check_modules_and_ipsyms(a, base, path, err);
 }
 
 static int read_u32_at(int fd, uint64_t off, uint32_t *v, const char *path, struct nw_read_error *err)
@@ -1185,37 +1263,24 @@ out:
 	return rc;
 }
 
-int nw_segment_read_fd(int fd, const char *name, unsigned flags, struct nw_segment *seg,
-                       struct nw_read_error *err)
+/* The file is a regular file with something in it. */
+static int stat_segment_file(int fd, const char *name, struct stat *sb, struct nw_read_error *err)
 {
-	int rc;
-	memset(seg, 0, sizeof *seg);
-	if (err)
-		memset(err, 0, sizeof *err);
-
-	struct stat sb;
-	if (fstat(fd, &sb) != 0)
+	if (fstat(fd, sb) != 0)
 		return fail_errno(err, name, "stat", errno);
-	if (S_ISDIR(sb.st_mode))
+	if (S_ISDIR(sb->st_mode))
 		return fail(err, NW_READ_ERR_IO, name, "is a directory with no segment given");
-	if (!S_ISREG(sb.st_mode))
+	if (!S_ISREG(sb->st_mode))
 		return fail(err, NW_READ_ERR_IO, name, "not a regular file");
-	if (sb.st_size == 0)
+	if (sb->st_size == 0)
 		return fail(err, NW_READ_ERR_FORMAT, name, "empty file (not a segment)");
+	return NW_READ_OK;
+}
 
-	/* The known prefix of the header; a shorter file is judged on what it has. */
-	struct nw_seg_header *h = &seg->header;
-	size_t have = (uint64_t)sb.st_size < sizeof *h ? (size_t)sb.st_size : sizeof *h;
-	ssize_t got;
-	do
-		got = pread(fd, h, have, 0);
-	while (got < 0 && errno == EINTR);
-	if (got < 0)
-		return fail_errno(err, name, "read", errno);
-	if ((rc = identify(h, (size_t)got, name, err)) ||
-	    (rc = validate_header(h, (uint64_t)sb.st_size, name, err)) ||
-	    (rc = check_cost(h, &sb, flags, name, err)))
-		goto fail;
+/* The header fields an older version of the format does not have read as
+ * zero, whatever its reserved bytes hold. */
+static void clear_header_fields_of_later_versions(struct nw_seg_header *h)
+{
 	/* A 1.0 file has no 1.1 fields: what its reserved tail holds is not
 	 * theirs, so they read as zero (the area starts at `tracking`). */
 	if (v1_level(h) == 0)
@@ -1232,6 +1297,46 @@ int nw_segment_read_fd(int fd, const char *name, unsigned flags, struct nw_segme
 	if (h->version_major < 2)
 		memset((char *)h + offsetof(struct nw_seg_header, threads_dropped), 0,
 		       sizeof *h - offsetof(struct nw_seg_header, threads_dropped));
+}
+
+/* A 1.x file's ops and peers have no generation: what their padding
+ * holds is not one (its slots were never reused). */
+static void clear_generations_of_v1(struct nw_segment *seg)
+{
+	if (seg->header.version_major >= 2)
+		return;
+	for (size_t i = 0; i < seg->op_count; i++)
+		seg->ops[i].comm_gen = 0;
+	for (uint32_t i = 0; i < seg->peer_count; i++)
+		seg->peers[i].comm_gen = 0;
+}
+
+int nw_segment_read_fd(int fd, const char *name, unsigned flags, struct nw_segment *seg,
+                       struct nw_read_error *err)
+{
+	int rc;
+	memset(seg, 0, sizeof *seg);
+	if (err)
+		memset(err, 0, sizeof *err);
+
+	struct stat sb;
+	if ((rc = stat_segment_file(fd, name, &sb, err)))
+		return rc;
+
+	/* The known prefix of the header; a shorter file is judged on what it has. */
+	struct nw_seg_header *h = &seg->header;
+	size_t have = (uint64_t)sb.st_size < sizeof *h ? (size_t)sb.st_size : sizeof *h;
+	ssize_t got;
+	do
+		got = pread(fd, h, have, 0);
+	while (got < 0 && errno == EINTR);
+	if (got < 0)
+		return fail_errno(err, name, "read", errno);
+	if ((rc = identify(h, (size_t)got, name, err)) ||
+	    (rc = validate_header(h, (uint64_t)sb.st_size, name, err)) ||
+	    (rc = check_cost(h, &sb, flags, name, err)))
+		goto fail;
+	clear_header_fields_of_later_versions(h);
 
 	seg->file_size = (uint64_t)sb.st_size;
 	seg->path = strdup(name);
@@ -1254,14 +1359,7 @@ int nw_segment_read_fd(int fd, const char *name, unsigned flags, struct nw_segme
 		rc = read_ring(fd, seg, flags, err); /* reads the stack area between its two copies */
 	if (rc)
 		goto fail;
-	/* A 1.x file's ops and peers have no generation: what their padding
-	 * holds is not one (its slots were never reused). */
-	if (h->version_major < 2) {
-		for (size_t i = 0; i < seg->op_count; i++)
-			seg->ops[i].comm_gen = 0;
-		for (uint32_t i = 0; i < seg->peer_count; i++)
-			seg->peers[i].comm_gen = 0;
-	}
+	clear_generations_of_v1(seg);
 	return NW_READ_OK;
 fail:
 	nw_segment_free(seg);

@@ -397,42 +397,91 @@ static const char *refused_name(uint8_t op)
 	}
 }
 
-/* The opcodes, one label each. The dispatch is threaded (a jump from the
- * end of each opcode straight to the next one's code, GCC's and clang's
- * labels as values) rather than a switch behind a refusal check, and the
- * machine's registers (position, stack top, mark floor) are locals: a
- * dump is tens of thousands of opcodes of a few kinds in a few recurring
- * orders. An opcode without a label is refused or unknown. Every error
- * goes through `failed`, which leaves the state in m for the caller. */
-static int run(struct pm *m)
+/* An opcode run has no label for: refused (it imports or calls code, or
+ * its data is out of band) or unknown. */
+static __attribute__((cold)) int refuse(struct pm *m, size_t at, uint8_t op)
 {
-	static const void *const code[256] = {
-		[0x80] = &&op_proto, [0x95] = &&op_frame, ['.'] = &&op_stop, ['('] = &&op_mark,
-		['0'] = &&op_pop, ['1'] = &&op_pop_mark, ['2'] = &&op_dup, ['N'] = &&op_none,
-		[0x88] = &&op_true, [0x89] = &&op_false, ['I'] = &&op_int_line, ['L'] = &&op_int_line,
-		['F'] = &&op_float_line, ['J'] = &&op_binint, ['K'] = &&op_binint1, ['M'] = &&op_binint2,
-		[0x8a] = &&op_long1, [0x8b] = &&op_long4, ['G'] = &&op_binfloat, ['S'] = &&op_string,
-		['V'] = &&op_unicode, ['T'] = &&op_bytes4, ['U'] = &&op_bytes1, ['X'] = &&op_str4,
-		[0x8c] = &&op_str1, [0x8d] = &&op_str8, ['B'] = &&op_bytes4, ['C'] = &&op_bytes1,
-		[0x8e] = &&op_bytes8, [0x96] = &&op_bytes8, [0x97] = &&op_buffer, [0x98] = &&op_buffer,
-		[']'] = &&op_empty_list, [')'] = &&op_empty_tuple, ['}'] = &&op_empty_dict,
-		[0x8f] = &&op_empty_list, ['l'] = &&op_list, ['t'] = &&op_tuple, [0x91] = &&op_list,
-		['d'] = &&op_dict, [0x85] = &&op_tuple1, [0x86] = &&op_tuple2, [0x87] = &&op_tuple3,
-		['a'] = &&op_append, ['s'] = &&op_setitem, ['e'] = &&op_appends, [0x90] = &&op_appends,
-		['u'] = &&op_setitems, ['g'] = &&op_get, ['h'] = &&op_binget, ['j'] = &&op_long_binget,
-		['p'] = &&op_put, ['q'] = &&op_binput, ['r'] = &&op_long_binput, [0x94] = &&op_memoize,
-	};
-	const uint8_t *const d = m->d;
-	const size_t len = m->len;
-	struct nw_arena *const a = m->a;
-	struct nw_pv **stack = m->stack, **memo = m->memo;
-	size_t scap = m->scap, nmemo = m->nmemo, memo_hi = m->memo_hi, nstored = m->nstored;
-	size_t pos = 0, at = 0, sp = 0, nmarks = 0, floor = 0, from = 0, next = 0;
-	uint8_t op = 0;
-	struct nw_pv *v = NULL, *c = NULL;
-	uint64_t x = 0;
-	int rc = 0;
+	if (op == 0x97 || op == 0x98)
+		return perr(m, at, "opcode %s (0x%02x): out-of-band buffers are not data of a file: refused",
+		            op == 0x97 ? "NEXT_BUFFER" : "READONLY_BUFFER", op);
+	const char *bad = refused_name(op);
+	if (bad)
+		return perr(m, at, "opcode %s (0x%02x) imports or calls code: refused (a Flight Recorder "
+		            "dump holds only data)", bad, op);
+	return perr(m, at, "unknown opcode 0x%02x", op);
+}
 
+/* The opcode at `at` needs n more bytes from pos. */
+static inline int need(struct pm *m, size_t pos, size_t at, size_t n)
+{
+	if (__builtin_expect(m->len - pos < n, 0))
+		return perr(m, at, "truncated (the opcode needs %zu more bytes, %zu left)", n, m->len - pos);
+	return 0;
+}
+
+/* LONG1, LONG4: a length of lw bytes, then a little-endian two's
+ * complement integer of that many bytes (at most 8); *out the value
+ * (NULL: over the limit), *next after it. */
+static inline int long_value(struct pm *m, size_t pos, size_t at, int lw, struct nw_pv **out, size_t *next)
+{
+	const uint8_t *d = m->d;
+	if (need(m, pos, at, (size_t)lw))
+		return -1;
+	uint64_t x = le(d + pos, lw);
+	pos += (size_t)lw;
+	if (x > 8)
+		return perr(m, at, "an integer of %" PRIu64 " bytes (more than 64 bits)", x);
+	if (need(m, pos, at, x))
+		return -1;
+	/* Eight bytes at once where the input has them (LONG1 holds times in ns). */
+	uint64_t i = m->len - pos >= 8 ? ((uint64_t)le4(d + pos) | (uint64_t)le4(d + pos + 4) << 32) &
+	                                     (x == 8 ? ~0ull : (1ull << (8 * x)) - 1)
+	                               : le(d + pos, (int)x);
+	if (x && x < 8 && (d[pos + x - 1] & 0x80))
+		i |= ~0ull << (8 * x);                  /* two's complement, sign-extended */
+	*next = pos + (size_t)x;
+	*out = int_value(m, (int64_t)i);
+	return 0;
+}
+
+/* BINFLOAT: an IEEE double, big-endian; *out the value (NULL: over the
+ * limit), *next after it. */
+static inline int float_value(struct pm *m, size_t pos, size_t at, struct nw_pv **out, size_t *next)
+{
+	if (need(m, pos, at, 8))
+		return -1;
+	uint64_t i = 0;
+	for (int k = 0; k < 8; k++)
+		i = i << 8 | m->d[pos + k];
+	double f;
+	memcpy(&f, &i, sizeof f);
+	if ((*out = pv_new(m->a, NW_PV_FLOAT)))
+		(*out)->u.f = f;
+	*next = pos + 8;
+	return 0;
+}
+
+/* STRING (a quoted repr: bytes), UNICODE (raw-unicode-escape: str), up
+ * to '\n' (protocol 0); *out the value (NULL: over the limit). */
+static int text_value(struct pm *m, size_t pos, size_t at, uint8_t op, struct nw_pv **out, size_t *next)
+{
+	const uint8_t *s = NULL;
+	size_t n = 0;
+	if (line(m, pos, at, &s, &n, next))
+		return -1;
+	if (op == 'S') {
+		if (n < 2 || (s[0] != '\'' && s[0] != '"') || s[n - 1] != s[0])
+			return perr(m, at, "STRING argument not quoted");
+		s++;
+		n -= 2;
+	}
+	*out = str_value(m, op == 'S' ? NW_PV_BYTES : NW_PV_STR, s, n);
+	return 0;
+}
+
+/* The machine's steps, over run's registers (its locals) and its exits
+ * (`failed`, `truncated`, `other`): defined for run alone, undefined
+ * after it. */
 #define FAIL(...)                                                               \
 	do {                                                                        \
 		perr(m, at, __VA_ARGS__);                                               \
@@ -454,7 +503,7 @@ static int run(struct pm *m)
 			goto other;                                                         \
 		goto *code[op];                                                         \
 	} while (0)
-	/* Push val (NULL: the arena's limit), then the next opcode. */
+/* Push val (NULL: the arena's limit), then the next opcode. */
 #define PUSH_NEXT(val)                                                          \
 	do {                                                                        \
 		v = (val);                                                              \
@@ -476,7 +525,7 @@ static int run(struct pm *m)
 		from = m->marks[--nmarks];                                              \
 		floor = nmarks ? m->marks[nmarks - 1] : 0;                              \
 	} while (0)
-	/* Items [f, sp) moved into container c (reserved at once). */
+/* Items [f, sp) moved into container c (reserved at once). */
 #define TAKE(f)                                                                 \
 	do {                                                                        \
 		size_t k_ = sp - (f);                                                   \
@@ -493,7 +542,7 @@ static int run(struct pm *m)
 		c->n += (uint32_t)k_;                                                   \
 		sp = (f);                                                               \
 	} while (0)
-	/* APPEND(S), SETITEM(S), ADDITEMS: items [f, sp) into the container below. */
+/* APPEND(S), SETITEM(S), ADDITEMS: items [f, sp) into the container below. */
 #define FILL(f, dict)                                                           \
 	do {                                                                        \
 		from = (f);                                                             \
@@ -515,8 +564,8 @@ static int run(struct pm *m)
 			FAIL("memo index %" PRIu64 " was never stored", x);                 \
 		PUSH_NEXT(memo[x]);                                                     \
 	} while (0)
-	/* Every memo entry costs at least one opcode byte: an index beyond the
-	 * input's size is not one a real pickler writes. */
+/* Every memo entry costs at least one opcode byte: an index beyond the
+ * input's size is not one a real pickler writes. */
 #define MEMO_PUT(idx)                                                           \
 	do {                                                                        \
 		x = (idx);                                                              \
@@ -536,18 +585,61 @@ static int run(struct pm *m)
 		memo[x] = stack[sp - 1];                                                \
 		NEXT();                                                                 \
 	} while (0)
+/* Counted bytes: a length of lw bytes, then the data. */
+#define COUNTED(lw, type)                                                       \
+	do {                                                                        \
+		NEED(lw);                                                               \
+		x = le(d + pos, lw);                                                    \
+		pos += (lw);                                                            \
+		if (x > len - pos)                                                      \
+			FAIL("a string of %" PRIu64 " bytes runs past the end of the input", x); \
+		pos += (size_t)x;                                                       \
+		PUSH_NEXT(str_value(m, type, d + pos - x, x));                          \
+	} while (0)
+
+/* The opcodes, one label each. The dispatch is threaded (a jump from the
+ * end of each opcode straight to the next one's code, GCC's and clang's
+ * labels as values) rather than a switch behind a refusal check, and the
+ * machine's registers (position, stack top, mark floor) are locals: a
+ * dump is tens of thousands of opcodes of a few kinds in a few recurring
+ * orders. An opcode without a label is refused or unknown. Every error
+ * goes through `failed`, which leaves the state in m for the caller. */
+static int run(struct pm *m)
+{
+	static const void *const code[256] = {
+		[0x80] = &&op_proto, [0x95] = &&op_frame, ['.'] = &&op_stop, ['('] = &&op_mark,
+		['0'] = &&op_pop, ['1'] = &&op_pop_mark, ['2'] = &&op_dup, ['N'] = &&op_none,
+		[0x88] = &&op_true, [0x89] = &&op_false, ['I'] = &&op_int_line, ['L'] = &&op_int_line,
+		['F'] = &&op_float_line, ['J'] = &&op_binint, ['K'] = &&op_binint1, ['M'] = &&op_binint2,
+		[0x8a] = &&op_long1, [0x8b] = &&op_long4, ['G'] = &&op_binfloat, ['S'] = &&op_string,
+		['V'] = &&op_unicode, ['T'] = &&op_bytes4, ['U'] = &&op_bytes1, ['X'] = &&op_str4,
+		[0x8c] = &&op_str1, [0x8d] = &&op_str8, ['B'] = &&op_bytes4, ['C'] = &&op_bytes1,
+		[0x8e] = &&op_bytes8, [0x96] = &&op_bytes8,
+		[']'] = &&op_empty_list, [')'] = &&op_empty_tuple, ['}'] = &&op_empty_dict,
+		[0x8f] = &&op_empty_list, ['l'] = &&op_list, ['t'] = &&op_tuple, [0x91] = &&op_list,
+		['d'] = &&op_dict, [0x85] = &&op_tuple1, [0x86] = &&op_tuple2, [0x87] = &&op_tuple3,
+		['a'] = &&op_append, ['s'] = &&op_setitem, ['e'] = &&op_appends, [0x90] = &&op_appends,
+		['u'] = &&op_setitems, ['g'] = &&op_get, ['h'] = &&op_binget, ['j'] = &&op_long_binget,
+		['p'] = &&op_put, ['q'] = &&op_binput, ['r'] = &&op_long_binput, [0x94] = &&op_memoize,
+	};
+	const uint8_t *const d = m->d;
+	const size_t len = m->len;
+	struct nw_arena *const a = m->a;
+	struct nw_pv **stack = m->stack, **memo = m->memo;
+	size_t scap = m->scap, nmemo = m->nmemo, memo_hi = m->memo_hi, nstored = m->nstored;
+	size_t pos = 0, at = 0, sp = 0, nmarks = 0, floor = 0, from = 0, next = 0;
+	uint8_t op = 0;
+	struct nw_pv *v = NULL, *c = NULL;
+	uint64_t x = 0;
+	int rc = 0;
 
 	NEXT();
 truncated:
 	at = pos;
 	FAIL("truncated (no STOP opcode)");
-other: {
-	const char *bad = refused_name(op);
-	if (bad)
-		FAIL("opcode %s (0x%02x) imports or calls code: refused (a Flight Recorder "
-		     "dump holds only data)", bad, op);
-	FAIL("unknown opcode 0x%02x", op);
-}
+other:
+	refuse(m, at, op);
+	goto failed;
 op_proto:
 	NEED(1);
 	if (d[pos] > 5)
@@ -602,61 +694,22 @@ op_binint2:
 	pos += 2;
 	PUSH_NEXT(int_value(m, le2(d + pos - 2)));
 op_long1:
-op_long4: {
-	int lw = op == 0x8a ? 1 : 4;
-	NEED(lw);
-	x = le(d + pos, lw);
-	pos += (size_t)lw;
-	if (x > 8)
-		FAIL("an integer of %" PRIu64 " bytes (more than 64 bits)", x);
-	NEED(x);
-	/* Eight bytes at once where the input has them (LONG1 holds times in ns). */
-	uint64_t i = len - pos >= 8 ? ((uint64_t)le4(d + pos) | (uint64_t)le4(d + pos + 4) << 32) &
-	                                  (x == 8 ? ~0ull : (1ull << (8 * x)) - 1)
-	                            : le(d + pos, (int)x);
-	if (x && x < 8 && (d[pos + x - 1] & 0x80))
-		i |= ~0ull << (8 * x);                  /* two's complement, sign-extended */
-	pos += (size_t)x;
-	PUSH_NEXT(int_value(m, (int64_t)i));
-}
-op_binfloat: {                                  /* big-endian */
-	NEED(8);
-	uint64_t i = 0;
-	for (int k = 0; k < 8; k++)
-		i = i << 8 | d[pos + k];
-	pos += 8;
-	double f;
-	memcpy(&f, &i, sizeof f);
-	if ((v = pv_new(a, NW_PV_FLOAT)))
-		v->u.f = f;
-	PUSH_NEXT(v);
-}
-op_string:                                      /* STRING: a quoted repr */
-op_unicode: {                                   /* UNICODE: raw-unicode-escape */
-	const uint8_t *s = NULL;
-	size_t n = 0;
-	if (line(m, pos, at, &s, &n, &next))
+op_long4:
+	if (long_value(m, pos, at, op == 0x8a ? 1 : 4, &v, &next))
 		goto failed;
 	pos = next;
-	if (op == 'S') {
-		if (n < 2 || (s[0] != '\'' && s[0] != '"') || s[n - 1] != s[0])
-			FAIL("STRING argument not quoted");
-		s++;
-		n -= 2;
-	}
-	PUSH_NEXT(str_value(m, op == 'S' ? NW_PV_BYTES : NW_PV_STR, s, n));
-}
-	/* Counted bytes: a length of lw bytes, then the data. */
-#define COUNTED(lw, type)                                                       \
-	do {                                                                        \
-		NEED(lw);                                                               \
-		x = le(d + pos, lw);                                                    \
-		pos += (lw);                                                            \
-		if (x > len - pos)                                                      \
-			FAIL("a string of %" PRIu64 " bytes runs past the end of the input", x); \
-		pos += (size_t)x;                                                       \
-		PUSH_NEXT(str_value(m, type, d + pos - x, x));                          \
-	} while (0)
+	PUSH_NEXT(v);
+op_binfloat:
+	if (float_value(m, pos, at, &v, &next))
+		goto failed;
+	pos = next;
+	PUSH_NEXT(v);
+op_string:                                      /* STRING: a quoted repr */
+op_unicode:                                     /* UNICODE: raw-unicode-escape */
+	if (text_value(m, pos, at, op, &v, &next))
+		goto failed;
+	pos = next;
+	PUSH_NEXT(v);
 op_bytes1:
 	COUNTED(1, NW_PV_BYTES);
 op_bytes4:
@@ -669,9 +722,6 @@ op_str4:
 	COUNTED(4, NW_PV_STR);
 op_str8:
 	COUNTED(8, NW_PV_STR);
-op_buffer:
-	FAIL("opcode %s (0x%02x): out-of-band buffers are not data of a file: refused",
-	     op == 0x97 ? "NEXT_BUFFER" : "READONLY_BUFFER", op);
 op_empty_list:                                  /* also EMPTY_SET */
 	PUSH_NEXT(pv_new(a, NW_PV_LIST));
 op_empty_tuple:
