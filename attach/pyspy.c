@@ -142,16 +142,18 @@ static ssize_t read_stream(struct pyspy_out *o, int i, int fd)
 }
 
 /* Both streams read until they close, the deadline passes or stdout
- * outgrows its limit (then the child is killed): 1 if it was killed. */
+ * outgrows its limit (then the child is killed): why it was killed, or
+ * PYSPY_RAN. */
+enum { PYSPY_RAN, PYSPY_TIMED_OUT, PYSPY_TOO_MUCH };
 static int read_pyspy(pid_t child, struct pollfd pf[2], struct pyspy_out *o)
 {
 	int64_t deadline = now_ms() + PYSPY_TIMEOUT_MS;
-	int open_fds = 2, killed = 0;
+	int open_fds = 2, killed = PYSPY_RAN;
 	while (open_fds && o->buf) {
 		int64_t left = deadline - now_ms();
 		if (left <= 0) {
 			kill(child, SIGKILL);
-			killed = 1;
+			killed = PYSPY_TIMED_OUT;
 			break;
 		}
 		if (poll(pf, 2, (int)left) < 0 && errno != EINTR)
@@ -162,7 +164,7 @@ static int read_pyspy(pid_t child, struct pollfd pf[2], struct pyspy_out *o)
 			ssize_t r = read_stream(o, i, pf[i].fd);
 			if (r == -2) {
 				kill(child, SIGKILL);
-				killed = 1;
+				killed = PYSPY_TOO_MUCH;
 				break;
 			}
 			if (r <= 0 && !(r < 0 && errno == EINTR)) {
@@ -192,7 +194,12 @@ static char *run(const char *pyspy, pid_t pid, char *errline, size_t errlen, int
 	while (waitpid(child, status, 0) < 0 && errno == EINTR)
 		;
 	o.ebuf[o.en] = 0;
-	snprintf(errline, errlen, "%.*s", (int)strcspn(o.ebuf, "\n"), killed ? "timed out after 10 s" : o.ebuf);
+	if (killed == PYSPY_TIMED_OUT)
+		snprintf(errline, errlen, "timed out after %d s", PYSPY_TIMEOUT_MS / 1000);
+	else if (killed == PYSPY_TOO_MUCH)
+		snprintf(errline, errlen, "wrote more than %u MB", PYSPY_MAX_OUT >> 20);
+	else
+		snprintf(errline, errlen, "%.*s", (int)strcspn(o.ebuf, "\n"), o.ebuf);
 	if (o.buf)
 		o.buf[o.n] = 0;
 	return o.buf;

@@ -307,8 +307,12 @@ static int settle_and_ask_again(struct ras_opts *o, struct nw_ras_report *r, cha
 static int save_report(const char *save, struct nw_ras_report *r)
 {
 	FILE *f = fopen(save, "we");
-	if (!f || fwrite(r->raw, 1, r->raw_len, f) != r->raw_len || fclose(f)) {
-		if (f) fclose(f);
+	int bad = !f;
+	if (f) {
+		bad = fwrite(r->raw, 1, r->raw_len, f) != r->raw_len;
+		bad |= fclose(f) != 0;   /* closed once, whatever it returns */
+	}
+	if (bad) {
 		nw_ras_report_free(r);
 		return nw_usage_error("ras", "cannot write %s", save);
 	}

@@ -16,6 +16,12 @@ nw_until 60 grep -q lingering "$T/out" || { cat "$T/out"; fail "nccl-gpufault ne
 cat "$T/ras.out"
 assert_grep '^  rank 0: RUNNING async error 1 AllReduce launches=2$' "$T/ras.out"
 assert_grep '^            "async_error": 1,$' "$T/s.json"
+# A --save that cannot be written (the data goes, the close fails): one
+# line, exit status 2 (the file was once closed twice then).
+"$NW_CLI" ras --save /dev/full > "$T/full.out" 2> "$T/full.err"
+assert_eq "$?" 2 "ras --save /dev/full exit status"
+assert_grep '^ncclwatch ras: cannot write /dev/full' "$T/full.err"
+assert_eq "$(wc -l < "$T/full.err")" 1 "error lines of ras --save /dev/full"
 raw close 'STATUS\n' > "$T/text.out"
 assert_grep '^    0         1         1         1         1         1   RUNNING   ERROR$' "$T/text.out"
 assert_grep '^#0-0 \([0-9a-f]{16}\) ERROR$' "$T/text.out"
