@@ -304,26 +304,57 @@ static void take_submitted(void)
 	}
 }
 
+/* A reap stops once pairs on this many streams were seen still running,
+ * or after this many pairs skipped: ops on one stream end in order, so
+ * past a stream's first pair still running a reap skips that stream's
+ * later pairs unasked, and a stream full of waiting ops does not hide the
+ * finished pairs of the others behind it. A stream is its handle in its
+ * context (pool); the per-thread default stream's handle, the same in
+ * every thread, is skipped for all of them: a delay, the poll asks. */
+#define NW_REAP_STREAMS 8
+#define NW_REAP_SKIPS 1024
+
+struct running_stream {
+	CUstream stream;
+	const struct nw_evpool *pool;
+};
+
+static int stream_running(const struct running_stream *running, unsigned n, const struct nw_track *t)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (running[i].stream == t->stream && running[i].pool == t->pool)
+			return 1;
+	return 0;
+}
+
 /* Poll the pending pairs, oldest first, giving the finished ones back to
- * their pools; stop once `running_max` still running were seen. */
-static void advance_pending(uint64_t now, int at_exit, uint64_t running_max, int end_first)
+ * their pools: all of them (a poll), or for a reap (`reap`) with the end
+ * event asked first, until NW_REAP_STREAMS streams were seen running. */
+static void advance_pending(uint64_t now, int at_exit, int reap)
 {
 	struct nw_track **link = &pending_head, *prev = NULL;
-	uint64_t running = 0;
-	while (*link && running < running_max) {
+	struct running_stream running[NW_REAP_STREAMS];
+	unsigned nrunning = 0, skipped = 0;
+	while (*link) {
 		struct nw_track *t = *link;
-		if (poll_track(t, now, at_exit, end_first)) {
+		if (reap && stream_running(running, nrunning, t)) {
+			if (++skipped >= NW_REAP_SKIPS)
+				return;
+		} else if (poll_track(t, now, at_exit, reap)) {
 			*link = t->next;
 			if (pending_tail == t)
 				pending_tail = prev;
 			pending_count--;
 			nw_graph_opev_unref(t->opev);   /* its ops' events: this launch's reference */
 			nw_track_give_back(t);
-		} else {
-			running++;
-			prev = t;
-			link = &t->next;
+			continue;
+		} else if (reap) {
+			running[nrunning++] = (struct running_stream){ t->stream, t->pool };
+			if (nrunning == NW_REAP_STREAMS)
+				return;
 		}
+		prev = t;
+		link = &t->next;
 	}
 }
 
@@ -331,14 +362,9 @@ void nw_progress_poll(uint64_t now, int at_exit)
 {
 	pthread_mutex_lock(&pairs_lock);
 	take_submitted();
-	advance_pending(now, at_exit, UINT64_MAX, 0);
+	advance_pending(now, at_exit, 0);
 	pthread_mutex_unlock(&pairs_lock);
 }
-
-/* A reap stops after this many pairs still running: ops on one stream end
- * in order, so past a few running ones most are running too, and a reap
- * costs what it gives back plus these. */
-#define NW_REAP_RUNNING 8
 
 void nw_progress_reap(void)
 {
@@ -354,7 +380,7 @@ void nw_progress_reap(void)
 	take_submitted();
 	/* at_exit = 1: an error that may only say the driver is going away
 	 * judges nothing here; the watchdog's next poll does. */
-	advance_pending(nw_now_ns(), 1, NW_REAP_RUNNING, 1);
+	advance_pending(nw_now_ns(), 1, 1);
 	pthread_mutex_unlock(&pairs_lock);
 	nw_cu.cuThreadExchangeStreamCaptureMode(&mode);
 }

@@ -21,7 +21,8 @@ void nw_progress_poll(uint64_t now, int at_exit);
 /* A thread's event pool ran dry (evpool.c, through nw_lifecycle.reap):
  * take what the hot path handed over and give back the oldest pending
  * pairs that finished, their ops' records brought up to date first, as a
- * poll would; it stops after a few pairs still running. Waits for a poll
+ * poll would; past a stream's first pair still running it skips that
+ * stream, and it stops after a few streams still running. Waits for a poll
  * under way, so that what it gives back is in the pools when it returns. */
 void nw_progress_reap(void);
 

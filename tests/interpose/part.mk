@@ -2,7 +2,7 @@
 # run under LD_PRELOAD, built into $(BUILD)/tests/interpose/. They link
 # against the simulated NCCL's soname only; LD_LIBRARY_PATH picks a library.
 INTERPOSE_TEST_PROGS := $(addprefix $(BUILD)/tests/interpose/,nccl-ops-linked nccl-ops-dlopen \
-	nccl-threads nccl-hot-loop nccl-fork nccl-main-exit nccl-comm-cycles)
+	nccl-threads nccl-hot-loop nccl-fork nccl-main-exit nccl-comm-cycles nccl-blocked-stream)
 TEST_BINS += $(INTERPOSE_TEST_PROGS)
 
 $(BUILD)/tests/interpose/nccl-ops-linked: $(BUILD)/tests/interpose/nccl_ops.o | $(SIM_SONAMES)
@@ -32,6 +32,10 @@ $(BUILD)/tests/interpose/nccl-hot-loop: $(BUILD)/tests/interpose/nccl_hot_loop.o
 	$(CC) $(LDFLAGS) -o $@ $< $(SIM_LINK)
 
 $(BUILD)/tests/interpose/nccl-main-exit: $(BUILD)/tests/interpose/nccl_main_exit.o | $(SIM_SONAMES)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(SIM_LINK)
+
+$(BUILD)/tests/interpose/nccl-blocked-stream: $(BUILD)/tests/interpose/nccl_blocked_stream.o | $(SIM_SONAMES)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(SIM_LINK)
 
