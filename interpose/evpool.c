@@ -90,8 +90,8 @@ static void push_list(struct nw_evpool *pool, struct nw_track *head, struct nw_t
 }
 
 /* The pool ran dry: first the pairs in flight that finished (a reap,
- * which waits for a watchdog poll under way: that poll's pairs are back
- * then), new ones only when that left too few. Without it, events were
+ * which does nothing while a watchdog poll is under way: that poll gives
+ * them back), new ones only when that left too few. Without it, events were
  * created for as long as ops outran the watchdog's poll (100 ms), ever
  * more of them as the op rate rose; now a pool stops growing at what is
  * in flight plus a batch, and no event is created in steady state. */

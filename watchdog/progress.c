@@ -358,8 +358,14 @@ static void advance_pending(uint64_t now, int at_exit, int reap)
 	}
 }
 
+/* This thread is inside a reap (it holds pairs_lock): an exit() from a
+ * signal handler that interrupted the reap must not wait for itself. */
+static __thread int reaping __attribute__((tls_model("initial-exec")));
+
 void nw_progress_poll(uint64_t now, int at_exit)
 {
+	if (reaping)
+		return;
 	pthread_mutex_lock(&pairs_lock);
 	take_submitted();
 	advance_pending(now, at_exit, 0);
@@ -374,15 +380,23 @@ void nw_progress_reap(void)
 	 * that capture. The watchdog's thread is relaxed for good; here only
 	 * for the reap. A driver without capture modes: no reap. */
 	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-	if (!nw_cu.cuThreadExchangeStreamCaptureMode || nw_cu.cuThreadExchangeStreamCaptureMode(&mode) != CUDA_SUCCESS)
+	if (!nw_cu.cuThreadExchangeStreamCaptureMode)
 		return;
-	pthread_mutex_lock(&pairs_lock);
-	take_submitted();
-	/* at_exit = 1: an error that may only say the driver is going away
-	 * judges nothing here; the watchdog's next poll does. */
-	advance_pending(nw_now_ns(), 1, 1);
+	/* Never wait for the watchdog (only it waits): its poll may be long,
+	 * or stuck in a driver call. A poll under way gives back what
+	 * finished; meanwhile the pool grows by a batch. */
+	if (pthread_mutex_trylock(&pairs_lock) != 0)
+		return;
+	reaping = 1;
+	if (nw_cu.cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS) {
+		take_submitted();
+		/* at_exit = 1: an error that may only say the driver is going
+		 * away judges nothing here; the watchdog's next poll does. */
+		advance_pending(nw_now_ns(), 1, 1);
+		nw_cu.cuThreadExchangeStreamCaptureMode(&mode);
+	}
+	reaping = 0;
 	pthread_mutex_unlock(&pairs_lock);
-	nw_cu.cuThreadExchangeStreamCaptureMode(&mode);
 }
 
 uint64_t nw_progress_pending(void)
