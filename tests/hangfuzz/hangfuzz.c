@@ -415,9 +415,15 @@ static void capture(struct driver *d, const int *takes, int i, const int *devian
 			cuda_ok(&d->r[r], cuStreamBeginCapture(d->r[r].s[2], CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
 			        "cuStreamBeginCapture");
 		}
-	for (int j = p->g0; j <= p->g1; j++) {
+	/* op by op (a group each), or rank by rank (rank_major: one group) */
+	int nj = p->g1 - p->g0 + 1, outer = p->rank_major ? d->n : nj, inner = p->rank_major ? nj : d->n;
+	if (p->rank_major)
 		group_start(d);
-		for (int r = 0; r < d->n; r++) {
+	for (int a = 0; a < outer; a++) {
+		if (!p->rank_major)
+			group_start(d);
+		for (int b = 0; b < inner; b++) {
+			int r = p->rank_major ? a : b, j = p->g0 + (p->rank_major ? b : a);
 			if (!takes[r])
 				continue;
 			int swap = deviant[r] && p->fault == HF_G_OTHER && p->gdev == HF_GD_ORDER;
@@ -425,8 +431,11 @@ static void capture(struct driver *d, const int *takes, int i, const int *devian
 			struct dev dv = graph_dev(p, k, deviant[r]);
 			issue_on(&d->r[r], &p->ops[k], &dv, d->r[r].s[2]);
 		}
-		group_end(d);
+		if (!p->rank_major)
+			group_end(d);
 	}
+	if (p->rank_major)
+		group_end(d);
 	for (int r = 0; r < d->n; r++)
 		if (takes[r]) {
 			struct hf *h = &d->r[r];
@@ -519,7 +528,8 @@ static void graph_launch(struct hf *h, int fault_step, int hold)
  * (together) and launched, destroyed at the step's end; captured once,
  * launched; at the fault step, the victim's deviation (HF_G_OTHER,
  * HF_G_PEER with one capture: its graph B, captured now, its shape
- * changed). */
+ * changed). One thread of several ranks launches them in rank order, or
+ * (launch_reversed) last rank first. */
 static void graph_step(struct driver *d, int fault_step)
 {
 	const struct hf_plan *p = d->p;
@@ -533,8 +543,8 @@ static void graph_step(struct driver *d, int fault_step)
 	}
 	if (any)
 		capture(d, takes, p->graph == HF_GRAPH_PER_STEP ? 0 : 1, deviant);
-	for (int r = 0; r < d->n; r++)
-		graph_launch(&d->r[r], fault_step, !holds_victim);
+	for (int k = 0; k < d->n; k++)
+		graph_launch(&d->r[p->launch_reversed ? d->n - 1 - k : k], fault_step, !holds_victim);
 }
 
 /* Is op i of the step one of the graph's (launched as one, at g0)? */

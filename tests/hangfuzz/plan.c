@@ -255,8 +255,11 @@ static void build_graph(struct hf_plan *p, uint64_t seed)
 	 * one job in 2 with processes of several ranks, from HF_ONE_THREAD_SEEDS
 	 * on, from a stream of its own (the seeds judged before keep their plans). */
 	uint64_t ot = seed * 0xbf58476d1ce4e5b9ULL + 24;
-	if (seed >= HF_ONE_THREAD_SEEDS && p->rpp > 1 && pick(&ot, 2))
+	if (seed >= HF_ONE_THREAD_SEEDS && p->rpp > 1 && pick(&ot, 2)) {
 		p->threaded = 0, p->serial_capture = 0;
+		p->rank_major = pick(&ot, 2);
+		p->launch_reversed = pick(&ot, 2);
+	}
 	p->fault = HF_NONE, p->victim = -1, p->at = 0, p->gop = p->g0, p->gdev = 0;
 	if (pick(&s, 8) == 0)
 		return;
@@ -488,7 +491,9 @@ void hf_plan_describe(const struct hf_plan *p, FILE *f)
 		fprintf(f, ", %d processes of %d ranks (", p->nranks / p->rpp, p->rpp);
 		for (int r = 0; r < p->nranks; r += p->rpp)
 			fprintf(f, "%s %d-%d", r ? ", one" : "one thread drives ranks", r, r + p->rpp - 1);
-		fprintf(f, ": ops grouped, a graph captured and launched per rank)");
+		fprintf(f, ": ops grouped, a graph captured per rank %s, launched %s)",
+		        p->rank_major ? "rank by rank in one group" : "op by op, a group each",
+		        p->launch_reversed ? "last rank first" : "in rank order");
 	} else if (p->rpp > 1) {
 		fprintf(f, ", %d processes of %d ranks (%s)", p->nranks / p->rpp, p->rpp,
 		        p->threaded ? (p->serial_capture ? "a thread per rank, capturing one at a time" : "a thread per rank")

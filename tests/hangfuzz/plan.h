@@ -130,6 +130,10 @@ struct hf_plan {
 	int serial_capture;      /* threaded graph jobs: the threads capture one at a time
 	                          * (as Python threads under the GIL do), so a
 	                          * process's captures of one comm id follow each other */
+	int rank_major;          /* one thread drives several ranks (graph jobs): it captures
+	                          * rank by rank, every op of the graph in one group (else op
+	                          * by op, each op of all its ranks in a group) */
+	int launch_reversed;     /* ... and launches its ranks' graphs last rank first */
 	int tp;                  /* TP group size (consecutive ranks); 0: no TP comm */
 	int dp;                  /* 1: the DP comm (same TP position) exists */
 	int wide;                /* a wide job (HF_WIDE_SEEDS) */
