@@ -354,16 +354,11 @@ static void pending_pairs(struct nw_jctx *x)
 			}
 			/* A stuck replay: the sends and receives captured into its
 			 * graph stand for their ops in it (both sides count a
-			 * captured op once, as issued, so positions compare alike),
-			 * but those the replay completed (its per-op events) wait
-			 * for nothing: the seq of a graph only this rank captured
-			 * (captured again with another shape) lies past its peer's
-			 * position, though the peer's own graph posts the other
-			 * half at each of its replays. */
+			 * captured op once, as issued, so positions compare alike). */
 			const struct nw_seg_op *g[64];
 			size_t n = nw_graph_ops(p, op, g, sizeof g / sizeof *g);
 			for (size_t j = 0; j < n; j++)
-				if (NW_OP_IS_P2P(g[j]->kind) && nw_graph_replay_op_state(op, (uint32_t)j + 1) != NW_ST_COMPLETED)
+				if (NW_OP_IS_P2P(g[j]->kind))
 					pair_of(x, i, g[j], op);
 		}
 	}
