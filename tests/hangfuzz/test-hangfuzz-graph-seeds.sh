@@ -62,9 +62,11 @@
 #     step), graph-peer recv 112666 (2 x 4, graph B on a TP pair inside
 #     the process)
 #   a graph only the victim captured (graph B) holding ops on a pair comm
-#     (DP pairs): 104272 (the pair's other member was blamed for
-#     launching it 0 times: a graph is the minority's own when most ranks
-#     of any of its comms never launched it)
+#     (DP pairs): 104272 (the pair's other member was blamed: B's send
+#     numbered past its position, though it receives at each replay of
+#     its own graph; and for launching B 0 times: a graph is the
+#     minority's own when most ranks of any of its comms never launched
+#     it)
 # The corpus holds two more (cases.txt: graph-ring-hostfn, 100021;
 # graph-tp-world-skip, 100003).
 . "$NW_ROOT/tests/lib.sh"
