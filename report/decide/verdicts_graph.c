@@ -228,24 +228,55 @@ struct replay {
 	struct nw_fact gn;               /* the graph (GRAPH_NAME) */
 };
 
-/* A graph that a strict majority of the members never launched at all is
- * the minority's own (a graph it captured when the others did not): the
- * majority is the program as written, nobody there launched it "fewer
- * times" (the rules on its captured ops, a mismatch or a send/receive,
- * name the minority). */
-static int minority_graph(struct nw_jctx *x, const struct replay *rp)
+/* Whether a strict majority of comm view fv's members never launched the
+ * graph ident (on v: the launches rp found already). */
+static int never_launched_most(struct nw_jctx *x, const struct replay *rp, const struct nw_comm_view *fv)
 {
 	int32_t never = 0, some = 0;
-	for (int32_t r = 0; r < rp->n; r++) {
-		const struct nw_member *m = &rp->v->members[r];
+	for (int32_t r = 0; r < fv->nranks; r++) {
+		const struct nw_member *m = &fv->members[r];
 		if (!m->proc)
 			continue;
-		if (rp->ml[r].launched)
+		struct mlaunch ml = { 0 };
+		if (fv == rp->v)
+			ml = rp->ml[r];
+		else
+			member_launches(x, m, fv->id, rp->ident, &ml);
+		if (ml.launched)
 			some++;
 		else if (!x->sink[m->proc->job_index])
 			never++;
 	}
 	return never > some;
+}
+
+/* A graph that a strict majority of the members never launched at all is
+ * the minority's own (a graph it captured when the others did not): the
+ * majority is the program as written, nobody there launched it "fewer
+ * times" (the rules on its captured ops, a mismatch or a send/receive,
+ * name the minority). Judged on every comm the graph holds ops of, not on
+ * v alone: on a comm of 2 ranks (a TP pair, a DP pair) no majority is
+ * strict, and its other member would be taken to have launched the graph
+ * fewer times where most ranks of the graph's other comms never did. */
+static int minority_graph(struct nw_jctx *x, const struct replay *rp)
+{
+	if (never_launched_most(x, rp, rp->v))
+		return 1;
+	for (int32_t r = 0; r < rp->n; r++) {
+		const struct nw_member *m = &rp->v->members[r];
+		const struct nw_seg_op *l = rp->ml[r].pending;
+		if (!m->proc || !l)
+			continue;
+		const struct nw_seg_op *g[64];
+		size_t n = nw_graph_ops(m->proc, l, g, sizeof g / sizeof *g);
+		for (size_t j = 0; j < n; j++) {
+			const struct nw_comm_view *fv = g[j]->comm_id == rp->v->id ? NULL : nw_view_of(x, g[j]->comm_id);
+			if (fv && never_launched_most(x, rp, fv))
+				return 1;
+		}
+		return 0;   /* one launch names the graph's comms */
+	}
+	return 0;
 }
 
 static void replay_classes(struct nw_jctx *x, struct replay *rp)

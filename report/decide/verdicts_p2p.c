@@ -160,14 +160,16 @@ static int orphan_recv_at(struct nw_jctx *x, const struct nw_comm_view *v, int32
 	return -1;
 }
 
-/* How many of p's launches (done: completed ones only) replay a graph
- * holding a `kind` (send or receive) with comm rank `peer` on comm `comm`:
- * its posts to that peer counted per replay, where its books count a
- * captured op once, at capture. */
-static uint64_t graph_posts(const struct nw_proc *p, uint64_t comm, uint16_t kind, int32_t peer, int done)
+/* How many of p's launches (done: completed ones only; upto: that one and
+ * those before it only, NULL all) replay a graph holding a `kind` (send or
+ * receive) with comm rank `peer` on comm `comm`: its posts to that peer
+ * counted per replay, where its books count a captured op once, at
+ * capture. */
+static uint64_t graph_posts_upto(const struct nw_proc *p, uint64_t comm, uint16_t kind, int32_t peer, int done,
+                                 const struct nw_seg_op *upto)
 {
 	uint64_t n = 0;
-	for (size_t i = 0; i < p->nops; i++) {
+	for (size_t i = 0; i < p->nops && (!upto || &p->ops[i] <= upto); i++) {
 		const struct nw_seg_op *l = &p->ops[i];
 		if (l->kind != NW_OP_GRAPH_LAUNCH || (done && l->state != NW_ST_COMPLETED))
 			continue;
@@ -180,6 +182,25 @@ static uint64_t graph_posts(const struct nw_proc *p, uint64_t comm, uint16_t kin
 			}
 	}
 	return n;
+}
+
+static uint64_t graph_posts(const struct nw_proc *p, uint64_t comm, uint16_t kind, int32_t peer, int done)
+{
+	return graph_posts_upto(p, comm, kind, peer, done, NULL);
+}
+
+/* Captured op (of p's launch l) whose number lies past its peer q's
+ * position, while q's launches posted the other half to p at least as many
+ * times as p's launches up to l posted op's kind to q: both post it once
+ * per replay, and p's number is shifted by a graph of its own (a
+ * re-capture with another shape, launched instead of the graph the others
+ * replay, counts its ops again at capture). */
+static int posted_per_replay(const struct nw_proc *p, const struct nw_proc *q, const struct nw_seg_op *op,
+                             const struct nw_seg_op *l)
+{
+	uint16_t other = op->kind == NW_OP_SEND ? NW_OP_RECV : NW_OP_SEND;
+	uint64_t mine = graph_posts_upto(p, op->comm_id, op->kind, op->root, 0, l);
+	return mine && graph_posts(q, op->comm_id, other, op->rank, 0) >= mine;
 }
 
 /* orphan_recv_at for replays: member w's receive from x in its stuck
@@ -220,6 +241,12 @@ static void pair_of(struct nw_jctx *x, size_t i, const struct nw_seg_op *op, con
 		if (!e && (pm->proc->hdr.flags & NW_SEG_F_PEERS_FULL))
 			return;   /* its position is not known */
 		uint64_t pos = e ? (op->kind == NW_OP_SEND ? e->recv_enqueued : e->send_enqueued) : 0;
+		if (launch && pos < op->seq && !x->sink[pm->proc->job_index] &&
+		    posted_per_replay(x->job->procs[i], pm->proc, op, launch)) {
+			/* posted in the peer's replays: it waits for the peer's progress */
+			nw_graph_edge(&x->g, (uint32_t)i, pm->proc->job_index, NW_E_WAIT, op, v, op->seq, pos);
+			return;
+		}
 		if (pos >= op->seq) {
 			/* Posted. If the other half sits unstarted behind earlier
 			 * work on the peer's stream, or has not started for longer

@@ -395,25 +395,59 @@ static struct dev graph_dev(const struct hf_plan *p, int j, int deviant)
 	return dv;
 }
 
-/* Captures ops g0..g1 into graph i of h (on its capture stream, this
- * thread's capture only) and instantiates it; deviant: with the fault's
- * deviation (HF_GD_ORDER: the first and last op swapped). */
-static void capture(struct hf *h, int i, int deviant)
+/* Captures ops g0..g1 into graph i of each rank r of d with takes[r] (on
+ * its capture stream, this thread's captures only) and instantiates them;
+ * deviant[r]: with the fault's deviation (HF_GD_ORDER: the first and last
+ * op swapped). A thread that drives several ranks captures them together,
+ * as it issues eager ops: every rank's capture begun, each op issued for
+ * all of them in one group (NCCL wants one thread's ops of several ranks
+ * in a group: alone, one rank's op may wait for its peers), then the
+ * captures ended. */
+static void capture(struct driver *d, const int *takes, int i, const int *deviant)
 {
 	static pthread_mutex_t one_at_a_time = PTHREAD_MUTEX_INITIALIZER;
-	const struct hf_plan *p = h->p;
-	int swap = deviant && p->fault == HF_G_OTHER && p->gdev == HF_GD_ORDER;
+	const struct hf_plan *p = d->p;
 	if (p->serial_capture)
 		pthread_mutex_lock(&one_at_a_time);
-	use(h);
-	cuda_ok(h, cuStreamBeginCapture(h->s[2], CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
-	for (int j = p->g0; j <= p->g1; j++) {
-		int k = swap && j == p->g0 ? p->g1 : swap && j == p->g1 ? p->g0 : j;
-		struct dev dv = graph_dev(p, k, deviant);
-		issue_on(h, &p->ops[k], &dv, h->s[2]);
+	for (int r = 0; r < d->n; r++)
+		if (takes[r]) {
+			use(&d->r[r]);
+			cuda_ok(&d->r[r], cuStreamBeginCapture(d->r[r].s[2], CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+			        "cuStreamBeginCapture");
+		}
+	/* op by op (a group each), or rank by rank (rank_major: one group) */
+	int nj = p->g1 - p->g0 + 1, outer = p->rank_major ? d->n : nj, inner = p->rank_major ? nj : d->n;
+	if (p->rank_major)
+		group_start(d);
+	for (int a = 0; a < outer; a++) {
+		if (!p->rank_major)
+			group_start(d);
+		for (int b = 0; b < inner; b++) {
+			int r = p->rank_major ? a : b, j = p->g0 + (p->rank_major ? b : a);
+			if (!takes[r])
+				continue;
+			int swap = deviant[r] && p->fault == HF_G_OTHER && p->gdev == HF_GD_ORDER;
+			int k = swap && j == p->g0 ? p->g1 : swap && j == p->g1 ? p->g0 : j;
+			struct dev dv = graph_dev(p, k, deviant[r]);
+			issue_on(&d->r[r], &p->ops[k], &dv, d->r[r].s[2]);
+		}
+		if (!p->rank_major)
+			group_end(d);
 	}
-	cuda_ok(h, cuStreamEndCapture(h->s[2], &h->graph[i]), "cuStreamEndCapture");
-	cuda_ok(h, cuGraphInstantiateWithFlags(&h->exec[i], h->graph[i], 0), "cuGraphInstantiateWithFlags");
+	if (p->rank_major)
+		group_end(d);
+	for (int r = 0; r < d->n; r++)
+		if (takes[r]) {
+			struct hf *h = &d->r[r];
+			use(h);
+			cuda_ok(h, cuStreamEndCapture(h->s[2], &h->graph[i]), "cuStreamEndCapture");
+		}
+	for (int r = 0; r < d->n; r++)
+		if (takes[r]) {
+			struct hf *h = &d->r[r];
+			use(h);
+			cuda_ok(h, cuGraphInstantiateWithFlags(&h->exec[i], h->graph[i], 0), "cuGraphInstantiateWithFlags");
+		}
 	if (p->serial_capture)
 		pthread_mutex_unlock(&one_at_a_time);
 }
@@ -437,19 +471,19 @@ static void graphs_before(struct driver *d)
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	static pthread_cond_t moved = PTHREAD_COND_INITIALIZER;
 	static int turn;
+	static const int all[HF_MAX_RANKS] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 }, none[HF_MAX_RANKS];
 	const struct hf_plan *p = d->p;
 	if (p->graph != HF_GRAPH_REPLAY)
 		return;
 	if (!p->serial_capture) {
-		for (int r = 0; r < d->n; r++)
-			capture(&d->r[r], 0, 0);
+		capture(d, all, 0, none);
 		return;
 	}
 	int me = d->r[0].rank % p->rpp;
 	pthread_mutex_lock(&lock);
 	while (turn != me)
 		pthread_cond_wait(&moved, &lock);
-	capture(&d->r[0], 0, 0);
+	capture(d, all, 0, none);
 	turn++;
 	pthread_cond_broadcast(&moved);
 	while (turn < p->rpp)
@@ -457,23 +491,18 @@ static void graphs_before(struct driver *d)
 	pthread_mutex_unlock(&lock);
 }
 
-/* The step's ops g0..g1 on rank h: its graph launched on stream 0 (per
- * step: captured first, destroyed at the step's end); at the fault step,
- * the victim's deviation, and the peers held back while the victim dies
- * inside its replay. */
-static void graph_part(struct hf *h, int fault_step)
+/* Rank h's launch of the step's graph on stream 0 (at the fault step, the
+ * victim's deviation); hold: the peers of a victim that dies inside its
+ * replay wait for that before they launch (not those of its own thread). */
+static void graph_launch(struct hf *h, int fault_step, int hold)
 {
 	const struct hf_plan *p = h->p;
 	int victim = fault_step && h->rank == p->victim;
-	int deviant = victim && (p->fault == HF_G_OTHER || p->fault == HF_G_PEER), g = 0;
+	int deviant = victim && (p->fault == HF_G_OTHER || p->fault == HF_G_PEER);
 	char flag[600];
 	flag_path(h, flag, sizeof flag);
 	if (victim && p->fault == HF_G_SKIP)
 		return;
-	if (p->graph == HF_GRAPH_PER_STEP)
-		capture(h, 0, deviant);
-	else if (deviant) /* graph B, captured now (its shape changed) */
-		capture(h, g = 1, 1);
 	if (victim && p->fault == HF_G_NOLAUNCH) { /* "launched by the next iteration": never */
 		uncapture(h, 0);
 		return;
@@ -481,10 +510,10 @@ static void graph_part(struct hf *h, int fault_step)
 	use(h);
 	if (victim && p->fault == HF_G_HOSTFN)
 		cuda_ok(h, cuLaunchHostFunc(h->s[0], stuck_host_function, NULL), "cuLaunchHostFunc");
-	if (fault_step && p->fault == HF_G_DIE && !victim)
+	if (fault_step && p->fault == HF_G_DIE && hold)
 		while (access(flag, F_OK) != 0)
 			nap_ms(10);
-	cuda_ok(h, cuGraphLaunch(h->exec[g], h->s[0]), "cuGraphLaunch");
+	cuda_ok(h, cuGraphLaunch(h->exec[deviant && p->graph == HF_GRAPH_REPLAY], h->s[0]), "cuGraphLaunch");
 	if (victim && p->fault == HF_G_DIE) {
 		nap_ms(500); /* started, waiting for the held-back peers */
 		parked_process(p, p->victim, "graph-die");
@@ -493,6 +522,29 @@ static void graph_part(struct hf *h, int fault_step)
 			fclose(f);
 		raise(SIGKILL);
 	}
+}
+
+/* The step's ops g0..g1 on d's ranks: per step, each rank's graph captured
+ * (together) and launched, destroyed at the step's end; captured once,
+ * launched; at the fault step, the victim's deviation (HF_G_OTHER,
+ * HF_G_PEER with one capture: its graph B, captured now, its shape
+ * changed). One thread of several ranks launches them in rank order, or
+ * (launch_reversed) last rank first. */
+static void graph_step(struct driver *d, int fault_step)
+{
+	const struct hf_plan *p = d->p;
+	int takes[HF_MAX_RANKS], deviant[HF_MAX_RANKS], any = 0, holds_victim = 0;
+	for (int r = 0; r < d->n; r++) {
+		int victim = fault_step && d->r[r].rank == p->victim;
+		holds_victim |= d->r[r].rank == p->victim;
+		deviant[r] = victim && (p->fault == HF_G_OTHER || p->fault == HF_G_PEER);
+		takes[r] = !(victim && p->fault == HF_G_SKIP) && (p->graph == HF_GRAPH_PER_STEP || deviant[r]);
+		any |= takes[r];
+	}
+	if (any)
+		capture(d, takes, p->graph == HF_GRAPH_PER_STEP ? 0 : 1, deviant);
+	for (int k = 0; k < d->n; k++)
+		graph_launch(&d->r[p->launch_reversed ? d->n - 1 - k : k], fault_step, !holds_victim);
 }
 
 /* Is op i of the step one of the graph's (launched as one, at g0)? */
@@ -512,8 +564,8 @@ static void fault_step(struct driver *d)
 	for (int i = 0; i < p->nops; i++) {
 		const struct hf_op *o = &p->ops[i];
 		if (in_graph(p, i)) {
-			for (int r = 0; i == p->g0 && r < d->n; r++)
-				graph_part(&d->r[r], 1);
+			if (i == p->g0)
+				graph_step(d, 1);
 			continue;
 		}
 		if (i == p->at && p->fault == HF_DIE_INSIDE && v < 0)
@@ -581,8 +633,8 @@ static void *run_driver(void *arg)
 		for (int i = 0; i < p->nops; i++) {
 			struct dev dv = { .count = p->count, .type = ncclFloat, .op = ncclSum };
 			if (in_graph(p, i)) {
-				for (int r = 0; i == p->g0 && r < d->n; r++)
-					graph_part(&d->r[r], 0);
+				if (i == p->g0)
+					graph_step(d, 0);
 				continue;
 			}
 			group_start(d);

@@ -234,8 +234,9 @@ static int graph_fits(const struct hf_plan *p, enum hf_fault f, int gdev, int *o
 
 /* A graph job (seeds from HF_GRAPH_SEEDS on): ops g0..g1 of the step go
  * into a CUDA graph, and a graph fault (or none) replaces the eager one.
- * Processes of several ranks run a thread per rank: each thread captures
- * its own rank's ops. */
+ * Processes of several ranks run a thread per rank, each capturing its own
+ * rank's ops, or (HF_ONE_THREAD_SEEDS on) one thread that captures and
+ * launches a graph per rank. */
 static void build_graph(struct hf_plan *p, uint64_t seed)
 {
 	uint64_t s = seed * 0xa0761d6478bd642fULL + 22;
@@ -249,6 +250,16 @@ static void build_graph(struct hf_plan *p, uint64_t seed)
 	/* from a stream of its own: the plans of seeds pinned before it stay */
 	uint64_t sc = seed * 0x9e3779b97f4a7c15ULL + 23;
 	p->serial_capture = p->rpp > 1 && pick(&sc, 2);
+	/* One thread drives all the ranks of its process (JAX/XLA: a command
+	 * buffer per device, one thread; single-process multi-GPU programs):
+	 * one job in 2 with processes of several ranks, from HF_ONE_THREAD_SEEDS
+	 * on, from a stream of its own (the seeds judged before keep their plans). */
+	uint64_t ot = seed * 0xbf58476d1ce4e5b9ULL + 24;
+	if (seed >= HF_ONE_THREAD_SEEDS && p->rpp > 1 && pick(&ot, 2)) {
+		p->threaded = 0, p->serial_capture = 0;
+		p->rank_major = pick(&ot, 2);
+		p->launch_reversed = pick(&ot, 2);
+	}
 	p->fault = HF_NONE, p->victim = -1, p->at = 0, p->gop = p->g0, p->gdev = 0;
 	if (pick(&s, 8) == 0)
 		return;
@@ -476,10 +487,18 @@ void hf_plan_describe(const struct hf_plan *p, FILE *f)
 		        p->tp_nocolor ? " (the last one passes NCCL_SPLIT_NOCOLOR)" : "", p->dp ? " and dp groups" : "");
 	if (p->resplit)
 		fprintf(f, ", split comms made and destroyed every step");
-	if (p->rpp > 1)
+	if (p->rpp > 1 && !p->threaded && p->graph != HF_EAGER) {
+		fprintf(f, ", %d processes of %d ranks (", p->nranks / p->rpp, p->rpp);
+		for (int r = 0; r < p->nranks; r += p->rpp)
+			fprintf(f, "%s %d-%d", r ? ", one" : "one thread drives ranks", r, r + p->rpp - 1);
+		fprintf(f, ": ops grouped, a graph captured per rank %s, launched %s)",
+		        p->rank_major ? "rank by rank in one group" : "op by op, a group each",
+		        p->launch_reversed ? "last rank first" : "in rank order");
+	} else if (p->rpp > 1) {
 		fprintf(f, ", %d processes of %d ranks (%s)", p->nranks / p->rpp, p->rpp,
 		        p->threaded ? (p->serial_capture ? "a thread per rank, capturing one at a time" : "a thread per rank")
 		                    : "one thread, ops grouped");
+	}
 	fprintf(f, ", %d stream%s, %d warm-up steps, %ld elements\n", p->nstreams, p->nstreams > 1 ? "s" : "",
 	        p->warm, p->count);
 	for (int i = 0; i < p->nops; i++) {

@@ -80,6 +80,12 @@ enum hf_fault {
  * drawn as for an eager job, then the graph's draws, from streams of their
  * own, replace its fault (seeds below are the plans they always were). */
 #define HF_GRAPH_SEEDS 100000ULL
+/* Graph seeds from here on may draw processes whose one thread drives all
+ * their ranks: it captures a graph per rank (each on its rank's device and
+ * stream, every op of the capture issued for all of them in one group) and
+ * launches them one after the other (plan.c, build_graph). The graph seeds
+ * below keep their plans (a thread per rank). */
+#define HF_ONE_THREAD_SEEDS 110000ULL
 
 /* Seeds from here on are wide eager jobs: the menu and shapes the seeds
  * below never draw (seeds below keep their plans; test-hangfuzz-seeds.sh
@@ -119,10 +125,15 @@ struct hf_plan {
 	int rpp;                 /* ranks per process (1, 2, 4): process P drives
 	                          * ranks P*rpp .. P*rpp+rpp-1, on its devices 0..rpp-1 */
 	int threaded;            /* rpp > 1: 1 one thread per rank, 0 one thread drives
-	                          * all its ranks (every op of the step in one group) */
+	                          * all its ranks (every op of the step in one group;
+	                          * graph jobs: a graph per rank, captured together) */
 	int serial_capture;      /* threaded graph jobs: the threads capture one at a time
 	                          * (as Python threads under the GIL do), so a
 	                          * process's captures of one comm id follow each other */
+	int rank_major;          /* one thread drives several ranks (graph jobs): it captures
+	                          * rank by rank, every op of the graph in one group (else op
+	                          * by op, each op of all its ranks in a group) */
+	int launch_reversed;     /* ... and launches its ranks' graphs last rank first */
 	int tp;                  /* TP group size (consecutive ranks); 0: no TP comm */
 	int dp;                  /* 1: the DP comm (same TP position) exists */
 	int wide;                /* a wide job (HF_WIDE_SEEDS) */

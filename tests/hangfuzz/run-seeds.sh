@@ -6,7 +6,8 @@
 # (every view: live, dead, watchdog; CORPUS_JOBS at once) and prints one
 # line per seed and view, then per fault kind "fault: N ok of M seeds",
 # per shape "shape DIMENSION=VALUE: N ok of M seeds" (ranks, ranks per
-# process, comms, send/receive, graph, split: none, a TP x DP grid, one over
+# process: one, several, several-one-thread (one thread captures and
+# launches the graphs of all its ranks), comms, send/receive, graph, split: none, a TP x DP grid, one over
 # the whole world, a group left out with NCCL_SPLIT_NOCOLOR; +per-step), every seed with a wrong view (with
 # its plan), and "N ok, N FAIL" (views).
 # Needs `make all`; the programs are copied at the start (a rebuild while
@@ -49,7 +50,7 @@ awk '{ n[$1]++; if ($2 == "ok") ok[$1]++ } END { for (f in n) printf "%s: %d ok 
 # of each dimension
 while read -r f r s; do
 	"$HANGFUZZ" --seed "$s" --plan | awk -v r="$r" '
-		NR == 1 { p = /processes of/ ? "several" : "one"; c = /(tp|dp) groups/ ? "splits" : "world"
+		NR == 1 { p = /one thread drives/ ? "several-one-thread" : /processes of/ ? "several" : "one"; c = /(tp|dp) groups/ ? "splits" : "world"
 		          n = $3 + 0; sz = n <= 2 ? "2" : n <= 4 ? "3-4" : "5-8"
 		          sp = /NOCOLOR/ ? "nocolor" : /whole world/ ? "whole-world" : /tp groups/ ? "grid" : "none"
 		          if (/every step/) sp = sp "+per-step" }

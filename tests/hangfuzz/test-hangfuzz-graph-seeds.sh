@@ -7,7 +7,7 @@
 # the construction gives (exact culprits, an allowed first kind, no
 # verdict blaming another rank; healthy jobs raise nothing). Each graph
 # fault kind, in both capture modes where it applies, with processes of one
-# and of several ranks (a thread per rank):
+# and of several ranks (a thread per rank, or one thread for all):
 #   graph-die (SIGKILL inside a replay): 100004 100010, 2 x 2: 100059 100071
 #   graph-hostfn (a host function that never returns before the launch):
 #     100012 100031, 2 x 2: 100020 100108, 2 x 4: 100066
@@ -52,6 +52,21 @@
 #     behind its stuck replay, was taken to wait for the others, who never
 #     issue a #7: a cycle that blamed ranks 0-1,3-5, who wait; an op behind
 #     its own stream's unfinished work waits for that stream)
+#   one thread that drives all the ranks of its process (JAX/XLA, single-
+#     process multi-GPU; seeds from 110000 on): it captures a graph per
+#     rank together, op by op or rank by rank in one group, and launches
+#     them in rank order or last rank first: graph-die 111398 (2 x 4, rank
+#     5 dies inside its replay after ranks 7 and 6 launched, before rank 4
+#     did: the whole process), graph-skip 111537 (2 x 4, per step),
+#     graph-hostfn 110015 (3 x 2), graph-other count 110109 (2 x 2, per
+#     step), graph-peer recv 112666 (2 x 4, graph B on a TP pair inside
+#     the process)
+#   a graph only the victim captured (graph B) holding ops on a pair comm
+#     (DP pairs): 104272 (the pair's other member was blamed: B's send
+#     numbered past its position, though it receives at each replay of
+#     its own graph; and for launching B 0 times: a graph is the
+#     minority's own when most ranks of any of its comms never launched
+#     it)
 # The corpus holds two more (cases.txt: graph-ring-hostfn, 100021;
 # graph-tp-world-skip, 100003).
 . "$NW_ROOT/tests/lib.sh"
@@ -59,7 +74,8 @@ seeds="100004 100010 100059 100071 100012 100031 100020 100108 100066 100011 100
        100119 100068 100054 100058 100163 100252 104965 100007 100015 100215 100219
        100000 100009 100023 100032 100040 100001 100017 100002 100101 100128 100319 100270
        100594 100555 100398 101084 101774 102353 101809
-       102294"
+       102294 104272
+       111398 111537 110015 110109 112666"
 # shellcheck disable=SC2086
 CORPUS_FAIL_DETAIL="$T/detail" sh "$NW_ROOT/tests/hangfuzz/run-seeds.sh" $seeds > "$T/out" 2>&1
 st=$?
