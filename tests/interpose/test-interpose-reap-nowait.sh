@@ -16,7 +16,7 @@ prog="$NW_BUILD/tests/corpus/scenario"
 hooked="$NW_BUILD/tests/hooks/lib/libncclwatch.so"
 [ -x "$prog" ] || fail "$prog not built"
 [ -f "$hooked" ] || fail "$hooked not built"
-LD_PRELOAD="$hooked" NCCLWATCH_JOB=nowait NCCLWATCH_POLL_MS=1 NCCLWATCH_TEST_RING_DELAY_US=3600000000 \
+LD_PRELOAD="$(NW_LIB=$hooked nw_preload)" NCCLWATCH_JOB=nowait NCCLWATCH_POLL_MS=1 NCCLWATCH_TEST_RING_DELAY_US=3600000000 \
 	SCENARIO_GRAPH_REPLAYS=2000 nw_spawn "$prog" --case graph-replay --nranks 2 > "$T/out" 2>&1
 nw_until 120 sh -c "[ \$(grep -c '^corpus: rank [01] done' '$T/out') = 2 ]" ||
 	{ cat "$T/out"; fail "the ranks did not finish while the watchdog was stuck"; }
