@@ -325,6 +325,10 @@ int nw_job_lost(struct nw_job *job);             /* lost.c: job->lost (0, -1 oom
  * for good) becomes an evidence line of that MISMATCH (rootcause.c). */
 void nw_fold_shifted(struct nw_jctx *x);
 void nw_rootcause(struct nw_jctx *x);            /* rootcause.c: roots, consequences, cycles */
+/* After nw_rules_process_fate: verdicts whose culprits are now the same
+ * ranks (one process's death) fold into the one of the higher kind
+ * (rootcause.c). */
+void nw_fold_same_culprits(struct nw_jctx *x);
 void nw_rules_unexplained(struct nw_jctx *x, const uint8_t *explained); /* verdicts_coll.c: stuck ops
                                                   * that no verdict explains */
 int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern *in);
