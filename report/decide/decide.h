@@ -93,6 +93,8 @@ struct nw_pctx {
 	uint32_t *slot_off;              /* [ncomms + 2]: ops of slot s = order[slot_off[s] .. slot_off[s+1]);
 	                                  * slot ncomms: ops with no (known) slot */
 	uint8_t fault;                   /* has a GPU_FAULT verdict */
+	uint8_t behind;                  /* verdicts_coll.c: 0 not known yet, 1 no, 2 a strict
+	                                  * majority of one of its comms issued past it */
 };
 
 /* A verdict being built, with what the engine needs besides the public part. */
