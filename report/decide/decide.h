@@ -95,6 +95,8 @@ struct nw_pctx {
 	uint32_t *slot_off;              /* [ncomms + 2]: ops of slot s = order[slot_off[s] .. slot_off[s+1]);
 	                                  * slot ncomms: ops with no (known) slot */
 	uint8_t fault;                   /* has a GPU_FAULT verdict */
+	uint8_t behind;                  /* verdicts_coll.c: 0 not known yet, 1 no, 2 a strict
+	                                  * majority of one of its comms issued past it */
 };
 
 /* A verdict being built, with what the engine needs besides the public part. */
@@ -344,6 +346,10 @@ void nw_fold_shifted(struct nw_jctx *x);
  * them is one line on each verdict that does (rootcause.c). */
 void nw_fold_launch_only(struct nw_jctx *x);
 void nw_rootcause(struct nw_jctx *x);            /* rootcause.c: roots, consequences, cycles */
+/* After nw_rules_process_fate: verdicts whose culprits are now the same
+ * ranks (one process's death) fold into the one of the higher kind
+ * (rootcause.c). */
+void nw_fold_same_culprits(struct nw_jctx *x);
 void nw_rules_unexplained(struct nw_jctx *x, const uint8_t *explained); /* verdicts_coll.c: stuck ops
                                                   * that no verdict explains */
 int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern *in);

@@ -46,7 +46,8 @@
  *      Culprits of the cycle that did not deviate are taken out (1.); a
  *      decided cycle whose deviants no verdict names gets one.
  *   3. Two root verdicts with the same culprits: the higher kind keeps
- *      them, the other is folded into it.
+ *      them, the other is folded into it; again once death took whole
+ *      processes (nw_fold_same_culprits).
  *
  * And after the pass for stuck ops no verdict explains (nw_fold_shifted):
  * a stall blaming only a communicator whose earlier collective mismatched
@@ -1347,6 +1348,30 @@ void nw_rootcause(struct nw_jctx *x)
 out:
 	rctx_free(&r);
 	free(reach);
+}
+
+void nw_fold_same_culprits(struct nw_jctx *x)
+{
+	/* Rule 3 again once death took whole processes (nw_rules_process_fate):
+	 * verdicts that blamed different ranks of one killed process (one the
+	 * rank that never called #n, one its mate that never posted a send)
+	 * now blame the same ranks, for the same death. The higher kind keeps
+	 * them (the first made, between equals), the others fold into it. */
+	for (size_t i = 0; i < x->nvw && !x->oom; i++) {
+		struct nw_vwork *w = x->vw[i], *keep = NULL;
+		if (w->dropped || !w->v.culprits.n || w->launch_only)
+			continue;
+		for (size_t j = 0; j < x->nvw; j++) {
+			struct nw_vwork *o = x->vw[j];
+			if (j == i || o->dropped || o->launch_only || !same_set(&o->v.culprits, &w->v.culprits))
+				continue;
+			if (o->v.kind > w->v.kind || (o->v.kind == w->v.kind && j < i))
+				if (!keep || o->v.kind > keep->v.kind)
+					keep = o;
+		}
+		if (keep)
+			fold(x, keep, w);
+	}
 }
 
 void nw_fold_shifted(struct nw_jctx *x)

@@ -312,6 +312,7 @@ int nw_job_verdicts(struct nw_analysis *a, struct nw_job *job, struct nw_intern 
 	nw_rules_thread_fate(&x);
 	nw_rootcause(&x);
 	nw_rules_process_fate(&x);
+	nw_fold_same_culprits(&x);
 	/* launch-only positions add no edge to the graph: judged beside the
 	 * root causes, not folded into them (with segments, RAS's counts are a
 	 * line on their verdicts: nw_fold_launch_only) */

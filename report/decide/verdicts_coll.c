@@ -409,6 +409,41 @@ static int finished(const struct nw_member *m)
 	return m->proc && (m->comm->state == NW_COMM_FINALIZED || m->comm->state == NW_COMM_DESTROYED);
 }
 
+/* A strict majority of one of its comms' members, alive, issued a
+ * collective past it there (they wait for it: a collective never
+ * completes without every member): the program goes on past where it
+ * stopped, so its idleness is not the program's end on any comm (seed
+ * 9262: ranks 4-5, a process whose thread paused, idle at #2 of their tp
+ * comm of 3 and of the world; the world's majority waits in #3 for them,
+ * so rank 3 alone in the tp comm's #3 did not go past the end). */
+static int behind_majority(struct nw_jctx *x, const struct nw_proc *p)
+{
+	struct nw_pctx *c = &x->pc[p->job_index];
+	if (c->behind)
+		return c->behind == 2;
+	c->behind = 1;
+	for (uint32_t i = 0; i < p->ncomms && c->behind == 1; i++) {
+		const struct nw_comm_view *v;
+		HASH_FIND(hh, x->job->comms, &p->comms[i].comm_id, sizeof p->comms[i].comm_id, v);
+		if (!v || v->nranks < 1)
+			continue;
+		uint64_t at = UINT64_MAX;
+		for (int32_t r = 0; r < v->nranks; r++)
+			if (v->members[r].proc == p)
+				at = v->members[r].comm->coll_enqueued;
+		if (at == UINT64_MAX)
+			continue;
+		uint32_t votes[2] = { 0, 0 };   /* past it, not */
+		for (int32_t r = 0; r < v->nranks; r++) {
+			const struct nw_member *m = &v->members[r];
+			votes[m->proc && !x->sink[m->proc->job_index] && m->comm->coll_enqueued > at ? 0 : 1]++;
+		}
+		if (nw_majority(votes, 2) == 0)
+			c->behind = 2;
+	}
+	return c->behind == 2;
+}
+
 /* A live member that completed #nstar-1 of the comm, never issued #nstar,
  * has nothing open anywhere (no op, no creation) and has made no NCCL call
  * for longer than the timeout: it stopped right before #nstar, somewhere
@@ -442,7 +477,8 @@ static int stopped_idle(struct nw_jctx *x, const struct nw_member *m, uint64_t n
 {
 	const struct nw_proc *p = m->proc;
 	if (!p || x->sink[p->job_index] || !nstar || m->comm->coll_enqueued != nstar - 1 ||
-	    m->comm->coll_completed != nstar - 1 || nw_age(p, p->last_activity_ns) <= x->timeout_ns || busy(x, p))
+	    m->comm->coll_completed != nstar - 1 || nw_age(p, p->last_activity_ns) <= x->timeout_ns || busy(x, p) ||
+	    behind_majority(x, p))
 		return 0;
 	for (size_t i = 0; i < p->nops; i++)
 		if (nw_op_pending(p->ops[i].state) || p->ops[i].state == NW_ST_INIT_ENTERED)

@@ -9,8 +9,9 @@
  * newest kept), a deadlock of collectives on two comms, a 1-1 mismatch, a
  * peer table that overflowed, the job filter, and GPU_FAULT's findings
  * (facts in decide, words from words/: two ranks failed the same way, an
- * async error alone, a summary wrapped by a legacy pass). Prints "ok N - what" per
- * check; exits 1 on the first failure. */
+ * async error alone, a summary wrapped by a legacy pass), and verdicts that
+ * blame the same ranks once death took a whole process folded into one.
+ * Prints "ok N - what" per check; exits 1 on the first failure. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -808,6 +809,53 @@ static void test_rootcause_words(void)
 	free(x.vw);
 }
 
+/* Death took a whole process after the root-cause pass (rank_split's
+ * nw_rules_process_fate): a P2P_UNMATCHED that blamed rank 3 (it never
+ * posted its send) and a MISSING_RANK that blamed ranks 2-3 (never called
+ * the AllReduce) now both blame 2-3, the same death (seed 202203, 2
+ * processes of 2 ranks, a thread each). nw_fold_same_culprits keeps the
+ * higher kind, the other folds into it as a consequence with its waiting
+ * ranks; a verdict that blames other ranks stays. */
+static void test_fold_same_culprits(void)
+{
+	struct nw_job job = { 0 };
+	struct nw_jctx x = { .job = &job };
+	struct nw_vwork *mr = nw_verdict_new(&x, NW_V_MISSING_RANK, NULL, 0, 0);
+	struct nw_vwork *p2p = nw_verdict_new(&x, NW_V_P2P_UNMATCHED, NULL, 0, 0);
+	struct nw_vwork *other = nw_verdict_new(&x, NW_V_MISSING_RANK, NULL, 0, 0);
+	CHECK(mr && p2p && other, "three verdicts");
+	nw_verdict_summary(&x, mr, "ranks 2-3 never called AllReduce #4");
+	nw_verdict_summary(&x, p2p, "rank 0's Recv #4 from rank 3 is pending");
+	nw_verdict_summary(&x, other, "rank 5 never called AllGather #2");
+	const int32_t c[] = { 2, 3 };
+	for (int k = 0; k < 2; k++) {
+		nw_set_add(&x, &mr->v.culprits, c[k]);
+		nw_set_add(&x, &p2p->v.culprits, c[k]);
+	}
+	nw_set_add(&x, &mr->v.waiting, 0);
+	nw_set_add(&x, &mr->v.waiting, 1);
+	nw_set_add(&x, &p2p->v.waiting, 0);
+	nw_set_add(&x, &other->v.culprits, 5);
+	nw_set_add(&x, &other->v.waiting, 4);
+	nw_fold_same_culprits(&x);
+	CHECK(!x.oom && mr->dropped && !p2p->dropped && !other->dropped,
+	      "the MISSING_RANK folds into the P2P_UNMATCHED of the same culprits; rank 5's stays");
+	CHECK(!strcmp(set_str(&p2p->v.waiting), "0-1") && !strcmp(set_str(&p2p->v.culprits), "2-3"),
+	      "the kept verdict waits with both's ranks (%s)", set_str(&p2p->v.waiting));
+	struct nw_verdict v = p2p->v;
+	job.verdicts = &v;
+	job.nverdicts = 1;
+	struct nw_analysis a = { .jobs = &job, .njobs = 1 };
+	CHECK(nw_words_say(&a) == 0 && v.nevidence == 1, "said");
+	CHECK(!strcmp(v.evidence[0], "consequence: MISSING_RANK: ranks 2-3 never called AllReduce #4"), "folded: %s",
+	      v.evidence[0]);
+	p2p->v = v;
+	nw_vwork_free(mr);
+	nw_vwork_free(p2p);
+	nw_vwork_free(other);
+	free(x.vw);
+}
+
 /* Evidence grouped across ranks by fact (findings.c's nw_fg_*, WHERE)
  * groups exactly what grouping by text (nw_eg_*, nw_where) groups: 12
  * processes, ranks and processes without rank, stuck in one op or
@@ -950,6 +998,7 @@ int main(void)
 	test_fault_words();
 	test_findings_wrap();
 	test_rootcause_words();
+	test_fold_same_culprits();
 	test_fact_groups();
 	free(segbuf);
 	printf("%d checks passed\n", checks);

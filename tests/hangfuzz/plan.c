@@ -473,7 +473,12 @@ void hf_plan_answer(const struct hf_plan *p, struct hf_answer *a)
 	case HF_G_DIE: k = ring_from(p, p->g0) ? "MISSING_RANK,P2P_UNMATCHED" : "MISSING_RANK"; break;
 	case HF_G_PEER: k = "P2P_UNMATCHED"; break;
 	default: /* the rank is gone or idle before op j */
-		k = ring_from(p, p->at) ? "MISSING_RANK,P2P_UNMATCHED" : "MISSING_RANK";
+		/* a fault that takes a process of a thread per rank stops the
+		 * victim's mates wherever their threads were in the fault step,
+		 * before op j too (seed 202203: rank 3 had not posted the step's
+		 * ring when rank 2 died before op 1) */
+		k = ring_from(p, p->threaded && hf_fault_takes_process(p) ? 0 : p->at) ? "MISSING_RANK,P2P_UNMATCHED"
+		                                                                     : "MISSING_RANK";
 		break;
 	}
 	snprintf(a->kinds, sizeof a->kinds, "%s", k);

@@ -90,10 +90,22 @@
 # split while rank 0, its process's other thread, is still inside it; the
 # others' ranks in the tp comm leave rank 0 one place in it, yet it was
 # named "unknown (no file)" by a second verdict).
+# 202203 (2 processes of 2 ranks, a thread each: rank 2 is SIGKILLed
+# before the fault step's AllReduce, while its mate rank 3 had not yet
+# posted the step's ring: rank 0's receive from rank 3 is as unmatched as
+# the AllReduce is missing, P2P_UNMATCHED is right too; its MISSING_RANK,
+# once death took ranks 2-3 into both, folds into it).
+# 9262 (3 processes of 2 ranks, one thread each, tp groups of 3: the
+# thread of ranks 4-5 pauses before the fault step's tp Broadcast; rank 3,
+# in the other process, waits in it alone. Ranks 4-5, idle, were 2 of 3
+# in the tp comm, "the program's end", and rank 3 was blamed for going
+# past it, while the world's majority waited in its AllReduce for ranks
+# 4-5: idle ranks a comm's majority waits for are behind, not the end).
 seeds="16 41 14 11 18 8 13 2 37 30 60 1 5 24 43 3 22 4 10 209 39 79 44 221 6 20 7 15
        248 142 165 33 278 266 74 48 12 9 32 617 574 687 708 19 47 1748 3871 116 1215
        3243 3363 3493 3175 911 5086 3131 5770 4466 200012 200238
-       200563 200186 200156 200731 200014 200164 200395 200496 200603"
+       200563 200186 200156 200731 200014 200164 200395 200496 200603 202203
+       9262"
 # shellcheck disable=SC2086
 CORPUS_FAIL_DETAIL="$T/detail" sh "$NW_ROOT/tests/hangfuzz/run-seeds.sh" $seeds > "$T/out" 2>&1
 st=$?
