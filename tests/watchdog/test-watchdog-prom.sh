@@ -173,6 +173,13 @@ scrape
 assert_eq "$(value ncclwatch_last_update_timestamp_seconds 'job="promstall"' 'rank="0"')" "$t1" "a dead rank's update time"
 
 note "3b. gc --prom-dir removes the dead processes' files, keeps a live writer's and other hosts'"
+# The ranks got SIGKILL with their launcher, but on a loaded machine one
+# may still be exiting (not yet a zombie): gc rightly keeps a live
+# process's file, so wait until every killed rank is gone or a zombie.
+gone() { ! ps -o stat= -p "$1" 2>/dev/null | grep -qv '^Z'; }
+for f in $(sed -n 's/^ncclwatch_.*_\([0-9][0-9]*\)\.prom$/\1/p' "$T/left"); do
+	nw_until 60 gone "$f" || fail "killed rank pid $f still runs"
+done
 h=$(hostname | sed 's/[^A-Za-z0-9.-]/_/g')
 printf '# live\n' > "$PROM/ncclwatch_${h}_$$.prom"             # this shell runs: kept
 printf '# other\n' > "$PROM/ncclwatch_otherhost_1.prom"        # another host's: never judged
