@@ -21,6 +21,7 @@
 #     it; callgrind's added instructions are split by the object they run in.
 #   Goal: <= 100 ns and <= 300 instructions added per call.
 # figure 3, events per op: tests/bench/events.sh
+# memory of a healthy 8-rank job, with and without the preload: tests/bench/rss.sh
 # figure 2, watchdog CPU: tests/bench/cpu.sh
 #   and its per-poll "last thread left?" check: tests/bench/alone.sh
 # figure 1, stall detection latency: tests/bench/latency.sh
@@ -146,7 +147,7 @@ fi
 echo "goal: <= 100 ns and <= 300 instructions added per call"
 )
 
-for s in preload events graphs cpu alone latency diagnose summary fr attach pystack ras corpus hangfuzz; do
+for s in preload events graphs rss cpu alone latency diagnose summary fr attach pystack ras corpus hangfuzz; do
 	sh "$root/tests/bench/$s.sh"
 done
 echo
