@@ -11,12 +11,14 @@
 #   are read, and the job is killed. The segment files' size on disk (tmpfs)
 #   is printed beside them: that memory is the ring every rank writes, kept
 #   when the process dies, and is the bulk of what the preload adds.
-# Figures only, never pass/fail.
+# NB_RSS_LIB=PATH measures another build's library in place of this one's
+# (the figure before a change). Figures only, never pass/fail.
 set -u
 : "${NW_ROOT:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$NW_ROOT/tests/bench/bench_lib.sh"
 
 WAIT=${NB_RSS_WAIT:-3}
+NW_LIB=${NB_RSS_LIB:-$NW_LIB}
 
 nb_header "memory of a healthy 8-rank job (KiB per rank)"
 cat <<EOF
