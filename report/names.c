@@ -211,6 +211,7 @@ const char *nw_seg_flags_str(uint32_t flags, char buf[NW_FLAGS_BUF])
 		{ NW_SEG_F_STALL_SEEN, "stall_seen" }, { NW_SEG_F_PEERS_FULL, "peers_full" },
 		{ NW_SEG_F_COMMS_FULL, "comms_full" }, { NW_SEG_F_EXIT_STATUS, "exit_status" },
 		{ NW_SEG_F_SNAPSHOT, "snapshot" },     { NW_SEG_F_LEFT_EARLY, "left_early" },
+		{ NW_SEG_F_EXIT_POLL_SKIPPED, "exit_poll_skipped" },
 	};
 	return flags_str(flags, names, COUNT(names), buf);
 }

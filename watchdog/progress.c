@@ -1,6 +1,8 @@
 /* progress: see progress.h. */
 #include "progress.h"
 
+#include "exit_wait.h"
+
 #include "../interpose/cuda_driver.h"
 #include "../interpose/track.h"
 #include "../interpose/graphs.h"
@@ -362,14 +364,18 @@ static void advance_pending(uint64_t now, int at_exit, int reap)
  * signal handler that interrupted the reap must not wait for itself. */
 static __thread int reaping __attribute__((tls_model("initial-exec")));
 
-void nw_progress_poll(uint64_t now, int at_exit)
+int nw_progress_poll(uint64_t now, int at_exit)
 {
 	if (reaping)
-		return;
-	pthread_mutex_lock(&pairs_lock);
+		return -1;
+	/* At exit, a reap of another thread may be stuck in a driver call
+	 * holding the lock: the exit waits for it only so long. */
+	if (at_exit ? nw_exit_lock(&pairs_lock) != 0 : pthread_mutex_lock(&pairs_lock) != 0)
+		return -1;
 	take_submitted();
 	advance_pending(now, at_exit, 0);
 	pthread_mutex_unlock(&pairs_lock);
+	return 0;
 }
 
 void nw_progress_reap(void)

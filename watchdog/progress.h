@@ -15,15 +15,17 @@
 
 /* Take what the hot path handed over and advance every pending pair.
  * `at_exit`: the driver may be shutting down; errors that only say so are
- * ignored. */
-void nw_progress_poll(uint64_t now, int at_exit);
+ * ignored; and the lock is waited for only until the exit's deadline
+ * (exit_wait.h). 0, or -1: skipped (the lock stayed taken, or this thread
+ * is inside a reap that a signal handler interrupted to exit). */
+int nw_progress_poll(uint64_t now, int at_exit);
 
 /* A thread's event pool ran dry (evpool.c, through nw_lifecycle.reap):
  * take what the hot path handed over and give back the oldest pending
  * pairs that finished, their ops' records brought up to date first, as a
  * poll would; past a stream's first pair still running it skips that
- * stream, and it stops after a few streams still running. Waits for a poll
- * under way, so that what it gives back is in the pools when it returns. */
+ * stream, and it stops after a few streams still running. Never waits for
+ * a poll under way (its lock taken: nothing done, the poll gives back). */
 void nw_progress_reap(void);
 
 /* Pairs still pending (for tests and the bench). */

@@ -5,6 +5,7 @@
 #include "../interpose/cuda_driver.h"
 #include "../capture/unw_table.h"
 #include "dump.h"
+#include "exit_wait.h"
 #include "progress.h"
 #include "prom.h"
 #include "requests.h"
@@ -20,6 +21,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,10 +39,12 @@ struct config {
 
 static struct config cfg;
 /* Held by whoever advances the pairs: the watchdog's poll, or the exit
- * handler's last one. */
+ * handlers' (which wait for it only so long: exit_wait.h). */
 static pthread_mutex_t progress_lock = PTHREAD_MUTEX_INITIALIZER;
 static int started;
-static int leaving;                     /* the exit handler ran: the thread stops */
+static atomic_int leaving;              /* the exit handler runs: the thread stops */
+static atomic_int exit_gave_up;         /* ... without waiting for the poll under way */
+static atomic_int exit_skip_said;       /* the skipped exit poll: said once */
 /* Requests of several stuck peers arrive together: a request raised
  * before our last dump began is answered by it; a later one gets a dump of
  * its own, no sooner than NW_DUMP_COALESCE_NS after the last (it waits,
@@ -159,8 +163,8 @@ static void *run(void *arg)
 			return NULL;
 		}
 		pthread_mutex_lock(&progress_lock);
-		if (leaving) {
-			/* The exit handler made the last poll and may be removing
+		if (atomic_load(&leaving)) {
+			/* The exit handler makes the last poll and may be removing
 			 * the job directory: no dump or report may land in it now. */
 			pthread_mutex_unlock(&progress_lock);
 			return NULL;
@@ -173,6 +177,12 @@ static void *run(void *arg)
 		if (nw_pycall_base && nw_seg.stacks)
 			nw_stacks_name_sites(nw_seg.stacks,
 			                     atomic_load_explicit(&h->ring_head, memory_order_acquire));
+		if (atomic_load(&exit_gave_up)) {
+			/* The event queries were slow (stuck in the driver, say) and
+			 * the exit went on without us: nothing more to write. */
+			pthread_mutex_unlock(&progress_lock);
+			return NULL;
+		}
 		struct nw_picture p;
 		int reported = 0;
 		if (nw_stalls_evaluate(now, cfg.timeout_ns, &p)) {
@@ -262,14 +272,36 @@ int nw_watchdog_start(void)
 	return 0;
 }
 
+/* A poll of the exit path did not run: the watchdog's poll held on past
+ * the exit's wait (`watchdog_busy`), or a reap did: the record says so (op
+ * states may be a poll old), and so does one line. */
+static void exit_poll_skipped(int watchdog_busy)
+{
+	atomic_fetch_or(&nw_seg.hdr->flags, NW_SEG_F_EXIT_POLL_SKIPPED);
+	if (atomic_exchange(&exit_skip_said, 1))
+		return;
+	char why[128];
+	if (watchdog_busy)
+		snprintf(why, sizeof(why), "the watchdog's poll did not end within %.0f s (stuck in a CUDA call?)",
+		         (double)NW_EXIT_WAIT_NS / 1e9);
+	else
+		snprintf(why, sizeof(why), "a reap of the event pairs was under way (stuck in a CUDA call, or "
+		         "interrupted by this exit)");
+	nw_log("exiting: %s: the exit goes on without its last poll; op states may be a poll old (rank=%d pid=%lld)",
+	       why, nw_seg.hdr->global_rank, (long long)nw_seg.hdr->pid);
+}
+
 void nw_watchdog_settle(void)
 {
 	if (!started)
 		return;
 	/* One poll: event queries never block; no stream is waited for. */
-	pthread_mutex_lock(&progress_lock);
-	if (!leaving && nw_tracking_on)
-		nw_progress_poll(nw_now_ns(), 1);
+	if (nw_exit_lock(&progress_lock) != 0) {
+		exit_poll_skipped(1);
+		return;
+	}
+	if (!atomic_load(&leaving) && nw_tracking_on && nw_progress_poll(nw_now_ns(), 1) != 0)
+		exit_poll_skipped(0);
 	pthread_mutex_unlock(&progress_lock);
 }
 
@@ -277,10 +309,21 @@ void nw_watchdog_exit(void)
 {
 	if (!started)
 		return;
-	pthread_mutex_lock(&progress_lock);
+	/* From here on the thread takes the lock only to stop: we wait for
+	 * the poll under way at most, and only so long. */
+	atomic_store(&leaving, 1);
+	if (nw_exit_lock(&progress_lock) != 0) {
+		/* Its state is the watchdog's own while it polls: no finding and
+		 * no stack capture now. The Prometheus file goes, as at any exit
+		 * (the thread writes nothing more once its poll ends). */
+		atomic_store(&exit_gave_up, 1);
+		exit_poll_skipped(1);
+		nw_prom_exit();
+		return;
+	}
 	uint64_t now = nw_now_ns();
-	if (nw_tracking_on)
-		nw_progress_poll(now, 1);
+	if (nw_tracking_on && nw_progress_poll(now, 1) != 0)
+		exit_poll_skipped(0);
 	/* A process that exits right after a GPU fault (as programs do on an
 	 * error) must still say so: failures need no timeout. */
 	nw_stalls_scan();
@@ -305,7 +348,6 @@ void nw_watchdog_exit(void)
 		nw_seg.hdr->threads_dropped = nw_stacks_left_out();
 	}
 	nw_prom_exit();
-	leaving = 1;
 	pthread_mutex_unlock(&progress_lock);
 }
 
@@ -313,7 +355,10 @@ void nw_watchdog_reset_after_fork(void)
 {
 	progress_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	started = 0;
-	leaving = 0;
+	atomic_store(&leaving, 0);
+	atomic_store(&exit_gave_up, 0);
+	atomic_store(&exit_skip_said, 0);
+	nw_exit_wait_reset();
 	last_dump_ns = last_dump_realtime_ns = 0;
 	nw_track_reset_after_fork();
 	nw_progress_reset();

@@ -17,12 +17,18 @@ int nw_watchdog_start(void);
  * is initialised, so it runs before the driver's own teardown): one poll
  * of the pending event pairs, so ops that completed since the last poll
  * are not left ENQUEUED or STARTED in the post-mortem record. Never
- * blocks on the GPU. */
+ * blocks on the GPU, and waits for a poll under way only so long
+ * (exit_wait.h: 1 s for the whole exit); past that it skips its poll and
+ * flags the segment (NW_SEG_F_EXIT_POLL_SKIPPED). */
 void nw_watchdog_settle(void);
 
 /* Exit handler (the library's destructor, after every exit handler): one
  * last look at the pending events (a real driver has torn itself down by
- * then: its errors are ignored), the findings at exit, op stacks named. */
+ * then: its errors are ignored), the findings at exit, op stacks named.
+ * The thread stops at its next poll. When the watchdog's poll under way
+ * outlasts the exit's wait (stuck in a driver call), all this is skipped
+ * (flagged, said once): the process exits with its own status, and what
+ * was recorded stays in the segment. */
 void nw_watchdog_exit(void);
 
 /* Fork child: there is no watchdog thread in it; the next start makes one. */

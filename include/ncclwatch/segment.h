@@ -57,6 +57,10 @@
                                      * stall) while others of its job still ran: its file stays for
                                      * their diagnosis (where it ended); the job's last process out
                                      * removes it unless a process of the job did not end well */
+#define NW_SEG_F_EXIT_POLL_SKIPPED 0x400u /* 2.2: the exit path skipped a poll of the event pairs: the
+                                           * watchdog's poll (or a reap) held the lock past the exit's
+                                           * wait (1 s), stuck in a driver call, say; op states may be
+                                           * a poll old. Readers need not know it */
 
 #define NW_SEG_HOST_LEN 64
 #define NW_SEG_JOB_LEN 64

@@ -2,7 +2,8 @@
 # run under LD_PRELOAD, built into $(BUILD)/tests/interpose/. They link
 # against the simulated NCCL's soname only; LD_LIBRARY_PATH picks a library.
 INTERPOSE_TEST_PROGS := $(addprefix $(BUILD)/tests/interpose/,nccl-ops-linked nccl-ops-dlopen \
-	nccl-threads nccl-hot-loop nccl-fork nccl-main-exit nccl-comm-cycles nccl-blocked-stream)
+	nccl-threads nccl-hot-loop nccl-fork nccl-main-exit nccl-comm-cycles nccl-blocked-stream \
+	nccl-exit-stuck)
 TEST_BINS += $(INTERPOSE_TEST_PROGS)
 
 $(BUILD)/tests/interpose/nccl-ops-linked: $(BUILD)/tests/interpose/nccl_ops.o | $(SIM_SONAMES)
@@ -36,6 +37,10 @@ $(BUILD)/tests/interpose/nccl-main-exit: $(BUILD)/tests/interpose/nccl_main_exit
 	$(CC) $(LDFLAGS) -o $@ $< $(SIM_LINK)
 
 $(BUILD)/tests/interpose/nccl-blocked-stream: $(BUILD)/tests/interpose/nccl_blocked_stream.o | $(SIM_SONAMES)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(SIM_LINK)
+
+$(BUILD)/tests/interpose/nccl-exit-stuck: $(BUILD)/tests/interpose/nccl_exit_stuck.o | $(SIM_SONAMES)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(SIM_LINK)
 
