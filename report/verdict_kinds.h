@@ -1,12 +1,12 @@
 /* verdict_kinds.h: the verdict kinds, one row each. The only list of them:
  * the enum (report/decide/decide.h), nw_verdict_name and
- * nw_verdict_hint (report/decide/verdict_build.c), the KIND line of
+ * nw_verdict_hint (report/words/kind_words.c), the KIND line of
  * `ncclwatch diagnose --help` (report/cli/cmd_diagnose.c) and the JSON
  * schema's enum (docs/diagnose.schema.json, rewritten by `make schema`)
  * come from it. tests/report/test-report-kinds.sh checks that the schema,
  * the help, docs/json-schema.md and docs/diagnosis.md say what it says.
  * A new kind: a row here, the rule that finds it (report/{sources,model,decide}/), and
- * its words (the verdict's summary and evidence, written by that rule).
+ * its words (the facts of its summary and evidence, said in report/words/).
  *
  * X(NAME, SEVERITY, HINT)
  *   NAME      as printed ("MISSING_RANK: ...") and in JSON ("kind")

@@ -125,8 +125,7 @@ nomem:
 	nw_analysis_free(a);
 	err->code = NW_READ_ERR_NOMEM;
 	err->sys_errno = ENOMEM;
-	snprintf(err->message, sizeof err->message, "%s: out of memory while analyzing",
-	         npaths ? paths[0] : "analysis");
+	snprintf(err->message, sizeof err->message, "%s: out of memory while analyzing", npaths ? paths[0] : "analysis");
 	return -1;
 }
 

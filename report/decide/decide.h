@@ -8,8 +8,8 @@
  *   analyze.c        nw_analyze, nw_analysis_free: load, model, then per job the verdicts
  *   verdicts.c       the per-job pass: indexes, runs the rules, the graph, the
  *                    root-cause pass, ranks the verdicts
- *   verdict_build.c  building a verdict: kinds, summary, evidence, culprits,
- *                    waiting, evidence grouped across ranks
+ *   verdict_build.c  building a verdict: creating it, its culprits, waiting
+ *                    ranks and blamed graph nodes (no words: findings.c)
  *   process_view.c   read-only questions the rules ask: a member's ops, its collective
  *                    #n, peers, the op a stream is busy with, where a process is
  *   verdicts_*.c     the rules, one family per file
@@ -39,8 +39,8 @@
 enum nw_verdict_kind { NW_VERDICT_KINDS(NW_VK_ENUM_) };
 #undef NW_VK_ENUM_
 
-const char *nw_verdict_name(int kind);     /* "MISSING_RANK" */
-const char *nw_verdict_hint(int kind);     /* DESIGN.md's hint, or "" */
+/* A kind's name ("MISSING_RANK") and DESIGN.md's hint are words:
+ * nw_verdict_name, nw_verdict_hint (words/words.h). */
 
 struct nw_verdict {
 	int kind;                      /* enum nw_verdict_kind */
@@ -58,7 +58,8 @@ struct nw_verdict {
 	                                * wait in it" */
 	size_t nevidence;
 	char **evidence;               /* lines: what was seen, per rank group */
-	const char *hint;              /* nw_verdict_hint(kind) or a more specific one */
+	const char *hint;              /* a more specific hint, or NULL: nw_words_say gives the
+	                                * findings' hint, else the kind's (nw_verdict_hint) */
 	uint64_t launches;             /* NCCL RAS: the op as a launch count of its kind ("AllReduce
 	                                * launches=6"), not an op number: RAS counts each kind
 	                                * apart and never sends/receives; seq is then 0. 0 none */
@@ -200,32 +201,24 @@ struct nw_p2p_pair {
 
 struct nw_vwork *nw_verdict_new(struct nw_jctx *x, int kind, const struct nw_comm_view *view,
                                 uint16_t op_kind, uint64_t seq);
-void nw_verdict_summary(struct nw_jctx *x, struct nw_vwork *w, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-void nw_verdict_evidence(struct nw_jctx *x, struct nw_vwork *w, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 void nw_verdict_blame(struct nw_jctx *x, struct nw_vwork *w, uint32_t node);
 void nw_verdict_culprit(struct nw_jctx *x, struct nw_vwork *w, const struct nw_proc *p);
 void nw_verdict_waiting(struct nw_jctx *x, struct nw_vwork *w, const struct nw_proc *p);
 void nw_vwork_free(struct nw_vwork *w);
-/* Findings (facts.h, findings.c): a fact appended to the summary, as one
- * evidence line, as the hint. A pass that wraps another verdict's
- * summary wraps its findings (or, legacy, its words): an evidence line of
- * w that is `prefix` (words, or the fact head) then from's summary; w's
- * summary after the fact head. (A pass that reads
- * summary or evidence text reads "" or NULL where a converted rule left
- * findings: the words come after decide.) */
+/* Findings (facts.h, findings.c), the only way decide says anything: a
+ * fact appended to the summary, as one evidence line, as the hint. A
+ * pass that wraps another verdict's summary wraps its findings (or the
+ * words it came with): an evidence line of w that is the fact head then
+ * from's summary; w's summary after the fact head. (A pass that reads
+ * summary or evidence text reads NULL: the words come after decide.) */
 void nw_verdict_summary_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *f);
 void nw_verdict_evidence_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *f);
 /* One evidence line of n facts. */
 void nw_verdict_evidence_facts(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *f, size_t n);
 void nw_verdict_hint_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *f);
-void nw_verdict_evidence_wrap(struct nw_jctx *x, struct nw_vwork *w, const char *prefix, const struct nw_vwork *from);
 void nw_verdict_evidence_wrap_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *head,
                                    const struct nw_vwork *from);
 void nw_verdict_summary_prefix_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *head);
-/* The same with words after the summary (its parts or its text). */
-void nw_verdict_summary_suffix(struct nw_jctx *x, struct nw_vwork *w, const char *suffix);
 /* w's summary (findings or words) said between facts open and close. */
 void nw_verdict_summary_wrap(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *open,
                              const struct nw_fact *close);
@@ -233,9 +226,8 @@ void nw_line_free(struct nw_line *l);
 void nw_set_add(struct nw_jctx *x, struct nw_rankset *s, int32_t rank);
 void nw_rankset_clear(struct nw_rankset *s);
 
-/* NW_AGE in a line's words stands for an age: its set's range of ages
- * ("1.9-2.0 s") when said; an age is NW_NO_AGE for none. */
-#define NW_AGE "\x01"
+/* An age is NW_NO_AGE for none (a set's range of ages: words/ says it
+ * where a line's words hold NW_AGE, words_int.h). */
 #define NW_NO_AGE UINT64_MAX
 /* Evidence grouped across ranks by fact (findings.c): a line of nf facts per process,
  * one line for the processes whose facts are the same but the process

@@ -2,14 +2,15 @@
  * verdict says its summary, evidence lines and hint as findings: facts
  * (a kind, references to the model's processes, ops and communicators,
  * numbers), no words. words/ says them (nw_words_say, words/say.c: one
- * function per fact kind) once decide is done; decide never formats a
- * converted family's text and never includes words/.
+ * function per fact kind) once decide is done; decide never formats
+ * text and never includes words/ (tests/report/test-report-words.sh
+ * checks every file of decide/).
  *
- * Until every family is converted, a line may mix the two: a part is a
- * fact or a rule's own text (legacy), said one after another. So a
- * pass that wraps another verdict's summary ("consequence: KIND:
- * <summary>", rootcause.c; "NCCL RAS ... agrees: ", nw_fold_launch_only) wraps its
- * parts, not its words. */
+ * A part of a line is a fact, or text: words a verdict already had when
+ * a fact joined it (struct nw_part; every rule family is findings now, so
+ * no pass of decide writes any). A pass that wraps another verdict's
+ * summary ("consequence: KIND: <summary>", rootcause.c; "NCCL RAS ...
+ * agrees: ", nw_fold_launch_only) wraps its parts, not its words. */
 #ifndef NCCLWATCH_REPORT_DECIDE_FACTS_H
 #define NCCLWATCH_REPORT_DECIDE_FACTS_H
 
@@ -318,7 +319,9 @@
 	                * missing process */                                                     \
 	X(RAS_NO_COMM) /* ...INIT_STALL summary: the report lists no communicator */            \
 	X(RAS_NO_COMM_WHY) /* ...evidence: a rank that never arrived cannot be named from RAS */ \
-	X(RAS_HEALTHY) /* ...HEALTHY summary: nothing RAS can see is wrong */
+	X(RAS_HEALTHY) /* ...HEALTHY summary: nothing RAS can see is wrong */                  \
+	X(SOURCE_NOTE) /* evidence, last on every verdict of a job: what its source cannot tell \
+	                * (a proc's source_note: a Flight Recorder dump, NCCL RAS), name */
 
 #define NW_FACT_ENUM_(name) NW_F_##name,
 enum nw_fact_kind { NW_F_NONE = 0, NW_FACT_KINDS(NW_FACT_ENUM_) NW_F_NKINDS };
@@ -337,7 +340,8 @@ struct nw_fact {
 	uint64_t n;
 	const struct nw_fset *set;           /* a rank set the findings own (nw_findings_set), or NULL */
 	const char *name;                    /* a string of the analysis (interned): the file of a
-	                                      * source the fact names (a NCCL RAS report), or NULL */
+	                                      * source the fact names (a NCCL RAS report), or a
+	                                      * source's note in its own words (SOURCE_NOTE); NULL */
 	uint64_t seq;                        /* an op named by number when no record stands for it: */
 	uint16_t op_kind;                    /* its seq and kind */
 };

@@ -1,6 +1,7 @@
 /* findings: a verdict's summary, evidence lines and hint as facts
- * (facts.h), for words/ to say; and the legacy passes' ways to wrap
- * another verdict's summary without reading its words. */
+ * (facts.h), for words/ to say; the ways a pass wraps another verdict's
+ * summary without reading its words; evidence grouped across ranks by
+ * fact. decide's only way to say anything: no words here. */
 #include "decide.h"
 
 #include <stdlib.h>
@@ -61,7 +62,7 @@ static struct nw_line *evidence_line(struct nw_jctx *x, struct nw_vwork *w)
 		return NULL;
 	}
 	fd->evidence = l;
-	memset(l + fd->nev, 0, (i + 1 - fd->nev) * sizeof *l);   /* lines of legacy text between */
+	memset(l + fd->nev, 0, (i + 1 - fd->nev) * sizeof *l);   /* lines of words between */
 	fd->nev = i + 1;
 	e[i] = NULL;
 	w->v.nevidence++;
@@ -112,8 +113,8 @@ static const struct nw_line *summary_parts(const struct nw_vwork *from)
 	return from->v.found && from->v.found->summary.n ? &from->v.found->summary : NULL;
 }
 
-/* Appends from's summary to l: its parts, or its words (legacy) when it
- * has no findings; -1 out of memory. */
+/* Appends from's summary to l: its parts, or the words it came with
+ * when it has no findings; -1 out of memory. */
 static int line_add_summary(struct nw_line *l, const struct nw_vwork *from)
 {
 	const struct nw_line *s = summary_parts(from);
@@ -123,17 +124,6 @@ static int line_add_summary(struct nw_line *l, const struct nw_vwork *from)
 		if (line_add(l, &s->p[i]))
 			return -1;
 	return 0;
-}
-
-void nw_verdict_evidence_wrap(struct nw_jctx *x, struct nw_vwork *w, const char *prefix, const struct nw_vwork *from)
-{
-	if (!summary_parts(from)) {
-		nw_verdict_evidence(x, w, "%s%s", prefix, from->v.summary ? from->v.summary : "");
-		return;
-	}
-	struct nw_line *l = evidence_line(x, w);
-	if (l && (line_add_text(l, prefix) || line_add_summary(l, from)))
-		x->oom = 1;
 }
 
 void nw_verdict_evidence_wrap_fact(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *head,
@@ -157,15 +147,6 @@ void nw_verdict_summary_prefix_fact(struct nw_jctx *x, struct nw_vwork *w, const
 	}
 	nw_line_free(&fd->summary);
 	fd->summary = n;
-}
-
-void nw_verdict_summary_suffix(struct nw_jctx *x, struct nw_vwork *w, const char *suffix)
-{
-	struct nw_line *s = w->v.found && w->v.found->summary.n ? &w->v.found->summary : NULL;
-	if (!s)
-		nw_verdict_summary(x, w, "%s%s", w->v.summary ? w->v.summary : "", suffix);
-	else if (line_add_text(s, suffix))
-		x->oom = 1;
 }
 
 void nw_verdict_summary_wrap(struct nw_jctx *x, struct nw_vwork *w, const struct nw_fact *open,
@@ -398,7 +379,7 @@ static int waits_same(const struct nw_thread_stack *a, const struct nw_thread_st
 {
 	const char *ea = NULL, *eb = NULL;
 	int wa = nw_stack_waits(a, &ea) != NW_FC_OTHER, wb = nw_stack_waits(b, &eb) != NW_FC_OTHER;
-	return wa == wb && (!wa || str_same(ea ? ea : "?", eb ? eb : "?"));
+	return wa == wb && (!wa || str_same(ea, eb));   /* a thread that waits has its entry */
 }
 
 /* The facts of verdicts_stacks.c that say what their process shows: its

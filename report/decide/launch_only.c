@@ -4,24 +4,6 @@
  * culprit"). */
 #include "decide.h"
 
-#include <ctype.h>
-#include <string.h>
-
-/* The main thread's NCCL entry is the call of collective kind `op`
- * ("ncclAllReduce"; "ncclBcast" for Broadcast): calling the op it has not
- * launched yet. */
-static int in_call_of(const char *entry, uint16_t op)
-{
-	char kb[NW_NAME_BUF];
-	const char *k = nw_op_kind_name(op, kb);
-	size_t n = strlen(k);
-	if (!entry || strncmp(entry, "nccl", 4))
-		return 0;
-	if (op == NW_OP_BROADCAST && !strncmp(entry + 4, "Bcast", 5) && !isalnum((unsigned char)entry[9]))
-		return 1;
-	return !strncmp(entry + 4, k, n) && !isalnum((unsigned char)entry[4 + n]);
-}
-
 int nw_launch_hidden_wait(const struct nw_proc *p, uint64_t comm_id, uint16_t kind, uint64_t launches,
                           const char **entry)
 {
@@ -39,5 +21,6 @@ int nw_launch_hidden_wait(const struct nw_proc *p, uint64_t comm_id, uint16_t ki
 	 * another rank's op */
 	if (p->views_in_process > 1 && (int64_t)t->tid == p->hdr.pid)
 		return 0;
-	return nw_stack_waits(t, entry) != NW_FC_OTHER && !in_call_of(*entry, kind);
+	/* inside the very call of that collective: it has not launched it yet */
+	return nw_stack_waits(t, entry) != NW_FC_OTHER && !nw_entry_calls(*entry, kind);
 }

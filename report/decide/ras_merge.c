@@ -82,7 +82,7 @@ static void join(struct nw_jctx *x, struct nw_ras_input *in)
 	int32_t ws;
 	if (!name)
 		return;
-	if (nw_ras_verdicts(&in->r, &rv, &nr, &ws)) {
+	if (nw_ras_verdicts(&in->r, NULL, &rv, &nr, &ws)) {
 		x->oom = 1;
 		return;
 	}

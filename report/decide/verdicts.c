@@ -243,8 +243,10 @@ static void source_notes(struct nw_jctx *x)
 		seen[nseen++] = note;
 	}
 	for (size_t i = 0; i < x->nvw && !x->oom; i++)
-		for (size_t j = 0; j < nseen; j++)
-			nw_verdict_evidence(x, x->vw[i], "%s", seen[j]);
+		for (size_t j = 0; j < nseen; j++) {
+			struct nw_fact f = { .kind = NW_F_SOURCE_NOTE, .name = seen[j] };
+			nw_verdict_evidence_fact(x, x->vw[i], &f);
+		}
 }
 
 /* The public array, ranked: the verdicts left standing move into the job. */
@@ -262,8 +264,6 @@ static int publish(struct nw_jctx *x)
 		struct nw_vwork *w = x->vw[i];
 		if (w->dropped)
 			continue;
-		if (!w->v.summary)
-			w->v.summary = strdup("");
 		job->verdicts[job->nverdicts++] = w->v;
 		memset(&w->v, 0, sizeof w->v);   /* moved */
 	}

@@ -343,7 +343,8 @@ static void text_rules(struct nw_jctx *x, const struct nw_ras_report *r, const s
 		vsaid(x, NW_V_TRANSPORT_STALL, comms[0], 0, NW_F_RAS_EQUAL);
 }
 
-int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size_t *nout, int32_t *world_size)
+int nw_ras_verdicts(const struct nw_ras_report *r, const char *note, struct nw_verdict **out, size_t *nout,
+                    int32_t *world_size)
 {
 	struct nw_jctx x = { 0 };
 	const struct nw_ras_comm **comms = calloc(r->ncomms ? r->ncomms : 1, sizeof *comms);
@@ -368,6 +369,9 @@ int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size
 		faults |= judged_elsewhere(r, &r->comms[k]);
 	if (x.nvw == 0 && !x.oom && !faults)
 		vsaid(&x, NW_V_HEALTHY, NULL, 0, NW_F_RAS_HEALTHY);
+	struct nw_fact f = { .kind = NW_F_SOURCE_NOTE, .name = note };
+	for (size_t i = 0; note && i < x.nvw && !x.oom; i++)
+		nw_verdict_evidence_fact(&x, x.vw[i], &f);
 	free(comms);
 	free(w.byp);
 	int rc = take(&x, out, nout);
@@ -380,7 +384,9 @@ int nw_ras_add_job(struct nw_analysis *a, const struct nw_ras_report *r, const c
 	struct nw_verdict *v;
 	size_t n;
 	int32_t ws;
-	if (nw_ras_verdicts(r, &v, &n, &ws)) return -1;
+	/* what the source cannot tell, the last line of each verdict: the job
+	 * has no process to carry it as its source note (verdicts.c) */
+	if (nw_ras_verdicts(r, NW_RAS_SOURCE_NOTE, &v, &n, &ws)) return -1;
 	struct nw_job *jobs = realloc(a->jobs, (a->njobs + 1) * sizeof *jobs);
 	if (!jobs) { nw_ras_verdicts_free(v, n); return -1; }
 	a->jobs = jobs;
@@ -394,17 +400,5 @@ int nw_ras_add_job(struct nw_analysis *a, const struct nw_ras_report *r, const c
 	j->verdicts = v;
 	j->nverdicts = n;
 	a->njobs++;
-	/* what the source cannot tell, once per verdict: the job has no
-	 * process to carry it as its source note (ras_merge.c) */
-	for (size_t i = 0; i < n; i++) {
-		char **e = realloc(v[i].evidence, (v[i].nevidence + 1) * sizeof *e);
-		if (!e || !(e[v[i].nevidence] = strdup(NW_RAS_SOURCE_NOTE))) {
-			if (e)
-				v[i].evidence = e;
-			return -1;
-		}
-		v[i].evidence = e;
-		v[i].nevidence++;
-	}
 	return 0;
 }

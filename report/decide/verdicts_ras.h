@@ -22,9 +22,12 @@
 int nw_ras_add_job(struct nw_analysis *a, const struct nw_ras_report *r, const char *name);
 
 /* The same verdicts into a fresh array (for callers that merge them
- * elsewhere, e.g. attach): 0, or -1 out of memory. Free each verdict's
+ * elsewhere, e.g. attach), each with `note` (a string that outlives the
+ * analysis: what the source cannot tell, NULL none) as its last evidence
+ * line, a SOURCE_NOTE fact: 0, or -1 out of memory. Free each verdict's
  * members and the array as analyze.c does (nw_ras_verdicts_free). */
-int nw_ras_verdicts(const struct nw_ras_report *r, struct nw_verdict **out, size_t *n, int32_t *world_size);
+int nw_ras_verdicts(const struct nw_ras_report *r, const char *note, struct nw_verdict **out, size_t *n,
+                    int32_t *world_size);
 void nw_ras_verdicts_free(struct nw_verdict *v, size_t n);
 
 /* ras_merge.c: reports that join the snapshots (or segments) of the same

@@ -11,6 +11,7 @@
  * all_reduce). */
 #include "model.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -176,4 +177,16 @@ int nw_stack_waits(const struct nw_thread_stack *t, const char **entry)
 		return NW_FC_NCCL;
 	}
 	return NW_FC_OTHER;
+}
+
+int nw_entry_calls(const char *entry, uint16_t op)
+{
+	char kb[NW_NAME_BUF];
+	const char *k = nw_op_kind_name(op, kb);
+	size_t n = strlen(k);
+	if (!entry || strncmp(entry, "nccl", 4))
+		return 0;
+	if (op == NW_OP_BROADCAST && !strncmp(entry + 4, "Bcast", 5) && !isalnum((unsigned char)entry[9]))
+		return 1;
+	return !strncmp(entry + 4, k, n) && !isalnum((unsigned char)entry[4 + n]);
 }

@@ -206,6 +206,9 @@ int nw_frame_class(const char *frame);
  * NULL), else NW_FC_NCCL for a thread the preload marked IN_NCCL, else
  * NW_FC_OTHER. */
 int nw_stack_waits(const struct nw_thread_stack *t, const char **entry);
+/* Whether a thread's entry (nw_stack_waits) is the NCCL call of
+ * collective kind `op` ("ncclAllReduce"; "ncclBcast" for Broadcast). */
+int nw_entry_calls(const char *entry, uint16_t op);
 
 int nw_job_lost(struct nw_job *job);             /* lost_data.c: job->lost (0, -1 oom) */
 int nw_proc_lost(const struct nw_proc *p);       /* lost_data.c: whether p lost anything */

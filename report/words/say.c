@@ -1,9 +1,10 @@
 /* say: a verdict's findings (decide/facts.h) in words. Once decide is
  * done, nw_words_say replaces every line that has findings with what its
- * parts say (a fact through its kind's function, words_int.h; a legacy
- * part as it is): the summary, evidence[i], and the hint unless a later
- * pass of decide set one. Renderers (text.c, json.c) and every other
- * reader then read the text as before. */
+ * parts say (a fact through its kind's function, words_int.h; words a
+ * verdict came with as they are): the summary, evidence[i], and the hint
+ * unless a later pass of decide set one; then a summary that says
+ * nothing is "" and a verdict without a hint has its kind's. Renderers
+ * (text.c, json.c) and every other reader then read the text. */
 #include "words_int.h"
 
 #include <stdlib.h>
@@ -92,11 +93,8 @@ static char *say_line(const struct nw_line *l, int *oom)
 	return s;
 }
 
-static void say_verdict(struct nw_verdict *v, int *oom)
+static void say_findings(struct nw_verdict *v, struct nw_findings *f, int *oom)
 {
-	struct nw_findings *f = v->found;
-	if (!f || f->said)
-		return;
 	char *s = say_line(&f->summary, oom);
 	if (s) {
 		free(v->summary);
@@ -111,9 +109,20 @@ static void say_verdict(struct nw_verdict *v, int *oom)
 		free(f->hint_said);
 		v->hint = f->hint_said = s;
 	}
-	if (!v->hint)   /* out of memory: the kind's own */
-		v->hint = nw_verdict_hint(v->kind);
 	f->said = !*oom;
+}
+
+/* A verdict's findings in words; a summary that says nothing is "", a
+ * verdict without a hint of its own (no hint fact, or out of memory)
+ * has its kind's. */
+static void say_verdict(struct nw_verdict *v, int *oom)
+{
+	if (v->found && !v->found->said)
+		say_findings(v, v->found, oom);
+	if (!v->summary && !(v->summary = strdup("")))
+		*oom = 1;
+	if (!v->hint)
+		v->hint = nw_verdict_hint(v->kind);
 }
 
 int nw_words_say(struct nw_analysis *a)

@@ -1,8 +1,7 @@
 /* words.h: the engine's output layer, the analysis (../decide/decide.h)
- * for people and tools. A converted rule family leaves findings (facts,
- * decide/facts.h), not words: nw_words_say says them; the rest of decide/
- * still writes its summaries and evidence lines, and these files lay
- * them out.
+ * for people and tools, and the only place that formats: decide/ leaves
+ * findings (facts, decide/facts.h), never words; nw_words_say says them,
+ * and these files lay them out.
  *
  *   say.c    nw_words_say: every verdict's findings into its summary,
  *            evidence and hint; one function per fact kind (words_int.h),
@@ -18,7 +17,9 @@
  *            ras_words.c (RAS's own: a text report's errors, ranks in
  *            init and counts by rank, a report without a comm),
  *            where_words.c (shared: grouped evidence,
- *            where a process is, an op)
+ *            where a process is, an op), source_words.c (what a
+ *            source cannot tell, every verdict's last line);
+ *            kind_words.c: a verdict kind's name and hint
  *   text.c   the verdict first, then the evidence, the environment
  *            differences and the merged stacks; rank sets as "0-6,9";
  *            colour only when asked (the CLI asks on a terminal)
@@ -42,6 +43,11 @@
 
 #define NW_RENDER_COLOR   0x1u   /* ANSI colours (the CLI sets it when stdout is a terminal) */
 #define NW_RENDER_VERBOSE 0x2u   /* every evidence line and every stack group, not the first few */
+
+/* A verdict kind's name ("MISSING_RANK"; "UNKNOWN" out of range) and
+ * DESIGN.md's hint ("" none), kind_words.c. */
+const char *nw_verdict_name(int kind);
+const char *nw_verdict_hint(int kind);
 
 /* Says the findings of every verdict of a (decide/facts.h) in words: call
  * it once after nw_analyze, before anything reads a verdict's summary,

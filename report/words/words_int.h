@@ -7,6 +7,11 @@
 
 #include "words.h"
 
+/* NW_AGE in a line's words stands for an age: the range of ages of the
+ * set of the line's head ("1.9-2.0 s"), filled in when the line is said
+ * (say.c). */
+#define NW_AGE "\x01"
+
 #define NW_SAY_DECL_(name) void nw_say_##name(struct nw_buf *b, const struct nw_fact *f);
 NW_FACT_KINDS(NW_SAY_DECL_)
 #undef NW_SAY_DECL_

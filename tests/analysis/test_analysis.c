@@ -706,9 +706,46 @@ static void test_fault_words(void)
 	rm_dir();
 }
 
-/* A legacy pass wraps a converted verdict's summary (rootcause.c: a
- * consequence folded into its root; a cycle that cannot decide): the
- * facts are wrapped, and said in place. */
+/* Words a verdict already has (decide writes none: a verdict that came
+ * with them), for the findings that join them. */
+static void words_summary(struct nw_vwork *w, const char *s)
+{
+	free(w->v.summary);
+	w->v.summary = strdup(s);
+	CHECK(w->v.summary != NULL, "a summary of words");
+}
+
+static void words_evidence(struct nw_vwork *w, const char *s)
+{
+	char **e = realloc(w->v.evidence, (w->v.nevidence + 1) * sizeof *e);
+	CHECK(e && (e[w->v.nevidence] = strdup(s)) != NULL, "a line of words");
+	w->v.evidence = e;
+	w->v.nevidence++;
+}
+
+/* decide builds a verdict without words: no summary, no hint; words
+ * gives a summary that says nothing "" and a verdict without a hint fact
+ * its kind's hint (words/kind_words.c). */
+static void test_words_defaults(void)
+{
+	struct nw_job job = { 0 };
+	struct nw_jctx x = { .job = &job };
+	struct nw_vwork *w = nw_verdict_new(&x, NW_V_TRANSPORT_STALL, NULL, 0, 0);
+	CHECK(w && !w->v.summary && !w->v.hint && !w->v.nevidence, "a verdict of no words");
+	struct nw_verdict v = w->v;
+	job.verdicts = &v;
+	job.nverdicts = 1;
+	struct nw_analysis a = { .jobs = &job, .njobs = 1 };
+	CHECK(nw_words_say(&a) == 0 && v.summary && !strcmp(v.summary, ""), "an empty summary");
+	CHECK(v.hint == nw_verdict_hint(NW_V_TRANSPORT_STALL) && strstr(v.hint, "NCCL_P2P_DISABLE=1"), "the kind's hint");
+	w->v = v;
+	nw_vwork_free(w);
+	free(x.vw);
+}
+
+/* A pass wraps another verdict's summary (rootcause.c: a consequence
+ * folded into its root; a cycle that cannot decide): the facts are
+ * wrapped, and said in place; words a verdict had stay where they were. */
 static void test_findings_wrap(void)
 {
 	struct nw_job job = { 0 };
@@ -716,14 +753,15 @@ static void test_findings_wrap(void)
 	struct nw_vwork *root = nw_verdict_new(&x, NW_V_MISSING_RANK, NULL, 0, 0);
 	struct nw_vwork *w = nw_verdict_new(&x, NW_V_GPU_FAULT, NULL, 0, 0);
 	CHECK(root && w, "two verdicts");
-	nw_verdict_summary(&x, root, "root");
-	nw_verdict_evidence(&x, root, "a line of words");
+	words_summary(root, "root");
+	words_evidence(root, "a line of words");
 	struct nw_fact more = { .kind = NW_F_FAULT_MORE, .n = 3 };
 	nw_verdict_summary_fact(&x, w, &more);
 	struct nw_fact conseq = { .kind = NW_F_ROOT_CONSEQUENCE, .n = NW_V_GPU_FAULT };
 	nw_verdict_evidence_wrap_fact(&x, root, &conseq, w);
-	nw_verdict_evidence(&x, root, "words after");
-	nw_verdict_evidence_wrap(&x, root, "also: ", w);
+	words_evidence(root, "words after");
+	struct nw_fact note = { .kind = NW_F_SOURCE_NOTE, .name = "what the source cannot tell" };
+	nw_verdict_evidence_fact(&x, root, &note);
 	conseq.n = NW_V_MISSING_RANK;   /* a summary of words, wrapped by a fact */
 	nw_verdict_evidence_wrap_fact(&x, root, &conseq, root);
 	struct nw_rankset two = { 0 };
@@ -743,8 +781,7 @@ static void test_findings_wrap(void)
 	      vs[0].evidence[1]);
 	CHECK(!strcmp(vs[0].evidence[0], "a line of words") && !strcmp(vs[0].evidence[2], "words after") &&
 	      !strcmp(vs[0].summary, "root"), "the words around it stay");
-	CHECK(!strcmp(vs[0].evidence[3], "also:  (and 3 more ranks the same way)"), "wrapped by words: %s",
-	      vs[0].evidence[3]);
+	CHECK(!strcmp(vs[0].evidence[3], "what the source cannot tell"), "a source's note: %s", vs[0].evidence[3]);
 	CHECK(!strcmp(vs[0].evidence[4], "consequence: MISSING_RANK: root"), "words wrapped: %s", vs[0].evidence[4]);
 	CHECK(!strcmp(vs[1].summary, "cannot decide between ranks 0-1, waiting for each other:  (and 3 more ranks the "
 	                             "same way)"),
@@ -824,9 +861,9 @@ static void test_fold_same_culprits(void)
 	struct nw_vwork *p2p = nw_verdict_new(&x, NW_V_P2P_UNMATCHED, NULL, 0, 0);
 	struct nw_vwork *other = nw_verdict_new(&x, NW_V_MISSING_RANK, NULL, 0, 0);
 	CHECK(mr && p2p && other, "three verdicts");
-	nw_verdict_summary(&x, mr, "ranks 2-3 never called AllReduce #4");
-	nw_verdict_summary(&x, p2p, "rank 0's Recv #4 from rank 3 is pending");
-	nw_verdict_summary(&x, other, "rank 5 never called AllGather #2");
+	words_summary(mr, "ranks 2-3 never called AllReduce #4");
+	words_summary(p2p, "rank 0's Recv #4 from rank 3 is pending");
+	words_summary(other, "rank 5 never called AllGather #2");
 	const int32_t c[] = { 2, 3 };
 	for (int k = 0; k < 2; k++) {
 		nw_set_add(&x, &mr->v.culprits, c[k]);
@@ -996,6 +1033,7 @@ int main(void)
 	test_peers_full_and_jobs();
 	test_stream_blocked_two();
 	test_fault_words();
+	test_words_defaults();
 	test_findings_wrap();
 	test_rootcause_words();
 	test_fold_same_culprits();

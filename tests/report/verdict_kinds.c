@@ -4,7 +4,7 @@
  * enum from it; tests/report/test-report-kinds.sh compares the docs and
  * the CLI's help with it. */
 #include <stdio.h>
-#include "../../report/decide/decide.h"
+#include "../../report/words/words.h"
 
 int main(void)
 {
