@@ -3,11 +3,13 @@
 # PyTorch Flight Recorder dumps (pickles, one per rank, 256 entries each
 # with frames; rank N-1 misses the last all_reduce) at 1,024 / 4,096 /
 # 16,384 / 65,536 ranks, written by tests/gen/frgen.py: wall time, peak
-# memory, growth per row (4x the ranks). Goal on 2 cores: 16,384 ranks in
-# under 5 s and under 1 GiB, linear. torch's analyzer (fr_trace) is not
-# timed: it needs a PyTorch with torch.distributed.flight_recorder (2.5+);
-# Debian's python3-torch is 1.13 and a pip wheel is ~800 MB plus CUDA
-# libraries, beyond what this machine fetches. Prints figures; never fails.
+# memory, growth per row (4x the ranks); then the pickle reader alone on
+# one 64 KB dump (bench-pickle: CPU microseconds per parse). Goal on 2
+# cores: 16,384 ranks in under 5 s and under 1 GiB, linear. torch's
+# analyzer (fr_trace) is not timed: it needs a PyTorch with
+# torch.distributed.flight_recorder (2.5+); Debian's python3-torch is 1.13
+# and a pip wheel is ~800 MB plus CUDA libraries, beyond what this machine
+# fetches. Prints figures; never fails.
 set -u
 : "${NW_ROOT:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${NW_BUILD:=$NW_ROOT/build}"
@@ -45,6 +47,16 @@ for n in $FR_BENCH_SIZES; do
 	printf '%8s %10s %8s %10s %8s %10s %10s %s\n' "$n" "$mb" "$gs" "$wall" "$cpu" "$ratio" "$((rss / 1024))" "$verdict"
 	prev_wall=$cpu
 done
+# The pickle reader alone (report/sources/fr/pickle.c) on one 64 KB dump.
+pk="$NW_BUILD/tests/bench/bench-pickle"
+if [ -x "$pk" ]; then
+	rm -rf "$tmp/d"
+	/usr/bin/python3 "$gen" bench "$tmp/d" --ranks 2 --entries 280 > /dev/null
+	f="$tmp/d/comm_lib_trace_rank_0"
+	set -- $("$pk" "$f" 41 200)
+	echo "pickle reader alone, one $(stat -c %s "$f")-byte dump (bench-pickle FILE 41 200): $2 us CPU per parse"
+	echo "      (median of 41 batches of 200 parses; least $1, most $3; a85ea67 timed 117 -> 79 us, wall time)"
+fi
 echo "goal: 16384 ranks < 5 s and < 1024 MiB; linear growth = about 4x per row (ratio: of cpu_s)"
 echo "note: every rank's dump holds the default group's rank list (ranks_str of all N ranks), so the"
 echo "      input itself grows as N^2 (files_MB); each distinct rank list is parsed once per reading"

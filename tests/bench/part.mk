@@ -39,6 +39,16 @@ $(BENCH_ALONE): $(BUILD)/tests/bench/bench_alone.o $(BUILD)/watchdog/alone.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -pthread
 
+# bench-pickle: the Flight Recorder pickle reader alone on one dump, CPU
+# microseconds per parse (tests/bench/fr.sh).
+BENCH_PICKLE := $(BUILD)/tests/bench/bench-pickle
+BENCHES   += $(BENCH_PICKLE)
+TEST_BINS += $(BENCH_PICKLE)
+
+$(BENCH_PICKLE): $(BUILD)/tests/bench/bench_pickle.o $(BUILD)/report/sources/fr/pickle.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lm
+
 # libbench-linger.so: keeps a rank that exits with an error alive, so the
 # gpufault row can time the faulty rank's own FAILED report.
 BENCH_LINGER := $(BUILD)/tests/bench/libbench-linger.so

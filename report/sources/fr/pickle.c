@@ -411,56 +411,6 @@ static __attribute__((cold)) int refuse(struct pm *m, size_t at, uint8_t op)
 	return perr(m, at, "unknown opcode 0x%02x", op);
 }
 
-/* The opcode at `at` needs n more bytes from pos. */
-static inline int need(struct pm *m, size_t pos, size_t at, size_t n)
-{
-	if (__builtin_expect(m->len - pos < n, 0))
-		return perr(m, at, "truncated (the opcode needs %zu more bytes, %zu left)", n, m->len - pos);
-	return 0;
-}
-
-/* LONG1, LONG4: a length of lw bytes, then a little-endian two's
- * complement integer of that many bytes (at most 8); *out the value
- * (NULL: over the limit), *next after it. */
-static inline int long_value(struct pm *m, size_t pos, size_t at, int lw, struct nw_pv **out, size_t *next)
-{
-	const uint8_t *d = m->d;
-	if (need(m, pos, at, (size_t)lw))
-		return -1;
-	uint64_t x = le(d + pos, lw);
-	pos += (size_t)lw;
-	if (x > 8)
-		return perr(m, at, "an integer of %" PRIu64 " bytes (more than 64 bits)", x);
-	if (need(m, pos, at, x))
-		return -1;
-	/* Eight bytes at once where the input has them (LONG1 holds times in ns). */
-	uint64_t i = m->len - pos >= 8 ? ((uint64_t)le4(d + pos) | (uint64_t)le4(d + pos + 4) << 32) &
-	                                     (x == 8 ? ~0ull : (1ull << (8 * x)) - 1)
-	                               : le(d + pos, (int)x);
-	if (x && x < 8 && (d[pos + x - 1] & 0x80))
-		i |= ~0ull << (8 * x);                  /* two's complement, sign-extended */
-	*next = pos + (size_t)x;
-	*out = int_value(m, (int64_t)i);
-	return 0;
-}
-
-/* BINFLOAT: an IEEE double, big-endian; *out the value (NULL: over the
- * limit), *next after it. */
-static inline int float_value(struct pm *m, size_t pos, size_t at, struct nw_pv **out, size_t *next)
-{
-	if (need(m, pos, at, 8))
-		return -1;
-	uint64_t i = 0;
-	for (int k = 0; k < 8; k++)
-		i = i << 8 | m->d[pos + k];
-	double f;
-	memcpy(&f, &i, sizeof f);
-	if ((*out = pv_new(m->a, NW_PV_FLOAT)))
-		(*out)->u.f = f;
-	*next = pos + 8;
-	return 0;
-}
-
 /* STRING (a quoted repr: bytes), UNICODE (raw-unicode-escape: str), up
  * to '\n' (protocol 0); *out the value (NULL: over the limit). */
 static int text_value(struct pm *m, size_t pos, size_t at, uint8_t op, struct nw_pv **out, size_t *next)
@@ -479,350 +429,492 @@ static int text_value(struct pm *m, size_t pos, size_t at, uint8_t op, struct nw
 	return 0;
 }
 
-/* The machine's steps, over run's registers (its locals) and its exits
- * (`failed`, `truncated`, `other`): defined for run alone, undefined
- * after it. */
-#define FAIL(...)                                                               \
-	do {                                                                        \
-		perr(m, at, __VA_ARGS__);                                               \
-		goto failed;                                                            \
-	} while (0)
-#define NEED(n)                                                                 \
-	do {                                                                        \
-		if (__builtin_expect(len - pos < (size_t)(n), 0))                       \
-			FAIL("truncated (the opcode needs %zu more bytes, %zu left)",       \
-			     (size_t)(n), len - pos);                                       \
-	} while (0)
+/* ---- the machine's registers and steps ---- */
+
+/* run's registers: a local of run alone, whose address reaches only the
+ * steps below, always inlined into run; nothing else sees it, so the
+ * compiler keeps its fields in registers as it would locals (a dump is tens
+ * of thousands of opcodes of a few kinds in a few recurring orders). The
+ * helpers above take m and the values they need. */
+struct vm {
+	struct pm *m;
+	const uint8_t *d;
+	size_t len;
+	struct nw_arena *a;
+	struct nw_pv **stack, **memo;        /* m's, reloaded when a helper grows them */
+	size_t scap, nmemo, memo_hi, nstored;
+	size_t pos;                          /* the next byte to read */
+	size_t at;                           /* the opcode being run: errors name it */
+	size_t sp, nmarks, floor;            /* floor: the last mark's stack top, 0 without one */
+};
+
+/* A step of the machine: 0, or -1 with the error in m->err. */
+#define VM_STEP static inline __attribute__((always_inline)) int
+
+/* The opcode at r->at needs n more bytes. */
+VM_STEP need(struct vm *r, size_t n)
+{
+	if (__builtin_expect(r->len - r->pos < n, 0))
+		return perr(r->m, r->at, "truncated (the opcode needs %zu more bytes, %zu left)", n, r->len - r->pos);
+	return 0;
+}
+
+/* Push v (NULL: the arena's limit). */
+VM_STEP push(struct vm *r, struct nw_pv *v)
+{
+	if (__builtin_expect(!v, 0))
+		return perr(r->m, r->at, "the values would take more than the memory limit");
+	if (__builtin_expect(r->sp == r->scap, 0)) {
+		if (grow_stack(r->m, r->at))
+			return -1;
+		r->stack = r->m->stack;
+		r->scap = r->m->scap;
+	}
+	r->stack[r->sp++] = v;
+	return 0;
+}
+
+VM_STEP underflow(struct vm *r)
+{
+	return perr(r->m, r->at, "stack underflow");
+}
+
+/* The last mark gone: *from, where its items start. */
+VM_STEP pop_mark(struct vm *r, size_t *from)
+{
+	if (!r->nmarks)
+		return perr(r->m, r->at, "no mark to pop");
+	*from = r->m->marks[--r->nmarks];
+	r->floor = r->nmarks ? r->m->marks[r->nmarks - 1] : 0;
+	return 0;
+}
+
+/* Items [f, sp) moved into container c (NULL: the arena's limit),
+ * reserved at once. */
+VM_STEP take(struct vm *r, struct nw_pv *c, size_t f)
+{
+	size_t k = r->sp - f;
+	if (!c || ((size_t)c->cap - c->n < k && pv_reserve(r->a, c, k)))
+		return perr(r->m, r->at, "the values would take more than the memory limit");
+	if (k <= 2) {                        /* APPEND, SETITEM: no call */
+		if (k)
+			c->u.items[c->n] = r->stack[f];
+		if (k == 2)
+			c->u.items[c->n + 1] = r->stack[f + 1];
+	} else {
+		memcpy(c->u.items + c->n, r->stack + f, k * sizeof *r->stack);
+	}
+	c->n += (uint32_t)k;
+	r->sp = f;
+	return 0;
+}
+
+/* APPEND(S), SETITEM(S), ADDITEMS: items [from, sp) into the container below. */
+VM_STEP fill(struct vm *r, size_t from, int dict)
+{
+	if (from == 0)
+		return perr(r->m, r->at, "no container below the items");
+	struct nw_pv *c = r->stack[from - 1];
+	if (c->type != (dict ? NW_PV_DICT : NW_PV_LIST))
+		return perr(r->m, r->at, "items added to a value that is not a %s", dict ? "dict" : "list or set");
+	if (dict && (r->sp - from) % 2)
+		return perr(r->m, r->at, "a key without a value");
+	return take(r, c, from);
+}
+
+VM_STEP memo_get(struct vm *r, uint64_t x)
+{
+	if (__builtin_expect(x >= r->nmemo || !r->memo[x], 0))
+		return perr(r->m, r->at, "memo index %" PRIu64 " was never stored", x);
+	return push(r, r->memo[x]);
+}
+
+/* Every memo entry costs at least one opcode byte: an index beyond the
+ * input's size is not one a real pickler writes. */
+VM_STEP memo_put(struct vm *r, uint64_t x)
+{
+	if (r->sp <= r->floor)
+		return underflow(r);
+	if (__builtin_expect(x > r->len, 0))
+		return perr(r->m, r->at, "memo index %" PRIu64 " beyond the input's size", x);
+	if (__builtin_expect(x >= r->nmemo, 0)) {
+		if (grow_memo(r->m, r->at, x))
+			return -1;
+		r->memo = r->m->memo;
+		r->nmemo = r->m->nmemo;
+	}
+	r->nstored += !r->memo[x];
+	if (x >= r->memo_hi)
+		r->memo_hi = x + 1;
+	r->memo[x] = r->stack[r->sp - 1];
+	return 0;
+}
+
+/* ---- the opcodes, one step each (their table is PICKLE_OPCODES) ---- */
+
+VM_STEP proto(struct vm *r)
+{
+	if (need(r, 1))
+		return -1;
+	if (r->d[r->pos] > 5)
+		return perr(r->m, r->at, "pickle protocol %u (this reader knows 0-5)", r->d[r->pos]);
+	r->pos++;
+	return 0;
+}
+
+VM_STEP frame(struct vm *r)                 /* a length hint */
+{
+	if (need(r, 8))
+		return -1;
+	r->pos += 8;
+	return 0;
+}
+
+VM_STEP mark(struct vm *r)
+{
+	if (r->nmarks == NW_PICKLE_MAX_MARKS)
+		return perr(r->m, r->at, "marks nested deeper than %d", NW_PICKLE_MAX_MARKS);
+	r->m->marks[r->nmarks++] = r->sp;
+	r->floor = r->sp;
+	return 0;
+}
+
+VM_STEP pop(struct vm *r)
+{
+	if (r->sp <= r->floor)
+		return underflow(r);
+	r->sp--;
+	return 0;
+}
+
+VM_STEP pop_to_mark(struct vm *r)
+{
+	size_t from = 0;
+	if (pop_mark(r, &from))
+		return -1;
+	r->sp = from;
+	return 0;
+}
+
+VM_STEP dup(struct vm *r)
+{
+	if (r->sp <= r->floor)
+		return underflow(r);
+	return push(r, r->stack[r->sp - 1]);
+}
+
+/* None, True, False: one value each per parse. */
+VM_STEP constant(struct vm *r, struct nw_pv **slot, int type, int64_t i)
+{
+	return push(r, shared(r->m, slot, type, i));
+}
+
+/* INT, LONG, FLOAT (protocol 0: text up to '\n'). */
+VM_STEP number_line(struct vm *r, int is_float)
+{
+	struct nw_pv *v = NULL;
+	size_t next = 0;
+	if (line_num(r->m, r->pos, r->at, is_float, &v, &next))
+		return -1;
+	r->pos = next;
+	return push(r, v);
+}
+
+/* BININT (4 bytes, signed), BININT1, BININT2 (unsigned). */
+VM_STEP binint(struct vm *r, int w)
+{
+	if (need(r, (size_t)w))
+		return -1;
+	const uint8_t *p = r->d + r->pos;
+	r->pos += (size_t)w;
+	return push(r, int_value(r->m, w == 4 ? (int32_t)le4(p) : w == 2 ? (int64_t)le2(p) : p[0]));
+}
+
+/* LONG1, LONG4: a length of lw bytes, then a little-endian two's
+ * complement integer of that many bytes (at most 8). */
+VM_STEP long_value(struct vm *r, int lw)
+{
+	const uint8_t *d = r->d;
+	if (need(r, (size_t)lw))
+		return -1;
+	uint64_t x = le(d + r->pos, lw);
+	r->pos += (size_t)lw;
+	if (x > 8)
+		return perr(r->m, r->at, "an integer of %" PRIu64 " bytes (more than 64 bits)", x);
+	if (need(r, x))
+		return -1;
+	size_t pos = r->pos;
+	/* Eight bytes at once where the input has them (LONG1 holds times in ns). */
+	uint64_t i = r->len - pos >= 8 ? ((uint64_t)le4(d + pos) | (uint64_t)le4(d + pos + 4) << 32) &
+	                                     (x == 8 ? ~0ull : (1ull << (8 * x)) - 1)
+	                               : le(d + pos, (int)x);
+	if (x && x < 8 && (d[pos + x - 1] & 0x80))
+		i |= ~0ull << (8 * x);                  /* two's complement, sign-extended */
+	r->pos = pos + (size_t)x;
+	return push(r, int_value(r->m, (int64_t)i));
+}
+
+/* BINFLOAT: an IEEE double, big-endian. */
+VM_STEP binfloat(struct vm *r)
+{
+	if (need(r, 8))
+		return -1;
+	uint64_t i = 0;
+	for (int k = 0; k < 8; k++)
+		i = i << 8 | r->d[r->pos + k];
+	double f;
+	memcpy(&f, &i, sizeof f);
+	struct nw_pv *v = pv_new(r->a, NW_PV_FLOAT);
+	if (v)
+		v->u.f = f;
+	r->pos += 8;
+	return push(r, v);
+}
+
+/* STRING (a quoted repr), UNICODE (raw-unicode-escape): protocol 0. */
+VM_STEP text_line(struct vm *r, uint8_t op)
+{
+	struct nw_pv *v = NULL;
+	size_t next = 0;
+	if (text_value(r->m, r->pos, r->at, op, &v, &next))
+		return -1;
+	r->pos = next;
+	return push(r, v);
+}
+
+/* Counted bytes or text: a length of lw bytes, then the data. */
+VM_STEP counted(struct vm *r, int lw, int type)
+{
+	if (need(r, (size_t)lw))
+		return -1;
+	uint64_t x = le(r->d + r->pos, lw);
+	r->pos += (size_t)lw;
+	if (x > r->len - r->pos)
+		return perr(r->m, r->at, "a string of %" PRIu64 " bytes runs past the end of the input", x);
+	r->pos += (size_t)x;
+	return push(r, str_value(r->m, type, r->d + r->pos - x, x));
+}
+
+VM_STEP empty(struct vm *r, int type)
+{
+	return push(r, pv_new(r->a, type));
+}
+
+/* LIST, TUPLE, FROZENSET, DICT: the items above the last mark. */
+VM_STEP collect(struct vm *r, int type)
+{
+	size_t from = 0;
+	if (pop_mark(r, &from))
+		return -1;
+	if (type == NW_PV_DICT && (r->sp - from) % 2)
+		return perr(r->m, r->at, "a key without a value");
+	struct nw_pv *c = pv_new(r->a, type);
+	if (take(r, c, from))
+		return -1;
+	return push(r, c);
+}
+
+/* TUPLE1, TUPLE2, TUPLE3. */
+VM_STEP tuple_of(struct vm *r, size_t n)
+{
+	if (r->sp - r->floor < n)
+		return underflow(r);
+	struct nw_pv *c = pv_new(r->a, NW_PV_TUPLE);
+	if (take(r, c, r->sp - n))
+		return -1;
+	return push(r, c);
+}
+
+/* APPEND (n 1: one item), SETITEM (n 2: a key and its value). */
+VM_STEP add_one(struct vm *r, size_t n)
+{
+	if (r->sp < n + 1 || (r->nmarks && r->sp - (n + 1) < r->floor))
+		return underflow(r);
+	return fill(r, r->sp - n, n == 2);
+}
+
+/* APPENDS, ADDITEMS, SETITEMS: the items above the last mark. */
+VM_STEP add_marked(struct vm *r, int dict)
+{
+	size_t from = 0;
+	if (pop_mark(r, &from))
+		return -1;
+	return fill(r, from, dict);
+}
+
+/* GET, PUT (protocol 0): a decimal index up to '\n'; *x the index. */
+VM_STEP index_line(struct vm *r, uint64_t *x)
+{
+	size_t next = 0;
+	if (line_index(r->m, r->pos, r->at, x, &next))
+		return -1;
+	r->pos = next;
+	return 0;
+}
+
+/* BINGET, LONG_BINGET, BINPUT, LONG_BINPUT: an index of w bytes; *x the index. */
+VM_STEP index_bin(struct vm *r, int w, uint64_t *x)
+{
+	if (need(r, (size_t)w))
+		return -1;
+	r->pos += (size_t)w;
+	*x = w == 4 ? le4(r->d + r->pos - 4) : r->d[r->pos - 1];
+	return 0;
+}
+
+VM_STEP get(struct vm *r)
+{
+	uint64_t x = 0;
+	return index_line(r, &x) ? -1 : memo_get(r, x);
+}
+
+VM_STEP binget(struct vm *r)
+{
+	if (need(r, 1))
+		return -1;
+	r->pos++;
+	/* Keys and values repeat: runs of BINGET are the commonest pair. */
+	while (r->len - r->pos >= 2 && r->d[r->pos] == 'h' && r->d[r->pos - 1] < r->nmemo &&
+	       r->memo[r->d[r->pos - 1]] && r->sp < r->scap) {
+		r->stack[r->sp++] = r->memo[r->d[r->pos - 1]];
+		r->at = r->pos;
+		r->pos += 2;
+	}
+	return memo_get(r, r->d[r->pos - 1]);
+}
+
+VM_STEP long_binget(struct vm *r)
+{
+	uint64_t x = 0;
+	return index_bin(r, 4, &x) ? -1 : memo_get(r, x);
+}
+
+VM_STEP put(struct vm *r)
+{
+	uint64_t x = 0;
+	return index_line(r, &x) ? -1 : memo_put(r, x);
+}
+
+VM_STEP binput(struct vm *r, int w)
+{
+	uint64_t x = 0;
+	return index_bin(r, w, &x) ? -1 : memo_put(r, x);
+}
+
+/* The opcodes run has a label for, by pickletools' names: (name, byte,
+ * step). Bytes seen together are next to each other. STOP is run's own
+ * exit; a byte not here is refused or unknown (refuse). */
+#define PICKLE_OPCODES(X)                                                           \
+	X(PROTO, 0x80, proto(r))                                                        \
+	X(FRAME, 0x95, frame(r))                                                        \
+	X(MARK, '(', mark(r))                                                           \
+	X(POP, '0', pop(r))                                                             \
+	X(POP_MARK, '1', pop_to_mark(r))                                                \
+	X(DUP, '2', dup(r))                                                             \
+	X(NONE, 'N', constant(r, &r->m->none, NW_PV_NONE, 0))                           \
+	X(NEWTRUE, 0x88, constant(r, &r->m->bools[1], NW_PV_BOOL, 1))                   \
+	X(NEWFALSE, 0x89, constant(r, &r->m->bools[0], NW_PV_BOOL, 0))                  \
+	X(INT, 'I', number_line(r, 0))                                                  \
+	X(LONG, 'L', number_line(r, 0))                                                 \
+	X(FLOAT, 'F', number_line(r, 1))                                                \
+	X(BININT, 'J', binint(r, 4))                                                    \
+	X(BININT1, 'K', binint(r, 1))                                                   \
+	X(BININT2, 'M', binint(r, 2))                                                   \
+	X(LONG1, 0x8a, long_value(r, 1))                                                \
+	X(LONG4, 0x8b, long_value(r, 4))                                                \
+	X(BINFLOAT, 'G', binfloat(r))                                                   \
+	X(STRING, 'S', text_line(r, 'S'))                                               \
+	X(UNICODE, 'V', text_line(r, 'V'))                                              \
+	X(SHORT_BINSTRING, 'U', counted(r, 1, NW_PV_BYTES))                             \
+	X(BINSTRING, 'T', counted(r, 4, NW_PV_BYTES))                                   \
+	X(SHORT_BINBYTES, 'C', counted(r, 1, NW_PV_BYTES))                              \
+	X(BINBYTES, 'B', counted(r, 4, NW_PV_BYTES))                                    \
+	X(BINBYTES8, 0x8e, counted(r, 8, NW_PV_BYTES))                                  \
+	X(BYTEARRAY8, 0x96, counted(r, 8, NW_PV_BYTES))                                 \
+	X(SHORT_BINUNICODE, 0x8c, counted(r, 1, NW_PV_STR))                             \
+	X(BINUNICODE, 'X', counted(r, 4, NW_PV_STR))                                    \
+	X(BINUNICODE8, 0x8d, counted(r, 8, NW_PV_STR))                                  \
+	X(EMPTY_LIST, ']', empty(r, NW_PV_LIST))                                        \
+	X(EMPTY_SET, 0x8f, empty(r, NW_PV_LIST))                                        \
+	X(EMPTY_TUPLE, ')', empty(r, NW_PV_TUPLE))                                      \
+	X(EMPTY_DICT, '}', empty(r, NW_PV_DICT))                                        \
+	X(LIST, 'l', collect(r, NW_PV_LIST))                                            \
+	X(FROZENSET, 0x91, collect(r, NW_PV_LIST))                                      \
+	X(TUPLE, 't', collect(r, NW_PV_TUPLE))                                          \
+	X(DICT, 'd', collect(r, NW_PV_DICT))                                            \
+	X(TUPLE1, 0x85, tuple_of(r, 1))                                                 \
+	X(TUPLE2, 0x86, tuple_of(r, 2))                                                 \
+	X(TUPLE3, 0x87, tuple_of(r, 3))                                                 \
+	X(APPEND, 'a', add_one(r, 1))                                                   \
+	X(SETITEM, 's', add_one(r, 2))                                                  \
+	X(APPENDS, 'e', add_marked(r, 0))                                               \
+	X(ADDITEMS, 0x90, add_marked(r, 0))                                             \
+	X(SETITEMS, 'u', add_marked(r, 1))                                              \
+	X(GET, 'g', get(r))                                                             \
+	X(BINGET, 'h', binget(r))                                                       \
+	X(LONG_BINGET, 'j', long_binget(r))                                             \
+	X(PUT, 'p', put(r))                                                             \
+	X(BINPUT, 'q', binput(r, 1))                                                    \
+	X(LONG_BINPUT, 'r', binput(r, 4))                                               \
+	X(MEMOIZE, 0x94, memo_put(r, r->nstored))     /* memo[len(memo)] */
+
+/* The dispatch is threaded (a jump from the end of each opcode straight to
+ * the next one's code, GCC's and clang's labels as values) rather than a
+ * switch behind a refusal check: one label per opcode, each its step
+ * inlined and its own jump. Every error goes through `failed`, which
+ * leaves the state in m for the caller. */
+static int run(struct pm *m)
+{
+#define ADDRESS(name, byte, step) [byte] = &&op_##name,
+	static const void *const code[256] = { PICKLE_OPCODES(ADDRESS) ['.'] = &&stop };
+#undef ADDRESS
+	struct vm vm = { .m = m, .d = m->d, .len = m->len, .a = m->a, .stack = m->stack, .memo = m->memo,
+	                 .scap = m->scap, .nmemo = m->nmemo, .memo_hi = m->memo_hi, .nstored = m->nstored };
+	struct vm *const r = &vm;
+	uint8_t op = 0;
+	int rc = 0;
 #define NEXT()                                                                  \
 	do {                                                                        \
-		if (__builtin_expect(pos >= len, 0))                                    \
+		if (__builtin_expect(r->pos >= r->len, 0))                              \
 			goto truncated;                                                     \
-		at = pos;                                                               \
-		op = d[pos++];                                                          \
+		r->at = r->pos;                                                         \
+		op = r->d[r->pos++];                                                    \
 		if (__builtin_expect(!code[op], 0))                                     \
 			goto other;                                                         \
 		goto *code[op];                                                         \
 	} while (0)
-/* Push val (NULL: the arena's limit), then the next opcode. */
-#define PUSH_NEXT(val)                                                          \
-	do {                                                                        \
-		v = (val);                                                              \
-		if (__builtin_expect(!v, 0))                                            \
-			FAIL("the values would take more than the memory limit");           \
-		if (__builtin_expect(sp == scap, 0)) {                                  \
-			if (grow_stack(m, at))                                              \
-				goto failed;                                                    \
-			stack = m->stack;                                                   \
-			scap = m->scap;                                                     \
-		}                                                                       \
-		stack[sp++] = v;                                                        \
-		NEXT();                                                                 \
-	} while (0)
-#define POP_MARK()                                                              \
-	do {                                                                        \
-		if (!nmarks)                                                            \
-			FAIL("no mark to pop");                                             \
-		from = m->marks[--nmarks];                                              \
-		floor = nmarks ? m->marks[nmarks - 1] : 0;                              \
-	} while (0)
-/* Items [f, sp) moved into container c (reserved at once). */
-#define TAKE(f)                                                                 \
-	do {                                                                        \
-		size_t k_ = sp - (f);                                                   \
-		if (!c || ((size_t)c->cap - c->n < k_ && pv_reserve(a, c, k_)))        \
-			FAIL("the values would take more than the memory limit");           \
-		if (k_ <= 2) {                  /* APPEND, SETITEM: no call */         \
-			if (k_)                                                             \
-				c->u.items[c->n] = stack[(f)];                                  \
-			if (k_ == 2)                                                        \
-				c->u.items[c->n + 1] = stack[(f) + 1];                          \
-		} else {                                                                \
-			memcpy(c->u.items + c->n, stack + (f), k_ * sizeof *stack);         \
-		}                                                                       \
-		c->n += (uint32_t)k_;                                                   \
-		sp = (f);                                                               \
-	} while (0)
-/* APPEND(S), SETITEM(S), ADDITEMS: items [f, sp) into the container below. */
-#define FILL(f, dict)                                                           \
-	do {                                                                        \
-		from = (f);                                                             \
-		if (from == 0)                                                          \
-			FAIL("no container below the items");                               \
-		c = stack[from - 1];                                                    \
-		if (c->type != ((dict) ? NW_PV_DICT : NW_PV_LIST))                      \
-			FAIL("items added to a value that is not a %s",                     \
-			     (dict) ? "dict" : "list or set");                              \
-		if ((dict) && (sp - from) % 2)                                          \
-			FAIL("a key without a value");                                      \
-		TAKE(from);                                                             \
-		NEXT();                                                                 \
-	} while (0)
-#define MEMO_GET(idx)                                                           \
-	do {                                                                        \
-		x = (idx);                                                              \
-		if (__builtin_expect(x >= nmemo || !memo[x], 0))                        \
-			FAIL("memo index %" PRIu64 " was never stored", x);                 \
-		PUSH_NEXT(memo[x]);                                                     \
-	} while (0)
-/* Every memo entry costs at least one opcode byte: an index beyond the
- * input's size is not one a real pickler writes. */
-#define MEMO_PUT(idx)                                                           \
-	do {                                                                        \
-		x = (idx);                                                              \
-		if (sp <= floor)                                                        \
-			FAIL("stack underflow");                                            \
-		if (__builtin_expect(x > len, 0))                                       \
-			FAIL("memo index %" PRIu64 " beyond the input's size", x);          \
-		if (__builtin_expect(x >= nmemo, 0)) {                                  \
-			if (grow_memo(m, at, x))                                            \
-				goto failed;                                                    \
-			memo = m->memo;                                                     \
-			nmemo = m->nmemo;                                                   \
-		}                                                                       \
-		nstored += !memo[x];                                                    \
-		if (x >= memo_hi)                                                       \
-			memo_hi = x + 1;                                                    \
-		memo[x] = stack[sp - 1];                                                \
-		NEXT();                                                                 \
-	} while (0)
-/* Counted bytes: a length of lw bytes, then the data. */
-#define COUNTED(lw, type)                                                       \
-	do {                                                                        \
-		NEED(lw);                                                               \
-		x = le(d + pos, lw);                                                    \
-		pos += (lw);                                                            \
-		if (x > len - pos)                                                      \
-			FAIL("a string of %" PRIu64 " bytes runs past the end of the input", x); \
-		pos += (size_t)x;                                                       \
-		PUSH_NEXT(str_value(m, type, d + pos - x, x));                          \
-	} while (0)
-
-/* The opcodes, one label each. The dispatch is threaded (a jump from the
- * end of each opcode straight to the next one's code, GCC's and clang's
- * labels as values) rather than a switch behind a refusal check, and the
- * machine's registers (position, stack top, mark floor) are locals: a
- * dump is tens of thousands of opcodes of a few kinds in a few recurring
- * orders. An opcode without a label is refused or unknown. Every error
- * goes through `failed`, which leaves the state in m for the caller. */
-static int run(struct pm *m)
-{
-	static const void *const code[256] = {
-		[0x80] = &&op_proto, [0x95] = &&op_frame, ['.'] = &&op_stop, ['('] = &&op_mark,
-		['0'] = &&op_pop, ['1'] = &&op_pop_mark, ['2'] = &&op_dup, ['N'] = &&op_none,
-		[0x88] = &&op_true, [0x89] = &&op_false, ['I'] = &&op_int_line, ['L'] = &&op_int_line,
-		['F'] = &&op_float_line, ['J'] = &&op_binint, ['K'] = &&op_binint1, ['M'] = &&op_binint2,
-		[0x8a] = &&op_long1, [0x8b] = &&op_long4, ['G'] = &&op_binfloat, ['S'] = &&op_string,
-		['V'] = &&op_unicode, ['T'] = &&op_bytes4, ['U'] = &&op_bytes1, ['X'] = &&op_str4,
-		[0x8c] = &&op_str1, [0x8d] = &&op_str8, ['B'] = &&op_bytes4, ['C'] = &&op_bytes1,
-		[0x8e] = &&op_bytes8, [0x96] = &&op_bytes8,
-		[']'] = &&op_empty_list, [')'] = &&op_empty_tuple, ['}'] = &&op_empty_dict,
-		[0x8f] = &&op_empty_list, ['l'] = &&op_list, ['t'] = &&op_tuple, [0x91] = &&op_list,
-		['d'] = &&op_dict, [0x85] = &&op_tuple1, [0x86] = &&op_tuple2, [0x87] = &&op_tuple3,
-		['a'] = &&op_append, ['s'] = &&op_setitem, ['e'] = &&op_appends, [0x90] = &&op_appends,
-		['u'] = &&op_setitems, ['g'] = &&op_get, ['h'] = &&op_binget, ['j'] = &&op_long_binget,
-		['p'] = &&op_put, ['q'] = &&op_binput, ['r'] = &&op_long_binput, [0x94] = &&op_memoize,
-	};
-	const uint8_t *const d = m->d;
-	const size_t len = m->len;
-	struct nw_arena *const a = m->a;
-	struct nw_pv **stack = m->stack, **memo = m->memo;
-	size_t scap = m->scap, nmemo = m->nmemo, memo_hi = m->memo_hi, nstored = m->nstored;
-	size_t pos = 0, at = 0, sp = 0, nmarks = 0, floor = 0, from = 0, next = 0;
-	uint8_t op = 0;
-	struct nw_pv *v = NULL, *c = NULL;
-	uint64_t x = 0;
-	int rc = 0;
+#define LABEL(name, byte, step)                                                 \
+	op_##name:                                                                  \
+		if (__builtin_expect(step, 0))                                          \
+			goto failed;                                                        \
+		NEXT();
 
 	NEXT();
-truncated:
-	at = pos;
-	FAIL("truncated (no STOP opcode)");
-other:
-	refuse(m, at, op);
-	goto failed;
-op_proto:
-	NEED(1);
-	if (d[pos] > 5)
-		FAIL("pickle protocol %u (this reader knows 0-5)", d[pos]);
-	pos++;
-	NEXT();
-op_frame:                                       /* a length hint */
-	NEED(8);
-	pos += 8;
-	NEXT();
-op_mark:
-	if (nmarks == NW_PICKLE_MAX_MARKS)
-		FAIL("marks nested deeper than %d", NW_PICKLE_MAX_MARKS);
-	m->marks[nmarks++] = sp;
-	floor = sp;
-	NEXT();
-op_pop:
-	if (sp <= floor)
-		FAIL("stack underflow");
-	sp--;
-	NEXT();
-op_pop_mark:
-	POP_MARK();
-	sp = from;
-	NEXT();
-op_dup:
-	if (sp <= floor)
-		FAIL("stack underflow");
-	PUSH_NEXT(stack[sp - 1]);
-op_none:
-	PUSH_NEXT(shared(m, &m->none, NW_PV_NONE, 0));
-op_true:
-	PUSH_NEXT(shared(m, &m->bools[1], NW_PV_BOOL, 1));
-op_false:
-	PUSH_NEXT(shared(m, &m->bools[0], NW_PV_BOOL, 0));
-op_int_line:
-op_float_line:
-	if (line_num(m, pos, at, op == 'F', &v, &next))
-		goto failed;
-	pos = next;
-	PUSH_NEXT(v);
-op_binint:
-	NEED(4);
-	pos += 4;
-	PUSH_NEXT(int_value(m, (int32_t)le4(d + pos - 4)));
-op_binint1:
-	NEED(1);
-	pos++;
-	PUSH_NEXT(int_value(m, d[pos - 1]));
-op_binint2:
-	NEED(2);
-	pos += 2;
-	PUSH_NEXT(int_value(m, le2(d + pos - 2)));
-op_long1:
-op_long4:
-	if (long_value(m, pos, at, op == 0x8a ? 1 : 4, &v, &next))
-		goto failed;
-	pos = next;
-	PUSH_NEXT(v);
-op_binfloat:
-	if (float_value(m, pos, at, &v, &next))
-		goto failed;
-	pos = next;
-	PUSH_NEXT(v);
-op_string:                                      /* STRING: a quoted repr */
-op_unicode:                                     /* UNICODE: raw-unicode-escape */
-	if (text_value(m, pos, at, op, &v, &next))
-		goto failed;
-	pos = next;
-	PUSH_NEXT(v);
-op_bytes1:
-	COUNTED(1, NW_PV_BYTES);
-op_bytes4:
-	COUNTED(4, NW_PV_BYTES);
-op_bytes8:
-	COUNTED(8, NW_PV_BYTES);
-op_str1:
-	COUNTED(1, NW_PV_STR);
-op_str4:
-	COUNTED(4, NW_PV_STR);
-op_str8:
-	COUNTED(8, NW_PV_STR);
-op_empty_list:                                  /* also EMPTY_SET */
-	PUSH_NEXT(pv_new(a, NW_PV_LIST));
-op_empty_tuple:
-	PUSH_NEXT(pv_new(a, NW_PV_TUPLE));
-op_empty_dict:
-	PUSH_NEXT(pv_new(a, NW_PV_DICT));
-op_list:                                        /* also FROZENSET */
-op_tuple:
-	POP_MARK();
-	c = pv_new(a, op == 't' ? NW_PV_TUPLE : NW_PV_LIST);
-	TAKE(from);
-	PUSH_NEXT(c);
-op_dict:
-	POP_MARK();
-	if ((sp - from) % 2)
-		FAIL("a key without a value");
-	c = pv_new(a, NW_PV_DICT);
-	TAKE(from);
-	PUSH_NEXT(c);
-op_tuple1:
-op_tuple2:
-op_tuple3:
-	x = (uint64_t)(op - 0x84);
-	if (sp - floor < x)
-		FAIL("stack underflow");
-	c = pv_new(a, NW_PV_TUPLE);
-	TAKE(sp - x);
-	PUSH_NEXT(c);
-op_append:
-	if (sp < 2 || (nmarks && sp - 2 < floor))
-		FAIL("stack underflow");
-	FILL(sp - 1, 0);
-op_setitem:
-	if (sp < 3 || (nmarks && sp - 3 < floor))
-		FAIL("stack underflow");
-	FILL(sp - 2, 1);
-op_appends:                                     /* also ADDITEMS */
-	POP_MARK();
-	FILL(from, 0);
-op_setitems:
-	POP_MARK();
-	FILL(from, 1);
-op_get:
-	if (line_index(m, pos, at, &x, &next))
-		goto failed;
-	pos = next;
-	MEMO_GET(x);
-op_binget:
-	NEED(1);
-	pos++;
-	/* Keys and values repeat: runs of BINGET are the commonest pair. */
-	while (len - pos >= 2 && d[pos] == 'h' && d[pos - 1] < nmemo && memo[d[pos - 1]] && sp < scap) {
-		stack[sp++] = memo[d[pos - 1]];
-		at = pos;
-		pos += 2;
-	}
-	MEMO_GET(d[pos - 1]);
-op_long_binget:
-	NEED(4);
-	pos += 4;
-	MEMO_GET(le4(d + pos - 4));
-op_put:
-	if (line_index(m, pos, at, &x, &next))
-		goto failed;
-	pos = next;
-	MEMO_PUT(x);
-op_binput:
-	NEED(1);
-	pos++;
-	MEMO_PUT(d[pos - 1]);
-op_long_binput:
-	NEED(4);
-	pos += 4;
-	MEMO_PUT(le4(d + pos - 4));
-op_memoize:                                     /* memo[len(memo)] */
-	MEMO_PUT(nstored);
-#undef COUNTED
-#undef MEMO_PUT
-#undef MEMO_GET
-#undef FILL
-#undef TAKE
-#undef POP_MARK
-#undef PUSH_NEXT
+	PICKLE_OPCODES(LABEL)
+#undef LABEL
 #undef NEXT
-#undef NEED
-#undef FAIL
-
+truncated:
+	r->at = r->pos;
+	perr(m, r->at, "truncated (no STOP opcode)");
+	goto failed;
+other:
+	refuse(m, r->at, op);
 failed:
 	rc = -1;
-op_stop:
-	m->stack = stack;
-	m->scap = scap;
-	m->memo = memo;
-	m->nmemo = nmemo;
-	m->memo_hi = memo_hi;
-	m->nstored = nstored;
-	m->sp = sp;
-	m->nmarks = nmarks;
-	m->at = at;
+stop:
+	m->stack = r->stack;
+	m->scap = r->scap;
+	m->memo = r->memo;
+	m->nmemo = r->nmemo;
+	m->memo_hi = r->memo_hi;
+	m->nstored = r->nstored;
+	m->sp = r->sp;
+	m->nmarks = r->nmarks;
+	m->at = r->at;
 	return rc;
 }
+#undef PICKLE_OPCODES
+#undef VM_STEP
 
 static size_t mem_limit(size_t len)
 {
