@@ -9,7 +9,11 @@
  * the op as a launch count of its kind (nw_verdict.launches, "AllReduce
  * launches=6"), never an op number "#n": a kind's count is no position in
  * the comm's stream of collectives. No strict majority: the verdict names
- * no culprit and says so. Every count equal, every rank of the comm
+ * no culprit and says so, unless the ranks below the most launched are all
+ * outside NCCL (stacks) and the others all wait inside it: then they are
+ * behind (idle_behind). A rank a strict majority of another of its comms
+ * launched past casts no vote (mark_waited: it is waited for there, not
+ * at the program's end). Every count equal, every rank of the comm
  * there: TRANSPORT_STALL "launch counts equal; RAS cannot see completion"
  * (equal_counts).
  *
@@ -34,6 +38,8 @@ struct lpos {
 	uint32_t proc;
 	uint16_t kind;
 	int32_t crank, csize;
+	uint8_t behind;     /* a strict majority of the comm launched this kind more often */
+	uint8_t waited;     /* behind on another of its comms: its count is no vote here */
 };
 
 static int cmp_lpos(const void *a, const void *b)
@@ -125,9 +131,13 @@ static void all_hidden(struct nw_jctx *x, struct nw_vwork *w, const struct nw_ra
 	nw_verdict_hint_fact(x, w, &hint);
 }
 
+static void evidence_waited(struct nw_jctx *x, struct nw_vwork *w, const struct group *gr);
+
 /* The ranks behind the majority (ahead: 0) or ahead of it (ahead: 1), one
- * verdict. */
-static void side(struct nw_jctx *x, const struct group *gr, int ahead)
+ * verdict; why the count to be behind of is the majority's when another
+ * rule than the plain vote made it so: why (0 none, NW_F_LAUNCH_WAITED,
+ * NW_F_LAUNCH_IDLE_BEHIND). */
+static void side(struct nw_jctx *x, const struct group *gr, int ahead, int why)
 {
 	struct nw_vwork *w = NULL;
 	struct nw_rankset hid = { 0 };
@@ -172,38 +182,158 @@ static void side(struct nw_jctx *x, const struct group *gr, int ahead)
 	}
 	struct nw_fact m = { .kind = NW_F_LAUNCH_MAJORITY, .op_kind = gr->g[0].kind, .n = majn, .seq = maj };
 	nw_verdict_evidence_fact(x, w, &m);
+	if (why == NW_F_LAUNCH_WAITED) {
+		evidence_waited(x, w, gr);
+	} else if (why == NW_F_LAUNCH_IDLE_BEHIND) {
+		struct nw_fact f = { .kind = NW_F_LAUNCH_IDLE_BEHIND, .set = nw_findings_set(x, w, &w->v.culprits),
+			             .op_kind = gr->g[0].kind, .n = maj };
+		if (f.set)
+			nw_verdict_evidence_fact(x, w, &f);
+	}
 	all_waiting(x, w, gr);
 	nw_rankset_free(&hid);
 }
 
-/* One (comm, kind): the counts grouped, judged by the one majority rule. */
+/* Ranks whose counts cast no vote (lpos.waited): a strict majority of
+ * another of their comms launched past them, so they wait to be caught up
+ * with there, and where they stopped is not the program as written on any
+ * comm (the segments' reading, verdicts_coll.c's behind_majority: seed
+ * 9262, ranks 4-5 paused 2 of 3 in their tp comm while the world's
+ * majority waited for them; rank 3, ahead of them in the tp comm, was
+ * blamed). One evidence line. */
+static void evidence_waited(struct nw_jctx *x, struct nw_vwork *w, const struct group *gr)
+{
+	struct nw_rankset set = { 0 };
+	for (size_t i = 0; i < gr->n; i++)
+		if (gr->g[i].waited)
+			nw_set_add(x, &set, x->job->procs[gr->g[i].proc]->rank);
+	const struct nw_fset *fs = set.n ? nw_findings_set(x, w, &set) : NULL;
+	struct nw_fact f = { .kind = NW_F_LAUNCH_WAITED, .set = fs, .op_kind = gr->g[0].kind, .n = gr->g[0].comm };
+	if (fs)
+		nw_verdict_evidence_fact(x, w, &f);
+	nw_rankset_free(&set);
+}
+
+/* A rank outside NCCL: its main thread's stack waits neither in NCCL nor
+ * on the GPU (stopped short, in the program's own code); -1 when no stack
+ * says. */
+static int outside_nccl(const struct nw_proc *p)
+{
+	const struct nw_thread_stack *t = nw_main_thread(p);
+	if (!t || !t->nframes)
+		return -1;
+	return nw_stack_waits(t, NULL) == NW_FC_OTHER;
+}
+
+/* No strict majority, yet the ranks below the highest count are all
+ * outside NCCL (stacks) and those at it all wait inside NCCL or on the
+ * GPU: the ones at it are stuck in the collective the others never
+ * reached. Idle ranks are the program's end only as a strict majority
+ * (the segments' reading, verdicts_coll.c's stopped_majority); short of
+ * one they are the ranks the others wait for. The highest count and its
+ * ranks are then the count to be behind of (*maj, *majn); 1 if so. */
+static int idle_behind(const struct nw_jctx *x, const struct group *gr, uint64_t *maj, size_t *majn)
+{
+	uint64_t hi = 0;
+	size_t nhi = 0;
+	for (size_t i = 0; i < gr->n; i++)
+		if (gr->g[i].launches > hi)
+			hi = gr->g[i].launches;
+	for (size_t i = 0; i < gr->n; i++) {
+		int out = outside_nccl(x->job->procs[gr->g[i].proc]);
+		if (out < 0 || out != (gr->g[i].launches < hi))
+			return 0;
+		nhi += gr->g[i].launches == hi;
+	}
+	*maj = hi;
+	*majn = nhi;
+	return 1;
+}
+
+/* One (comm, kind): the counts grouped, judged by the one majority rule;
+ * the counts of ranks waited for on another comm cast no vote, unless
+ * nobody else has one. */
 static void judge(struct nw_jctx *x, struct group *gr, uint64_t *vals, uint32_t *votes, uint64_t *val)
 {
 	if (gr->n < 2)
 		return;
-	for (size_t i = 0; i < gr->n; i++)
-		vals[i] = gr->g[i].launches;
-	qsort(vals, gr->n, sizeof *vals, cmp_u64);
+	size_t nv = 0, nwaited = 0;
+	int differ = 0;
+	for (size_t i = 0; i < gr->n; i++) {
+		differ |= gr->g[i].launches != gr->g[0].launches;
+		nwaited += gr->g[i].waited;
+		if (!gr->g[i].waited)
+			vals[nv++] = gr->g[i].launches;
+	}
+	if (!differ)
+		return;   /* every count equal: nothing deviates */
+	if (!nv) {
+		nwaited = 0;
+		for (size_t i = 0; i < gr->n; i++)
+			vals[nv++] = gr->g[i].launches;
+	}
+	qsort(vals, nv, sizeof *vals, cmp_u64);
 	uint32_t ng = 0, ntop = 0;
-	for (size_t i = 0; i < gr->n;) {
+	for (size_t i = 0; i < nv;) {
 		size_t m = 1;
-		while (i + m < gr->n && vals[i + m] == vals[i])
+		while (i + m < nv && vals[i + m] == vals[i])
 			m++;
 		val[ng] = vals[i];
 		votes[ng++] = (uint32_t)m;
 		i += m;
 	}
-	if (ng < 2)
-		return;   /* every count equal: nothing deviates */
 	uint32_t top = nw_vote_top(votes, ng, &ntop);
 	if (ntop > 1) {
+		if (!nwaited && idle_behind(x, gr, &gr->maj, &gr->majn)) {
+			side(x, gr, 0, NW_F_LAUNCH_IDLE_BEHIND);
+			return;
+		}
 		undecided(x, gr);
 		return;
 	}
 	gr->maj = val[top];
 	gr->majn = votes[top];
-	side(x, gr, 0);
-	side(x, gr, 1);
+	side(x, gr, 0, nwaited ? NW_F_LAUNCH_WAITED : 0);
+	side(x, gr, 1, nwaited ? NW_F_LAUNCH_WAITED : 0);
+}
+
+/* lpos.behind of each position (its (comm, kind) in all[0..n), sorted),
+ * then lpos.waited: behind on a comm other than its own. */
+static int mark_waited(struct lpos *all, size_t n, size_t nprocs)
+{
+	uint64_t *on = calloc(nprocs ? nprocs : 1, sizeof *on);   /* a comm it is behind on */
+	uint8_t *several = calloc(nprocs ? nprocs : 1, 1);         /* behind on two comms or more */
+	if (!on || !several) {
+		free(on);
+		free(several);
+		return -1;
+	}
+	for (size_t i = 0; i < n;) {
+		size_t m = 1;
+		while (i + m < n && all[i + m].comm == all[i].comm && all[i + m].kind == all[i].kind)
+			m++;
+		uint32_t size = all[i].csize > 0 && (size_t)all[i].csize >= m ? (uint32_t)all[i].csize : (uint32_t)m;
+		for (size_t a = i; a < i + m; a++) {
+			uint32_t votes[2] = { 0, 0 };   /* launched more than it, not */
+			for (size_t b = i; b < i + m; b++)
+				votes[0] += all[b].launches > all[a].launches;
+			votes[1] = size - votes[0];
+			all[a].behind = nw_majority(votes, 2) == 0;
+			uint32_t p = all[a].proc;
+			if (all[a].behind && on[p] && on[p] != all[a].comm)
+				several[p] = 1;
+			else if (all[a].behind)
+				on[p] = all[a].comm;
+		}
+		i += m;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint32_t p = all[i].proc;
+		all[i].waited = on[p] && (several[p] || on[p] != all[i].comm);
+	}
+	free(on);
+	free(several);
+	return 0;
 }
 
 /* Whether member p of comm `comm` holds it created and without an error
@@ -300,7 +430,7 @@ void nw_rules_launch(struct nw_jctx *x)
 	vals = malloc(most * sizeof *vals);
 	val = malloc(most * sizeof *val);
 	votes = malloc(most * sizeof *votes);
-	if (!vals || !val || !votes) {
+	if (!vals || !val || !votes || mark_waited(all, n, job->nprocs) < 0) {
 		x->oom = 1;
 		goto out;
 	}

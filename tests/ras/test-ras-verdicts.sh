@@ -103,6 +103,19 @@ assert_grep '^  culprits: 3$' "$T/three.json.out"
 assert_grep '^  waiting: 1-2$' "$T/three.json.out"
 assert_grep '^  world size 4|world size 4' "$T/three.json.out"
 
+note "world ranks 4-5 behind a strict majority of the world, 2 of 3 in their tp comm: their count casts no vote there"
+# (seed 9262's shape: the tp comm's majority is the pair the world waits
+# for; rank 3, ahead of them in the tp comm, only waits)
+r=""; for i in 0 1 2 3 4 5; do n=3; [ $i -ge 4 ] && n=2; r="$r${r:+, }$(rank $i $((100 + i)) $n)"; done
+report "$T/waited.json" "$(comm 0xd1 6 "$r" "")" \
+	"$(comm 0xd2 3 "$(rank 0 103 0 0 0 false false false 3), $(rank 1 104 0 0 0 false false false 2), $(rank 2 105 0 0 0 false false false 2)" "")"
+diag "$T/waited.json"
+assert_grep '^MISSING_RANK: ranks 4-5 never launched the AllReduce the others launched last on comm 0x00000000000000d1' "$T/waited.json.out"
+assert_grep '^MISSING_RANK: ranks 4-5 never launched the Broadcast the others launched last on comm 0x00000000000000d2 \(RAS: Broadcast launches=2 there, launches=3 on 1 peer\)' "$T/waited.json.out"
+assert_grep 'the Broadcast counts of ranks 4-5 cast no vote on comm 0x00000000000000d2' "$T/waited.json.out"
+assert_no_grep '^  culprits: .*3' "$T/waited.json.out"
+assert_no_grep 'rank 3 launched the Broadcast' "$T/waited.json.out"
+
 note "the same report with the comma NCCL 2.29.2+ writes reads the same"
 report "$T/dead.json" "$(comm 0xc1 3 "$(rank 0 100 5), $(rank 1 101 5)" "$(missing 2 102 true true)")"
 sed 's/"nvml_dev": 1$/"nvml_dev": 1,/' "$T/dead.json" > "$T/dead229.json"

@@ -140,7 +140,9 @@ struct sim_job {
 	ncclComm_t comms[];
 };
 
-static void *job_main(void *p)
+/* Named as NCCL names its own (group.cc): a stack of this thread is inside
+ * NCCL, as it is with the real library. */
+static void *ncclAsyncJobMain(void *p)
 {
 	struct sim_job *job = p;
 	ncclResult_t r = job->fn(job->arg);
@@ -186,7 +188,7 @@ void sim_comm_start_job(ncclComm_t *comms, int ncomms, ncclResult_t (*fn)(void *
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &attr, job_main, job)) job_main(job);
+	if (pthread_create(&t, &attr, ncclAsyncJobMain, job)) ncclAsyncJobMain(job);
 	pthread_attr_destroy(&attr);
 }
 
