@@ -9,7 +9,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 struct nw_graph {
 	CUgraph graph;               /* NULL: free entry */
@@ -22,10 +21,10 @@ struct nw_graph {
 #define KEY_EMPTY ((uintptr_t)0)
 #define KEY_DELETED ((uintptr_t)1)
 
-/* Both tables, one mapping (graphs.h): made under the lock at the first
+/* Both tables, one allocation (graphs.h): made under the lock at the first
  * capture of an NCCL op into a graph, published zeroed with a release
- * store, never unmapped while the process records (the launch path reads
- * it without the lock). */
+ * store, never freed while the process records (the launch path reads it
+ * without the lock). */
 struct tables {
 	struct nw_graph graphs[NW_GRAPHS_MAX];
 	struct nw_graph_exec execs[NW_GRAPH_EXECS];
@@ -100,33 +99,33 @@ static struct nw_graph *graph_find_locked(CUgraph g)
 	return NULL;
 }
 
-/* The test build (-DNW_TEST_HOOKS) fails the mapping when
- * NCCLWATCH_TEST_GRAPH_MAP_FAIL=1: the path a full address space takes. */
-static int map_fails_for_test(void)
+/* The test build (-DNW_TEST_HOOKS) fails the allocation when
+ * NCCLWATCH_TEST_GRAPH_ALLOC_FAIL=1: the path a full address space takes. */
+static int alloc_fails_for_test(void)
 {
 #ifdef NW_TEST_HOOKS
-	const char *v = getenv("NCCLWATCH_TEST_GRAPH_MAP_FAIL");
+	const char *v = getenv("NCCLWATCH_TEST_GRAPH_ALLOC_FAIL");
 	return v && v[0] == '1';
 #else
 	return 0;
 #endif
 }
 
-/* The tables, mapped at the first call (lock held): 0, or -1 if the
- * mapping failed (tried again at the next capture). mmap, not calloc:
- * the pages stay untouched until an entry is used (calloc may take them
- * from the heap and zero all of them), and the application's allocator
- * is not involved. */
+/* The tables, allocated at the first call (lock held): 0, or -1 if
+ * memory ran out (tried again at the next capture). calloc, not an mmap
+ * of our own as pystack's scratch tables: these hold pointers to heap
+ * objects (the per-op event sets), which LeakSanitizer sees only through
+ * heap or static memory, and the sanitizer builds check their bounds.
+ * glibc serves 184 KB from a mapping of its own (above its mmap
+ * threshold), whose pages stay untouched until an entry is used. */
 static int tables_locked(void)
 {
 	if (atomic_load_explicit(&tables, memory_order_relaxed))
 		return 0;
-	void *p = map_fails_for_test() ? MAP_FAILED
-	                               : mmap(NULL, sizeof(struct tables), PROT_READ | PROT_WRITE,
-	                                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
+	struct tables *t = alloc_fails_for_test() ? NULL : calloc(1, sizeof *t);
+	if (!t)
 		return -1;
-	atomic_store_explicit(&tables, (struct tables *)p, memory_order_release);   /* zeroed by mmap */
+	atomic_store_explicit(&tables, t, memory_order_release);
 	return 0;
 }
 
@@ -159,7 +158,7 @@ uint32_t nw_graph_captured(uint64_t stream, uint64_t ticket1)
 		goto out;                   /* invalidated: the graph will never exist */
 	if (tables_locked() != 0) {
 		graphs_lost = 1;
-		untracked("could not map the tables of CUDA graphs holding NCCL ops");
+		untracked("no memory for the tables of CUDA graphs holding NCCL ops");
 		goto out;
 	}
 	struct nw_graph *e = graph_find_locked(g);
@@ -356,13 +355,11 @@ CUgraph nw_graph_capturing(CUstream stream)
 void nw_graph_reset_after_fork(void)
 {
 	/* The child has none of the parent's graphs (CUDA does not survive
-	 * fork); it starts with no tables, as a process that never captured
-	 * (the one thread left cannot be reading them; the parent's events
-	 * are left behind). */
+	 * fork); it starts with no tables, as a process that never captured.
+	 * The parent's copy is left behind with the events it names, never
+	 * written (no page of it copied), nothing freed in a fork handler. */
 	pthread_mutex_init(&lock, NULL);
-	struct tables *t = atomic_exchange(&tables, NULL);
-	if (t)
-		munmap(t, sizeof *t);
+	atomic_store(&tables, NULL);
 	execs_used = 0;
 	warned = 0;
 	atomic_store(&sink_warned, 0);

@@ -5,12 +5,14 @@
  * driver refuses it: it is not the child's), captures 2 AllReduces into a
  * graph of its own and launches it 2 times, then exits; the parent
  * launches its graph once more. Prints both pids and the child's result
- * for the parent's graph.
+ * for the parent's graph. With "alone": the parent's 3 launches only, and
+ * exit with the graph alive (not destroyed: many programs end so).
  *
- * usage: nccl-graph-fork */
+ * usage: nccl-graph-fork [alone] */
 #include <cuda.h>
 #include <nccl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,7 +54,7 @@ static int launch(struct gpu *g, CUgraphExec exec, int times)
 	return cuStreamSynchronize(g->run) != CUDA_SUCCESS;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct gpu g;
 	CUgraphExec exec, child_exec;
@@ -60,6 +62,8 @@ int main(void)
 		fprintf(stderr, "nccl-graph-fork: the parent's graph failed\n");
 		return 1;
 	}
+	if (argc > 1 && !strcmp(argv[1], "alone"))
+		return 0;
 	fflush(stdout);
 	pid_t pid = fork();
 	if (pid < 0)

@@ -3,8 +3,8 @@
 # not carried in .bss by every process that loads the preload (issue 20):
 # - libncclwatch.so's .bss stays under 64 KiB (`size -A`: a count of the
 #   build, not of the machine; it was 19.8 MB of static pystack tables,
-#   then 305,600 bytes with the CUDA graph tables (184 KB, now mapped at
-#   the first capture into a graph) and the stack capture's fixed buffers
+#   then 305,600 bytes with the CUDA graph tables (184 KB, now allocated
+#   at the first capture into a graph) and the stack capture's fixed buffers
 #   (69 KB, nearly all of it the module map; now allocated at the first
 #   stack capture); 47,680 after);
 # - a capture whose mapping fails keeps the capture: examples/train.py, one
