@@ -116,7 +116,7 @@ static int alloc_fails_for_test(void)
  * of our own as pystack's scratch tables: these hold pointers to heap
  * objects (the per-op event sets), which LeakSanitizer sees only through
  * heap or static memory, and the sanitizer builds check their bounds.
- * glibc serves 184 KB from a mapping of its own (above its mmap
+ * glibc serves 184 KB from a mapping of its own (above its default mmap
  * threshold), whose pages stay untouched until an entry is used. */
 static int tables_locked(void)
 {
