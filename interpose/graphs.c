@@ -21,9 +21,17 @@ struct nw_graph {
 #define KEY_EMPTY ((uintptr_t)0)
 #define KEY_DELETED ((uintptr_t)1)
 
+/* Both tables, one allocation (graphs.h): made under the lock at the first
+ * capture of an NCCL op into a graph, published zeroed with a release
+ * store, never freed while the process records (the launch path reads it
+ * without the lock). */
+struct tables {
+	struct nw_graph graphs[NW_GRAPHS_MAX];
+	struct nw_graph_exec execs[NW_GRAPH_EXECS];
+};
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct nw_graph graphs[NW_GRAPHS_MAX];
-static struct nw_graph_exec execs[NW_GRAPH_EXECS];
+static struct tables *_Atomic tables;   /* NULL: no graph holding NCCL ops captured yet */
 static uint32_t execs_used;      /* live entries (under lock) */
 static int warned;               /* under lock */
 static int graphs_lost;          /* under lock: a graph holding NCCL ops may be missing from the table */
@@ -66,9 +74,11 @@ static uint32_t exec_hash(uintptr_t key)
 
 struct nw_graph_exec *nw_graph_exec_find(CUgraphExec exec)
 {
+	struct tables *t = atomic_load_explicit(&tables, memory_order_acquire);
 	uintptr_t key = (uintptr_t)exec;
-	if (key <= KEY_DELETED)
+	if (!t || key <= KEY_DELETED)
 		return NULL;
+	struct nw_graph_exec *execs = t->execs;
 	uint32_t i = exec_hash(key);
 	for (uint32_t n = 0; n < NW_GRAPH_EXECS; n++, i = (i + 1) & (NW_GRAPH_EXECS - 1)) {
 		uintptr_t k = atomic_load_explicit(&execs[i].key, memory_order_acquire);
@@ -82,10 +92,41 @@ struct nw_graph_exec *nw_graph_exec_find(CUgraphExec exec)
 
 static struct nw_graph *graph_find_locked(CUgraph g)
 {
-	for (int i = 0; i < NW_GRAPHS_MAX; i++)
-		if (graphs[i].graph == g)
-			return &graphs[i];
+	struct tables *t = atomic_load_explicit(&tables, memory_order_relaxed);
+	for (int i = 0; t && i < NW_GRAPHS_MAX; i++)
+		if (t->graphs[i].graph == g)
+			return &t->graphs[i];
 	return NULL;
+}
+
+/* The test build (-DNW_TEST_HOOKS) fails the allocation when
+ * NCCLWATCH_TEST_GRAPH_ALLOC_FAIL=1: the path a full address space takes. */
+static int alloc_fails_for_test(void)
+{
+#ifdef NW_TEST_HOOKS
+	const char *v = getenv("NCCLWATCH_TEST_GRAPH_ALLOC_FAIL");
+	return v && v[0] == '1';
+#else
+	return 0;
+#endif
+}
+
+/* The tables, allocated at the first call (lock held): 0, or -1 if
+ * memory ran out (tried again at the next capture). calloc, not an mmap
+ * of our own as pystack's scratch tables: these hold pointers to heap
+ * objects (the per-op event sets), which LeakSanitizer sees only through
+ * heap or static memory, and the sanitizer builds check their bounds.
+ * glibc serves 184 KB from a mapping of its own (above its default mmap
+ * threshold), whose pages stay untouched until an entry is used. */
+static int tables_locked(void)
+{
+	if (atomic_load_explicit(&tables, memory_order_relaxed))
+		return 0;
+	struct tables *t = alloc_fails_for_test() ? NULL : calloc(1, sizeof *t);
+	if (!t)
+		return -1;
+	atomic_store_explicit(&tables, t, memory_order_release);
+	return 0;
 }
 
 uint32_t nw_graph_captured(uint64_t stream, uint64_t ticket1)
@@ -115,6 +156,11 @@ uint32_t nw_graph_captured(uint64_t stream, uint64_t ticket1)
 	if (nw_cuda_capture_info((CUstream)(uintptr_t)stream, &status, &id, &g) != CUDA_SUCCESS ||
 	    status != CU_STREAM_CAPTURE_STATUS_ACTIVE || !g)
 		goto out;                   /* invalidated: the graph will never exist */
+	if (tables_locked() != 0) {
+		graphs_lost = 1;
+		untracked("no memory for the tables of CUDA graphs holding NCCL ops");
+		goto out;
+	}
 	struct nw_graph *e = graph_find_locked(g);
 	if (e && e->capture_id != id) { /* a graph freed without our knowing, its handle reused */
 		e->nops = 0;
@@ -211,6 +257,8 @@ static void exec_insert_locked(uintptr_t key, const struct nw_graph *g)
 			nw_graph_opev_ref(g->opev);
 		return;
 	}
+	/* g is in the graph table: the tables exist */
+	struct nw_graph_exec *execs = atomic_load_explicit(&tables, memory_order_relaxed)->execs;
 	uint32_t i = exec_hash(key);
 	while (atomic_load_explicit(&execs[i].key, memory_order_relaxed) > KEY_DELETED)
 		i = (i + 1) & (NW_GRAPH_EXECS - 1);
@@ -307,13 +355,11 @@ CUgraph nw_graph_capturing(CUstream stream)
 void nw_graph_reset_after_fork(void)
 {
 	/* The child has none of the parent's graphs (CUDA does not survive
-	 * fork); it starts with empty tables. */
+	 * fork); it starts with no tables, as a process that never captured.
+	 * The parent's copy is left behind with the events it names, never
+	 * written (no page of it copied), nothing freed in a fork handler. */
 	pthread_mutex_init(&lock, NULL);
-	memset(graphs, 0, sizeof graphs);
-	for (int i = 0; i < NW_GRAPH_EXECS; i++) {
-		atomic_store(&execs[i].key, KEY_EMPTY);
-		atomic_store(&execs[i].opev, NULL);   /* the parent's events: left behind */
-	}
+	atomic_store(&tables, NULL);
 	execs_used = 0;
 	warned = 0;
 	atomic_store(&sink_warned, 0);

@@ -12,18 +12,24 @@
  * the new graph holds none (counted untracked when the table may have
  * missed that graph's ops). cuGraphUpload runs nothing: not wrapped.
  *
- * Both tables live in process memory, fixed size, never reallocated:
+ * Both tables share one allocation (184 KB), made at the first capture of
+ * an NCCL op into a graph, so a process that captures none carries
+ * neither; fixed size, never reallocated nor freed (a fork child starts
+ * without tables):
  * - graph table: NW_GRAPHS_MAX graphs holding NCCL ops at once (from the
  *   first captured op to cuGraphDestroy or a failed cuStreamEndCapture);
  *   the first NW_GRAPH_OPS ops of each are described, all are counted.
  * - exec table: NW_GRAPH_EXECS slots, open addressing on the handle, at
  *   most 3/4 of them used (live executable graphs holding NCCL ops).
- * Past either bound the graph's launches are not recorded; header
+ * Past either bound, or while memory for them runs out (tried again at
+ * each capture), the graph's launches are not recorded; header
  * .graphs_untracked counts them and one "ncclwatch:" line says so.
  *
- * Writers (capture, instantiate, destroy) take one mutex. The launch's
- * lookup takes none: a probe of the exec table with acquire loads; an exec
- * holding no NCCL op costs that one lookup. */
+ * Writers (capture, instantiate, destroy) take one mutex; the tables are
+ * allocated under it and published zeroed with a release store. The launch's
+ * lookup takes none and makes no call: an acquire load of the tables'
+ * pointer (NULL: no exec known) and a probe of the exec table with
+ * acquire loads; an exec holding no NCCL op costs that one lookup. */
 #ifndef NCCLWATCH_INTERPOSE_GRAPHS_H
 #define NCCLWATCH_INTERPOSE_GRAPHS_H
 

@@ -111,6 +111,16 @@ static uint64_t capture_gen;
 /* Replies that came too late for their capture (tests read it). */
 _Atomic uint64_t nw_stacks_late_replies;
 
+/* The capture's fixed-size buffers (69 KB, the module map nearly all of
+ * it), allocated at the first capture, not carried in .bss by every
+ * process that loads the preload (most never capture). Watchdog thread
+ * only: the capture signal's handler writes into the reply table. */
+struct capture_buffers {
+	struct nw_module_map modules;
+	struct reply self;         /* the watchdog's own stack */
+	struct nw_cap_stack cs;    /* the core's answer for one thread */
+};
+
 /* Watchdog-private buffers, sized for the area they were last used with. */
 static struct {
 	uint32_t threads, frames, strtab_size, ipsyms;   /* what the buffers hold */
@@ -122,12 +132,10 @@ static struct {
 	uint32_t *unanswered;      /* tids that did not answer the last capture */
 	uint32_t unanswered_count;
 	struct nw_strtab strtab;
-	struct nw_module_map modules;
-	struct reply self;         /* the watchdog's own stack */
+	struct capture_buffers *buf;   /* NULL until the first capture */
 	int no_proc;               /* /proc/self/task could not be listed at the last capture */
 	uint32_t left_out;         /* threads the last capture had no slot for */
 	struct reply *core;        /* per thread slot: stacks the core captured */
-	struct nw_cap_stack cs;    /* the core's answer for one thread */
 	uint32_t *watch_idx;       /* threads the core watches: index in thr */
 	uint32_t *watch_tid;
 	struct nw_cap_stack *watch_stk;
@@ -271,7 +279,8 @@ static void setup(void)
 	if (!sig)
 		return;
 	/* libunwind's one-time initialization takes a lock: never first in a handler. */
-	unwind_into(&st.self, 0);
+	struct reply warm_up;
+	unwind_into(&warm_up, 0);
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_capture_signal;
@@ -602,10 +611,10 @@ static void describe(struct nw_seg_frame *f, uint64_t ip, uint64_t addr, uint32_
 {
 	memset(f, 0, sizeof(*f));
 	f->ip = ip;
-	uint32_t m = nw_modules_find(&st.modules, addr);
+	uint32_t m = nw_modules_find(&st.buf->modules, addr);
 	if (m && m <= module_capacity) {
 		f->module = m;
-		f->module_offset = ip - st.modules.mod[m - 1].base;
+		f->module_offset = ip - st.buf->modules.mod[m - 1].base;
 	}
 	struct nw_name *name;
 	uint64_t start;
@@ -715,7 +724,8 @@ static void write_area(struct nw_seg_stack_header *area, uint32_t n, uint32_t ip
 	       (size_t)st.threads * st.frames * sizeof(*st.seg_frames));
 	area->module_count = modules;
 	struct nw_seg_module *m = (struct nw_seg_module *)(base + area->module_offset);
-	memcpy(m, st.modules.mod, modules * sizeof(*m));
+	if (modules)                 /* a capture wrote them: st.buf is there */
+		memcpy(m, st.buf->modules.mod, modules * sizeof(*m));
 	memset(m + modules, 0, (size_t)(area->module_capacity - modules) * sizeof(*m));
 	memcpy(base + area->strtab_offset, st.strtab.buf, area->strtab_size);
 	area->strtab_used = st.strtab.used;
@@ -818,12 +828,12 @@ static uint32_t core_threads(struct reply_table *t, uint32_t n, uint32_t self, u
 		c->want_signal = 0;
 		if (c->tid == self)
 			continue;
-		enum nw_cap_result rc = nw_cap_thread(core, c->tid, &st.cs);
+		enum nw_cap_result rc = nw_cap_thread(core, c->tid, &st.buf->cs);
 		if (rc == NW_CAP_RUNNING) {
 			st.watch_idx[nrun] = i;
 			st.watch_tid[nrun++] = c->tid;
 		}
-		core_answer(&y, i, rc, &st.cs);
+		core_answer(&y, i, rc, &st.buf->cs);
 	}
 	nw_cap_watch(core, nrun, st.watch_tid, st.watch_stk, st.watch_rc, 0, take_running, &y);
 	for (uint32_t k = 0; k < nrun; k++)
@@ -850,10 +860,10 @@ static void own_range(uint64_t *lo, uint64_t *hi)
 	*lo = *hi = 0;
 	if (!dladdr((void *)&nw_stacks_capture, &info))
 		return;
-	for (uint32_t i = 0; i < st.modules.count; i++)
-		if (st.modules.mod[i].base == (uint64_t)(uintptr_t)info.dli_fbase) {
-			*lo = st.modules.lo[i];
-			*hi = st.modules.mod[i].base + st.modules.mod[i].size;
+	for (uint32_t i = 0; i < st.buf->modules.count; i++)
+		if (st.buf->modules.mod[i].base == (uint64_t)(uintptr_t)info.dli_fbase) {
+			*lo = st.buf->modules.lo[i];
+			*hi = st.buf->modules.mod[i].base + st.buf->modules.mod[i].size;
 		}
 }
 
@@ -920,7 +930,7 @@ static uint32_t ask_threads(struct reply_table *t, uint32_t n, uint32_t self, ui
 /* The tables rebuilt from empty, the module list refreshed first. */
 static void clear_tables(void)
 {
-	int unloaded = nw_modules_refresh(&st.modules);
+	int unloaded = nw_modules_refresh(&st.buf->modules);
 	if (unloaded && core)
 		nw_cap_flush(core);
 	nw_symbolize_begin(unloaded, core ? core_symbol : NULL, core);
@@ -944,7 +954,7 @@ static uint32_t describe_threads(const struct reply_table *t, uint32_t n, uint32
 			continue;
 		const struct reply *r = NULL;
 		if (st.thr[i].tid == self) {
-			r = &st.self;
+			r = &st.buf->self;
 		} else if (st.thr[i].core) {
 			struct reply *cr = &st.core[i];
 			/* Frame 0 is where it blocks (libc); a wrapper of ours above it. */
@@ -973,7 +983,9 @@ int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
 		NW_LOG_ONCE("stack capture: the stack area is not initialized; no stacks");
 		return 0;
 	}
-	if (ensure_buffers(area) != 0) {
+	if (!st.buf)
+		st.buf = calloc(1, sizeof(*st.buf));
+	if (!st.buf || ensure_buffers(area) != 0) {
 		NW_LOG_ONCE("stack capture: out of memory; no stacks");
 		return 0;
 	}
@@ -985,9 +997,9 @@ int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
 	st.note = NULL;
 	uint32_t sent = ask_threads(t, n, self, gen, unw);
 	if (unw)
-		unwind_into(&st.self, 0);
+		unwind_into(&st.buf->self, 0);
 	else
-		st.self.n = st.self.first = 0;
+		st.buf->self.n = st.buf->self.first = 0;
 	wait_replies(t, n, gen, sent);
 	if (st.left_out && !st.note) {
 		snprintf(st.note_buf, sizeof(st.note_buf), "%u thread%s left out: the thread table holds %u "
@@ -998,7 +1010,7 @@ int nw_stacks_capture(struct nw_seg_stack_header *area, uint64_t request_id)
 	clear_tables();
 	uint32_t module_capacity = area->module_capacity < NW_STACK_MODULES ? area->module_capacity
 	                                                                     : NW_STACK_MODULES;
-	uint32_t modules = st.modules.count < module_capacity ? st.modules.count : module_capacity;
+	uint32_t modules = st.buf->modules.count < module_capacity ? st.buf->modules.count : module_capacity;
 	uint32_t fcap = area->frame_capacity < NW_STACK_FRAMES ? area->frame_capacity : NW_STACK_FRAMES;
 	uint32_t kept = describe_threads(t, n, self, fcap, module_capacity);
 	uint32_t note = st.note ? nw_strtab_add_str(&st.strtab, st.note) : 0;

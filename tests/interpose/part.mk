@@ -2,7 +2,7 @@
 # run under LD_PRELOAD, built into $(BUILD)/tests/interpose/. They link
 # against the simulated NCCL's soname only; LD_LIBRARY_PATH picks a library.
 INTERPOSE_TEST_PROGS := $(addprefix $(BUILD)/tests/interpose/,nccl-ops-linked nccl-ops-dlopen \
-	nccl-threads nccl-hot-loop nccl-fork nccl-main-exit nccl-comm-cycles nccl-blocked-stream \
+	nccl-threads nccl-hot-loop nccl-fork nccl-graph-fork nccl-main-exit nccl-comm-cycles nccl-blocked-stream \
 	nccl-exit-stuck)
 TEST_BINS += $(INTERPOSE_TEST_PROGS)
 
@@ -25,6 +25,10 @@ $(BUILD)/tests/interpose/nccl-%: $(BUILD)/tests/interpose/nccl_%.o | $(SIM_SONAM
 	$(CC) $(LDFLAGS) -o $@ $< $(SIM_LINK)
 
 $(BUILD)/tests/interpose/nccl-comm-cycles: $(BUILD)/tests/interpose/nccl_comm_cycles.o | $(SIM_SONAMES)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(SIM_LINK)
+
+$(BUILD)/tests/interpose/nccl-graph-fork: $(BUILD)/tests/interpose/nccl_graph_fork.o | $(SIM_SONAMES)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(SIM_LINK)
 
