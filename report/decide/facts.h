@@ -118,8 +118,6 @@
 	X(LAUNCH_MAJORITY) /* evidence: n ranks launched op_kind seq times */                    \
 	X(LAUNCH_WAITED) /* evidence: set's counts of op_kind on comm n cast no vote: a strict  \
 	                * majority of another of their comms launched past them */            \
-	X(LAUNCH_IDLE_BEHIND) /* evidence: no strict majority, but set's ranks (fewer op_kind  \
-	                * than n) are outside NCCL and the others wait inside it */            \
 	X(LAUNCH_EQUAL) /* TRANSPORT_STALL summary: every rank of comm n (seq ranks) launched    \
 	                * the same collectives (proc's counts on it); RAS cannot see completion */\
 	X(LAUNCH_EQUAL_SAME) /* evidence: a rank inside a collective and one past it look alike */\

@@ -9,9 +9,10 @@
  * the op as a launch count of its kind (nw_verdict.launches, "AllReduce
  * launches=6"), never an op number "#n": a kind's count is no position in
  * the comm's stream of collectives. No strict majority: the verdict names
- * no culprit and says so, unless the ranks below the most launched are all
- * outside NCCL (stacks) and the others all wait inside it: then they are
- * behind (idle_behind). A rank a strict majority of another of its comms
+ * no culprit and says so (a tie stays one even when stacks show the ranks
+ * below the highest count idle outside NCCL: the others may as well have
+ * run one collective too many, past a host-side barrier or the program's
+ * end). A rank a strict majority of another of its comms
  * launched past casts no vote (mark_waited: it is waited for there, not
  * at the program's end). Every count equal, every rank of the comm
  * there: TRANSPORT_STALL "launch counts equal; RAS cannot see completion"
@@ -135,8 +136,7 @@ static void evidence_waited(struct nw_jctx *x, struct nw_vwork *w, const struct 
 
 /* The ranks behind the majority (ahead: 0) or ahead of it (ahead: 1), one
  * verdict; why the count to be behind of is the majority's when another
- * rule than the plain vote made it so: why (0 none, NW_F_LAUNCH_WAITED,
- * NW_F_LAUNCH_IDLE_BEHIND). */
+ * rule than the plain vote made it so: why (0 none, NW_F_LAUNCH_WAITED). */
 static void side(struct nw_jctx *x, const struct group *gr, int ahead, int why)
 {
 	struct nw_vwork *w = NULL;
@@ -184,11 +184,6 @@ static void side(struct nw_jctx *x, const struct group *gr, int ahead, int why)
 	nw_verdict_evidence_fact(x, w, &m);
 	if (why == NW_F_LAUNCH_WAITED) {
 		evidence_waited(x, w, gr);
-	} else if (why == NW_F_LAUNCH_IDLE_BEHIND) {
-		struct nw_fact f = { .kind = NW_F_LAUNCH_IDLE_BEHIND, .set = nw_findings_set(x, w, &w->v.culprits),
-			             .op_kind = gr->g[0].kind, .n = maj };
-		if (f.set)
-			nw_verdict_evidence_fact(x, w, &f);
 	}
 	all_waiting(x, w, gr);
 	nw_rankset_free(&hid);
@@ -212,42 +207,6 @@ static void evidence_waited(struct nw_jctx *x, struct nw_vwork *w, const struct 
 	if (fs)
 		nw_verdict_evidence_fact(x, w, &f);
 	nw_rankset_free(&set);
-}
-
-/* A rank outside NCCL: its main thread's stack waits neither in NCCL nor
- * on the GPU (stopped short, in the program's own code); -1 when no stack
- * says. */
-static int outside_nccl(const struct nw_proc *p)
-{
-	const struct nw_thread_stack *t = nw_main_thread(p);
-	if (!t || !t->nframes)
-		return -1;
-	return nw_stack_waits(t, NULL) == NW_FC_OTHER;
-}
-
-/* No strict majority, yet the ranks below the highest count are all
- * outside NCCL (stacks) and those at it all wait inside NCCL or on the
- * GPU: the ones at it are stuck in the collective the others never
- * reached. Idle ranks are the program's end only as a strict majority
- * (the segments' reading, verdicts_coll.c's stopped_majority); short of
- * one they are the ranks the others wait for. The highest count and its
- * ranks are then the count to be behind of (*maj, *majn); 1 if so. */
-static int idle_behind(const struct nw_jctx *x, const struct group *gr, uint64_t *maj, size_t *majn)
-{
-	uint64_t hi = 0;
-	size_t nhi = 0;
-	for (size_t i = 0; i < gr->n; i++)
-		if (gr->g[i].launches > hi)
-			hi = gr->g[i].launches;
-	for (size_t i = 0; i < gr->n; i++) {
-		int out = outside_nccl(x->job->procs[gr->g[i].proc]);
-		if (out < 0 || out != (gr->g[i].launches < hi))
-			return 0;
-		nhi += gr->g[i].launches == hi;
-	}
-	*maj = hi;
-	*majn = nhi;
-	return 1;
 }
 
 /* One (comm, kind): the counts grouped, judged by the one majority rule;
@@ -284,10 +243,6 @@ static void judge(struct nw_jctx *x, struct group *gr, uint64_t *vals, uint32_t 
 	}
 	uint32_t top = nw_vote_top(votes, ng, &ntop);
 	if (ntop > 1) {
-		if (!nwaited && idle_behind(x, gr, &gr->maj, &gr->majn)) {
-			side(x, gr, 0, NW_F_LAUNCH_IDLE_BEHIND);
-			return;
-		}
 		undecided(x, gr);
 		return;
 	}

@@ -119,18 +119,6 @@ void nw_say_LAUNCH_WAITED(struct nw_buf *b, const struct nw_fact *f)
 	              one ? "it" : "them", one ? "it is" : "they are");
 }
 
-void nw_say_LAUNCH_IDLE_BEHIND(struct nw_buf *b, const struct nw_fact *f)
-{
-	char set[256], kb[NW_NAME_BUF];
-	nw_rankset_format(&f->set->ranks, set, sizeof set);
-	int one = f->set->ranks.n == 1;
-	const char *k = kind(f, kb);
-	nw_buf_printf(b, "no %s count is shared by a strict majority, but rank%s %s, with fewer launches than %" PRIu64
-	              ", %s outside NCCL (stacks: not waiting in NCCL or on the GPU) while the ranks that launched %" PRIu64
-	              " wait inside it: %s never reached the %s the others wait in", k, one ? "" : "s", set, f->n,
-	              one ? "is" : "are", f->n, one ? "it" : "they", k);
-}
-
 /* The counts of comm f->n that f->proc lists, in the source's order of
  * kinds: "AllReduce launches=6, Broadcast launches=2", or "none". */
 static void counts(struct nw_buf *b, const struct nw_fact *f)
