@@ -7,6 +7,7 @@
 
 /* What this process's exit waits have taken so far. */
 static _Atomic uint64_t waited_ns;
+static atomic_int begun;
 
 static uint64_t now_ns(void)
 {
@@ -36,7 +37,18 @@ int nw_exit_lock(pthread_mutex_t *m)
 	return got;
 }
 
+void nw_exit_begin(void)
+{
+	atomic_store(&begun, 1);
+}
+
+int nw_exit_begun(void)
+{
+	return atomic_load(&begun);
+}
+
 void nw_exit_wait_reset(void)
 {
 	atomic_store(&waited_ns, 0);
+	atomic_store(&begun, 0);
 }

@@ -15,16 +15,24 @@
  * interval does not count), and once the destructor is under way the
  * watchdog takes it only to stop: an exit waits for the poll under way
  * at most. A poll's event queries take microseconds; the long polls that
- * end capture every thread's stack and write a dump (to a temporary name,
- * renamed once whole), or run the host's verdict. One second leaves those
- * room in the usual case and is all a stuck watchdog may cost an exit; a
- * poll slower still is left behind as a stuck one is. */
-#define NW_EXIT_WAIT_NS 1000000000ull
+ * end capture every thread's stack (up to 1 s for replies and 2 s for a
+ * thread starved of CPU time, capture/capture.h), write a dump (to a
+ * temporary name, renamed once whole) or run the host's verdict. Ten
+ * seconds leave those room on a loaded host, so an ordinary exit keeps its
+ * last poll and its answer to a dump request, and are all a watchdog stuck
+ * in a driver call may cost an exit. */
+#define NW_EXIT_WAIT_NS 10000000000ull
 
 /* Take `m` for the exit path: 0, or -1 when it stayed taken for what is
  * left of NW_EXIT_WAIT_NS (the waits of one exit share it: once it is
  * spent, one try and no wait). */
 int nw_exit_lock(pthread_mutex_t *m);
+
+/* The exit handlers have begun (nw_exit_begin, before they wait): a poll
+ * that comes back from the driver now reads its teardown errors as saying
+ * nothing about the op, as the exit's own poll does. */
+void nw_exit_begin(void);
+int nw_exit_begun(void);
 
 /* Fork child: its own exit waits afresh. */
 void nw_exit_wait_reset(void);

@@ -206,7 +206,7 @@ static void apply(struct nw_track *t, enum transition to, uint64_t now, CUresult
  * about the op (a GPU fault, say ILLEGAL_ADDRESS, still does). */
 static int says_nothing(CUresult r, int at_exit)
 {
-	if (!at_exit)
+	if (!at_exit && !nw_exit_begun())   /* a poll back from the driver after the exit began */
 		return 0;
 	switch (r) {
 	case CUDA_ERROR_DEINITIALIZED:

@@ -173,6 +173,12 @@ static void *run(void *arg)
 		atomic_store_explicit(&h->heartbeat_ns, now, memory_order_relaxed);
 		if (nw_tracking_on)
 			nw_progress_poll(now, 0);
+		if (atomic_load(&exit_gave_up)) {
+			/* Back from a poll the exit did not wait for (stuck in the
+			 * driver, say): the exit went on without us. */
+			pthread_mutex_unlock(&progress_lock);
+			return NULL;
+		}
 		nw_stalls_scan();
 		if (nw_pycall_base && nw_seg.stacks)
 			nw_stacks_name_sites(nw_seg.stacks,
@@ -199,6 +205,11 @@ static void *run(void *arg)
 		}
 		if (stalled && !reported)
 			nw_verdict_tick(now, h->job, nw_seg.jobdir, cfg.dump_dir, (double)cfg.timeout_ns / 1e9, 0);
+		if (atomic_load(&exit_gave_up)) {
+			/* the exit removed the Prometheus file and went on */
+			pthread_mutex_unlock(&progress_lock);
+			return NULL;
+		}
 		nw_prom_tick(now, p.count);
 		struct nw_request req;
 		if (!reported && nw_requests_pending(now, &req)) {
@@ -296,6 +307,7 @@ void nw_watchdog_settle(void)
 	if (!started)
 		return;
 	/* One poll: event queries never block; no stream is waited for. */
+	nw_exit_begin();
 	if (nw_exit_lock(&progress_lock) != 0) {
 		exit_poll_skipped(1);
 		return;
@@ -312,6 +324,7 @@ void nw_watchdog_exit(void)
 	/* From here on the thread takes the lock only to stop: we wait for
 	 * the poll under way at most, and only so long. */
 	atomic_store(&leaving, 1);
+	nw_exit_begin();
 	if (nw_exit_lock(&progress_lock) != 0) {
 		/* Its state is the watchdog's own while it polls: no finding and
 		 * no stack capture now. The Prometheus file goes, as at any exit
@@ -324,6 +337,8 @@ void nw_watchdog_exit(void)
 	uint64_t now = nw_now_ns();
 	if (nw_tracking_on && nw_progress_poll(now, 1) != 0)
 		exit_poll_skipped(0);
+	else   /* settle may have given up, and this poll made up for it */
+		atomic_fetch_and(&nw_seg.hdr->flags, ~(uint32_t)NW_SEG_F_EXIT_POLL_SKIPPED);
 	/* A process that exits right after a GPU fault (as programs do on an
 	 * error) must still say so: failures need no timeout. */
 	nw_stalls_scan();

@@ -7,7 +7,7 @@
 # each) still runs to its end: each rank's reap finds the lock taken and
 # its pool grows instead (no pair is given back once it is stuck: 2 events per
 # such launch). When the reap waited for the lock, the ranks stopped in their
-# first refill. (Each process's exit gives up its last poll after 1 s
+# first refill. (Each process's exit gives up its last poll after 10 s
 # and ends: test-interpose-exit-stuck; the segments are kept to be read.)
 . "$NW_ROOT/tests/lib.sh"
 . "$NW_ROOT/tests/interpose/interpose-lib.sh"
