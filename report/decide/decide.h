@@ -308,6 +308,10 @@ void nw_rules_graph(struct nw_jctx *x);          /* verdicts_graph.c: stuck repl
                                                   * MISSING_RANK, TRANSPORT_STALL */
 void nw_rules_order(struct nw_jctx *x);           /* verdicts_order.c: eager ops and replays on one
                                                   * comm in another order than the majority's */
+void nw_rules_lineup(struct nw_jctx *x);          /* verdicts_lineup.c: a comm's collectives as they
+                                                  * run (replays expanded), compared past the
+                                                  * newest replay every member kept; called by
+                                                  * nw_rules_order */
 void nw_rules_p2p(struct nw_jctx *x);            /* verdicts_p2p.c: unmatched pairs + edges */
 void nw_rules_graph_held(struct nw_jctx *x);     /* verdicts_graph.c: after the p2p edges, a replay
                                                   * stall whose member waits on another comm of the

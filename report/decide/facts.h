@@ -61,6 +61,9 @@
 	X(REPLAY_ENDED)/* evidence: ended inside replay seq of it */                             \
 	X(REPLAY_MM_WAIT) /* MISMATCH summary, after its words: set's ranks wait in replay seq  \
 	                * of the graph holding it (age n) */                                     \
+	X(REPLAY_MM_AT) /* verdicts_lineup.c MISMATCH summary, after MM_WHERE: at the place   \
+	                * of their replay seq of (GRAPH_NAME), or (seq 0) of their op_kind #n, \
+	                * as the comm's ops run */                                               \
 	X(REPLAY_LAUNCHED) /* summary: after RANKS, " launched " (then GRAPH_NAME) */            \
 	X(REPLAY_TIMES)/* ...n times (NW_FACT_OTHER: fewer than seq times) */                    \
 	X(REPLAY_ENDED_BEFORE) /* summary: after RANKS, ended before replay seq of (GRAPH_NAME) */\

@@ -308,4 +308,7 @@ void nw_rules_order(struct nw_jctx *x)
 			order_verdict(x, &d);
 		free(d.cnt);
 	}
+	/* then each comm's collectives as they run, replays expanded: what a
+	 * seq cannot line up once a rank captured a graph the others did not */
+	nw_rules_lineup(x);
 }

@@ -68,6 +68,19 @@ void nw_say_REPLAY_MM_WAIT(struct nw_buf *b, const struct nw_fact *f)
 	nw_buf_printf(b, " in replay %" PRIu64 " of the graph holding it (%s)", f->seq, nw_fmt_age(f->n, ab));
 }
 
+/* Where a MISMATCH of verdicts_lineup.c runs (NCCL pairs a comm's ops in
+ * the order they run, a replay's captured ops at each launch): ", in the
+ * place of their replay 5 of " (GRAPH_NAME follows), or ", in the place
+ * of their AllReduce #5" */
+void nw_say_REPLAY_MM_AT(struct nw_buf *b, const struct nw_fact *f)
+{
+	char kb[NW_NAME_BUF];
+	if (f->seq)
+		nw_buf_printf(b, ", in the place of their replay %" PRIu64 " of ", f->seq);
+	else
+		nw_buf_printf(b, ", in the place of their %s #%" PRIu64, nw_op_kind_name(f->op_kind, kb), f->n);
+}
+
 void nw_say_REPLAY_LAUNCHED(struct nw_buf *b, const struct nw_fact *f)
 {
 	(void)f;

@@ -67,6 +67,16 @@
 #     its own graph; and for launching B 0 times: a graph is the
 #     minority's own when most ranks of any of its comms never launched
 #     it)
+#   a comm's collectives lined up as they run, replays expanded into their
+#     captured ops (verdicts_lineup.c), where a re-captured graph shifts
+#     the victim's numbers: 110987 (graph-peer recv, 2 x 4, one thread:
+#     its graph B's AllGather, captured as #5, was lined up by number with
+#     the others' eager AllReduce #5: MISMATCH and a false "only captured"
+#     over the misdirected receive), 113331 (graph-other dtype, 2 x 4, one
+#     thread: rank 7's graph B runs a float64 ReduceScatter where ranks 4-6
+#     replay float32; was TRANSPORT_STALL with no culprit), 116330 (the
+#     same with a process per rank: rank 2's graph B all-reduces float64
+#     on its TP group where ranks 0-1,3 replay float32)
 # The corpus holds two more (cases.txt: graph-ring-hostfn, 100021;
 # graph-tp-world-skip, 100003).
 . "$NW_ROOT/tests/lib.sh"
@@ -75,7 +85,8 @@ seeds="100004 100010 100059 100071 100012 100031 100020 100108 100066 100011 100
        100000 100009 100023 100032 100040 100001 100017 100002 100101 100128 100319 100270
        100594 100555 100398 101084 101774 102353 101809
        102294 104272
-       111398 111537 110015 110109 112666"
+       111398 111537 110015 110109 112666
+       110987 113331 116330"
 # shellcheck disable=SC2086
 CORPUS_FAIL_DETAIL="$T/detail" sh "$NW_ROOT/tests/hangfuzz/run-seeds.sh" $seeds > "$T/out" 2>&1
 st=$?
