@@ -420,9 +420,25 @@ out:
 	free(dv.grp);
 }
 
+/* Does any process of the job hold a graph launch? Without one there is
+ * nothing to line up, and a job of eager ops only (most, and the largest)
+ * costs a scan, not a copy of every ring per comm. */
+static int any_launch(const struct nw_job *job)
+{
+	for (size_t i = 0; i < job->nprocs; i++) {
+		const struct nw_proc *p = job->procs[i];
+		for (size_t k = 0; p && k < p->nops; k++)
+			if (p->ops[k].kind == NW_OP_GRAPH_LAUNCH)
+				return 1;
+	}
+	return 0;
+}
+
 void nw_rules_lineup(struct nw_jctx *x)
 {
 	struct nw_comm_view *v, *vt;
+	if (!any_launch(x->job))
+		return;
 	HASH_ITER(hh, x->job->comms, v, vt) {
 		if (x->oom)
 			return;
