@@ -5,6 +5,7 @@
 #include "log.h"
 #include "ring.h"
 #include "evpool.h"
+#include "test_hooks.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -99,18 +100,6 @@ static struct nw_graph *graph_find_locked(CUgraph g)
 	return NULL;
 }
 
-/* The test build (-DNW_TEST_HOOKS) fails the allocation when
- * NCCLWATCH_TEST_GRAPH_ALLOC_FAIL=1: the path a full address space takes. */
-static int alloc_fails_for_test(void)
-{
-#ifdef NW_TEST_HOOKS
-	const char *v = getenv("NCCLWATCH_TEST_GRAPH_ALLOC_FAIL");
-	return v && v[0] == '1';
-#else
-	return 0;
-#endif
-}
-
 /* The tables, allocated at the first call (lock held): 0, or -1 if
  * memory ran out (tried again at the next capture). calloc, not an mmap
  * of our own as pystack's scratch tables: these hold pointers to heap
@@ -122,7 +111,7 @@ static int tables_locked(void)
 {
 	if (atomic_load_explicit(&tables, memory_order_relaxed))
 		return 0;
-	struct tables *t = alloc_fails_for_test() ? NULL : calloc(1, sizeof *t);
+	struct tables *t = NW_TEST_GRAPH_ALLOC_FAILS() ? NULL : calloc(1, sizeof *t);
 	if (!t)
 		return -1;
 	atomic_store_explicit(&tables, t, memory_order_release);

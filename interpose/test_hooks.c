@@ -48,4 +48,10 @@ void nw_test_ring_delay(void)
 	while (nanosleep(&ts, &ts) != 0)
 		;
 }
+
+int nw_test_graph_alloc_fails(void)
+{
+	const char *v = getenv("NCCLWATCH_TEST_GRAPH_ALLOC_FAIL");
+	return v && v[0] == '1';
+}
 #endif

@@ -7,7 +7,11 @@
  *
  * NCCLWATCH_TEST_RING_DELAY_US=W[,A] (test build only): sleep W
  * microseconds in the watchdog thread, A (default 0) in any other thread,
- * after each successful lookup. */
+ * after each successful lookup.
+ *
+ * NCCLWATCH_TEST_GRAPH_ALLOC_FAIL=1 (test build only): the allocation of
+ * the CUDA graph tables fails (graphs.c), the path a full address space
+ * takes. */
 #ifndef NCCLWATCH_INTERPOSE_TEST_HOOKS_H
 #define NCCLWATCH_INTERPOSE_TEST_HOOKS_H
 
@@ -18,8 +22,11 @@ void nw_test_ring_delay(void);
 /* Set the delays (ns) instead of the variable (unit tests): -1 keeps one. */
 void nw_test_ring_delay_set(int64_t watchdog_ns, int64_t other_ns);
 #define NW_TEST_RING_DELAY() nw_test_ring_delay()
+int nw_test_graph_alloc_fails(void);
+#define NW_TEST_GRAPH_ALLOC_FAILS() nw_test_graph_alloc_fails()
 #else
 #define NW_TEST_RING_DELAY() ((void)0)
+#define NW_TEST_GRAPH_ALLOC_FAILS() 0
 #endif
 
 #endif

@@ -163,32 +163,20 @@ static void *run(void *arg)
 			return NULL;
 		}
 		pthread_mutex_lock(&progress_lock);
-		if (atomic_load(&leaving)) {
-			/* The exit handler makes the last poll and may be removing
-			 * the job directory: no dump or report may land in it now. */
-			pthread_mutex_unlock(&progress_lock);
-			return NULL;
-		}
+		if (atomic_load(&leaving))
+			break;
 		uint64_t now = nw_now_ns();
 		atomic_store_explicit(&h->heartbeat_ns, now, memory_order_relaxed);
 		if (nw_tracking_on)
 			nw_progress_poll(now, 0);
-		if (atomic_load(&exit_gave_up)) {
-			/* Back from a poll the exit did not wait for (stuck in the
-			 * driver, say): the exit went on without us. */
-			pthread_mutex_unlock(&progress_lock);
-			return NULL;
-		}
+		if (atomic_load(&exit_gave_up))
+			break;
 		nw_stalls_scan();
 		if (nw_pycall_base && nw_seg.stacks)
 			nw_stacks_name_sites(nw_seg.stacks,
 			                     atomic_load_explicit(&h->ring_head, memory_order_acquire));
-		if (atomic_load(&exit_gave_up)) {
-			/* The event queries were slow (stuck in the driver, say) and
-			 * the exit went on without us: nothing more to write. */
-			pthread_mutex_unlock(&progress_lock);
-			return NULL;
-		}
+		if (atomic_load(&exit_gave_up))
+			break;
 		struct nw_picture p;
 		int reported = 0;
 		if (nw_stalls_evaluate(now, cfg.timeout_ns, &p)) {
@@ -205,11 +193,8 @@ static void *run(void *arg)
 		}
 		if (stalled && !reported)
 			nw_verdict_tick(now, h->job, nw_seg.jobdir, cfg.dump_dir, (double)cfg.timeout_ns / 1e9, 0);
-		if (atomic_load(&exit_gave_up)) {
-			/* the exit removed the Prometheus file and went on */
-			pthread_mutex_unlock(&progress_lock);
-			return NULL;
-		}
+		if (atomic_load(&exit_gave_up))
+			break;   /* it removed the Prometheus file */
 		nw_prom_tick(now, p.count);
 		struct nw_request req;
 		if (!reported && nw_requests_pending(now, &req)) {
@@ -224,6 +209,11 @@ static void *run(void *arg)
 		}
 		pthread_mutex_unlock(&progress_lock);
 	}
+	/* The exit handler runs (`leaving`: it makes the last poll and may be
+	 * removing the job directory, so no dump or report may land in it
+	 * now), or it went on without the poll we were in (`exit_gave_up`:
+	 * stuck in the driver, say): nothing more to write. */
+	pthread_mutex_unlock(&progress_lock);
 	return NULL;
 }
 
