@@ -258,9 +258,11 @@ static int mark_waited(struct lpos *all, size_t n, size_t nprocs)
 {
 	uint64_t *on = calloc(nprocs ? nprocs : 1, sizeof *on);   /* a comm it is behind on */
 	uint8_t *several = calloc(nprocs ? nprocs : 1, 1);         /* behind on two comms or more */
-	if (!on || !several) {
+	uint64_t *sorted = malloc((n ? n : 1) * sizeof *sorted);   /* one group's counts, ascending */
+	if (!on || !several || !sorted) {
 		free(on);
 		free(several);
+		free(sorted);
 		return -1;
 	}
 	for (size_t i = 0; i < n;) {
@@ -268,10 +270,21 @@ static int mark_waited(struct lpos *all, size_t n, size_t nprocs)
 		while (i + m < n && all[i + m].comm == all[i].comm && all[i + m].kind == all[i].kind)
 			m++;
 		uint32_t size = all[i].csize > 0 && (size_t)all[i].csize >= m ? (uint32_t)all[i].csize : (uint32_t)m;
+		/* who launched more than each: counted in the sorted counts, not
+		 * pair by pair (a world comm of a RAS report holds every rank) */
+		for (size_t a = 0; a < m; a++)
+			sorted[a] = all[i + a].launches;
+		qsort(sorted, m, sizeof *sorted, cmp_u64);
 		for (size_t a = i; a < i + m; a++) {
-			uint32_t votes[2] = { 0, 0 };   /* launched more than it, not */
-			for (size_t b = i; b < i + m; b++)
-				votes[0] += all[b].launches > all[a].launches;
+			size_t lo = 0, hi = m;          /* the first count above it */
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (sorted[mid] <= all[a].launches)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			uint32_t votes[2] = { (uint32_t)(m - lo), 0 };   /* launched more than it, not */
 			votes[1] = size - votes[0];
 			all[a].behind = nw_majority(votes, 2) == 0;
 			uint32_t p = all[a].proc;
@@ -288,6 +301,7 @@ static int mark_waited(struct lpos *all, size_t n, size_t nprocs)
 	}
 	free(on);
 	free(several);
+	free(sorted);
 	return 0;
 }
 
